@@ -1,0 +1,8 @@
+/**
+ * Placeholder entry point.
+ *
+ * @packageDocumentation
+ */
+
+/** The package version. */
+export const version = "0.1.0";

@@ -1,0 +1,11 @@
+import { defineProject } from "vitest/config";
+
+export default defineProject({
+  resolve: { conditions: ["capi-ts-source"] },
+  ssr: { resolve: { conditions: ["capi-ts-source"] } },
+  test: {
+    name: "testing",
+    environment: "node",
+    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+  },
+});

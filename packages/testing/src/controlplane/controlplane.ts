@@ -1,0 +1,375 @@
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
+import { stringify } from "yaml";
+import { type ControlPlaneBinaries, requireControlPlaneBinaries } from "./binaries.js";
+import { type CRDSource, installCRDsOn } from "./crds.js";
+import { type RawTarget, rawRequest } from "./http.js";
+import { GuardedProcess } from "./process.js";
+
+/**
+ * What a test backend can do beyond plain Kubernetes API calls, so that a suite running on several
+ * backends can skip (and say it skipped) what one of them cannot do.
+ */
+export interface BackendCapabilities {
+  /** `requests()` / `clearRequests()`: a log of every request the server answered. */
+  readonly requestLog: boolean;
+  /** `faults`: injected errors, latency and cut watches. */
+  readonly faults: boolean;
+  /** `restart()`: drop every connection and come back with the same state. */
+  readonly restart: boolean;
+  /**
+   * Whether the controllers of kube-controller-manager run (namespace finalization, garbage
+   * collection of dependents). Neither the real control plane here nor envtest runs them.
+   */
+  readonly controllers: boolean;
+}
+
+/** Options of {@link startControlPlane}. */
+export interface ControlPlaneOptions {
+  /**
+   * A folder holding `kube-apiserver` and `etcd`. Default: `KUBEBUILDER_ASSETS`, then the
+   * `tools/controlplane/bin` folder that `./dev controlplane` fills.
+   */
+  binaryDir?: string;
+  /** How long to wait for etcd and then `/readyz` of kube-apiserver. Default 120 000 ms. */
+  startTimeoutMs?: number;
+  /** How long each process gets to stop after SIGTERM before it is killed. Default 5 000 ms. */
+  stopGraceMs?: number;
+  /** Keep the data folder (etcd data, certificates, logs) after `stop()`, for debugging. Default false. */
+  keepDataDir?: boolean;
+  /** Extra `--flag=value` arguments for kube-apiserver; later flags win over the defaults. */
+  apiServerArgs?: readonly string[];
+  /** Extra `--flag=value` arguments for etcd. */
+  etcdArgs?: readonly string[];
+}
+
+/** A running kube-apiserver + etcd on loopback; see {@link startControlPlane}. */
+export interface ControlPlane {
+  /** Which kind of backend this is (the in-memory server says `"memory"`). */
+  readonly backend: "real";
+  /** What this backend supports beyond the Kubernetes API. */
+  readonly capabilities: BackendCapabilities;
+  /** A client-node `KubeConfig` that reaches the server as a `system:masters` user over verified TLS. */
+  readonly kubeConfig: KubeConfig;
+  /** The server's URL, `https://127.0.0.1:PORT`. */
+  readonly url: string;
+  /** The Kubernetes version the server reports at `/version`, for example `v1.35.4`. */
+  readonly version: string;
+  /** The throwaway folder with etcd's data, certificates and the two processes' logs. */
+  readonly dataDir: string;
+  /** The executables that were started. */
+  readonly binaries: ControlPlaneBinaries;
+  /** Writes a kubeconfig file (mode 0600) for `kubectl` or any other client. */
+  writeKubeconfig(path: string): Promise<void>;
+  /**
+   * Creates the CRDs (files, folders or objects; existing ones are replaced) and waits until each is
+   * Established and listed in discovery.
+   */
+  installCRDs(crds: CRDSource | readonly CRDSource[]): Promise<void>;
+  /** Stops kube-apiserver and starts it again on the same port; etcd, and so all state, stays. */
+  restart(): Promise<void>;
+  /** Stops kube-apiserver, then etcd, and removes the data folder. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+const REAL_CAPABILITIES: BackendCapabilities = Object.freeze({
+  requestLog: false,
+  faults: false,
+  restart: true,
+  controllers: false,
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+class StartError extends Error {
+  constructor(
+    message: string,
+    readonly portClash: boolean,
+  ) {
+    super(message);
+  }
+}
+
+function failure(process: GuardedProcess, what: string): StartError {
+  const tail = process.logTail();
+  return new StartError(
+    `${process.name} ${what}. Last lines of ${process.logFile}:\n${tail}`,
+    /address already in use/i.test(tail),
+  );
+}
+
+/** Polls `check` until it returns true, failing early when `process` exits. */
+async function waitUntil(
+  process: GuardedProcess,
+  deadline: number,
+  what: string,
+  check: () => Promise<boolean>,
+): Promise<void> {
+  for (;;) {
+    if (!process.running)
+      throw failure(process, `exited with code ${process.exitCode} before ${what}`);
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw failure(process, `was not ${what} in time`);
+    await sleep(150);
+  }
+}
+
+async function etcdHealthy(port: number): Promise<boolean> {
+  const response = await fetch(`http://127.0.0.1:${port}/health`, {
+    signal: AbortSignal.timeout(2_000),
+  });
+  const body = (await response.json()) as { health?: unknown };
+  return response.ok && body.health === "true";
+}
+
+interface Layout {
+  dataDir: string;
+  certDir: string;
+  tokenFile: string;
+  serviceAccountKey: string;
+  token: string;
+}
+
+async function prepareDataDir(): Promise<Layout> {
+  const dataDir = await mkdtemp(join(tmpdir(), "capi-ts-controlplane-"));
+  const certDir = join(dataDir, "pki");
+  await mkdir(certDir, { recursive: true });
+  const token = randomBytes(24).toString("hex");
+  const tokenFile = join(dataDir, "tokens.csv");
+  // Static token file format: token,user,uid,"group1,group2".
+  await writeFile(tokenFile, `${token},capi-ts-admin,capi-ts-admin,"system:masters"\n`, {
+    mode: 0o600,
+  });
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const serviceAccountKey = join(dataDir, "service-account.key");
+  await writeFile(serviceAccountKey, privateKey.export({ type: "pkcs8", format: "pem" }), {
+    mode: 0o600,
+  });
+  return { dataDir, certDir, tokenFile, serviceAccountKey, token };
+}
+
+interface Ports {
+  etcdClient: number;
+  etcdPeer: number;
+  apiServer: number;
+}
+
+function etcdArgs(layout: Layout, ports: Ports, extra: readonly string[]): string[] {
+  const client = `http://127.0.0.1:${ports.etcdClient}`;
+  const peer = `http://127.0.0.1:${ports.etcdPeer}`;
+  return [
+    "--name=capi-ts",
+    `--data-dir=${join(layout.dataDir, "etcd")}`,
+    `--listen-client-urls=${client}`,
+    `--advertise-client-urls=${client}`,
+    `--listen-peer-urls=${peer}`,
+    `--initial-advertise-peer-urls=${peer}`,
+    `--initial-cluster=capi-ts=${peer}`,
+    // The data is thrown away after the run: durability buys nothing and fsync costs a lot.
+    "--unsafe-no-fsync=true",
+    "--log-level=warn",
+    ...extra,
+  ];
+}
+
+function apiServerArgs(layout: Layout, ports: Ports, extra: readonly string[]): string[] {
+  return [
+    `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
+    `--secure-port=${ports.apiServer}`,
+    "--bind-address=127.0.0.1",
+    "--advertise-address=127.0.0.1",
+    // Without --tls-cert-file the server writes a self-signed pair (with its CA) into --cert-dir,
+    // valid for the advertise address; the client trusts that CA.
+    `--cert-dir=${layout.certDir}`,
+    `--token-auth-file=${layout.tokenFile}`,
+    "--authorization-mode=RBAC",
+    `--service-account-issuer=https://127.0.0.1:${ports.apiServer}`,
+    `--service-account-key-file=${layout.serviceAccountKey}`,
+    `--service-account-signing-key-file=${layout.serviceAccountKey}`,
+    "--service-cluster-ip-range=10.0.0.0/24",
+    "--allow-privileged=true",
+    // As envtest: no controller-manager creates the default service accounts that this plugin wants.
+    "--disable-admission-plugins=ServiceAccount",
+    // No Service/Endpoints of its own for a loopback test server.
+    "--endpoint-reconciler-type=none",
+    ...extra,
+  ];
+}
+
+/**
+ * Starts a real kube-apiserver and etcd on free loopback ports, envtest-style: a throwaway data
+ * folder, a self-signed serving certificate, a bearer token in `system:masters`, RBAC on. Resolves
+ * once `/readyz` answers. The processes stop when `stop()` is called and also when the calling process
+ * ends in any way, so an interrupted test run leaves no servers behind.
+ *
+ * The binaries come from `options.binaryDir`, else `KUBEBUILDER_ASSETS`, else the build of
+ * `./dev controlplane`; without any, it throws an error that says how to get them.
+ *
+ * @example
+ * ```ts
+ * import { CoreV1Api } from "@kubernetes/client-node";
+ * import { startControlPlane } from "@capi-ts/testing";
+ *
+ * const api = await startControlPlane();
+ * try {
+ *   await api.installCRDs("crds/capi");
+ *   const core = api.kubeConfig.makeApiClient(CoreV1Api);
+ *   await core.createNamespacedSecret({ namespace: "default", body: { metadata: { name: "s" } } });
+ * } finally {
+ *   await api.stop();
+ * }
+ * ```
+ */
+export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const binaries = requireControlPlaneBinaries(options.binaryDir);
+  const startTimeoutMs = options.startTimeoutMs ?? 120_000;
+  const graceMs = options.stopGraceMs ?? 5_000;
+  const layout = await prepareDataDir();
+
+  let etcd: GuardedProcess | undefined;
+  let apiServer: GuardedProcess | undefined;
+  let ports: Ports | undefined;
+  let args: string[] = [];
+  const target: RawTarget = { url: "", ca: "", token: layout.token };
+
+  const startApiServer = async (deadline: number) => {
+    const server = GuardedProcess.start(
+      "kube-apiserver",
+      binaries.kubeApiServer,
+      args,
+      join(layout.dataDir, "kube-apiserver.log"),
+      graceMs,
+    );
+    apiServer = server;
+    const certFile = join(layout.certDir, "apiserver.crt");
+    await waitUntil(server, deadline, "serving", async () => {
+      if (!target.ca) {
+        if (!existsSync(certFile)) return false;
+        target.ca = await readFile(certFile, "utf8");
+      }
+      const response = await rawRequest(target, "GET", "/readyz", undefined, 2_000);
+      return response.status === 200;
+    });
+  };
+
+  try {
+    // A port found free can be taken before the server binds it: start again on new ports then.
+    for (let attempt = 1; ; attempt++) {
+      const deadline = Date.now() + startTimeoutMs;
+      ports = {
+        etcdClient: await freePort(),
+        etcdPeer: await freePort(),
+        apiServer: await freePort(),
+      };
+      target.url = `https://127.0.0.1:${ports.apiServer}`;
+      target.ca = "";
+      args = apiServerArgs(layout, ports, options.apiServerArgs ?? []);
+      try {
+        const etcdPorts = ports;
+        etcd = GuardedProcess.start(
+          "etcd",
+          binaries.etcd,
+          etcdArgs(layout, ports, options.etcdArgs ?? []),
+          join(layout.dataDir, "etcd.log"),
+          graceMs,
+          // etcd stops last, so its guardian clears the data folder when the test process died.
+          options.keepDataDir ? "" : layout.dataDir,
+        );
+        await waitUntil(etcd, deadline, "healthy", () => etcdHealthy(etcdPorts.etcdClient));
+        await startApiServer(deadline);
+        break;
+      } catch (error) {
+        await apiServer?.stop();
+        await etcd?.stop();
+        if (!(error instanceof StartError && error.portClash && attempt < 3)) throw error;
+        await rm(join(layout.dataDir, "etcd"), { recursive: true, force: true });
+      }
+    }
+  } catch (error) {
+    if (!options.keepDataDir) await rm(layout.dataDir, { recursive: true, force: true });
+    throw error;
+  }
+
+  const versionResponse = await rawRequest(target, "GET", "/version");
+  const versionBody = versionResponse.body as { gitVersion?: unknown };
+  const version = typeof versionBody.gitVersion === "string" ? versionBody.gitVersion : "unknown";
+
+  const name = "capi-ts-controlplane";
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [
+      {
+        name,
+        server: target.url,
+        caData: Buffer.from(target.ca).toString("base64"),
+        skipTLSVerify: false,
+      },
+    ],
+    users: [{ name: "capi-ts-admin", token: layout.token }],
+    contexts: [{ name, cluster: name, user: "capi-ts-admin" }],
+    currentContext: name,
+  });
+
+  let stopped: Promise<void> | undefined;
+  return {
+    backend: "real",
+    capabilities: REAL_CAPABILITIES,
+    kubeConfig,
+    url: target.url,
+    version,
+    dataDir: layout.dataDir,
+    binaries,
+    async writeKubeconfig(path: string) {
+      const document = {
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [
+          {
+            name,
+            cluster: {
+              server: target.url,
+              "certificate-authority-data": Buffer.from(target.ca).toString("base64"),
+            },
+          },
+        ],
+        users: [{ name: "capi-ts-admin", user: { token: layout.token } }],
+        contexts: [{ name, context: { cluster: name, user: "capi-ts-admin" } }],
+        "current-context": name,
+      };
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, stringify(document), { mode: 0o600 });
+    },
+    installCRDs: (crds) => installCRDsOn(target, crds),
+    async restart() {
+      if (stopped) throw new Error("restart(): this control plane was stopped; start a new one.");
+      await apiServer?.stop();
+      await startApiServer(Date.now() + startTimeoutMs);
+    },
+    stop() {
+      stopped ??= (async () => {
+        await apiServer?.stop();
+        await etcd?.stop();
+        if (!options.keepDataDir) await rm(layout.dataDir, { recursive: true, force: true });
+      })();
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import { request as httpsRequest } from "node:https";
+
+/** The answer to a raw request: status code and the parsed JSON body (or the text when not JSON). */
+export interface RawResponse {
+  status: number;
+  body: unknown;
+}
+
+/** How to reach the kube-apiserver without a client: its URL, the CA to trust and a bearer token. */
+export interface RawTarget {
+  url: string;
+  ca: string;
+  token: string;
+}
+
+/*
+ * A deliberately small JSON-over-HTTPS helper for the launcher's own calls (readiness, /version, CRDs):
+ * client-node's typed models rename `x-kubernetes-*` schema keys when they serialise plain objects, so
+ * CRDs read from YAML must go to the server as they are.
+ */
+export function rawRequest(
+  target: RawTarget,
+  method: string,
+  path: string,
+  body?: unknown,
+  timeoutMs = 10_000,
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = httpsRequest(
+      new URL(path, target.url),
+      {
+        method,
+        ca: target.ca,
+        headers: {
+          authorization: `Bearer ${target.token}`,
+          accept: "application/json",
+          ...(payload === undefined
+            ? {}
+            : { "content-type": "application/json", "content-length": Buffer.byteLength(payload) }),
+        },
+        timeout: timeoutMs,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // Not JSON (for example the plain "ok" of /readyz): keep the text.
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
+        res.on("error", reject);
+      },
+    );
+    req.on("timeout", () =>
+      req.destroy(new Error(`${method} ${path} timed out after ${timeoutMs} ms`)),
+    );
+    req.on("error", reject);
+    req.end(payload);
+  });
+}

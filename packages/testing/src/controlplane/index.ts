@@ -1,0 +1,12 @@
+export {
+  type ControlPlaneBinaries,
+  findControlPlaneBinaries,
+  requireControlPlaneBinaries,
+} from "./binaries.js";
+export {
+  type BackendCapabilities,
+  type ControlPlane,
+  type ControlPlaneOptions,
+  startControlPlane,
+} from "./controlplane.js";
+export type { CRDSource } from "./crds.js";

@@ -1,0 +1,113 @@
+/** A JSON value as it travels to and from the API server. */
+export type JsonValue =
+  | string
+  | number
+  | boolean
+  | null
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+
+/** True for plain objects (not arrays, not null). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** A deep copy through JSON semantics: `undefined` entries disappear, Dates become strings. */
+export function jsonClone<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}
+
+/** Structural equality of JSON-like values (object key order ignored). */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, i) => deepEqual(item, b[i]));
+  }
+  if (isPlainObject(a)) {
+    if (!isPlainObject(b)) return false;
+    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
+    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
+    if (ka.length !== kb.length) return false;
+    return ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+function isEmpty(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  if (isPlainObject(value)) return Object.keys(value).length === 0;
+  return false;
+}
+
+/**
+ * Drops what Go's `omitempty` would never serialise: `undefined`, `null`, empty arrays and empty objects
+ * (recursively, so `{ a: { b: [] } }` becomes `{}`). Array elements are normalised but kept. Two objects
+ * that normalise to the same value are the same object for the API server of a Go-typed CRD.
+ *
+ * @example
+ * ```ts
+ * normalizeOmitEmpty({ spec: { providerIDList: [] }, status: {} }); // {}
+ * ```
+ */
+export function normalizeOmitEmpty(value: unknown): JsonValue | undefined {
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) {
+    return value.map((item) => normalizeOmitEmpty(item) ?? null);
+  }
+  if (isPlainObject(value)) {
+    const out: Record<string, JsonValue> = {};
+    for (const [key, child] of Object.entries(value)) {
+      const normalized = normalizeOmitEmpty(child);
+      if (!isEmpty(normalized)) out[key] = normalized as JsonValue;
+    }
+    return out;
+  }
+  if (value === undefined || typeof value === "function" || typeof value === "symbol")
+    return undefined;
+  if (typeof value === "bigint") return Number(value);
+  return value as JsonValue;
+}
+
+/** A patch that clears every key of `before` but keeps the (now empty) object itself. */
+function clearObject(before: Record<string, unknown>): Record<string, JsonValue> {
+  const out: Record<string, JsonValue> = {};
+  for (const [key, value] of Object.entries(before)) {
+    out[key] = isPlainObject(value) ? clearObject(value) : null;
+  }
+  return out;
+}
+
+/**
+ * An RFC 7386 JSON merge patch turning `before` into `after` (both already normalised): changed values
+ * are set, removed keys become `null`, arrays are replaced whole. An object that disappears entirely is
+ * emptied key by key instead of nulled, so a required `spec` or `status` is never deleted by an omitempty
+ * normalisation. Returns `{}` when nothing differs.
+ *
+ * @example
+ * ```ts
+ * createMergePatch({ spec: { a: 1, b: [1] } }, { spec: { a: 2 } }); // { spec: { a: 2, b: null } }
+ * ```
+ */
+export function createMergePatch(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): Record<string, JsonValue> {
+  const patch: Record<string, JsonValue> = {};
+  for (const [key, value] of Object.entries(after)) {
+    if (value === undefined) continue;
+    const previous = before[key];
+    if (isPlainObject(value) && isPlainObject(previous)) {
+      const nested = createMergePatch(previous, value);
+      if (Object.keys(nested).length > 0) patch[key] = nested;
+    } else if (!deepEqual(previous, value)) {
+      patch[key] = value as JsonValue;
+    }
+  }
+  for (const [key, value] of Object.entries(before)) {
+    if (value === undefined || (Object.hasOwn(after, key) && after[key] !== undefined)) continue;
+    patch[key] = isPlainObject(value) ? clearObject(value) : null;
+  }
+  return patch;
+}

@@ -7,4 +7,5 @@
 /** The package version. */
 export const version = "0.1.0";
 
+export * from "./apiserver/index.js";
 export * from "./controlplane/index.js";

@@ -1,0 +1,173 @@
+import type { KubeObject, ResourceType } from "./types.js";
+
+const META_FIELDS = ["metadata.name", "metadata.namespace"];
+
+function builtin(
+  partial: Pick<ResourceType, "group" | "plural" | "singular" | "kind" | "namespaced"> &
+    Partial<ResourceType> & { version: string },
+): ResourceType {
+  const { version, ...rest } = partial;
+  const apiVersion = partial.group ? `${partial.group}/${version}` : version;
+  return {
+    listKind: `${partial.kind}List`,
+    shortNames: [],
+    categories: [],
+    versions: [{ version }],
+    storageApiVersion: apiVersion,
+    storageKey: partial.group ? `${partial.group}/${partial.plural}` : partial.plural,
+    statusSubresource: false,
+    builtin: true,
+    generation: "none",
+    fieldSelectors: META_FIELDS,
+    returnDeletedObject: false,
+    allowUnconditionalUpdate: true,
+    strategicKindKey: `${partial.group}/${version}/${partial.kind}`,
+    ...rest,
+  };
+}
+
+/** Namespaces, as the real server: phase Active, the `kubernetes` finalizer and the name label. */
+export const namespaces = builtin({
+  group: "",
+  version: "v1",
+  plural: "namespaces",
+  singular: "namespace",
+  kind: "Namespace",
+  namespaced: false,
+  shortNames: ["ns"],
+  statusSubresource: true,
+  fieldSelectors: [...META_FIELDS, "status.phase"],
+  prepareForCreate(obj) {
+    const name = obj.metadata.name ?? "";
+    obj.metadata.labels = { ...obj.metadata.labels, "kubernetes.io/metadata.name": name };
+    const spec = (obj.spec ?? {}) as Record<string, unknown>;
+    spec.finalizers = ["kubernetes"];
+    obj.spec = spec;
+    obj.status = { phase: "Active" };
+  },
+});
+
+export const secrets = builtin({
+  group: "",
+  version: "v1",
+  plural: "secrets",
+  singular: "secret",
+  kind: "Secret",
+  namespaced: true,
+  fieldSelectors: [...META_FIELDS, "type"],
+  prepareForCreate(obj) {
+    obj.type ??= "Opaque";
+  },
+});
+
+export const configMaps = builtin({
+  group: "",
+  version: "v1",
+  plural: "configmaps",
+  singular: "configmap",
+  kind: "ConfigMap",
+  namespaced: true,
+  shortNames: ["cm"],
+});
+
+export const nodes = builtin({
+  group: "",
+  version: "v1",
+  plural: "nodes",
+  singular: "node",
+  kind: "Node",
+  namespaced: false,
+  shortNames: ["no"],
+  statusSubresource: true,
+  fieldSelectors: [...META_FIELDS, "spec.unschedulable"],
+});
+
+const CORE_EVENT_FIELDS = [
+  ...META_FIELDS,
+  "involvedObject.kind",
+  "involvedObject.namespace",
+  "involvedObject.name",
+  "involvedObject.uid",
+  "involvedObject.apiVersion",
+  "involvedObject.resourceVersion",
+  "involvedObject.fieldPath",
+  "reason",
+  "reportingComponent",
+  "source",
+  "type",
+];
+
+export const coreEvents = builtin({
+  group: "",
+  version: "v1",
+  plural: "events",
+  singular: "event",
+  kind: "Event",
+  namespaced: true,
+  shortNames: ["ev"],
+  fieldSelectors: CORE_EVENT_FIELDS,
+});
+
+/** core/v1 field ↔ events.k8s.io/v1 field; the rest have the same name in both. */
+const EVENT_RENAMES: [core: string, events: string][] = [
+  ["involvedObject", "regarding"],
+  ["message", "note"],
+  ["reportingComponent", "reportingController"],
+  ["source", "deprecatedSource"],
+  ["firstTimestamp", "deprecatedFirstTimestamp"],
+  ["lastTimestamp", "deprecatedLastTimestamp"],
+  ["count", "deprecatedCount"],
+];
+
+function renameFields(obj: KubeObject, apiVersion: string, toEvents: boolean): KubeObject {
+  const out: KubeObject = { ...obj, apiVersion };
+  for (const [core, events] of EVENT_RENAMES) {
+    const [from, to] = toEvents ? [core, events] : [events, core];
+    if (from in out) {
+      out[to] = out[from];
+      delete out[from];
+    }
+  }
+  return out;
+}
+
+/** events.k8s.io/v1 Events: the same storage as core Events, with the renamed fields converted. */
+export const eventsV1 = builtin({
+  group: "events.k8s.io",
+  version: "v1",
+  plural: "events",
+  singular: "event",
+  kind: "Event",
+  namespaced: true,
+  shortNames: ["ev"],
+  storageApiVersion: "v1",
+  storageKey: "events",
+  fieldSelectors: CORE_EVENT_FIELDS,
+  versions: [
+    {
+      version: "v1",
+      toView: (obj) => renameFields(obj, "events.k8s.io/v1", true),
+      fromView: (obj) => renameFields(obj, "v1", false),
+    },
+  ],
+});
+
+export const leases = builtin({
+  group: "coordination.k8s.io",
+  version: "v1",
+  plural: "leases",
+  singular: "lease",
+  kind: "Lease",
+  namespaced: true,
+});
+
+/** The built-in types other than CustomResourceDefinition (which lives in crd.ts). */
+export const BUILTIN_TYPES: ResourceType[] = [
+  namespaces,
+  secrets,
+  configMaps,
+  nodes,
+  coreEvents,
+  eventsV1,
+  leases,
+];

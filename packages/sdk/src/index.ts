@@ -6,3 +6,5 @@
 
 /** The package version. */
 export const version = "0.1.0";
+
+export * from "./provider/index.js";

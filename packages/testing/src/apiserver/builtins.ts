@@ -55,6 +55,17 @@ export const secrets = builtin({
   kind: "Secret",
   namespaced: true,
   fieldSelectors: [...META_FIELDS, "type"],
+  prepareForWrite(obj) {
+    // stringData is write-only: the server folds it into data (base64) and never stores it.
+    const stringData = obj.stringData as Record<string, string> | undefined;
+    if (stringData && typeof stringData === "object") {
+      const data = { ...((obj.data as Record<string, string> | undefined) ?? {}) };
+      for (const [k, v] of Object.entries(stringData))
+        data[k] = Buffer.from(String(v)).toString("base64");
+      obj.data = data;
+    }
+    delete obj.stringData;
+  },
   prepareForCreate(obj) {
     obj.type ??= "Opaque";
   },

@@ -267,6 +267,7 @@ export class ApiCore {
       delete meta[k];
     }
     if (rt.statusSubresource && rt.kind !== "Node") delete obj.status;
+    rt.prepareForWrite?.(obj);
     this.admit(res, obj, undefined);
     const name = meta.name as string;
     const key = objectKey(meta.namespace ?? "", name);
@@ -388,6 +389,7 @@ export class ApiCore {
     if (meta.managedFields === undefined && old.managedFields !== undefined) {
       meta.managedFields = old.managedFields;
     }
+    rt.prepareForWrite?.(obj);
     this.admit(res, obj, current);
     if (rt.generation !== "none" && this.specChanged(rt, current, obj)) {
       meta.generation = (old.generation ?? 0) + 1;

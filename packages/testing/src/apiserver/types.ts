@@ -96,6 +96,8 @@ export interface ResourceType {
   /** Whether PUT without `metadata.resourceVersion` is accepted. */
   allowUnconditionalUpdate: boolean;
   strategy?: ValidationStrategy;
+  /** Kind-specific normalisation on every write (a Secret's `stringData` folded into `data`). */
+  prepareForWrite?(obj: KubeObject): void;
   /** Kind-specific preparation on create (defaults the server sets, such as a namespace's phase). */
   prepareForCreate?(obj: KubeObject): void;
   /** Finalizers the server itself adds when the object is deleted (CRDs: the cleanup finalizer). */

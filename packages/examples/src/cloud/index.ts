@@ -1,0 +1,10 @@
+/**
+ * The fake scaling-group cloud: clock, errors, wire types and the simulation.
+ *
+ * @module
+ */
+export * from "./clock.js";
+export * from "./cloud.js";
+export * from "./errors.js";
+export * from "./random.js";
+export * from "./schemas.js";

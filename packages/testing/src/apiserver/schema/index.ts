@@ -10,4 +10,15 @@
 
 export { formatInvalidMessage } from "./causes.js";
 export { compileStructuralSchema, NonStructuralSchemaError } from "./compile.js";
-export type { FieldCause, SkippedRule, StructuralSchema } from "./types.js";
+export { validateObjectMeta } from "./objectmeta.js";
+export type {
+  CompiledRule,
+  FieldCause,
+  ListType,
+  MapType,
+  SchemaNode,
+  SchemaType,
+  SkippedRule,
+  StructuralSchema,
+  ValueValidation,
+} from "./types.js";

@@ -1,0 +1,386 @@
+import { FieldSet } from "./fieldset.js";
+
+/**
+ * The parts of a schema that merging needs. A compiled CRD `SchemaNode` satisfies it; so do the
+ * built-in kinds' schemas from {@link builtinMergeSchema}. Without a schema (or below
+ * `x-kubernetes-preserve-unknown-fields`), maps are granular and lists atomic, as the server deduces.
+ */
+export interface MergeSchema {
+  /** Declared type. */
+  readonly type?: string;
+  /** Declared fields. */
+  readonly properties?: ReadonlyMap<string, MergeSchema>;
+  /** Array items. */
+  readonly items?: MergeSchema;
+  /** Map values. */
+  readonly additionalProperties?: MergeSchema;
+  /** `x-kubernetes-list-type` (`atomic` when unset). */
+  readonly listType?: "atomic" | "set" | "map";
+  /** `x-kubernetes-list-map-keys`. */
+  readonly listMapKeys?: readonly string[];
+  /** `x-kubernetes-map-type` (`granular` when unset). */
+  readonly mapType?: "atomic" | "granular";
+  /** `x-kubernetes-embedded-resource`: its `metadata` is an ObjectMeta. */
+  readonly embeddedResource?: boolean;
+  /** Undeclared keys are struct fields (built-in kinds), not map entries. */
+  readonly structFields?: boolean;
+}
+
+function node(spec: {
+  properties?: Record<string, MergeSchema>;
+  items?: MergeSchema;
+  additionalProperties?: MergeSchema;
+  listType?: "atomic" | "set" | "map";
+  listMapKeys?: string[];
+  mapType?: "atomic" | "granular";
+  type?: string;
+}): MergeSchema {
+  const out: {
+    -readonly [K in keyof MergeSchema]: MergeSchema[K];
+  } = {};
+  if (spec.type !== undefined) out.type = spec.type;
+  if (spec.properties !== undefined) out.properties = new Map(Object.entries(spec.properties));
+  if (spec.items !== undefined) out.items = spec.items;
+  if (spec.additionalProperties !== undefined) out.additionalProperties = spec.additionalProperties;
+  if (spec.listType !== undefined) out.listType = spec.listType;
+  if (spec.listMapKeys !== undefined) out.listMapKeys = spec.listMapKeys;
+  if (spec.mapType !== undefined) out.mapType = spec.mapType;
+  return out;
+}
+
+/** Builds a {@link MergeSchema} tersely (used for the built-in kinds). */
+export const schemaNode = node;
+
+const STRING = node({ type: "string" });
+
+const STRUCT: MergeSchema = { structFields: true };
+
+/** ObjectMeta as server-side apply sees it. */
+export const OBJECT_META_SCHEMA: MergeSchema = node({
+  type: "object",
+  properties: {
+    name: STRING,
+    generateName: STRING,
+    namespace: STRING,
+    labels: node({ type: "object", additionalProperties: STRING }),
+    annotations: node({ type: "object", additionalProperties: STRING }),
+    finalizers: node({ type: "array", items: STRING, listType: "set" }),
+    ownerReferences: node({
+      type: "array",
+      listType: "map",
+      listMapKeys: ["uid"],
+      items: node({ type: "object", mapType: "atomic" }),
+    }),
+  },
+});
+
+/** The schema of `key` under `schema` (`metadata` of a resource root is ObjectMeta). */
+export function childSchema(
+  schema: MergeSchema | undefined,
+  key: string,
+  isResourceRoot: boolean,
+): { schema: MergeSchema | undefined; declared: boolean } {
+  if (key === "metadata" && (isResourceRoot || schema?.embeddedResource === true)) {
+    return { schema: OBJECT_META_SCHEMA, declared: true };
+  }
+  const declared = schema?.properties?.get(key);
+  if (declared !== undefined) return { schema: declared, declared: true };
+  if (schema?.structFields === true) return { schema: STRUCT, declared: true };
+  return { schema: schema?.additionalProperties, declared: false };
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function listType(schema: MergeSchema | undefined): "atomic" | "set" | "map" {
+  return schema?.listType ?? "atomic";
+}
+
+function mapIsAtomic(schema: MergeSchema | undefined): boolean {
+  return schema?.mapType === "atomic";
+}
+
+/** Go's `encoding/json` of a key value: like JSON.stringify for the scalars keys hold. */
+function keyJSON(value: unknown): string {
+  return JSON.stringify(value) ?? "null";
+}
+
+/** The path element of a list item: `k:{…}` (map list), `v:…` (set) or `i:N`. */
+export function itemElement(schema: MergeSchema | undefined, item: unknown, index: number): string {
+  const type = listType(schema);
+  if (type === "map" && isObject(item)) {
+    const keys = [...(schema?.listMapKeys ?? [])].sort();
+    const parts: string[] = [];
+    for (const k of keys) if (k in item) parts.push(`${JSON.stringify(k)}:${keyJSON(item[k])}`);
+    return `k:{${parts.join(",")}}`;
+  }
+  if (type === "set") return `v:${keyJSON(item)}`;
+  return `i:${index}`;
+}
+
+/** The field set an (applied) object names, as the server computes it (`ToFieldSet`). */
+export function toFieldSet(schema: MergeSchema | undefined, value: unknown): FieldSet {
+  const out = new FieldSet();
+  walkFieldSet(schema, value, [], out, true);
+  return out;
+}
+
+function walkFieldSet(
+  schema: MergeSchema | undefined,
+  value: unknown,
+  path: string[],
+  out: FieldSet,
+  isRoot: boolean,
+): void {
+  if (Array.isArray(value)) {
+    if (listType(schema) === "atomic") {
+      out.insert(path);
+      return;
+    }
+    const items = schema?.items;
+    const seen = new Set<string>();
+    const duplicates = new Set<string>();
+    const elements = value.map((item, i) => itemElement(schema, item, i));
+    for (const pe of elements) {
+      if (seen.has(pe)) duplicates.add(pe);
+      else seen.add(pe);
+    }
+    for (const pe of duplicates) out.insert([...path, pe]);
+    value.forEach((item, i) => {
+      const pe = elements[i] as string;
+      if (duplicates.has(pe)) return;
+      const childPath = [...path, pe];
+      walkFieldSet(items, item, childPath, out, false);
+      out.insert(childPath);
+    });
+    return;
+  }
+  if (isObject(value)) {
+    if (mapIsAtomic(schema) && !isRoot) {
+      out.insert(path);
+      return;
+    }
+    for (const [key, child] of Object.entries(value)) {
+      const sub = childSchema(schema, key, isRoot);
+      const childPath = [...path, `f:${key}`];
+      walkFieldSet(sub.schema, child, childPath, out, false);
+      if (child === null || (isObject(child) && Object.keys(child).length === 0) || !sub.declared) {
+        out.insert(childPath);
+      }
+    }
+    return;
+  }
+  out.insert(path);
+}
+
+/** Merges an applied configuration into the live object (`TypedValue.Merge`). Inputs are not modified. */
+export function mergeValues(
+  schema: MergeSchema | undefined,
+  live: unknown,
+  config: unknown,
+  isRoot = false,
+): unknown {
+  if (config === undefined) return structuredClone(live);
+  if (live === undefined) return structuredClone(config);
+  if (Array.isArray(live) && Array.isArray(config) && listType(schema) !== "atomic") {
+    return mergeLists(schema, live, config);
+  }
+  if (isObject(live) && isObject(config) && (isRoot || !mapIsAtomic(schema))) {
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(live)) {
+      out[key] = key in config ? undefined : structuredClone(value);
+    }
+    for (const [key, value] of Object.entries(config)) {
+      out[key] = mergeValues(childSchema(schema, key, isRoot).schema, live[key], value);
+    }
+    return out;
+  }
+  return structuredClone(config);
+}
+
+function mergeLists(
+  schema: MergeSchema | undefined,
+  live: unknown[],
+  config: unknown[],
+): unknown[] {
+  const items = schema?.items;
+  const livePEs = live.map((item, i) => itemElement(schema, item, i));
+  const configPEs = config.map((item, i) => itemElement(schema, item, i));
+  const liveByPE = new Map<string, unknown>();
+  livePEs.forEach((pe, i) => {
+    if (!liveByPE.has(pe)) liveByPE.set(pe, live[i]);
+  });
+  const configIndex = new Map<string, number>();
+  configPEs.forEach((pe, i) => {
+    if (!configIndex.has(pe)) configIndex.set(pe, i);
+  });
+  const out: unknown[] = [];
+  const emitted = new Set<string>();
+  let next = 0;
+  const emitConfigUpTo = (end: number) => {
+    for (; next <= end && next < config.length; next++) {
+      const pe = configPEs[next] as string;
+      if (emitted.has(pe)) continue;
+      emitted.add(pe);
+      out.push(mergeValues(items, liveByPE.get(pe), config[next]));
+    }
+  };
+  livePEs.forEach((pe, i) => {
+    const at = configIndex.get(pe);
+    if (at === undefined) {
+      if (!emitted.has(pe)) out.push(structuredClone(live[i]));
+      return;
+    }
+    emitConfigUpTo(at);
+  });
+  emitConfigUpTo(config.length - 1);
+  return out;
+}
+
+/** The differences between two objects (`TypedValue.Compare`). */
+export interface Comparison {
+  /** Paths present only on the right. */
+  added: FieldSet;
+  /** Leaf paths whose value changed. */
+  modified: FieldSet;
+  /** Paths present only on the left. */
+  removed: FieldSet;
+}
+
+/** Compares two objects path by path, as the server does to find what a write changed. */
+export function compareValues(
+  schema: MergeSchema | undefined,
+  lhs: unknown,
+  rhs: unknown,
+): Comparison {
+  const cmp: Comparison = {
+    added: new FieldSet(),
+    modified: new FieldSet(),
+    removed: new FieldSet(),
+  };
+  compareAt(schema, lhs, rhs, [], cmp, true);
+  return cmp;
+}
+
+function isEmptyContainer(value: unknown): boolean {
+  if (value === undefined) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  if (isObject(value)) return Object.keys(value).length === 0;
+  return false;
+}
+
+function compareAt(
+  schema: MergeSchema | undefined,
+  lhs: unknown,
+  rhs: unknown,
+  path: string[],
+  cmp: Comparison,
+  isRoot: boolean,
+): void {
+  const leaf = () => {
+    if (lhs === undefined) cmp.added.insert(path);
+    else if (rhs === undefined) cmp.removed.insert(path);
+    else if (!deepEqual(lhs, rhs)) cmp.modified.insert(path);
+  };
+  const shape = rhs !== undefined ? rhs : lhs;
+  const sameShape =
+    lhs === undefined ||
+    rhs === undefined ||
+    (Array.isArray(lhs) && Array.isArray(rhs)) ||
+    (isObject(lhs) && isObject(rhs));
+  let inLeaf = false;
+  if (!sameShape) {
+    leaf();
+    inLeaf = true;
+  } else if (Array.isArray(shape)) {
+    if (listType(schema) === "atomic" || (isEmptyContainer(lhs) && isEmptyContainer(rhs))) {
+      leaf();
+      inLeaf = true;
+    } else {
+      const l = (lhs as unknown[] | undefined) ?? [];
+      const r = (rhs as unknown[] | undefined) ?? [];
+      const lMap = new Map<string, unknown>();
+      l.forEach((item, i) => {
+        const pe = itemElement(schema, item, i);
+        if (!lMap.has(pe)) lMap.set(pe, item);
+      });
+      const rMap = new Map<string, unknown>();
+      r.forEach((item, i) => {
+        const pe = itemElement(schema, item, i);
+        if (!rMap.has(pe)) rMap.set(pe, item);
+      });
+      const all = new Set([...lMap.keys(), ...rMap.keys()]);
+      for (const pe of all) {
+        compareAt(schema?.items, lMap.get(pe), rMap.get(pe), [...path, pe], cmp, false);
+      }
+    }
+  } else if (isObject(shape)) {
+    if ((mapIsAtomic(schema) && !isRoot) || (isEmptyContainer(lhs) && isEmptyContainer(rhs))) {
+      leaf();
+      inLeaf = true;
+    } else {
+      const l = (lhs as Record<string, unknown> | undefined) ?? {};
+      const r = (rhs as Record<string, unknown> | undefined) ?? {};
+      const keys = new Set([...Object.keys(l), ...Object.keys(r)]);
+      for (const key of keys) {
+        compareAt(
+          childSchema(schema, key, isRoot).schema,
+          l[key],
+          r[key],
+          [...path, `f:${key}`],
+          cmp,
+          false,
+        );
+      }
+    }
+  } else {
+    leaf();
+    inLeaf = true;
+  }
+  if (!inLeaf) {
+    if (lhs === undefined) cmp.added.insert(path);
+    else if (rhs === undefined) cmp.removed.insert(path);
+  }
+}
+
+/** Removes, in place, every member path of `set` (a member removes its whole subtree). */
+export function removePaths(
+  schema: MergeSchema | undefined,
+  value: unknown,
+  set: FieldSet,
+  isRoot = true,
+): void {
+  if (Array.isArray(value)) {
+    for (let i = value.length - 1; i >= 0; i--) {
+      const pe = itemElement(schema, value[i], i);
+      const child = set.children.get(pe);
+      if (child === undefined) continue;
+      if (child.member) value.splice(i, 1);
+      else removePaths(schema?.items, value[i], child, false);
+    }
+    return;
+  }
+  if (!isObject(value)) return;
+  for (const [element, child] of set.children) {
+    if (!element.startsWith("f:")) continue;
+    const key = element.slice(2);
+    if (!(key in value)) continue;
+    if (child.member) delete value[key];
+    else removePaths(childSchema(schema, key, isRoot).schema, value[key], child, false);
+  }
+}
+
+/** Deep equality of JSON values. */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    return Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  }
+  if (isObject(a) && isObject(b)) {
+    const ka = Object.keys(a);
+    if (ka.length !== Object.keys(b).length) return false;
+    return ka.every((k) => k in b && deepEqual(a[k], b[k]));
+  }
+  return false;
+}

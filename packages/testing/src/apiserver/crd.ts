@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import type { ApiCore } from "./core.js";
 import { storageView } from "./core.js";
 import { type InvalidCause, invalidValueCause, requiredCause } from "./errors.js";
@@ -225,6 +226,12 @@ export class CrdController {
         this.served.delete(name);
         this.onTypesChanged();
       }
+      return;
+    }
+    if (existing && previous && isDeepStrictEqual(crd.spec, previous.spec)) {
+      // Only status or metadata changed: what is served stays the same.
+      this.pendingStatus.add(name);
+      this.scheduleStatus();
       return;
     }
     const rt = typeFromCrd(crd, this.compile);

@@ -14,6 +14,18 @@ function schemaStrategy(schema: StructuralSchema): ValidationStrategy {
   };
 }
 
+// CRDs are re-read on every write (status included); compile each distinct schema once.
+const compiled = new Map<string, ValidationStrategy>();
+
 useEngines({
-  compileSchema: (openAPIV3Schema) => schemaStrategy(compileStructuralSchema(openAPIV3Schema)),
+  compileSchema: (openAPIV3Schema) => {
+    const key = JSON.stringify(openAPIV3Schema);
+    let strategy = compiled.get(key);
+    if (!strategy) {
+      strategy = schemaStrategy(compileStructuralSchema(openAPIV3Schema));
+      if (compiled.size > 500) compiled.clear();
+      compiled.set(key, strategy);
+    }
+    return strategy;
+  },
 });

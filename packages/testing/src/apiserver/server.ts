@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
 import { extname, join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
-import { parseAllDocuments } from "yaml";
+import { loadAll } from "js-yaml";
 import { BUILTIN_TYPES, namespaces } from "./builtins.js";
 import { ApiCore, type PatchEngines, storageView } from "./core.js";
 import { CrdController, crdResourceType, type SchemaCompiler, validateCrd } from "./crd.js";
@@ -130,11 +130,13 @@ async function loadCrdSources(sources: CrdSource[]): Promise<Record<string, unkn
       : [source];
     for (const file of files) {
       const text = await readFile(file, "utf8");
-      for (const doc of parseAllDocuments(text)) {
-        if (doc.errors.length > 0) {
-          throw new Error(`installCRDs: ${file} is not valid YAML: ${doc.errors[0]?.message}`);
-        }
-        const value = doc.toJS() as unknown;
+      let docs: unknown[];
+      try {
+        docs = loadAll(text);
+      } catch (e) {
+        throw new Error(`installCRDs: ${file} is not valid YAML: ${(e as Error).message}`);
+      }
+      for (const value of docs) {
         if (value === null || value === undefined) continue;
         if (typeof value !== "object" || Array.isArray(value)) {
           throw new Error(`installCRDs: ${file} holds a document that is not an object`);

@@ -1,4 +1,11 @@
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1ConfigMap, type V1OwnerReference } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1ConfigMap,
+  type V1OwnerReference,
+} from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Backend, startBackend } from "../support/backend.js";
 import { apiError, eventually, widgetCrd, widgets } from "../support/fixtures.js";
@@ -48,7 +55,9 @@ describe("finalizers", () => {
     const ns = await freshNamespace();
     await core.createNamespacedConfigMap({
       namespace: ns,
-      body: { metadata: { name: "held", finalizers: ["example.com/cleanup", "example.com/other"] } },
+      body: {
+        metadata: { name: "held", finalizers: ["example.com/cleanup", "example.com/other"] },
+      },
     });
     await core.deleteNamespacedConfigMap({ namespace: ns, name: "held" });
     const deleting = await core.readNamespacedConfigMap({ namespace: ns, name: "held" });
@@ -56,7 +65,15 @@ describe("finalizers", () => {
     expect(deleting.metadata?.deletionGracePeriodSeconds).toBe(0);
     const added = await apiError(() =>
       core.patchNamespacedConfigMap(
-        { namespace: ns, name: "held", body: { metadata: { finalizers: ["example.com/cleanup", "example.com/other", "example.com/new"] } } },
+        {
+          namespace: ns,
+          name: "held",
+          body: {
+            metadata: {
+              finalizers: ["example.com/cleanup", "example.com/other", "example.com/new"],
+            },
+          },
+        },
         mergePatch,
       ),
     );
@@ -66,7 +83,10 @@ describe("finalizers", () => {
       mergePatch,
     );
     expect(await exists(ns, "held")).toBe(true);
-    await core.patchNamespacedConfigMap({ namespace: ns, name: "held", body: { metadata: { finalizers: null } } }, mergePatch);
+    await core.patchNamespacedConfigMap(
+      { namespace: ns, name: "held", body: { metadata: { finalizers: null } } },
+      mergePatch,
+    );
     expect(await exists(ns, "held")).toBe(false);
   });
 
@@ -81,7 +101,11 @@ describe("finalizers", () => {
         spec: { size: 1 },
       },
     });
-    const held = (await custom.deleteNamespacedCustomObject({ ...widgets, namespace: "default", name: "fin" })) as {
+    const held = (await custom.deleteNamespacedCustomObject({
+      ...widgets,
+      namespace: "default",
+      name: "fin",
+    })) as {
       metadata: { deletionTimestamp?: string };
     };
     expect(held.metadata.deletionTimestamp).toBeDefined();
@@ -89,7 +113,9 @@ describe("finalizers", () => {
       { ...widgets, namespace: "default", name: "fin", body: { metadata: { finalizers: [] } } },
       mergePatch,
     );
-    const gone = await apiError(() => custom.getNamespacedCustomObject({ ...widgets, namespace: "default", name: "fin" }));
+    const gone = await apiError(() =>
+      custom.getNamespacedCustomObject({ ...widgets, namespace: "default", name: "fin" }),
+    );
     expect(gone.code).toBe(404);
   });
 });
@@ -97,17 +123,29 @@ describe("finalizers", () => {
 describe("garbage collection", () => {
   it("Background: deletes dependents after the owner; keeps dependents with another live owner", async () => {
     const ns = await freshNamespace();
-    const owner = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "owner" } } });
-    const other = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "other-owner" } } });
+    const owner = await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: "owner" } },
+    });
+    const other = await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: "other-owner" } },
+    });
     await core.createNamespacedConfigMap({
       namespace: ns,
-      body: { metadata: { name: "child", ownerReferences: [ownerRef(owner, { controller: true })] } },
+      body: {
+        metadata: { name: "child", ownerReferences: [ownerRef(owner, { controller: true })] },
+      },
     });
     await core.createNamespacedConfigMap({
       namespace: ns,
       body: { metadata: { name: "shared", ownerReferences: [ownerRef(owner), ownerRef(other)] } },
     });
-    await core.deleteNamespacedConfigMap({ namespace: ns, name: "owner", propagationPolicy: "Background" });
+    await core.deleteNamespacedConfigMap({
+      namespace: ns,
+      name: "owner",
+      propagationPolicy: "Background",
+    });
     expect(await exists(ns, "owner")).toBe(false);
     await eventually(async () => !(await exists(ns, "child")));
     const shared = await eventually(async () => {
@@ -119,12 +157,19 @@ describe("garbage collection", () => {
 
   it("Orphan: removes the owner reference from dependents, then deletes the owner", async () => {
     const ns = await freshNamespace();
-    const owner = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "owner" } } });
+    const owner = await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: "owner" } },
+    });
     await core.createNamespacedConfigMap({
       namespace: ns,
       body: { metadata: { name: "child", ownerReferences: [ownerRef(owner)] } },
     });
-    await core.deleteNamespacedConfigMap({ namespace: ns, name: "owner", propagationPolicy: "Orphan" });
+    await core.deleteNamespacedConfigMap({
+      namespace: ns,
+      name: "owner",
+      propagationPolicy: "Orphan",
+    });
     await eventually(async () => !(await exists(ns, "owner")));
     const child = await core.readNamespacedConfigMap({ namespace: ns, name: "child" });
     expect(child.metadata?.ownerReferences).toBeUndefined();
@@ -132,7 +177,10 @@ describe("garbage collection", () => {
 
   it("Foreground: the owner waits (foregroundDeletion) until blocking dependents are gone", async () => {
     const ns = await freshNamespace();
-    const owner = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "owner" } } });
+    const owner = await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: "owner" } },
+    });
     await core.createNamespacedConfigMap({
       namespace: ns,
       body: {
@@ -145,16 +193,28 @@ describe("garbage collection", () => {
     });
     await core.createNamespacedConfigMap({
       namespace: ns,
-      body: { metadata: { name: "nonblocking", ownerReferences: [ownerRef(owner, { blockOwnerDeletion: false })] } },
+      body: {
+        metadata: {
+          name: "nonblocking",
+          ownerReferences: [ownerRef(owner, { blockOwnerDeletion: false })],
+        },
+      },
     });
-    await core.deleteNamespacedConfigMap({ namespace: ns, name: "owner", propagationPolicy: "Foreground" });
+    await core.deleteNamespacedConfigMap({
+      namespace: ns,
+      name: "owner",
+      propagationPolicy: "Foreground",
+    });
     await eventually(async () => !(await exists(ns, "nonblocking")));
     const waiting = await core.readNamespacedConfigMap({ namespace: ns, name: "owner" });
     expect(waiting.metadata?.finalizers).toEqual(["foregroundDeletion"]);
     expect(waiting.metadata?.deletionTimestamp).toBeDefined();
     const blocker = await core.readNamespacedConfigMap({ namespace: ns, name: "blocker" });
     expect(blocker.metadata?.deletionTimestamp).toBeDefined();
-    await core.patchNamespacedConfigMap({ namespace: ns, name: "blocker", body: { metadata: { finalizers: null } } }, mergePatch);
+    await core.patchNamespacedConfigMap(
+      { namespace: ns, name: "blocker", body: { metadata: { finalizers: null } } },
+      mergePatch,
+    );
     await eventually(async () => !(await exists(ns, "owner")));
   });
 });
@@ -163,7 +223,10 @@ describe("namespaces", () => {
   it("terminate: phase Terminating, no new content (403), contents deleted, then the namespace", async () => {
     const ns = await freshNamespace();
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "a" } } });
-    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "held", finalizers: ["example.com/x"] } } });
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: "held", finalizers: ["example.com/x"] } },
+    });
     const created = await core.readNamespace({ name: ns });
     expect(created.status?.phase).toBe("Active");
     expect(created.spec?.finalizers).toEqual(["kubernetes"]);
@@ -178,7 +241,12 @@ describe("namespaces", () => {
     expect(forbidden.status.reason).toBe("Forbidden");
     await eventually(async () => !(await exists(ns, "a")));
     expect((await core.readNamespace({ name: ns })).metadata?.deletionTimestamp).toBeDefined();
-    await core.patchNamespacedConfigMap({ namespace: ns, name: "held", body: { metadata: { finalizers: null } } }, mergePatch);
-    await eventually(async () => (await apiError(() => core.readNamespace({ name: ns }))).code === 404);
+    await core.patchNamespacedConfigMap(
+      { namespace: ns, name: "held", body: { metadata: { finalizers: null } } },
+      mergePatch,
+    );
+    await eventually(
+      async () => (await apiError(() => core.readNamespace({ name: ns }))).code === 404,
+    );
   });
 });

@@ -19,7 +19,10 @@ beforeAll(async () => {
   if (!inMemory) throw new Error("these tests need the in-memory server");
   api = inMemory;
   core = backend.kubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "target" }, data: { a: "1" } } });
+  await core.createNamespacedConfigMap({
+    namespace: "default",
+    body: { metadata: { name: "target" }, data: { a: "1" } },
+  });
 });
 afterAll(() => backend.stop());
 beforeEach(() => {
@@ -29,13 +32,23 @@ beforeEach(() => {
 
 describe("fault injection", () => {
   it("fails matching requests `count` times with the real reason", async () => {
-    const rule = api.faults.add({ verb: "get", resource: "configmaps", name: "target", status: 500, count: 2 });
+    const rule = api.faults.add({
+      verb: "get",
+      resource: "configmaps",
+      name: "target",
+      status: 500,
+      count: 2,
+    });
     for (let i = 0; i < 2; i++) {
-      const err = await apiError(() => core.readNamespacedConfigMap({ namespace: "default", name: "target" }));
+      const err = await apiError(() =>
+        core.readNamespacedConfigMap({ namespace: "default", name: "target" }),
+      );
       expect(err.code).toBe(500);
       expect(err.status.reason).toBe("InternalError");
     }
-    expect((await core.readNamespacedConfigMap({ namespace: "default", name: "target" })).data).toEqual({ a: "1" });
+    expect(
+      (await core.readNamespacedConfigMap({ namespace: "default", name: "target" })).data,
+    ).toEqual({ a: "1" });
     expect(rule.hits).toBe(2);
     expect(api.faults.list()).toHaveLength(0);
   });
@@ -49,14 +62,17 @@ describe("fault injection", () => {
     expect(throttled.headers["retry-after"]).toBe("3");
     api.faults.add({ verb: "patch", status: 409, count: 1 });
     const conflict = await apiError(() =>
-      core.patchNamespacedConfigMap({ namespace: "default", name: "target", body: { data: { b: "2" } } }, mergePatch),
+      core.patchNamespacedConfigMap(
+        { namespace: "default", name: "target", body: { data: { b: "2" } } },
+        mergePatch,
+      ),
     );
     expect(conflict.code).toBe(409);
     expect(conflict.status.reason).toBe("Conflict");
     api.faults.add({ resource: "configmaps", status: 503, count: 1 });
-    expect((await apiError(() => core.listNamespacedConfigMap({ namespace: "default" }))).status.reason).toBe(
-      "ServiceUnavailable",
-    );
+    expect(
+      (await apiError(() => core.listNamespacedConfigMap({ namespace: "default" }))).status.reason,
+    ).toBe("ServiceUnavailable");
   });
 
   it("leaves non-matching requests alone and honours probability", async () => {
@@ -67,7 +83,10 @@ describe("fault injection", () => {
     }
     api.faults.clear();
     api.faults.add({ verb: "get", resource: "configmaps", status: 500, probability: 1 });
-    expect((await apiError(() => core.readNamespacedConfigMap({ namespace: "default", name: "target" }))).code).toBe(500);
+    expect(
+      (await apiError(() => core.readNamespacedConfigMap({ namespace: "default", name: "target" })))
+        .code,
+    ).toBe(500);
   });
 
   it("adds latency and can drop the connection", async () => {
@@ -76,19 +95,26 @@ describe("fault injection", () => {
     await core.readNamespacedConfigMap({ namespace: "default", name: "target" });
     expect(performance.now() - started).toBeGreaterThanOrEqual(140);
     api.faults.add({ verb: "get", resource: "configmaps", dropConnection: true, count: 1 });
-    await expect(core.readNamespacedConfigMap({ namespace: "default", name: "target" })).rejects.toThrow();
+    await expect(
+      core.readNamespacedConfigMap({ namespace: "default", name: "target" }),
+    ).rejects.toThrow();
     await core.readNamespacedConfigMap({ namespace: "default", name: "target" });
   });
 
   it("rejects a rule that does nothing, with a message saying what to add", () => {
-    expect(() => api.faults.add({ verb: "get" })).toThrow(/needs a status, a latencyMs or dropConnection/);
+    expect(() => api.faults.add({ verb: "get" })).toThrow(
+      /needs a status, a latencyMs or dropConnection/,
+    );
     expect(() => api.faults.add({ status: 500, probability: 2 })).toThrow(/between 0 and 1/);
   });
 });
 
 describe("request log", () => {
   it("records verb, resource, subresource, name, status, content type, body and timing", async () => {
-    await core.patchNamespacedConfigMap({ namespace: "default", name: "target", body: { data: { c: "3" } } }, mergePatch);
+    await core.patchNamespacedConfigMap(
+      { namespace: "default", name: "target", body: { data: { c: "3" } } },
+      mergePatch,
+    );
     await apiError(() => core.readNamespacedConfigMap({ namespace: "default", name: "nope" }));
     await core.listNamespacedConfigMap({ namespace: "default", labelSelector: "x=y" });
     const patches = api.requests({ verb: "patch" });
@@ -111,7 +137,10 @@ describe("request log", () => {
 
   it("records status subresource writes as such", async () => {
     await core.createNode({ body: { metadata: { name: "log-node" } } });
-    await core.patchNodeStatus({ name: "log-node", body: { status: { phase: "Running" } } }, mergePatch);
+    await core.patchNodeStatus(
+      { name: "log-node", body: { status: { phase: "Running" } } },
+      mergePatch,
+    );
     expect(api.requests({ verb: "patch", subresource: "status" })).toHaveLength(1);
   });
 });
@@ -132,7 +161,9 @@ describe("restart and kubeconfig", () => {
       const kc = new KubeConfig();
       kc.loadFromFile(file);
       expect(kc.getCurrentCluster()?.server).toBe(api.url);
-      const read = await kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: "default", name: "target" });
+      const read = await kc
+        .makeApiClient(CoreV1Api)
+        .readNamespacedConfigMap({ namespace: "default", name: "target" });
       expect(read.metadata?.name).toBe("target");
     } finally {
       await rm(dir, { recursive: true, force: true });

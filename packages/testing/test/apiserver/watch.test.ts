@@ -58,12 +58,21 @@ describe("watch", () => {
   it("streams ADDED, MODIFIED and DELETED from a resourceVersion", async () => {
     const ns = await freshNamespace();
     const list = await core.listNamespacedConfigMap({ namespace: ns });
-    const w = await record(`/api/v1/namespaces/${ns}/configmaps`, { resourceVersion: list.metadata?.resourceVersion });
+    const w = await record(`/api/v1/namespaces/${ns}/configmaps`, {
+      resourceVersion: list.metadata?.resourceVersion,
+    });
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "a" } } });
-    await core.patchNamespacedConfigMap({ namespace: ns, name: "a", body: { data: { x: "1" } } }, mergePatch);
+    await core.patchNamespacedConfigMap(
+      { namespace: ns, name: "a", body: { data: { x: "1" } } },
+      mergePatch,
+    );
     await core.deleteNamespacedConfigMap({ namespace: ns, name: "a" });
     await eventually(() => w.events.length >= 3);
-    expect(w.events.map((e) => `${e.type} ${e.name}`)).toEqual(["ADDED a", "MODIFIED a", "DELETED a"]);
+    expect(w.events.map((e) => `${e.type} ${e.name}`)).toEqual([
+      "ADDED a",
+      "MODIFIED a",
+      "DELETED a",
+    ]);
     const rvs = w.events.map((e) => Number(e.rv));
     expect(rvs).toEqual([...rvs].sort((a, b) => a - b));
     w.stop();
@@ -82,7 +91,10 @@ describe("watch", () => {
 
   it("sends the current state as ADDED when no resourceVersion is given", async () => {
     const ns = await freshNamespace();
-    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "existing" } } });
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: "existing" } },
+    });
     const w = await record(`/api/v1/namespaces/${ns}/configmaps`, {});
     await eventually(() => w.events.length >= 1);
     expect(w.events[0]).toMatchObject({ type: "ADDED", name: "existing" });
@@ -103,13 +115,18 @@ describe("watch", () => {
   it("sends periodic BOOKMARK events when allowed", async () => {
     const ns = await freshNamespace();
     const rv = (await core.listNamespacedConfigMap({ namespace: ns })).metadata?.resourceVersion;
-    const w = await record(`/api/v1/namespaces/${ns}/configmaps`, { resourceVersion: rv, allowWatchBookmarks: true });
+    const w = await record(`/api/v1/namespaces/${ns}/configmaps`, {
+      resourceVersion: rv,
+      allowWatchBookmarks: true,
+    });
     await eventually(() => w.events.some((e) => e.type === "BOOKMARK"));
     const bookmark = w.events.find((e) => e.type === "BOOKMARK");
     expect(bookmark?.obj).toMatchObject({ kind: "ConfigMap", apiVersion: "v1" });
     expect(Number(bookmark?.rv)).toBeGreaterThanOrEqual(Number(rv));
     w.stop();
-    const noBookmarks = await record(`/api/v1/namespaces/${ns}/configmaps`, { resourceVersion: rv });
+    const noBookmarks = await record(`/api/v1/namespaces/${ns}/configmaps`, {
+      resourceVersion: rv,
+    });
     await new Promise((r) => setTimeout(r, 300));
     expect(noBookmarks.events.filter((e) => e.type === "BOOKMARK")).toHaveLength(0);
     noBookmarks.stop();
@@ -126,16 +143,41 @@ describe("watch", () => {
   it("filters by selectors and turns selector transitions into ADDED/DELETED", async () => {
     const ns = await freshNamespace();
     const rv = (await core.listNamespacedConfigMap({ namespace: ns })).metadata?.resourceVersion;
-    const w = await record(`/api/v1/namespaces/${ns}/configmaps`, { resourceVersion: rv, labelSelector: "app=web" });
-    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "other", labels: { app: "db" } } } });
-    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "mover", labels: { app: "db" } } } });
-    await core.patchNamespacedConfigMap({ namespace: ns, name: "mover", body: { metadata: { labels: { app: "web" } } } }, mergePatch);
-    await core.patchNamespacedConfigMap({ namespace: ns, name: "mover", body: { data: { a: "1" } } }, mergePatch);
-    await core.patchNamespacedConfigMap({ namespace: ns, name: "mover", body: { metadata: { labels: { app: "db" } } } }, mergePatch);
+    const w = await record(`/api/v1/namespaces/${ns}/configmaps`, {
+      resourceVersion: rv,
+      labelSelector: "app=web",
+    });
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: "other", labels: { app: "db" } } },
+    });
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: "mover", labels: { app: "db" } } },
+    });
+    await core.patchNamespacedConfigMap(
+      { namespace: ns, name: "mover", body: { metadata: { labels: { app: "web" } } } },
+      mergePatch,
+    );
+    await core.patchNamespacedConfigMap(
+      { namespace: ns, name: "mover", body: { data: { a: "1" } } },
+      mergePatch,
+    );
+    await core.patchNamespacedConfigMap(
+      { namespace: ns, name: "mover", body: { metadata: { labels: { app: "db" } } } },
+      mergePatch,
+    );
     await eventually(() => w.events.length >= 3);
-    expect(w.events.map((e) => `${e.type} ${e.name}`)).toEqual(["ADDED mover", "MODIFIED mover", "DELETED mover"]);
+    expect(w.events.map((e) => `${e.type} ${e.name}`)).toEqual([
+      "ADDED mover",
+      "MODIFIED mover",
+      "DELETED mover",
+    ]);
     w.stop();
-    const byField = await record("/api/v1/configmaps", { resourceVersion: rv, fieldSelector: `metadata.name=other` });
+    const byField = await record("/api/v1/configmaps", {
+      resourceVersion: rv,
+      fieldSelector: `metadata.name=other`,
+    });
     await eventually(() => byField.events.length >= 1);
     expect(byField.events.map((e) => e.name)).toEqual(["other"]);
     byField.stop();
@@ -151,7 +193,11 @@ describe("watch", () => {
       allowWatchBookmarks: true,
     });
     await eventually(() => w.events.some((e) => e.type === "BOOKMARK"));
-    expect(w.events.slice(0, 3).map((e) => `${e.type} ${e.name ?? ""}`)).toEqual(["ADDED i1", "ADDED i2", "BOOKMARK "]);
+    expect(w.events.slice(0, 3).map((e) => `${e.type} ${e.name ?? ""}`)).toEqual([
+      "ADDED i1",
+      "ADDED i2",
+      "BOOKMARK ",
+    ]);
     const bookmark = w.events[2]?.obj as KubernetesObject;
     expect(bookmark.metadata?.annotations).toEqual({ "k8s.io/initial-events-end": "true" });
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "i3" } } });
@@ -178,10 +224,15 @@ describe("informer (client-node makeInformer)", () => {
     if (!api) return;
     const ns = await freshNamespace();
     for (let i = 0; i < 3; i++) {
-      await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: `c${i}` }, data: { v: "0" } } });
+      await core.createNamespacedConfigMap({
+        namespace: ns,
+        body: { metadata: { name: `c${i}` }, data: { v: "0" } },
+      });
     }
-    const informer = makeInformer<V1ConfigMap>(backend.kubeConfig, `/api/v1/namespaces/${ns}/configmaps`, () =>
-      core.listNamespacedConfigMap({ namespace: ns }),
+    const informer = makeInformer<V1ConfigMap>(
+      backend.kubeConfig,
+      `/api/v1/namespaces/${ns}/configmaps`,
+      () => core.listNamespacedConfigMap({ namespace: ns }),
     );
     let errors = 0;
     // The client-node idiom: an informer stops on any non-timeout error; restart it.
@@ -195,21 +246,40 @@ describe("informer (client-node makeInformer)", () => {
     // 1. forced 410: the open watch gets an ERROR 410 and ends; the informer relists.
     api.faults.expireWatchWindow();
     await core.deleteNamespacedConfigMap({ namespace: ns, name: "c0" });
-    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "c3" }, data: { v: "1" } } });
-    await eventually(async () => JSON.stringify(cacheNames(informer, ns)) === JSON.stringify(await serverNames(ns)));
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: "c3" }, data: { v: "1" } },
+    });
+    await eventually(
+      async () =>
+        JSON.stringify(cacheNames(informer, ns)) === JSON.stringify(await serverNames(ns)),
+    );
 
     // 2. cut stream: the socket is destroyed mid-watch; changes made meanwhile arrive after reconnect.
     await eventually(() => api.openWatches > 0);
     api.faults.cutWatches();
-    await core.patchNamespacedConfigMap({ namespace: ns, name: "c1", body: { data: { v: "2" } } }, mergePatch);
+    await core.patchNamespacedConfigMap(
+      { namespace: ns, name: "c1", body: { data: { v: "2" } } },
+      mergePatch,
+    );
     await core.deleteNamespacedConfigMap({ namespace: ns, name: "c2" });
-    await eventually(async () => JSON.stringify(cacheNames(informer, ns)) === JSON.stringify(await serverNames(ns)));
+    await eventually(
+      async () =>
+        JSON.stringify(cacheNames(informer, ns)) === JSON.stringify(await serverNames(ns)),
+    );
 
     // 3. restart: every connection dropped, state kept.
     await eventually(() => api.openWatches > 0);
     await api.restart();
-    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "c4" }, data: { v: "3" } } });
-    await eventually(async () => JSON.stringify(cacheNames(informer, ns)) === JSON.stringify(await serverNames(ns)), 8000);
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: "c4" }, data: { v: "3" } },
+    });
+    await eventually(
+      async () =>
+        JSON.stringify(cacheNames(informer, ns)) === JSON.stringify(await serverNames(ns)),
+      8000,
+    );
     expect(cacheNames(informer, ns)).toEqual(["c1=2", "c3=1", "c4=3"]);
     expect(errors).toBeGreaterThanOrEqual(1);
     await informer.stop();

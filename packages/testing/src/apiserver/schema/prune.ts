@@ -52,7 +52,7 @@ function pruneValue(
     const items = node.items;
     if (items === undefined) return;
     for (let i = 0; i < value.length; i++) {
-      pruneValue(items, value[i], subscript(path, String(i)), items.embeddedResource, pruned);
+      pruneValue(items, value[i], subscript(path, String(i)), false, pruned);
     }
     return;
   }
@@ -69,10 +69,10 @@ function pruneValue(
     }
     const prop = node.properties?.get(key);
     if (prop !== undefined) {
-      pruneValue(prop, v, child(path, key), prop.embeddedResource, pruned);
+      pruneValue(prop, v, child(path, key), false, pruned);
     } else if (node.additionalProperties !== undefined) {
       const ap = node.additionalProperties;
-      pruneValue(ap, v, subscript(path, key), ap.embeddedResource, pruned);
+      pruneValue(ap, v, subscript(path, key), false, pruned);
     } else if (!node.preserveUnknownFields) {
       delete value[key];
       pruned.push(render(child(path, key)));

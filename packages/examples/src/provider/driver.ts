@@ -1,0 +1,329 @@
+/**
+ * The example provider's {@link PoolDriver}: everything `FakeCloudMachinePool` knows about its cloud.
+ * Read it as the worked example of how to write a driver — each method is one or two cloud calls, and
+ * every decision (when to roll, which instance to delete, what to publish) is left to the kit.
+ *
+ * @module
+ */
+import {
+  DriverError,
+  type DriverFailure,
+  type DriverFailureKind,
+  type PoolContext,
+  type PoolDriver,
+  type PoolGroup,
+  type PoolIdentity,
+  type TemplateVersion,
+  templateStampFromTags,
+  templateStampToTags,
+} from "@capi-ts/sdk";
+import {
+  CloudError,
+  type CloudErrorCode,
+  type Group,
+  isCloudError,
+  type LaunchTemplateVersion,
+  type ScalingCloudClient,
+  type Tags,
+} from "../cloud/index.js";
+import type { FakeCloudMachinePoolSpec } from "./spec.js";
+
+/** The group settings this driver manages besides size and template. */
+export interface FakeCloudGroupSettings {
+  /** Group lower bound. */
+  minSize: number;
+  /** Group upper bound. */
+  maxSize: number;
+  /** Zones, sorted. */
+  zones: string[];
+}
+
+/** Options of {@link fakeCloudDriver}. */
+export interface FakeCloudDriverOptions {
+  /** Zones used when neither the MachinePool nor the spec names any. Default `["zone-a"]`. */
+  defaultZones?: string[];
+  /** Use the cloud's instance refresh for rollouts instead of the kit's engine. Default false. */
+  nativeRollout?: boolean;
+  /** How long to wait before retrying when the cloud is busy. Default 10 s. */
+  busyRetryMs?: number;
+}
+
+/** Tag naming the pool that owns a resource (`<namespace>/<name>`). */
+export const POOL_TAG = "capi-ts.io/pool";
+/** Tag naming the cluster a resource belongs to. */
+export const CLUSTER_TAG = "capi-ts.io/cluster";
+
+/**
+ * The providerID the fake cloud's kubelet registers: `fake:///<zone>/<instance-id>`. It must match the
+ * cloud-controller-manager byte for byte, or core CAPI never finds the Node.
+ *
+ * @example
+ * ```ts
+ * fakeProviderId("zone-a", "i-0abc") // "fake:///zone-a/i-0abc"
+ * ```
+ */
+export function fakeProviderId(zone: string, instanceId: string): string {
+  return `fake:///${zone}/${instanceId}`;
+}
+
+/** Name of the pool's group and launch template: stable across `clusterctl move` (no UID). */
+export function resourceName(pool: PoolIdentity): string {
+  return `${pool.clusterName}.${pool.namespace}.${pool.name}`;
+}
+
+function ownerTags(pool: PoolIdentity): Tags {
+  return { [POOL_TAG]: `${pool.namespace}/${pool.name}`, [CLUSTER_TAG]: pool.clusterName };
+}
+
+/** Refuse to adopt (or later delete) a resource that carries another pool's tag. */
+function assertOwned(kind: string, name: string, tags: Tags, pool: PoolIdentity): void {
+  const owner = ownerTags(pool)[POOL_TAG];
+  if (tags[POOL_TAG] !== owner) {
+    throw DriverError.terminal(
+      "ResourceNotOwned",
+      `${kind} "${name}" exists but belongs to ${tags[POOL_TAG] ?? "no pool"}, not ${owner}; ` +
+        `delete or rename the ${kind}, or use another pool name`,
+    );
+  }
+}
+
+function toTemplateVersion(version: LaunchTemplateVersion): TemplateVersion {
+  return {
+    version: String(version.version),
+    stamp: templateStampFromTags(version.tags),
+    createdAt: version.createdAt,
+  };
+}
+
+/** What each cloud error means to the kit. */
+const ERROR_KINDS: Record<CloudErrorCode, DriverFailureKind> = {
+  ValidationError: "terminal",
+  UserDataTooLarge: "terminal",
+  VersionLimitExceeded: "terminal",
+  AlreadyExists: "terminal",
+  NotFound: "notFound",
+  ActiveInstanceRefreshNotFound: "notFound",
+  ResourceInUse: "waiting",
+  ScalingActivityInProgress: "waiting",
+  InstanceRefreshInProgress: "waiting",
+  Throttling: "throttled",
+  InternalError: "transient",
+  ServiceUnavailable: "transient",
+};
+
+/**
+ * A {@link PoolDriver} for the fake scaling-group cloud.
+ *
+ * @example
+ * ```ts
+ * const cloud = new FakeScalingCloud({ clock });
+ * const driver = fakeCloudDriver(cloud.client, { defaultZones: ["zone-a", "zone-b"] });
+ * ```
+ */
+export function fakeCloudDriver(
+  cloud: ScalingCloudClient,
+  options: FakeCloudDriverOptions = {},
+): PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings> {
+  const defaultZones = options.defaultZones ?? ["zone-a"];
+  const busyRetryMs = options.busyRetryMs ?? 10_000;
+  type Ctx = PoolContext<FakeCloudMachinePoolSpec>;
+  const name = (ctx: Ctx): string => resourceName(ctx.pool);
+  const image = (ctx: Ctx): string => ctx.spec.image ?? `fake-k8s-${ctx.version ?? "latest"}`;
+
+  const driver: PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings> = {
+    // What the template is built from (a change rolls the pool) and what the group is set to.
+    templateInputs: (ctx) => ({ image: image(ctx), instanceType: ctx.spec.instanceType }),
+    groupSettings: (ctx) => ({
+      minSize: ctx.spec.minSize,
+      maxSize: ctx.spec.maxSize,
+      zones: [
+        ...(ctx.failureDomains.length > 0 ? ctx.failureDomains : (ctx.spec.zones ?? defaultZones)),
+      ].sort(),
+    }),
+
+    async getTemplate(ctx) {
+      const template = await cloud.describeLaunchTemplate(name(ctx));
+      if (!template) return [];
+      assertOwned("launch template", template.name, template.tags, ctx.pool);
+      return template.versions.map(toTemplateVersion);
+    },
+
+    async createTemplateVersion(ctx, { userData, stamp }) {
+      // userData is write-only in this cloud: the stamp in the version's tags is how the kit reads it back.
+      const data = {
+        image: image(ctx),
+        instanceType: ctx.spec.instanceType,
+        userData,
+        tags: templateStampToTags(stamp),
+      };
+      try {
+        return toTemplateVersion(await cloud.createLaunchTemplateVersion(name(ctx), data));
+      } catch (error) {
+        if (!isCloudError(error, "NotFound")) throw error;
+        const created = await cloud.createLaunchTemplate({
+          name: name(ctx),
+          data,
+          tags: ownerTags(ctx.pool),
+        });
+        const [first] = created.versions;
+        if (!first)
+          throw DriverError.transient(
+            "TemplateNotReady",
+            `launch template ${created.name} has no version yet`,
+          );
+        return toTemplateVersion(first);
+      }
+    },
+
+    async deleteTemplate(ctx, versions) {
+      if (versions) {
+        await cloud.deleteLaunchTemplateVersions(name(ctx), versions.map(Number));
+        return;
+      }
+      const template = await cloud.describeLaunchTemplate(name(ctx));
+      if (!template) return;
+      assertOwned("launch template", template.name, template.tags, ctx.pool);
+      await cloud.deleteLaunchTemplate(template.id);
+    },
+
+    async getGroup(ctx) {
+      const group = await cloud.describeGroup(name(ctx));
+      if (!group) return undefined;
+      assertOwned("group", group.name, group.tags, ctx.pool);
+      return toPoolGroup(group);
+    },
+
+    async createGroup(ctx, { replicas, templateVersion, settings }) {
+      try {
+        await cloud.createGroup({
+          name: name(ctx),
+          ...settings,
+          desiredCapacity: replicas, // undefined when an autoscaler owns the size: the cloud uses minSize
+          template: { id: name(ctx), version: Number(templateVersion) }, // pinned, never "$Latest": the kit decides
+          tags: ownerTags(ctx.pool),
+        });
+      } catch (error) {
+        if (!isCloudError(error, "AlreadyExists")) throw error; // a retry after a lost response
+      }
+    },
+
+    async updateGroup(ctx, { replicas, templateVersion, settings }) {
+      await cloud.updateGroup(name(ctx), {
+        ...settings,
+        desiredCapacity: replicas,
+        template:
+          templateVersion === undefined
+            ? undefined
+            : { id: name(ctx), version: Number(templateVersion) },
+      });
+    },
+
+    async deleteGroup(ctx) {
+      await cloud.deleteGroup(name(ctx), { force: true });
+    },
+
+    async deleteInstance(_ctx, instance, mode) {
+      try {
+        await cloud.terminateInstanceInGroup(instance.id, {
+          decrementDesiredCapacity: mode === "shrink",
+        });
+      } catch (error) {
+        if (!isCloudError(error, "NotFound")) throw error; // already gone
+      }
+    },
+
+    classifyError(error): DriverFailure | undefined {
+      if (!(error instanceof CloudError)) return undefined;
+      const { code, message } = error;
+      switch (ERROR_KINDS[code]) {
+        case "throttled":
+          return {
+            kind: "throttled",
+            reason: "CloudThrottling",
+            message,
+            retryAfterMs: error.retryAfterMs ?? 1000,
+          };
+        case "transient":
+          return {
+            kind: "transient",
+            reason: "CloudUnavailable",
+            message,
+            retryAfterMs: error.retryAfterMs,
+          };
+        case "waiting":
+          return { kind: "waiting", reason: code, message, retryAfterMs: busyRetryMs };
+        case "notFound":
+          return { kind: "notFound", reason: code, message };
+        case "terminal":
+          return { kind: "terminal", reason: code, message };
+      }
+    },
+  };
+
+  if (!options.nativeRollout) return driver;
+  return {
+    ...driver,
+    nativeRollout: {
+      async start(ctx, { replicas, maxUnavailable }) {
+        // The cloud expresses maxUnavailable as a healthy percentage; at 100 % it surges one at a time.
+        const minHealthyPercentage =
+          replicas === 0
+            ? 100
+            : Math.max(0, Math.floor((100 * (replicas - maxUnavailable)) / replicas));
+        await cloud.startInstanceRefresh(name(ctx), { minHealthyPercentage });
+      },
+      async get(ctx) {
+        const [latest] = await cloud.describeInstanceRefreshes(name(ctx));
+        if (!latest) return undefined;
+        const state = (
+          {
+            Pending: "running",
+            InProgress: "running",
+            Cancelling: "cancelling",
+            Successful: "succeeded",
+            Failed: "failed",
+            Cancelled: "cancelled",
+          } as const
+        )[latest.status];
+        return {
+          id: latest.id,
+          state,
+          startedWithVersion: String(latest.startedWithVersion),
+          percentComplete: latest.percentComplete,
+          message: latest.statusReason,
+        };
+      },
+      async cancel(ctx) {
+        try {
+          await cloud.cancelInstanceRefresh(name(ctx));
+        } catch (error) {
+          if (!isCloudError(error, "ActiveInstanceRefreshNotFound")) throw error;
+        }
+      },
+    },
+  };
+}
+
+/** The cloud's group as the kit sees it: settings in the same shape as `groupSettings`. */
+function toPoolGroup(group: Group): PoolGroup<FakeCloudGroupSettings> {
+  return {
+    id: group.id,
+    status: group.status,
+    message: group.statusMessage,
+    desiredReplicas: group.desiredCapacity,
+    minReplicas: group.minSize,
+    maxReplicas: group.maxSize,
+    templateVersion:
+      group.template.version === "$Latest" ? undefined : String(group.template.version),
+    settings: { minSize: group.minSize, maxSize: group.maxSize, zones: [...group.zones].sort() },
+    instances: group.instances.map((instance) => ({
+      id: instance.id,
+      providerID: fakeProviderId(instance.zone, instance.id),
+      state: instance.state,
+      templateVersion: String(instance.templateVersion),
+      createdAt: instance.launchedAt,
+      zone: instance.zone,
+      healthy: instance.health === "healthy",
+    })),
+  };
+}

@@ -1,0 +1,7 @@
+/**
+ * The example provider, `FakeCloudMachinePool`: its spec and its driver for the fake cloud.
+ *
+ * @module
+ */
+export * from "./driver.js";
+export * from "./spec.js";

@@ -1,0 +1,35 @@
+/**
+ * The spec of `FakeCloudMachinePool`, the example provider's InfraMachinePool kind: what a user writes
+ * in YAML to get a pool of fake-cloud instances.
+ *
+ * @module
+ */
+import { z } from "zod";
+
+/** `FakeCloudMachinePool.spec`. */
+export interface FakeCloudMachinePoolSpec {
+  /** Instance size, e.g. `small`. Changing it rolls the pool. */
+  instanceType: string;
+  /** Machine image. Default: `fake-k8s-<Kubernetes version>`. Changing it rolls the pool. */
+  image?: string;
+  /** Lower bound of the group's size. */
+  minSize: number;
+  /** Upper bound of the group's size. */
+  maxSize: number;
+  /** Zones to use when the MachinePool names no failure domains. Default: every zone of the region. */
+  zones?: string[];
+}
+
+/** Zod schema of {@link FakeCloudMachinePoolSpec}. */
+export const FakeCloudMachinePoolSpecSchema: z.ZodType<FakeCloudMachinePoolSpec> = z
+  .object({
+    instanceType: z.string().min(1),
+    image: z.string().min(1).optional(),
+    minSize: z.number().int().min(0),
+    maxSize: z.number().int().min(0),
+    zones: z.array(z.string().min(1)).min(1).optional(),
+  })
+  .refine((spec) => spec.minSize <= spec.maxSize, {
+    message: "minSize must not be greater than maxSize",
+    path: ["minSize"],
+  });

@@ -8,3 +8,4 @@
 export const version = "0.1.0";
 
 export * from "./provider/index.js";
+export * from "./runtime/index.js";

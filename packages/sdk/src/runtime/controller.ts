@@ -1,0 +1,519 @@
+import { randomUUID } from "node:crypto";
+import type { KubernetesObject } from "@kubernetes/client-node";
+import type { InformerCache, KindCacheOptions } from "./cache.js";
+import type { KubeClient } from "./client.js";
+import type { Clock } from "./clock.js";
+import { ReconcileTimeoutError, TerminalError, TooManyRequestsError } from "./errors.js";
+import type { EventRecorder } from "./events.js";
+import type { InformerHandler } from "./informer.js";
+import type { RuntimeLogger } from "./logging.js";
+import type { RuntimeMetrics } from "./metrics.js";
+import { evaluatePredicate, hasWatchFilterLabel, type Predicate } from "./predicates.js";
+import { QueuePriority, WorkQueue } from "./queue.js";
+import type { RateLimiter } from "./ratelimiter.js";
+import { defaultControllerRateLimiter } from "./ratelimiter.js";
+import { objectKeyString, parseObjectKey, type ResourceDescriptor } from "./resource.js";
+
+/** What to reconcile: the key of the primary object. */
+export interface ReconcileRequest {
+  /** Namespace (absent for cluster-scoped kinds). */
+  namespace?: string;
+  /** Name. */
+  name: string;
+}
+
+/** What a reconcile asks for next. Returning nothing means "done until something changes". */
+export interface ReconcileResult {
+  /** Reconcile again after this many milliseconds (resets the error backoff). */
+  requeueAfter?: number;
+  /** Reconcile again soon, with the rate limiter's backoff. */
+  requeue?: boolean;
+}
+
+/** Everything a reconcile needs besides the request. */
+export interface ReconcileContext {
+  /** Controller name. */
+  controller: string;
+  /** Unique id of this reconcile (also in every log line). */
+  reconcileID: string;
+  /** Logger with controller, kind, namespace, name and reconcileID bound. */
+  log: RuntimeLogger;
+  /** Aborted on reconcile timeout and on forced shutdown; pass it to long operations. */
+  signal: AbortSignal;
+  /** Direct client: writes, and reads that must bypass the cache. */
+  client: KubeClient;
+  /** Cached reads with read-your-own-writes. */
+  cache: InformerCache;
+  /** Records Kubernetes Events against objects. */
+  recorder: EventRecorder;
+}
+
+/** The reconcile function of a controller. Throw to retry with backoff, `TerminalError` to stop. */
+export type Reconciler = (
+  request: ReconcileRequest,
+  context: ReconcileContext,
+  // biome-ignore lint/suspicious/noConfusingVoidType: lets `async () => {}` reconcilers type-check.
+) => Promise<ReconcileResult | undefined | void>;
+
+/** Maps an event's object to the primary objects to reconcile (e.g. MachinePool → its InfraMachinePool). */
+export type MapFunc<T extends KubernetesObject> = (
+  obj: T,
+) => ReconcileRequest[] | Promise<ReconcileRequest[]>;
+
+/** Options of a controller. */
+export interface ControllerOptions {
+  /** Workers reconciling different keys in parallel. Default 1 (the manager's `--concurrency`). */
+  maxConcurrentReconciles?: number;
+  /** Abort and retry a reconcile that runs longer than this, ms. Default: no limit. */
+  reconcileTimeoutMs?: number;
+  /** Retry delays; default per-item 5 ms → 1000 s exponential plus an overall 10 qps / 100 bucket. */
+  rateLimiter?: RateLimiter;
+  /** Time source of the queue (tests). */
+  clock?: Clock;
+}
+
+/** What a controller needs from its host (the {@link Manager}). */
+export interface ControllerHost {
+  /** Client for writes. */
+  readonly client: KubeClient;
+  /** Shared informer cache. */
+  readonly cache: InformerCache;
+  /** Root logger. */
+  readonly logger: RuntimeLogger;
+  /** Metrics. */
+  readonly metrics: RuntimeMetrics;
+  /** Defaults from the manager's flags. */
+  readonly controllerDefaults: { maxConcurrentReconciles: number; watchFilterValue?: string };
+  /** The event recorder for a component. */
+  recorderFor(component: string): EventRecorder;
+  /** Registers a built controller so the manager starts and stops it. */
+  register(controller: Controller): void;
+}
+
+/**
+ * A controller: a work queue of primary-object keys fed by informers, and workers that run the
+ * reconciler with controller-runtime's semantics (one reconcile per key at a time, backoff on error,
+ * `requeueAfter`, `TerminalError`, reconcile timeout). Build one with {@link ControllerBuilder}.
+ */
+export class Controller {
+  /** Controller name (metrics label, log field). */
+  readonly name: string;
+  /** The primary kind. */
+  readonly resource: ResourceDescriptor;
+  /** The work queue (exposed for tests and metrics). */
+  readonly queue: WorkQueue;
+  private readonly host: ControllerHost;
+  private readonly reconciler: Reconciler;
+  private readonly concurrency: number;
+  private readonly timeoutMs: number | undefined;
+  private readonly log: RuntimeLogger;
+  private readonly recorder: EventRecorder;
+  private readonly inFlight = new Map<string, AbortController>();
+  private workers: Promise<void>[] = [];
+  private started = false;
+  private metricsTimer: NodeJS.Timeout | undefined;
+
+  /** Creates a stopped controller; prefer the builder. */
+  constructor(
+    host: ControllerHost,
+    name: string,
+    resource: ResourceDescriptor,
+    reconciler: Reconciler,
+    options: ControllerOptions = {},
+  ) {
+    this.host = host;
+    this.name = name;
+    this.resource = resource;
+    this.reconciler = reconciler;
+    this.concurrency =
+      options.maxConcurrentReconciles ?? host.controllerDefaults.maxConcurrentReconciles;
+    if (!Number.isInteger(this.concurrency) || this.concurrency < 1) {
+      throw new RangeError(
+        `controller ${name}: maxConcurrentReconciles must be a positive integer, got ${this.concurrency}`,
+      );
+    }
+    this.timeoutMs = options.reconcileTimeoutMs;
+    const queueOptions: ConstructorParameters<typeof WorkQueue>[0] = {
+      rateLimiter:
+        options.rateLimiter ??
+        defaultControllerRateLimiter(options.clock ? { clock: options.clock } : {}),
+      metrics: host.metrics.queueMetrics(name),
+    };
+    if (options.clock) queueOptions.clock = options.clock;
+    this.queue = new WorkQueue(queueOptions);
+    this.log = host.logger.child({ controller: name, kind: resource.kind });
+    this.recorder = host.recorderFor(name);
+    host.metrics.maxConcurrentReconciles.set({ controller: name }, this.concurrency);
+    host.metrics.activeWorkers.set({ controller: name }, 0);
+  }
+
+  /** Adds a request to the queue. */
+  enqueue(request: ReconcileRequest, priority: number = QueuePriority.Normal): void {
+    this.queue.add(objectKeyString(request), { priority });
+  }
+
+  /** Starts the workers. */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.log.info({ workers: this.concurrency }, "starting workers");
+    for (let i = 0; i < this.concurrency; i++) this.workers.push(this.worker());
+    this.metricsTimer = setInterval(() => this.queue.reportUnfinished(), 1000);
+    this.metricsTimer.unref();
+  }
+
+  /**
+   * Stops intake and lets in-flight reconciles finish. After `deadlineMs` their signals are aborted;
+   * resolves `true` if everything finished in time.
+   */
+  async stop(deadlineMs: number): Promise<boolean> {
+    this.queue.shutdown();
+    if (this.metricsTimer) clearInterval(this.metricsTimer);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), deadlineMs);
+    });
+    const finished = await Promise.race([Promise.all(this.workers).then(() => true), deadline]);
+    if (timer) clearTimeout(timer);
+    if (!finished) {
+      this.log.warn(
+        { inFlight: [...this.inFlight.keys()] },
+        "graceful shutdown deadline passed; aborting in-flight reconciles",
+      );
+      for (const controller of this.inFlight.values()) controller.abort(new Error("shutdown"));
+    }
+    return finished;
+  }
+
+  /** Handler for the primary kind: enqueue the object itself. */
+  forHandler<T extends KubernetesObject>(predicates: Predicate<T>[]): InformerHandler<T> {
+    return this.handler(predicates, (obj) => [keyOf(obj)]);
+  }
+
+  /** Handler for owned objects: enqueue their controller owner if it is of the primary kind. */
+  ownsHandler<T extends KubernetesObject>(predicates: Predicate<T>[]): InformerHandler<T> {
+    const { group, kind } = this.resource;
+    return this.handler(predicates, (obj) => {
+      const refs = obj.metadata?.ownerReferences ?? [];
+      const requests: ReconcileRequest[] = [];
+      for (const ref of refs) {
+        if (!ref.controller || ref.kind !== kind) continue;
+        const refGroup = ref.apiVersion.includes("/") ? ref.apiVersion.split("/")[0] : "";
+        if (refGroup !== group) continue;
+        const namespace = obj.metadata?.namespace;
+        requests.push(
+          namespace && this.resource.namespaced
+            ? { namespace, name: ref.name }
+            : { name: ref.name },
+        );
+      }
+      return requests;
+    });
+  }
+
+  /** Handler for mapped watches. */
+  mapHandler<T extends KubernetesObject>(
+    map: MapFunc<T>,
+    predicates: Predicate<T>[],
+  ): InformerHandler<T> {
+    return this.handler(predicates, map);
+  }
+
+  private handler<T extends KubernetesObject>(
+    predicates: Predicate<T>[],
+    map: MapFunc<T>,
+  ): InformerHandler<T> {
+    const passes = (event: "create" | "update" | "delete", obj: T, oldObj?: T) =>
+      predicates.every((predicate) => evaluatePredicate(predicate, event, obj, oldObj));
+    const enqueueMapped = (obj: T, priority: number) => {
+      let mapped: ReconcileRequest[] | Promise<ReconcileRequest[]>;
+      try {
+        mapped = map(obj);
+      } catch (error) {
+        this.log.error({ err: error }, "map function threw; event dropped");
+        return;
+      }
+      if (Array.isArray(mapped)) {
+        for (const request of mapped) this.enqueue(request, priority);
+      } else {
+        mapped.then(
+          (requests) => {
+            for (const request of requests) this.enqueue(request, priority);
+          },
+          (error: unknown) => this.log.error({ err: error }, "map function failed; event dropped"),
+        );
+      }
+    };
+    return {
+      onAdd: (obj, meta) => {
+        if (passes("create", obj))
+          enqueueMapped(obj, meta.initial ? QueuePriority.Low : QueuePriority.Normal);
+      },
+      onUpdate: (oldObj, newObj, meta) => {
+        if (!passes("update", newObj, oldObj)) return;
+        const priority = meta.initial ? QueuePriority.Low : QueuePriority.Normal;
+        enqueueMapped(newObj, priority);
+        // The old object may map elsewhere (an owner or label changed): reconcile that target too.
+        if (oldObj !== newObj) enqueueMapped(oldObj, priority);
+      },
+      onDelete: (obj) => {
+        if (passes("delete", obj)) enqueueMapped(obj, QueuePriority.Normal);
+      },
+    };
+  }
+
+  private async worker(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        await this.process(key);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private async process(key: string): Promise<void> {
+    const request = parseObjectKey(key);
+    const reconcileID = randomUUID();
+    const log = this.log.child({
+      ...(request.namespace ? { namespace: request.namespace } : {}),
+      name: request.name,
+      reconcileID,
+    });
+    const abort = new AbortController();
+    this.inFlight.set(key, abort);
+    const metrics = this.host.metrics;
+    const labels = { controller: this.name };
+    metrics.activeWorkers.inc(labels);
+    const started = performance.now();
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const context: ReconcileContext = {
+        controller: this.name,
+        reconcileID,
+        log,
+        signal: abort.signal,
+        client: this.host.client,
+        cache: this.host.cache,
+        recorder: this.recorder,
+      };
+      const running = Promise.resolve().then(() => this.reconciler(request, context));
+      if (this.timeoutMs !== undefined) {
+        const timeoutMs = this.timeoutMs;
+        timer = setTimeout(() => {
+          timedOut = true;
+          abort.abort(new ReconcileTimeoutError(key, timeoutMs));
+        }, timeoutMs);
+      }
+      // The key stays held until the reconcile really returns, even after a timeout: two reconciles
+      // of one object must never overlap. The aborted signal tells it to stop.
+      const result = await running;
+      if (timedOut) throw new ReconcileTimeoutError(key, this.timeoutMs ?? 0);
+      this.onSuccess(key, result ?? undefined, log);
+    } catch (error) {
+      this.onError(key, error, timedOut, log);
+    } finally {
+      if (timer) clearTimeout(timer);
+      this.inFlight.delete(key);
+      metrics.activeWorkers.dec(labels);
+      metrics.reconcileTime.observe(labels, (performance.now() - started) / 1000);
+    }
+  }
+
+  private onSuccess(key: string, result: ReconcileResult | undefined, log: RuntimeLogger): void {
+    const metrics = this.host.metrics.reconcileTotal;
+    if (result?.requeueAfter !== undefined && result.requeueAfter > 0) {
+      this.queue.forget(key);
+      this.queue.add(key, { after: result.requeueAfter });
+      metrics.inc({ controller: this.name, result: "requeue_after" });
+      log.debug({ requeueAfterMs: result.requeueAfter }, "reconciled; requeue scheduled");
+      return;
+    }
+    if (result?.requeue) {
+      this.queue.add(key, { rateLimited: true });
+      metrics.inc({ controller: this.name, result: "requeue" });
+      log.debug("reconciled; requeue requested");
+      return;
+    }
+    this.queue.forget(key);
+    metrics.inc({ controller: this.name, result: "success" });
+    log.debug("reconciled");
+  }
+
+  private onError(key: string, error: unknown, timedOut: boolean, log: RuntimeLogger): void {
+    const metrics = this.host.metrics;
+    const labels = { controller: this.name };
+    metrics.reconcileTotal.inc({ controller: this.name, result: "error" });
+    metrics.reconcileErrors.inc(labels);
+    if (error instanceof TerminalError) {
+      metrics.terminalReconcileErrors.inc(labels);
+      this.queue.forget(key);
+      log.error({ err: error }, "reconcile failed with a terminal error; not retrying");
+      return;
+    }
+    if (timedOut || error instanceof ReconcileTimeoutError) metrics.reconcileTimeouts.inc(labels);
+    const retryAfterMs =
+      error instanceof TooManyRequestsError && error.retryAfterSeconds !== undefined
+        ? error.retryAfterSeconds * 1000
+        : 0;
+    this.queue.add(key, { rateLimited: true, after: retryAfterMs });
+    log.error(
+      { err: error, retries: this.queue.numRequeues(key) },
+      "reconcile failed; retrying with backoff",
+    );
+  }
+}
+
+function keyOf(obj: KubernetesObject): ReconcileRequest {
+  const name = obj.metadata?.name ?? "";
+  const namespace = obj.metadata?.namespace;
+  return namespace ? { namespace, name } : { name };
+}
+
+interface WatchSpec {
+  resource: ResourceDescriptor;
+  cache: KindCacheOptions<KubernetesObject> | undefined;
+  attach: (controller: Controller, predicates: Predicate[]) => InformerHandler<KubernetesObject>;
+  predicates: Predicate[];
+}
+
+/** Options of {@link ControllerBuilder.for}, `owns` and `watches`. */
+export interface SourceOptions<T extends KubernetesObject> {
+  /** Predicates for this source only. */
+  predicates?: Predicate<T>[];
+  /** Scope/transform of the shared informer, if this call creates it. */
+  cache?: KindCacheOptions<T>;
+}
+
+/**
+ * Builds a controller, controller-runtime style: `for` the primary kind, `owns` kinds it creates (mapped
+ * through controller owner references), `watches` other kinds through map functions, predicates,
+ * options, then `complete` with the reconciler. The manager's `--watch-filter` applies to the primary
+ * kind automatically (CAPI's multi-tenancy contract).
+ *
+ * @example
+ * ```ts
+ * manager
+ *   .controller("foomachinepool")
+ *   .for(FooMachinePoolResource, { predicates: [generationChanged()] })
+ *   .owns(SecretResource)
+ *   .watches(MachinePoolResource, (pool) => [{ namespace: pool.metadata!.namespace, name: pool.spec.template.spec.infrastructureRef.name }])
+ *   .withEventFilter(notPaused())
+ *   .withOptions({ maxConcurrentReconciles: 4, reconcileTimeoutMs: 60_000 })
+ *   .complete(async (request, { cache, client, log }) => {
+ *     const pool = await cache.get(FooMachinePoolResource, request);
+ *     if (!pool) return;
+ *     // … converge, then:
+ *     return { requeueAfter: 30_000 };
+ *   });
+ * ```
+ */
+export class ControllerBuilder {
+  private readonly host: ControllerHost;
+  private readonly name: string;
+  private primary: WatchSpec | undefined;
+  private readonly secondary: WatchSpec[] = [];
+  private readonly filters: Predicate[] = [];
+  private options: ControllerOptions = {};
+
+  /** Starts a builder; use `manager.controller(name)`. */
+  constructor(host: ControllerHost, name: string) {
+    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name)) {
+      throw new TypeError(
+        `controller name "${name}" must be lower-case letters, digits, "-" or "." (it becomes a metrics label and the field manager)`,
+      );
+    }
+    this.host = host;
+    this.name = name;
+  }
+
+  /** The primary kind: its keys are what the reconciler receives. Exactly one call is required. */
+  for<T extends KubernetesObject>(
+    resource: ResourceDescriptor<T>,
+    options: SourceOptions<T> = {},
+  ): this {
+    if (this.primary) {
+      throw new Error(
+        `controller ${this.name}: for() was already called with ${this.primary.resource.kind}; a controller has one primary kind`,
+      );
+    }
+    this.primary = {
+      resource,
+      cache: options.cache as KindCacheOptions<KubernetesObject> | undefined,
+      predicates: [
+        hasWatchFilterLabel(this.host.controllerDefaults.watchFilterValue),
+        ...((options.predicates ?? []) as Predicate[]),
+      ],
+      attach: (controller, predicates) => controller.forHandler(predicates),
+    };
+    return this;
+  }
+
+  /** A kind the primary objects own: events map to the controlling owner of the primary kind. */
+  owns<T extends KubernetesObject>(
+    resource: ResourceDescriptor<T>,
+    options: SourceOptions<T> = {},
+  ): this {
+    this.secondary.push({
+      resource,
+      cache: options.cache as KindCacheOptions<KubernetesObject> | undefined,
+      predicates: (options.predicates ?? []) as Predicate[],
+      attach: (controller, predicates) => controller.ownsHandler(predicates),
+    });
+    return this;
+  }
+
+  /** Another kind whose events map to primary keys through `map`. */
+  watches<T extends KubernetesObject>(
+    resource: ResourceDescriptor<T>,
+    map: MapFunc<T>,
+    options: SourceOptions<T> = {},
+  ): this {
+    this.secondary.push({
+      resource,
+      cache: options.cache as KindCacheOptions<KubernetesObject> | undefined,
+      predicates: (options.predicates ?? []) as Predicate[],
+      attach: (controller, predicates) =>
+        controller.mapHandler(map as MapFunc<KubernetesObject>, predicates),
+    });
+    return this;
+  }
+
+  /** Predicates applied to every source of this controller (as `WithEventFilter`). */
+  withEventFilter(...predicates: Predicate[]): this {
+    this.filters.push(...predicates);
+    return this;
+  }
+
+  /** Concurrency, reconcile timeout, rate limiter. */
+  withOptions(options: ControllerOptions): this {
+    this.options = { ...this.options, ...options };
+    return this;
+  }
+
+  /** Builds the controller, wires its informers and registers it with the manager. */
+  complete(reconciler: Reconciler): Controller {
+    if (!this.primary) {
+      throw new Error(`controller ${this.name}: call for(resource) before complete()`);
+    }
+    if (typeof reconciler !== "function") {
+      throw new TypeError(`controller ${this.name}: complete() needs the reconcile function`);
+    }
+    const controller = new Controller(
+      this.host,
+      this.name,
+      this.primary.resource,
+      reconciler,
+      this.options,
+    );
+    for (const spec of [this.primary, ...this.secondary]) {
+      const informer = this.host.cache.informerFor(spec.resource, spec.cache);
+      informer.addEventHandler(spec.attach(controller, [...spec.predicates, ...this.filters]));
+    }
+    this.host.register(controller);
+    return controller;
+  }
+}

@@ -1,0 +1,236 @@
+import { KubeConfig } from "@kubernetes/client-node";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import type { LevelWithSilent } from "pino";
+import type { ManagerOptions } from "./manager.js";
+
+/** The standard flags of a provider binary, parsed. Durations are in milliseconds. */
+export interface ManagerFlags {
+  /** `--kubeconfig`: path; absent means in-cluster or `$KUBECONFIG` / `~/.kube/config`. */
+  kubeconfig?: string;
+  /** `--namespace`: watch only this namespace. */
+  namespace?: string;
+  /** `--watch-filter`: only objects labelled `cluster.x-k8s.io/watch-filter=<value>`. */
+  watchFilter?: string;
+  /** `--leader-elect`. */
+  leaderElect: boolean;
+  /** `--leader-election-namespace`. */
+  leaderElectionNamespace?: string;
+  /** `--leader-election-id`: the Lease name. */
+  leaderElectionId?: string;
+  /** `--leader-elect-lease-duration` (default 15s). */
+  leaseDurationMs: number;
+  /** `--leader-elect-renew-deadline` (default 10s). */
+  renewDeadlineMs: number;
+  /** `--leader-elect-retry-period` (default 2s). */
+  retryPeriodMs: number;
+  /** `--metrics-bind-address` (default `:8080`; `0` disables). */
+  metricsBindAddress: string;
+  /** `--health-probe-bind-address` (default `:9440`, as CAPI providers). */
+  healthProbeBindAddress: string;
+  /** `--concurrency`: workers per controller (default 10). */
+  concurrency: number;
+  /** `--sync-period` (default 10m). */
+  syncPeriodMs: number;
+  /** `--graceful-shutdown-timeout` (default 30s). */
+  gracefulShutdownTimeoutMs: number;
+  /** `--log-level` (default info). */
+  logLevel: LevelWithSilent;
+  /** `--log-format`: json or text (default json). */
+  logFormat: "json" | "text";
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * Parses a Go-style duration (`500ms`, `15s`, `10m`, `1h30m`, `1.5h`) into milliseconds. A bare number
+ * is rejected: a unit is always required, as in Go flags.
+ *
+ * @example
+ * ```ts
+ * parseDuration("1m30s"); // 90000
+ * ```
+ */
+export function parseDuration(text: string): number {
+  const trimmed = text.trim();
+  if (trimmed === "0") return 0;
+  const part = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
+  let total = 0;
+  let consumed = 0;
+  for (let match = part.exec(trimmed); match; match = part.exec(trimmed)) {
+    total += Number(match[1]) * (UNITS[match[2] as string] ?? 0);
+    consumed = part.lastIndex;
+  }
+  if (consumed === 0 || consumed !== trimmed.length) {
+    throw new InvalidArgumentError(
+      `"${text}" is not a duration; write it like 500ms, 15s, 10m or 1h30m`,
+    );
+  }
+  return total;
+}
+
+function positiveInteger(text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) {
+    throw new InvalidArgumentError(`"${text}" is not a positive whole number`);
+  }
+  return value;
+}
+
+function bindAddress(text: string): string {
+  if (text !== "0" && !/^.*:\d+$/.test(text)) {
+    throw new InvalidArgumentError(`"${text}" must be host:port, :port, or 0 to disable`);
+  }
+  return text;
+}
+
+/** Builds the commander program with every standard flag (add your own options to it before parsing). */
+export function managerFlagsCommand(name = "manager"): Command {
+  return new Command(name)
+    .exitOverride()
+    .configureOutput({ writeErr: () => {}, writeOut: () => {} })
+    .option("--kubeconfig <path>", "path to a kubeconfig; default in-cluster or $KUBECONFIG")
+    .option("--namespace <namespace>", "watch and reconcile only this namespace")
+    .option(
+      "--watch-filter <value>",
+      "reconcile only objects labelled cluster.x-k8s.io/watch-filter=<value>",
+    )
+    .option("--leader-elect", "enable leader election (one active replica)", false)
+    .option("--leader-election-namespace <namespace>", "namespace of the leader election Lease")
+    .option("--leader-election-id <name>", "name of the leader election Lease")
+    .addOption(
+      new Option("--leader-elect-lease-duration <duration>", "lease duration")
+        .default(15_000, "15s")
+        .argParser(parseDuration),
+    )
+    .addOption(
+      new Option("--leader-elect-renew-deadline <duration>", "renew deadline")
+        .default(10_000, "10s")
+        .argParser(parseDuration),
+    )
+    .addOption(
+      new Option("--leader-elect-retry-period <duration>", "retry period")
+        .default(2_000, "2s")
+        .argParser(parseDuration),
+    )
+    .addOption(
+      new Option("--metrics-bind-address <address>", "metrics endpoint address; 0 disables")
+        .default(":8080")
+        .argParser(bindAddress),
+    )
+    .addOption(
+      new Option("--health-probe-bind-address <address>", "health probe address; 0 disables")
+        .default(":9440")
+        .argParser(bindAddress),
+    )
+    .addOption(
+      new Option("--concurrency <n>", "reconciles in parallel per controller")
+        .default(10)
+        .argParser(positiveInteger),
+    )
+    .addOption(
+      new Option("--sync-period <duration>", "how often every watched object is reconciled again")
+        .default(600_000, "10m")
+        .argParser(parseDuration),
+    )
+    .addOption(
+      new Option(
+        "--graceful-shutdown-timeout <duration>",
+        "how long in-flight work may take on shutdown",
+      )
+        .default(30_000, "30s")
+        .argParser(parseDuration),
+    )
+    .addOption(
+      new Option("--log-level <level>", "log level")
+        .choices(["trace", "debug", "info", "warn", "error", "fatal", "silent"])
+        .default("info"),
+    )
+    .addOption(
+      new Option("--log-format <format>", "log format").choices(["json", "text"]).default("json"),
+    );
+}
+
+/**
+ * Parses the standard flags. `argv` is the user arguments (`process.argv.slice(2)`). Throws an `Error`
+ * whose message names the bad flag and what is expected; `--help` throws with the usage text.
+ *
+ * @example
+ * ```ts
+ * const flags = parseManagerFlags(process.argv.slice(2));
+ * const manager = new Manager({ ...managerOptionsFromFlags(flags), name: "foo-provider" });
+ * ```
+ */
+export function parseManagerFlags(
+  argv: readonly string[],
+  command = managerFlagsCommand(),
+): ManagerFlags {
+  try {
+    command.parse([...argv], { from: "user" });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === "commander.helpDisplayed" || error.code === "commander.help") {
+        throw new Error(command.helpInformation());
+      }
+      throw new Error(`${error.message.replace(/^error: /, "")} (see --help)`);
+    }
+    throw error;
+  }
+  const o = command.opts();
+  if (o.leaderElect && !o.leaderElectionNamespace && !process.env.POD_NAMESPACE) {
+    throw new Error(
+      "--leader-elect needs --leader-election-namespace (or the POD_NAMESPACE environment variable)",
+    );
+  }
+  const flags: ManagerFlags = {
+    leaderElect: Boolean(o.leaderElect),
+    leaseDurationMs: o.leaderElectLeaseDuration,
+    renewDeadlineMs: o.leaderElectRenewDeadline,
+    retryPeriodMs: o.leaderElectRetryPeriod,
+    metricsBindAddress: o.metricsBindAddress,
+    healthProbeBindAddress: o.healthProbeBindAddress,
+    concurrency: o.concurrency,
+    syncPeriodMs: o.syncPeriod,
+    gracefulShutdownTimeoutMs: o.gracefulShutdownTimeout,
+    logLevel: o.logLevel,
+    logFormat: o.logFormat,
+  };
+  if (o.kubeconfig) flags.kubeconfig = o.kubeconfig;
+  if (o.namespace) flags.namespace = o.namespace;
+  if (o.watchFilter) flags.watchFilter = o.watchFilter;
+  const leaseNamespace = o.leaderElectionNamespace ?? process.env.POD_NAMESPACE;
+  if (leaseNamespace) flags.leaderElectionNamespace = leaseNamespace;
+  if (o.leaderElectionId) flags.leaderElectionId = o.leaderElectionId;
+  return flags;
+}
+
+/**
+ * Turns parsed flags into {@link ManagerOptions}, loading the kubeconfig (`--kubeconfig`, else the
+ * default chain: `$KUBECONFIG`, `~/.kube/config`, in-cluster).
+ */
+export function managerOptionsFromFlags(flags: ManagerFlags): ManagerOptions {
+  const kubeConfig = new KubeConfig();
+  if (flags.kubeconfig) kubeConfig.loadFromFile(flags.kubeconfig);
+  else kubeConfig.loadFromDefault();
+  const options: ManagerOptions = {
+    kubeConfig,
+    metricsBindAddress: flags.metricsBindAddress,
+    healthProbeBindAddress: flags.healthProbeBindAddress,
+    maxConcurrentReconciles: flags.concurrency,
+    syncPeriodMs: flags.syncPeriodMs,
+    gracefulShutdownTimeoutMs: flags.gracefulShutdownTimeoutMs,
+    logger: { level: flags.logLevel, format: flags.logFormat },
+    handleSignals: true,
+  };
+  if (flags.namespace) options.namespace = flags.namespace;
+  if (flags.watchFilter) options.watchFilterValue = flags.watchFilter;
+  if (flags.leaderElect) {
+    options.leaderElection = {
+      namespace: flags.leaderElectionNamespace ?? "default",
+      leaseDurationMs: flags.leaseDurationMs,
+      renewDeadlineMs: flags.renewDeadlineMs,
+      retryPeriodMs: flags.retryPeriodMs,
+    };
+    if (flags.leaderElectionId) options.leaderElection.name = flags.leaderElectionId;
+  }
+  return options;
+}

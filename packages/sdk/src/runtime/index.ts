@@ -1,0 +1,143 @@
+export {
+  InformerCache,
+  type InformerCacheOptions,
+  type KindCacheOptions,
+  type SharedInformerDefaults,
+} from "./cache.js";
+export {
+  type ApplyOptions,
+  type DeleteOptions,
+  type HttpVerb,
+  type JsonPatchOperation,
+  KubeClient,
+  type KubeClientOptions,
+  type ListOptions,
+  type ObjectList,
+  resourcePath,
+  type WatchEvent,
+  type WatchOptions,
+  type WriteKind,
+  type WriteListener,
+  type WriteOptions,
+} from "./client.js";
+export { type Clock, ManualClock, systemClock } from "./clock.js";
+export {
+  Controller,
+  ControllerBuilder,
+  type ControllerHost,
+  type ControllerOptions,
+  type MapFunc,
+  type ReconcileContext,
+  type ReconcileRequest,
+  type ReconcileResult,
+  type Reconciler,
+  type SourceOptions,
+} from "./controller.js";
+export {
+  AlreadyExistsError,
+  ApiError,
+  type ApiStatus,
+  BadRequestError,
+  ConflictError,
+  ConnectionError,
+  errorFromStatus,
+  ForbiddenError,
+  GoneError,
+  InvalidError,
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  NotFoundError,
+  ReconcileTimeoutError,
+  type RequestInfo,
+  ServerError,
+  type StatusCause,
+  TerminalError,
+  TimeoutError,
+  TooManyRequestsError,
+  UnauthorizedError,
+} from "./errors.js";
+export { EventRecorder, type EventRecorderOptions, type EventType } from "./events.js";
+export {
+  type ManagerFlags,
+  managerFlagsCommand,
+  managerOptionsFromFlags,
+  parseDuration,
+  parseManagerFlags,
+} from "./flags.js";
+export {
+  type BackoffOptions,
+  CLUSTER_NAME_INDEX,
+  CLUSTER_NAME_LABEL,
+  compareResourceVersions,
+  dropManagedFields,
+  type IndexFunc,
+  Informer,
+  type InformerEventMeta,
+  type InformerHandler,
+  type InformerMetrics,
+  type InformerOptions,
+  indexByClusterName,
+  indexByOwnerUID,
+  OWNER_UID_INDEX,
+} from "./informer.js";
+export { type LabelSelector, parseLabelSelector } from "./labels.js";
+export { type LeaderElectionOptions, LeaderElector } from "./leaderelection.js";
+export { createLogger, type LoggerOptions, type RuntimeLogger, silentLogger } from "./logging.js";
+export {
+  type HealthCheck,
+  Manager,
+  type ManagerLeaderElectionOptions,
+  type ManagerOptions,
+} from "./manager.js";
+export { RuntimeMetrics } from "./metrics.js";
+export { kubeClientPatchTransport } from "./patch-transport.js";
+export {
+  allPredicates,
+  anyPredicate,
+  evaluatePredicate,
+  generationChanged,
+  hasWatchFilterLabel,
+  labelSelectorMatches,
+  labelsChanged,
+  negatePredicate,
+  notPaused,
+  PAUSED_ANNOTATION,
+  type Predicate,
+  predicateFor,
+  resourceVersionChanged,
+  WATCH_FILTER_LABEL,
+} from "./predicates.js";
+export {
+  type AddOptions,
+  QueuePriority,
+  WorkQueue,
+  type WorkQueueMetrics,
+  type WorkQueueOptions,
+} from "./queue.js";
+export {
+  type ControllerRateLimiterOptions,
+  defaultControllerRateLimiter,
+  type ExponentialFailureOptions,
+  ExponentialFailureRateLimiter,
+  MaxOfRateLimiter,
+  type RateLimiter,
+  type TokenBucketOptions,
+  TokenBucketRateLimiter,
+} from "./ratelimiter.js";
+export {
+  apiVersionOf,
+  ConfigMapResource,
+  EventResource,
+  keyOfObject,
+  LeaseResource,
+  NamespaceResource,
+  NodeResource,
+  type ObjectKey,
+  type ObjectOf,
+  objectKeyString,
+  parseObjectKey,
+  type ResourceDescriptor,
+  resourceId,
+  SecretResource,
+} from "./resource.js";

@@ -1,0 +1,629 @@
+import type { KubernetesObject } from "@kubernetes/client-node";
+import type { KubeClient } from "./client.js";
+import { GoneError } from "./errors.js";
+import { type LabelSelector, parseLabelSelector } from "./labels.js";
+import { type RuntimeLogger, silentLogger } from "./logging.js";
+import {
+  type ObjectKey,
+  objectKeyString,
+  type ResourceDescriptor,
+  resourceId,
+} from "./resource.js";
+
+/** Extra facts passed to informer handlers. */
+export interface InformerEventMeta {
+  /**
+   * True for events of the initial list and of periodic resyncs: nothing changed, the object is just
+   * being (re)announced. Controllers enqueue these at low priority.
+   */
+  initial: boolean;
+}
+
+/** Callbacks of an informer. Exceptions thrown by a handler are logged and never stop the informer. */
+export interface InformerHandler<T> {
+  /** An object appeared (or was listed). */
+  onAdd?(obj: T, meta: InformerEventMeta): void;
+  /** An object changed; `oldObj` is the cached state before the change. */
+  onUpdate?(oldObj: T, newObj: T, meta: InformerEventMeta): void;
+  /**
+   * An object went away. `finalStateUnknown` is true when the deletion was inferred from a relist
+   * (the watch missed it), in which case `obj` is the last state the cache saw.
+   */
+  onDelete?(obj: T, meta: { finalStateUnknown: boolean }): void;
+}
+
+/** Computes the values an object is indexed under (e.g. its owner UIDs). */
+export type IndexFunc<T> = (obj: T) => readonly string[];
+
+/** Index of objects by the UIDs of their owners. */
+export const OWNER_UID_INDEX = "ownerUID";
+/** Index of objects by their `cluster.x-k8s.io/cluster-name` label. */
+export const CLUSTER_NAME_INDEX = "clusterName";
+/** The CAPI label naming the cluster an object belongs to. */
+export const CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name";
+
+/** Index function: owner UIDs. */
+export const indexByOwnerUID: IndexFunc<KubernetesObject> = (obj) =>
+  (obj.metadata?.ownerReferences ?? []).map((ref) => ref.uid);
+
+/** Index function: `namespace/cluster-name` from the `cluster.x-k8s.io/cluster-name` label. */
+export const indexByClusterName: IndexFunc<KubernetesObject> = (obj) => {
+  const name = obj.metadata?.labels?.[CLUSTER_NAME_LABEL];
+  return name ? [objectKeyString({ namespace: obj.metadata?.namespace ?? "", name })] : [];
+};
+
+/** Default transform: drops `metadata.managedFields`, which can be half of an object's size. */
+export function dropManagedFields<T extends KubernetesObject>(obj: T): T {
+  if (obj.metadata?.managedFields === undefined) return obj;
+  const { managedFields: _dropped, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
+}
+
+/** Backoff settings of informer restarts. */
+export interface BackoffOptions {
+  /** First delay, ms. Default 800 (as kube-rs). */
+  initialMs?: number;
+  /** Cap, ms. Default 30,000. */
+  maxMs?: number;
+  /** Random spread as a fraction of the delay. Default 0.2. */
+  jitter?: number;
+}
+
+/** Hooks for informer metrics. */
+export interface InformerMetrics {
+  /** A list was sent. */
+  listed(resource: string): void;
+  /** The watch restarted; `reason` is `gone`, `error`, `stale` or `closed`. */
+  restarted(resource: string, reason: string): void;
+}
+
+/** Options of {@link Informer}. */
+export interface InformerOptions<T extends KubernetesObject> {
+  /** Client used to list and watch. */
+  client: KubeClient;
+  /** The kind to watch. */
+  resource: ResourceDescriptor<T>;
+  /** Watch one namespace only (namespaced kinds). */
+  namespace?: string;
+  /** Server-side label selector. */
+  labelSelector?: string;
+  /** Server-side field selector. */
+  fieldSelector?: string;
+  /** Applied to every object before it is cached; default {@link dropManagedFields}. */
+  transform?: (obj: T) => T;
+  /** Re-announce every cached object this often (ms) as low-priority updates; 0 (default) = never. */
+  resyncPeriodMs?: number;
+  /** List page size. Default 500. */
+  pageSize?: number;
+  /** Server-side watch timeout, in s; default random in [300, 600) as client-go, to spread reconnects. */
+  watchTimeoutSeconds?: number;
+  /** Restart a watch that delivered nothing (not even a bookmark) for this long, ms. Default: timeout + 60 s. */
+  staleWatchTimeoutMs?: number;
+  /** Restart backoff. */
+  backoff?: BackoffOptions;
+  /** Logger. */
+  logger?: RuntimeLogger;
+  /** Metrics hooks. */
+  metrics?: InformerMetrics;
+}
+
+/** Compares two resourceVersions if both are integers (as etcd's); `undefined` if they cannot be ordered. */
+export function compareResourceVersions(a: string, b: string): number | undefined {
+  if (!/^\d+$/.test(a) || !/^\d+$/.test(b)) return undefined;
+  if (a.length !== b.length) return a.length < b.length ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+interface VersionWaiter {
+  satisfied(): boolean;
+  resolve(ok: boolean): void;
+  timer: NodeJS.Timeout;
+}
+
+interface Index<T> {
+  fn: IndexFunc<T>;
+  values: Map<string, Set<string>>;
+}
+
+/**
+ * A shared informer: lists, then watches one kind, and keeps a local cache of it.
+ *
+ * - bookmarks are requested; a `410 Gone` relists and emits deletes for objects that vanished;
+ * - **every** other failure restarts the watch with capped exponential backoff: it never stops by
+ *   itself and never exits the process;
+ * - a watchdog restarts a watch that stayed quiet past its timeout;
+ * - update handlers receive the old and new object; indexers answer "objects owned by X" or
+ *   "objects of cluster Y" without scanning.
+ *
+ * @example
+ * ```ts
+ * const informer = new Informer({ client, resource: SecretResource, namespace: "default" });
+ * informer.addEventHandler({ onUpdate: (oldObj, newObj) => console.log(oldObj.data, newObj.data) });
+ * informer.start();
+ * await informer.waitForSync();
+ * informer.get({ namespace: "default", name: "x" });
+ * await informer.stop();
+ * ```
+ */
+export class Informer<T extends KubernetesObject> {
+  /** The kind this informer watches. */
+  readonly resource: ResourceDescriptor<T>;
+  private readonly client: KubeClient;
+  private readonly options: InformerOptions<T>;
+  private readonly transform: (obj: T) => T;
+  private readonly log: RuntimeLogger;
+  private readonly store = new Map<string, T>();
+  private readonly handlers = new Set<InformerHandler<T>>();
+  private readonly indexes = new Map<string, Index<T>>();
+  private readonly selector: LabelSelector | undefined;
+  private versionWaiters = new Set<VersionWaiter>();
+  private syncWaiters: Array<() => void> = [];
+  private lastRV: string | undefined;
+  private synced = false;
+  private running = false;
+  private stopController = new AbortController();
+  private loop: Promise<void> | undefined;
+  private resyncTimer: NodeJS.Timeout | undefined;
+  private readonly id: string;
+  /** Counters, for tests and debugging. */
+  readonly stats = { lists: 0, watches: 0, restarts: 0, relists: 0, events: 0 };
+
+  /** Creates a stopped informer; call {@link Informer.start}. */
+  constructor(options: InformerOptions<T>) {
+    if (options.namespace && !options.resource.namespaced) {
+      throw new TypeError(
+        `${options.resource.kind} is cluster-scoped: an informer for it cannot be limited to namespace "${options.namespace}"`,
+      );
+    }
+    this.options = options;
+    this.client = options.client;
+    this.resource = options.resource;
+    this.transform = options.transform ?? dropManagedFields;
+    this.log = (options.logger ?? silentLogger()).child({ informer: options.resource.kind });
+    this.selector = options.labelSelector ? parseLabelSelector(options.labelSelector) : undefined;
+    this.id = resourceId(options.resource);
+    this.addIndexer(OWNER_UID_INDEX, indexByOwnerUID as IndexFunc<T>);
+    this.addIndexer(CLUSTER_NAME_INDEX, indexByClusterName as IndexFunc<T>);
+  }
+
+  /** Starts listing and watching in the background. Calling it twice does nothing. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.stopController = new AbortController();
+    this.loop = this.run();
+    const resync = this.options.resyncPeriodMs ?? 0;
+    if (resync > 0) {
+      this.resyncTimer = setInterval(() => this.resync(), resync);
+      this.resyncTimer.unref();
+    }
+  }
+
+  /** Stops the informer and closes its watch; resolves once the background loop has ended. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    this.stopController.abort(new Error("informer stopped"));
+    await this.loop;
+    for (const waiter of this.versionWaiters) {
+      clearTimeout(waiter.timer);
+      waiter.resolve(false);
+    }
+    this.versionWaiters.clear();
+  }
+
+  /** True once the first list has been cached. */
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Resolves once the first list has been cached; rejects after `timeoutMs` (default 120 s). */
+  waitForSync(timeoutMs = 120_000): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(
+          new Error(
+            `informer for ${this.id} did not sync within ${timeoutMs} ms; check that the kind is served and RBAC allows list and watch`,
+          ),
+        );
+      }, timeoutMs);
+      timer.unref();
+      this.syncWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /**
+   * Adds handlers. If the cache already holds objects they are replayed as initial adds, so a late
+   * handler sees the same world as an early one. Returns a function removing the handlers.
+   */
+  addEventHandler(handler: InformerHandler<T>): () => void {
+    this.handlers.add(handler);
+    if (this.synced && handler.onAdd) {
+      for (const obj of this.store.values())
+        this.call(() => handler.onAdd?.(obj, { initial: true }));
+    }
+    return () => this.handlers.delete(handler);
+  }
+
+  /** Adds an index; existing objects are indexed at once. */
+  addIndexer(name: string, fn: IndexFunc<T>): void {
+    if (this.indexes.has(name)) {
+      throw new Error(`informer for ${this.id}: an index named "${name}" already exists`);
+    }
+    const index: Index<T> = { fn, values: new Map() };
+    this.indexes.set(name, index);
+    for (const [key, obj] of this.store) this.indexAdd(index, key, obj);
+  }
+
+  /** Objects whose index `name` contains `value`. */
+  byIndex(name: string, value: string): T[] {
+    const index = this.indexes.get(name);
+    if (!index) {
+      throw new Error(
+        `informer for ${this.id}: no index named "${name}"; add it with addIndexer(name, fn) first`,
+      );
+    }
+    const keys = index.values.get(value);
+    if (!keys) return [];
+    const result: T[] = [];
+    for (const key of keys) {
+      const obj = this.store.get(key);
+      if (obj) result.push(obj);
+    }
+    return result;
+  }
+
+  /** The cached object, or `undefined`. */
+  get(key: ObjectKey | string): T | undefined {
+    return this.store.get(typeof key === "string" ? key : objectKeyString(key));
+  }
+
+  /** Cached objects, optionally filtered by namespace and label selector. */
+  list(filter: { namespace?: string; labelSelector?: string } = {}): T[] {
+    const selector = filter.labelSelector ? parseLabelSelector(filter.labelSelector) : undefined;
+    const result: T[] = [];
+    for (const obj of this.store.values()) {
+      if (filter.namespace !== undefined && obj.metadata?.namespace !== filter.namespace) continue;
+      if (selector && !selector.matches(obj.metadata?.labels)) continue;
+      result.push(obj);
+    }
+    return result;
+  }
+
+  /**
+   * Whether an object with this key and these labels falls inside the informer's namespace and
+   * label-selector scope (i.e. whether the cache would ever hold it).
+   */
+  inScope(key: ObjectKey, labels: Readonly<Record<string, string>> | undefined): boolean {
+    if (this.options.namespace && key.namespace !== this.options.namespace) return false;
+    return this.selector === undefined || this.selector.matches(labels);
+  }
+
+  /** Number of cached objects. */
+  size(): number {
+    return this.store.size;
+  }
+
+  /** The resourceVersion the cache is at (last list, event or bookmark). */
+  lastResourceVersion(): string | undefined {
+    return this.lastRV;
+  }
+
+  /**
+   * Resolves `true` once the cache has seen resourceVersion `rv` for the object at `key` (or anything
+   * later, when versions are ordered integers), `false` after `timeoutMs`. Read-your-own-writes waits
+   * on this after a write.
+   */
+  waitForVersion(key: string, rv: string, timeoutMs: number): Promise<boolean> {
+    const satisfied = () => this.hasSeen(key, rv);
+    if (satisfied()) return Promise.resolve(true);
+    return this.addWaiter(satisfied, timeoutMs);
+  }
+
+  /** Resolves `true` once `key` is gone from the cache or marked for deletion, `false` on timeout. */
+  waitForDeletion(key: string, timeoutMs: number): Promise<boolean> {
+    const satisfied = () => {
+      const obj = this.store.get(key);
+      return obj === undefined || obj.metadata?.deletionTimestamp !== undefined;
+    };
+    if (satisfied()) return Promise.resolve(true);
+    return this.addWaiter(satisfied, timeoutMs);
+  }
+
+  private hasSeen(key: string, rv: string): boolean {
+    if (this.lastRV !== undefined) {
+      const order = compareResourceVersions(this.lastRV, rv);
+      if (order !== undefined) return order >= 0;
+    }
+    const current = this.store.get(key)?.metadata?.resourceVersion;
+    return current === rv;
+  }
+
+  private addWaiter(satisfied: () => boolean, timeoutMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const waiter: VersionWaiter = {
+        satisfied,
+        resolve,
+        timer: setTimeout(() => {
+          this.versionWaiters.delete(waiter);
+          resolve(false);
+        }, timeoutMs),
+      };
+      waiter.timer.unref();
+      this.versionWaiters.add(waiter);
+    });
+  }
+
+  private checkWaiters(): void {
+    if (this.versionWaiters.size === 0) return;
+    for (const waiter of this.versionWaiters) {
+      if (waiter.satisfied()) {
+        clearTimeout(waiter.timer);
+        this.versionWaiters.delete(waiter);
+        waiter.resolve(true);
+      }
+    }
+  }
+
+  private async run(): Promise<void> {
+    let needList = true;
+    let failures = 0;
+    const signal = this.stopController.signal;
+    while (this.running) {
+      try {
+        if (needList) {
+          await this.relist(signal);
+          needList = false;
+        }
+        const outcome = await this.watchOnce(signal);
+        if (!this.running) break;
+        if (outcome.events > 0 || outcome.durationMs > 1000) failures = 0;
+        else failures++;
+        this.stats.restarts++;
+        this.options.metrics?.restarted(this.id, outcome.stale ? "stale" : "closed");
+        if (outcome.stale) {
+          this.log.warn(
+            { quietMs: outcome.durationMs },
+            "watch delivered nothing past its timeout; restarting it",
+          );
+        }
+        // A watch that closes at once again and again must not spin: back off after the first.
+        if (failures > 1) await this.sleep(this.backoffDelay(failures - 1), signal);
+      } catch (error) {
+        if (!this.running) break;
+        this.stats.restarts++;
+        if (error instanceof GoneError) {
+          this.log.info({ resourceVersion: this.lastRV }, "watch window expired (410); relisting");
+          this.options.metrics?.restarted(this.id, "gone");
+          needList = true;
+          failures++;
+          // Relist at once the first time; repeated 410s back off like any error.
+          if (failures > 1) await this.sleep(this.backoffDelay(failures - 1), signal);
+          continue;
+        }
+        failures++;
+        const delay = this.backoffDelay(failures);
+        this.options.metrics?.restarted(this.id, "error");
+        this.log.warn(
+          { err: error, retryInMs: Math.round(delay), phase: needList ? "list" : "watch" },
+          "list/watch failed; retrying with backoff",
+        );
+        await this.sleep(delay, signal);
+      }
+    }
+  }
+
+  private backoffDelay(failures: number): number {
+    const initial = this.options.backoff?.initialMs ?? 800;
+    const max = this.options.backoff?.maxMs ?? 30_000;
+    const jitter = this.options.backoff?.jitter ?? 0.2;
+    const base = Math.min(max, initial * 2 ** Math.max(0, failures - 1));
+    return base * (1 + jitter * (Math.random() * 2 - 1));
+  }
+
+  private sleep(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal.aborted) return resolve();
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      }
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  private async relist(signal: AbortSignal): Promise<void> {
+    const listOptions: Parameters<KubeClient["listAll"]>[1] = {
+      limit: this.options.pageSize ?? 500,
+    };
+    if (this.options.namespace) listOptions.namespace = this.options.namespace;
+    if (this.options.labelSelector) listOptions.labelSelector = this.options.labelSelector;
+    if (this.options.fieldSelector) listOptions.fieldSelector = this.options.fieldSelector;
+    this.stats.lists++;
+    this.options.metrics?.listed(this.id);
+    const list = await this.client.listAll(this.resource, listOptions);
+    if (signal.aborted) return;
+    const fresh = new Map<string, T>();
+    for (const item of list.items) {
+      const obj = this.transform(item);
+      fresh.set(this.keyOf(obj), obj);
+    }
+    if (!this.synced) {
+      for (const [key, obj] of fresh) {
+        this.put(key, obj);
+        this.emitAdd(obj, true);
+      }
+    } else {
+      this.stats.relists++;
+      for (const [key, obj] of fresh) {
+        const old = this.store.get(key);
+        this.put(key, obj);
+        if (old === undefined) this.emitAdd(obj, false);
+        else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion)
+          this.emitUpdate(old, obj, false);
+      }
+      for (const [key, old] of [...this.store]) {
+        if (fresh.has(key)) continue;
+        this.remove(key);
+        this.emitDelete(old, true);
+      }
+    }
+    this.lastRV = list.metadata.resourceVersion;
+    this.markSynced();
+    this.checkWaiters();
+  }
+
+  private markSynced(): void {
+    if (this.synced) return;
+    this.synced = true;
+    for (const resolve of this.syncWaiters.splice(0)) resolve();
+  }
+
+  private async watchOnce(
+    stopSignal: AbortSignal,
+  ): Promise<{ events: number; durationMs: number; stale: boolean }> {
+    const timeoutSeconds =
+      this.options.watchTimeoutSeconds ?? Math.floor(300 + Math.random() * 300);
+    const staleMs = this.options.staleWatchTimeoutMs ?? (timeoutSeconds + 60) * 1000;
+    const watchdog = new AbortController();
+    let stale = false;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(() => {
+        stale = true;
+        watchdog.abort(new Error("watch went quiet"));
+      }, staleMs);
+      timer.unref();
+    };
+    const started = performance.now();
+    let events = 0;
+    const options: Parameters<KubeClient["watch"]>[1] = {
+      allowWatchBookmarks: true,
+      timeoutSeconds,
+      signal: AbortSignal.any([stopSignal, watchdog.signal]),
+    };
+    if (this.lastRV !== undefined) options.resourceVersion = this.lastRV;
+    if (this.options.namespace) options.namespace = this.options.namespace;
+    if (this.options.labelSelector) options.labelSelector = this.options.labelSelector;
+    if (this.options.fieldSelector) options.fieldSelector = this.options.fieldSelector;
+    this.stats.watches++;
+    arm();
+    try {
+      for await (const event of this.client.watch(this.resource, options)) {
+        arm();
+        events++;
+        this.stats.events++;
+        this.apply(event.type, event.object);
+      }
+    } catch (error) {
+      if (!(stale || stopSignal.aborted)) throw error;
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
+    return { events, durationMs: performance.now() - started, stale };
+  }
+
+  private apply(type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK", raw: T): void {
+    const rv = raw.metadata?.resourceVersion;
+    if (type === "BOOKMARK") {
+      if (rv) this.lastRV = rv;
+      this.checkWaiters();
+      return;
+    }
+    const obj = this.transform(raw);
+    const key = this.keyOf(obj);
+    // A server-side label selector already filters; this guards against selector drift on relabels.
+    if (type !== "DELETED" && this.selector && !this.selector.matches(obj.metadata?.labels)) {
+      type = "DELETED";
+    }
+    const old = this.store.get(key);
+    if (type === "DELETED") {
+      if (old !== undefined) {
+        this.remove(key);
+        this.emitDelete(obj, false);
+      }
+    } else {
+      this.put(key, obj);
+      if (old === undefined) this.emitAdd(obj, false);
+      else if (old.metadata?.resourceVersion !== rv) this.emitUpdate(old, obj, false);
+    }
+    if (rv) this.lastRV = rv;
+    this.checkWaiters();
+  }
+
+  private resync(): void {
+    if (!this.synced) return;
+    for (const obj of this.store.values()) this.emitUpdate(obj, obj, true);
+  }
+
+  private keyOf(obj: T): string {
+    return objectKeyString({
+      namespace: obj.metadata?.namespace ?? "",
+      name: obj.metadata?.name ?? "",
+    });
+  }
+
+  private put(key: string, obj: T): void {
+    const old = this.store.get(key);
+    if (old !== undefined)
+      for (const index of this.indexes.values()) this.indexRemove(index, key, old);
+    this.store.set(key, obj);
+    for (const index of this.indexes.values()) this.indexAdd(index, key, obj);
+  }
+
+  private remove(key: string): void {
+    const old = this.store.get(key);
+    if (old === undefined) return;
+    for (const index of this.indexes.values()) this.indexRemove(index, key, old);
+    this.store.delete(key);
+  }
+
+  private indexAdd(index: Index<T>, key: string, obj: T): void {
+    for (const value of index.fn(obj)) {
+      let keys = index.values.get(value);
+      if (!keys) {
+        keys = new Set();
+        index.values.set(value, keys);
+      }
+      keys.add(key);
+    }
+  }
+
+  private indexRemove(index: Index<T>, key: string, obj: T): void {
+    for (const value of index.fn(obj)) {
+      const keys = index.values.get(value);
+      keys?.delete(key);
+      if (keys?.size === 0) index.values.delete(value);
+    }
+  }
+
+  private emitAdd(obj: T, initial: boolean): void {
+    for (const handler of this.handlers) this.call(() => handler.onAdd?.(obj, { initial }));
+  }
+
+  private emitUpdate(oldObj: T, newObj: T, initial: boolean): void {
+    for (const handler of this.handlers)
+      this.call(() => handler.onUpdate?.(oldObj, newObj, { initial }));
+  }
+
+  private emitDelete(obj: T, finalStateUnknown: boolean): void {
+    for (const handler of this.handlers)
+      this.call(() => handler.onDelete?.(obj, { finalStateUnknown }));
+  }
+
+  private call(fn: () => void): void {
+    try {
+      fn();
+    } catch (error) {
+      this.log.error({ err: error }, "informer event handler threw; continuing");
+    }
+  }
+}

@@ -1,0 +1,456 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { InformerCache, type SharedInformerDefaults } from "./cache.js";
+import { KubeClient, type KubeClientOptions } from "./client.js";
+import { type Controller, ControllerBuilder, type ControllerHost } from "./controller.js";
+import { EventRecorder } from "./events.js";
+import { LeaderElector } from "./leaderelection.js";
+import { createLogger, type LoggerOptions, type RuntimeLogger } from "./logging.js";
+import { RuntimeMetrics } from "./metrics.js";
+
+/** A named health or readiness check: resolve to pass, throw (or resolve a string) to fail. */
+// biome-ignore lint/suspicious/noConfusingVoidType: lets checks that return nothing type-check.
+export type HealthCheck = () => Promise<undefined | string | void> | undefined | string | void;
+
+/** Leader election settings of a manager. */
+export interface ManagerLeaderElectionOptions {
+  /** Namespace of the Lease. Required when leader election is on. */
+  namespace: string;
+  /** Lease name. Default `<manager name>-leader-election`. */
+  name?: string;
+  /** Identity; default `<hostname>_<random>`. */
+  identity?: string;
+  /** Default 15,000 ms. */
+  leaseDurationMs?: number;
+  /** Default 10,000 ms. */
+  renewDeadlineMs?: number;
+  /** Default 2,000 ms. */
+  retryPeriodMs?: number;
+  /** Clear the holder on shutdown so a standby takes over at once. Default true. */
+  releaseOnCancel?: boolean;
+}
+
+/** Options of {@link Manager}. */
+export interface ManagerOptions {
+  /** Cluster access. */
+  kubeConfig: KubeConfig;
+  /** Manager name: field manager of writes, Event source, Lease name prefix. Default `capi-ts`. */
+  name?: string;
+  /** Watch and reconcile only this namespace (`--namespace`). */
+  namespace?: string;
+  /** Reconcile only objects labelled `cluster.x-k8s.io/watch-filter=<value>` (`--watch-filter`). */
+  watchFilterValue?: string;
+  /** Leader election; off when absent. */
+  leaderElection?: ManagerLeaderElectionOptions;
+  /** `host:port` for `/metrics`; `"0"` or absent disables it. Port 0 picks a free port. */
+  metricsBindAddress?: string;
+  /** `host:port` for `/healthz` and `/readyz`; `"0"` or absent disables it. */
+  healthProbeBindAddress?: string;
+  /** How long shutdown waits for in-flight reconciles, ms. Default 30,000. */
+  gracefulShutdownTimeoutMs?: number;
+  /** Default workers per controller (`--concurrency`). Default 1. */
+  maxConcurrentReconciles?: number;
+  /** Re-announce every cached object this often, ms (`--sync-period`). Default 10 h. */
+  syncPeriodMs?: number;
+  /** How long start() waits for caches to sync, ms. Default 120,000. */
+  cacheSyncTimeoutMs?: number;
+  /** Read-your-own-writes wait bound, ms. Default 10,000. */
+  readYourWritesTimeoutMs?: number;
+  /** Informer tuning (watch timeout, watchdog, backoff); mostly for tests. */
+  informer?: Omit<SharedInformerDefaults, "resyncPeriodMs" | "metrics">;
+  /** Client tuning. */
+  client?: Omit<KubeClientOptions, "fieldManager">;
+  /** Logger, or options to create one. */
+  logger?: RuntimeLogger | LoggerOptions;
+  /** Stop gracefully on SIGTERM and SIGINT. Default false (true in `runManager`). */
+  handleSignals?: boolean;
+  /** Export Node process metrics too. Default false. */
+  processMetrics?: boolean;
+}
+
+function parseBindAddress(value: string, flag: string): { host: string; port: number } | undefined {
+  if (value === "0" || value === "") return undefined;
+  const match = /^(.*):(\d+)$/.exec(value);
+  if (!match) {
+    throw new TypeError(`${flag} "${value}" must be host:port, :port, or 0 to disable`);
+  }
+  const port = Number(match[2]);
+  if (port > 65535) throw new TypeError(`${flag} "${value}": port ${port} is out of range`);
+  return { host: match[1] || "0.0.0.0", port };
+}
+
+function isLogger(value: unknown): value is RuntimeLogger {
+  return typeof (value as RuntimeLogger | undefined)?.child === "function";
+}
+
+/**
+ * Runs controllers: one shared informer per kind, leader election on a Lease (only the leader
+ * reconciles), `/healthz` + `/readyz` (ready once caches synced) and `/metrics` (controller-runtime
+ * names), an Event recorder, structured logs, and graceful shutdown: stop intake, let in-flight
+ * reconciles finish within the deadline, release the lease, close everything so the process can exit
+ * on its own.
+ *
+ * @example
+ * ```ts
+ * const manager = new Manager({
+ *   kubeConfig, name: "foo-provider", handleSignals: true,
+ *   leaderElection: { namespace: "capi-system" },
+ *   metricsBindAddress: ":8080", healthProbeBindAddress: ":8081",
+ * });
+ * manager.controller("foomachinepool").for(FooMachinePoolResource).complete(reconcile);
+ * await manager.start(); // resolves after SIGTERM once everything has stopped
+ * ```
+ */
+export class Manager implements ControllerHost {
+  /** Client whose writes feed the cache's read-your-own-writes. */
+  readonly client: KubeClient;
+  /** Shared informers and cached reads. */
+  readonly cache: InformerCache;
+  /** Prometheus metrics. */
+  readonly metrics: RuntimeMetrics;
+  /** Root logger. */
+  readonly logger: RuntimeLogger;
+  /** Defaults applied by controller builders. */
+  readonly controllerDefaults: { maxConcurrentReconciles: number; watchFilterValue?: string };
+  /** The manager name. */
+  readonly name: string;
+  private readonly options: ManagerOptions;
+  private readonly controllers: Controller[] = [];
+  private readonly recorders = new Map<string, EventRecorder>();
+  private readonly healthChecks = new Map<string, HealthCheck>();
+  private readonly readyChecks = new Map<string, HealthCheck>();
+  private readonly servers: Server[] = [];
+  private elector: LeaderElector | undefined;
+  private readonly stopSignal = new AbortController();
+  private stopping: Promise<void> | undefined;
+  private running: Promise<void> | undefined;
+  private leaderWait: Promise<boolean> | undefined;
+  private controllersStarted = false;
+  private healthAddressInfo: AddressInfo | undefined;
+  private metricsAddressInfo: AddressInfo | undefined;
+  private signalHandler: (() => void) | undefined;
+  private stopError: Error | undefined;
+
+  /** Creates a manager; validates the options (bind addresses, leader election timings). */
+  constructor(options: ManagerOptions) {
+    this.options = options;
+    this.name = options.name ?? "capi-ts";
+    this.logger = isLogger(options.logger) ? options.logger : createLogger(options.logger ?? {});
+    this.metrics = new RuntimeMetrics({ processMetrics: options.processMetrics ?? false });
+    this.client = new KubeClient(options.kubeConfig, {
+      ...options.client,
+      fieldManager: this.name,
+    });
+    const informerDefaults: SharedInformerDefaults = {
+      ...options.informer,
+      resyncPeriodMs: options.syncPeriodMs ?? 10 * 60 * 60 * 1000,
+      metrics: this.metrics.informerMetrics(),
+    };
+    const cacheOptions: ConstructorParameters<typeof InformerCache>[0] = {
+      client: this.client,
+      informerDefaults,
+      logger: this.logger,
+    };
+    if (options.namespace) cacheOptions.namespace = options.namespace;
+    if (options.readYourWritesTimeoutMs !== undefined)
+      cacheOptions.readYourWritesTimeoutMs = options.readYourWritesTimeoutMs;
+    this.cache = new InformerCache(cacheOptions);
+    this.controllerDefaults = { maxConcurrentReconciles: options.maxConcurrentReconciles ?? 1 };
+    if (options.watchFilterValue)
+      this.controllerDefaults.watchFilterValue = options.watchFilterValue;
+    // Validate early so a bad flag fails at construction, not at start.
+    parseBindAddress(options.metricsBindAddress ?? "0", "metrics bind address");
+    parseBindAddress(options.healthProbeBindAddress ?? "0", "health probe bind address");
+    if (options.leaderElection) {
+      const election = options.leaderElection;
+      if (!election.namespace) {
+        throw new TypeError(
+          "leader election needs a namespace for its Lease (leaderElection.namespace / --leader-election-namespace)",
+        );
+      }
+      const renewDeadlineMs = election.renewDeadlineMs ?? 10_000;
+      const electionClient = new KubeClient(options.kubeConfig, {
+        fieldManager: this.name,
+        requestTimeoutMs: Math.max(1000, Math.floor(renewDeadlineMs / 2)),
+        maxThrottleRetries: 0,
+      });
+      this.elector = new LeaderElector({
+        client: electionClient,
+        namespace: election.namespace,
+        name: election.name ?? `${this.name}-leader-election`,
+        ...(election.identity ? { identity: election.identity } : {}),
+        ...(election.leaseDurationMs !== undefined
+          ? { leaseDurationMs: election.leaseDurationMs }
+          : {}),
+        renewDeadlineMs,
+        ...(election.retryPeriodMs !== undefined ? { retryPeriodMs: election.retryPeriodMs } : {}),
+        logger: this.logger,
+        onStatus: (leading) =>
+          this.metrics.leaderStatus.set(
+            { name: election.name ?? `${this.name}-leader-election` },
+            leading ? 1 : 0,
+          ),
+      });
+    }
+    this.addHealthCheck("ping", () => undefined);
+    this.addReadyCheck("informers-synced", () =>
+      this.cache.hasSynced() ? undefined : "informer caches have not synced yet",
+    );
+  }
+
+  /**
+   * Starts building a controller named `name` (lower-case; also its metrics label).
+   *
+   * @example
+   * ```ts
+   * manager.controller("pools").for(PoolResource).owns(SecretResource).complete(reconcile);
+   * ```
+   */
+  controller(name: string): ControllerBuilder {
+    if (this.controllers.some((controller) => controller.name === name)) {
+      throw new Error(`a controller named "${name}" is already registered; names must be unique`);
+    }
+    return new ControllerBuilder(this, name);
+  }
+
+  /** Registers a controller built elsewhere; it starts when the manager leads. */
+  register(controller: Controller): void {
+    this.controllers.push(controller);
+    if (this.controllersStarted) controller.start();
+  }
+
+  /** The Event recorder of a component (cached per name). */
+  recorderFor(component: string): EventRecorder {
+    let recorder = this.recorders.get(component);
+    if (!recorder) {
+      recorder = new EventRecorder(this.client, { component, logger: this.logger });
+      this.recorders.set(component, recorder);
+    }
+    return recorder;
+  }
+
+  /** Adds a `/healthz` check. */
+  addHealthCheck(name: string, check: HealthCheck): void {
+    this.healthChecks.set(name, check);
+  }
+
+  /** Adds a `/readyz` check. */
+  addReadyCheck(name: string, check: HealthCheck): void {
+    this.readyChecks.set(name, check);
+  }
+
+  /** True while this manager may reconcile (leading, or leader election off). */
+  isLeader(): boolean {
+    return this.elector ? this.elector.isLeader() : this.controllersStarted;
+  }
+
+  /** This manager's leader-election identity, if leader election is on. */
+  get identity(): string | undefined {
+    return this.elector?.identity;
+  }
+
+  /** Address of the health probe server once started. */
+  healthAddress(): AddressInfo | undefined {
+    return this.healthAddressInfo;
+  }
+
+  /** Address of the metrics server once started. */
+  metricsAddress(): AddressInfo | undefined {
+    return this.metricsAddressInfo;
+  }
+
+  /** Resolves `true` once controllers run (leadership acquired), `false` if stopped first. */
+  async elected(): Promise<boolean> {
+    if (this.controllersStarted) return true;
+    return (await this.leaderWait) ?? false;
+  }
+
+  /**
+   * Starts servers, caches, leader election and controllers. Resolves when the manager has stopped
+   * (after {@link Manager.stop} or a signal); rejects if the caches could not sync or leadership was
+   * lost, after shutting down.
+   */
+  start(): Promise<void> {
+    if (this.running) return this.running;
+    this.running = this.run();
+    return this.running;
+  }
+
+  /** Stops gracefully; resolves once everything is closed. Safe to call more than once. */
+  stop(reason?: Error): Promise<void> {
+    if (!this.stopping) {
+      if (reason) this.stopError = reason;
+      this.stopSignal.abort(reason ?? new Error("manager stopped"));
+      this.stopping = this.shutdown();
+    }
+    return this.stopping;
+  }
+
+  private async run(): Promise<void> {
+    if (this.options.handleSignals) {
+      this.signalHandler = () => {
+        this.logger.info("signal received; shutting down gracefully");
+        void this.stop();
+      };
+      process.once("SIGTERM", this.signalHandler);
+      process.once("SIGINT", this.signalHandler);
+    }
+    try {
+      await this.startServers();
+      this.cache.start();
+      const syncTimeout = this.options.cacheSyncTimeoutMs ?? 120_000;
+      await Promise.race([
+        this.cache.waitForSync(syncTimeout),
+        new Promise<void>((resolve) =>
+          this.stopSignal.signal.addEventListener("abort", () => resolve()),
+        ),
+      ]);
+      if (!this.stopSignal.signal.aborted) {
+        this.logger.info({ informers: this.cache.allInformers().length }, "caches synced");
+        if (this.elector) {
+          const elector = this.elector;
+          this.leaderWait = elector.acquire(this.stopSignal.signal);
+          const leading = await this.leaderWait;
+          if (leading && !this.stopSignal.signal.aborted) {
+            void elector.lost.then(() => {
+              void this.stop(new Error("leader election lost: stopped reconciling"));
+            });
+            this.startControllers();
+          }
+        } else {
+          this.leaderWait = Promise.resolve(true);
+          this.startControllers();
+        }
+      }
+    } catch (error) {
+      this.logger.error({ err: error }, "manager failed to start");
+      await this.stop(error as Error);
+    }
+    await new Promise<void>((resolve) => {
+      if (this.stopSignal.signal.aborted) resolve();
+      else this.stopSignal.signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    await this.stopping;
+    if (this.stopError) throw this.stopError;
+  }
+
+  private startControllers(): void {
+    this.controllersStarted = true;
+    for (const controller of this.controllers) controller.start();
+  }
+
+  private async shutdown(): Promise<void> {
+    const deadline = this.options.gracefulShutdownTimeoutMs ?? 30_000;
+    this.logger.info(
+      { deadlineMs: deadline },
+      "stopping: no new work, finishing in-flight reconciles",
+    );
+    const results = await Promise.all(
+      this.controllers.map((controller) => controller.stop(deadline)),
+    );
+    if (results.some((finished) => !finished)) {
+      this.logger.warn("some reconciles did not finish within the graceful shutdown deadline");
+    }
+    await Promise.all([...this.recorders.values()].map((recorder) => recorder.flush()));
+    if (this.elector && (this.options.leaderElection?.releaseOnCancel ?? true)) {
+      await this.elector.release();
+    }
+    await this.cache.stop();
+    await Promise.all(
+      this.servers.map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeAllConnections();
+          }),
+      ),
+    );
+    if (this.signalHandler) {
+      process.removeListener("SIGTERM", this.signalHandler);
+      process.removeListener("SIGINT", this.signalHandler);
+    }
+    this.logger.info("stopped");
+  }
+
+  private async startServers(): Promise<void> {
+    const health = parseBindAddress(
+      this.options.healthProbeBindAddress ?? "0",
+      "health probe bind address",
+    );
+    if (health) {
+      const server = createServer((request, response) => {
+        const path = (request.url ?? "/").split("?")[0];
+        const checks =
+          path === "/healthz" || path === "/livez"
+            ? this.healthChecks
+            : path === "/readyz"
+              ? this.readyChecks
+              : undefined;
+        if (!checks) {
+          response.writeHead(404).end("not found\n");
+          return;
+        }
+        void this.runChecks(checks).then(({ ok, report }) => {
+          response.writeHead(ok ? 200 : 500, { "content-type": "text/plain" }).end(report);
+        });
+      });
+      this.healthAddressInfo = await this.listen(server, health);
+    }
+    const metrics = parseBindAddress(
+      this.options.metricsBindAddress ?? "0",
+      "metrics bind address",
+    );
+    if (metrics) {
+      const server = createServer((request, response) => {
+        const path = (request.url ?? "/").split("?")[0];
+        if (path !== "/metrics") {
+          response.writeHead(404).end("not found\n");
+          return;
+        }
+        void this.metrics.registry.metrics().then(
+          (text) => {
+            response
+              .writeHead(200, { "content-type": this.metrics.registry.contentType })
+              .end(text);
+          },
+          (error: unknown) => {
+            response.writeHead(500).end(String(error));
+          },
+        );
+      });
+      this.metricsAddressInfo = await this.listen(server, metrics);
+    }
+  }
+
+  private listen(server: Server, address: { host: string; port: number }): Promise<AddressInfo> {
+    this.servers.push(server);
+    return new Promise((resolve, reject) => {
+      server.once("error", (error) =>
+        reject(new Error(`cannot listen on ${address.host}:${address.port}: ${error.message}`)),
+      );
+      server.listen(address.port, address.host, () => resolve(server.address() as AddressInfo));
+    });
+  }
+
+  private async runChecks(
+    checks: Map<string, HealthCheck>,
+  ): Promise<{ ok: boolean; report: string }> {
+    let ok = true;
+    const lines: string[] = [];
+    for (const [name, check] of checks) {
+      try {
+        const failure = await check();
+        if (typeof failure === "string") {
+          ok = false;
+          lines.push(`[-]${name} failed: ${failure}`);
+        } else lines.push(`[+]${name} ok`);
+      } catch (error) {
+        ok = false;
+        lines.push(`[-]${name} failed: ${(error as Error)?.message ?? String(error)}`);
+      }
+    }
+    lines.push(ok ? "check passed" : "check failed");
+    return { ok, report: `${lines.join("\n")}\n` };
+  }
+}

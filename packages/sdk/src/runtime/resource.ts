@@ -1,0 +1,141 @@
+import type {
+  CoreV1Event,
+  KubernetesObject,
+  V1ConfigMap,
+  V1Lease,
+  V1Namespace,
+  V1Node,
+  V1Secret,
+} from "@kubernetes/client-node";
+
+/**
+ * Everything the runtime needs to address a kind over REST without a discovery round-trip. The
+ * generated CAPI metadata in `src/api` satisfies it structurally; core kinds have constants below
+ * ({@link SecretResource}, …). The type parameter only carries the object type for inference.
+ *
+ * @example
+ * ```ts
+ * const WidgetResource: ResourceDescriptor<Widget> = {
+ *   group: "example.com", version: "v1", kind: "Widget", plural: "widgets", namespaced: true, hasStatus: true,
+ * };
+ * const widget = await client.get(WidgetResource, { namespace: "default", name: "w" }); // typed Widget
+ * ```
+ */
+// biome-ignore lint/correctness/noUnusedVariables: T is a phantom type that flows into the client's return types.
+export interface ResourceDescriptor<T extends KubernetesObject = KubernetesObject> {
+  /** API group; `""` for the core group. */
+  readonly group: string;
+  /** API version within the group, e.g. `v1beta2`. */
+  readonly version: string;
+  /** `kind` of the objects. */
+  readonly kind: string;
+  /** Lower-case plural used in URLs, e.g. `machinepools`. */
+  readonly plural: string;
+  /** Whether objects live in a namespace. */
+  readonly namespaced: boolean;
+  /** Whether the kind has a `/status` subresource (status writes must go there). */
+  readonly hasStatus?: boolean;
+}
+
+/** The object type a descriptor stands for. */
+export type ObjectOf<D> = D extends ResourceDescriptor<infer T> ? T : never;
+
+/** Name and (for namespaced kinds) namespace of one object. */
+export interface ObjectKey {
+  /** Namespace; omit for cluster-scoped kinds. */
+  namespace?: string;
+  /** Object name. */
+  name: string;
+}
+
+/** `group/version`, or just `version` for the core group: the object's `apiVersion`. */
+export function apiVersionOf(resource: ResourceDescriptor): string {
+  return resource.group === "" ? resource.version : `${resource.group}/${resource.version}`;
+}
+
+/** A stable identifier of a kind, e.g. `cluster.x-k8s.io/v1beta2/MachinePool` (used as a map key). */
+export function resourceId(resource: ResourceDescriptor): string {
+  return `${apiVersionOf(resource)}/${resource.kind}`;
+}
+
+/**
+ * The queue/cache key of an object: `namespace/name`, or `name` for cluster-scoped ones (as client-go's
+ * `MetaNamespaceKeyFunc`).
+ */
+export function objectKeyString(key: ObjectKey): string {
+  return key.namespace ? `${key.namespace}/${key.name}` : key.name;
+}
+
+/** Parses a key made by {@link objectKeyString}. */
+export function parseObjectKey(key: string): ObjectKey {
+  const slash = key.indexOf("/");
+  return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+/** The key of an object from its metadata; throws if it has no name. */
+export function keyOfObject(obj: KubernetesObject): ObjectKey {
+  const name = obj.metadata?.name;
+  if (!name) {
+    throw new TypeError(
+      `object of kind ${obj.kind ?? "?"} has no metadata.name; set metadata.name before using it`,
+    );
+  }
+  const namespace = obj.metadata?.namespace;
+  return namespace ? { namespace, name } : { name };
+}
+
+/** Core v1 Secret. */
+export const SecretResource: ResourceDescriptor<V1Secret> = {
+  group: "",
+  version: "v1",
+  kind: "Secret",
+  plural: "secrets",
+  namespaced: true,
+};
+
+/** Core v1 ConfigMap. */
+export const ConfigMapResource: ResourceDescriptor<V1ConfigMap> = {
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  plural: "configmaps",
+  namespaced: true,
+};
+
+/** Core v1 Node (cluster-scoped, has status). */
+export const NodeResource: ResourceDescriptor<V1Node> = {
+  group: "",
+  version: "v1",
+  kind: "Node",
+  plural: "nodes",
+  namespaced: false,
+  hasStatus: true,
+};
+
+/** Core v1 Namespace (cluster-scoped, has status). */
+export const NamespaceResource: ResourceDescriptor<V1Namespace> = {
+  group: "",
+  version: "v1",
+  kind: "Namespace",
+  plural: "namespaces",
+  namespaced: false,
+  hasStatus: true,
+};
+
+/** Core v1 Event (what the event recorder writes). */
+export const EventResource: ResourceDescriptor<CoreV1Event> = {
+  group: "",
+  version: "v1",
+  kind: "Event",
+  plural: "events",
+  namespaced: true,
+};
+
+/** `coordination.k8s.io/v1` Lease (leader election). */
+export const LeaseResource: ResourceDescriptor<V1Lease> = {
+  group: "coordination.k8s.io",
+  version: "v1",
+  kind: "Lease",
+  plural: "leases",
+  namespaced: true,
+};

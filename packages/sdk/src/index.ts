@@ -9,3 +9,6 @@ export const version = "0.1.0";
 
 export * from "./provider/index.js";
 export * from "./runtime/index.js";
+export * from "./conditions/index.js";
+export * from "./contract/index.js";
+export * from "./patch/index.js";

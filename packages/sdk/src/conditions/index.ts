@@ -40,8 +40,8 @@ export { pluralize } from "./pluralize.js";
 export { compareConditionsDefault, sortConditions } from "./sort.js";
 export { toConditionTime } from "./time.js";
 export type {
-  Clock,
   Condition,
+  ConditionClock,
   ConditionInput,
   ConditionLike,
   ConditionStatus,

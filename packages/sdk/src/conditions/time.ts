@@ -1,7 +1,7 @@
-import type { Clock } from "./types.js";
+import type { ConditionClock } from "./types.js";
 
 /** The default clock: the system time. */
-export const systemClock: Clock = () => new Date();
+export const systemClock: ConditionClock = () => new Date();
 
 /**
  * Formats a time the way `metav1.Time` serialises it: UTC, RFC 3339, truncated to whole seconds.

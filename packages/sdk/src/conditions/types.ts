@@ -82,4 +82,4 @@ export interface ObjectWithConditions {
 }
 
 /** A function returning the current time; inject one in tests to control timestamps. */
-export type Clock = () => Date;
+export type ConditionClock = () => Date;

@@ -6,7 +6,7 @@ import {
   writePath,
 } from "./location.js";
 import { systemClock, toConditionTime } from "./time.js";
-import type { Clock, ConditionStatus, ObjectWithConditions } from "./types.js";
+import type { ConditionClock, ConditionStatus, ObjectWithConditions } from "./types.js";
 
 /** Severity of a deprecated v1beta1 condition (only meaningful when status is `False`). */
 export type V1Beta1ConditionSeverity = "Error" | "Warning" | "Info" | "";
@@ -152,7 +152,7 @@ function clean(condition: V1Beta1Condition): V1Beta1Condition {
 export function setV1Beta1Condition(
   obj: ObjectWithConditions,
   input: V1Beta1ConditionInput,
-  options?: LayoutOptions & { clock?: Clock },
+  options?: LayoutOptions & { clock?: ConditionClock },
 ): void {
   const now = toConditionTime((options?.clock ?? systemClock)());
   const path = v1beta1ConditionsPath(obj, options);
@@ -221,7 +221,7 @@ export function setV1Beta1MirrorCondition(
     severity?: V1Beta1ConditionSeverity;
     message?: string;
   },
-  options?: LayoutOptions & { clock?: Clock },
+  options?: LayoutOptions & { clock?: ConditionClock },
 ): void {
   const raw = readPath(source, ["status", "conditions"]);
   const list = Array.isArray(raw) ? (raw as Partial<V1Beta1Condition>[]) : [];

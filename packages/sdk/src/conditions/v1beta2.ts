@@ -7,8 +7,8 @@ import {
 import { compareConditionsDefault } from "./sort.js";
 import { systemClock, toConditionTime } from "./time.js";
 import type {
-  Clock,
   Condition,
+  ConditionClock,
   ConditionInput,
   ConditionLike,
   ConditionStatus,
@@ -17,8 +17,8 @@ import type {
 
 /** Options of {@link setCondition}. */
 export interface SetConditionOptions extends LayoutOptions {
-  /** Clock used when the condition carries no `lastTransitionTime` (default: system time). */
-  clock?: Clock;
+  /** ConditionClock used when the condition carries no `lastTransitionTime` (default: system time). */
+  clock?: ConditionClock;
   /**
    * Order applied after a change: the CAPI default order (default), a custom comparator, or `false` to keep
    * the current order.
@@ -233,7 +233,10 @@ export function upsertCondition(list: Condition[], condition: Condition): boolea
 }
 
 /** Completes a condition input: time (now when absent) truncated to seconds, message default. */
-export function completeCondition(input: ConditionInput | Condition, clock: Clock): Condition {
+export function completeCondition(
+  input: ConditionInput | Condition,
+  clock: ConditionClock,
+): Condition {
   const time = input.lastTransitionTime ? input.lastTransitionTime : clock();
   const condition: Condition = {
     type: input.type,

@@ -1,0 +1,72 @@
+export {
+  BootstrapData,
+  type BootstrapDataFormat,
+  readBootstrapData,
+  type SecretReader,
+} from "./bootstrap.js";
+export {
+  Annotations,
+  CLUSTER_API_GROUP,
+  contractLabel,
+  Finalizers,
+  finalizerFor,
+  INFRASTRUCTURE_GROUP,
+  Labels,
+  MAX_PROVIDER_ID_LENGTH,
+  MAX_PROVIDER_IDS,
+  NodeUninitializedTaint,
+} from "./constants.js";
+export { ContractViolationError } from "./errors.js";
+export {
+  addFinalizer,
+  ensureFinalizer,
+  hasFinalizer,
+  type ObjectWithFinalizers,
+  removeFinalizer,
+} from "./finalizers.js";
+export {
+  calculateCRDName,
+  formatLabelValue,
+  isValidLabelValue,
+  labelValueMatches,
+} from "./format.js";
+export {
+  clusterNameFromMetadata,
+  findOwnerMachinePoolRef,
+  getClusterFromMetadata,
+  getOwnerMachinePool,
+  hasForeignController,
+  type ObjectWithOwners,
+  type OwnerReference,
+} from "./owners.js";
+export {
+  type ClusterPauseFields,
+  ensurePausedCondition,
+  hasPausedAnnotation,
+  isPaused,
+  type ObjectWithAnnotations,
+  type PausedConditionResult,
+  pausedCondition,
+  updatePausedCondition,
+} from "./pause.js";
+export {
+  type AnyObject,
+  type ClusterView,
+  type ContractReference,
+  type MachinePoolView,
+  parseGoDurationSeconds,
+  readCluster,
+  readMachinePool,
+  replicasManagedByExternalAutoscaler,
+} from "./readers.js";
+export {
+  assertNoFailureFields,
+  canonicalProviderIDs,
+  type InfraMachinePoolContractFields,
+  isProvisioned,
+  type PoolStatusUpdate,
+  setPoolStatus,
+  setProviderIDs,
+  setReady,
+  setReplicas,
+} from "./status.js";

@@ -1,0 +1,228 @@
+import { compareBytewise } from "../conditions/sort.js";
+import { MAX_PROVIDER_ID_LENGTH, MAX_PROVIDER_IDS } from "./constants.js";
+import { ContractViolationError } from "./errors.js";
+
+/**
+ * The contract fields of an InfraMachinePool the status writer touches. Generated CAPI kinds
+ * (`DevMachinePool`) and a provider's own kinds (from `defineInfraMachinePool`) satisfy it structurally.
+ */
+export interface InfraMachinePoolContractFields {
+  /** Object metadata. */
+  metadata?: { name?: string; namespace?: string; generation?: number };
+  /** Spec with the provider ID list. */
+  spec?: { providerIDList?: string[]; providerID?: string };
+  /** Status with the contract fields. */
+  status?: {
+    ready?: boolean;
+    initialization?: { provisioned?: boolean };
+    replicas?: number;
+    infrastructureMachineKind?: string;
+  };
+}
+
+/**
+ * Validates and canonicalises a provider ID list (R8): empty strings are dropped, duplicates removed and
+ * the list sorted byte-wise (order churn makes core reset its counters); an entry longer than 512
+ * characters, a non-string, or more than 10,000 entries is refused.
+ *
+ * @example
+ * ```ts
+ * canonicalProviderIDs(["aws:///b", "aws:///a", "aws:///a"]); // ["aws:///a", "aws:///b"]
+ * ```
+ */
+export function canonicalProviderIDs(ids: Iterable<string>): string[] {
+  const unique = new Set<string>();
+  let index = 0;
+  for (const id of ids) {
+    if (typeof id !== "string") {
+      throw new ContractViolationError(
+        "R8",
+        `providerIDList[${index}] is ${typeof id}, expected a string`,
+      );
+    }
+    if (id.length > MAX_PROVIDER_ID_LENGTH) {
+      throw new ContractViolationError(
+        "R8",
+        `providerIDList[${index}] is ${id.length} characters long (${JSON.stringify(`${id.slice(0, 40)}…`)}); ` +
+          `the MachinePool CRD allows at most ${MAX_PROVIDER_ID_LENGTH}, so core could not copy the list — use the cloud's short instance ID`,
+      );
+    }
+    if (id !== "") unique.add(id);
+    index++;
+  }
+  if (unique.size > MAX_PROVIDER_IDS) {
+    throw new ContractViolationError(
+      "R8",
+      `providerIDList has ${unique.size} distinct entries; the MachinePool CRD allows at most ${MAX_PROVIDER_IDS}`,
+    );
+  }
+  return [...unique].sort(compareBytewise);
+}
+
+function arraysEqual(a: readonly string[] | undefined, b: readonly string[]): boolean {
+  const left = a ?? [];
+  return left.length === b.length && left.every((v, i) => v === b[i]);
+}
+
+/**
+ * Writes `spec.providerIDList` (R8) in canonical form; an empty result removes the field. Returns whether
+ * the object changed.
+ *
+ * @example
+ * ```ts
+ * setProviderIDs(pool, instances.map((i) => `aws:///${i.zone}/${i.id}`));
+ * ```
+ */
+export function setProviderIDs(
+  obj: InfraMachinePoolContractFields,
+  ids: Iterable<string>,
+): boolean {
+  const canonical = canonicalProviderIDs(ids);
+  if (arraysEqual(obj.spec?.providerIDList, canonical)) return false;
+  obj.spec ??= {};
+  if (canonical.length === 0) delete obj.spec.providerIDList;
+  else obj.spec.providerIDList = canonical;
+  return true;
+}
+
+/**
+ * Writes `status.replicas` (R9): the number of instances observed in the pool (not the desired count), an
+ * integer 0…2147483647. Returns whether the object changed.
+ *
+ * @example
+ * ```ts
+ * setReplicas(pool, instances.length);
+ * ```
+ */
+export function setReplicas(obj: InfraMachinePoolContractFields, replicas: number): boolean {
+  if (!Number.isInteger(replicas) || replicas < 0 || replicas > 2_147_483_647) {
+    throw new ContractViolationError("R9", `status.replicas must be an int32 ≥ 0, got ${replicas}`);
+  }
+  if (obj.status?.replicas === replicas) return false;
+  obj.status ??= {};
+  obj.status.replicas = replicas;
+  return true;
+}
+
+/**
+ * Marks the pool provisioned (R10): writes `status.initialization.provisioned = true` **and**
+ * `status.ready = true`, because core at HEAD reads only `status.ready` (contract G1) and after PR #14030
+ * reads `initialization.provisioned` first (G2). Sticky: `setReady(pool, false)` never turns a provisioned
+ * pool back (G3 — report trouble with conditions instead); on a pool never provisioned it leaves the
+ * fields absent. Returns whether the object changed.
+ *
+ * @example
+ * ```ts
+ * setReady(pool, instances.length === desired);
+ * ```
+ */
+export function setReady(obj: InfraMachinePoolContractFields, ready = true): boolean {
+  const wasReady = obj.status?.ready === true || obj.status?.initialization?.provisioned === true;
+  if (!ready && !wasReady) return false;
+  // Once provisioned, always provisioned: both fields stay true and equal.
+  if (obj.status?.ready === true && obj.status.initialization?.provisioned === true) return false;
+  obj.status ??= {};
+  obj.status.ready = true;
+  obj.status.initialization = { ...(obj.status.initialization ?? {}), provisioned: true };
+  return true;
+}
+
+/** True once the pool reported provisioned in either field. */
+export function isProvisioned(obj: InfraMachinePoolContractFields): boolean {
+  return obj.status?.ready === true || obj.status?.initialization?.provisioned === true;
+}
+
+/** What {@link setPoolStatus} writes in one call. */
+export interface PoolStatusUpdate {
+  /** Provider IDs of the live instances (validated, deduplicated, sorted). */
+  providerIDs: Iterable<string>;
+  /** Observed number of instances. */
+  replicas: number;
+  /** Mark provisioned (sticky; `false` never reverts). */
+  ready?: boolean;
+  /** Pool-level ID (R12), 1–512 characters; `undefined` leaves it unchanged. */
+  providerID?: string;
+  /**
+   * MachinePool Machines opt-in (R11): the InfraMachine kind. An empty string is refused (core would list
+   * kind "List"); `undefined` leaves it unchanged.
+   */
+  infrastructureMachineKind?: string;
+}
+
+/**
+ * Refuses the fields that make core's MachinePool controller panic (contract G4): `status.failureReason` and
+ * `status.failureMessage` must never be set on an InfraMachinePool. Report terminal failures as a condition.
+ *
+ * @example
+ * ```ts
+ * assertNoFailureFields(pool); // throws if status.failureReason or failureMessage is present
+ * ```
+ */
+export function assertNoFailureFields(obj: { status?: object }): void {
+  const status = (obj.status ?? {}) as Record<string, unknown>;
+  for (const field of ["failureReason", "failureMessage"]) {
+    if (status[field] !== undefined) {
+      throw new ContractViolationError(
+        "R17",
+        `status.${field} is set; core's MachinePool controller panics on it (G4) — delete it and report the failure with a condition (e.g. Ready=False with a documented reason)`,
+      );
+    }
+  }
+}
+
+/**
+ * Applies the whole status contract in one call (R8–R12), enforcing the invariant core relies on: a
+ * pool with `replicas > 0` must list its provider IDs (core ignores an empty list while replicas ≠ 0, so
+ * the MachinePool would never learn about the instances). Validation happens before any field is written.
+ * Returns whether the object changed.
+ *
+ * @example
+ * ```ts
+ * setPoolStatus(pool, { providerIDs: ids, replicas: ids.length, ready: ids.length >= desired });
+ * ```
+ */
+export function setPoolStatus(
+  obj: InfraMachinePoolContractFields,
+  update: PoolStatusUpdate,
+): boolean {
+  const canonical = canonicalProviderIDs(update.providerIDs);
+  if (update.replicas > 0 && canonical.length === 0) {
+    throw new ContractViolationError(
+      "R8/R9",
+      `status.replicas is ${update.replicas} but providerIDList is empty; list the provider ID of every observed instance, or report replicas 0`,
+    );
+  }
+  if (
+    update.providerID !== undefined &&
+    (update.providerID.length < 1 || update.providerID.length > MAX_PROVIDER_ID_LENGTH)
+  ) {
+    throw new ContractViolationError(
+      "R12",
+      `spec.providerID must be 1–512 characters, got ${update.providerID.length}`,
+    );
+  }
+  if (update.infrastructureMachineKind !== undefined && update.infrastructureMachineKind === "") {
+    throw new ContractViolationError(
+      "R11",
+      "status.infrastructureMachineKind must not be empty: omit it (undefined) when MachinePool Machines are not supported",
+    );
+  }
+  assertNoFailureFields(obj);
+  let changed = setProviderIDs(obj, canonical);
+  changed = setReplicas(obj, update.replicas) || changed;
+  if (update.providerID !== undefined && obj.spec?.providerID !== update.providerID) {
+    obj.spec ??= {};
+    obj.spec.providerID = update.providerID;
+    changed = true;
+  }
+  if (
+    update.infrastructureMachineKind !== undefined &&
+    obj.status?.infrastructureMachineKind !== update.infrastructureMachineKind
+  ) {
+    obj.status ??= {};
+    obj.status.infrastructureMachineKind = update.infrastructureMachineKind;
+    changed = true;
+  }
+  if (update.ready !== undefined) changed = setReady(obj, update.ready) || changed;
+  return changed;
+}

@@ -424,6 +424,41 @@ describe("bootstrap realism", () => {
     expect(running(cloud)).toHaveLength(3);
   });
 
+  it("treats a canJoin that throws or rejects as 'cannot join', and reports onTerminated", async () => {
+    let calls = 0;
+    const terminated: string[] = [];
+    const { clock, cloud } = await setup({
+      kubelet: {
+        canJoin: () => {
+          calls++;
+          if (calls === 1) throw new Error("issuer unreachable");
+          if (calls === 2) return Promise.reject(new Error("timeout"));
+          return Promise.resolve(true);
+        },
+        onTerminated: (boot) => void terminated.push(boot.instanceId),
+      },
+    });
+    clock.advance(cloud.timing.groupCreateMs + cloud.timing.bootMs);
+    await cloud.flush();
+    clock.runUntilIdle();
+    expect(
+      running(cloud)
+        .map((i) => i.kubelet)
+        .sort(),
+    ).toEqual(["joined", "rejected", "rejected"]);
+    expect(cloud.hookErrors.map((e) => (e as Error).message).sort()).toEqual([
+      "issuer unreachable",
+      "timeout",
+    ]);
+    const joined = running(cloud).filter((i) => i.kubelet === "joined");
+    const rejected = running(cloud).filter((i) => i.kubelet === "rejected");
+    cloud.actors.terminateInstance(joined[0]?.id ?? "");
+    cloud.actors.terminateInstance(rejected[0]?.id ?? "");
+    clock.advance(cloud.timing.stopMs);
+    await cloud.flush();
+    expect(terminated).toEqual([joined[0]?.id]); // only instances that had joined have a Node to delete
+  });
+
   it("can spell providerIDs with a CCM quirk", async () => {
     const ids: string[] = [];
     const { clock, cloud } = await setup({

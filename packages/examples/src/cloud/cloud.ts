@@ -229,16 +229,20 @@ export interface InstanceBoot {
 /**
  * Bootstrap realism: the kubelet inside each instance. The cloud calls `canJoin` when an instance
  * finishes booting (with the userData it booted with, at that instant — so an expired or rotated token
- * means it never joins), then `onJoin` `joinMs` later, and `onLeave` when a joined instance starts
- * terminating or stopping. Hooks may be async; {@link FakeScalingCloud.flush} awaits them.
+ * means it never joins), then `onJoin` `joinMs` after a yes, `onLeave` when a joined instance starts
+ * terminating or stopping, and `onTerminated` once it is gone (where a cloud-controller-manager
+ * deletes the Node). Hooks may be async; {@link FakeScalingCloud.flush} awaits them, and their errors
+ * are collected in {@link FakeScalingCloud.hookErrors} (an error in `canJoin` means "cannot join").
  */
 export interface KubeletHooks {
   /** Whether the kubelet can join with this userData now (default: always). */
-  canJoin?(boot: InstanceBoot): boolean;
+  canJoin?(boot: InstanceBoot): boolean | Promise<boolean>;
   /** The kubelet joined: register a Node with `boot.providerID`. */
   onJoin?(boot: InstanceBoot): void | Promise<void>;
-  /** The instance is going away: mark the Node NotReady or delete it. */
+  /** A joined instance is going away (terminating or stopping): its Node stops reporting Ready. */
   onLeave?(boot: InstanceBoot): void | Promise<void>;
+  /** A joined instance is terminated: the cloud-controller-manager deletes its Node. */
+  onTerminated?(boot: InstanceBoot): void | Promise<void>;
 }
 
 /**
@@ -300,7 +304,7 @@ export interface CapacityLimit {
 }
 
 /** Handle of an injected fault or capacity limit. */
-export interface FaultHandle {
+export interface CloudFaultHandle {
   /** Removes it (idempotent). */
   remove(): void;
 }
@@ -369,6 +373,7 @@ interface InstanceRecord {
   tags: Tags;
   privateIp: string;
   kubelet: InspectedInstance["kubelet"];
+  joined: boolean;
   terminatedAt?: number;
 }
 
@@ -634,7 +639,7 @@ export class FakeScalingCloud {
    */
   readonly faults = {
     /** Makes matching calls fail (see {@link FaultSpec}). */
-    inject: (spec: FaultSpec): FaultHandle => {
+    inject: (spec: FaultSpec): CloudFaultHandle => {
       if (spec.probability !== undefined && (spec.probability < 0 || spec.probability > 1)) {
         throw new RangeError(
           `faults.inject: probability must be in [0, 1], got ${spec.probability}`,
@@ -649,7 +654,7 @@ export class FakeScalingCloud {
      * `failed` with an error activity and retries every `capacityRetryMs`) until the limit is removed
      * or `durationMs` passes.
      */
-    limitCapacity: (limit: CapacityLimit): FaultHandle => {
+    limitCapacity: (limit: CapacityLimit): CloudFaultHandle => {
       for (const zone of limit.zones ?? []) {
         if (!this.zones.includes(zone)) {
           throw new Error(
@@ -1367,6 +1372,7 @@ export class FakeScalingCloud {
         tags: { ...group.tags },
         privateIp: `10.0.${Math.floor(this.#ipCounter / 250)}.${(this.#ipCounter % 250) + 4}`,
         kubelet: "booting",
+        joined: false,
       };
       this.#ipCounter++;
       this.#instances.set(instance.id, instance);
@@ -1458,29 +1464,59 @@ export class FakeScalingCloud {
   #boot(instance: InstanceRecord): void {
     if (instance.state !== "pending") return;
     instance.state = "running";
-    const kubelet = this.#options.kubelet;
-    const boot = this.#bootInfo(instance);
-    if (kubelet?.canJoin && !kubelet.canJoin(boot)) {
+    this.#pokeRefresh(instance);
+    const canJoin = this.#options.kubelet?.canJoin;
+    if (!canJoin) {
+      this.#joinDecided(instance, true);
+      return;
+    }
+    let decision: boolean | Promise<boolean>;
+    try {
+      decision = canJoin(this.#bootInfo(instance));
+    } catch (error) {
+      this.#hookErrors.push(error);
+      decision = false;
+    }
+    if (typeof decision === "boolean") {
+      this.#joinDecided(instance, decision);
+      return;
+    }
+    this.#runHook(async () => {
+      let ok = false;
+      try {
+        ok = await decision;
+      } finally {
+        this.#joinDecided(instance, ok);
+      }
+    });
+  }
+
+  #joinDecided(instance: InstanceRecord, ok: boolean): void {
+    if (instance.state !== "running" || instance.kubelet !== "booting") return;
+    if (!ok) {
       instance.kubelet = "rejected";
       const group = instance.groupName ? this.#groups.get(instance.groupName) : undefined;
-      if (group)
+      if (group) {
         this.#activity(
           group,
           "error",
           `kubelet on ${instance.id} could not join the cluster`,
           instance.id,
         );
-    } else {
-      instance.kubelet = "joining";
-      this.clock.setTimer(this.timing.joinMs, () => {
-        if (instance.state !== "running" || instance.kubelet !== "joining") return;
-        instance.kubelet = "joined";
-        this.#runHook(
-          kubelet?.onJoin ? () => kubelet.onJoin?.(this.#bootInfo(instance)) : undefined,
-        );
-      });
+      }
+      return;
     }
-    this.#pokeRefresh(instance);
+    instance.kubelet = "joining";
+    this.clock.setTimer(this.timing.joinMs, () => {
+      if (instance.state !== "running" || instance.kubelet !== "joining") return;
+      instance.kubelet = "joined";
+      instance.joined = true;
+      const onJoin = this.#options.kubelet?.onJoin;
+      if (onJoin) {
+        const info = this.#bootInfo(instance);
+        this.#runHook(() => onJoin(info));
+      }
+    });
   }
 
   #leave(instance: InstanceRecord): void {
@@ -1527,6 +1563,11 @@ export class FakeScalingCloud {
     this.clock.setTimer(this.timing.stopMs, () => {
       instance.state = "terminated";
       instance.terminatedAt = this.clock.now();
+      const onTerminated = this.#options.kubelet?.onTerminated;
+      if (instance.joined && onTerminated) {
+        const info = this.#bootInfo(instance);
+        this.#runHook(() => onTerminated(info));
+      }
       const current = instance.groupName ? this.#groups.get(instance.groupName) : undefined;
       if (current) {
         this.#scheduleActivity(current, current.deleting ? 0 : this.timing.activityDelayMs);

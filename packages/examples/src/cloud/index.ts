@@ -6,5 +6,6 @@
 export * from "./clock.js";
 export * from "./cloud.js";
 export * from "./errors.js";
+export * from "./kubelet.js";
 export * from "./random.js";
 export * from "./schemas.js";

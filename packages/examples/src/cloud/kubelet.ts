@@ -1,0 +1,136 @@
+/**
+ * A fake kubelet and cloud-controller-manager for the fake cloud: {@link KubeletHooks} that register a
+ * Node in a (workload) cluster when an instance joins, mark it not ready when the instance goes away
+ * and delete it once the instance is terminated — the Node side of what core CAPI matches against
+ * `providerIDList`.
+ *
+ * @module
+ */
+import {
+  ApiException,
+  CoreV1Api,
+  type KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1NodeCondition,
+} from "@kubernetes/client-node";
+import type { InstanceBoot, KubeletHooks } from "./cloud.js";
+
+/** Options of {@link nodeRegistrar}. */
+export interface NodeRegistrarOptions {
+  /** The cluster the instances join (for tests and the demo: the in-memory API server). */
+  kubeConfig: KubeConfig;
+  /**
+   * Whether the kubelet can join with the userData it booted with, at boot time (default: always).
+   * Check the bootstrap token here: an expired or rotated token must mean "no".
+   */
+  canJoin?: (boot: InstanceBoot) => boolean | Promise<boolean>;
+  /** Node name for an instance (default: the instance ID). */
+  nodeName?: (boot: InstanceBoot) => string;
+  /** Extra labels for every Node. */
+  labels?: Record<string, string>;
+  /**
+   * Register with the `node.cluster.x-k8s.io/uninitialized:NoSchedule` taint, as kubeadm bootstrap
+   * does; core CAPI removes it once the providerID matches. Default true.
+   */
+  uninitializedTaint?: boolean;
+}
+
+const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
+
+function isStatus(error: unknown, code: number): boolean {
+  return error instanceof ApiException && error.code === code;
+}
+
+function readyCondition(
+  status: "True" | "Unknown",
+  reason: string,
+  message: string,
+): V1NodeCondition {
+  const now = new Date();
+  return {
+    type: "Ready",
+    status,
+    reason,
+    message,
+    lastHeartbeatTime: now,
+    lastTransitionTime: now,
+  };
+}
+
+/**
+ * Kubelet hooks that keep Nodes in step with the fake cloud's instances.
+ *
+ * @example
+ * ```ts
+ * const api = await startApiServer();
+ * const cloud = new FakeScalingCloud({
+ *   clock,
+ *   kubelet: nodeRegistrar({ kubeConfig: api.kubeConfig, canJoin: (boot) => tokens.valid(boot.userData) }),
+ * });
+ * // … instances boot, join, and a Node with spec.providerID = fake:///<zone>/<id> appears
+ * await cloud.flush();
+ * ```
+ */
+export function nodeRegistrar(options: NodeRegistrarOptions): KubeletHooks {
+  const core = options.kubeConfig.makeApiClient(CoreV1Api);
+  const nodeName = options.nodeName ?? ((boot: InstanceBoot) => boot.instanceId);
+  const taint = options.uninitializedTaint ?? true;
+
+  const setReady = async (name: string, condition: V1NodeCondition): Promise<void> => {
+    await core.patchNodeStatus({ name, body: { status: { conditions: [condition] } } }, mergePatch);
+  };
+
+  return {
+    canJoin: options.canJoin,
+
+    async onJoin(boot) {
+      const name = nodeName(boot);
+      try {
+        await core.createNode({
+          body: {
+            metadata: {
+              name,
+              labels: {
+                "kubernetes.io/hostname": name,
+                "topology.kubernetes.io/zone": boot.zone,
+                ...options.labels,
+              },
+            },
+            spec: {
+              providerID: boot.providerID,
+              taints: taint
+                ? [{ key: "node.cluster.x-k8s.io/uninitialized", effect: "NoSchedule" }]
+                : undefined,
+            },
+          },
+        });
+      } catch (error) {
+        if (!isStatus(error, 409)) throw error;
+      }
+      await setReady(
+        name,
+        readyCondition("True", "KubeletReady", "kubelet is posting ready status"),
+      );
+    },
+
+    async onLeave(boot) {
+      try {
+        await setReady(
+          nodeName(boot),
+          readyCondition("Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status."),
+        );
+      } catch (error) {
+        if (!isStatus(error, 404)) throw error;
+      }
+    },
+
+    async onTerminated(boot) {
+      try {
+        await core.deleteNode({ name: nodeName(boot) });
+      } catch (error) {
+        if (!isStatus(error, 404)) throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,456 @@
+import {
+  ConfigMapResource,
+  generationChanged,
+  isAlreadyExists,
+  Manager,
+  type ManagerOptions,
+  notPaused,
+  type ReconcileContext,
+  type ReconcileRequest,
+  TerminalError,
+  WATCH_FILTER_LABEL,
+} from "@capi-ts/sdk";
+import type { V1ConfigMap } from "@kubernetes/client-node";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type ApiServer, startApiServer } from "../../src/index.js";
+import { eventually, type Gadget, GadgetResource, gadget, gadgetCrd, sleep } from "./support.js";
+
+let api: ApiServer;
+const managers: Manager[] = [];
+
+beforeEach(async () => {
+  api = await startApiServer({ crds: [gadgetCrd] });
+});
+afterEach(async () => {
+  await Promise.all(managers.splice(0).map((manager) => manager.stop()));
+  await api.stop();
+});
+
+function newManager(options: Partial<ManagerOptions> = {}): Manager {
+  const manager = new Manager({
+    kubeConfig: api.kubeConfig,
+    name: "gadget-provider",
+    logger: { level: "silent" },
+    informer: { backoff: { initialMs: 20, maxMs: 300 } },
+    ...options,
+  });
+  managers.push(manager);
+  return manager;
+}
+
+/** Tracks what a reconciler does so tests can assert on overlap and side effects. */
+class Recorder {
+  readonly reconciles = new Map<string, number>();
+  readonly active = new Set<string>();
+  overlaps = 0;
+  total = 0;
+  enter(request: ReconcileRequest): string {
+    const key = `${request.namespace}/${request.name}`;
+    if (this.active.has(key)) this.overlaps++;
+    this.active.add(key);
+    this.total++;
+    this.reconciles.set(key, (this.reconciles.get(key) ?? 0) + 1);
+    return key;
+  }
+  leave(key: string): void {
+    this.active.delete(key);
+  }
+}
+
+/**
+ * The reconciler of the convergence tests: ensures an owned ConfigMap exists (the side effect) and
+ * mirrors spec.size into status.observedSize. Reads only from the cache; writes only what differs.
+ */
+function gadgetReconciler(recorder: Recorder, options: { cloudDelayMs?: number } = {}) {
+  return async (request: ReconcileRequest, { cache, client }: ReconcileContext) => {
+    const key = recorder.enter(request);
+    try {
+      const obj = await cache.get(GadgetResource, request);
+      if (!obj) return;
+      if (options.cloudDelayMs) await sleep(options.cloudDelayMs);
+      const cmName = `${request.name}-cfg`;
+      const existing = await cache.get(ConfigMapResource, {
+        namespace: request.namespace,
+        name: cmName,
+      });
+      if (!existing) {
+        const configMap: V1ConfigMap = {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: {
+            name: cmName,
+            namespace: request.namespace ?? "default",
+            ownerReferences: [
+              {
+                apiVersion: "test.capi-ts.dev/v1",
+                kind: "Gadget",
+                name: request.name,
+                uid: obj.metadata?.uid ?? "",
+                controller: true,
+              },
+            ],
+          },
+          data: { size: String(obj.spec.size) },
+        };
+        await client.create(ConfigMapResource, configMap);
+      }
+      if (obj.status?.observedSize !== obj.spec.size) {
+        await client.mergePatchStatus(GadgetResource, obj, {
+          status: { observedSize: obj.spec.size, observedGeneration: obj.metadata?.generation },
+        });
+      }
+      return undefined;
+    } finally {
+      recorder.leave(key);
+    }
+  };
+}
+
+async function createGadgets(
+  manager: Manager | undefined,
+  count: number,
+  prefix = "g",
+): Promise<void> {
+  const client = manager?.client;
+  if (!client) throw new Error("need a manager client");
+  for (let start = 0; start < count; start += 100) {
+    await Promise.all(
+      Array.from({ length: Math.min(100, count - start) }, (_, i) =>
+        client.create(GadgetResource, gadget(`${prefix}-${start + i}`, (start + i) % 7)),
+      ),
+    );
+  }
+}
+
+async function converged(manager: Manager, count: number): Promise<boolean> {
+  const gadgets = await manager.cache.list(GadgetResource);
+  const configMaps = await manager.cache.list(ConfigMapResource);
+  return (
+    gadgets.length === count &&
+    gadgets.every((obj) => obj.status?.observedSize === obj.spec.size) &&
+    configMaps.length === count
+  );
+}
+
+async function idle(manager: Manager, name: string): Promise<void> {
+  await eventually(async () => {
+    const depth = await manager.metrics.value("workqueue_depth", { name });
+    const active = await manager.metrics.value("controller_runtime_active_workers", {
+      controller: name,
+    });
+    return depth === 0 && active === 0;
+  }, "queue drained");
+}
+
+describe("controllers over HTTP", () => {
+  it("converge 1,000 objects, then send zero requests while nothing changes", async () => {
+    const manager = newManager({ maxConcurrentReconciles: 8 });
+    const recorder = new Recorder();
+    manager
+      .controller("gadgets")
+      .for(GadgetResource)
+      .owns(ConfigMapResource)
+      .complete(gadgetReconciler(recorder));
+    void manager.start();
+    await manager.elected();
+    await createGadgets(manager, 1000);
+    await eventually(() => converged(manager, 1000), "1,000 gadgets converged", 60_000, 50);
+    await idle(manager, "gadgets");
+    // No duplicate side effects: one ConfigMap create per gadget, never an AlreadyExists.
+    const creates = api.requests({ verb: "create", resource: "configmaps" });
+    expect(creates.length).toBe(1000);
+    expect(creates.every((record) => record.status === 201)).toBe(true);
+    expect(recorder.overlaps).toBe(0);
+    // Steady state: nothing changes, so nothing is sent (watches stay open, no polling, no writes).
+    api.clearRequests();
+    const reconcilesBefore = recorder.total;
+    await sleep(1500);
+    expect(api.requests()).toEqual([]);
+    expect(recorder.total).toBe(reconcilesBefore);
+    expect(await manager.metrics.value("controller_runtime_reconcile_errors_total")).toBe(0);
+  }, 90_000);
+
+  it("converge through cut watches, 410s, 5xx bursts, 429s and a server restart, with nothing lost or duplicated", async () => {
+    const manager = newManager({
+      maxConcurrentReconciles: 4,
+      client: { maxThrottleRetries: 0 },
+    });
+    const recorder = new Recorder();
+    manager
+      .controller("gadgets")
+      .for(GadgetResource)
+      .owns(ConfigMapResource)
+      .withOptions({})
+      .complete(gadgetReconciler(recorder, { cloudDelayMs: 5 }));
+    void manager.start();
+    await manager.elected();
+    api.faults.add({
+      verb: "patch",
+      subresource: "status",
+      status: 500,
+      probability: 0.3,
+      count: 60,
+    });
+    api.faults.add({
+      verb: "create",
+      resource: "configmaps",
+      status: 503,
+      probability: 0.2,
+      count: 30,
+    });
+    api.faults.add({
+      verb: "create",
+      resource: "configmaps",
+      status: 429,
+      retryAfterSeconds: 1,
+      count: 3,
+    });
+    api.faults.add({ verb: "list", status: 500, count: 2 });
+    const writer = manager.client;
+    // Create through a client that retries on its own, so the fixtures are not affected by the faults.
+    await createGadgets({ client: writer } as Manager, 100, "a");
+    api.faults.cutWatches();
+    await createGadgets({ client: writer } as Manager, 100, "b");
+    api.faults.expireWatchWindow();
+    await sleep(50);
+    await api.restart();
+    await createGadgets({ client: writer } as Manager, 100, "c");
+    api.faults.expireWatchWindow();
+    api.faults.cutWatches();
+    await eventually(
+      () => converged(manager, 300),
+      "300 gadgets converged despite faults",
+      60_000,
+      50,
+    );
+    await idle(manager, "gadgets");
+    const creates = api.requests({ verb: "create", resource: "configmaps" });
+    expect(creates.filter((record) => record.status === 201).length).toBe(300);
+    expect(creates.filter((record) => record.status === 409)).toEqual([]);
+    expect(recorder.overlaps).toBe(0);
+    // The failures were retried with backoff, and that shows in the metrics.
+    expect(
+      await manager.metrics.value("controller_runtime_reconcile_errors_total"),
+    ).toBeGreaterThan(0);
+    expect(
+      await manager.metrics.value("workqueue_retries_total", { name: "gadgets" }),
+    ).toBeGreaterThan(0);
+    expect(
+      await manager.metrics.value("capi_ts_informer_restarts_total", { reason: "gone" }),
+    ).toBeGreaterThan(0);
+    // Every object is right on the server, not just in the cache.
+    const list = await manager.client.list(GadgetResource);
+    expect(list.items.filter((obj) => obj.status?.observedSize !== obj.spec.size)).toEqual([]);
+  }, 90_000);
+
+  it("maps owned objects and watched kinds to the primary key, and filters with predicates", async () => {
+    const manager = newManager({ watchFilterValue: "mine" });
+    const seen: string[] = [];
+    manager
+      .controller("mapper")
+      .for(GadgetResource, { predicates: [generationChanged()] })
+      .owns(ConfigMapResource)
+      .watches(ConfigMapResource, (cm) =>
+        cm.metadata?.labels?.["gadget"]
+          ? [{ namespace: "default", name: cm.metadata.labels.gadget }]
+          : [],
+      )
+      .withEventFilter(notPaused())
+      .complete(async (request) => {
+        seen.push(request.name);
+      });
+    void manager.start();
+    await manager.elected();
+    const client = manager.client;
+    const labelled = (name: string, labels: Record<string, string>) => ({
+      ...gadget(name, 1),
+      metadata: { name, namespace: "default", labels },
+    });
+    const mine = await client.create(
+      GadgetResource,
+      labelled("mine", { [WATCH_FILTER_LABEL]: "mine" }),
+    );
+    await client.create(GadgetResource, labelled("theirs", { [WATCH_FILTER_LABEL]: "theirs" }));
+    await eventually(() => seen.includes("mine"), "reconcile of mine");
+    // Status-only writes do not change the generation: filtered out.
+    await client.mergePatchStatus(GadgetResource, mine, { status: { ready: true } });
+    // An owned ConfigMap maps to its controller owner; a labelled one through the map function.
+    await client.create(ConfigMapResource, {
+      metadata: {
+        name: "owned",
+        namespace: "default",
+        ownerReferences: [
+          {
+            apiVersion: "test.capi-ts.dev/v1",
+            kind: "Gadget",
+            name: "owner-x",
+            uid: "u1",
+            controller: true,
+          },
+        ],
+      },
+    });
+    await client.create(ConfigMapResource, {
+      metadata: { name: "mapped", namespace: "default", labels: { gadget: "mapped-y" } },
+    });
+    await eventually(
+      () => seen.includes("owner-x") && seen.includes("mapped-y"),
+      "mapped reconciles",
+    );
+    // Paused objects are skipped until unpaused.
+    const paused = await client.create(GadgetResource, {
+      ...labelled("paused", { [WATCH_FILTER_LABEL]: "mine" }),
+      metadata: {
+        name: "paused",
+        namespace: "default",
+        labels: { [WATCH_FILTER_LABEL]: "mine" },
+        annotations: { "cluster.x-k8s.io/paused": "" },
+      },
+    });
+    await sleep(300);
+    expect(seen).not.toContain("paused");
+    expect(seen).not.toContain("theirs");
+    expect(seen.filter((name) => name === "mine")).toHaveLength(1);
+    await client.jsonPatch(GadgetResource, paused, [
+      { op: "remove", path: "/metadata/annotations/cluster.x-k8s.io~1paused" },
+      { op: "replace", path: "/spec/size", value: 2 },
+    ]);
+    await eventually(() => seen.includes("paused"), "reconcile after unpause");
+  });
+
+  it("honours requeueAfter, stops retrying on TerminalError, and times out slow reconciles", async () => {
+    const manager = newManager();
+    const calls = new Map<string, number[]>();
+    manager
+      .controller("behaviours")
+      .for(GadgetResource)
+      .withOptions({ reconcileTimeoutMs: 100 })
+      .complete(async (request, { signal }) => {
+        const times = calls.get(request.name) ?? [];
+        times.push(Date.now());
+        calls.set(request.name, times);
+        if (request.name === "periodic") return { requeueAfter: 150 };
+        if (request.name === "broken")
+          throw new TerminalError("spec.size is not supported; fix the spec");
+        if (request.name === "flaky" && times.length < 3) throw new Error("transient");
+        if (request.name === "slow" && times.length === 1) {
+          await new Promise((resolve) => signal.addEventListener("abort", resolve));
+        }
+        return undefined;
+      });
+    void manager.start();
+    await manager.elected();
+    for (const name of ["periodic", "broken", "flaky", "slow"]) {
+      await manager.client.create(GadgetResource, gadget(name, 1));
+    }
+    await eventually(() => (calls.get("periodic")?.length ?? 0) >= 4, "periodic requeues");
+    await eventually(() => (calls.get("flaky")?.length ?? 0) === 3, "flaky retried until success");
+    await eventually(() => (calls.get("slow")?.length ?? 0) === 2, "slow retried after timeout");
+    await sleep(300);
+    const periodic = calls.get("periodic") ?? [];
+    const gaps = periodic.slice(1).map((time, i) => time - (periodic[i] ?? 0));
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(140);
+    expect(calls.get("broken")).toHaveLength(1);
+    expect(calls.get("flaky")).toHaveLength(3);
+    const metric = (name: string, labels = {}) =>
+      manager.metrics.value(name, { controller: "behaviours", ...labels });
+    expect(await metric("controller_runtime_terminal_reconcile_errors_total")).toBe(1);
+    expect(await metric("controller_runtime_reconcile_timeouts_total")).toBe(1);
+    expect(
+      await metric("controller_runtime_reconcile_total", { result: "requeue_after" }),
+    ).toBeGreaterThanOrEqual(4);
+  });
+
+  it("records Events, aggregating repeats into one object with a count", async () => {
+    const manager = newManager();
+    manager
+      .controller("eventful")
+      .for(GadgetResource)
+      .complete(async (request, { cache, recorder }) => {
+        const obj = await cache.get(GadgetResource, request);
+        if (!obj) return;
+        for (let i = 0; i < 3; i++) recorder.event(obj, "Warning", "CloudQuota", "quota exceeded");
+        recorder.event(obj, "Normal", "Scaled", "scaled to 1");
+      });
+    void manager.start();
+    await manager.elected();
+    await manager.client.create(GadgetResource, gadget("noisy", 1));
+    await eventually(async () => {
+      const events = await manager.client.list({
+        group: "",
+        version: "v1",
+        kind: "Event",
+        plural: "events",
+        namespaced: true,
+      });
+      const quota = events.items.find(
+        (event) => (event as { reason?: string }).reason === "CloudQuota",
+      ) as { count?: number } | undefined;
+      return events.items.length === 2 && quota?.count === 3;
+    }, "two Events, the repeated one with count 3");
+  });
+
+  it("serves /healthz, /readyz and /metrics with controller-runtime metric names", async () => {
+    const manager = newManager({
+      healthProbeBindAddress: "127.0.0.1:0",
+      metricsBindAddress: "127.0.0.1:0",
+    });
+    manager
+      .controller("probed")
+      .for(GadgetResource)
+      .complete(async () => undefined);
+    void manager.start();
+    await manager.elected();
+    await manager.client.create(GadgetResource, gadget("probe", 1));
+    await eventually(
+      async () =>
+        (await manager.metrics.value("controller_runtime_reconcile_total", {
+          controller: "probed",
+        })) === 1,
+      "one reconcile",
+    );
+    const health = manager.healthAddress();
+    const metrics = manager.metricsAddress();
+    const healthz = await fetch(`http://127.0.0.1:${health?.port}/healthz`);
+    const readyz = await fetch(`http://127.0.0.1:${health?.port}/readyz`);
+    expect(healthz.status).toBe(200);
+    expect(readyz.status).toBe(200);
+    expect(await readyz.text()).toContain("[+]informers-synced ok");
+    manager.addReadyCheck("cloud", () => "cloud API unreachable");
+    const notReady = await fetch(`http://127.0.0.1:${health?.port}/readyz`);
+    expect(notReady.status).toBe(500);
+    expect(await notReady.text()).toContain("[-]cloud failed: cloud API unreachable");
+    const text = await (await fetch(`http://127.0.0.1:${metrics?.port}/metrics`)).text();
+    for (const name of [
+      'controller_runtime_reconcile_total{controller="probed",result="success"} 1',
+      "controller_runtime_reconcile_errors_total",
+      "controller_runtime_reconcile_time_seconds_bucket",
+      'workqueue_depth{name="probed",controller="probed"} 0',
+      "workqueue_adds_total",
+      "workqueue_retries_total",
+      "workqueue_queue_duration_seconds_bucket",
+      "workqueue_work_duration_seconds_bucket",
+      "controller_runtime_max_concurrent_reconciles",
+    ]) {
+      expect(text).toContain(name);
+    }
+  });
+
+  it("rejects bad builder and manager input with clear errors", () => {
+    const manager = newManager();
+    expect(() => manager.controller("Bad Name")).toThrow(/lower-case/);
+    expect(() => manager.controller("x").complete(async () => undefined)).toThrow(
+      /call for\(resource\)/,
+    );
+    expect(() => newManager({ metricsBindAddress: "8080" })).toThrow(/host:port/);
+    expect(() => newManager({ leaderElection: { namespace: "" } })).toThrow(/namespace/);
+    expect(() =>
+      newManager({
+        leaderElection: { namespace: "default", leaseDurationMs: 1000, renewDeadlineMs: 2000 },
+      }),
+    ).toThrow(/leaseDuration > renewDeadline > retryPeriod/);
+    void isAlreadyExists;
+  });
+});
+
+export type { Gadget };

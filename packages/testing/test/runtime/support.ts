@@ -1,0 +1,95 @@
+import type { ResourceDescriptor } from "@capi-ts/sdk";
+import type { KubernetesObject } from "@kubernetes/client-node";
+
+/** A test kind with a spec, a status subresource and validation. */
+export interface Gadget extends KubernetesObject {
+  spec: { size: number; owner?: string };
+  status?: { observedSize?: number; observedGeneration?: number; ready?: boolean };
+}
+
+/** Resource metadata of {@link Gadget}, as codegen emits for real kinds. */
+export const GadgetResource: ResourceDescriptor<Gadget> = {
+  group: "test.capi-ts.dev",
+  version: "v1",
+  kind: "Gadget",
+  plural: "gadgets",
+  namespaced: true,
+  hasStatus: true,
+};
+
+/** The CRD of {@link Gadget}. */
+export const gadgetCrd = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: "gadgets.test.capi-ts.dev" },
+  spec: {
+    group: "test.capi-ts.dev",
+    scope: "Namespaced",
+    names: { plural: "gadgets", singular: "gadget", kind: "Gadget", listKind: "GadgetList" },
+    versions: [
+      {
+        name: "v1",
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: "object",
+            properties: {
+              apiVersion: { type: "string" },
+              kind: { type: "string" },
+              metadata: { type: "object" },
+              spec: {
+                type: "object",
+                required: ["size"],
+                properties: {
+                  size: { type: "integer", minimum: 0, maximum: 1000 },
+                  owner: { type: "string" },
+                },
+              },
+              status: {
+                type: "object",
+                properties: {
+                  observedSize: { type: "integer" },
+                  observedGeneration: { type: "integer" },
+                  ready: { type: "boolean" },
+                },
+              },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
+
+/** A Gadget object. */
+export function gadget(name: string, size: number, namespace = "default"): Gadget {
+  return {
+    apiVersion: "test.capi-ts.dev/v1",
+    kind: "Gadget",
+    metadata: { name, namespace },
+    spec: { size },
+  };
+}
+
+/** Polls `check` until it returns true or `timeoutMs` passes; throws with `what` on timeout. */
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+  intervalMs = 10,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** Sleeps. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,5 +1,6 @@
 import { FieldSet, pathToString } from "./fieldset.js";
 import {
+  cloneJSON,
   compareValues,
   deepEqual,
   isObject,
@@ -200,7 +201,7 @@ function compare(a: string, b: string): number {
 }
 
 function withoutManagedFields(obj: unknown): Record<string, unknown> {
-  const copy = isObject(obj) ? (structuredClone(obj) as Record<string, unknown>) : {};
+  const copy = isObject(obj) ? (cloneJSON(obj) as Record<string, unknown>) : {};
   if (isObject(copy.metadata)) delete copy.metadata.managedFields;
   return copy;
 }
@@ -291,7 +292,8 @@ export function serverSideApply(args: ApplyArgs): ApplyResult {
   const merged = mergeValues(schema, live, config, true) as Record<string, unknown>;
 
   const others = managers.filter((m) => identity(m) !== myId);
-  if (previous !== undefined && !previous.set.isEmpty()) {
+  // Pruning only matters when the manager stopped applying something it applied before.
+  if (previous !== undefined && !previous.set.difference(newSet).isEmpty()) {
     let keep = newSet.withPrefixes();
     for (const m of others) keep = keep.union(m.set.withPrefixes());
     const dropped = previous.set.withPrefixes().difference(keep).difference(STRIPPED);
@@ -329,12 +331,14 @@ export function serverSideApply(args: ApplyArgs): ApplyResult {
     set: newSet,
   });
   const objectChanged = !deepEqual(live, merged);
-  const before = encodeManagers(managers);
-  setManagedFields(merged, next);
-  const after = encodeManagers(next);
-  const changed = args.live === undefined || objectChanged || !deepEqual(before, after);
+  const ownershipMoved =
+    ownershipChanged ||
+    next.length !== managers.length ||
+    others.some((m, i) => !m.set.equals((next[i] as Manager).set));
+  const changed = args.live === undefined || objectChanged || ownershipMoved;
+  if (changed) setManagedFields(merged, next);
   if (!changed && args.live !== undefined) {
-    return { object: structuredClone(args.live) as Record<string, unknown>, changed: false };
+    return { object: cloneJSON(args.live) as Record<string, unknown>, changed: false };
   }
   return { object: merged, changed };
 }

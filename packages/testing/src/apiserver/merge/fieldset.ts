@@ -122,14 +122,21 @@ export class FieldSet {
 
   /** The `fieldsV1` JSON object (`.` first, then elements in the server's order). */
   toFieldsV1(): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    if (this.member && this.children.size > 0) out["."] = {};
+    return this.encode() ?? {};
+  }
+
+  /** The encoding of this node, or undefined when it holds no member. */
+  private encode(): Record<string, unknown> | undefined {
     const keys = [...this.children.keys()].sort(compareElements);
+    const encoded: [string, Record<string, unknown>][] = [];
     for (const key of keys) {
-      const child = this.children.get(key);
-      if (child === undefined || child.isEmpty()) continue;
-      out[key] = child.toFieldsV1();
+      const child = this.children.get(key)?.encode();
+      if (child !== undefined) encoded.push([key, child]);
     }
+    if (encoded.length === 0) return this.member ? {} : undefined;
+    const out: Record<string, unknown> = {};
+    if (this.member) out["."] = {};
+    for (const [key, child] of encoded) out[key] = child;
     return out;
   }
 

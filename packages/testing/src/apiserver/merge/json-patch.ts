@@ -1,3 +1,5 @@
+import { cloneJSON } from "./typed.js";
+
 /**
  * A JSON patch the server refuses. `status` is what kube-apiserver answers: 400 `BadRequest` when the
  * patch document is malformed, 413 when it has more than 10,000 operations, 422 `Invalid` when an
@@ -220,7 +222,7 @@ export function jsonPatch(obj: unknown, ops: unknown): unknown {
       `The allowed maximum operations in a JSON patch is ${MAX_JSON_PATCH_OPERATIONS}, got ${ops.length}`,
     );
   }
-  let doc: unknown = structuredClone(obj);
+  let doc: unknown = cloneJSON(obj);
   ops.forEach((raw: Record<string, unknown>, index) => {
     const kind = raw.op;
     switch (kind) {
@@ -228,7 +230,7 @@ export function jsonPatch(obj: unknown, ops: unknown): unknown {
         const path = stringField(raw, "path", index, kind);
         if (!("value" in raw))
           throw new JsonPatchError(422, `add operation does not apply: missing value`);
-        doc = addAt(doc, parsePointer(path, index, "path"), structuredClone(raw.value), kind, path);
+        doc = addAt(doc, parsePointer(path, index, "path"), cloneJSON(raw.value), kind, path);
         break;
       }
       case "remove": {
@@ -242,12 +244,12 @@ export function jsonPatch(obj: unknown, ops: unknown): unknown {
           throw new JsonPatchError(422, `replace operation does not apply: missing value`);
         const tokens = parsePointer(path, index, "path");
         if (tokens.length === 0) {
-          doc = structuredClone(raw.value);
+          doc = cloneJSON(raw.value);
           break;
         }
         const { parent, last } = parentOf(doc, tokens, kind, path);
         if (Array.isArray(parent)) {
-          parent[arrayIndex(parent, last, false, kind, path)] = structuredClone(raw.value);
+          parent[arrayIndex(parent, last, false, kind, path)] = cloneJSON(raw.value);
         } else {
           if (!Object.hasOwn(parent, last)) {
             throw new JsonPatchError(
@@ -255,7 +257,7 @@ export function jsonPatch(obj: unknown, ops: unknown): unknown {
               `replace operation does not apply: doc is missing key: ${path}: missing value`,
             );
           }
-          parent[last] = structuredClone(raw.value);
+          parent[last] = cloneJSON(raw.value);
         }
         break;
       }
@@ -275,7 +277,7 @@ export function jsonPatch(obj: unknown, ops: unknown): unknown {
       case "copy": {
         const from = stringField(raw, "from", index, kind);
         const path = stringField(raw, "path", index, kind);
-        const value = structuredClone(getAt(doc, parsePointer(from, index, "from"), kind, from));
+        const value = cloneJSON(getAt(doc, parsePointer(from, index, "from"), kind, from));
         doc = addAt(doc, parsePointer(path, index, "path"), value, kind, path);
         break;
       }

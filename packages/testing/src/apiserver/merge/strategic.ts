@@ -1,5 +1,5 @@
 import { builtinPatchMeta, type PatchField } from "./builtins.js";
-import { deepEqual, isObject } from "./typed.js";
+import { cloneJSON, deepEqual, isObject } from "./typed.js";
 
 /**
  * A strategic merge patch the server refuses: `status` 400 (`BadRequest`) for a malformed patch or an
@@ -26,7 +26,7 @@ const DELETE_FROM_PRIMITIVE_LIST = "$deleteFromPrimitiveList/";
 const SET_ELEMENT_ORDER = "$setElementOrder/";
 
 function clone<T>(value: T): T {
-  return structuredClone(value);
+  return cloneJSON(value);
 }
 
 /** Drops directive keys from a value being inserted as-is. */

@@ -1,5 +1,11 @@
 import type { SchemaNode } from "./types.js";
 
+function cloneDefault<T>(value: T): T {
+  return value === null || typeof value !== "object"
+    ? value
+    : (JSON.parse(JSON.stringify(value)) as T);
+}
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
@@ -18,7 +24,7 @@ function defaultValue(node: SchemaNode, value: unknown): void {
     if (items === undefined) return;
     for (let i = 0; i < value.length; i++) {
       if (isNonNullableNull(value[i], items) && hasUsableDefault(items)) {
-        value[i] = structuredClone(items.default);
+        value[i] = cloneDefault(items.default);
       }
       defaultValue(items, value[i]);
     }
@@ -29,7 +35,7 @@ function defaultValue(node: SchemaNode, value: unknown): void {
     for (const [key, prop] of node.properties) {
       if (!hasUsableDefault(prop)) continue;
       if (!(key in value) || isNonNullableNull(value[key], prop)) {
-        value[key] = structuredClone(prop.default);
+        value[key] = cloneDefault(prop.default);
       }
     }
   }
@@ -42,7 +48,7 @@ function defaultValue(node: SchemaNode, value: unknown): void {
     const ap = node.additionalProperties;
     if (ap === undefined) continue;
     if (isNonNullableNull(value[key], ap) && hasUsableDefault(ap)) {
-      value[key] = structuredClone(ap.default);
+      value[key] = cloneDefault(ap.default);
     }
     defaultValue(ap, value[key]);
   }

@@ -127,7 +127,6 @@ function checkValue(
 ): void {
   // Ratcheting: an unchanged value keeps whatever errors it had (they are not reported).
   if (hasOld && jsonEqual(value, old)) return;
-  const p = openAPIPath(path);
   if (value === null || value === undefined) {
     if (vv.type !== undefined && !nullable) {
       openAPIError(
@@ -135,7 +134,7 @@ function checkValue(
         path,
         "FieldValueTypeInvalid",
         "null",
-        `${p} in body must be of type ${vv.type}: "null"`,
+        `${openAPIPath(path)} in body must be of type ${vv.type}: "null"`,
       );
     }
     if (vv.enum !== undefined && !vv.enum.some((e) => e === null)) {
@@ -154,7 +153,7 @@ function checkValue(
           path,
           "FieldValueTypeInvalid",
           inferredFormat(value),
-          `${p} in body must be of type ${vv.format}: ${JSON.stringify(inferredFormat(value))}`,
+          `${openAPIPath(path)} in body must be of type ${vv.format}: ${JSON.stringify(inferredFormat(value))}`,
         );
       } else {
         openAPIError(
@@ -162,7 +161,7 @@ function checkValue(
           path,
           "FieldValueTypeInvalid",
           actual,
-          `${p} in body must be of type ${vv.type}: ${JSON.stringify(actual)}`,
+          `${openAPIPath(path)} in body must be of type ${vv.type}: ${JSON.stringify(actual)}`,
         );
       }
     }
@@ -180,15 +179,19 @@ function checkValue(
     if (valid !== vv.allOf.length) {
       namelessError(
         sink,
-        `${JSON.stringify(p)} must validate all the schemas (allOf)${valid === 0 ? ". None validated" : ""}`,
+        `${JSON.stringify(openAPIPath(path))} must validate all the schemas (allOf)${valid === 0 ? ". None validated" : ""}`,
       );
     }
   }
   if (vv.not !== undefined) {
     const scratch: Sink = { causes: [] };
     checkValue(vv.not, value, path, scratch, nullable, undefined, false);
-    if (scratch.causes.length === 0)
-      namelessError(sink, `${JSON.stringify(p)} must not validate the schema (not)`);
+    if (scratch.causes.length === 0) {
+      namelessError(
+        sink,
+        `${JSON.stringify(openAPIPath(path))} must not validate the schema (not)`,
+      );
+    }
   }
   // string
   if (typeof value === "string") {
@@ -207,30 +210,30 @@ function checkValue(
         path,
         "FieldValueInvalid",
         value,
-        `${p} in body should be at least ${vv.minLength} chars long`,
+        `${openAPIPath(path)} in body should be at least ${vv.minLength} chars long`,
       );
-    } else if (vv.patternRegExp !== undefined && !vv.patternRegExp.test(value)) {
+    } else if (vv.patternRegExp !== undefined && !matchesCached(vv.patternRegExp, value)) {
       openAPIError(
         sink,
         path,
         "FieldValueInvalid",
         value,
-        `${p} in body should match '${vv.pattern}'`,
+        `${openAPIPath(path)} in body should match '${vv.pattern}'`,
       );
     }
     // format
-    if (vv.format !== undefined && !checkStringFormat(vv.format, value)) {
+    if (vv.format !== undefined && !formatCached(vv.format, value)) {
       openAPIError(
         sink,
         path,
         "FieldValueTypeInvalid",
         value,
-        `${p} in body must be of type ${vv.format}: ${JSON.stringify(value)}`,
+        `${openAPIPath(path)} in body must be of type ${vv.format}: ${JSON.stringify(value)}`,
       );
     }
   }
   // number
-  if (typeof value === "number") checkNumber(vv, value, p, path, sink);
+  if (typeof value === "number") checkNumber(vv, value, path, sink);
   // array
   if (Array.isArray(value)) {
     const items = vv.items;
@@ -245,7 +248,7 @@ function checkValue(
         path,
         "FieldValueInvalid",
         value.length,
-        `${p} in body should have at least ${vv.minItems} items`,
+        `${openAPIPath(path)} in body should have at least ${vv.minItems} items`,
       );
     }
     if (vv.maxItems !== undefined && value.length > vv.maxItems) {
@@ -264,7 +267,42 @@ function checkValue(
     openAPIError(sink, path, "FieldValueNotSupported", value, supportedValues(vv.enum));
   }
   // object
-  if (isPlainObject(value)) checkObject(vv, value, path, p, sink, old, hasOld);
+  if (isPlainObject(value)) checkObject(vv, value, path, sink, old, hasOld);
+}
+
+/**
+ * Regular expressions are the costliest part of validation and controllers write the same strings over
+ * and over (condition types, reasons, names), so results are memoised per pattern (bounded).
+ */
+const regexResults = new WeakMap<RegExp, Map<string, boolean>>();
+const formatResults = new Map<string, Map<string, boolean>>();
+const MEMO_LIMIT = 4096;
+
+function memo(table: Map<string, boolean>, value: string, compute: () => boolean): boolean {
+  const cached = table.get(value);
+  if (cached !== undefined) return cached;
+  const result = compute();
+  if (table.size >= MEMO_LIMIT) table.clear();
+  table.set(value, result);
+  return result;
+}
+
+function matchesCached(re: RegExp, value: string): boolean {
+  let table = regexResults.get(re);
+  if (table === undefined) {
+    table = new Map();
+    regexResults.set(re, table);
+  }
+  return memo(table, value, () => re.test(value));
+}
+
+function formatCached(format: string, value: string): boolean {
+  let table = formatResults.get(format);
+  if (table === undefined) {
+    table = new Map();
+    formatResults.set(format, table);
+  }
+  return memo(table, value, () => checkStringFormat(format, value));
 }
 
 function isNullable(vv: ValueValidation): boolean {
@@ -291,12 +329,18 @@ function supportedValues(values: readonly unknown[]): string {
     .join(", ")}`;
 }
 
-function checkNumber(vv: ValueValidation, value: number, p: string, path: Path, sink: Sink): void {
+function checkNumber(vv: ValueValidation, value: number, path: Path, sink: Sink): void {
   const isInt = Number.isInteger(value);
   if (vv.format === "int32" && isInt && (value < INT32_MIN || value > INT32_MAX)) {
-    namelessError(sink, `Checked value must be of type integer with format int32 in ${p}`);
+    namelessError(
+      sink,
+      `Checked value must be of type integer with format int32 in ${openAPIPath(path)}`,
+    );
   } else if (vv.format === "float" && Math.abs(value) > FLOAT32_MAX) {
-    namelessError(sink, `Checked value must be of type number with format float in ${p}`);
+    namelessError(
+      sink,
+      `Checked value must be of type number with format float in ${openAPIPath(path)}`,
+    );
   }
   if (vv.multipleOf !== undefined) {
     const q = value / vv.multipleOf;
@@ -306,7 +350,7 @@ function checkNumber(vv: ValueValidation, value: number, p: string, path: Path, 
         path,
         "FieldValueInvalid",
         value,
-        `${p} in body should be a multiple of ${goNumber(vv.multipleOf, isInt)}`,
+        `${openAPIPath(path)} in body should be a multiple of ${goNumber(vv.multipleOf, isInt)}`,
       );
     }
   }
@@ -322,7 +366,7 @@ function checkNumber(vv: ValueValidation, value: number, p: string, path: Path, 
         path,
         "FieldValueInvalid",
         value,
-        `${p} in body should be ${op} ${goNumber(min, isInt)}`,
+        `${openAPIPath(path)} in body should be ${op} ${goNumber(min, isInt)}`,
       );
     }
   }
@@ -338,7 +382,7 @@ function checkNumber(vv: ValueValidation, value: number, p: string, path: Path, 
         path,
         "FieldValueInvalid",
         value,
-        `${p} in body should be ${op} ${goNumber(max, isInt)}`,
+        `${openAPIPath(path)} in body should be ${op} ${goNumber(max, isInt)}`,
       );
     }
   }
@@ -348,7 +392,6 @@ function checkObject(
   vv: ValueValidation,
   value: Record<string, unknown>,
   path: Path,
-  p: string,
   sink: Sink,
   old: unknown,
   hasOld: boolean,
@@ -360,7 +403,7 @@ function checkObject(
       path,
       "FieldValueInvalid",
       keys.length,
-      `${p} in body should have at least ${vv.minProperties} properties`,
+      `${openAPIPath(path)} in body should have at least ${vv.minProperties} properties`,
     );
   }
   if (vv.maxProperties !== undefined && keys.length > vv.maxProperties) {
@@ -472,21 +515,19 @@ function checkOneOf(
 const API_VERSION = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[^/]+$/;
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 
-function childNode(
-  node: SchemaNode,
-  k: string,
-): { node: SchemaNode; path: (p: Path) => Path } | undefined {
-  const sub = node.properties?.get(k);
-  if (sub !== undefined) return { node: sub, path: (p) => prop(p, k) };
-  const ap = node.additionalProperties;
-  if (ap !== undefined) return { node: ap, path: (p) => key(p, k) };
-  return undefined;
+/** The schema of `k` under `node` and whether it is a declared property (else a map entry). */
+function childNode(node: SchemaNode, k: string): SchemaNode | undefined {
+  return node.properties?.get(k) ?? node.additionalProperties;
+}
+
+function childPath(node: SchemaNode, parent: Path, k: string): Path {
+  return node.properties?.has(k) === true ? prop(parent, k) : key(parent, k);
 }
 
 function validateEmbedded(node: SchemaNode, value: unknown, path: Path, out: FieldCause[]): void {
   if (Array.isArray(value)) {
     const items = node.items;
-    if (items === undefined) return;
+    if (items === undefined || !needsEmbeddedCheck(items)) return;
     for (let i = 0; i < value.length; i++) validateEmbedded(items, value[i], index(path, i), out);
     return;
   }
@@ -535,7 +576,9 @@ function validateEmbedded(node: SchemaNode, value: unknown, path: Path, out: Fie
   }
   for (const k of Object.keys(value)) {
     const next = childNode(node, k);
-    if (next !== undefined) validateEmbedded(next.node, value[k], next.path(path), out);
+    if (next !== undefined && needsEmbeddedCheck(next)) {
+      validateEmbedded(next, value[k], childPath(node, path, k), out);
+    }
   }
 }
 
@@ -564,7 +607,9 @@ function validateListTypes(node: SchemaNode, value: unknown, path: Path, out: Fi
   if (!isPlainObject(value)) return;
   for (const k of Object.keys(value)) {
     const next = childNode(node, k);
-    if (next !== undefined) validateListTypes(next.node, value[k], next.path(path), out);
+    if (next !== undefined && needsListCheck(next)) {
+      validateListTypes(next, value[k], childPath(node, path, k), out);
+    }
   }
 }
 
@@ -589,13 +634,20 @@ function validateListMap(
     }
   }
   if (list.length <= 1) return;
-  const keyValues = list.map((item) => {
+  const signatures: string[] = new Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const item = list[i];
+    let signature = "";
+    if (isPlainObject(item)) {
+      for (const k of keys) if (k in item) signature += `${k}\u0000${scalarKey(item[k])}\u0000`;
+    }
+    signatures[i] = signature;
+  }
+  for (const i of firstRepeats(signatures)) {
     const present: Record<string, unknown> = {};
+    const item = list[i];
     if (isPlainObject(item)) for (const k of keys) if (k in item) present[k] = item[k];
-    return present;
-  });
-  for (const i of firstRepeats(keyValues.map((kv) => goJSON(kv)))) {
-    out.push(fieldError("FieldValueDuplicate", fieldPath(index(path, i)), keyValues[i], ""));
+    out.push(fieldError("FieldValueDuplicate", fieldPath(index(path, i)), present, ""));
   }
 }
 
@@ -603,11 +655,12 @@ function validateListMap(
 function firstRepeats(keys: string[]): number[] {
   const seen = new Map<string, number>();
   const out: number[] = [];
-  keys.forEach((k, i) => {
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i] as string;
     const times = seen.get(k) ?? 0;
     if (times === 1) out.push(i);
     seen.set(k, times + 1);
-  });
+  }
   return out;
 }
 
@@ -650,7 +703,7 @@ function validateCEL(
   if (node.rules !== undefined) runRules(node, value, path, old, hasOld, unchanged, state);
   if (Array.isArray(value)) {
     const items = node.items;
-    if (items === undefined) return;
+    if (items === undefined || !hasRules(items)) return;
     for (let i = 0; i < value.length; i++) {
       const correlated = hasOld ? correlateListItem(node, value[i], old) : undefined;
       validateCEL(
@@ -670,9 +723,16 @@ function validateCEL(
     node.mapType === undefined || node.mapType === "granular" || node.mapType === "atomic";
   for (const k of Object.keys(value)) {
     const next = childNode(node, k);
-    if (next === undefined) continue;
+    if (next === undefined || !hasRules(next)) continue;
     const has = correlatable && oldObject !== undefined && k in oldObject;
-    validateCEL(next.node, value[k], next.path(path), has ? oldObject?.[k] : undefined, has, state);
+    validateCEL(
+      next,
+      value[k],
+      childPath(node, path, k),
+      has ? oldObject?.[k] : undefined,
+      has,
+      state,
+    );
   }
 }
 
@@ -789,10 +849,12 @@ export function validate(root: SchemaNode, obj: unknown, old?: unknown): FieldCa
   if (isPlainObject(obj)) causes.push(...validateObjectMeta(obj.metadata));
   const sink: Sink = { causes };
   checkValue(root, obj, undefined, sink, false, old, hasOld);
-  validateEmbedded(root, obj, undefined, causes);
+  if (needsEmbeddedCheck(root)) validateEmbedded(root, obj, undefined, causes);
   const listCauses: FieldCause[] = [];
-  if (hasOld) validateListTypes(root, old, undefined, listCauses);
-  if (listCauses.length === 0) validateListTypes(root, obj, undefined, causes);
+  if (needsListCheck(root)) {
+    if (hasOld) validateListTypes(root, old, undefined, listCauses);
+    if (listCauses.length === 0) validateListTypes(root, obj, undefined, causes);
+  }
   if (causes.some((c) => BLOCKING.has(c.reason))) {
     if (hasRules(root)) {
       causes.push(
@@ -807,22 +869,45 @@ export function validate(root: SchemaNode, obj: unknown, old?: unknown): FieldCa
     return causes;
   }
   const state: CelState = { causes };
-  validateCEL(root, obj, undefined, old, hasOld, state);
+  if (hasRules(root)) validateCEL(root, obj, undefined, old, hasOld, state);
   return causes;
 }
 
+/** Whether `here` holds for `node` or any node below it (cached per node and predicate). */
+function subtreeHas(
+  cache: WeakMap<SchemaNode, boolean>,
+  node: SchemaNode,
+  here: (n: SchemaNode) => boolean,
+): boolean {
+  const cached = cache.get(node);
+  if (cached !== undefined) return cached;
+  let found = here(node);
+  if (!found && node.properties !== undefined) {
+    for (const sub of node.properties.values()) if (subtreeHas(cache, sub, here)) found = true;
+  }
+  if (!found && node.items !== undefined) found = subtreeHas(cache, node.items, here);
+  if (!found && node.additionalProperties !== undefined) {
+    found = subtreeHas(cache, node.additionalProperties, here);
+  }
+  cache.set(node, found);
+  return found;
+}
+
 const rulesCache = new WeakMap<SchemaNode, boolean>();
+const embeddedCache = new WeakMap<SchemaNode, boolean>();
+const listCache = new WeakMap<SchemaNode, boolean>();
+const ruleAt = (n: SchemaNode) => n.rules !== undefined && n.rules.length > 0;
+const embeddedAt = (n: SchemaNode) => n.embeddedResource;
+const listInvariantAt = (n: SchemaNode) => n.listType === "set" || n.listType === "map";
 
 function hasRules(node: SchemaNode): boolean {
-  const cached = rulesCache.get(node);
-  if (cached !== undefined) return cached;
-  let found = node.rules !== undefined && node.rules.length > 0;
-  if (!found && node.properties !== undefined) {
-    for (const sub of node.properties.values()) if (hasRules(sub)) found = true;
-  }
-  if (!found && node.items !== undefined) found = hasRules(node.items);
-  if (!found && node.additionalProperties !== undefined)
-    found = hasRules(node.additionalProperties);
-  rulesCache.set(node, found);
-  return found;
+  return subtreeHas(rulesCache, node, ruleAt);
+}
+
+function needsEmbeddedCheck(node: SchemaNode): boolean {
+  return subtreeHas(embeddedCache, node, embeddedAt);
+}
+
+function needsListCheck(node: SchemaNode): boolean {
+  return subtreeHas(listCache, node, listInvariantAt);
 }

@@ -21,7 +21,6 @@ function builtin(
     fieldSelectors: META_FIELDS,
     returnDeletedObject: false,
     allowUnconditionalUpdate: true,
-    strategicKindKey: `${partial.group}/${version}/${partial.kind}`,
     ...rest,
   };
 }

@@ -32,28 +32,40 @@ export const PATCH_TYPES = {
   apply: "application/apply-patch+yaml",
 } as const;
 
+/** Arguments shared by the field-management engines. */
+export interface FieldManagementArgs {
+  manager: string;
+  now: string;
+  subresource?: string;
+  /** The merge schema of the kind (a compiled CRD schema root or a built-in kind's). */
+  schema?: unknown;
+  apiVersion?: string;
+  /** Top-level fields the endpoint resets, which are therefore never owned. */
+  ignoredFields?: string[][];
+}
+
 /** The patch and apply engines the core delegates to (wired in engines.ts). */
 export interface PatchEngines {
+  /** RFC 6902; throws an {@link ApiError} for a bad patch. */
   jsonPatch?(obj: unknown, ops: unknown): unknown;
+  /** Strategic merge patch of a built-in kind; throws an {@link ApiError}. */
   strategicMergePatch?(kindKey: string, obj: unknown, patch: unknown): unknown;
-  serverSideApply?(args: {
-    live: KubeObject | undefined;
-    applied: KubeObject;
-    manager: string;
-    force: boolean;
-    schema?: unknown;
-    now: string;
-    subresource?: string;
-  }): { object: KubeObject } | { conflicts: { manager: string; field: string }[] };
+  /** Server-side apply. */
+  serverSideApply?(
+    args: FieldManagementArgs & {
+      live: KubeObject | undefined;
+      applied: KubeObject;
+      force: boolean;
+    },
+  ):
+    | { object: KubeObject; changed: boolean }
+    | { conflicts: { manager: string; field: string; message: string }[]; message: string };
   /** Records a non-apply write in `managedFields` (operation Update). */
-  trackUpdate?(args: {
-    live: KubeObject;
-    updated: KubeObject;
-    manager: string;
-    schema?: unknown;
-    now: string;
-    subresource?: string;
-  }): KubeObject;
+  trackUpdate?(
+    args: FieldManagementArgs & { live: KubeObject | undefined; updated: KubeObject },
+  ): KubeObject;
+  /** The merge schema of a built-in kind. */
+  builtinSchema?(kind: string): unknown;
 }
 
 /** Options shared by writes. */
@@ -61,6 +73,8 @@ export interface WriteOptions {
   dryRun?: boolean;
   fieldManager?: string;
   subresource?: string;
+  /** The client's User-Agent: the server names unnamed field managers after it. */
+  userAgent?: string;
 }
 
 /** `DeleteOptions`, from the body or the query. */
@@ -91,6 +105,9 @@ export interface DeleteResult {
 export function nowTimestamp(clock: () => Date): string {
   return `${clock().toISOString().slice(0, 19)}Z`;
 }
+
+/** Marks a write whose managedFields server-side apply already computed. */
+const APPLIED = "\u0000applied";
 
 const NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
 
@@ -276,23 +293,11 @@ export class ApiCore {
     meta.creationTimestamp = this.now();
     if (rt.generation !== "none") meta.generation = 1;
     rt.prepareForCreate?.(obj);
-    if (this.engines.trackUpdate && opts.fieldManager !== undefined) {
-      Object.assign(
-        obj,
-        this.engines.trackUpdate({
-          live: { ...obj, metadata: { ...meta } } as KubeObject,
-          updated: obj,
-          manager: opts.fieldManager,
-          schema: this.strategy(res)?.schema,
-          now: this.now(),
-          subresource: opts.subresource,
-        }),
-      );
-    }
-    if (opts.dryRun) return this.view(res, normalize(obj));
+    const tracked = this.track(res, undefined, obj, opts);
+    if (opts.dryRun) return this.view(res, normalize(tracked));
     const rv = this.store.nextRevision();
-    meta.resourceVersion = String(rv);
-    const final = normalize(obj);
+    tracked.metadata.resourceVersion = String(rv);
+    const final = normalize(tracked);
     this.store.put(rt.storageKey, key, final, rv, "ADDED");
     this.afterWrite(rt, final, undefined);
     return this.view(res, final);
@@ -394,24 +399,15 @@ export class ApiCore {
     if (rt.generation !== "none" && this.specChanged(rt, current, obj)) {
       meta.generation = (old.generation ?? 0) + 1;
     }
-    if (this.engines.trackUpdate && opts.fieldManager !== undefined) {
-      obj = this.engines.trackUpdate({
-        live: current,
-        updated: obj,
-        manager: opts.fieldManager,
-        schema: this.strategy(res)?.schema,
-        now: this.now(),
-        subresource: opts.subresource,
-      });
-    }
-    meta.resourceVersion = old.resourceVersion;
+    obj = this.track(res, current, obj, opts);
+    obj.metadata.resourceVersion = old.resourceVersion;
     const normalized = normalize(obj);
     if (isDeepStrictEqual(normalized, current)) {
       // A write that changes nothing is not a write: no new resourceVersion, no event.
       return { object: this.view(res, current), created: false };
     }
     if (opts.dryRun) return { object: this.view(res, normalized), created: false };
-    const key = objectKey(meta.namespace ?? "", meta.name ?? "");
+    const key = objectKey(normalized.metadata.namespace ?? "", normalized.metadata.name ?? "");
     const rv = this.store.nextRevision();
     normalized.metadata.resourceVersion = String(rv);
     if (normalized.metadata.deletionTimestamp && !hasPendingFinalizers(normalized)) {
@@ -422,6 +418,59 @@ export class ApiCore {
     this.store.put(rt.storageKey, key, normalized, rv, "MODIFIED");
     this.afterWrite(rt, normalized, current);
     return { object: this.view(res, normalized), created: false };
+  }
+
+  /** The merge schema field management uses for this resource. */
+  private mergeSchema(res: ResolvedResource): unknown {
+    if (res.rt.builtin) return this.engines.builtinSchema?.(res.rt.kind);
+    return this.strategy(res)?.schema;
+  }
+
+  /** Top-level fields an endpoint resets: status on the main resource, the rest on /status. */
+  private ignoredFields(
+    res: ResolvedResource,
+    subresource: string | undefined,
+    obj: KubeObject,
+  ): string[][] {
+    if (subresource === "status") {
+      return Object.keys(obj)
+        .filter((k) => !["apiVersion", "kind", "metadata", "status"].includes(k))
+        .map((k) => [k]);
+    }
+    return res.rt.statusSubresource ? [["status"]] : [];
+  }
+
+  /** The field manager of a request: `fieldManager`, else the User-Agent's product name. */
+  private managerOf(opts: WriteOptions): string {
+    if (opts.fieldManager) return opts.fieldManager;
+    const product = opts.userAgent?.split("/")[0]?.trim();
+    return product || "unknown";
+  }
+
+  /** Records a non-apply write in managedFields, when the engine is present. */
+  private track(
+    res: ResolvedResource,
+    live: KubeObject | undefined,
+    updated: KubeObject,
+    opts: WriteOptions,
+  ): KubeObject {
+    if (!this.engines.trackUpdate || opts.fieldManager === APPLIED) return updated;
+    const viewLive = live ? this.view(res, live) : undefined;
+    const viewUpdated = this.view(res, updated);
+    const tracked = this.engines.trackUpdate({
+      live: viewLive,
+      updated: viewUpdated,
+      manager: this.managerOf(opts),
+      now: this.now(),
+      subresource: opts.subresource,
+      schema: this.mergeSchema(res),
+      apiVersion: res.apiVersion,
+      ignoredFields: this.ignoredFields(res, opts.subresource, updated),
+    });
+    return {
+      ...updated,
+      metadata: { ...updated.metadata, managedFields: tracked.metadata.managedFields },
+    };
   }
 
   private specChanged(rt: ResourceType, before: KubeObject, after: KubeObject): boolean {
@@ -462,11 +511,7 @@ export class ApiCore {
         if (!rt.builtin || !this.engines.strategicMergePatch) {
           throw unsupportedMediaType(contentType, this.patchTypes(rt));
         }
-        patched = this.engines.strategicMergePatch(
-          rt.strategicKindKey ?? rt.kind,
-          currentView,
-          body,
-        );
+        patched = this.engines.strategicMergePatch(rt.kind, currentView, body);
         break;
       default:
         throw unsupportedMediaType(contentType, this.patchTypes(rt));
@@ -527,28 +572,32 @@ export class ApiCore {
     }
     const result = this.engines.serverSideApply({
       live,
-      applied: clone(applied),
+      applied: { ...clone(applied), apiVersion: res.apiVersion, kind: rt.kind },
       manager: opts.fieldManager,
       force: opts.force === true,
-      schema: this.strategy(res)?.schema,
+      schema: this.mergeSchema(res),
       now: this.now(),
       subresource: opts.subresource,
+      apiVersion: res.apiVersion,
+      ignoredFields: this.ignoredFields(res, opts.subresource, applied),
     });
     if ("conflicts" in result) {
-      const lines = result.conflicts.map((c) => `conflict with "${c.manager}": ${c.field}`);
-      const message =
-        lines.length === 1
-          ? `Apply failed with 1 conflict: ${lines[0]}`
-          : `Apply failed with ${lines.length} conflicts: ${lines.join("\n")}`;
-      throw new ApiError(409, "Conflict", message, {
+      throw new ApiError(409, "Conflict", result.message, {
         causes: result.conflicts.map((c) => ({
           reason: "FieldManagerConflict",
-          message: `conflict with "${c.manager}"`,
+          message: c.message,
           field: c.field,
         })),
       });
     }
-    const { fieldManager: _ignored, ...rest } = opts;
+    if (!result.changed && liveStored)
+      return { object: this.view(res, liveStored.obj), created: false };
+    // The engine already recorded this apply in managedFields; no Update entry on top of it.
+    const rest: WriteOptions = {
+      dryRun: opts.dryRun,
+      subresource: opts.subresource,
+      fieldManager: APPLIED,
+    };
     if (!liveStored) {
       const obj = result.object;
       obj.metadata = { ...obj.metadata, name };
@@ -679,7 +728,20 @@ export class ApiCore {
         `the API version in the data (${String(apiVersion)}) does not match the expected API version (${res.apiVersion})`,
       );
     }
-    return { ...body, apiVersion: res.apiVersion, kind: rt.kind } as KubeObject;
+    const out = { ...body, apiVersion: res.apiVersion, kind: rt.kind } as KubeObject;
+    const managed = isObject(out.metadata) ? out.metadata.managedFields : undefined;
+    if (Array.isArray(managed)) {
+      // Clients serialize metav1.Time with milliseconds; the server stores seconds.
+      out.metadata = {
+        ...out.metadata,
+        managedFields: managed.map((m: unknown) =>
+          isObject(m) && typeof m.time === "string" && !Number.isNaN(Date.parse(m.time))
+            ? { ...m, time: nowTimestamp(() => new Date(Date.parse(m.time as string))) }
+            : m,
+        ),
+      };
+    }
+    return out;
   }
 
   /** Pruning, defaulting and validation: the CRD schema's work plus the metadata checks. */

@@ -58,7 +58,6 @@ export function crdResourceType(validate: (obj: KubeObject) => InvalidCause[]): 
     returnDeletedObject: true,
     allowUnconditionalUpdate: true,
     finalizersOnDelete: [CRD_CLEANUP_FINALIZER],
-    strategicKindKey: "apiextensions.k8s.io/v1/CustomResourceDefinition",
     strategy: { validate: (obj) => validate(obj) },
   };
 }

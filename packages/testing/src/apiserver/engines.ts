@@ -1,11 +1,23 @@
+import { ApiError } from "./errors.js";
+import {
+  builtinMergeSchema,
+  JsonPatchError,
+  jsonPatch,
+  type MergeSchema,
+  StrategicMergePatchError,
+  serverSideApply,
+  strategicMergePatch,
+  trackUpdate,
+} from "./merge/index.js";
 import { compileStructuralSchema, type StructuralSchema } from "./schema/index.js";
 import { useEngines } from "./server.js";
-import type { ValidationStrategy } from "./types.js";
+import type { KubeObject, ValidationStrategy } from "./types.js";
 
 /** Wraps a compiled structural schema as the core's validation strategy. */
 function schemaStrategy(schema: StructuralSchema): ValidationStrategy {
   return {
-    schema,
+    // Server-side apply reads list types and map keys from the schema's nodes.
+    schema: schema.root,
     prune: (obj) => {
       schema.prune(obj);
     },
@@ -16,6 +28,11 @@ function schemaStrategy(schema: StructuralSchema): ValidationStrategy {
 
 // CRDs are re-read on every write (status included); compile each distinct schema once.
 const compiled = new Map<string, ValidationStrategy>();
+const builtinSchemas = new Map<string, MergeSchema | undefined>();
+
+function asMergeSchema(schema: unknown): MergeSchema | undefined {
+  return schema as MergeSchema | undefined;
+}
 
 useEngines({
   compileSchema: (openAPIV3Schema) => {
@@ -27,5 +44,32 @@ useEngines({
       compiled.set(key, strategy);
     }
     return strategy;
+  },
+  jsonPatch: (obj, ops) => {
+    try {
+      return jsonPatch(obj, ops);
+    } catch (e) {
+      if (e instanceof JsonPatchError) throw new ApiError(e.status, e.reason, e.message);
+      throw e;
+    }
+  },
+  strategicMergePatch: (kindKey, obj, patch) => {
+    try {
+      return strategicMergePatch(kindKey, obj, patch);
+    } catch (e) {
+      if (e instanceof StrategicMergePatchError) throw new ApiError(e.status, e.reason, e.message);
+      throw e;
+    }
+  },
+  serverSideApply: (args) => {
+    const result = serverSideApply({ ...args, schema: asMergeSchema(args.schema) });
+    if ("conflicts" in result) return result;
+    return { object: result.object as KubeObject, changed: result.changed };
+  },
+  trackUpdate: (args) =>
+    trackUpdate({ ...args, operation: "Update", schema: asMergeSchema(args.schema) }) as KubeObject,
+  builtinSchema: (kind) => {
+    if (!builtinSchemas.has(kind)) builtinSchemas.set(kind, builtinMergeSchema(kind));
+    return builtinSchemas.get(kind);
   },
 });

@@ -431,7 +431,12 @@ export class HttpFrontend {
     if (query.dryRun !== undefined && query.dryRun !== "All") {
       throw badRequest(`Invalid dry run value: ${query.dryRun}: valid values: All`);
     }
-    const write = { dryRun, fieldManager: query.fieldManager, subresource: route.subresource };
+    const write = {
+      dryRun,
+      fieldManager: query.fieldManager,
+      subresource: route.subresource,
+      userAgent: record.userAgent,
+    };
     const respond = (status: number, obj: KubeObject) => sendJson(res, status, JSON.stringify(obj));
 
     if (route.name === undefined) {

@@ -104,6 +104,4 @@ export interface ResourceType {
   finalizersOnDelete?: string[];
   /** The CRD that defines this resource. */
   crdName?: string;
-  /** The strategic-merge-patch kind key, `group/version/Kind`, for the merge engine. */
-  strategicKindKey?: string;
 }

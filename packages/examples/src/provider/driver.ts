@@ -165,13 +165,7 @@ export function fakeCloudDriver(
           data,
           tags: ownerTags(ctx.pool),
         });
-        const [first] = created.versions;
-        if (!first)
-          throw DriverError.transient(
-            "TemplateNotReady",
-            `launch template ${created.name} has no version yet`,
-          );
-        return toTemplateVersion(first);
+        return { version: String(created.latestVersion), stamp, createdAt: created.createdAt };
       }
     },
 

@@ -1,86 +1,6 @@
 /**
- * # Writing a MachinePool provider: the `PoolDriver`
- *
- * A provider author writes one object, a {@link PoolDriver}: the cloud calls for one scaling group
- * (AWS Auto Scaling group, Azure VM scale set, GCE managed instance group, …) and its launch template.
- * The kit's reconciler owns everything else — owner lookup, finalizer, pause, bootstrap data, replica
- * intent, rollouts, status, conditions, events, deletion order, retries.
- *
- * ## What the driver does, and what it does not
- *
- * | The driver (you)                                              | The kit                                                                 |
- * |---------------------------------------------------------------|-------------------------------------------------------------------------|
- * | Reads and writes the cloud                                    | Decides *what* to write, and when                                       |
- * | Returns instances with their exact `providerID`               | Sorts, de-duplicates and publishes `providerIDList`, `replicas`, ready  |
- * | Stores a {@link TemplateStamp} on each template version      | Hashes bootstrap data and template inputs; decides refresh vs. rollout   |
- * | Reports the group's settings as the cloud has them            | Compares them with {@link PoolDriver.groupSettings} and updates on drift |
- * | Tags what it creates with the pool's identity                 | Deletes in order, treats NotFound as done                               |
- * | Maps cloud errors in {@link PoolDriver.classifyError}         | Turns them into conditions, backoff and `retry-after` waits             |
- *
- * Every method gets a {@link PoolContext} (which pool, its spec, an abort signal) and either returns
- * or throws. There is no result type to build: cloud errors propagate as they are, and
- * {@link PoolDriver.classifyError} says once what each one means ({@link DriverFailure}). When a
- * method itself knows better, it throws a {@link DriverError} (`DriverError.waiting(…)`, …).
- *
- * ## Rules every method must follow
- *
- * - **Idempotent.** The kit may call any method again after a lost response. Creating something that
- *   already exists (and is owned by this pool) succeeds; deleting something that is gone may throw
- *   NotFound (classified as `notFound`), which the kit counts as done.
- * - **Non-blocking.** Start the operation and return; never wait for the cloud to converge. The kit
- *   polls {@link PoolDriver.getGroup} on its own schedule.
- * - **Owned resources only.** Tag every group and template with the pool's identity
- *   ({@link PoolContext.pool}) and refuse (terminal error) to adopt or delete one tagged for another pool.
- * - **No decisions.** Don't compare, hash, sort or pick victims: report what the cloud has, apply what
- *   you are told. Those decisions are where providers shipped their bugs; the kit makes them once.
- *
- * ## Why the interface looks like this (design notes)
- *
- * - **No providerID codec object.** The only place a providerID is made is
- *   {@link PoolInstance.providerID}. The kit never invents or parses an ID: it relays the driver's
- *   string and looks instances up by it (Nodes, Machines and `providerIDList` are all matched by exact
- *   string). One producer means one spelling, which is what core CAPI needs byte for byte.
- * - **Instances come with the group.** {@link PoolGroup.instances} is read in the same call as the
- *   group, so desired size, template and instances are one consistent snapshot.
- * - **Template versions carry a stamp.** userData is often write-only, so "did the bootstrap data
- *   change?" can only be answered from metadata the kit put there: the {@link TemplateStamp}. A new
- *   version whose stamp differs only in `bootstrapHash` is a token rotation (refresh the template, keep
- *   the instances); a different `specHash` or `bootstrapRef` rolls the pool.
- * - **Two pure functions describe the desired state** ({@link PoolDriver.templateInputs},
- *   {@link PoolDriver.groupSettings}); the kit compares, so spurious diffs (nil vs "", unsorted zones)
- *   are caught in one place instead of in every provider.
- * - **Errors are classified, not wrapped.** One `classifyError` instead of a try/catch per method.
- *
- * @example A complete driver, in outline (see the example provider for a real one)
- * ```ts
- * import { DriverError, type PoolDriver, templateStampFromTags, templateStampToTags } from "@capi-ts/sdk";
- *
- * const driver: PoolDriver<MyPoolSpec, { minSize: number; maxSize: number }> = {
- *   templateInputs: (ctx) => ({ image: ctx.spec.image, size: ctx.spec.size, version: ctx.version }),
- *   groupSettings: (ctx) => ({ minSize: ctx.spec.minSize, maxSize: ctx.spec.maxSize }),
- *
- *   async getTemplate(ctx) {
- *     const lt = await cloud.describeLaunchTemplate(nameOf(ctx.pool));
- *     return (lt?.versions ?? []).map((v) => ({
- *       version: String(v.version), stamp: templateStampFromTags(v.tags), createdAt: v.createdAt,
- *     }));
- *   },
- *   async createTemplateVersion(ctx, { userData, stamp }) { … },
- *   async deleteTemplate(ctx, versions) { … },
- *   async getGroup(ctx) { … },
- *   async createGroup(ctx, { replicas, templateVersion, settings }) { … },
- *   async updateGroup(ctx, change) { … },
- *   async deleteGroup(ctx) { await cloud.deleteGroup(nameOf(ctx.pool), { force: true }); },
- *   async deleteInstance(ctx, instance, mode) {
- *     await cloud.terminateInstanceInGroup(instance.id, { decrementDesiredCapacity: mode === "shrink" });
- *   },
- *   classifyError(err) {
- *     if (err instanceof MyCloudError && err.status === 429)
- *       return { kind: "throttled", reason: "CloudThrottling", message: err.message, retryAfterMs: err.retryAfterMs };
- *     return undefined; // unknown errors count as transient
- *   },
- * };
- * ```
+ * The provider-facing half of the MachinePool kit: {@link PoolDriver}, the one interface a provider
+ * author implements, with its observation, request and error types.
  *
  * @module
  */
@@ -462,10 +382,61 @@ export class DriverError extends Error {
 // ── the driver ──────────────────────────────────────────────────────────────────────────────────
 
 /**
- * The cloud calls of one MachinePool provider. See the module documentation for the rules and the
- * division of work with the kit.
+ * The cloud calls of one MachinePool provider — the only thing a provider author writes.
  *
- * Call order the kit uses, for orientation: `getTemplate` → (`createTemplateVersion`) → `getGroup` →
+ * It holds the cloud calls for one scaling group (AWS Auto Scaling group, Azure VM scale set, GCE
+ * managed instance group, …) and its launch template. The kit's reconciler owns everything else —
+ * owner lookup, finalizer, pause, bootstrap data, replica intent, rollouts, status, conditions, events,
+ * deletion order, retries.
+ *
+ * ## What the driver does, and what it does not
+ *
+ * | The driver (you)                                              | The kit                                                                 |
+ * |---------------------------------------------------------------|-------------------------------------------------------------------------|
+ * | Reads and writes the cloud                                    | Decides *what* to write, and when                                       |
+ * | Returns instances with their exact `providerID`               | Sorts, de-duplicates and publishes `providerIDList`, `replicas`, ready  |
+ * | Stores a {@link TemplateStamp} on each template version      | Hashes bootstrap data and template inputs; decides refresh vs. rollout   |
+ * | Reports the group's settings as the cloud has them            | Compares them with {@link PoolDriver.groupSettings} and updates on drift |
+ * | Tags what it creates with the pool's identity                 | Deletes in order, treats NotFound as done                               |
+ * | Maps cloud errors in {@link PoolDriver.classifyError}         | Turns them into conditions, backoff and `retry-after` waits             |
+ *
+ * Every method gets a {@link PoolContext} (which pool, its spec, an abort signal) and either returns
+ * or throws. There is no result type to build: cloud errors propagate as they are, and
+ * {@link PoolDriver.classifyError} says once what each one means ({@link DriverFailure}). When a
+ * method itself knows better, it throws a {@link DriverError} (`DriverError.waiting(…)`, …).
+ *
+ * ## Rules every method must follow
+ *
+ * - **Idempotent.** The kit may call any method again after a lost response. Creating something that
+ *   already exists (and is owned by this pool) succeeds; deleting something that is gone may throw
+ *   NotFound (classified as `notFound`), which the kit counts as done.
+ * - **Non-blocking.** Start the operation and return; never wait for the cloud to converge. The kit
+ *   polls {@link PoolDriver.getGroup} on its own schedule.
+ * - **Owned resources only.** Tag every group and template with the pool's identity
+ *   ({@link PoolContext.pool}) and refuse (terminal error) to adopt or delete one tagged for another pool.
+ * - **No decisions.** Don't compare, hash, sort or pick victims: report what the cloud has, apply what
+ *   you are told. Those decisions are where providers shipped their bugs; the kit makes them once.
+ *
+ * ## Why the interface looks like this (design notes)
+ *
+ * - **No providerID codec object.** The only place a providerID is made is
+ *   {@link PoolInstance.providerID}. The kit never invents or parses an ID: it relays the driver's
+ *   string and looks instances up by it (Nodes, Machines and `providerIDList` are all matched by exact
+ *   string). One producer means one spelling, which is what core CAPI needs byte for byte.
+ * - **Instances come with the group.** {@link PoolGroup.instances} is read in the same call as the
+ *   group, so desired size, template and instances are one consistent snapshot.
+ * - **Template versions carry a stamp.** userData is often write-only, so "did the bootstrap data
+ *   change?" can only be answered from metadata the kit put there: the {@link TemplateStamp}. A new
+ *   version whose stamp differs only in `bootstrapHash` is a token rotation (refresh the template, keep
+ *   the instances); a different `specHash` or `bootstrapRef` rolls the pool.
+ * - **Two pure functions describe the desired state** ({@link PoolDriver.templateInputs},
+ *   {@link PoolDriver.groupSettings}); the kit compares, so spurious diffs (nil vs "", unsorted zones)
+ *   are caught in one place instead of in every provider.
+ * - **Errors are classified, not wrapped.** One `classifyError` instead of a try/catch per method.
+ *
+ * ## Call order
+ *
+ * The order the kit calls methods in, for orientation: `getTemplate` → (`createTemplateVersion`) → `getGroup` →
  * (`createGroup` | `updateGroup`) → (`deleteInstance`… | `nativeRollout`) → (`deleteTemplate` of
  * unused versions). On deletion: `getGroup` → `deleteGroup` → wait until `getGroup` is `undefined` →
  * `deleteTemplate` without versions.
@@ -474,20 +445,37 @@ export class DriverError extends Error {
  * @typeParam Settings - the JSON-serialisable group settings the driver manages besides size and
  *   template (bounds, zones, …)
  *
- * @example
+ * @example A complete driver, in outline (see the example provider for a real one)
  * ```ts
- * import type { PoolDriver } from "@capi-ts/sdk";
+ * import { DriverError, type PoolDriver, templateStampFromTags, templateStampToTags } from "@capi-ts/sdk";
  *
- * export function myCloudDriver(cloud: MyCloudClient): PoolDriver<MyPoolSpec, MySettings> {
- *   return {
- *     templateInputs: (ctx) => ({ image: ctx.spec.image, version: ctx.version }),
- *     groupSettings: (ctx) => ({ minSize: ctx.spec.minSize, maxSize: ctx.spec.maxSize }),
- *     getTemplate: …, createTemplateVersion: …, deleteTemplate: …,
- *     getGroup: …, createGroup: …, updateGroup: …, deleteGroup: …, deleteInstance: …,
- *     classifyError: (err) => …,
- *   };
- * }
+ * const driver: PoolDriver<MyPoolSpec, { minSize: number; maxSize: number }> = {
+ *   templateInputs: (ctx) => ({ image: ctx.spec.image, size: ctx.spec.size, version: ctx.version }),
+ *   groupSettings: (ctx) => ({ minSize: ctx.spec.minSize, maxSize: ctx.spec.maxSize }),
+ *
+ *   async getTemplate(ctx) {
+ *     const lt = await cloud.describeLaunchTemplate(nameOf(ctx.pool));
+ *     return (lt?.versions ?? []).map((v) => ({
+ *       version: String(v.version), stamp: templateStampFromTags(v.tags), createdAt: v.createdAt,
+ *     }));
+ *   },
+ *   async createTemplateVersion(ctx, { userData, stamp }) { … },
+ *   async deleteTemplate(ctx, versions) { … },
+ *   async getGroup(ctx) { … },
+ *   async createGroup(ctx, { replicas, templateVersion, settings }) { … },
+ *   async updateGroup(ctx, change) { … },
+ *   async deleteGroup(ctx) { await cloud.deleteGroup(nameOf(ctx.pool), { force: true }); },
+ *   async deleteInstance(ctx, instance, mode) {
+ *     await cloud.terminateInstanceInGroup(instance.id, { decrementDesiredCapacity: mode === "shrink" });
+ *   },
+ *   classifyError(err) {
+ *     if (err instanceof MyCloudError && err.status === 429)
+ *       return { kind: "throttled", reason: "CloudThrottling", message: err.message, retryAfterMs: err.retryAfterMs };
+ *     return undefined; // unknown errors count as transient
+ *   },
+ * };
  * ```
+ *
  */
 export interface PoolDriver<Spec = unknown, Settings = unknown> {
   /**

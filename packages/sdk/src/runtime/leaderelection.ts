@@ -134,14 +134,25 @@ export class LeaderElector {
     return false;
   }
 
-  /** Stops renewing and, if leading, clears the holder so another candidate can take over at once. */
-  async release(): Promise<void> {
+  /**
+   * Stops renewing without touching the Lease: another candidate takes over once it expires. For a
+   * process that must not hand over early (or is going away uncleanly).
+   */
+  async stop(): Promise<boolean> {
     this.stopped = true;
     if (this.renewTimer) clearTimeout(this.renewTimer);
     await this.renewing;
-    if (!this.leading) return;
-    this.leading = false;
-    this.options.onStatus?.(false);
+    const wasLeading = this.leading;
+    if (wasLeading) {
+      this.leading = false;
+      this.options.onStatus?.(false);
+    }
+    return wasLeading;
+  }
+
+  /** Stops renewing and, if leading, clears the holder so another candidate can take over at once. */
+  async release(): Promise<void> {
+    if (!(await this.stop())) return;
     const lease = this.lease;
     if (!lease?.spec || lease.spec.holderIdentity !== this.identity) return;
     const now = microTime(new Date());

@@ -125,7 +125,8 @@ export class Manager implements ControllerHost {
   private readonly stopSignal = new AbortController();
   private stopping: Promise<void> | undefined;
   private running: Promise<void> | undefined;
-  private leaderWait: Promise<boolean> | undefined;
+  private readonly electedPromise: Promise<boolean>;
+  private resolveElected: (leading: boolean) => void = () => {};
   private controllersStarted = false;
   private healthAddressInfo: AddressInfo | undefined;
   private metricsAddressInfo: AddressInfo | undefined;
@@ -136,6 +137,9 @@ export class Manager implements ControllerHost {
   constructor(options: ManagerOptions) {
     this.options = options;
     this.name = options.name ?? "capi-ts";
+    this.electedPromise = new Promise((resolve) => {
+      this.resolveElected = resolve;
+    });
     this.logger = isLogger(options.logger) ? options.logger : createLogger(options.logger ?? {});
     this.metrics = new RuntimeMetrics({ processMetrics: options.processMetrics ?? false });
     this.client = new KubeClient(options.kubeConfig, {
@@ -261,9 +265,8 @@ export class Manager implements ControllerHost {
   }
 
   /** Resolves `true` once controllers run (leadership acquired), `false` if stopped first. */
-  async elected(): Promise<boolean> {
-    if (this.controllersStarted) return true;
-    return (await this.leaderWait) ?? false;
+  elected(): Promise<boolean> {
+    return this.electedPromise;
   }
 
   /**
@@ -310,8 +313,7 @@ export class Manager implements ControllerHost {
         this.logger.info({ informers: this.cache.allInformers().length }, "caches synced");
         if (this.elector) {
           const elector = this.elector;
-          this.leaderWait = elector.acquire(this.stopSignal.signal);
-          const leading = await this.leaderWait;
+          const leading = await elector.acquire(this.stopSignal.signal);
           if (leading && !this.stopSignal.signal.aborted) {
             void elector.lost.then(() => {
               void this.stop(new Error("leader election lost: stopped reconciling"));
@@ -319,7 +321,6 @@ export class Manager implements ControllerHost {
             this.startControllers();
           }
         } else {
-          this.leaderWait = Promise.resolve(true);
           this.startControllers();
         }
       }
@@ -337,10 +338,12 @@ export class Manager implements ControllerHost {
 
   private startControllers(): void {
     this.controllersStarted = true;
+    this.resolveElected(true);
     for (const controller of this.controllers) controller.start();
   }
 
   private async shutdown(): Promise<void> {
+    this.resolveElected(false);
     const deadline = this.options.gracefulShutdownTimeoutMs ?? 30_000;
     this.logger.info(
       { deadlineMs: deadline },
@@ -353,8 +356,9 @@ export class Manager implements ControllerHost {
       this.logger.warn("some reconciles did not finish within the graceful shutdown deadline");
     }
     await Promise.all([...this.recorders.values()].map((recorder) => recorder.flush()));
-    if (this.elector && (this.options.leaderElection?.releaseOnCancel ?? true)) {
-      await this.elector.release();
+    if (this.elector) {
+      if (this.options.leaderElection?.releaseOnCancel ?? true) await this.elector.release();
+      else await this.elector.stop();
     }
     await this.cache.stop();
     await Promise.all(

@@ -1,0 +1,208 @@
+// Controller runtime benchmark: reconciles per second, time to converge N objects, API requests per
+// object and heap bytes per cached object, all against the in-memory API server over HTTP.
+// Run: ./dev bench runtime [--sizes 100,1000,5000] [--concurrency 8]
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import {
+  ConfigMapResource,
+  Informer,
+  KubeClient,
+  Manager,
+  type ReconcileContext,
+  type ReconcileRequest,
+  type ResourceDescriptor,
+} from "@capi-ts/sdk";
+import type { KubernetesObject, V1ConfigMap } from "@kubernetes/client-node";
+import { startApiServer } from "../src/index.js";
+
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
+
+interface Gadget extends KubernetesObject {
+  spec: { size: number };
+  status?: { observedSize?: number };
+}
+
+const GadgetResource: ResourceDescriptor<Gadget> = {
+  group: "bench.capi-ts.dev",
+  version: "v1",
+  kind: "Gadget",
+  plural: "gadgets",
+  namespaced: true,
+  hasStatus: true,
+};
+
+const gadgetCrd = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: "gadgets.bench.capi-ts.dev" },
+  spec: {
+    group: "bench.capi-ts.dev",
+    scope: "Namespaced",
+    names: { plural: "gadgets", singular: "gadget", kind: "Gadget", listKind: "GadgetList" },
+    versions: [
+      {
+        name: "v1",
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: "object",
+            properties: {
+              spec: { type: "object", properties: { size: { type: "integer" } } },
+              status: { type: "object", properties: { observedSize: { type: "integer" } } },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
+
+function arg(name: string, fallback: string): string {
+  const index = process.argv.indexOf(`--${name}`);
+  return index >= 0 ? (process.argv[index + 1] ?? fallback) : fallback;
+}
+
+const sizes = arg("sizes", "100,1000,5000").split(",").map(Number);
+const concurrency = Number(arg("concurrency", "8"));
+
+async function reconcile(request: ReconcileRequest, { cache, client }: ReconcileContext) {
+  const obj = await cache.get(GadgetResource, request);
+  if (!obj) return;
+  const name = `${request.name}-cfg`;
+  if (!(await cache.get(ConfigMapResource, { namespace: request.namespace, name }))) {
+    const configMap: V1ConfigMap = {
+      metadata: {
+        name,
+        namespace: request.namespace ?? "default",
+        ownerReferences: [
+          {
+            apiVersion: "bench.capi-ts.dev/v1",
+            kind: "Gadget",
+            name: request.name,
+            uid: obj.metadata?.uid ?? "",
+            controller: true,
+          },
+        ],
+      },
+      data: { size: String(obj.spec.size) },
+    };
+    await client.create(ConfigMapResource, configMap);
+  }
+  if (obj.status?.observedSize !== obj.spec.size) {
+    await client.mergePatchStatus(GadgetResource, obj, { status: { observedSize: obj.spec.size } });
+  }
+}
+
+async function run(n: number) {
+  const api = await startApiServer({ crds: [gadgetCrd] });
+  const seed = new KubeClient(api.kubeConfig);
+  for (let start = 0; start < n; start += 200) {
+    await Promise.all(
+      Array.from({ length: Math.min(200, n - start) }, (_, i) =>
+        seed.create(GadgetResource, {
+          apiVersion: "bench.capi-ts.dev/v1",
+          kind: "Gadget",
+          metadata: { name: `g-${start + i}`, namespace: "default" },
+          spec: { size: (start + i) % 7 },
+        }),
+      ),
+    );
+  }
+  api.clearRequests();
+  const manager = new Manager({
+    kubeConfig: api.kubeConfig,
+    name: "bench",
+    logger: { level: "silent" },
+    maxConcurrentReconciles: concurrency,
+  });
+  let reconciles = 0;
+  manager
+    .controller("gadgets")
+    .for(GadgetResource)
+    .owns(ConfigMapResource)
+    .complete(async (request, context) => {
+      reconciles++;
+      await reconcile(request, context);
+    });
+  const started = performance.now();
+  void manager.start();
+  const gadgets = manager.cache.informerFor(GadgetResource);
+  const configMaps = manager.cache.informerFor(ConfigMapResource);
+  for (;;) {
+    if (
+      configMaps.size() === n &&
+      gadgets.list().every((obj) => obj.status?.observedSize === obj.spec.size) &&
+      gadgets.size() === n
+    )
+      break;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const convergeMs = performance.now() - started;
+  const requests = api
+    .requests()
+    .filter((record) => record.verb !== "watch" || record.durationMs >= 0);
+  const reconcilesAtConverge = reconciles;
+  await manager.stop();
+
+  // Heap per cached object: heap with a synced informer over the converged Gadgets minus heap once
+  // it is stopped and dropped (both after a full GC), so only what the cache retains is counted.
+  let informer: Informer<Gadget> | undefined = new Informer({
+    client: seed,
+    resource: GadgetResource,
+  });
+  informer.start();
+  await informer.waitForSync();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  gc();
+  const withCache = process.memoryUsage().heapUsed;
+  await informer.stop();
+  informer = undefined;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  gc();
+  const withoutCache = process.memoryUsage().heapUsed;
+  await api.stop();
+  return {
+    n,
+    convergeMs,
+    reconcilesPerSecond: reconcilesAtConverge / (convergeMs / 1000),
+    reconciles: reconcilesAtConverge,
+    requestsPerObject: requests.length / n,
+    writesPerObject:
+      requests.filter((r) => r.verb !== "list" && r.verb !== "watch" && r.verb !== "get").length /
+      n,
+    heapBytesPerObject: (withCache - withoutCache) / n,
+  };
+}
+
+console.log(
+  `controller runtime benchmark (in-memory API server over HTTP, concurrency ${concurrency})`,
+);
+console.log("each object: 1 owned ConfigMap create + 1 status merge patch; reads from the cache");
+console.log(
+  [
+    "N",
+    "converge s",
+    "reconciles",
+    "reconciles/s",
+    "requests/object",
+    "writes/object",
+    "heap B/cached object",
+  ].join("\t"),
+);
+for (const n of sizes) {
+  const result = await run(n);
+  console.log(
+    [
+      result.n,
+      (result.convergeMs / 1000).toFixed(2),
+      result.reconciles,
+      result.reconcilesPerSecond.toFixed(0),
+      result.requestsPerObject.toFixed(3),
+      result.writesPerObject.toFixed(3),
+      result.heapBytesPerObject.toFixed(0),
+    ].join("\t"),
+  );
+}

@@ -11,4 +11,5 @@ export * from "./provider/index.js";
 export * from "./runtime/index.js";
 export * from "./conditions/index.js";
 export * from "./contract/index.js";
+export * from "./crd/index.js";
 export * from "./patch/index.js";

@@ -1,0 +1,523 @@
+import { stringify } from "yaml";
+import { z } from "zod";
+import { pluralize } from "../conditions/pluralize.js";
+import { CLUSTER_API_GROUP, contractLabel, finalizerFor, Labels } from "../contract/constants.js";
+import { calculateCRDName } from "../contract/format.js";
+import type { ResourceRef } from "../patch/transport.js";
+import {
+  contractSpecProperties,
+  contractSpecZod,
+  contractStatusProperties,
+  contractStatusZod,
+} from "./contract-fields.js";
+import {
+  NonStructuralSchemaError,
+  type StructuralSchema,
+  zodToStructuralSchema,
+} from "./structural.js";
+
+/** An extra `kubectl get` column. */
+export interface PrinterColumn {
+  /** Column header. */
+  name: string;
+  /** `string`, `integer`, `number`, `boolean` or `date`. */
+  type: "string" | "integer" | "number" | "boolean" | "date";
+  /** JSONPath into the object, e.g. `.spec.instanceType`. */
+  jsonPath: string;
+  /** Description. */
+  description?: string;
+  /** 0 = always shown, higher = only with `-o wide`. */
+  priority?: number;
+}
+
+/** What {@link defineInfraMachinePool} needs. */
+export interface InfraMachinePoolInput<
+  Spec extends z.ZodObject = z.ZodObject,
+  Status extends z.ZodObject = z.ZodObject,
+> {
+  /** API group, e.g. `infrastructure.example.com` (core's manager has RBAC on `infrastructure.cluster.x-k8s.io` only, R3). */
+  group: string;
+  /** Kind, by convention `<Env>MachinePool`. */
+  kind: string;
+  /** Served versions (all with the same schema); they make the contract label value (R4). */
+  versions: readonly string[];
+  /** Storage version (default: the last of `versions`). */
+  storageVersion?: string;
+  /** The provider's own spec fields; the contract fields are added (do not declare them). */
+  spec: Spec;
+  /** The provider's own status fields; the contract fields are added (do not declare them). */
+  status?: Status;
+  /** Adds `status.infrastructureMachineKind` (MachinePool Machines, R11). */
+  machinePoolMachines?: boolean;
+  /** Adds `status.instances` (R13). Default true. */
+  instances?: boolean;
+  /** Extra printer columns (after Cluster, Replicas, Provisioned; Age stays last). */
+  printerColumns?: readonly PrinterColumn[];
+  /** Short names for `kubectl`. */
+  shortNames?: readonly string[];
+  /** Extra categories besides `cluster-api`. */
+  categories?: readonly string[];
+  /** Description of the kind. */
+  description?: string;
+  /** Name of the aggregated ClusterRole (default `<plural>.<group>-capi-manager`). */
+  clusterRoleName?: string;
+}
+
+/** A Kubernetes object manifest as plain JSON. */
+export interface Manifest {
+  /** `group/version`. */
+  apiVersion: string;
+  /** Kind. */
+  kind: string;
+  /** Metadata. */
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  /** Any other field. */
+  [key: string]: unknown;
+}
+
+/** The contract fields of an InfraMachinePool spec. */
+export interface InfraMachinePoolContractSpec {
+  /** Provider IDs of the instances (R8). */
+  providerIDList?: string[];
+  /** Pool-level ID (R12). */
+  providerID?: string;
+}
+
+/** The contract fields of an InfraMachinePool status. */
+export type InfraMachinePoolContractStatus = z.output<z.ZodObject<typeof contractStatusZod>>;
+
+/** An InfraMachinePool object of a provider kind. */
+export interface InfraMachinePoolObject<
+  Spec = Record<string, unknown>,
+  Status = Record<string, unknown>,
+> {
+  /** `group/version`. */
+  apiVersion: string;
+  /** Kind. */
+  kind: string;
+  /** Metadata. */
+  metadata: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
+    ownerReferences?: Array<{
+      apiVersion: string;
+      kind: string;
+      name: string;
+      uid: string;
+      controller?: boolean;
+      blockOwnerDeletion?: boolean;
+    }>;
+    deletionTimestamp?: string;
+    [key: string]: unknown;
+  };
+  /** Provider spec plus contract fields. */
+  spec: Spec & InfraMachinePoolContractSpec;
+  /** Provider status plus contract fields. */
+  status?: Status & InfraMachinePoolContractStatus;
+}
+
+/** The result of {@link defineInfraMachinePool}. */
+export interface InfraMachinePoolDefinition<Spec extends z.ZodObject, Status extends z.ZodObject> {
+  /** API group. */
+  readonly group: string;
+  /** Kind. */
+  readonly kind: string;
+  /** `<Kind>List`. */
+  readonly listKind: string;
+  /** Plural resource name (flect-pluralised lower-case kind). */
+  readonly plural: string;
+  /** CRD name, `calculateCRDName(group, kind)` (R5). */
+  readonly crdName: string;
+  /** Served versions. */
+  readonly versions: readonly string[];
+  /** Storage version. */
+  readonly storageVersion: string;
+  /** `apiVersion` of objects at the storage version. */
+  readonly apiVersion: string;
+  /** Where objects are served (storage version), for the patch helper and clients. */
+  readonly resource: ResourceRef;
+  /** `<Kind>Template`. */
+  readonly templateKind: string;
+  /** Where templates are served. */
+  readonly templateResource: ResourceRef;
+  /** The conventional finalizer `<kind-lowercase>.<group>` (R23). */
+  readonly finalizer: string;
+  /** The InfraMachinePool CRD. */
+  readonly crd: Manifest;
+  /** The `<Kind>Template` CRD (R18). */
+  readonly templateCrd: Manifest;
+  /** The ClusterRole aggregated into core's manager role (R3). */
+  readonly clusterRole: Manifest;
+  /** zod schema of a whole object (provider fields + contract fields). */
+  readonly schema: z.ZodType<InfraMachinePoolObject<z.output<Spec>, z.output<Status>>>;
+  /** CRD, template CRD and ClusterRole. */
+  manifests(): Manifest[];
+  /** The manifests as a multi-document YAML string. */
+  toYAML(): string;
+}
+
+const CONTRACT_SPEC_KEYS = ["providerIDList", "providerID"];
+const CONTRACT_STATUS_KEYS = [
+  "ready",
+  "initialization",
+  "replicas",
+  "conditions",
+  "observedGeneration",
+  "infrastructureMachineKind",
+  "instances",
+  "failureReason",
+  "failureMessage",
+];
+
+function check(condition: boolean, message: string): void {
+  if (!condition) throw new Error(`defineInfraMachinePool: ${message}`);
+}
+
+function objectProperties(schema: StructuralSchema, path: string): StructuralSchema {
+  if (schema.type !== "object" || schema.additionalProperties !== undefined) {
+    throw new NonStructuralSchemaError(path, "must be a z.object({...}) with named fields");
+  }
+  return schema;
+}
+
+function injectFields(
+  own: StructuralSchema,
+  contract: Record<string, StructuralSchema>,
+  reserved: readonly string[],
+  path: string,
+): StructuralSchema {
+  for (const key of Object.keys(own.properties ?? {})) {
+    if (reserved.includes(key)) {
+      throw new NonStructuralSchemaError(
+        `${path}.${key}`,
+        key === "failureReason" || key === "failureMessage"
+          ? "core's MachinePool controller panics when this is set (contract G4); report failures with a condition"
+          : "is a contract field that defineInfraMachinePool adds with its exact validation; remove it from your schema",
+      );
+    }
+  }
+  return { ...own, type: "object", properties: { ...(own.properties ?? {}), ...contract } };
+}
+
+const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
+const GROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
+const KIND = /^[A-Z][A-Za-z0-9]*$/;
+
+/**
+ * Defines a provider's InfraMachinePool kind from zod schemas of its own fields, and returns everything
+ * CAPI needs: the CRD with every contract field injected with its exact validation (R8–R15), named by
+ * `calculateCRDName` (R5), labelled `cluster.x-k8s.io/v1beta2: <versions>` (R4), namespaced (R1), with the
+ * status subresource (R7), category `cluster-api` and printer columns; the `<Kind>Template` CRD (R18); the
+ * ClusterRole aggregated into core's manager (R3); and a zod schema of the whole object. Generate the
+ * TypeScript types from the same CRD with {@link generateInfraMachinePoolTypes}.
+ *
+ * @example
+ * ```ts
+ * export const FooMachinePool = defineInfraMachinePool({
+ *   group: "infrastructure.foo.com",
+ *   kind: "FooMachinePool",
+ *   versions: ["v1beta2"],
+ *   spec: z.object({ instanceType: z.string().min(1), subnets: z.array(z.string()).optional() }),
+ *   status: z.object({ asgName: z.string().optional() }),
+ * });
+ * await writeFile("config/crds.yaml", FooMachinePool.toYAML());
+ * ```
+ */
+export function defineInfraMachinePool<
+  Spec extends z.ZodObject,
+  Status extends z.ZodObject = z.ZodObject,
+>(input: InfraMachinePoolInput<Spec, Status>): InfraMachinePoolDefinition<Spec, Status> {
+  const { group, kind } = input;
+  check(
+    typeof group === "string" && GROUP.test(group),
+    `group ${JSON.stringify(group)} must be a DNS subdomain with a dot, e.g. "infrastructure.foo.com"`,
+  );
+  check(
+    group !== CLUSTER_API_GROUP,
+    `group must not be ${CLUSTER_API_GROUP} (core's group); use infrastructure.<your domain>`,
+  );
+  check(
+    typeof kind === "string" && KIND.test(kind),
+    `kind ${JSON.stringify(kind)} must be CamelCase, e.g. "FooMachinePool"`,
+  );
+  check(
+    !kind.endsWith("Template") && !kind.endsWith("List"),
+    `kind ${kind} must not end in Template or List (those kinds are derived)`,
+  );
+  const versions = [...input.versions];
+  check(versions.length > 0, 'versions must list at least one served version, e.g. ["v1beta2"]');
+  for (const v of versions)
+    check(VERSION.test(v), `version ${JSON.stringify(v)} must look like v1, v1beta2 or v1alpha1`);
+  check(
+    new Set(versions).size === versions.length,
+    `versions ${JSON.stringify(versions)} has duplicates`,
+  );
+  const storageVersion = input.storageVersion ?? (versions[versions.length - 1] as string);
+  check(
+    versions.includes(storageVersion),
+    `storageVersion ${storageVersion} is not one of the served versions ${versions.join(", ")}`,
+  );
+  check(
+    input.spec instanceof z.ZodObject,
+    "spec must be a z.object({...}) of the provider's own spec fields",
+  );
+  if (input.status !== undefined) {
+    check(
+      input.status instanceof z.ZodObject,
+      "status must be a z.object({...}) of the provider's own status fields",
+    );
+  }
+
+  const plural = pluralize(kind.toLowerCase());
+  const crdName = calculateCRDName(group, kind);
+  const templateKind = `${kind}Template`;
+  const templatePlural = pluralize(templateKind.toLowerCase());
+  const instances = input.instances ?? true;
+  const machinePoolMachines = input.machinePoolMachines ?? false;
+
+  const ownSpec = objectProperties(zodToStructuralSchema(input.spec, "spec"), "spec");
+  const ownStatus = input.status
+    ? objectProperties(zodToStructuralSchema(input.status, "status"), "status")
+    : ({ type: "object" } as StructuralSchema);
+  const specSchema = injectFields(ownSpec, contractSpecProperties(), CONTRACT_SPEC_KEYS, "spec");
+  const statusSchema = injectFields(
+    ownStatus,
+    contractStatusProperties({ machinePoolMachines, instances }),
+    CONTRACT_STATUS_KEYS,
+    "status",
+  );
+  if (!specSchema.description)
+    specSchema.description = `spec defines the desired state of ${kind}.`;
+  if (!statusSchema.description)
+    statusSchema.description = `status defines the observed state of ${kind}.`;
+
+  const labels = { [contractLabel("v1beta2")]: versions.join("_") };
+  const categories = ["cluster-api", ...(input.categories ?? [])];
+  const columns = [
+    {
+      name: "Cluster",
+      type: "string",
+      jsonPath: `.metadata.labels['${Labels.ClusterName.replace(/\./g, "\\.")}']`,
+      description: "Cluster",
+    },
+    {
+      name: "Replicas",
+      type: "integer",
+      jsonPath: ".status.replicas",
+      description: "Observed instances",
+    },
+    {
+      name: "Provisioned",
+      type: "boolean",
+      jsonPath: ".status.initialization.provisioned",
+      description: "The pool is provisioned",
+    },
+    ...(input.printerColumns ?? []),
+    {
+      name: "Age",
+      type: "date",
+      jsonPath: ".metadata.creationTimestamp",
+      description: "Time since creation",
+    },
+  ];
+
+  const rootSchema = (spec: StructuralSchema, status?: StructuralSchema): StructuralSchema => {
+    const properties: Record<string, StructuralSchema> = {
+      apiVersion: {
+        type: "string",
+        description: "APIVersion defines the versioned schema of this representation of an object.",
+      },
+      kind: {
+        type: "string",
+        description:
+          "Kind is a string value representing the REST resource this object represents.",
+      },
+      metadata: { type: "object" },
+      spec,
+    };
+    if (status) properties.status = status;
+    const root: StructuralSchema = { type: "object", properties };
+    if (input.description) root.description = input.description;
+    if (spec.required && spec.required.length > 0) root.required = ["spec"];
+    return root;
+  };
+
+  const crd: Manifest = {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: crdName, labels: { ...labels } },
+    spec: {
+      group,
+      names: {
+        kind,
+        listKind: `${kind}List`,
+        plural,
+        singular: kind.toLowerCase(),
+        categories,
+        ...(input.shortNames?.length ? { shortNames: [...input.shortNames] } : {}),
+      },
+      scope: "Namespaced",
+      versions: versions.map((name) => ({
+        name,
+        served: true,
+        storage: name === storageVersion,
+        schema: { openAPIV3Schema: rootSchema(specSchema, statusSchema) },
+        subresources: { status: {} },
+        additionalPrinterColumns: columns,
+      })),
+    },
+  };
+
+  const templateSpec: StructuralSchema = {
+    type: "object",
+    description: `spec defines the desired state of ${templateKind}.`,
+    properties: {
+      template: {
+        type: "object",
+        description: `template is the ${kind} to create from this template.`,
+        properties: {
+          metadata: {
+            type: "object",
+            description: "metadata is the standard object metadata (labels and annotations only).",
+            minProperties: 1,
+            properties: {
+              labels: { type: "object", additionalProperties: { type: "string" } },
+              annotations: { type: "object", additionalProperties: { type: "string" } },
+            },
+          },
+          spec: specSchema,
+        },
+        required: ["spec"],
+      },
+    },
+    required: ["template"],
+  };
+  const templateRoot = rootSchema(templateSpec);
+  templateRoot.required = ["spec"];
+  const templateCrd: Manifest = {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: calculateCRDName(group, templateKind), labels: { ...labels } },
+    spec: {
+      group,
+      names: {
+        kind: templateKind,
+        listKind: `${templateKind}List`,
+        plural: templatePlural,
+        singular: templateKind.toLowerCase(),
+        categories,
+      },
+      scope: "Namespaced",
+      versions: versions.map((name) => ({
+        name,
+        served: true,
+        storage: name === storageVersion,
+        schema: { openAPIV3Schema: templateRoot },
+      })),
+    },
+  };
+
+  const clusterRole: Manifest = {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: {
+      name: input.clusterRoleName ?? `${crdName}-capi-manager`,
+      labels: { [Labels.AggregateToManager]: "true" },
+    },
+    rules: [
+      {
+        apiGroups: [group],
+        resources: [plural, `${plural}/finalizers`, templatePlural],
+        verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
+      },
+    ],
+  };
+
+  const specZod = input.spec.extend(contractSpecZod);
+  const statusZod = (input.status ?? z.object({})).extend(contractStatusZod);
+  const schema = z.object({
+    apiVersion: z.string(),
+    kind: z.literal(kind),
+    metadata: z.looseObject({
+      name: z.string().optional(),
+      namespace: z.string().optional(),
+    }),
+    spec: specZod,
+    status: statusZod.optional(),
+  }) as unknown as z.ZodType<InfraMachinePoolObject<z.output<Spec>, z.output<Status>>>;
+
+  const manifests = () => [
+    structuredClone(crd),
+    structuredClone(templateCrd),
+    structuredClone(clusterRole),
+  ];
+  return {
+    group,
+    kind,
+    listKind: `${kind}List`,
+    plural,
+    crdName,
+    versions,
+    storageVersion,
+    apiVersion: `${group}/${storageVersion}`,
+    resource: { group, version: storageVersion, plural },
+    templateKind,
+    templateResource: { group, version: storageVersion, plural: templatePlural },
+    finalizer: finalizerFor(kind, group),
+    crd,
+    templateCrd,
+    clusterRole,
+    schema,
+    manifests,
+    toYAML: () =>
+      manifests()
+        .map((m) => `---\n${stringify(m)}`)
+        .join(""),
+  };
+}
+
+/**
+ * Generates the TypeScript types (interfaces, zod schemas, Model classes, resource metadata) of a
+ * defined kind and its template **from the CRDs themselves**, through `@capi-ts/codegen`'s `generate()` —
+ * one source of truth. Returns the files in memory; write them with codegen's `writeGenerated`. Needs
+ * `@capi-ts/codegen` installed (a build-time dependency).
+ *
+ * @example
+ * ```ts
+ * const files = await generateInfraMachinePoolTypes(FooMachinePool);
+ * await writeGenerated(files, "src/api");
+ * ```
+ */
+export async function generateInfraMachinePoolTypes(
+  definition: Pick<InfraMachinePoolDefinition<z.ZodObject, z.ZodObject>, "crd" | "templateCrd">,
+): Promise<ReadonlyArray<{ readonly path: string; readonly content: string }>> {
+  let codegen: typeof import("@capi-ts/codegen");
+  try {
+    // A computed specifier keeps bundlers from inlining the code generator into the SDK build.
+    const specifier = "@capi-ts/codegen";
+    codegen = (await import(specifier)) as typeof import("@capi-ts/codegen");
+  } catch (error) {
+    throw new Error(
+      `generating types needs @capi-ts/codegen; add it as a dev dependency (${error instanceof Error ? error.message : String(error)})`,
+    );
+  }
+  const result = await codegen.generate({
+    inputs: [
+      {
+        source: `${definition.crd.metadata.name} (defineInfraMachinePool)`,
+        object: structuredClone(definition.crd),
+      },
+      {
+        source: `${definition.templateCrd.metadata.name} (defineInfraMachinePool)`,
+        object: structuredClone(definition.templateCrd),
+      },
+    ],
+  });
+  return result.files;
+}

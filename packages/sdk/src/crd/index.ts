@@ -1,0 +1,16 @@
+export {
+  defineInfraMachinePool,
+  generateInfraMachinePoolTypes,
+  type InfraMachinePoolContractSpec,
+  type InfraMachinePoolContractStatus,
+  type InfraMachinePoolDefinition,
+  type InfraMachinePoolInput,
+  type InfraMachinePoolObject,
+  type Manifest,
+  type PrinterColumn,
+} from "./define.js";
+export {
+  NonStructuralSchemaError,
+  type StructuralSchema,
+  zodToStructuralSchema,
+} from "./structural.js";

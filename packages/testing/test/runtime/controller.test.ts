@@ -251,7 +251,7 @@ describe("controllers over HTTP", () => {
       .for(GadgetResource, { predicates: [generationChanged()] })
       .owns(ConfigMapResource)
       .watches(ConfigMapResource, (cm) =>
-        cm.metadata?.labels?.["gadget"]
+        cm.metadata?.labels?.gadget
           ? [{ namespace: "default", name: cm.metadata.labels.gadget }]
           : [],
       )

@@ -217,10 +217,8 @@ function setManagedFields(obj: Record<string, unknown>, managers: Manager[]): vo
 function printManager(m: Manager): string {
   let out = JSON.stringify(m.manager);
   if (m.subresource.length > 0) out += ` with subresource ${JSON.stringify(m.subresource)}`;
-  if (m.operation === "Update") {
-    out += ` using ${m.apiVersion}`;
-    if (m.time.length > 0) out += ` at ${m.time}`;
-  }
+  // Conflicts name managers by identity (name, operation, API version), without a time.
+  if (m.operation === "Update") out += ` using ${m.apiVersion}`;
   return out;
 }
 

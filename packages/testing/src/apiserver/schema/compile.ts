@@ -14,7 +14,7 @@ import type {
   StructuralSchema,
   ValueValidation,
 } from "./types.js";
-import { validate } from "./validate.js";
+import { type ValidateOptions, validate } from "./validate.js";
 
 /** Thrown by {@link compileStructuralSchema} when a schema is not structural; lists every problem. */
 export class NonStructuralSchemaError extends Error {
@@ -286,8 +286,8 @@ class CompiledStructuralSchema implements StructuralSchema {
     applyDefaults(this.root, obj);
   }
 
-  validate(obj: unknown, old?: unknown): FieldCause[] {
-    return validate(this.root, obj, old);
+  validate(obj: unknown, old?: unknown, options?: ValidateOptions): FieldCause[] {
+    return validate(this.root, obj, old, options);
   }
 
   nodeAt(path: readonly (string | number)[]): SchemaNode | undefined {

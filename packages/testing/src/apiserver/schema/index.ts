@@ -22,3 +22,4 @@ export type {
   StructuralSchema,
   ValueValidation,
 } from "./types.js";
+export type { ValidateOptions } from "./validate.js";

@@ -92,9 +92,10 @@ describe("validate: a CAPI v1beta2 MachinePool", () => {
   it("reports a number where an integer is required", () => {
     const mp = machinePool();
     at(mp, ["spec"]).replicas = 1.5;
-    expect(only(machinePoolSchema.validate(mp))).toMatchObject({
+    expect(only(machinePoolSchema.validate(mp))).toEqual({
       field: "spec.replicas",
       reason: "FieldValueTypeInvalid",
+      message: 'Invalid value: "number": spec.replicas in body must be of type integer: "number"',
     });
   });
 
@@ -205,15 +206,63 @@ describe("validate: a CAPI v1beta2 MachinePool", () => {
     });
   });
 
-  it("reports an int32 overflow as the server does (no field)", () => {
+  it("checks the scale subresource's replicas like the server (int32 range, int64 type)", () => {
+    const scale = { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas" };
     const mp = machinePool();
     at(mp, ["spec"]).replicas = 2 ** 31;
-    expect(only(machinePoolSchema.validate(mp))).toEqual({
-      field: "<nil>",
+    expect(only(machinePoolSchema.validate(mp, undefined, { scale }))).toEqual({
+      field: ".spec.replicas",
       reason: "FieldValueInvalid",
-      message:
-        'Invalid value: "": Checked value must be of type integer with format int32 in spec.replicas',
+      message: "Invalid value: 2147483648: should be less than or equal to 2147483647",
     });
+    at(mp, ["spec"]).replicas = "three";
+    expect(machinePoolSchema.validate(mp, undefined, { scale })).toEqual([
+      {
+        field: "spec.replicas",
+        reason: "FieldValueTypeInvalid",
+        message: 'Invalid value: "string": spec.replicas in body must be of type integer: "string"',
+      },
+      {
+        field: ".spec.replicas",
+        reason: "FieldValueInvalid",
+        message:
+          "Invalid value: 0: .spec.replicas accessor error: three is of the type string, expected int64",
+      },
+    ]);
+  });
+
+  it("validates writes through /status against the status schema, messages relative to it", () => {
+    const mp = machinePool();
+    const updated = structuredClone(mp);
+    const condition = (at(updated, ["status"]).conditions as Record<string, unknown>[])[0];
+    if (condition === undefined) throw new Error("fixture has a condition");
+    condition.lastTransitionTime = "yesterday";
+    at(updated, ["metadata"]).name = "Not_Checked_Here";
+    expect(machinePoolSchema.validate(updated, mp, { subresource: "status" })).toEqual([
+      {
+        field: "status.conditions[0].lastTransitionTime",
+        reason: "FieldValueTypeInvalid",
+        message:
+          'Invalid value: "yesterday": conditions[0].lastTransitionTime in body must be of type date-time: "yesterday"',
+      },
+    ]);
+  });
+
+  it("ratchets unchanged items of map lists (conditions keyed by type)", () => {
+    const old = machinePool();
+    const bad = (at(old, ["status"]).conditions as Record<string, unknown>[])[0];
+    if (bad === undefined) throw new Error("fixture has a condition");
+    bad.reason = "not a valid reason!";
+    const updated = structuredClone(old);
+    (at(updated, ["status"]).conditions as unknown[]).unshift({
+      type: "Ready",
+      status: "True",
+      reason: "Ok",
+      message: "",
+      lastTransitionTime: "2026-01-01T00:00:00Z",
+    });
+    expect(machinePoolSchema.validate(updated, old, { subresource: "status" })).toEqual([]);
+    expect(machinePoolSchema.validate(updated, undefined)).toHaveLength(1);
   });
 
   it("validates metadata.name at the top", () => {
@@ -557,30 +606,46 @@ describe("validate: keywords and CEL", () => {
       metadata: { name: "x" },
       spec: { n: 10, port: true, tags: ["a", "b", "a"], emoji: "😀😀😀", inner: { kind: "Pod" } },
     };
-    expect(schema.validate(bad)).toEqual([
-      {
-        field: "spec.n",
-        reason: "FieldValueInvalid",
-        message: "Invalid value: 10: spec.n in body should be less than 10",
-      },
-      {
-        field: "<nil>",
-        reason: "FieldValueInvalid",
-        message: 'Invalid value: "": "spec.port" must validate at least one schema (anyOf)',
-      },
-      {
-        field: "spec.port",
-        reason: "FieldValueTypeInvalid",
-        message: 'Invalid value: "boolean": spec.port in body must be of type integer: "boolean"',
-      },
-      {
-        field: "spec.emoji",
-        reason: "FieldValueTooLong",
-        message: "Too long: may not be more than 2 bytes",
-      },
-      { field: "spec.inner.apiVersion", reason: "FieldValueRequired", message: "Required value" },
-      { field: "spec.tags[2]", reason: "FieldValueDuplicate", message: 'Duplicate value: "a"' },
-    ]);
+    // The same causes as kube-apiserver 1.35 for this object (its order follows Go map iteration).
+    const byField = (a: FieldCause, b: FieldCause) =>
+      `${a.field}${a.message}` < `${b.field}${b.message}` ? -1 : 1;
+    expect(schema.validate(bad).sort(byField)).toEqual(
+      [
+        {
+          field: "spec.n",
+          reason: "FieldValueInvalid",
+          message: "Invalid value: 10: spec.n in body should be less than 10",
+        },
+        {
+          field: "spec.n",
+          reason: "FieldValueInvalid",
+          message: "Invalid value: 0: factor MultipleOf declared for spec.n must be positive: 0",
+        },
+        {
+          field: "<nil>",
+          reason: "FieldValueInvalid",
+          message: 'Invalid value: "": "spec.port" must validate at least one schema (anyOf)',
+        },
+        {
+          field: "spec.port",
+          reason: "FieldValueTypeInvalid",
+          message:
+            'Invalid value: "boolean": spec.port in body must be of type integer,string: "boolean"',
+        },
+        {
+          field: "spec.port",
+          reason: "FieldValueTypeInvalid",
+          message: 'Invalid value: "boolean": spec.port in body must be of type integer: "boolean"',
+        },
+        {
+          field: "spec.emoji",
+          reason: "FieldValueTooLong",
+          message: "Too long: may not be more than 2 bytes",
+        },
+        { field: "spec.inner.apiVersion", reason: "FieldValueRequired", message: "Required value" },
+        { field: "spec.tags[2]", reason: "FieldValueDuplicate", message: 'Duplicate value: "a"' },
+      ].sort(byField),
+    );
   });
 
   it("rejects a schema that is not structural, listing every problem", () => {

@@ -68,8 +68,17 @@ export interface StructuralSchema {
   /**
    * Validates a (pruned, defaulted) object; `old` is the stored object on update (enables CEL
    * transition rules and ratcheting of unchanged invalid values). Returns `[]` when valid.
+   * `options.subresource: "status"` validates a write through /status (OpenAPI checks on `status`
+   * only, messages relative to it); `options.scale` adds the scale subresource's replicas checks.
    */
-  validate(obj: unknown, old?: unknown): FieldCause[];
+  validate(
+    obj: unknown,
+    old?: unknown,
+    options?: {
+      subresource?: "status";
+      scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+    },
+  ): FieldCause[];
   /** CEL rules that could not be compiled and are therefore not enforced. */
   readonly skippedRules: readonly SkippedRule[];
   /** `x-kubernetes-list-map-keys` of the list at `path`, if it is a `map` list. */

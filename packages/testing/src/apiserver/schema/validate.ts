@@ -59,11 +59,6 @@ function jsonType(value: unknown): string {
   }
 }
 
-function inferredFormat(value: unknown): string {
-  if (typeof value === "number") return Number.isInteger(value) ? "int64" : "double";
-  return "";
-}
-
 /** Deep equality with numbers compared by value (JSON semantics). */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -93,6 +88,13 @@ function goNumber(value: number, asInteger: boolean): string {
 /** Collects causes; `errorCount` lets anyOf/oneOf compare branches cheaply. */
 interface Sink {
   causes: FieldCause[];
+  /** Field-path prefix when validating a subtree (`status` for writes through /status). */
+  prefix?: string;
+}
+
+function withPrefix(sink: Sink, name: string): string {
+  if (sink.prefix === undefined) return name.length > 0 ? name : "<nil>";
+  return name.length > 0 ? `${sink.prefix}.${name}` : sink.prefix;
 }
 
 function openAPIError(
@@ -102,18 +104,13 @@ function openAPIError(
   value: unknown,
   detail: string,
 ): void {
-  const name = openAPIPath(path);
-  sink.causes.push(fieldError(reason, name.length > 0 ? name : "<nil>", value, detail));
+  sink.causes.push(fieldError(reason, withPrefix(sink, openAPIPath(path)), value, detail));
 }
 
 /** An error the Go validator raises without a field name: the server reports it at `<nil>`. */
 function namelessError(sink: Sink, detail: string): void {
-  sink.causes.push(fieldError("FieldValueInvalid", "<nil>", "", detail));
+  sink.causes.push(fieldError("FieldValueInvalid", sink.prefix ?? "<nil>", "", detail));
 }
-
-const INT32_MIN = -2147483648;
-const INT32_MAX = 2147483647;
-const FLOAT32_MAX = 3.4028234663852886e38;
 
 /** The OpenAPI-keyword checks of one node, in the order kube-openapi runs its validators. */
 function checkValue(
@@ -128,13 +125,14 @@ function checkValue(
   // Ratcheting: an unchanged value keeps whatever errors it had (they are not reported).
   if (hasOld && jsonEqual(value, old)) return;
   if (value === null || value === undefined) {
-    if (vv.type !== undefined && !nullable) {
+    const intOrString = (vv as Partial<SchemaNode>).intOrString === true;
+    if ((vv.type !== undefined || intOrString) && !nullable) {
       openAPIError(
         sink,
         path,
         "FieldValueTypeInvalid",
         "null",
-        `${openAPIPath(path)} in body must be of type ${vv.type}: "null"`,
+        `${openAPIPath(path)} in body must be of type ${vv.type ?? "integer,string"}: "null"`,
       );
     }
     if (vv.enum !== undefined && !vv.enum.some((e) => e === null)) {
@@ -142,28 +140,29 @@ function checkValue(
     }
     return;
   }
-  // type
-  if (vv.type !== undefined) {
+  // type (x-kubernetes-int-or-string is checked as the type list "integer,string")
+  if (vv.type === undefined && (vv as Partial<SchemaNode>).intOrString === true) {
+    const actual = jsonType(value);
+    if (actual !== "integer" && actual !== "string") {
+      openAPIError(
+        sink,
+        path,
+        "FieldValueTypeInvalid",
+        actual,
+        `${openAPIPath(path)} in body must be of type integer,string: ${JSON.stringify(actual)}`,
+      );
+    }
+  } else if (vv.type !== undefined) {
     const actual = jsonType(value);
     const matches = actual === vv.type || (actual === "integer" && vv.type === "number");
     if (!matches) {
-      if (typeof value !== "string" && !Array.isArray(value) && vv.format !== undefined) {
-        openAPIError(
-          sink,
-          path,
-          "FieldValueTypeInvalid",
-          inferredFormat(value),
-          `${openAPIPath(path)} in body must be of type ${vv.format}: ${JSON.stringify(inferredFormat(value))}`,
-        );
-      } else {
-        openAPIError(
-          sink,
-          path,
-          "FieldValueTypeInvalid",
-          actual,
-          `${openAPIPath(path)} in body must be of type ${vv.type}: ${JSON.stringify(actual)}`,
-        );
-      }
+      openAPIError(
+        sink,
+        path,
+        "FieldValueTypeInvalid",
+        actual,
+        `${openAPIPath(path)} in body must be of type ${vv.type}: ${JSON.stringify(actual)}`,
+      );
     }
   }
   // allOf / anyOf / oneOf / not
@@ -184,7 +183,10 @@ function checkValue(
     }
   }
   if (vv.not !== undefined) {
-    const scratch: Sink = { causes: [] };
+    const scratch: Sink = {
+      causes: [],
+      ...(sink.prefix !== undefined ? { prefix: sink.prefix } : {}),
+    };
     checkValue(vv.not, value, path, scratch, nullable, undefined, false);
     if (scratch.causes.length === 0) {
       namelessError(
@@ -238,8 +240,24 @@ function checkValue(
   if (Array.isArray(value)) {
     const items = vv.items;
     if (items !== undefined) {
+      // Ratcheting correlates the items of map lists by key (and of sets by value).
+      const correlate =
+        hasOld && Array.isArray(old) ? (vv as Partial<SchemaNode>).listType : undefined;
       for (let i = 0; i < value.length; i++) {
-        checkValue(items, value[i], index(path, i), sink, isNullable(items), undefined, false);
+        let oldItem: { value: unknown } | undefined;
+        if (correlate === "map") oldItem = correlateListItem(vv as SchemaNode, value[i], old);
+        else if (correlate === "set" && (old as unknown[]).some((o) => jsonEqual(o, value[i]))) {
+          continue;
+        }
+        checkValue(
+          items,
+          value[i],
+          index(path, i),
+          sink,
+          isNullable(items),
+          oldItem?.value,
+          oldItem !== undefined,
+        );
       }
     }
     if (vv.minItems !== undefined && value.length < vv.minItems) {
@@ -331,18 +349,27 @@ function supportedValues(values: readonly unknown[]): string {
 
 function checkNumber(vv: ValueValidation, value: number, path: Path, sink: Sink): void {
   const isInt = Number.isInteger(value);
-  if (vv.format === "int32" && isInt && (value < INT32_MIN || value > INT32_MAX)) {
-    namelessError(
-      sink,
-      `Checked value must be of type integer with format int32 in ${openAPIPath(path)}`,
-    );
-  } else if (vv.format === "float" && Math.abs(value) > FLOAT32_MAX) {
-    namelessError(
-      sink,
-      `Checked value must be of type number with format float in ${openAPIPath(path)}`,
-    );
-  }
-  if (vv.multipleOf !== undefined) {
+  if (vv.multipleOf !== undefined && isInt && !Number.isInteger(vv.multipleOf)) {
+    // The server checks an integer against the factor truncated to an integer (0.5 becomes 0).
+    const factor = Math.trunc(vv.multipleOf);
+    if (factor <= 0) {
+      openAPIError(
+        sink,
+        path,
+        "FieldValueInvalid",
+        factor,
+        `factor MultipleOf declared for ${openAPIPath(path)} must be positive: ${factor}`,
+      );
+    } else if (value % factor !== 0) {
+      openAPIError(
+        sink,
+        path,
+        "FieldValueInvalid",
+        value,
+        `${openAPIPath(path)} in body should be a multiple of ${factor}`,
+      );
+    }
+  } else if (vv.multipleOf !== undefined) {
     const q = value / vv.multipleOf;
     if (!Number.isInteger(q) && Math.abs(q - Math.round(q)) > 1e-9) {
       openAPIError(
@@ -435,8 +462,11 @@ function checkObject(
   }
   if (vv.required !== undefined) {
     for (const r of vv.required) {
-      if (!(r in value))
-        sink.causes.push(fieldError("FieldValueRequired", openAPIPath(prop(path, r)), "", ""));
+      if (!(r in value)) {
+        sink.causes.push(
+          fieldError("FieldValueRequired", withPrefix(sink, openAPIPath(prop(path, r))), "", ""),
+        );
+      }
     }
   }
   const props = vv.properties;
@@ -472,7 +502,10 @@ function checkAnyOf(
 ): void {
   let best: FieldCause[] | undefined;
   for (const branch of branches) {
-    const scratch: Sink = { causes: [] };
+    const scratch: Sink = {
+      causes: [],
+      ...(sink.prefix !== undefined ? { prefix: sink.prefix } : {}),
+    };
     checkValue(branch, value, path, scratch, nullable, undefined, false);
     if (scratch.causes.length === 0) return;
     if (best === undefined || scratch.causes.length < best.length) best = scratch.causes;
@@ -494,7 +527,10 @@ function checkOneOf(
   let best: FieldCause[] | undefined;
   let valid = 0;
   for (const branch of branches) {
-    const scratch: Sink = { causes: [] };
+    const scratch: Sink = {
+      causes: [],
+      ...(sink.prefix !== undefined ? { prefix: sink.prefix } : {}),
+    };
     checkValue(branch, value, path, scratch, nullable, undefined, false);
     if (scratch.causes.length === 0) valid++;
     else if (valid === 0 && (best === undefined || scratch.causes.length < best.length))
@@ -770,7 +806,9 @@ function runRules(
     try {
       result = rule.evaluate(self, oldSelf, hasOld);
     } catch (error) {
-      const message = (error as Error).message.split("\n")[0] ?? String(error);
+      const raw = (error as Error).message.split("\n")[0] ?? String(error);
+      // cel-go spells its runtime errors in lower case ("no such key: x").
+      const message = raw.replace(/^No such key/, "no such key");
       state.causes.push(
         fieldError(
           "FieldValueInvalid",
@@ -837,18 +875,132 @@ const BLOCKING = new Set([
   "FieldValueTypeInvalid",
 ]);
 
+/** Options of {@link validate}. */
+export interface ValidateOptions {
+  /**
+   * `status` for a write through the /status subresource: the OpenAPI checks cover `status` only and
+   * name fields relative to it in messages (`conditions[0].type in body …` at field
+   * `status.conditions[0].type`), and `metadata` is not re-validated, as on the server.
+   */
+  subresource?: "status";
+  /** The CRD's scale subresource: the replicas fields must be int64 values within 0…2147483647. */
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+}
+
+const GO_TYPE: Record<string, string> = {
+  string: "string",
+  integer: "int64",
+  number: "float64",
+  boolean: "bool",
+  object: "map[string]interface {}",
+  array: "[]interface {}",
+};
+
+function goValue(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(goValue).join(" ")}]`;
+  if (isPlainObject(value)) {
+    return `map[${Object.keys(value)
+      .sort()
+      .map((k) => `${k}:${goValue(value[k])}`)
+      .join(" ")}]`;
+  }
+  return String(value);
+}
+
+/** `unstructured.NestedInt64`/`NestedString` as the scale checks use them. */
+function checkScaleField(
+  obj: unknown,
+  jsonPath: string,
+  want: "int64" | "string",
+  out: FieldCause[],
+): void {
+  const fields = jsonPath.replace(/^\./, "").split(".");
+  let current: unknown = obj;
+  for (let i = 0; i < fields.length; i++) {
+    if (!isPlainObject(current)) {
+      const at = `.${fields.slice(0, i).join(".")}`;
+      out.push(
+        fieldError(
+          "FieldValueInvalid",
+          jsonPath,
+          want === "int64" ? 0 : "",
+          `${at} accessor error: ${goValue(current)} is of the type ${GO_TYPE[jsonType(current)] ?? "interface {}"}, expected map[string]interface{}`,
+        ),
+      );
+      return;
+    }
+    const key = fields[i] as string;
+    if (!(key in current)) return;
+    current = current[key];
+  }
+  const actual = jsonType(current);
+  const ok = want === "int64" ? actual === "integer" : actual === "string";
+  if (!ok) {
+    out.push(
+      fieldError(
+        "FieldValueInvalid",
+        jsonPath,
+        want === "int64" ? 0 : "",
+        `.${fields.join(".")} accessor error: ${goValue(current)} is of the type ${GO_TYPE[actual] ?? "interface {}"}, expected ${want}`,
+      ),
+    );
+    return;
+  }
+  if (want === "int64") {
+    const n = current as number;
+    if (n < 0)
+      out.push(fieldError("FieldValueInvalid", jsonPath, n, "should be a non-negative integer"));
+    else if (n > 2147483647) {
+      out.push(
+        fieldError("FieldValueInvalid", jsonPath, n, "should be less than or equal to 2147483647"),
+      );
+    }
+  }
+}
+
 /**
  * Validates a custom resource as the server's create/update strategy does: object metadata, the
- * OpenAPI schema, embedded resources, `x-kubernetes-list-type` invariants, then CEL rules (skipped, with
- * the server's notice, when an earlier error makes the object unusable). With `old`, unchanged values
- * are ratcheted (their errors are not reported) and transition rules run.
+ * OpenAPI schema, the scale subresource fields, embedded resources, `x-kubernetes-list-type`
+ * invariants, then CEL rules (skipped, with the server's notice, when an earlier error makes the object
+ * unusable). With `old`, unchanged values are ratcheted (their errors are not reported) and transition
+ * rules run.
  */
-export function validate(root: SchemaNode, obj: unknown, old?: unknown): FieldCause[] {
+export function validate(
+  root: SchemaNode,
+  obj: unknown,
+  old?: unknown,
+  options: ValidateOptions = {},
+): FieldCause[] {
   const hasOld = old !== undefined && old !== null;
   const causes: FieldCause[] = [];
-  if (isPlainObject(obj)) causes.push(...validateObjectMeta(obj.metadata));
   const sink: Sink = { causes };
-  checkValue(root, obj, undefined, sink, false, old, hasOld);
+  if (options.subresource === "status") {
+    const statusNode = root.properties?.get("status");
+    const status = isPlainObject(obj) ? obj.status : undefined;
+    if (statusNode !== undefined && status !== undefined) {
+      const oldStatus = isPlainObject(old) ? old.status : undefined;
+      checkValue(
+        statusNode,
+        status,
+        undefined,
+        { causes, prefix: "status" },
+        statusNode.nullable,
+        oldStatus,
+        oldStatus !== undefined,
+      );
+    }
+  } else {
+    if (isPlainObject(obj)) causes.push(...validateObjectMeta(obj.metadata));
+    checkValue(root, obj, undefined, sink, false, old, hasOld);
+    if (options.scale !== undefined)
+      checkScaleField(obj, options.scale.specReplicasPath, "int64", causes);
+  }
+  if (options.scale !== undefined) {
+    checkScaleField(obj, options.scale.statusReplicasPath, "int64", causes);
+    if (options.scale.labelSelectorPath !== undefined) {
+      checkScaleField(obj, options.scale.labelSelectorPath, "string", causes);
+    }
+  }
   if (needsEmbeddedCheck(root)) validateEmbedded(root, obj, undefined, causes);
   const listCauses: FieldCause[] = [];
   if (needsListCheck(root)) {

@@ -97,7 +97,7 @@ describe("CustomResourceDefinition lifecycle", () => {
         ? got
         : undefined;
     });
-    expect(established.status?.acceptedNames.kind).toBe("Gadget");
+    expect(established.status?.acceptedNames?.kind).toBe("Gadget");
     expect(established.status?.storedVersions).toEqual(["v1"]);
     await custom.createNamespacedCustomObject({
       group: widgets.group,

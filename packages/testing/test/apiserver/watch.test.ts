@@ -30,7 +30,7 @@ interface Seen {
 }
 
 /** Opens a watch and records every event; `ended` resolves when the stream ends. */
-async function record(path: string, query: Record<string, unknown>) {
+async function record(path: string, query: Record<string, string | number | boolean | undefined>) {
   const events: Seen[] = [];
   let endedResolve: (err: unknown) => void = () => {};
   const ended = new Promise<unknown>((r) => {
@@ -207,7 +207,10 @@ describe("watch", () => {
 });
 
 describe("informer (client-node makeInformer)", () => {
-  function cacheNames(informer: { list(ns?: string): V1ConfigMap[] }, ns: string): string[] {
+  function cacheNames(
+    informer: { list(ns?: string): readonly V1ConfigMap[] },
+    ns: string,
+  ): string[] {
     return informer
       .list(ns)
       .map((o) => `${o.metadata?.name}=${o.data?.v ?? ""}`)

@@ -1,9 +1,22 @@
 import { join, resolve } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { type ApiServer, startApiServer } from "../../src/index.js";
+import { type ApiServer, startApiServer, startControlPlane } from "../../src/index.js";
+
+/**
+ * The backend this run uses: `real` (a kube-apiserver + etcd from `./dev controlplane` or
+ * KUBEBUILDER_ASSETS) when the vitest project sets CAPI_TS_BACKEND=real, else the in-memory server.
+ * The root vitest config adds the `testing@real` project when the binaries exist.
+ */
+export const backendName: "memory" | "real" =
+  process.env.CAPI_TS_BACKEND === "real" ? "real" : "memory";
+
+/** True on the real control plane: for `it.skipIf(onReal)` on tests of in-memory-only features. */
+export const onReal = backendName === "real";
 
 /** What a test suite needs from an API server, whichever implementation provides it. */
 export interface Backend {
+  /** Which implementation this is. */
+  name: "memory" | "real";
   kubeConfig: KubeConfig;
   installCRDs(sources: (string | Record<string, unknown>)[]): Promise<void>;
   stop(): Promise<void>;
@@ -31,8 +44,19 @@ export function capiCrd(file: string): string {
 export async function startBackend(
   options: { bookmarkIntervalMs?: number; watchWindow?: number } = {},
 ): Promise<Backend> {
+  if (backendName === "real") {
+    const real = await startControlPlane();
+    return {
+      name: "real",
+      kubeConfig: real.kubeConfig,
+      installCRDs: (sources) => real.installCRDs(sources),
+      stop: () => real.stop(),
+      capabilities: {},
+    };
+  }
   const api = await startApiServer(options);
   return {
+    name: "memory",
     kubeConfig: api.kubeConfig,
     installCRDs: async (sources) => {
       await api.installCRDs(sources);

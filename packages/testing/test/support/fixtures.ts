@@ -65,9 +65,7 @@ export const widgetCrd = {
 export const widgets = { group: "example.capi-ts.dev", version: "v1", plural: "widgets" } as const;
 
 /** Runs `fn`, expecting an ApiException; returns its code and parsed Status body. */
-export async function apiError(
-  fn: () => Promise<unknown>,
-): Promise<{
+export async function apiError(fn: () => Promise<unknown>): Promise<{
   code: number;
   status: {
     reason?: string;
@@ -95,13 +93,16 @@ export async function apiError(
 }
 
 /** Polls until `check` returns a truthy value (for state changed by server-side controllers). */
-export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 3000): Promise<T> {
+export async function eventually<T>(
+  check: () => T | Promise<T>,
+  timeoutMs = 3000,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
       const v = await check();
-      if (v) return v;
+      if (v) return v as NonNullable<T>;
     } catch (e) {
       last = e;
     }

@@ -1,0 +1,230 @@
+import { inspect } from "node:util";
+import {
+  ensureFinalizer,
+  ensurePausedCondition,
+  getClusterFromMetadata,
+  getCondition,
+  getOwnerMachinePool,
+  PatchHelper,
+  readBootstrapData,
+  readMachinePool,
+  removeFinalizer,
+} from "@capi-ts/sdk";
+import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type ApiServer, startApiServer } from "../../src/index.js";
+import { capiCrd } from "../support/backend.js";
+
+const ns = "default";
+const devPools = {
+  group: "infrastructure.cluster.x-k8s.io",
+  version: "v1beta2",
+  plural: "devmachinepools",
+};
+let api: ApiServer;
+let custom: CustomObjectsApi;
+
+const cluster = {
+  apiVersion: "cluster.x-k8s.io/v1beta2",
+  kind: "Cluster",
+  metadata: { name: "prod", namespace: ns },
+  spec: {
+    paused: true,
+    clusterNetwork: { pods: { cidrBlocks: ["192.168.0.0/16"] } },
+    infrastructureRef: {
+      apiGroup: "infrastructure.cluster.x-k8s.io",
+      kind: "DevCluster",
+      name: "prod",
+    },
+  },
+};
+
+const machinePool = {
+  apiVersion: "cluster.x-k8s.io/v1beta2",
+  kind: "MachinePool",
+  metadata: { name: "prod-mp", namespace: ns, labels: { "cluster.x-k8s.io/cluster-name": "prod" } },
+  spec: {
+    clusterName: "prod",
+    replicas: 2,
+    template: {
+      spec: {
+        clusterName: "prod",
+        version: "v1.34.1",
+        bootstrap: { dataSecretName: "prod-mp-bootstrap" },
+        infrastructureRef: {
+          apiGroup: "infrastructure.cluster.x-k8s.io",
+          kind: "DevMachinePool",
+          name: "prod-mp",
+        },
+      },
+    },
+  },
+};
+
+type Obj = {
+  apiVersion: string;
+  kind: string;
+  metadata: Record<string, unknown> & { name: string; uid?: string };
+};
+
+let mp: Obj;
+
+beforeAll(async () => {
+  api = await startApiServer();
+  await api.installCRDs([
+    capiCrd("cluster.x-k8s.io_clusters.yaml"),
+    capiCrd("cluster.x-k8s.io_machinepools.yaml"),
+    capiCrd("infrastructure.cluster.x-k8s.io_devmachinepools.yaml"),
+  ]);
+  custom = api.kubeConfig.makeApiClient(CustomObjectsApi);
+  await custom.createNamespacedCustomObject({
+    group: "cluster.x-k8s.io",
+    version: "v1beta2",
+    plural: "clusters",
+    namespace: ns,
+    body: cluster,
+  });
+  mp = (await custom.createNamespacedCustomObject({
+    group: "cluster.x-k8s.io",
+    version: "v1beta2",
+    plural: "machinepools",
+    namespace: ns,
+    body: machinePool,
+  })) as Obj;
+  await api.kubeConfig.makeApiClient(CoreV1Api).createNamespacedSecret({
+    namespace: ns,
+    body: {
+      metadata: { name: "prod-mp-bootstrap", namespace: ns },
+      data: {
+        value: Buffer.from(
+          "#cloud-config\nwrite_files: [{path: /etc/token, content: s3cr3t-token}]",
+        ).toString("base64"),
+        format: Buffer.from("cloud-config").toString("base64"),
+      },
+    },
+  });
+});
+afterAll(async () => {
+  await api?.stop();
+});
+beforeEach(() => api.clearRequests());
+
+async function createDevPool(name: string, extra: Record<string, unknown> = {}): Promise<Obj> {
+  return (await custom.createNamespacedCustomObject({
+    ...devPools,
+    namespace: ns,
+    body: {
+      apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+      kind: "DevMachinePool",
+      metadata: {
+        name,
+        namespace: ns,
+        ownerReferences: [
+          // v1beta1 in the reference: owner lookup ignores the version.
+          {
+            apiVersion: "cluster.x-k8s.io/v1beta1",
+            kind: "MachinePool",
+            name: mp.metadata.name,
+            uid: mp.metadata.uid,
+          },
+        ],
+        ...extra,
+      },
+      spec: {},
+    },
+  })) as Obj;
+}
+
+describe("contract helpers against the API server", () => {
+  it("getOwnerMachinePool and getClusterFromMetadata read the owners", async () => {
+    const pool = await createDevPool("owned");
+    const owner = await getOwnerMachinePool(api.kubeConfig, pool);
+    expect(owner?.metadata?.name).toBe("prod-mp");
+    const view = readMachinePool(owner as Obj);
+    expect(view).toMatchObject({
+      clusterName: "prod",
+      replicas: 2,
+      bootstrapDataSecretName: "prod-mp-bootstrap",
+    });
+    const found = await getClusterFromMetadata(api.kubeConfig, owner as Obj);
+    expect(found.metadata?.name).toBe("prod");
+    await expect(getClusterFromMetadata(api.kubeConfig, pool)).rejects.toThrow(
+      /cluster-name label/,
+    );
+  });
+
+  it("readBootstrapData returns data, format, hash and ref, and never leaks the payload", async () => {
+    const data = await readBootstrapData(api.kubeConfig, mp);
+    expect(data?.format).toBe("cloud-config");
+    expect(data?.secretRef).toEqual({ namespace: ns, name: "prod-mp-bootstrap" });
+    expect(data?.text()).toContain("s3cr3t-token");
+    expect(JSON.stringify(data)).not.toContain("s3cr3t-token");
+    expect(inspect(data)).not.toContain("s3cr3t-token");
+    const noSecret = structuredClone(machinePool);
+    noSecret.spec.template.spec.bootstrap.dataSecretName = "missing";
+    await expect(readBootstrapData(api.kubeConfig, noSecret)).rejects.toThrow(
+      /ns|default\/missing/,
+    );
+    const notReady = structuredClone(machinePool) as {
+      spec: { template: { spec: { bootstrap: object } } };
+    };
+    notReady.spec.template.spec.bootstrap = {};
+    await expect(readBootstrapData(api.kubeConfig, notReady)).resolves.toBeUndefined();
+  });
+
+  it("ensureFinalizer persists our finalizer at once and keeps foreign ones", async () => {
+    const pool = await createDevPool("finalized", { finalizers: ["test"] });
+    const f = "devmachinepool.infrastructure.cluster.x-k8s.io";
+    const readVersion = (pool.metadata as { resourceVersion?: string }).resourceVersion;
+    api.clearRequests();
+    expect(await ensureFinalizer(api.kubeConfig, pool, f)).toBe(true);
+    const patches = api.requests({ verb: "patch", name: "finalized" });
+    expect(patches.map((r) => r.body)).toEqual([
+      { metadata: { finalizers: ["test", f], resourceVersion: readVersion } },
+    ]);
+    expect(await ensureFinalizer(api.kubeConfig, pool, f)).toBe(false);
+    const stored = (await custom.getNamespacedCustomObject({
+      ...devPools,
+      namespace: ns,
+      name: "finalized",
+    })) as Obj;
+    expect(stored.metadata.finalizers).toEqual(["test", f]);
+
+    const patch = PatchHelper.snapshot(stored);
+    removeFinalizer(stored, f);
+    await patch.apply(api.kubeConfig, stored);
+    const after = (await custom.getNamespacedCustomObject({
+      ...devPools,
+      namespace: ns,
+      name: "finalized",
+    })) as Obj;
+    expect(after.metadata.finalizers).toEqual(["test"]);
+  });
+
+  it("ensurePausedCondition: first call patches and requeues, second is a no-op", async () => {
+    const pool = await createDevPool("paused");
+    api.clearRequests();
+    const first = await ensurePausedCondition(api.kubeConfig, cluster, pool);
+    expect(first).toEqual({ isPaused: true, requeue: true });
+    expect(api.requests({ name: "paused" }).map((r) => `${r.verb}/${r.subresource ?? ""}`)).toEqual(
+      ["get/", "patch/status"],
+    );
+    const stored = (await custom.getNamespacedCustomObject({
+      ...devPools,
+      namespace: ns,
+      name: "paused",
+    })) as Obj;
+    expect(getCondition(stored, "Paused")).toMatchObject({
+      status: "True",
+      reason: "Paused",
+      message: "Cluster spec.paused is set to true",
+      observedGeneration: 1,
+    });
+    api.clearRequests();
+    expect(await ensurePausedCondition(api.kubeConfig, cluster, stored)).toEqual({
+      isPaused: true,
+      requeue: false,
+    });
+    expect(api.requests({ name: "paused" })).toEqual([]);
+  });
+});

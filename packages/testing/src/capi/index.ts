@@ -1,0 +1,19 @@
+export type {
+  BootstrapConfigKind,
+  BootstrapStandIn,
+  BootstrapStandInOptions,
+} from "./bootstrap.js";
+export {
+  type CapiCore,
+  type CapiCoreOptions,
+  type CoreReconcileFilter,
+  type CoreReconcileRecord,
+  startCapiCore,
+} from "./core.js";
+export { CorePanicError, type ProvisionedFrom } from "./machinepool.js";
+export {
+  DEFAULT_NODE_DELETION_TIMEOUT_SECONDS,
+  type DefaultableMachinePool,
+  defaultMachinePool,
+} from "./webhook.js";
+export type { CoreActor, CoreWrite, CoreWriteFilter } from "./writes.js";

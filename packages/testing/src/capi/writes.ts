@@ -1,0 +1,219 @@
+import {
+  apiVersionOf,
+  isNotFound,
+  type KubeClient,
+  type ObjectKey,
+  type PatchTransport,
+  type ResourceDescriptor,
+} from "@capi-ts/sdk";
+import type { KubernetesObject } from "@kubernetes/client-node";
+
+/** Which part of the emulator made a write. */
+export type CoreActor = "machinepool" | "bootstrap";
+
+/**
+ * One write the emulator sent to the API server, in order. Conformance tests assert on these (for
+ * example: nothing but Node patches at steady state, no `spec.providerIDList` churn).
+ */
+export interface CoreWrite {
+  /** Position in the log, from 1. */
+  seq: number;
+  /** When the request was sent. */
+  time: Date;
+  /** The controller that wrote: core's MachinePool controller or the bootstrap stand-in. */
+  actor: CoreActor;
+  /** `create`, `patch` (JSON merge patch) or `delete`. */
+  verb: "create" | "patch" | "delete";
+  /** `apiVersion` of the target. */
+  apiVersion: string;
+  /** Kind of the target. */
+  kind: string;
+  /** Namespace of the target (absent for Nodes). */
+  namespace?: string;
+  /** Name of the target. */
+  name: string;
+  /** `status` when the write went to the status subresource. */
+  subresource?: "status";
+  /** The merge patch, or the created object. */
+  body?: unknown;
+  /** Why core made this write, in the words of its code (e.g. "set controller reference and cluster-name label"). */
+  reason: string;
+  /** `namespace/name` of the MachinePool whose reconcile made it. */
+  machinePool?: string;
+  /** The API server's answer: `ok`, or the error message. */
+  outcome: "ok" | { error: string };
+}
+
+/** A filter over {@link CoreWrite}s; every given field must match. */
+export interface CoreWriteFilter {
+  /** Only this actor. */
+  actor?: CoreActor;
+  /** Only this verb. */
+  verb?: CoreWrite["verb"];
+  /** Only this kind. */
+  kind?: string;
+  /** Only this object name. */
+  name?: string;
+  /** Only writes made while reconciling this MachinePool (`namespace/name`). */
+  machinePool?: string;
+  /** Only writes to (`"status"`) or not to (`"main"`) the status subresource. */
+  subresource?: "status" | "main";
+  /** Only successful writes. */
+  succeeded?: boolean;
+}
+
+export function matchesWrite(write: CoreWrite, filter: CoreWriteFilter): boolean {
+  if (filter.actor && write.actor !== filter.actor) return false;
+  if (filter.verb && write.verb !== filter.verb) return false;
+  if (filter.kind && write.kind !== filter.kind) return false;
+  if (filter.name && write.name !== filter.name) return false;
+  if (filter.machinePool && write.machinePool !== filter.machinePool) return false;
+  if (filter.subresource === "status" && write.subresource !== "status") return false;
+  if (filter.subresource === "main" && write.subresource === "status") return false;
+  if (filter.succeeded !== undefined && (write.outcome === "ok") !== filter.succeeded) return false;
+  return true;
+}
+
+/** The shared, ordered log of every write. */
+export class WriteLog {
+  private readonly entries: CoreWrite[] = [];
+  private seq = 0;
+
+  add(write: Omit<CoreWrite, "seq">): CoreWrite {
+    const entry = { ...write, seq: ++this.seq };
+    this.entries.push(entry);
+    return entry;
+  }
+
+  list(filter: CoreWriteFilter = {}): CoreWrite[] {
+    return this.entries.filter((write) => matchesWrite(write, filter));
+  }
+
+  clear(): void {
+    this.entries.length = 0;
+  }
+}
+
+/** What a write is about: why, and for which MachinePool. */
+export interface WriteContext {
+  reason: string;
+  machinePool?: string;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function keyOf(key: ObjectKey): ObjectKey {
+  return key.namespace ? { namespace: key.namespace, name: key.name } : { name: key.name };
+}
+
+/**
+ * Sends the emulator's writes through the manager's client (so the informer cache sees them for
+ * read-your-own-writes) and records each one, successful or not.
+ */
+export class RecordingWriter {
+  private readonly client: KubeClient;
+  private readonly log: WriteLog;
+  private readonly actor: CoreActor;
+
+  constructor(client: KubeClient, log: WriteLog, actor: CoreActor) {
+    this.client = client;
+    this.log = log;
+    this.actor = actor;
+  }
+
+  private async record<T>(
+    resource: ResourceDescriptor,
+    verb: CoreWrite["verb"],
+    key: ObjectKey,
+    body: unknown,
+    context: WriteContext,
+    subresource: "status" | undefined,
+    send: () => Promise<T>,
+  ): Promise<T> {
+    const base: Omit<CoreWrite, "seq" | "outcome"> = {
+      time: new Date(),
+      actor: this.actor,
+      verb,
+      apiVersion: apiVersionOf(resource),
+      kind: resource.kind,
+      name: key.name,
+      reason: context.reason,
+    };
+    if (key.namespace) base.namespace = key.namespace;
+    if (subresource) base.subresource = subresource;
+    if (body !== undefined) base.body = body;
+    if (context.machinePool) base.machinePool = context.machinePool;
+    try {
+      const result = await send();
+      this.log.add({ ...base, outcome: "ok" });
+      return result;
+    } catch (error) {
+      this.log.add({ ...base, outcome: { error: messageOf(error) } });
+      throw error;
+    }
+  }
+
+  /** JSON merge patch of the object or its status. */
+  mergePatch<T extends KubernetesObject>(
+    resource: ResourceDescriptor<T>,
+    key: ObjectKey,
+    patch: unknown,
+    context: WriteContext,
+    subresource?: "status",
+  ): Promise<T> {
+    return this.record(resource, "patch", key, patch, context, subresource, () =>
+      subresource === "status"
+        ? this.client.mergePatchStatus(resource, keyOf(key), patch)
+        : this.client.mergePatch(resource, keyOf(key), patch),
+    );
+  }
+
+  /** Creates an object. */
+  create<T extends KubernetesObject>(
+    resource: ResourceDescriptor<T>,
+    obj: T,
+    context: WriteContext,
+  ): Promise<T> {
+    const key = { namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? "" };
+    return this.record(resource, "create", keyOf(key as ObjectKey), obj, context, undefined, () =>
+      this.client.create(resource, obj),
+    );
+  }
+
+  /** Deletes an object; NotFound counts as done (returns false). */
+  async delete(
+    resource: ResourceDescriptor,
+    key: ObjectKey,
+    context: WriteContext,
+  ): Promise<boolean> {
+    try {
+      await this.record(resource, "delete", key, undefined, context, undefined, () =>
+        this.client.delete(resource, keyOf(key)),
+      );
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw error;
+    }
+  }
+
+  /** A patch transport for the SDK's PatchHelper that records through this writer. */
+  transport(resource: ResourceDescriptor, context: WriteContext): PatchTransport {
+    return {
+      get: async (_ref, namespace, name) =>
+        (await this.client.get(
+          resource,
+          namespace === undefined ? { name } : { namespace, name },
+        )) as never,
+      patch: async (_ref, namespace, name, body, contentType, subresource) => {
+        if (contentType !== "application/merge-patch+json") {
+          throw new TypeError(`the emulator only sends merge patches, got ${contentType}`);
+        }
+        const key = namespace === undefined ? { name } : { namespace, name };
+        return (await this.mergePatch(resource, key, body, context, subresource)) as never;
+      },
+    };
+  }
+}

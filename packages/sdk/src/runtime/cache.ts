@@ -3,6 +3,7 @@ import type { KubeClient, WriteKind } from "./client.js";
 import { Informer, type InformerOptions } from "./informer.js";
 import { type RuntimeLogger, silentLogger } from "./logging.js";
 import {
+  isNamespaced,
   type ObjectKey,
   objectKeyString,
   type ResourceDescriptor,
@@ -101,7 +102,7 @@ export class InformerCache {
       logger: this.log,
     };
     const namespace = options.namespace ?? this.options.namespace;
-    if (namespace && resource.namespaced) informerOptions.namespace = namespace;
+    if (namespace && isNamespaced(resource)) informerOptions.namespace = namespace;
     if (options.labelSelector) informerOptions.labelSelector = options.labelSelector;
     if (options.fieldSelector) informerOptions.fieldSelector = options.fieldSelector;
     if (options.transform) informerOptions.transform = options.transform;

@@ -8,7 +8,14 @@ import {
   TimeoutError,
   TooManyRequestsError,
 } from "./errors.js";
-import { apiVersionOf, keyOfObject, type ObjectKey, type ResourceDescriptor } from "./resource.js";
+import {
+  apiVersionOf,
+  hasStatusSubresource,
+  isNamespaced,
+  keyOfObject,
+  type ObjectKey,
+  type ResourceDescriptor,
+} from "./resource.js";
 
 /** HTTP methods the client sends. */
 export type HttpVerb = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -167,12 +174,12 @@ export function resourcePath(
       ? `/api/${resource.version}`
       : `/apis/${resource.group}/${resource.version}`;
   const namespace = target.namespace;
-  if (!resource.namespaced && namespace) {
+  if (!isNamespaced(resource) && namespace) {
     throw new TypeError(
       `${resource.kind} is cluster-scoped: do not pass a namespace (got "${namespace}")`,
     );
   }
-  if (resource.namespaced && target.name !== undefined && !namespace) {
+  if (isNamespaced(resource) && target.name !== undefined && !namespace) {
     throw new TypeError(
       `${resource.kind} is namespaced: pass the namespace of "${target.name}" (metadata.namespace or { namespace })`,
     );
@@ -184,7 +191,7 @@ export function resourcePath(
     throw new TypeError(`${resource.kind}: the ${subresource} subresource needs an object name`);
   }
   let path = base;
-  if (resource.namespaced && namespace) path += `/namespaces/${encodeURIComponent(namespace)}`;
+  if (isNamespaced(resource) && namespace) path += `/namespaces/${encodeURIComponent(namespace)}`;
   path += `/${resource.plural}`;
   if (target.name !== undefined) path += `/${encodeURIComponent(target.name)}`;
   if (subresource !== undefined) path += `/${subresource}`;
@@ -623,7 +630,7 @@ export class KubeClient {
   }
 
   private statusSubresource(resource: ResourceDescriptor): string {
-    if (resource.hasStatus === false) {
+    if (hasStatusSubresource(resource) === false) {
       throw new TypeError(
         `${resource.kind} has no status subresource: write status with update/mergePatch instead`,
       );

@@ -12,7 +12,12 @@ import { evaluatePredicate, hasWatchFilterLabel, type Predicate } from "./predic
 import { QueuePriority, WorkQueue } from "./queue.js";
 import type { RateLimiter } from "./ratelimiter.js";
 import { defaultControllerRateLimiter } from "./ratelimiter.js";
-import { objectKeyString, parseObjectKey, type ResourceDescriptor } from "./resource.js";
+import {
+  isNamespaced,
+  objectKeyString,
+  parseObjectKey,
+  type ResourceDescriptor,
+} from "./resource.js";
 
 /** What to reconcile: the key of the primary object. */
 export interface ReconcileRequest {
@@ -202,7 +207,7 @@ export class Controller {
         if (refGroup !== group) continue;
         const namespace = obj.metadata?.namespace;
         requests.push(
-          namespace && this.resource.namespaced
+          namespace && isNamespaced(this.resource)
             ? { namespace, name: ref.name }
             : { name: ref.name },
         );

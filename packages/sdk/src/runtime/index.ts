@@ -129,6 +129,8 @@ export {
   apiVersionOf,
   ConfigMapResource,
   EventResource,
+  hasStatusSubresource,
+  isNamespaced,
   keyOfObject,
   LeaseResource,
   NamespaceResource,

@@ -4,6 +4,7 @@ import { GoneError } from "./errors.js";
 import { type LabelSelector, parseLabelSelector } from "./labels.js";
 import { type RuntimeLogger, silentLogger } from "./logging.js";
 import {
+  isNamespaced,
   type ObjectKey,
   objectKeyString,
   type ResourceDescriptor,
@@ -170,7 +171,7 @@ export class Informer<T extends KubernetesObject> {
 
   /** Creates a stopped informer; call {@link Informer.start}. */
   constructor(options: InformerOptions<T>) {
-    if (options.namespace && !options.resource.namespaced) {
+    if (options.namespace && !isNamespaced(options.resource)) {
       throw new TypeError(
         `${options.resource.kind} is cluster-scoped: an informer for it cannot be limited to namespace "${options.namespace}"`,
       );

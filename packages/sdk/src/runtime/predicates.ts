@@ -119,8 +119,8 @@ export function notPaused<T extends KubernetesObject>(
 ): Predicate<T> {
   return {
     create: (obj) => !isPaused(obj),
-    // Let the unpause transition through: the reconcile after unpausing must run.
-    update: (oldObj, newObj) => !isPaused(newObj) || !isPaused(oldObj),
+    // Judged on the new object: pausing stops events, unpausing lets the next reconcile through.
+    update: (_oldObj, newObj) => !isPaused(newObj),
   };
 }
 

@@ -10,8 +10,9 @@ import type {
 
 /**
  * Everything the runtime needs to address a kind over REST without a discovery round-trip. The
- * generated CAPI metadata in `src/api` satisfies it structurally; core kinds have constants below
- * ({@link SecretResource}, …). The type parameter only carries the object type for inference.
+ * generated resource metadata in `src/api` (`MachinePoolResource`, …) satisfies it as is (it says
+ * `scope` and `subresources.status`, and its `schema` carries the object type); hand-written
+ * descriptors say `namespaced` and `hasStatus`. Core kinds have constants below ({@link SecretResource}, …).
  *
  * @example
  * ```ts
@@ -19,9 +20,9 @@ import type {
  *   group: "example.com", version: "v1", kind: "Widget", plural: "widgets", namespaced: true, hasStatus: true,
  * };
  * const widget = await client.get(WidgetResource, { namespace: "default", name: "w" }); // typed Widget
+ * const pool = await client.get(MachinePoolResource, { namespace: "ns", name: "p" });     // typed MachinePool
  * ```
  */
-// biome-ignore lint/correctness/noUnusedVariables: T is a phantom type that flows into the client's return types.
 export interface ResourceDescriptor<T extends KubernetesObject = KubernetesObject> {
   /** API group; `""` for the core group. */
   readonly group: string;
@@ -31,10 +32,32 @@ export interface ResourceDescriptor<T extends KubernetesObject = KubernetesObjec
   readonly kind: string;
   /** Lower-case plural used in URLs, e.g. `machinepools`. */
   readonly plural: string;
-  /** Whether objects live in a namespace. */
-  readonly namespaced: boolean;
-  /** Whether the kind has a `/status` subresource (status writes must go there). */
+  /** Whether objects live in a namespace (or say it with `scope`). */
+  readonly namespaced?: boolean;
+  /** `Namespaced` or `Cluster`, as in a CRD (alternative to `namespaced`). */
+  readonly scope?: "Namespaced" | "Cluster";
+  /** Whether the kind has a `/status` subresource (or say it with `subresources.status`). */
   readonly hasStatus?: boolean;
+  /** Subresources, as in a CRD version (alternative to `hasStatus`). */
+  readonly subresources?: { readonly status?: boolean | undefined };
+  /** A schema whose `parse` yields the object type; only its type is used (it carries `T`). */
+  readonly schema?: { parse(data: unknown): T };
+}
+
+/**
+ * Whether a kind is namespaced, from `namespaced` or `scope`; throws if the descriptor says neither.
+ */
+export function isNamespaced(resource: ResourceDescriptor): boolean {
+  if (resource.namespaced !== undefined) return resource.namespaced;
+  if (resource.scope !== undefined) return resource.scope === "Namespaced";
+  throw new TypeError(
+    `the descriptor of ${resource.kind} says neither namespaced: true|false nor scope: "Namespaced"|"Cluster"; add one`,
+  );
+}
+
+/** Whether a kind has a status subresource: `true`, `false`, or `undefined` when the descriptor does not say. */
+export function hasStatusSubresource(resource: ResourceDescriptor): boolean | undefined {
+  return resource.hasStatus ?? resource.subresources?.status;
 }
 
 /** The object type a descriptor stands for. */

@@ -47,7 +47,9 @@ const DEFAULT_START = Date.UTC(2026, 0, 1);
 export class ManualClock implements Clock {
   #now: number;
   #seq = 0;
-  #timers: PendingTimer[] = [];
+  /** Binary min-heap on (at, seq); cancelled timers are dropped lazily when they reach the top. */
+  readonly #heap: PendingTimer[] = [];
+  #live = 0;
 
   /** @param start - the initial time in epoch milliseconds (default 2026-01-01T00:00:00Z) */
   constructor(start: number = DEFAULT_START) {
@@ -77,22 +79,25 @@ export class ManualClock implements Clock {
       callback,
       cancelled: false,
     };
-    this.#timers.push(timer);
+    this.#push(timer);
+    this.#live++;
     return {
       cancel: () => {
+        if (timer.cancelled) return;
         timer.cancelled = true;
+        this.#live--;
       },
     };
   }
 
   /** Number of timers still scheduled. */
   get pendingTimers(): number {
-    return this.#timers.filter((t) => !t.cancelled).length;
+    return this.#live;
   }
 
   /** Time of the next scheduled timer, or `undefined` when nothing is scheduled. */
   nextTimerAt(): number | undefined {
-    return this.#popOrder()[0]?.at;
+    return this.#peek()?.at;
   }
 
   /**
@@ -106,9 +111,9 @@ export class ManualClock implements Clock {
     const target = this.#now + ms;
     let fired = 0;
     for (;;) {
-      const next = this.#popOrder()[0];
+      const next = this.#peek();
       if (next === undefined || next.at > target) break;
-      this.#fire(next);
+      this.#fireTop();
       fired++;
     }
     this.#now = target;
@@ -119,31 +124,72 @@ export class ManualClock implements Clock {
    * Fires timers (advancing time to each) until none is left. Throws after `maxTimers` to catch a
    * simulation that keeps rescheduling itself forever. Returns the number of timers fired.
    */
-  runUntilIdle(maxTimers = 100_000): number {
+  runUntilIdle(maxTimers = 1_000_000): number {
     let fired = 0;
-    for (;;) {
-      const next = this.#popOrder()[0];
-      if (next === undefined) return fired;
+    while (this.#peek() !== undefined) {
       if (fired >= maxTimers) {
         throw new Error(
           `ManualClock.runUntilIdle: still busy after ${maxTimers} timers; something reschedules ` +
             "itself forever. Use advance(ms) for open-ended simulations.",
         );
       }
-      this.#now = Math.max(this.#now, next.at);
-      this.#fire(next);
+      this.#fireTop();
       fired++;
     }
+    return fired;
   }
 
-  #popOrder(): PendingTimer[] {
-    this.#timers = this.#timers.filter((t) => !t.cancelled);
-    this.#timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
-    return this.#timers;
+  #before(a: PendingTimer, b: PendingTimer): boolean {
+    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
   }
 
-  #fire(timer: PendingTimer): void {
+  #push(timer: PendingTimer): void {
+    const heap = this.#heap;
+    heap.push(timer);
+    let i = heap.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const p = heap[parent] as PendingTimer;
+      if (!this.#before(timer, p)) break;
+      heap[i] = p;
+      i = parent;
+    }
+    heap[i] = timer;
+  }
+
+  #pop(): PendingTimer | undefined {
+    const heap = this.#heap;
+    const top = heap[0];
+    const last = heap.pop();
+    if (top === undefined || last === undefined || heap.length === 0) return top;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= heap.length) break;
+      const right = left + 1;
+      const l = heap[left] as PendingTimer;
+      const r = heap[right];
+      const child = r !== undefined && this.#before(r, l) ? right : left;
+      const c = heap[child] as PendingTimer;
+      if (!this.#before(c, last)) break;
+      heap[i] = c;
+      i = child;
+    }
+    heap[i] = last;
+    return top;
+  }
+
+  /** The earliest live timer, discarding cancelled ones on top. */
+  #peek(): PendingTimer | undefined {
+    while (this.#heap[0]?.cancelled) this.#pop();
+    return this.#heap[0];
+  }
+
+  #fireTop(): void {
+    const timer = this.#pop();
+    if (timer === undefined) return;
     timer.cancelled = true;
+    this.#live--;
     this.#now = Math.max(this.#now, timer.at);
     timer.callback();
   }
@@ -190,12 +236,21 @@ export class RealClock implements Clock {
         `RealClock.setTimer: delayMs must be a finite number ≥ 0, got ${delayMs}`,
       );
     }
-    const handle = setTimeout(() => {
-      this.#handles.delete(handle);
-      callback();
-    }, delayMs / this.#speed);
-    handle.unref();
-    this.#handles.add(handle);
+    // Wall-clock timers may fire a little early; re-arm until cloud time has really reached `due`, so
+    // a callback never sees now() before its due time (as with ManualClock).
+    const due = this.now() + delayMs;
+    let handle: ReturnType<typeof setTimeout>;
+    const arm = (ms: number): void => {
+      handle = setTimeout(() => {
+        this.#handles.delete(handle);
+        const remaining = due - this.now();
+        if (remaining > 0) arm(remaining);
+        else callback();
+      }, ms / this.#speed);
+      handle.unref();
+      this.#handles.add(handle);
+    };
+    arm(delayMs);
     return {
       cancel: () => {
         clearTimeout(handle);

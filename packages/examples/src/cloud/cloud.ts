@@ -1346,13 +1346,20 @@ export class FakeScalingCloud {
       return 0;
     }
     let launched = 0;
+    const perZone = new Map(group.zones.map((z) => [z, 0]));
+    for (const i of this.#members(group)) {
+      if (LIVE.has(i.state) && perZone.has(i.zone))
+        perZone.set(i.zone, (perZone.get(i.zone) ?? 0) + 1);
+    }
     for (let n = 0; n < count; n++) {
-      const live = this.#members(group).filter((i) => LIVE.has(i.state));
-      const zone = group.zones
-        .filter((z) => this.#zoneHasCapacity(z))
-        .map((z, order) => ({ z, order, count: live.filter((i) => i.zone === z).length }))
-        .sort((a, b) => a.count - b.count || a.order - b.order)[0]?.z;
+      // The least-populated zone that still has capacity; ties go to the zone listed first.
+      let zone: string | undefined;
+      for (const z of group.zones) {
+        if (!this.#zoneHasCapacity(z)) continue;
+        if (zone === undefined || (perZone.get(z) ?? 0) < (perZone.get(zone) ?? 0)) zone = z;
+      }
       if (zone === undefined) break;
+      perZone.set(zone, (perZone.get(zone) ?? 0) + 1);
       for (const limit of this.#limits) {
         if (limit.zones === undefined || limit.zones.has(zone)) limit.remaining -= 1;
       }
@@ -1391,41 +1398,53 @@ export class FakeScalingCloud {
 
   #scaleInVictims(group: GroupRecord, live: InstanceRecord[], count: number): InstanceRecord[] {
     const candidates = live.filter((i) => !i.protectedFromScaleIn);
-    const victims: InstanceRecord[] = [];
-    const byAge = (a: InstanceRecord, b: InstanceRecord): number =>
-      a.launchedAt - b.launchedAt || a.id.localeCompare(b.id);
-    for (let n = 0; n < count && candidates.length > 0; n++) {
-      let pick: InstanceRecord | undefined;
-      switch (group.terminationPolicy) {
-        case "OldestInstance":
-          pick = [...candidates].sort(byAge)[0];
-          break;
-        case "NewestInstance":
-          pick = [...candidates].sort(byAge).at(-1);
-          break;
-        case "OldestTemplate":
-          pick = [...candidates].sort(
-            (a, b) => a.templateVersion - b.templateVersion || byAge(a, b),
-          )[0];
-          break;
-        case "Default": {
-          // Balance zones first: take from the zone with the most live instances.
-          const remaining = live.filter((i) => !victims.includes(i));
-          const perZone = (zone: string): number => remaining.filter((i) => i.zone === zone).length;
-          pick = [...candidates].sort(
-            (a, b) =>
-              perZone(b.zone) - perZone(a.zone) ||
-              a.templateVersion - b.templateVersion ||
-              byAge(a, b),
-          )[0];
-          break;
+    const older = (a: InstanceRecord, b: InstanceRecord): number =>
+      a.launchedAt - b.launchedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+    const oldTemplate = (a: InstanceRecord, b: InstanceRecord): number =>
+      a.templateVersion - b.templateVersion || older(a, b);
+    switch (group.terminationPolicy) {
+      case "OldestInstance":
+        return candidates.sort(older).slice(0, count);
+      case "NewestInstance":
+        return candidates.sort((a, b) => older(b, a)).slice(0, count);
+      case "OldestTemplate":
+        return candidates.sort(oldTemplate).slice(0, count);
+      case "Default": {
+        // Balance zones: each victim comes from the zone with the most live instances; within the
+        // fullest zones, the oldest template version, then the oldest launch.
+        const perZone = new Map<string, number>();
+        for (const i of live) perZone.set(i.zone, (perZone.get(i.zone) ?? 0) + 1);
+        const queues = new Map<string, InstanceRecord[]>();
+        for (const i of candidates.sort(oldTemplate)) {
+          const queue = queues.get(i.zone) ?? [];
+          queue.push(i);
+          queues.set(i.zone, queue);
         }
+        const heads = new Map([...queues.keys()].map((zone) => [zone, 0]));
+        const victims: InstanceRecord[] = [];
+        while (victims.length < count) {
+          let best: { zone: string; instance: InstanceRecord } | undefined;
+          for (const [zone, queue] of queues) {
+            const instance = queue[heads.get(zone) ?? 0];
+            if (instance === undefined) continue;
+            const load = perZone.get(zone) ?? 0;
+            const bestLoad = best ? (perZone.get(best.zone) ?? 0) : -1;
+            if (
+              !best ||
+              load > bestLoad ||
+              (load === bestLoad && oldTemplate(instance, best.instance) < 0)
+            ) {
+              best = { zone, instance };
+            }
+          }
+          if (!best) break;
+          victims.push(best.instance);
+          heads.set(best.zone, (heads.get(best.zone) ?? 0) + 1);
+          perZone.set(best.zone, (perZone.get(best.zone) ?? 1) - 1);
+        }
+        return victims;
       }
-      if (!pick) break;
-      victims.push(pick);
-      candidates.splice(candidates.indexOf(pick), 1);
     }
-    return victims;
   }
 
   // ── instances ───────────────────────────────────────────────────────────────────────────────

@@ -652,7 +652,8 @@ export class FakeScalingCloud {
     /**
      * Lets only `launches` more instances start in `zones`; further launches fail (the group reports
      * `failed` with an error activity and retries every `capacityRetryMs`) until the limit is removed
-     * or `durationMs` passes.
+     * or `durationMs` passes. While a limit without `durationMs` blocks a group, the group keeps
+     * retrying (like a real cloud): drive the clock with `advance(ms)`, not `runUntilIdle()`.
      */
     limitCapacity: (limit: CapacityLimit): CloudFaultHandle => {
       for (const zone of limit.zones ?? []) {

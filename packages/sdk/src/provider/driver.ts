@@ -98,7 +98,10 @@ export interface PoolGroup<Settings> {
   readonly minReplicas?: number;
   /** Upper bound of the desired size, if the cloud has one. */
   readonly maxReplicas?: number;
-  /** The template version new instances launch from. */
+  /**
+   * The template version new instances launch from. Pin groups to explicit versions (never "latest"):
+   * the kit decides when a group moves to a new version. `undefined` if the cloud cannot say.
+   */
   readonly templateVersion: string | undefined;
   /**
    * The group's settings as the cloud has them, in exactly the shape {@link PoolDriver.groupSettings}
@@ -436,10 +439,10 @@ export class DriverError extends Error {
  *
  * ## Call order
  *
- * The order the kit calls methods in, for orientation: `getTemplate` → (`createTemplateVersion`) → `getGroup` →
- * (`createGroup` | `updateGroup`) → (`deleteInstance`… | `nativeRollout`) → (`deleteTemplate` of
- * unused versions). On deletion: `getGroup` → `deleteGroup` → wait until `getGroup` is `undefined` →
- * `deleteTemplate` without versions.
+ * For orientation: `getTemplate` → (`createTemplateVersion`) → `getGroup` → (`createGroup` |
+ * `updateGroup`) → (`deleteInstance`… | `nativeRollout`) → (`deleteTemplate` of unused versions). On
+ * deletion: `getGroup` → `deleteGroup` → wait until `getGroup` is `undefined` → `deleteTemplate`
+ * without versions.
  *
  * @typeParam Spec - the provider's InfraMachinePool `spec` type
  * @typeParam Settings - the JSON-serialisable group settings the driver manages besides size and
@@ -528,9 +531,9 @@ export interface PoolDriver<Spec = unknown, Settings = unknown> {
   ): Promise<TemplateVersion>;
 
   /**
-   * Deletes the listed versions (pruning: the kit only lists versions no instance and no group uses),
-   * or, without `versions`, the whole template (teardown, after the group is gone). Only ever the
-   * pool's own template.
+   * Deletes the listed versions (pruning: the kit only lists versions that are not the newest and that
+   * no live instance and no group uses), or, without `versions`, the whole template (teardown, after
+   * the group is gone). Only ever the pool's own template.
    */
   deleteTemplate(ctx: PoolContext<Spec>, versions?: readonly string[]): Promise<void>;
 

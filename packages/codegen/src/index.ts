@@ -1,8 +1,43 @@
 /**
- * Placeholder entry point.
+ * CRD to TypeScript code generator: interfaces, zod schemas, defaults, Model classes compatible
+ * with `@kubernetes-models/base`, and resource metadata, one module per API group and version.
+ * Use the {@link generate} API or the `capi-ts-codegen` command.
+ *
+ * @example
+ * ```ts
+ * import { generate, writeGenerated } from "@capi-ts/codegen";
+ *
+ * const { files } = await generate({ inputs: ["config/crd/bases"] });
+ * await writeGenerated(files, "src/api");
+ * ```
  *
  * @packageDocumentation
  */
+
+export { type ClusterOptions, loadClusterCrds } from "./cluster.js";
+export { CodegenError, type InputLocation } from "./errors.js";
+export {
+  checkGenerated,
+  GENERATED_HEADER,
+  type GeneratedFile,
+  type GeneratedGroupVersion,
+  type GenerateOptions,
+  type GenerateResult,
+  generate,
+  generateFromCrds,
+  type StaleReport,
+  writeGenerated,
+} from "./generate.js";
+export {
+  type CrdDefinition,
+  type CrdInput,
+  type CrdVersion,
+  type LoadedDocument,
+  loadDocuments,
+  parseText,
+  readCrds,
+  type SchemaNode,
+} from "./load.js";
 
 /** The package version. */
 export const version = "0.1.0";

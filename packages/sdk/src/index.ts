@@ -13,3 +13,6 @@ export * from "./conditions/index.js";
 export * from "./contract/index.js";
 export * from "./crd/index.js";
 export * from "./patch/index.js";
+
+// Generated CAPI API types: one namespace per group/version (clusterv1beta2, bootstrapv1beta2, ...).
+export * from "./api/index.js";

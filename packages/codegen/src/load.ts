@@ -1,0 +1,368 @@
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { loadAll, YAMLException } from "js-yaml";
+import { CodegenError } from "./errors.js";
+
+/**
+ * One input of the generator: a path (a CRD file, a folder searched recursively for `.yaml`,
+ * `.yml` and `.json` files, or `"-"` for standard input), YAML/JSON text, or an already parsed
+ * object (a CRD or a `List` of CRDs).
+ */
+export type CrdInput =
+  | string
+  | { readonly source: string; readonly text: string }
+  | { readonly source: string; readonly object: unknown };
+
+/** A parsed document with where it came from. */
+export interface LoadedDocument {
+  /** File path as given, "<stdin>", or the source name of a text/object input. */
+  readonly source: string;
+  /** Zero-based index of the document in its source. */
+  readonly document: number;
+  /** JSON path prefix inside the document: "" or "items[3]" for an item of a List. */
+  readonly pathPrefix: string;
+  /** The parsed value. */
+  readonly value: unknown;
+}
+
+/** A schema node of an OpenAPI v3 structural schema, as found in a CRD. */
+export type SchemaNode = { readonly [key: string]: unknown };
+
+/** One version of a CRD, checked and normalised. */
+export interface CrdVersion {
+  /** Version name, e.g. "v1beta2". */
+  readonly name: string;
+  /** Whether the API server serves it. */
+  readonly served: boolean;
+  /** Whether it is the storage version. */
+  readonly storage: boolean;
+  /** Whether it is deprecated. */
+  readonly deprecated: boolean;
+  /** The deprecation warning, if one is set. */
+  readonly deprecationWarning: string | undefined;
+  /** The openAPIV3Schema. */
+  readonly schema: SchemaNode;
+  /** Whether the status subresource is enabled. */
+  readonly statusSubresource: boolean;
+  /** The scale subresource, if enabled. */
+  readonly scale:
+    | {
+        readonly specReplicasPath: string;
+        readonly statusReplicasPath: string;
+        readonly labelSelectorPath: string | undefined;
+      }
+    | undefined;
+  /** JSON path of the version inside its document, e.g. "spec.versions[1]". */
+  readonly path: string;
+}
+
+/** A CustomResourceDefinition, checked and normalised. */
+export interface CrdDefinition {
+  /** Source file (or stream) of the CRD. */
+  readonly source: string;
+  /** Document index in the source. */
+  readonly document: number;
+  /** Path prefix inside the document ("" or "items[N]"). */
+  readonly pathPrefix: string;
+  /** metadata.name of the CRD. */
+  readonly name: string;
+  /** API group. */
+  readonly group: string;
+  /** Kind. */
+  readonly kind: string;
+  /** List kind. */
+  readonly listKind: string;
+  /** Plural resource name. */
+  readonly plural: string;
+  /** Singular resource name. */
+  readonly singular: string;
+  /** Short names. */
+  readonly shortNames: readonly string[];
+  /** Categories. */
+  readonly categories: readonly string[];
+  /** Namespaced or Cluster. */
+  readonly scope: "Namespaced" | "Cluster";
+  /** Labels of the CRD object. */
+  readonly labels: Readonly<Record<string, string>>;
+  /** Every version, in CRD order. */
+  readonly versions: readonly CrdVersion[];
+}
+
+const CRD_FILE = /\.(ya?ml|json)$/i;
+
+/**
+ * Reads and parses every input into documents, in input order (folders in sorted path order).
+ *
+ * @param inputs - paths, texts or objects
+ * @param readStdin - how to read standard input for the path "-"
+ * @returns the parsed documents
+ */
+export async function loadDocuments(
+  inputs: readonly CrdInput[],
+  readStdin: () => Promise<string> = readProcessStdin,
+): Promise<LoadedDocument[]> {
+  const documents: LoadedDocument[] = [];
+  for (const input of inputs) {
+    if (typeof input === "string") {
+      if (input === "-") {
+        documents.push(...parseText("<stdin>", await readStdin()));
+        continue;
+      }
+      for (const file of await expandPath(input)) {
+        documents.push(...parseText(file, await readFile(file, "utf8")));
+      }
+    } else if ("text" in input) {
+      documents.push(...parseText(input.source, input.text));
+    } else {
+      documents.push({ source: input.source, document: 0, pathPrefix: "", value: input.object });
+    }
+  }
+  return documents;
+}
+
+async function expandPath(path: string): Promise<string[]> {
+  let info: Awaited<ReturnType<typeof stat>>;
+  try {
+    info = await stat(path);
+  } catch {
+    throw new CodegenError(
+      { source: path },
+      "no such file or folder; pass CRD YAML files or folders",
+    );
+  }
+  if (!info.isDirectory()) return [path];
+  const files: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    const entries = await readdir(dir, { withFileTypes: true });
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      const full = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(full);
+      else if (CRD_FILE.test(entry.name)) files.push(full);
+    }
+  };
+  await walk(path);
+  if (files.length === 0) {
+    throw new CodegenError({ source: path }, "the folder contains no .yaml, .yml or .json file");
+  }
+  return files;
+}
+
+/**
+ * Parses a (multi-document) YAML or JSON text.
+ *
+ * @param source - name used in errors
+ * @param text - the text
+ * @returns one entry per non-empty document
+ */
+export function parseText(source: string, text: string): LoadedDocument[] {
+  const trimmed = text.trimStart();
+  if (trimmed.startsWith("{")) {
+    try {
+      return [{ source, document: 0, pathPrefix: "", value: JSON.parse(text) }];
+    } catch {
+      // Not plain JSON (YAML flow mappings also start with "{"): fall through to the YAML parser.
+    }
+  }
+  let values: unknown[];
+  try {
+    values = loadAll(text);
+  } catch (error) {
+    if (!(error instanceof YAMLException)) throw error;
+    const line = error.mark?.line;
+    const where =
+      line === undefined ? "" : ` at line ${line + 1}, column ${(error.mark?.column ?? 0) + 1}`;
+    throw new CodegenError(
+      { source, document: line === undefined ? undefined : documentIndexAt(text, line) },
+      `broken YAML${where}: ${error.reason}; fix the document and run again`,
+    );
+  }
+  const out: LoadedDocument[] = [];
+  values.forEach((value, index) => {
+    if (value !== null && value !== undefined)
+      out.push({ source, document: index, pathPrefix: "", value });
+  });
+  return out;
+}
+
+/** Index of the YAML document containing a (zero-based) line: the number of "---" separators before it. */
+function documentIndexAt(text: string, line: number): number {
+  const lines = text.split("\n", line + 1);
+  let index = 0;
+  let content = false;
+  for (let i = 0; i < lines.length && i <= line; i++) {
+    const current = lines[i] ?? "";
+    if (/^---(\s|$)/.test(current)) {
+      if (content) index++;
+      content = true;
+    } else if (current.trim() !== "" && !current.startsWith("#")) content = true;
+  }
+  return index;
+}
+
+async function readProcessStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function join2(prefix: string, path: string): string {
+  return prefix === "" ? path : `${prefix}.${path}`;
+}
+
+/**
+ * Checks documents and turns them into CRD definitions, expanding `List` wrappers.
+ *
+ * @param documents - parsed documents
+ * @returns the CRDs, in document order
+ */
+export function readCrds(documents: readonly LoadedDocument[]): CrdDefinition[] {
+  const crds: CrdDefinition[] = [];
+  for (const doc of documents) {
+    const value = doc.value;
+    if (
+      isRecord(value) &&
+      typeof value.kind === "string" &&
+      value.kind.endsWith("List") &&
+      Array.isArray(value.items)
+    ) {
+      value.items.forEach((item, index) => {
+        crds.push(
+          readCrd({ ...doc, pathPrefix: join2(doc.pathPrefix, `items[${index}]`), value: item }),
+        );
+      });
+    } else {
+      crds.push(readCrd(doc));
+    }
+  }
+  return crds;
+}
+
+function readCrd(doc: LoadedDocument): CrdDefinition {
+  const at = (path: string, version?: string) => ({
+    source: doc.source,
+    document: doc.document,
+    version,
+    path: join2(doc.pathPrefix, path),
+  });
+  const value = doc.value;
+  if (!isRecord(value)) {
+    throw new CodegenError(
+      at(""),
+      "the document is not an object; expected a CustomResourceDefinition",
+    );
+  }
+  if (
+    value.kind !== "CustomResourceDefinition" ||
+    typeof value.apiVersion !== "string" ||
+    !value.apiVersion.startsWith("apiextensions.k8s.io/")
+  ) {
+    throw new CodegenError(
+      at(""),
+      `not a CustomResourceDefinition (apiVersion ${JSON.stringify(value.apiVersion)}, kind ${JSON.stringify(value.kind)}); pass only CRD documents`,
+    );
+  }
+  if (value.apiVersion !== "apiextensions.k8s.io/v1") {
+    throw new CodegenError(
+      at("apiVersion"),
+      `${value.apiVersion} CRDs are not supported; convert the CRD to apiextensions.k8s.io/v1`,
+    );
+  }
+  const metadata = isRecord(value.metadata) ? value.metadata : {};
+  const spec = value.spec;
+  if (!isRecord(spec)) throw new CodegenError(at("spec"), "the CRD has no spec");
+  const group = spec.group;
+  if (typeof group !== "string" || group === "")
+    throw new CodegenError(at("spec.group"), "spec.group must be a non-empty string");
+  const names = spec.names;
+  if (!isRecord(names)) throw new CodegenError(at("spec.names"), "spec.names is missing");
+  const kind = names.kind;
+  const plural = names.plural;
+  if (typeof kind !== "string" || !/^[A-Za-z][A-Za-z0-9]*$/.test(kind)) {
+    throw new CodegenError(
+      at("spec.names.kind"),
+      "spec.names.kind must be an alphanumeric name starting with a letter",
+    );
+  }
+  if (typeof plural !== "string" || plural === "")
+    throw new CodegenError(at("spec.names.plural"), "spec.names.plural is missing");
+  const scope = spec.scope;
+  if (scope !== "Namespaced" && scope !== "Cluster") {
+    throw new CodegenError(
+      at("spec.scope"),
+      `spec.scope must be "Namespaced" or "Cluster", got ${JSON.stringify(scope)}`,
+    );
+  }
+  const strings = (v: unknown): string[] =>
+    Array.isArray(v) ? v.filter((s): s is string => typeof s === "string") : [];
+  const labels: Record<string, string> = {};
+  if (isRecord(metadata.labels)) {
+    for (const key of Object.keys(metadata.labels).sort()) {
+      const label = metadata.labels[key];
+      if (typeof label === "string") labels[key] = label;
+    }
+  }
+  if (!Array.isArray(spec.versions) || spec.versions.length === 0) {
+    throw new CodegenError(at("spec.versions"), "the CRD lists no versions");
+  }
+  const versions = spec.versions.map((raw, index): CrdVersion => {
+    const path = `spec.versions[${index}]`;
+    if (!isRecord(raw) || typeof raw.name !== "string" || raw.name === "") {
+      throw new CodegenError(at(`${path}.name`), "every version needs a name");
+    }
+    const name = raw.name;
+    const schema = isRecord(raw.schema)
+      ? raw.schema.openAPIV3Schema
+      : isRecord(spec.validation)
+        ? spec.validation.openAPIV3Schema
+        : undefined;
+    if (!isRecord(schema)) {
+      throw new CodegenError(
+        at(`${path}.schema.openAPIV3Schema`, name),
+        "the version has no schema; add spec.versions[].schema.openAPIV3Schema (structural schemas are required by apiextensions.k8s.io/v1)",
+      );
+    }
+    const subresources = isRecord(raw.subresources) ? raw.subresources : {};
+    const scale = isRecord(subresources.scale) ? subresources.scale : undefined;
+    return {
+      name,
+      served: raw.served === true,
+      storage: raw.storage === true,
+      deprecated: raw.deprecated === true,
+      deprecationWarning:
+        typeof raw.deprecationWarning === "string" ? raw.deprecationWarning : undefined,
+      schema,
+      statusSubresource: isRecord(subresources.status),
+      scale:
+        scale === undefined
+          ? undefined
+          : {
+              specReplicasPath: String(scale.specReplicasPath ?? ""),
+              statusReplicasPath: String(scale.statusReplicasPath ?? ""),
+              labelSelectorPath:
+                typeof scale.labelSelectorPath === "string" ? scale.labelSelectorPath : undefined,
+            },
+      path: join2(doc.pathPrefix, path),
+    };
+  });
+  return {
+    source: doc.source,
+    document: doc.document,
+    pathPrefix: doc.pathPrefix,
+    name: typeof metadata.name === "string" ? metadata.name : `${plural}.${group}`,
+    group,
+    kind,
+    listKind: typeof names.listKind === "string" ? names.listKind : `${kind}List`,
+    plural,
+    singular: typeof names.singular === "string" ? names.singular : kind.toLowerCase(),
+    shortNames: strings(names.shortNames),
+    categories: strings(names.categories),
+    scope,
+    labels,
+    versions,
+  };
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+// capi-ts-codegen: the command-line front end of generate() / writeGenerated() / checkGenerated().
+import { relative } from "node:path";
+import { Command, CommanderError } from "commander";
+import { CodegenError } from "./errors.js";
+import { checkGenerated, generate, writeGenerated } from "./generate.js";
+import { version } from "./index.js";
+
+interface GenerateFlags {
+  readonly output: string;
+  readonly check?: boolean;
+  readonly fromCluster?: boolean;
+  readonly kubeconfig?: string;
+  readonly context?: string;
+  readonly group?: string[];
+}
+
+/**
+ * Runs the CLI.
+ *
+ * @param argv - process.argv
+ * @returns the exit code: 0 done, 1 stale output (with --check), 2 bad input or usage
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  let exitCode = 0;
+  const program = new Command()
+    .name("capi-ts-codegen")
+    .description(
+      "Generate TypeScript (interfaces, zod schemas, Model classes, resource metadata) from Kubernetes CRDs",
+    )
+    .version(version)
+    .exitOverride();
+  program
+    .command("generate")
+    .description("generate one module per API group/version into the output folder")
+    .argument(
+      "[inputs...]",
+      'CRD YAML/JSON files, folders (searched recursively), or "-" for standard input',
+    )
+    .requiredOption("-o, --output <dir>", "output folder")
+    .option("--check", "write nothing; exit 1 and list the files that would change")
+    .option("--from-cluster", "also read the CRDs of the cluster in the kubeconfig")
+    .option(
+      "--kubeconfig <file>",
+      "kubeconfig for --from-cluster (default: $KUBECONFIG or ~/.kube/config)",
+    )
+    .option("--context <name>", "kubeconfig context for --from-cluster")
+    .option("--group <group...>", "only generate these API groups (repeatable)")
+    .action(async (inputs: string[], flags: GenerateFlags) => {
+      if (inputs.length === 0 && flags.fromCluster !== true) {
+        throw new CodegenError(
+          { source: "command line" },
+          "no input; pass CRD files or folders, '-' for stdin, or --from-cluster",
+        );
+      }
+      const started = performance.now();
+      const result = await generate({
+        inputs,
+        fromCluster:
+          flags.fromCluster === true
+            ? { kubeconfig: flags.kubeconfig, context: flags.context }
+            : undefined,
+        groups: flags.group,
+      });
+      const out = flags.output;
+      if (flags.check === true) {
+        const report = await checkGenerated(result.files, out);
+        const stale = [
+          ...report.changed.map((p) => `changed  ${p}`),
+          ...report.missing.map((p) => `missing  ${p}`),
+          ...report.extra.map((p) => `extra    ${p}`),
+        ];
+        if (stale.length > 0) {
+          process.stderr.write(
+            `${stale.length} generated files in ${out} are stale; run without --check to update:\n`,
+          );
+          for (const line of stale) process.stderr.write(`  ${line}\n`);
+          exitCode = 1;
+          return;
+        }
+        process.stdout.write(`${out} is up to date (${result.files.length} files)\n`);
+        return;
+      }
+      const report = await writeGenerated(result.files, out);
+      const ms = Math.round(performance.now() - started);
+      process.stdout.write(
+        `generated ${result.groupVersions.length} group/versions (${result.files.length} files) into ${relative(process.cwd(), out) || "."} in ${ms} ms: ` +
+          `${report.changed.length} changed, ${report.missing.length} new, ${report.extra.length} deleted\n`,
+      );
+    });
+  try {
+    await program.parseAsync([...argv]);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.exitCode === 0 ? 0 : 2;
+    }
+    if (error instanceof CodegenError) {
+      process.stderr.write(`capi-ts-codegen: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  return exitCode;
+}
+
+process.exitCode = await main(process.argv);

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { fakeCloudDriver } from "../provider/driver.js";
 import { ManualClock } from "./clock.js";
 import { FakeScalingCloud } from "./cloud.js";
-import { nodeRegistrar } from "./kubelet.js";
+import { bootstrapTokenCheck, nodeRegistrar } from "./kubelet.js";
 
 let api: ApiServer;
 let core: CoreV1Api;
@@ -12,6 +12,11 @@ let core: CoreV1Api;
 beforeAll(async () => {
   api = await startApiServer();
   core = api.kubeConfig.makeApiClient(CoreV1Api);
+  // The token the nodeRegistrar tests' instances boot with.
+  await core.createNamespacedSecret({
+    namespace: "kube-system",
+    body: { metadata: { name: "bootstrap-token-abcdef" }, stringData: { "token-id": "abcdef" } },
+  });
 });
 
 afterAll(async () => {
@@ -86,10 +91,6 @@ async function setup(userData: string) {
 
 describe("nodeRegistrar", () => {
   it("registers a Ready, tainted Node per joined instance with the providerID the driver reports", async () => {
-    await core.createNamespacedSecret({
-      namespace: "kube-system",
-      body: { metadata: { name: "bootstrap-token-abcdef" }, stringData: { "token-id": "abcdef" } },
-    });
     const { settle, driver, ctx } = await setup("#cloud-config\ntoken: abcdef.0123456789abcdef\n");
     await settle();
     const registered = await nodes();
@@ -130,5 +131,54 @@ describe("nodeRegistrar", () => {
       "rejected",
     ]);
     expect(cloud.hookErrors).toEqual([]);
+  });
+});
+
+describe("bootstrapTokenCheck", () => {
+  const boot = (userData: string, at: number) => ({
+    instanceId: "i-1",
+    providerID: "fake:///zone-a/i-1",
+    zone: "zone-a",
+    groupName: "pool",
+    templateVersion: 1,
+    userData,
+    at,
+  });
+  const at = Date.UTC(2026, 0, 1, 12);
+
+  it("accepts a token whose Secret matches and has not expired at boot time", async () => {
+    await core.createNamespacedSecret({
+      namespace: "kube-system",
+      body: {
+        metadata: { name: "bootstrap-token-q1w2e3" },
+        type: "bootstrap.kubernetes.io/token",
+        stringData: {
+          "token-id": "q1w2e3",
+          "token-secret": "0123456789abcdef",
+          "usage-bootstrap-authentication": "true",
+          expiration: "2026-01-01T13:00:00Z",
+        },
+      },
+    });
+    const check = bootstrapTokenCheck(api.kubeConfig);
+    const userData = "#cloud-config\njoinConfiguration:\n  token: q1w2e3.0123456789abcdef\n";
+    expect(await check(boot(userData, at))).toBe(true);
+    expect(await check(boot(userData, Date.UTC(2026, 0, 1, 13, 0, 1)))).toBe(false); // expired at boot
+    expect(await check(boot("token: q1w2e3.ffffffffffffffff", at))).toBe(false); // wrong secret
+    expect(await check(boot("token: zzzzzz.0123456789abcdef", at))).toBe(false); // no such token
+    expect(await check(boot("#cloud-config\n", at))).toBe(false); // no token at all
+  });
+
+  it("rejects a token that may not be used for authentication", async () => {
+    await core.createNamespacedSecret({
+      namespace: "kube-system",
+      body: {
+        metadata: { name: "bootstrap-token-n0auth" },
+        stringData: { "token-id": "n0auth", "token-secret": "0123456789abcdef" },
+      },
+    });
+    expect(
+      await bootstrapTokenCheck(api.kubeConfig)(boot("token: n0auth.0123456789abcdef", at)),
+    ).toBe(false);
   });
 });

@@ -38,6 +38,9 @@ export interface NodeRegistrarOptions {
 
 const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
+/** A kubeadm bootstrap token, `<6 chars id>.<16 chars secret>`, as found in join configuration. */
+const TOKEN_PATTERN = /\b([a-z0-9]{6})\.([a-z0-9]{16})\b/;
+
 function isStatus(error: unknown, code: number): boolean {
   return error instanceof ApiException && error.code === code;
 }
@@ -132,5 +135,47 @@ export function nodeRegistrar(options: NodeRegistrarOptions): KubeletHooks {
         if (!isStatus(error, 404)) throw error;
       }
     },
+  };
+}
+
+/**
+ * A `canJoin` check with kubeadm's semantics: the userData must carry a bootstrap token
+ * (`abcdef.0123456789abcdef`) whose Secret `kube-system/bootstrap-token-<id>` exists in the cluster,
+ * has the same `token-secret`, allows authentication, and has not expired at the instance's boot time
+ * (cloud time). A rotated or expired token therefore means the instance never joins — which is what
+ * happens to instances launched from a stale launch template.
+ *
+ * @example
+ * ```ts
+ * const kubelet = nodeRegistrar({ kubeConfig: api.kubeConfig, canJoin: bootstrapTokenCheck(api.kubeConfig) });
+ * ```
+ */
+export function bootstrapTokenCheck(
+  kubeConfig: KubeConfig,
+): (boot: InstanceBoot) => Promise<boolean> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  return async (boot) => {
+    const match = TOKEN_PATTERN.exec(boot.userData);
+    if (!match) return false;
+    const [, id, secret] = match;
+    let data: Record<string, string>;
+    try {
+      const found = await core.readNamespacedSecret({
+        namespace: "kube-system",
+        name: `bootstrap-token-${id}`,
+      });
+      data = found.data ?? {};
+    } catch (error) {
+      if (isStatus(error, 404)) return false;
+      throw error;
+    }
+    const field = (key: string): string | undefined => {
+      const value = data[key];
+      return value === undefined ? undefined : Buffer.from(value, "base64").toString("utf8");
+    };
+    if (field("token-secret") !== secret) return false;
+    if (field("usage-bootstrap-authentication") !== "true") return false;
+    const expiration = field("expiration");
+    return expiration === undefined || Date.parse(expiration) > boot.at;
   };
 }

@@ -712,6 +712,15 @@ export class FakeScalingCloud {
             (filter.states === undefined || filter.states.includes(i.state)),
         )
         .map((i) => this.#inspectedView(i)),
+    /**
+     * Sorted providerIDs (CCM spelling) of a group's instances that are not terminated — what a
+     * correct `providerIDList` holds when the provider keeps every non-final instance.
+     */
+    providerIds: (group: string): string[] =>
+      [...this.#instances.values()]
+        .filter((i) => i.groupName === group && i.state !== "terminated")
+        .map((i) => cloudProviderId(i.zone, i.id, this.#options.providerIdStyle))
+        .sort(),
     /** One instance, or `undefined`. */
     instance: (id: string): InspectedInstance | undefined => {
       const instance = this.#instances.get(id);

@@ -92,6 +92,9 @@ describe("fakeCloudDriver: identity", () => {
     expect([...reported].sort()).toEqual([...registered].sort());
     expect(reported.every((id) => /^fake:\/\/\/zone-a\/i-[0-9a-f]{12}$/.test(id))).toBe(true);
     expect(fakeProviderId("zone-b", "i-1")).toBe("fake:///zone-b/i-1");
+    cloud.actors.interruptSpot((await instances(driver))[0]?.id ?? "");
+    const nonTerminated = (await instances(driver)).filter((i) => i.state !== "terminated");
+    expect(nonTerminated.map((i) => i.providerID).sort()).toEqual(cloud.inspect.providerIds(NAME));
   });
 });
 

@@ -90,7 +90,8 @@ export interface CoreReconcileRecord {
   /** How long it took, ms. */
   durationMs: number;
   /**
-   * Decisions core made, in order, e.g. `ProviderIDListCopied`, `DeprecatedCountersReset`,
+   * Decisions core made, in order, e.g. `InfrastructureRead` (detail: the InfraMachinePool's
+   * resourceVersion and what core concluded), `ProviderIDListCopied`, `DeprecatedCountersReset`,
    * `EmptyProviderIDListIgnored`, `InfrastructureNotProvisioned`, `InfrastructureProvisionedReverted`,
    * `RetiredNodeDeleted`, `WaitingForExternalDeletion`, `FinalizerRemoved`, `Paused`, `Panic`.
    */

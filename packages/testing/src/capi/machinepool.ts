@@ -565,6 +565,10 @@ export class MachinePoolReconciler {
       this.options.provisionedFrom === "initialization"
         ? provisioned || wasProvisioned
         : provisioned;
+    note(
+      "InfrastructureRead",
+      `resourceVersion=${imp.metadata?.resourceVersion ?? ""} provisioned=${provisioned} infrastructureProvisioned=${infrastructureProvisioned}`,
+    );
     if (infrastructureProvisioned !== wasProvisioned) {
       note(
         infrastructureProvisioned

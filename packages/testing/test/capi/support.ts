@@ -1,0 +1,297 @@
+import { readFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { KubeClient, NodeResource, type ResourceDescriptor, SecretResource } from "@capi-ts/sdk";
+import type { KubernetesObject, V1Node } from "@kubernetes/client-node";
+import { load } from "js-yaml";
+import type { MachinePoolObject } from "../../src/capi/types.js";
+import {
+  type ApiServer,
+  type CapiCore,
+  type CapiCoreOptions,
+  startApiServer,
+  startCapiCore,
+} from "../../src/index.js";
+import { capiCrd } from "../support/backend.js";
+
+export { NodeResource, SecretResource };
+
+/** A loosely typed object for assertions. */
+export type Obj = KubernetesObject & {
+  spec?: MachinePoolObject["spec"];
+  status?: MachinePoolObject["status"];
+  data?: Record<string, string>;
+};
+
+export const ns = "default";
+
+export const MachinePools: ResourceDescriptor<Obj> = {
+  group: "cluster.x-k8s.io",
+  version: "v1beta2",
+  kind: "MachinePool",
+  plural: "machinepools",
+  namespaced: true,
+  hasStatus: true,
+};
+
+export const Clusters: ResourceDescriptor<Obj> = {
+  group: "cluster.x-k8s.io",
+  version: "v1beta2",
+  kind: "Cluster",
+  plural: "clusters",
+  namespaced: true,
+  hasStatus: true,
+};
+
+export const TestMachinePools: ResourceDescriptor<Obj> = {
+  group: "infrastructure.cluster.x-k8s.io",
+  version: "v1beta2",
+  kind: "TestMachinePool",
+  plural: "testmachinepools",
+  namespaced: true,
+  hasStatus: true,
+};
+
+export const KubeadmConfigs: ResourceDescriptor<Obj> = {
+  group: "bootstrap.cluster.x-k8s.io",
+  version: "v1beta2",
+  kind: "KubeadmConfig",
+  plural: "kubeadmconfigs",
+  namespaced: true,
+  hasStatus: true,
+};
+
+/** A minimal InfraMachinePool CRD that follows the contract (R4 label, both readiness fields). */
+export function testMachinePoolCrd(
+  contractLabel: boolean | string = true,
+): Record<string, unknown> {
+  const labels: Record<string, string> = {};
+  if (contractLabel)
+    labels["cluster.x-k8s.io/v1beta2"] = contractLabel === true ? "v1beta2" : contractLabel;
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: "testmachinepools.infrastructure.cluster.x-k8s.io", labels },
+    spec: {
+      group: "infrastructure.cluster.x-k8s.io",
+      scope: "Namespaced",
+      names: {
+        plural: "testmachinepools",
+        singular: "testmachinepool",
+        kind: "TestMachinePool",
+        listKind: "TestMachinePoolList",
+      },
+      versions: [
+        {
+          name: "v1beta2",
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              properties: {
+                apiVersion: { type: "string" },
+                kind: { type: "string" },
+                metadata: { type: "object" },
+                spec: {
+                  type: "object",
+                  properties: {
+                    providerIDList: { type: "array", items: { type: "string" } },
+                  },
+                },
+                status: {
+                  type: "object",
+                  properties: {
+                    ready: { type: "boolean" },
+                    initialization: {
+                      type: "object",
+                      properties: { provisioned: { type: "boolean" } },
+                    },
+                    replicas: { type: "integer", format: "int32" },
+                    failureReason: { type: "string" },
+                    failureMessage: { type: "string" },
+                    infrastructureMachineKind: { type: "string" },
+                    conditions: {
+                      type: "array",
+                      items: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** The shared KubeadmConfig CRD with the contract label core needs (real deployments add it via kustomize). */
+export function labelledKubeadmConfigCrd(): Record<string, unknown> {
+  const crd = load(
+    readFileSync(capiCrd("bootstrap.cluster.x-k8s.io_kubeadmconfigs.yaml"), "utf8"),
+  ) as { metadata: { labels?: Record<string, string> } } & Record<string, unknown>;
+  crd.metadata.labels = { ...crd.metadata.labels, "cluster.x-k8s.io/v1beta2": "v1beta2" };
+  return crd;
+}
+
+/** An API server with the CAPI CRDs, the test InfraMachinePool CRD and the labelled KubeadmConfig CRD. */
+export async function startCapiApiServer(): Promise<{ api: ApiServer; client: KubeClient }> {
+  const api = await startApiServer();
+  await api.installCRDs([dirname(capiCrd("cluster.x-k8s.io_clusters.yaml"))]);
+  await api.installCRDs([testMachinePoolCrd(), labelledKubeadmConfigCrd()]);
+  return { api, client: new KubeClient(api.kubeConfig, { fieldManager: "test" }) };
+}
+
+/** Starts the emulator with test-friendly defaults. */
+export function startCore(
+  api: ApiServer,
+  options: Partial<CapiCoreOptions> = {},
+): Promise<CapiCore> {
+  return startCapiCore({ kubeConfig: api.kubeConfig, nodeRefRequeueMs: 200, ...options });
+}
+
+export function cluster(name: string, paused = false): Obj {
+  return {
+    apiVersion: "cluster.x-k8s.io/v1beta2",
+    kind: "Cluster",
+    metadata: { name, namespace: ns },
+    spec: {
+      ...(paused ? { paused: true } : {}),
+      infrastructureRef: { apiGroup: "infrastructure.cluster.x-k8s.io", kind: "DevCluster", name },
+    },
+  };
+}
+
+export function machinePool(
+  name: string,
+  options: {
+    clusterName?: string;
+    replicas?: number;
+    configRef?: string;
+    dataSecretName?: string;
+    annotations?: Record<string, string>;
+  } = {},
+): Obj {
+  const clusterName = options.clusterName ?? "c1";
+  const bootstrap: Record<string, unknown> = {};
+  if (options.configRef) {
+    bootstrap.configRef = {
+      apiGroup: "bootstrap.cluster.x-k8s.io",
+      kind: "KubeadmConfig",
+      name: options.configRef,
+    };
+  }
+  if (options.dataSecretName) bootstrap.dataSecretName = options.dataSecretName;
+  return {
+    apiVersion: "cluster.x-k8s.io/v1beta2",
+    kind: "MachinePool",
+    metadata: {
+      name,
+      namespace: ns,
+      ...(options.annotations ? { annotations: options.annotations } : {}),
+    },
+    spec: {
+      clusterName,
+      ...(options.replicas !== undefined ? { replicas: options.replicas } : {}),
+      template: {
+        spec: {
+          clusterName,
+          version: "v1.34.1",
+          bootstrap,
+          infrastructureRef: {
+            apiGroup: "infrastructure.cluster.x-k8s.io",
+            kind: "TestMachinePool",
+            name,
+          },
+        },
+      },
+    },
+  };
+}
+
+export function testMachinePool(
+  name: string,
+  extra: { finalizers?: string[]; ownerReferences?: unknown[] } = {},
+): Obj {
+  return {
+    apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+    kind: "TestMachinePool",
+    metadata: { name, namespace: ns, ...(extra as Record<string, unknown>) },
+    spec: {},
+  };
+}
+
+export function node(name: string, providerID: string, ready = true): V1Node {
+  return {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: { name },
+    spec: {
+      providerID,
+      taints: [{ key: "node.cluster.x-k8s.io/uninitialized", effect: "NoSchedule" }],
+    },
+    status: {
+      conditions: [
+        {
+          type: "Ready",
+          status: ready ? "True" : "False",
+          reason: "KubeletReady",
+          message: "",
+          lastTransitionTime: new Date(Date.now() - 60_000),
+          lastHeartbeatTime: new Date(),
+        },
+      ],
+      nodeInfo: { kubeletVersion: "v1.34.1" } as never,
+    },
+  };
+}
+
+/** Creates a Node with its status (the status subresource ignores status on create). */
+export async function createNode(client: KubeClient, body: V1Node): Promise<void> {
+  const created = await client.create(NodeResource, body);
+  await client.mergePatchStatus(NodeResource, created, { status: body.status });
+}
+
+/** Writes the InfraMachinePool status, as a provider would. */
+export function setPoolStatus(
+  client: KubeClient,
+  name: string,
+  status: Record<string, unknown>,
+): Promise<Obj> {
+  return client.mergePatchStatus(TestMachinePools, { namespace: ns, name }, { status });
+}
+
+/** Writes the InfraMachinePool providerIDList, as a provider would. */
+export function setProviderIDs(
+  client: KubeClient,
+  name: string,
+  ids: string[] | null,
+): Promise<Obj> {
+  return client.mergePatch(
+    TestMachinePools,
+    { namespace: ns, name },
+    { spec: { providerIDList: ids } },
+  );
+}
+
+export function getMachinePool(client: KubeClient, name: string): Promise<Obj> {
+  return client.get(MachinePools, { namespace: ns, name });
+}
+
+/** Polls until `check` passes; rethrows its last failure on timeout. */
+export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

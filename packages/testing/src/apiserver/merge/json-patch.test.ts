@@ -68,8 +68,8 @@ describe("jsonPatch", () => {
       422,
     );
     expect(
-      patchError(() => jsonPatch(doc(), [{ op: "replace", path: "/spec/nope", value: 1 }])).detail,
-    ).toBe("replace operation does not apply: doc is missing key: /spec/nope: missing value");
+      patchError(() => jsonPatch(doc(), [{ op: "remove", path: "/metadata/nope" }])).detail,
+    ).toBe("remove operation does not apply: doc is missing key: /metadata/nope: missing value");
     expect(
       patchError(() => jsonPatch(doc(), [{ op: "add", path: "/nope/deeper", value: 1 }])).detail,
     ).toContain("doc is missing path");
@@ -81,10 +81,19 @@ describe("jsonPatch", () => {
     );
   });
 
+  it("lets replace set a missing key of an existing object, as the server's library does", () => {
+    expect(jsonPatch({ spec: {} }, [{ op: "replace", path: "/spec/x", value: 1 }])).toEqual({
+      spec: { x: 1 },
+    });
+  });
+
   it("answers 400 for a patch that is not a list of operations", () => {
     const error = patchError(() => jsonPatch(doc(), { op: "add" }));
     expect(error.status).toBe(400);
     expect(error.reason).toBe("BadRequest");
+    expect(error.message).toBe(
+      "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp",
+    );
     expect(patchError(() => jsonPatch(doc(), ["add"])).status).toBe(400);
   });
 

@@ -27,6 +27,14 @@ export class JsonPatchError extends Error {
   }
 }
 
+/** The JSON kind as Go's decoder names it in "cannot unmarshal X" errors. */
+function goJSONKind(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  if (typeof value === "object") return "object";
+  return typeof value === "boolean" ? "bool" : typeof value;
+}
+
 /** The server's cap on operations in one JSON patch. */
 export const MAX_JSON_PATCH_OPERATIONS = 10_000;
 
@@ -205,14 +213,14 @@ export function jsonPatch(obj: unknown, ops: unknown): unknown {
   if (!Array.isArray(ops)) {
     throw new JsonPatchError(
       400,
-      `json: cannot unmarshal ${ops === null ? "null" : typeof ops === "object" ? "object" : typeof ops} into Go value of type jsonpatch.Patch`,
+      `error decoding patch: json: cannot unmarshal ${goJSONKind(ops)} into Go value of type []handlers.jsonPatchOp`,
     );
   }
   for (const op of ops) {
     if (op === null || typeof op !== "object" || Array.isArray(op)) {
       throw new JsonPatchError(
         400,
-        `json: cannot unmarshal ${Array.isArray(op) ? "array" : typeof op} into Go value of type jsonpatch.Operation`,
+        `error decoding patch: json: cannot unmarshal ${goJSONKind(op)} into Go value of type handlers.jsonPatchOp`,
       );
     }
   }
@@ -251,12 +259,7 @@ export function jsonPatch(obj: unknown, ops: unknown): unknown {
         if (Array.isArray(parent)) {
           parent[arrayIndex(parent, last, false, kind, path)] = cloneJSON(raw.value);
         } else {
-          if (!Object.hasOwn(parent, last)) {
-            throw new JsonPatchError(
-              422,
-              `replace operation does not apply: doc is missing key: ${path}: missing value`,
-            );
-          }
+          // The server's patch library lets replace set a missing key of an existing object.
           parent[last] = cloneJSON(raw.value);
         }
         break;

@@ -7,17 +7,29 @@ import { cloneJSON, deepEqual, isObject } from "./typed.js";
  * resources).
  */
 export class StrategicMergePatchError extends Error {
-  /** HTTP status the server answers with. */
-  readonly status: 400 | 415;
-  /** `Status.reason`. */
-  readonly reason: "BadRequest" | "UnsupportedMediaType";
+  /** HTTP status the server answers with (500 for a keyed list item without its merge key, as it does). */
+  readonly status: 400 | 415 | 500;
+  /** `Status.reason` (empty for the 500, whose Status carries none). */
+  readonly reason: "BadRequest" | "UnsupportedMediaType" | "";
 
-  constructor(status: 400 | 415, message: string) {
+  constructor(status: 400 | 415 | 500, message: string) {
     super(message);
     this.name = "StrategicMergePatchError";
     this.status = status;
-    this.reason = status === 400 ? "BadRequest" : "UnsupportedMediaType";
+    this.reason = status === 400 ? "BadRequest" : status === 415 ? "UnsupportedMediaType" : "";
   }
+}
+
+/** Go's `%v` of a decoded JSON value (`map[k:v]`, `[a b]`). */
+function goValue(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(goValue).join(" ")}]`;
+  if (isObject(value)) {
+    return `map[${Object.keys(value)
+      .sort()
+      .map((k) => `${k}:${goValue(value[k])}`)
+      .join(" ")}]`;
+  }
+  return value === null ? "<nil>" : String(value);
 }
 
 const PATCH = "$patch";
@@ -151,15 +163,14 @@ function mergeList(
   }
   const mergeKey = meta?.mergeKey;
   if (mergeKey === undefined || patch.every((item) => !isObject(item))) {
-    // A list of primitives with strategy merge: union, keeping the original order.
-    const out = clone(original);
-    for (const item of patch) {
-      if (isObject(item)) continue;
-      if (!out.some((existing) => deepEqual(existing, item))) out.push(item);
-    }
-    return out;
+    // A list of primitives with strategy merge: a union ordered as the server orders it.
+    const identity = (item: unknown) => item;
+    const patched = patch.filter(
+      (item, i) => !isObject(item) && patch.findIndex((p) => deepEqual(p, item)) === i,
+    );
+    const serverOnly = original.filter((o) => !patched.some((p) => deepEqual(p, o)));
+    return mergeSorted(clone(serverOnly), patched, original, identity);
   }
-  const out = clone(original);
   for (const item of patch) {
     if (!isObject(item)) {
       throw new StrategicMergePatchError(
@@ -169,28 +180,53 @@ function mergeList(
     }
     if (!(mergeKey in item)) {
       throw new StrategicMergePatchError(
-        400,
-        `map: ${JSON.stringify(item)} does not contain declared merge key: ${mergeKey}`,
+        500,
+        `map: ${goValue(item)} does not contain declared merge key: ${mergeKey}`,
       );
     }
-    const index = out.findIndex(
-      (existing) => isObject(existing) && deepEqual(existing[mergeKey], item[mergeKey]),
-    );
-    if (item[PATCH] === "delete") {
-      if (index >= 0) out.splice(index, 1);
-      continue;
-    }
-    if (index >= 0) {
-      const merged = mergeMap(
-        out[index] as Record<string, unknown>,
-        item,
-        meta,
-        `${path}[${String(item[mergeKey])}]`,
-      );
-      if (merged === undefined) out.splice(index, 1);
-      else out[index] = merged;
+  }
+  const keyOf = (item: unknown) => (isObject(item) ? item[mergeKey] : undefined);
+  const inPatch = (item: unknown) => patch.some((p) => deepEqual(keyOf(p), keyOf(item)));
+  // Items named by the patch, merged, in patch order; deletions drop out.
+  const patched: unknown[] = [];
+  for (const item of patch as Record<string, unknown>[]) {
+    if (item[PATCH] === "delete") continue;
+    const existing = original.find((o) => deepEqual(keyOf(o), item[mergeKey]));
+    if (isObject(existing)) {
+      const merged = mergeMap(existing, item, meta, `${path}[${String(item[mergeKey])}]`);
+      if (merged !== undefined) patched.push(merged);
     } else {
-      out.push(stripDirectives(item));
+      patched.push(stripDirectives(item));
+    }
+  }
+  const serverOnly = clone(original.filter((o) => !inPatch(o)));
+  return mergeSorted(serverOnly, patched, original, keyOf);
+}
+
+/**
+ * Interleaves the server-only items (in server order) with the patched items (in patch order) the way
+ * the server does: a patched item that also exists on the server keeps its server position relative to
+ * the server-only items; new items come before the remaining server-only items.
+ */
+function mergeSorted(
+  serverOnly: unknown[],
+  patched: unknown[],
+  serverOrder: unknown[],
+  keyOf: (item: unknown) => unknown,
+): unknown[] {
+  const position = (item: unknown) =>
+    serverOrder.findIndex((o) => deepEqual(keyOf(o), keyOf(item)));
+  const out: unknown[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < serverOnly.length || j < patched.length) {
+    if (i >= serverOnly.length) out.push(patched[j++]);
+    else if (j >= patched.length) out.push(serverOnly[i++]);
+    else {
+      const l = position(serverOnly[i]);
+      const r = position(patched[j]);
+      if (l >= 0 && r >= 0 && l < r) out.push(serverOnly[i++]);
+      else out.push(patched[j++]);
     }
   }
   return out;

@@ -918,7 +918,7 @@ function checkScaleField(
   let current: unknown = obj;
   for (let i = 0; i < fields.length; i++) {
     if (!isPlainObject(current)) {
-      const at = `.${fields.slice(0, i).join(".")}`;
+      const at = `.${fields.join(".")}`;
       out.push(
         fieldError(
           "FieldValueInvalid",

@@ -167,7 +167,7 @@ export class ApiCore {
   view(res: ResolvedResource, obj: KubeObject): KubeObject {
     if (res.served.toView) return res.served.toView(obj);
     if (obj.apiVersion === res.apiVersion) return obj;
-    return { ...obj, apiVersion: res.apiVersion };
+    return this.otherVersion(res, obj);
   }
 
   /** JSON text of a stored object in the requested version; reuses the cached text when it can. */
@@ -175,9 +175,24 @@ export class ApiCore {
     if (res.served.toView) return JSON.stringify(res.served.toView(s.obj));
     const json = s.json();
     if (s.obj.apiVersion === res.apiVersion) return json;
+    if (res.served.strategy?.prune) return JSON.stringify(this.otherVersion(res, s.obj));
     // normalize() put apiVersion first, so the prefix is exactly this:
     const prefix = `{"apiVersion":${JSON.stringify(s.obj.apiVersion)}`;
     return `{"apiVersion":${JSON.stringify(res.apiVersion)}${json.slice(prefix.length)}`;
+  }
+
+  /**
+   * An object stored in one version, read through another: as kube-apiserver with `conversion: None`,
+   * only apiVersion changes, then the target version's schema prunes and defaults it.
+   */
+  private otherVersion(res: ResolvedResource, obj: KubeObject): KubeObject {
+    const strategy = res.served.strategy;
+    if (!strategy?.prune && !strategy?.applyDefaults) return { ...obj, apiVersion: res.apiVersion };
+    const out = clone(obj);
+    out.apiVersion = res.apiVersion;
+    strategy.prune?.(out);
+    strategy.applyDefaults?.(out);
+    return out;
   }
 
   private toStorage(res: ResolvedResource, body: KubeObject): KubeObject {
@@ -531,6 +546,80 @@ export class ApiCore {
     return this.commitUpdate(res, current, proposed, opts);
   }
 
+  /** Applies a JSON merge patch or JSON patch to a plain value (the Scale view). */
+  patchValue(value: unknown, contentType: string, body: unknown, rt: ResourceType): unknown {
+    if (contentType === PATCH_TYPES.merge) {
+      if (!isObject(body)) throw badRequest("json: cannot unmarshal non-object into merge patch");
+      return jsonMergePatch(value, body);
+    }
+    if (!this.engines.jsonPatch) throw unsupportedMediaType(contentType, this.patchTypes(rt));
+    return this.engines.jsonPatch(value, body);
+  }
+
+  /** The autoscaling/v1 Scale of an object whose CRD declares a scale subresource. */
+  getScale(res: ResolvedResource, namespace: string, name: string): Record<string, unknown> {
+    const scale = res.rt.scale;
+    if (!scale) throw notFound(res.rt.group, res.rt.plural, name);
+    const obj = this.get(res, namespace, name).obj;
+    const status: Record<string, unknown> = {
+      replicas: Number(readPath(obj, scale.statusReplicasPath) ?? 0),
+    };
+    if (scale.labelSelectorPath) {
+      const selector = readPath(obj, scale.labelSelectorPath);
+      if (typeof selector === "string") status.selector = selector;
+    }
+    const meta = obj.metadata;
+    return {
+      kind: "Scale",
+      apiVersion: "autoscaling/v1",
+      metadata: {
+        name: meta.name,
+        ...(meta.namespace ? { namespace: meta.namespace } : {}),
+        uid: meta.uid,
+        resourceVersion: meta.resourceVersion,
+        creationTimestamp: meta.creationTimestamp,
+      },
+      spec: { replicas: Number(readPath(obj, scale.specReplicasPath) ?? 0) },
+      status,
+    };
+  }
+
+  /** Writes `spec.replicas` of a Scale into the object's replicas field. */
+  updateScale(
+    res: ResolvedResource,
+    namespace: string,
+    name: string,
+    body: unknown,
+    opts: WriteOptions,
+  ): Record<string, unknown> {
+    const rt = res.rt;
+    const scale = rt.scale;
+    if (!scale) throw notFound(rt.group, rt.plural, name);
+    const current = this.get(res, namespace, name).obj;
+    const b = isObject(body) ? body : {};
+    const meta = isObject(b.metadata) ? b.metadata : {};
+    if (
+      meta.resourceVersion !== undefined &&
+      meta.resourceVersion !== current.metadata.resourceVersion
+    ) {
+      throw conflict(rt.group, rt.plural, name, STALE_OBJECT);
+    }
+    const replicas = isObject(b.spec) ? b.spec.replicas : undefined;
+    if (typeof replicas !== "number" || !Number.isInteger(replicas) || replicas < 0) {
+      throw invalid("autoscaling", "Scale", name, [
+        {
+          field: "spec.replicas",
+          reason: "FieldValueInvalid",
+          message: `Invalid value: ${JSON.stringify(replicas ?? null)}: must be greater than or equal to 0`,
+        },
+      ]);
+    }
+    const next = clone(current);
+    writePath(next, scale.specReplicasPath, replicas);
+    this.commitUpdate(res, current, next, { ...opts, subresource: "scale" });
+    return this.getScale(res, namespace, name);
+  }
+
   /** Patch media types the resource accepts, for 415 messages. */
   patchTypes(rt: ResourceType): string[] {
     const types: string[] = [PATCH_TYPES.json, PATCH_TYPES.merge];
@@ -752,6 +841,13 @@ export class ApiCore {
     // apiVersion for schema-backed resources.
     strategy?.prune?.(obj);
     strategy?.applyDefaults?.(obj);
+    if (res.apiVersion !== rt.storageApiVersion) {
+      // Stored in another version: that version's schema prunes it too (conversion: None).
+      const storage = rt.versions.find(
+        (v) => groupVersion(rt.group, v.version) === rt.storageApiVersion,
+      );
+      storage?.strategy?.prune?.(obj);
+    }
     const causes: InvalidCause[] = validateObjectMeta(
       obj,
       rt.group === "" && rt.plural === "namespaces",
@@ -980,6 +1076,34 @@ export class ApiCore {
   seed(res: ResolvedResource, obj: KubeObject): void {
     this.create(res, obj.metadata.namespace ?? "", obj, {});
   }
+}
+
+function jsonPathSegments(path: string): string[] {
+  return path
+    .replace(/^\./, "")
+    .split(".")
+    .filter((p) => p !== "");
+}
+
+function readPath(obj: Record<string, unknown>, path: string): unknown {
+  let cur: unknown = obj;
+  for (const seg of jsonPathSegments(path)) {
+    if (!isObject(cur)) return undefined;
+    cur = cur[seg];
+  }
+  return cur;
+}
+
+function writePath(obj: Record<string, unknown>, path: string, value: unknown): void {
+  const segs = jsonPathSegments(path);
+  let cur: Record<string, unknown> = obj;
+  for (const seg of segs.slice(0, -1)) {
+    const next = cur[seg];
+    if (!isObject(next)) cur[seg] = {};
+    cur = cur[seg] as Record<string, unknown>;
+  }
+  const last = segs[segs.length - 1];
+  if (last !== undefined) cur[last] = value;
 }
 
 /** A resource type resolved in its storage version (or its first served one). */

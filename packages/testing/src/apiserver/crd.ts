@@ -189,7 +189,8 @@ export function typeFromCrd(
     builtin: false,
     generation: "allButMetadataAndStatus",
     fieldSelectors: [...selectable],
-    returnDeletedObject: true,
+    // kube-apiserver answers a custom resource's immediate delete with a Success Status.
+    returnDeletedObject: false,
     allowUnconditionalUpdate: false,
     crdName: crd.metadata.name,
   };

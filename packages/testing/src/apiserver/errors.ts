@@ -26,6 +26,8 @@ export class ApiError extends Error {
   readonly reason: string;
   readonly details: StatusDetails | undefined;
   readonly headers: Record<string, string>;
+  /** Answer with the Go mux's plain-text `404 page not found` instead of a Status (unserved paths). */
+  plainText = false;
 
   constructor(
     code: number,
@@ -176,6 +178,13 @@ export function unsupportedMediaType(contentType: string, accepted: string[]): A
 
 export function pageNotFound(): ApiError {
   return new ApiError(404, "NotFound", "the server could not find the requested resource", {});
+}
+
+/** What kube-apiserver answers for a group/version it does not serve: plain text, not a Status. */
+export function unservedPath(): ApiError {
+  const e = new ApiError(404, "NotFound", "404 page not found");
+  e.plainText = true;
+  return e;
 }
 
 export function expired(message: string): ApiError {

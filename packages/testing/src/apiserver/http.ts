@@ -1,6 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse as parseYaml } from "yaml";
-import { type ApiCore, type DeleteOptions, isObject, PATCH_TYPES } from "./core.js";
+import {
+  type ApiCore,
+  type DeleteOptions,
+  isObject,
+  PATCH_TYPES,
+  type WriteOptions,
+} from "./core.js";
 import {
   ApiError,
   badRequest,
@@ -8,6 +14,7 @@ import {
   pageNotFound,
   reasonForCode,
   statusBody,
+  unservedPath,
   unsupportedMediaType,
 } from "./errors.js";
 import type { FaultRules, FaultTarget } from "./faults.js";
@@ -138,6 +145,16 @@ function sendJson(
 }
 
 function sendError(res: ServerResponse, err: ApiError): void {
+  if (err.plainText) {
+    const text = `${err.message}\n`;
+    res.writeHead(err.code, {
+      "Content-Type": "text/plain; charset=utf-8",
+      "X-Content-Type-Options": "nosniff",
+      "Content-Length": Buffer.byteLength(text),
+    });
+    res.end(text);
+    return;
+  }
   const headers: Record<string, string> = { ...err.headers };
   const retry = err.details?.retryAfterSeconds;
   if (retry !== undefined) headers["Retry-After"] = String(retry);
@@ -340,7 +357,7 @@ export class HttpFrontend {
         return;
       case "discovery-group": {
         const g = this.core.registry.groups().find((x) => x.name === parsed.group && x.name !== "");
-        if (!g) throw pageNotFound();
+        if (!g) throw unservedPath();
         sendJson(
           res,
           200,
@@ -354,7 +371,7 @@ export class HttpFrontend {
       }
       case "discovery-resources": {
         const list = this.core.registry.resourcesOf(parsed.group, parsed.version);
-        if (!list) throw pageNotFound();
+        if (!list) throw unservedPath();
         sendJson(
           res,
           200,
@@ -368,7 +385,7 @@ export class HttpFrontend {
         return;
       }
       case "notfound":
-        throw pageNotFound();
+        throw unservedPath();
       case "resource":
         this.resource(parsed, method, query, contentType, body, res, record);
         return;
@@ -402,7 +419,58 @@ export class HttpFrontend {
         verbs: ["get", "patch", "update"],
       });
     }
+    if (rt.scale) {
+      out.push({
+        name: `${rt.plural}/scale`,
+        singularName: "",
+        namespaced: rt.namespaced,
+        group: "autoscaling",
+        version: "v1",
+        kind: "Scale",
+        verbs: ["get", "patch", "update"],
+      });
+    }
     return out;
+  }
+
+  /** `/scale`: an autoscaling/v1 Scale view of the replicas fields the CRD names. */
+  private scale(
+    resolved: ResolvedResource,
+    namespace: string,
+    name: string,
+    method: string,
+    contentType: string,
+    body: unknown,
+    write: WriteOptions,
+    res: ServerResponse,
+  ): void {
+    switch (method) {
+      case "GET":
+        sendJson(res, 200, JSON.stringify(this.core.getScale(resolved, namespace, name)));
+        return;
+      case "PUT":
+        sendJson(
+          res,
+          200,
+          JSON.stringify(this.core.updateScale(resolved, namespace, name, body, write)),
+        );
+        return;
+      case "PATCH": {
+        if (contentType !== PATCH_TYPES.merge && contentType !== PATCH_TYPES.json) {
+          throw unsupportedMediaType(contentType, [PATCH_TYPES.json, PATCH_TYPES.merge]);
+        }
+        const current = this.core.getScale(resolved, namespace, name);
+        const patched = this.core.patchValue(current, contentType, body, resolved.rt);
+        sendJson(
+          res,
+          200,
+          JSON.stringify(this.core.updateScale(resolved, namespace, name, patched, write)),
+        );
+        return;
+      }
+      default:
+        throw methodNotSupported();
+    }
   }
 
   private resource(
@@ -415,7 +483,11 @@ export class HttpFrontend {
     record: RequestRecord,
   ): void {
     const resolved = this.core.registry.lookup(route.group, route.version, route.plural);
-    if (!resolved) throw pageNotFound();
+    if (!resolved) {
+      // A served group/version answers a Status; an unknown one, the mux's plain 404.
+      if (this.core.registry.resourcesOf(route.group, route.version)) throw pageNotFound();
+      throw unservedPath();
+    }
     const rt = resolved.rt;
     if (route.namespace !== undefined && !rt.namespaced) throw pageNotFound();
     const namespace = route.namespace ?? "";
@@ -423,7 +495,8 @@ export class HttpFrontend {
       throw pageNotFound();
     if (
       route.subresource !== undefined &&
-      !(route.subresource === "status" && rt.statusSubresource)
+      !(route.subresource === "status" && rt.statusSubresource) &&
+      !(route.subresource === "scale" && rt.scale)
     ) {
       throw pageNotFound();
     }
@@ -497,6 +570,10 @@ export class HttpFrontend {
     }
 
     const name = route.name;
+    if (route.subresource === "scale") {
+      this.scale(resolved, namespace, name, method, contentType, body, write, res);
+      return;
+    }
     switch (method) {
       case "GET":
         sendJson(res, 200, this.core.render(resolved, this.core.get(resolved, namespace, name)));

@@ -91,7 +91,7 @@ export interface ResourceType {
   builtin: boolean;
   generation: GenerationPolicy;
   fieldSelectors: string[];
-  /** Custom resources return the deleted object; most built-ins a `Status`. */
+  /** Whether an immediate delete answers with the deleted object (pods) rather than a Success `Status`. */
   returnDeletedObject: boolean;
   /** Whether PUT without `metadata.resourceVersion` is accepted. */
   allowUnconditionalUpdate: boolean;

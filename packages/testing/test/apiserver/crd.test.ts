@@ -4,6 +4,7 @@ import {
   CoreApi,
   CoreV1Api,
   CustomObjectsApi,
+  Health,
   PatchStrategy,
   setHeaderOptions,
   VersionApi,
@@ -66,13 +67,13 @@ describe("discovery", () => {
     expect(coreResources.resources.find((r) => r.name === "namespaces")?.namespaced).toBe(false);
     const version = await backend.kubeConfig.makeApiClient(VersionApi).getCode();
     expect(version.major).toBe("1");
-    const server = backend.kubeConfig.getCurrentCluster()?.server;
-    for (const path of ["/healthz", "/readyz", "/livez"]) {
-      const res = await fetch(`${server}${path}`);
-      expect(await res.text()).toBe("ok");
-    }
-    const missing = await fetch(`${server}/apis/nope.example/v1`);
-    expect(missing.status).toBe(404);
+    const health = new Health(backend.kubeConfig);
+    expect(await health.livez({})).toBe(true);
+    expect(await health.readyz({})).toBe(true);
+    const missing = await apiError(() =>
+      custom.getAPIResources({ group: "nope.example", version: "v1" }),
+    );
+    expect(missing.code).toBe(404);
   });
 });
 
@@ -344,7 +345,7 @@ describe("custom resources", () => {
     expect(err.status.reason).toBe("UnsupportedMediaType");
   });
 
-  it("lists across namespaces, deletes returning the object, and deletes collections", async () => {
+  it("lists across namespaces, deletes (answering a Success Status) and deletes collections", async () => {
     const core = backend.kubeConfig.makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: "crd-other" } } });
     await custom.createNamespacedCustomObject({
@@ -368,8 +369,12 @@ describe("custom resources", () => {
       ...widgets,
       namespace: ns,
       name: "w-del",
-    })) as Widget;
-    expect(deleted.kind).toBe("Widget");
+    })) as { kind: string; status: string; details: { name: string; kind: string } };
+    expect(deleted).toMatchObject({
+      kind: "Status",
+      status: "Success",
+      details: { name: "w-del", kind: "widgets" },
+    });
     await custom.deleteCollectionNamespacedCustomObject({
       ...widgets,
       namespace: "crd-other",

@@ -84,7 +84,15 @@ export async function apiError(fn: () => Promise<unknown>): Promise<{
     await fn();
   } catch (e) {
     if (e instanceof ApiException) {
-      const body = typeof e.body === "string" ? JSON.parse(e.body) : e.body;
+      // A Status for API errors; plain text (`404 page not found`) for paths the server does not serve.
+      let body = e.body;
+      if (typeof e.body === "string") {
+        try {
+          body = JSON.parse(e.body);
+        } catch {
+          body = { message: e.body };
+        }
+      }
       return { code: e.code, status: body, headers: e.headers };
     }
     throw e;

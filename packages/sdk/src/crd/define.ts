@@ -84,7 +84,38 @@ export interface InfraMachinePoolContractSpec {
 }
 
 /** The contract fields of an InfraMachinePool status. */
-export type InfraMachinePoolContractStatus = z.output<z.ZodObject<typeof contractStatusZod>>;
+export interface InfraMachinePoolContractStatus {
+  /** Provisioned, as core reads it at HEAD (kept equal to `initialization.provisioned`, R10). */
+  ready?: boolean;
+  /** Initialization progress (R10). */
+  initialization?: { provisioned?: boolean };
+  /** Observed number of instances (R9). */
+  replicas?: number;
+  /** v1beta2 conditions (R15). */
+  conditions?: Array<{
+    type: string;
+    status: "True" | "False" | "Unknown";
+    observedGeneration?: number;
+    lastTransitionTime: string;
+    reason: string;
+    message: string;
+  }>;
+  /** Generation last reconciled. */
+  observedGeneration?: number;
+  /** MachinePool Machines opt-in (R11). */
+  infrastructureMachineKind?: string;
+  /** Per-instance status (R13). */
+  instances?: Array<{
+    addresses?: Array<{
+      address: string;
+      type: "Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS";
+    }>;
+    instanceName?: string;
+    providerID?: string;
+    ready?: boolean;
+    version?: string;
+  }>;
+}
 
 /** An InfraMachinePool object of a provider kind. */
 export interface InfraMachinePoolObject<

@@ -470,6 +470,26 @@ describe("trackUpdate", () => {
     expect(entry(removed, "m")?.fieldsV1).toEqual({ "f:spec": {} });
   });
 
+  it("records a built-in kind's create like kube-apiserver 1.35 (Node: sets, atomic lists, struct fields)", () => {
+    const obj = trackUpdate({
+      live: undefined,
+      updated: {
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: { name: "n1", finalizers: ["example.com/x"] },
+        spec: { podCIDRs: ["10.0.0.0/24"], taints: [{ key: "k", effect: "NoSchedule" }] },
+      },
+      manager: "unknown",
+      operation: "Update",
+      schema: builtinMergeSchema("Node"),
+      now: T1,
+    });
+    expect(entry(obj, "unknown")?.fieldsV1).toEqual({
+      "f:metadata": { "f:finalizers": { ".": {}, 'v:"example.com/x"': {} } },
+      "f:spec": { "f:podCIDRs": { ".": {}, 'v:"10.0.0.0/24"': {} }, "f:taints": {} },
+    });
+  });
+
   it("lets a request reset managedFields with [{}]", () => {
     const first = applied(
       serverSideApply({

@@ -196,6 +196,13 @@ function encodeManagers(managers: Manager[]): ManagedFieldsEntry[] {
   });
 }
 
+/** What a create is compared against: an empty object, with a built-in kind's struct fields. */
+function zeroObject(schema: MergeSchema | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const field of schema?.zeroStructs ?? []) out[field] = {};
+  return out;
+}
+
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -369,7 +376,7 @@ function topMembers(set: FieldSet): FieldSet {
  */
 export function trackUpdate(args: TrackUpdateArgs): Record<string, unknown> {
   const { schema } = args;
-  const live = args.live === undefined ? {} : withoutManagedFields(args.live);
+  const live = args.live === undefined ? zeroObject(schema) : withoutManagedFields(args.live);
   const updated = withoutManagedFields(args.updated);
   const apiVersion = apiVersionOf(args.updated, args.apiVersion);
   const subresource = args.subresource ?? "";

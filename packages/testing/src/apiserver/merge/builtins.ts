@@ -2,6 +2,8 @@ import { type MergeSchema, OBJECT_META_SCHEMA, schemaNode } from "./typed.js";
 
 /** How a field of a built-in kind merges (its Go struct tags: `patchStrategy`, `patchMergeKey`, `listType`). */
 export interface PatchField {
+  /** Top-level struct fields the Go type always has (see `MergeSchema.zeroStructs`). */
+  zeroStructs?: string[];
   /** `patchStrategy`: `merge` (lists merge instead of being replaced), `retainKeys`, or both. */
   strategy?: "merge" | "retainKeys" | "merge,retainKeys";
   /** `patchMergeKey` of a list of objects. */
@@ -38,12 +40,16 @@ const META: PatchField = {
 
 /** The merge metadata of the built-in kinds the in-memory server serves. */
 const KINDS: Record<string, PatchField> = {
-  Namespace: { fields: { metadata: META, status: { fields: { conditions: CONDITIONS } } } },
+  Namespace: {
+    zeroStructs: ["spec", "status"],
+    fields: { metadata: META, status: { fields: { conditions: CONDITIONS } } },
+  },
   Secret: { fields: { metadata: META } },
   ConfigMap: { fields: { metadata: META } },
-  Event: { fields: { metadata: META } },
-  Lease: { fields: { metadata: META } },
+  Event: { zeroStructs: ["involvedObject", "source"], fields: { metadata: META } },
+  Lease: { zeroStructs: ["spec"], fields: { metadata: META } },
   Node: {
+    zeroStructs: ["spec", "status"],
     fields: {
       metadata: META,
       spec: {
@@ -103,7 +109,8 @@ function toMergeSchema(field: PatchField | undefined, isObject: boolean): MergeS
     if (s !== undefined) properties[name] = s;
   }
   // Fields not listed here are struct fields of the Go type: granular maps, atomic lists.
-  return { ...schemaNode({ type: "object", properties }), structFields: true };
+  const out: MergeSchema = { ...schemaNode({ type: "object", properties }), structFields: true };
+  return field.zeroStructs !== undefined ? { ...out, zeroStructs: field.zeroStructs } : out;
 }
 
 /**

@@ -24,6 +24,11 @@ export interface MergeSchema {
   readonly embeddedResource?: boolean;
   /** Undeclared keys are struct fields (built-in kinds), not map entries. */
   readonly structFields?: boolean;
+  /**
+   * Top-level struct fields a built-in kind always has (`spec`, `status`): a create does not "add"
+   * them, so the creator's field set has no `.` entry for them, as on the server.
+   */
+  readonly zeroStructs?: readonly string[];
 }
 
 function node(spec: {

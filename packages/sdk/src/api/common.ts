@@ -181,7 +181,7 @@ function defaultValue(value: unknown, node: DefaultsNode): void {
       if (property === undefined || property.default === undefined) continue;
       const current = fields[name];
       if (current === undefined || (current === null && property.nullable !== true)) {
-        fields[name] = structuredClone(property.default);
+        fields[name] = JSON.parse(JSON.stringify(property.default)) as FreeFormJson;
       }
     }
   }
@@ -667,6 +667,9 @@ export function literal<T extends string>(value: T): Schema<T> {
  */
 export function literals<T extends string | number | boolean | null>(values: readonly T[]): Schema<T> {
   if (values.length === 0) return wrap(z.never());
+  if (values.every((value): value is T & string => typeof value === "string")) {
+    return wrap(z.enum(values as readonly string[] as [string, ...string[]]));
+  }
   const schemas = values.map((value) => z.literal(value));
   return wrap(schemas.length === 1 && schemas[0] !== undefined ? schemas[0] : z.union(schemas));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "./clock.js";
+import { ManualClock, RealClock } from "./clock.js";
 import { cloudProviderId, type FakeCloudOptions, FakeScalingCloud } from "./cloud.js";
 import { CloudError, isCloudError } from "./errors.js";
 import type { CreateGroupInput } from "./schemas.js";
@@ -916,5 +916,37 @@ describe("API boundary and operation log", () => {
       /timing.bootMs must be a number ≥ 0/,
     );
     expect(() => new FakeScalingCloud({ zones: [] })).toThrow(/at least one zone/);
+  });
+});
+
+describe("on a RealClock (demos)", () => {
+  it("converges in scaled wall time without any manual stepping", async () => {
+    const clock = new RealClock({ speed: 500 });
+    const cloud = new FakeScalingCloud({ clock });
+    try {
+      const lt = await cloud.client.createLaunchTemplate({
+        name: "rt",
+        data: { image: "i", instanceType: "s", userData: "" },
+      });
+      await cloud.client.createGroup({
+        name: "rt",
+        minSize: 0,
+        maxSize: 3,
+        desiredCapacity: 2,
+        template: { id: lt.id, version: 1 },
+        zones: ["zone-a"],
+      });
+      // groupCreateMs + bootMs = 7 s of cloud time ≈ 14 ms of wall time; allow generous slack.
+      const deadline = Date.now() + 5000;
+      let status = (await cloud.client.describeGroup("rt"))?.status;
+      while (status !== "active" && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        status = (await cloud.client.describeGroup("rt"))?.status;
+      }
+      expect(status).toBe("active");
+      expect(cloud.inspect.instances({ states: ["running"] })).toHaveLength(2);
+    } finally {
+      clock.dispose();
+    }
   });
 });

@@ -160,21 +160,32 @@ describe("validation of real objects", () => {
   });
 
   test.each([
-    ["wrong type", (o: MPObject) => void (o.spec.replicas = "3"), "spec.replicas: invalid_type"],
+    [
+      "wrong type",
+      (o: MPObject) => {
+        o.spec.replicas = "3";
+      },
+      "spec.replicas: invalid_type",
+    ],
     [
       "enum violation",
-      (o: MPObject) => void (o.spec.template.spec.taints[0].effect = "Bogus"),
+      (o: MPObject) => {
+        o.spec.template.spec.taints[0].effect = "Bogus";
+      },
       "spec.template.spec.taints[0].effect: invalid_value",
     ],
     [
       "too long",
-      (o: MPObject) => void (o.spec.clusterName = "x".repeat(64)),
+      (o: MPObject) => {
+        o.spec.clusterName = "x".repeat(64);
+      },
       "spec.clusterName: too_big",
     ],
     [
       "too many items",
-      (o: MPObject) =>
-        void (o.spec.failureDomains = Array.from({ length: 101 }, (_, i) => `fd${i}`)),
+      (o: MPObject) => {
+        o.spec.failureDomains = Array.from({ length: 101 }, (_, i) => `fd${i}`);
+      },
       "spec.failureDomains: too_big",
     ],
     [
@@ -184,13 +195,23 @@ describe("validation of real objects", () => {
     ],
     [
       "pattern",
-      (o: MPObject) => void (o.spec.template.spec.taints[0].key = "-bad-"),
+      (o: MPObject) => {
+        o.spec.template.spec.taints[0].key = "-bad-";
+      },
       "spec.template.spec.taints[0].key: invalid_format",
     ],
-    ["int32 range", (o: MPObject) => void (o.spec.replicas = 2 ** 40), "spec.replicas: too_big"],
+    [
+      "int32 range",
+      (o: MPObject) => {
+        o.spec.replicas = 2 ** 40;
+      },
+      "spec.replicas: too_big",
+    ],
     [
       "date-time format",
-      (o: MPObject) => void (o.status.conditions[0].lastTransitionTime = "yesterday"),
+      (o: MPObject) => {
+        o.status.conditions[0].lastTransitionTime = "yesterday";
+      },
       "status.conditions[0].lastTransitionTime: invalid_format",
     ],
     [
@@ -200,7 +221,9 @@ describe("validation of real objects", () => {
     ],
     [
       "wrong apiVersion",
-      (o: MPObject) => void (o.apiVersion = "cluster.x-k8s.io/v1beta1"),
+      (o: MPObject) => {
+        o.apiVersion = "cluster.x-k8s.io/v1beta1";
+      },
       "apiVersion: invalid_value",
     ],
   ])("a MachinePool with a %s is rejected at the right path", async (_name, mutate, expected) => {

@@ -1,0 +1,422 @@
+// Pins every entry of packages/testing/DIVERGENCES.md: each scenario runs on the in-memory server and,
+// when its binaries exist, on the real kube-apiserver, and each backend's answer is compared with what
+// that backend does today. Fixing a divergence in the in-memory server makes its `memory` expectation
+// fail: then set it to the real answer and move the entry to "Fixed" in DIVERGENCES.md.
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest, type RequestOptions } from "node:https";
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findControlPlaneBinaries, startApiServer, startControlPlane } from "../../src/index.js";
+import { capiCrd } from "../support/backend.js";
+import { widgetCrd, widgets } from "../support/fixtures.js";
+
+type BackendName = "memory" | "real";
+interface Target {
+  name: BackendName;
+  kubeConfig: KubeConfig;
+  installCRDs(crds: (string | Record<string, unknown>)[]): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const haveReal = findControlPlaneBinaries() !== undefined;
+if (!haveReal) {
+  console.warn(
+    "\n!!! SKIPPED BACKEND: divergences are pinned on the in-memory server only; the real kube-apiserver side is NOT checked (run `./dev controlplane` or set KUBEBUILDER_ASSETS).\n",
+  );
+}
+
+const targets: Target[] = [];
+const byName = (name: BackendName) => targets.find((target) => target.name === name);
+
+beforeAll(async () => {
+  const starting: Promise<Target>[] = [
+    startApiServer().then((api) => ({
+      name: "memory",
+      kubeConfig: api.kubeConfig,
+      installCRDs: async (crds) => {
+        await api.installCRDs(crds);
+      },
+      stop: () => api.stop(),
+    })),
+  ];
+  if (haveReal) {
+    starting.push(
+      startControlPlane().then((api) => ({
+        name: "real",
+        kubeConfig: api.kubeConfig,
+        installCRDs: (crds) => api.installCRDs(crds),
+        stop: () => api.stop(),
+      })),
+    );
+  }
+  targets.push(...(await Promise.all(starting)));
+  for (const target of targets) {
+    await target.installCRDs([widgetCrd, capiCrd("cluster.x-k8s.io_clusters.yaml")]);
+  }
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all(targets.map((target) => target.stop()));
+}, 60_000);
+
+interface RawAnswer {
+  status: number;
+  contentType: string;
+  body: unknown;
+}
+
+/** One HTTP request with the kubeconfig's credentials; the body is parsed when it is JSON. */
+async function raw(
+  target: Target,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = "application/json",
+): Promise<RawAnswer> {
+  const cluster = target.kubeConfig.getCurrentCluster();
+  if (!cluster) throw new Error("the kubeconfig has no current cluster");
+  const url = new URL(path, cluster.server);
+  const options: RequestOptions = { headers: {} };
+  await target.kubeConfig.applyToHTTPSOptions(options);
+  const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(
+      url,
+      {
+        ...(url.protocol === "https:" ? options : {}),
+        method,
+        headers: { ...options.headers, accept: "application/json", "content-type": contentType },
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        res.on("end", () => {
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // plain text answer
+          }
+          resolve({
+            status: res.statusCode ?? 0,
+            contentType: String(res.headers["content-type"] ?? ""),
+            body: parsed,
+          });
+        });
+      },
+    );
+    req.on("error", reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+let counter = 0;
+const unique = (prefix: string) => `${prefix}-${++counter}-${Date.now().toString(36)}`;
+
+/**
+ * Runs `scenario` on each available backend and checks its answer against what that backend
+ * answers today.
+ */
+function pin<T>(
+  title: string,
+  scenario: (target: Target) => Promise<T>,
+  expected: Record<BackendName, T>,
+): void {
+  describe(title, () => {
+    for (const name of ["memory", "real"] as const) {
+      it.skipIf(name === "real" && !haveReal)(
+        `${name}`,
+        async () => {
+          const target = byName(name);
+          if (!target) throw new Error(`the ${name} backend did not start`);
+          expect(await scenario(target)).toEqual(expected[name]);
+        },
+        60_000,
+      );
+    }
+  });
+}
+
+const core = (target: Target) => target.kubeConfig.makeApiClient(CoreV1Api);
+const custom = (target: Target) => target.kubeConfig.makeApiClient(CustomObjectsApi);
+
+pin(
+  "D1 list items of built-in kinds carry no apiVersion/kind",
+  async (target) => {
+    const name = unique("d1");
+    await core(target).createNamespacedConfigMap({
+      namespace: "default",
+      body: { metadata: { name } },
+    });
+    const list = await raw(
+      target,
+      "GET",
+      `/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3D${name}`,
+    );
+    const item = (list.body as { items: Record<string, unknown>[] }).items[0];
+    return { apiVersion: item?.apiVersion, kind: item?.kind };
+  },
+  {
+    memory: { apiVersion: "v1", kind: "ConfigMap" },
+    real: { apiVersion: undefined, kind: undefined },
+  },
+);
+
+pin(
+  "D2 (fixed) deleting a custom resource without finalizers answers a Status, not the object",
+  async (target) => {
+    const name = unique("d2");
+    const base = `/apis/${widgets.group}/v1/namespaces/default/widgets`;
+    await raw(target, "POST", base, {
+      apiVersion: `${widgets.group}/v1`,
+      kind: "Widget",
+      metadata: { name },
+      spec: { size: 1 },
+    });
+    const deleted = await raw(target, "DELETE", `${base}/${name}`);
+    const body = deleted.body as { kind?: string; status?: string };
+    return { code: deleted.status, kind: body.kind, status: body.status };
+  },
+  {
+    // Fixed: the in-memory server answers a Status too.
+    memory: { code: 200, kind: "Status", status: "Success" },
+    real: { code: 200, kind: "Status", status: "Success" },
+  },
+);
+
+pin(
+  "D3 an update whose metadata.uid differs from the stored one is a 409 Conflict",
+  async (target) => {
+    const name = unique("d3");
+    await core(target).createNamespacedConfigMap({
+      namespace: "default",
+      body: { metadata: { name } },
+    });
+    const answer = await raw(target, "PUT", `/api/v1/namespaces/default/configmaps/${name}`, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name, uid: "00000000-0000-0000-0000-000000000000" },
+      data: { changed: "yes" },
+    });
+    const body = answer.body as { reason?: string; data?: unknown };
+    return { code: answer.status, reason: body.reason, data: body.data };
+  },
+  {
+    memory: { code: 200, reason: undefined, data: { changed: "yes" } },
+    real: { code: 409, reason: "Conflict", data: undefined },
+  },
+);
+
+pin(
+  "D4 server-side apply without fieldManager is 422 Invalid (cause: fieldManager)",
+  async (target) => {
+    const name = unique("d4");
+    const answer = await raw(
+      target,
+      "PATCH",
+      `/api/v1/namespaces/default/configmaps/${name}`,
+      { apiVersion: "v1", kind: "ConfigMap", metadata: { name } },
+      "application/apply-patch+yaml",
+    );
+    const body = answer.body as { reason?: string; details?: { causes?: { field?: string }[] } };
+    return {
+      code: answer.status,
+      reason: body.reason,
+      fields: body.details?.causes?.map((c) => c.field),
+    };
+  },
+  {
+    memory: { code: 400, reason: "BadRequest", fields: undefined },
+    real: { code: 422, reason: "Invalid", fields: ["fieldManager"] },
+  },
+);
+
+pin(
+  "D5 a resource the server does not serve answers a plain-text 404, not a Status",
+  async (target) => {
+    const answer = await raw(
+      target,
+      "GET",
+      `/apis/${widgets.group}/v1/namespaces/default/nothings`,
+    );
+    return {
+      code: answer.status,
+      json: answer.contentType.startsWith("application/json"),
+      body: typeof answer.body === "string" ? answer.body.trim() : "Status",
+    };
+  },
+  {
+    memory: { code: 404, json: true, body: "Status" },
+    real: { code: 404, json: false, body: "404 page not found" },
+  },
+);
+
+pin(
+  "D6 the message for an unsupported field selector",
+  async (target) => {
+    const answer = await raw(
+      target,
+      "GET",
+      "/api/v1/namespaces/default/configmaps?fieldSelector=data.x%3D1",
+    );
+    const body = answer.body as { message?: string; reason?: string };
+    return { code: answer.status, reason: body.reason, message: body.message };
+  },
+  {
+    memory: { code: 400, reason: "BadRequest", message: "field label not supported: data.x" },
+    real: {
+      code: 400,
+      reason: "BadRequest",
+      message: '"data.x" is not a known field selector: only "metadata.name", "metadata.namespace"',
+    },
+  },
+);
+
+pin(
+  "D7 (fixed) reading through another version (conversion None) prunes fields that version's schema lacks",
+  async (target) => {
+    const name = unique("d7");
+    const group = { group: "cluster.x-k8s.io", namespace: "default", plural: "clusters" };
+    await custom(target).createNamespacedCustomObject({
+      ...group,
+      version: "v1beta2",
+      body: {
+        apiVersion: "cluster.x-k8s.io/v1beta2",
+        kind: "Cluster",
+        metadata: { name },
+        spec: {
+          controlPlaneRef: {
+            apiGroup: "controlplane.cluster.x-k8s.io",
+            kind: "KubeadmControlPlane",
+            name: "cp",
+          },
+        },
+      },
+    });
+    const old = (await custom(target).getNamespacedCustomObject({
+      ...group,
+      version: "v1beta1",
+      name,
+    })) as {
+      apiVersion: string;
+      spec: { controlPlaneRef: Record<string, unknown> };
+    };
+    return { apiVersion: old.apiVersion, controlPlaneRef: old.spec.controlPlaneRef };
+  },
+  {
+    // Fixed: the in-memory server prunes with the requested version's schema, as the real one.
+    memory: {
+      apiVersion: "cluster.x-k8s.io/v1beta1",
+      controlPlaneRef: { kind: "KubeadmControlPlane", name: "cp" },
+    },
+    real: {
+      apiVersion: "cluster.x-k8s.io/v1beta1",
+      controlPlaneRef: { kind: "KubeadmControlPlane", name: "cp" },
+    },
+  },
+);
+
+pin(
+  "D8 an object created with no managedFields gets none from a later JSON patch",
+  async (target) => {
+    const name = unique("d8");
+    await raw(target, "POST", "/api/v1/namespaces/default/configmaps", { metadata: { name } });
+    const patched = await raw(
+      target,
+      "PATCH",
+      `/api/v1/namespaces/default/configmaps/${name}`,
+      [{ op: "add", path: "/data", value: { a: "1" } }],
+      "application/json-patch+json",
+    );
+    const metadata = (patched.body as { metadata: { managedFields?: { operation: string }[] } })
+      .metadata;
+    return metadata.managedFields?.map((entry) => entry.operation) ?? [];
+  },
+  { memory: ["Update"], real: [] },
+);
+
+pin(
+  "D9 deleting an owner leaves its dependents on the real server (no garbage collector runs)",
+  async (target) => {
+    const api = core(target);
+    const ownerName = unique("d9-owner");
+    const owner = await api.createNamespacedConfigMap({
+      namespace: "default",
+      body: { metadata: { name: ownerName } },
+    });
+    const dependent = unique("d9-dependent");
+    await api.createNamespacedConfigMap({
+      namespace: "default",
+      body: {
+        metadata: {
+          name: dependent,
+          ownerReferences: [
+            {
+              apiVersion: "v1",
+              kind: "ConfigMap",
+              name: ownerName,
+              uid: String(owner.metadata?.uid),
+            },
+          ],
+        },
+      },
+    });
+    await api.deleteNamespacedConfigMap({ namespace: "default", name: ownerName });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const answer = await raw(target, "GET", `/api/v1/namespaces/default/configmaps/${dependent}`);
+    return answer.status;
+  },
+  { memory: 404, real: 200 },
+);
+
+pin(
+  "D10 a deleted namespace stays Terminating on the real server (no namespace controller runs)",
+  async (target) => {
+    const name = unique("d10");
+    const api = core(target);
+    await api.createNamespace({ body: { metadata: { name } } });
+    await api.createNamespacedConfigMap({
+      namespace: name,
+      body: { metadata: { name: "content" } },
+    });
+    await api.deleteNamespace({ name });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const namespace = await raw(target, "GET", `/api/v1/namespaces/${name}`);
+    const created = await raw(target, "POST", `/api/v1/namespaces/${name}/configmaps`, {
+      metadata: { name: "late" },
+    });
+    return {
+      namespace: namespace.status,
+      phase: (namespace.body as { status?: { phase?: string } }).status?.phase,
+      createInIt: created.status,
+    };
+  },
+  {
+    memory: { namespace: 404, phase: undefined, createInIt: 404 },
+    real: { namespace: 200, phase: "Terminating", createInIt: 403 },
+  },
+);
+
+pin(
+  "D11 the message for a create with an empty body",
+  async (target) => {
+    const answer = await raw(target, "POST", "/api/v1/namespaces/default/configmaps");
+    const body = answer.body as { reason?: string; message?: string };
+    return { code: answer.status, reason: body.reason, message: body.message };
+  },
+  {
+    memory: {
+      code: 400,
+      reason: "BadRequest",
+      message: "the body of the request must be a JSON object",
+    },
+    real: {
+      code: 400,
+      reason: "BadRequest",
+      message:
+        "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)",
+    },
+  },
+);

@@ -139,12 +139,19 @@ export interface KubeClientOptions {
   maxRetryAfterMs?: number;
 }
 
-interface RequestSpec {
+/** A raw request for {@link KubeClient.request}. */
+export interface RawRequest {
+  /** HTTP method. */
   method: HttpVerb;
+  /** Path below the server URL, e.g. `/api/v1/namespaces/default/configmaps`. */
   path: string;
+  /** Query parameters; `undefined` values are left out. */
   query?: Record<string, string | number | boolean | undefined>;
+  /** Body, sent as JSON. */
   body?: unknown;
+  /** Content type of the body. */
   contentType?: string;
+  /** Aborts the request. */
   signal?: AbortSignal;
 }
 
@@ -295,7 +302,7 @@ export class KubeClient {
     key: ObjectKey,
     options: { signal?: AbortSignal } = {},
   ): Promise<T> {
-    const spec: RequestSpec = { method: "GET", path: resourcePath(resource, key) };
+    const spec: RawRequest = { method: "GET", path: resourcePath(resource, key) };
     if (options.signal) spec.signal = options.signal;
     return (await this.request(spec)) as T;
   }
@@ -490,7 +497,7 @@ export class KubeClient {
     options: WatchOptions = {},
   ): AsyncGenerator<WatchEvent<T>, void, undefined> {
     const path = resourcePath(resource, { namespace: options.namespace });
-    const query: RequestSpec["query"] = {
+    const query: RawRequest["query"] = {
       watch: "true",
       allowWatchBookmarks: options.allowWatchBookmarks ?? true,
       resourceVersion: options.resourceVersion,
@@ -530,7 +537,7 @@ export class KubeClient {
    * Sends a raw request and returns the parsed JSON body, with the client's authentication, retries
    * and typed errors. For endpoints the typed methods do not cover.
    */
-  async request(spec: RequestSpec): Promise<unknown> {
+  async request(spec: RawRequest): Promise<unknown> {
     const response = await this.send(spec, false);
     const text = await response.text();
     if (text === "") return undefined;
@@ -652,7 +659,7 @@ export class KubeClient {
     };
   }
 
-  private writeQuery(options: WriteOptions): RequestSpec["query"] {
+  private writeQuery(options: WriteOptions): RawRequest["query"] {
     return {
       fieldManager: options.fieldManager ?? this.fieldManager,
       dryRun: options.dryRun ? "All" : undefined,
@@ -681,7 +688,7 @@ export class KubeClient {
     return this.dispatcher;
   }
 
-  private async send(spec: RequestSpec, streaming: boolean): Promise<Response> {
+  private async send(spec: RawRequest, streaming: boolean): Promise<Response> {
     const cluster = this.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error("KubeClient: the kubeconfig has no current cluster");
     const url = new URL(cluster.server.replace(/\/+$/, "") + spec.path);

@@ -13,6 +13,7 @@ export {
   type KubeClientOptions,
   type ListOptions,
   type ObjectList,
+  type RawRequest,
   resourcePath,
   type WatchEvent,
   type WatchOptions,

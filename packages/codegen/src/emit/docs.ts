@@ -12,8 +12,8 @@ export function escapeDocText(text: string): string {
   return parts
     .map((part, index) => {
       const inCode = balanced && index % 2 === 1;
-      const safe = part.replaceAll("*/", "*\\/");
-      return inCode ? safe : safe.replace(/[\\@{}<>]/g, (ch) => `\\${ch}`);
+      const escaped = inCode ? part : part.replace(/[\\@{}<>]/g, (ch) => `\\${ch}`);
+      return escaped.replaceAll("*/", "*\\/");
     })
     .join("`");
 }

@@ -823,9 +823,9 @@ class GroupVersionEmitter {
     const rootBody = `c.object<${kind}>({\n${this.renderZodProperties(properties, rootZodOverride)}}${objectOptions})`;
     out += `export const ${kind}Schema: z.ZodType<${kind}> = c.zod(${wrapZod(rootBody, this.valueValidationChecks(named.node, ""), this.metaCall(named.node))});\n\n`;
     out += renderDoc([`zod schema of {@link ${list}}.`, ...deprecated], "");
-    out += `export const ${list}Schema: z.ZodType<${list}> = c.zod(\n  c.object<${list}>({\n`;
+    out += `export const ${list}Schema: z.ZodType<${list}> = c.zod(c.object<${list}>({\n`;
     out += `  apiVersion: c.literal(${JSON.stringify(apiVersion)}),\n  kind: c.literal(${JSON.stringify(list)}),\n`;
-    out += `  metadata: c.optional(c.listMeta()),\n  items: c.array(c.ref(${kind}Schema)),\n}),\n);\n`;
+    out += `  metadata: c.optional(c.listMeta()),\n  items: c.array(c.ref(${kind}Schema)),\n}));\n`;
     if (named.hasDefaults)
       out += `\nconst ${kind}Defaults: c.DefaultsNode = { ${this.objectDefaults(named.properties)} };\n`;
 

@@ -282,14 +282,12 @@ export const ClusterResourceSetSchema: z.ZodType<ClusterResourceSet> = c.zod(c.o
  *
  * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSet is deprecated; use a newer version.
  */
-export const ClusterResourceSetListSchema: z.ZodType<ClusterResourceSetList> = c.zod(
-  c.object<ClusterResourceSetList>({
+export const ClusterResourceSetListSchema: z.ZodType<ClusterResourceSetList> = c.zod(c.object<ClusterResourceSetList>({
   apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("ClusterResourceSetList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(ClusterResourceSetSchema)),
-}),
-);
+}));
 
 /**
  * Instance type of the {@link ClusterResourceSetModel} class: a {@link ClusterResourceSet} with the Model methods.
@@ -497,14 +495,12 @@ export const ClusterResourceSetBindingSchema: z.ZodType<ClusterResourceSetBindin
  *
  * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSetBinding is deprecated; use a newer version.
  */
-export const ClusterResourceSetBindingListSchema: z.ZodType<ClusterResourceSetBindingList> = c.zod(
-  c.object<ClusterResourceSetBindingList>({
+export const ClusterResourceSetBindingListSchema: z.ZodType<ClusterResourceSetBindingList> = c.zod(c.object<ClusterResourceSetBindingList>({
   apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("ClusterResourceSetBindingList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(ClusterResourceSetBindingSchema)),
-}),
-);
+}));
 
 /**
  * Instance type of the {@link ClusterResourceSetBindingModel} class: a {@link ClusterResourceSetBinding} with the Model methods.

@@ -287,14 +287,12 @@ export const ClusterResourceSetSchema: z.ZodType<ClusterResourceSet> = c.zod(c.o
 }));
 
 /** zod schema of {@link ClusterResourceSetList}. */
-export const ClusterResourceSetListSchema: z.ZodType<ClusterResourceSetList> = c.zod(
-  c.object<ClusterResourceSetList>({
+export const ClusterResourceSetListSchema: z.ZodType<ClusterResourceSetList> = c.zod(c.object<ClusterResourceSetList>({
   apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("ClusterResourceSetList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(ClusterResourceSetSchema)),
-}),
-);
+}));
 
 /** Instance type of the {@link ClusterResourceSetModel} class: a {@link ClusterResourceSet} with the Model methods. */
 export interface ClusterResourceSetModel extends ClusterResourceSet {}
@@ -473,14 +471,12 @@ export const ClusterResourceSetBindingSchema: z.ZodType<ClusterResourceSetBindin
 }));
 
 /** zod schema of {@link ClusterResourceSetBindingList}. */
-export const ClusterResourceSetBindingListSchema: z.ZodType<ClusterResourceSetBindingList> = c.zod(
-  c.object<ClusterResourceSetBindingList>({
+export const ClusterResourceSetBindingListSchema: z.ZodType<ClusterResourceSetBindingList> = c.zod(c.object<ClusterResourceSetBindingList>({
   apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("ClusterResourceSetBindingList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(ClusterResourceSetBindingSchema)),
-}),
-);
+}));
 
 /** Instance type of the {@link ClusterResourceSetBindingModel} class: a {@link ClusterResourceSetBinding} with the Model methods. */
 export interface ClusterResourceSetBindingModel extends ClusterResourceSetBinding {}

@@ -1700,14 +1700,12 @@ export const KubeadmConfigSchema: z.ZodType<KubeadmConfig> = c.zod(c.object<Kube
  *
  * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfig is deprecated; use a newer version.
  */
-export const KubeadmConfigListSchema: z.ZodType<KubeadmConfigList> = c.zod(
-  c.object<KubeadmConfigList>({
+export const KubeadmConfigListSchema: z.ZodType<KubeadmConfigList> = c.zod(c.object<KubeadmConfigList>({
   apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("KubeadmConfigList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(KubeadmConfigSchema)),
-}),
-);
+}));
 
 const KubeadmConfigDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmConfigSpecDefaults } } };
 
@@ -1919,14 +1917,12 @@ export const KubeadmConfigTemplateSchema: z.ZodType<KubeadmConfigTemplate> = c.z
  *
  * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfigTemplate is deprecated; use a newer version.
  */
-export const KubeadmConfigTemplateListSchema: z.ZodType<KubeadmConfigTemplateList> = c.zod(
-  c.object<KubeadmConfigTemplateList>({
+export const KubeadmConfigTemplateListSchema: z.ZodType<KubeadmConfigTemplateList> = c.zod(c.object<KubeadmConfigTemplateList>({
   apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("KubeadmConfigTemplateList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(KubeadmConfigTemplateSchema)),
-}),
-);
+}));
 
 const KubeadmConfigTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmConfigTemplateSpecDefaults } } };
 

@@ -1700,14 +1700,12 @@ export const KubeadmConfigSchema: z.ZodType<KubeadmConfig> = c.zod(c.object<Kube
 }));
 
 /** zod schema of {@link KubeadmConfigList}. */
-export const KubeadmConfigListSchema: z.ZodType<KubeadmConfigList> = c.zod(
-  c.object<KubeadmConfigList>({
+export const KubeadmConfigListSchema: z.ZodType<KubeadmConfigList> = c.zod(c.object<KubeadmConfigList>({
   apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("KubeadmConfigList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(KubeadmConfigSchema)),
-}),
-);
+}));
 
 const KubeadmConfigDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmConfigSpecDefaults } } };
 
@@ -1893,14 +1891,12 @@ export const KubeadmConfigTemplateSchema: z.ZodType<KubeadmConfigTemplate> = c.z
 }));
 
 /** zod schema of {@link KubeadmConfigTemplateList}. */
-export const KubeadmConfigTemplateListSchema: z.ZodType<KubeadmConfigTemplateList> = c.zod(
-  c.object<KubeadmConfigTemplateList>({
+export const KubeadmConfigTemplateListSchema: z.ZodType<KubeadmConfigTemplateList> = c.zod(c.object<KubeadmConfigTemplateList>({
   apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("KubeadmConfigTemplateList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(KubeadmConfigTemplateSchema)),
-}),
-);
+}));
 
 const KubeadmConfigTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmConfigTemplateSpecDefaults } } };
 

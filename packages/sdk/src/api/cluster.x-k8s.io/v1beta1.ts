@@ -1315,14 +1315,12 @@ export const ClusterSchema: z.ZodType<Cluster> = c.zod(c.object<Cluster>({
  *
  * @deprecated cluster.x-k8s.io/v1beta1 Cluster is deprecated; use a newer version.
  */
-export const ClusterListSchema: z.ZodType<ClusterList> = c.zod(
-  c.object<ClusterList>({
+export const ClusterListSchema: z.ZodType<ClusterList> = c.zod(c.object<ClusterList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
   kind: c.literal("ClusterList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(ClusterSchema)),
-}),
-);
+}));
 
 /**
  * Instance type of the {@link ClusterModel} class: a {@link Cluster} with the Model methods.
@@ -2795,14 +2793,12 @@ export const ClusterClassSchema: z.ZodType<ClusterClass> = c.zod(c.object<Cluste
  *
  * @deprecated cluster.x-k8s.io/v1beta1 ClusterClass is deprecated; use a newer version.
  */
-export const ClusterClassListSchema: z.ZodType<ClusterClassList> = c.zod(
-  c.object<ClusterClassList>({
+export const ClusterClassListSchema: z.ZodType<ClusterClassList> = c.zod(c.object<ClusterClassList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
   kind: c.literal("ClusterClassList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(ClusterClassSchema)),
-}),
-);
+}));
 
 const ClusterClassDefaults: c.DefaultsNode = { properties: { spec: { ...ClusterClassSpecDefaults }, status: { ...ClusterClassStatusDefaults } } };
 
@@ -3327,14 +3323,12 @@ export const MachineSchema: z.ZodType<Machine> = c.zod(c.object<Machine>({
  *
  * @deprecated cluster.x-k8s.io/v1beta1 Machine is deprecated; use a newer version.
  */
-export const MachineListSchema: z.ZodType<MachineList> = c.zod(
-  c.object<MachineList>({
+export const MachineListSchema: z.ZodType<MachineList> = c.zod(c.object<MachineList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
   kind: c.literal("MachineList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(MachineSchema)),
-}),
-);
+}));
 
 /**
  * Instance type of the {@link MachineModel} class: a {@link Machine} with the Model methods.
@@ -3773,14 +3767,12 @@ export const MachineDeploymentSchema: z.ZodType<MachineDeployment> = c.zod(c.obj
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachineDeployment is deprecated; use a newer version.
  */
-export const MachineDeploymentListSchema: z.ZodType<MachineDeploymentList> = c.zod(
-  c.object<MachineDeploymentList>({
+export const MachineDeploymentListSchema: z.ZodType<MachineDeploymentList> = c.zod(c.object<MachineDeploymentList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
   kind: c.literal("MachineDeploymentList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(MachineDeploymentSchema)),
-}),
-);
+}));
 
 /**
  * Instance type of the {@link MachineDeploymentModel} class: a {@link MachineDeployment} with the Model methods.
@@ -4103,14 +4095,12 @@ export const MachineDrainRuleSchema: z.ZodType<MachineDrainRule> = c.zod(c.objec
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachineDrainRule is deprecated; use a newer version.
  */
-export const MachineDrainRuleListSchema: z.ZodType<MachineDrainRuleList> = c.zod(
-  c.object<MachineDrainRuleList>({
+export const MachineDrainRuleListSchema: z.ZodType<MachineDrainRuleList> = c.zod(c.object<MachineDrainRuleList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
   kind: c.literal("MachineDrainRuleList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(MachineDrainRuleSchema)),
-}),
-);
+}));
 
 /**
  * Instance type of the {@link MachineDrainRuleModel} class: a {@link MachineDrainRule} with the Model methods.
@@ -4389,14 +4379,12 @@ export const MachineHealthCheckSchema: z.ZodType<MachineHealthCheck> = c.zod(c.o
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachineHealthCheck is deprecated; use a newer version.
  */
-export const MachineHealthCheckListSchema: z.ZodType<MachineHealthCheckList> = c.zod(
-  c.object<MachineHealthCheckList>({
+export const MachineHealthCheckListSchema: z.ZodType<MachineHealthCheckList> = c.zod(c.object<MachineHealthCheckList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
   kind: c.literal("MachineHealthCheckList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(MachineHealthCheckSchema)),
-}),
-);
+}));
 
 /**
  * Instance type of the {@link MachineHealthCheckModel} class: a {@link MachineHealthCheck} with the Model methods.
@@ -4685,14 +4673,12 @@ export const MachinePoolSchema: z.ZodType<MachinePool> = c.zod(c.object<MachineP
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachinePool is deprecated; use a newer version.
  */
-export const MachinePoolListSchema: z.ZodType<MachinePoolList> = c.zod(
-  c.object<MachinePoolList>({
+export const MachinePoolListSchema: z.ZodType<MachinePoolList> = c.zod(c.object<MachinePoolList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
   kind: c.literal("MachinePoolList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(MachinePoolSchema)),
-}),
-);
+}));
 
 /**
  * Instance type of the {@link MachinePoolModel} class: a {@link MachinePool} with the Model methods.
@@ -5020,14 +5006,12 @@ export const MachineSetSchema: z.ZodType<MachineSet> = c.zod(c.object<MachineSet
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachineSet is deprecated; use a newer version.
  */
-export const MachineSetListSchema: z.ZodType<MachineSetList> = c.zod(
-  c.object<MachineSetList>({
+export const MachineSetListSchema: z.ZodType<MachineSetList> = c.zod(c.object<MachineSetList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
   kind: c.literal("MachineSetList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(MachineSetSchema)),
-}),
-);
+}));
 
 /**
  * Instance type of the {@link MachineSetModel} class: a {@link MachineSet} with the Model methods.

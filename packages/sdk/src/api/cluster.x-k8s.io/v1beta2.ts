@@ -1540,14 +1540,12 @@ export const ClusterSchema: z.ZodType<Cluster> = c.zod(c.object<Cluster>({
 }));
 
 /** zod schema of {@link ClusterList}. */
-export const ClusterListSchema: z.ZodType<ClusterList> = c.zod(
-  c.object<ClusterList>({
+export const ClusterListSchema: z.ZodType<ClusterList> = c.zod(c.object<ClusterList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("ClusterList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(ClusterSchema)),
-}),
-);
+}));
 
 /** Instance type of the {@link ClusterModel} class: a {@link Cluster} with the Model methods. */
 export interface ClusterModel extends Cluster {}
@@ -3119,14 +3117,12 @@ export const ClusterClassSchema: z.ZodType<ClusterClass> = c.zod(c.object<Cluste
 }));
 
 /** zod schema of {@link ClusterClassList}. */
-export const ClusterClassListSchema: z.ZodType<ClusterClassList> = c.zod(
-  c.object<ClusterClassList>({
+export const ClusterClassListSchema: z.ZodType<ClusterClassList> = c.zod(c.object<ClusterClassList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("ClusterClassList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(ClusterClassSchema)),
-}),
-);
+}));
 
 const ClusterClassDefaults: c.DefaultsNode = { properties: { spec: { ...ClusterClassSpecDefaults }, status: { ...ClusterClassStatusDefaults } } };
 
@@ -3682,14 +3678,12 @@ export const MachineSchema: z.ZodType<Machine> = c.zod(c.object<Machine>({
 }));
 
 /** zod schema of {@link MachineList}. */
-export const MachineListSchema: z.ZodType<MachineList> = c.zod(
-  c.object<MachineList>({
+export const MachineListSchema: z.ZodType<MachineList> = c.zod(c.object<MachineList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("MachineList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(MachineSchema)),
-}),
-);
+}));
 
 /** Instance type of the {@link MachineModel} class: a {@link Machine} with the Model methods. */
 export interface MachineModel extends Machine {}
@@ -4140,14 +4134,12 @@ export const MachineDeploymentSchema: z.ZodType<MachineDeployment> = c.zod(c.obj
 }));
 
 /** zod schema of {@link MachineDeploymentList}. */
-export const MachineDeploymentListSchema: z.ZodType<MachineDeploymentList> = c.zod(
-  c.object<MachineDeploymentList>({
+export const MachineDeploymentListSchema: z.ZodType<MachineDeploymentList> = c.zod(c.object<MachineDeploymentList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("MachineDeploymentList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(MachineDeploymentSchema)),
-}),
-);
+}));
 
 /** Instance type of the {@link MachineDeploymentModel} class: a {@link MachineDeployment} with the Model methods. */
 export interface MachineDeploymentModel extends MachineDeployment {}
@@ -4444,14 +4436,12 @@ export const MachineDrainRuleSchema: z.ZodType<MachineDrainRule> = c.zod(c.objec
 }));
 
 /** zod schema of {@link MachineDrainRuleList}. */
-export const MachineDrainRuleListSchema: z.ZodType<MachineDrainRuleList> = c.zod(
-  c.object<MachineDrainRuleList>({
+export const MachineDrainRuleListSchema: z.ZodType<MachineDrainRuleList> = c.zod(c.object<MachineDrainRuleList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("MachineDrainRuleList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(MachineDrainRuleSchema)),
-}),
-);
+}));
 
 /** Instance type of the {@link MachineDrainRuleModel} class: a {@link MachineDrainRule} with the Model methods. */
 export interface MachineDrainRuleModel extends MachineDrainRule {}
@@ -4680,14 +4670,12 @@ export const MachineHealthCheckSchema: z.ZodType<MachineHealthCheck> = c.zod(c.o
 }));
 
 /** zod schema of {@link MachineHealthCheckList}. */
-export const MachineHealthCheckListSchema: z.ZodType<MachineHealthCheckList> = c.zod(
-  c.object<MachineHealthCheckList>({
+export const MachineHealthCheckListSchema: z.ZodType<MachineHealthCheckList> = c.zod(c.object<MachineHealthCheckList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("MachineHealthCheckList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(MachineHealthCheckSchema)),
-}),
-);
+}));
 
 /** Instance type of the {@link MachineHealthCheckModel} class: a {@link MachineHealthCheck} with the Model methods. */
 export interface MachineHealthCheckModel extends MachineHealthCheck {}
@@ -5049,14 +5037,12 @@ export const MachinePoolSchema: z.ZodType<MachinePool> = c.zod(c.object<MachineP
 }));
 
 /** zod schema of {@link MachinePoolList}. */
-export const MachinePoolListSchema: z.ZodType<MachinePoolList> = c.zod(
-  c.object<MachinePoolList>({
+export const MachinePoolListSchema: z.ZodType<MachinePoolList> = c.zod(c.object<MachinePoolList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("MachinePoolList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(MachinePoolSchema)),
-}),
-);
+}));
 
 /** Instance type of the {@link MachinePoolModel} class: a {@link MachinePool} with the Model methods. */
 export interface MachinePoolModel extends MachinePool {}
@@ -5378,14 +5364,12 @@ export const MachineSetSchema: z.ZodType<MachineSet> = c.zod(c.object<MachineSet
 }));
 
 /** zod schema of {@link MachineSetList}. */
-export const MachineSetListSchema: z.ZodType<MachineSetList> = c.zod(
-  c.object<MachineSetList>({
+export const MachineSetListSchema: z.ZodType<MachineSetList> = c.zod(c.object<MachineSetList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("MachineSetList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(MachineSetSchema)),
-}),
-);
+}));
 
 /** Instance type of the {@link MachineSetModel} class: a {@link MachineSet} with the Model methods. */
 export interface MachineSetModel extends MachineSet {}

@@ -2230,14 +2230,12 @@ export const KubeadmControlPlaneSchema: z.ZodType<KubeadmControlPlane> = c.zod(c
  *
  * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlane is deprecated; use a newer version.
  */
-export const KubeadmControlPlaneListSchema: z.ZodType<KubeadmControlPlaneList> = c.zod(
-  c.object<KubeadmControlPlaneList>({
+export const KubeadmControlPlaneListSchema: z.ZodType<KubeadmControlPlaneList> = c.zod(c.object<KubeadmControlPlaneList>({
   apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("KubeadmControlPlaneList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(KubeadmControlPlaneSchema)),
-}),
-);
+}));
 
 const KubeadmControlPlaneDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmControlPlaneSpecDefaults } } };
 
@@ -2524,14 +2522,12 @@ export const KubeadmControlPlaneTemplateSchema: z.ZodType<KubeadmControlPlaneTem
  *
  * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlaneTemplate is deprecated; use a newer version.
  */
-export const KubeadmControlPlaneTemplateListSchema: z.ZodType<KubeadmControlPlaneTemplateList> = c.zod(
-  c.object<KubeadmControlPlaneTemplateList>({
+export const KubeadmControlPlaneTemplateListSchema: z.ZodType<KubeadmControlPlaneTemplateList> = c.zod(c.object<KubeadmControlPlaneTemplateList>({
   apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("KubeadmControlPlaneTemplateList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(KubeadmControlPlaneTemplateSchema)),
-}),
-);
+}));
 
 const KubeadmControlPlaneTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmControlPlaneTemplateSpecDefaults } } };
 

@@ -2238,14 +2238,12 @@ export const KubeadmControlPlaneSchema: z.ZodType<KubeadmControlPlane> = c.zod(c
 }));
 
 /** zod schema of {@link KubeadmControlPlaneList}. */
-export const KubeadmControlPlaneListSchema: z.ZodType<KubeadmControlPlaneList> = c.zod(
-  c.object<KubeadmControlPlaneList>({
+export const KubeadmControlPlaneListSchema: z.ZodType<KubeadmControlPlaneList> = c.zod(c.object<KubeadmControlPlaneList>({
   apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("KubeadmControlPlaneList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(KubeadmControlPlaneSchema)),
-}),
-);
+}));
 
 const KubeadmControlPlaneDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmControlPlaneSpecDefaults } } };
 
@@ -2493,14 +2491,12 @@ export const KubeadmControlPlaneTemplateSchema: z.ZodType<KubeadmControlPlaneTem
 }));
 
 /** zod schema of {@link KubeadmControlPlaneTemplateList}. */
-export const KubeadmControlPlaneTemplateListSchema: z.ZodType<KubeadmControlPlaneTemplateList> = c.zod(
-  c.object<KubeadmControlPlaneTemplateList>({
+export const KubeadmControlPlaneTemplateListSchema: z.ZodType<KubeadmControlPlaneTemplateList> = c.zod(c.object<KubeadmControlPlaneTemplateList>({
   apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("KubeadmControlPlaneTemplateList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(KubeadmControlPlaneTemplateSchema)),
-}),
-);
+}));
 
 const KubeadmControlPlaneTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmControlPlaneTemplateSpecDefaults } } };
 

@@ -348,14 +348,12 @@ export const DevClusterSchema: z.ZodType<DevCluster> = c.zod(c.object<DevCluster
  *
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevCluster is deprecated; use a newer version.
  */
-export const DevClusterListSchema: z.ZodType<DevClusterList> = c.zod(
-  c.object<DevClusterList>({
+export const DevClusterListSchema: z.ZodType<DevClusterList> = c.zod(c.object<DevClusterList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("DevClusterList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(DevClusterSchema)),
-}),
-);
+}));
 
 const DevClusterDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterSpecDefaults } } };
 
@@ -567,14 +565,12 @@ export const DevClusterTemplateSchema: z.ZodType<DevClusterTemplate> = c.zod(c.o
  *
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevClusterTemplate is deprecated; use a newer version.
  */
-export const DevClusterTemplateListSchema: z.ZodType<DevClusterTemplateList> = c.zod(
-  c.object<DevClusterTemplateList>({
+export const DevClusterTemplateListSchema: z.ZodType<DevClusterTemplateList> = c.zod(c.object<DevClusterTemplateList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("DevClusterTemplateList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(DevClusterTemplateSchema)),
-}),
-);
+}));
 
 const DevClusterTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterTemplateSpecDefaults } } };
 
@@ -956,14 +952,12 @@ export const DevMachineSchema: z.ZodType<DevMachine> = c.zod(c.object<DevMachine
  *
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachine is deprecated; use a newer version.
  */
-export const DevMachineListSchema: z.ZodType<DevMachineList> = c.zod(
-  c.object<DevMachineList>({
+export const DevMachineListSchema: z.ZodType<DevMachineList> = c.zod(c.object<DevMachineList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("DevMachineList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(DevMachineSchema)),
-}),
-);
+}));
 
 /**
  * Instance type of the {@link DevMachineModel} class: a {@link DevMachine} with the Model methods.
@@ -1142,14 +1136,12 @@ export const DevMachineTemplateSchema: z.ZodType<DevMachineTemplate> = c.zod(c.o
  *
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachineTemplate is deprecated; use a newer version.
  */
-export const DevMachineTemplateListSchema: z.ZodType<DevMachineTemplateList> = c.zod(
-  c.object<DevMachineTemplateList>({
+export const DevMachineTemplateListSchema: z.ZodType<DevMachineTemplateList> = c.zod(c.object<DevMachineTemplateList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("DevMachineTemplateList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(DevMachineTemplateSchema)),
-}),
-);
+}));
 
 /**
  * Instance type of the {@link DevMachineTemplateModel} class: a {@link DevMachineTemplate} with the Model methods.

@@ -377,14 +377,12 @@ export const DevClusterSchema: z.ZodType<DevCluster> = c.zod(c.object<DevCluster
 }));
 
 /** zod schema of {@link DevClusterList}. */
-export const DevClusterListSchema: z.ZodType<DevClusterList> = c.zod(
-  c.object<DevClusterList>({
+export const DevClusterListSchema: z.ZodType<DevClusterList> = c.zod(c.object<DevClusterList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevClusterList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(DevClusterSchema)),
-}),
-);
+}));
 
 const DevClusterDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterSpecDefaults } } };
 
@@ -570,14 +568,12 @@ export const DevClusterTemplateSchema: z.ZodType<DevClusterTemplate> = c.zod(c.o
 }));
 
 /** zod schema of {@link DevClusterTemplateList}. */
-export const DevClusterTemplateListSchema: z.ZodType<DevClusterTemplateList> = c.zod(
-  c.object<DevClusterTemplateList>({
+export const DevClusterTemplateListSchema: z.ZodType<DevClusterTemplateList> = c.zod(c.object<DevClusterTemplateList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevClusterTemplateList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(DevClusterTemplateSchema)),
-}),
-);
+}));
 
 const DevClusterTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterTemplateSpecDefaults } } };
 
@@ -978,14 +974,12 @@ export const DevMachineSchema: z.ZodType<DevMachine> = c.zod(c.object<DevMachine
 }));
 
 /** zod schema of {@link DevMachineList}. */
-export const DevMachineListSchema: z.ZodType<DevMachineList> = c.zod(
-  c.object<DevMachineList>({
+export const DevMachineListSchema: z.ZodType<DevMachineList> = c.zod(c.object<DevMachineList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevMachineList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(DevMachineSchema)),
-}),
-);
+}));
 
 /** Instance type of the {@link DevMachineModel} class: a {@link DevMachine} with the Model methods. */
 export interface DevMachineModel extends DevMachine {}
@@ -1219,14 +1213,12 @@ export const DevMachinePoolSchema: z.ZodType<DevMachinePool> = c.zod(c.object<De
 }));
 
 /** zod schema of {@link DevMachinePoolList}. */
-export const DevMachinePoolListSchema: z.ZodType<DevMachinePoolList> = c.zod(
-  c.object<DevMachinePoolList>({
+export const DevMachinePoolListSchema: z.ZodType<DevMachinePoolList> = c.zod(c.object<DevMachinePoolList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevMachinePoolList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(DevMachinePoolSchema)),
-}),
-);
+}));
 
 /** Instance type of the {@link DevMachinePoolModel} class: a {@link DevMachinePool} with the Model methods. */
 export interface DevMachinePoolModel extends DevMachinePool {}
@@ -1379,14 +1371,12 @@ export const DevMachinePoolTemplateSchema: z.ZodType<DevMachinePoolTemplate> = c
 }));
 
 /** zod schema of {@link DevMachinePoolTemplateList}. */
-export const DevMachinePoolTemplateListSchema: z.ZodType<DevMachinePoolTemplateList> = c.zod(
-  c.object<DevMachinePoolTemplateList>({
+export const DevMachinePoolTemplateListSchema: z.ZodType<DevMachinePoolTemplateList> = c.zod(c.object<DevMachinePoolTemplateList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevMachinePoolTemplateList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(DevMachinePoolTemplateSchema)),
-}),
-);
+}));
 
 /** Instance type of the {@link DevMachinePoolTemplateModel} class: a {@link DevMachinePoolTemplate} with the Model methods. */
 export interface DevMachinePoolTemplateModel extends DevMachinePoolTemplate {}
@@ -1557,14 +1547,12 @@ export const DevMachineTemplateSchema: z.ZodType<DevMachineTemplate> = c.zod(c.o
 }));
 
 /** zod schema of {@link DevMachineTemplateList}. */
-export const DevMachineTemplateListSchema: z.ZodType<DevMachineTemplateList> = c.zod(
-  c.object<DevMachineTemplateList>({
+export const DevMachineTemplateListSchema: z.ZodType<DevMachineTemplateList> = c.zod(c.object<DevMachineTemplateList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevMachineTemplateList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(DevMachineTemplateSchema)),
-}),
-);
+}));
 
 /** Instance type of the {@link DevMachineTemplateModel} class: a {@link DevMachineTemplate} with the Model methods. */
 export interface DevMachineTemplateModel extends DevMachineTemplate {}

@@ -124,14 +124,12 @@ export const IPAddressSchema: z.ZodType<IPAddress> = c.zod(c.object<IPAddress>({
 }));
 
 /** zod schema of {@link IPAddressList}. */
-export const IPAddressListSchema: z.ZodType<IPAddressList> = c.zod(
-  c.object<IPAddressList>({
+export const IPAddressListSchema: z.ZodType<IPAddressList> = c.zod(c.object<IPAddressList>({
   apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
   kind: c.literal("IPAddressList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(IPAddressSchema)),
-}),
-);
+}));
 
 const IPAddressDefaults: c.DefaultsNode = { properties: { spec: { ...IPAddressSpecDefaults } } };
 
@@ -333,14 +331,12 @@ export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = c.zod(c.object<IP
 }));
 
 /** zod schema of {@link IPAddressClaimList}. */
-export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = c.zod(
-  c.object<IPAddressClaimList>({
+export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = c.zod(c.object<IPAddressClaimList>({
   apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
   kind: c.literal("IPAddressClaimList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(IPAddressClaimSchema)),
-}),
-);
+}));
 
 const IPAddressClaimDefaults: c.DefaultsNode = { properties: { status: { ...IPAddressClaimStatusDefaults } } };
 

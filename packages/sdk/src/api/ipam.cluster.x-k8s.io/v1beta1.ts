@@ -140,14 +140,12 @@ export const IPAddressSchema: z.ZodType<IPAddress> = c.zod(c.object<IPAddress>({
  *
  * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddress is deprecated; use a newer version.
  */
-export const IPAddressListSchema: z.ZodType<IPAddressList> = c.zod(
-  c.object<IPAddressList>({
+export const IPAddressListSchema: z.ZodType<IPAddressList> = c.zod(c.object<IPAddressList>({
   apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("IPAddressList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(IPAddressSchema)),
-}),
-);
+}));
 
 const IPAddressDefaults: c.DefaultsNode = { properties: { spec: { ...IPAddressSpecDefaults } } };
 
@@ -434,14 +432,12 @@ export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = c.zod(c.object<IP
  *
  * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddressClaim is deprecated; use a newer version.
  */
-export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = c.zod(
-  c.object<IPAddressClaimList>({
+export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = c.zod(c.object<IPAddressClaimList>({
   apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("IPAddressClaimList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(IPAddressClaimSchema)),
-}),
-);
+}));
 
 const IPAddressClaimDefaults: c.DefaultsNode = { properties: { status: { ...IPAddressClaimStatusDefaults } } };
 

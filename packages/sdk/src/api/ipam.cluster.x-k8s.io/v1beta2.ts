@@ -120,14 +120,12 @@ export const IPAddressSchema: z.ZodType<IPAddress> = c.zod(c.object<IPAddress>({
 }));
 
 /** zod schema of {@link IPAddressList}. */
-export const IPAddressListSchema: z.ZodType<IPAddressList> = c.zod(
-  c.object<IPAddressList>({
+export const IPAddressListSchema: z.ZodType<IPAddressList> = c.zod(c.object<IPAddressList>({
   apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("IPAddressList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(IPAddressSchema)),
-}),
-);
+}));
 
 /** Instance type of the {@link IPAddressModel} class: a {@link IPAddress} with the Model methods. */
 export interface IPAddressModel extends IPAddress {}
@@ -422,14 +420,12 @@ export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = c.zod(c.object<IP
 }));
 
 /** zod schema of {@link IPAddressClaimList}. */
-export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = c.zod(
-  c.object<IPAddressClaimList>({
+export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = c.zod(c.object<IPAddressClaimList>({
   apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("IPAddressClaimList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(IPAddressClaimSchema)),
-}),
-);
+}));
 
 /** Instance type of the {@link IPAddressClaimModel} class: a {@link IPAddressClaim} with the Model methods. */
 export interface IPAddressClaimModel extends IPAddressClaim {}

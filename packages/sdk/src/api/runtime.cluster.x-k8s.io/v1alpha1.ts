@@ -379,14 +379,12 @@ export const ExtensionConfigSchema: z.ZodType<ExtensionConfig> = c.zod(c.object<
  *
  * @deprecated runtime.cluster.x-k8s.io/v1alpha1 ExtensionConfig is deprecated; use a newer version.
  */
-export const ExtensionConfigListSchema: z.ZodType<ExtensionConfigList> = c.zod(
-  c.object<ExtensionConfigList>({
+export const ExtensionConfigListSchema: z.ZodType<ExtensionConfigList> = c.zod(c.object<ExtensionConfigList>({
   apiVersion: c.literal("runtime.cluster.x-k8s.io/v1alpha1"),
   kind: c.literal("ExtensionConfigList"),
   metadata: c.optional(c.listMeta()),
   items: c.array(c.ref(ExtensionConfigSchema)),
-}),
-);
+}));
 
 /**
  * Instance type of the {@link ExtensionConfigModel} class: a {@link ExtensionConfig} with the Model methods.

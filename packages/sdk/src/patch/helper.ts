@@ -109,6 +109,18 @@ export interface PatchableObject {
   };
 }
 
+// Server-owned metadata: never part of a patch, whatever the caller did to its copy.
+const SERVER_OWNED_METADATA: readonly (readonly string[])[] = [
+  ["metadata", "resourceVersion"],
+  ["metadata", "managedFields"],
+  ["metadata", "generation"],
+  ["metadata", "uid"],
+  ["metadata", "creationTimestamp"],
+  ["metadata", "deletionTimestamp"],
+  ["metadata", "deletionGracePeriodSeconds"],
+  ["metadata", "selfLink"],
+];
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function without(
@@ -218,8 +230,12 @@ export class PatchHelper<T extends PatchableObject = PatchableObject> {
     const v2Path = v1beta2ConditionsPath(before as never, layout);
     const v1Path = v1beta1ConditionsPath(before as never, layout);
 
-    const normBefore = (normalizeOmitEmpty(before) ?? {}) as Record<string, unknown>;
-    const normAfterRaw = (normalizeOmitEmpty(after) ?? {}) as Record<string, unknown>;
+    const normBefore = (normalizeOmitEmpty(without(before, SERVER_OWNED_METADATA)) ?? {}) as Record<
+      string,
+      unknown
+    >;
+    const normAfterRaw = (normalizeOmitEmpty(without(after, SERVER_OWNED_METADATA)) ??
+      {}) as Record<string, unknown>;
     if (deepEqual(normBefore, normAfterRaw)) {
       return { spec: {}, status: {}, conditions: [], v1beta1Conditions: [] };
     }
@@ -227,7 +243,10 @@ export class PatchHelper<T extends PatchableObject = PatchableObject> {
       const generation = (after.metadata as { generation?: number } | undefined)?.generation;
       if (generation !== undefined) writePath(after, ["status", "observedGeneration"], generation);
     }
-    const normAfter = (normalizeOmitEmpty(after) ?? {}) as Record<string, unknown>;
+    const normAfter = (normalizeOmitEmpty(without(after, SERVER_OWNED_METADATA)) ?? {}) as Record<
+      string,
+      unknown
+    >;
 
     const { status: statusBefore, ...restBefore } = normBefore;
     const { status: statusAfter, ...restAfter } = normAfter;

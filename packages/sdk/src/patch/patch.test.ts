@@ -103,6 +103,15 @@ describe("PatchHelper.changes", () => {
     expect(helper.hasChanges(obj)).toBe(false);
   });
 
+  it("server-owned metadata (resourceVersion, generation, managedFields) is never diffed", () => {
+    const obj = pool();
+    const helper = PatchHelper.snapshot(obj);
+    obj.metadata.resourceVersion = "11";
+    obj.metadata.generation = 3;
+    (obj.metadata as Record<string, unknown>).managedFields = [{ manager: "x" }];
+    expect(helper.hasChanges(obj)).toBe(false);
+  });
+
   it("spec only: a merge patch of metadata+spec, nothing for status", () => {
     const obj = pool();
     const helper = PatchHelper.snapshot(obj);

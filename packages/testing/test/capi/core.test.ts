@@ -62,7 +62,12 @@ describe("core's MachinePool controller on an InfraMachinePool", () => {
   it("adopts the InfraMachinePool: controller owner reference and cluster-name label, metadata only", async () => {
     const name = await pool();
     const imp = await waitForAdoption(name);
-    const mp = await getMachinePool(client, name);
+    // The MachinePool's own metadata is patched at the end of the same reconcile.
+    const mp = await eventually(async () => {
+      const got = await getMachinePool(client, name);
+      expect(got.metadata?.ownerReferences).toHaveLength(1);
+      return got;
+    });
     expect(imp.metadata?.ownerReferences).toEqual([
       {
         apiVersion: "cluster.x-k8s.io/v1beta2",
@@ -176,9 +181,9 @@ describe("core's MachinePool controller on an InfraMachinePool", () => {
     const mp = await eventually(async () => {
       const got = await getMachinePool(client, name);
       expect(got.spec?.providerIDList).toEqual(["test:///a", "test:///b"]);
+      expect(got.status?.replicas).toBe(2);
       return got;
     });
-    expect(mp.status?.replicas).toBe(2);
     expect(mp.status?.readyReplicas).toBe(2);
     expect(mp.status?.initialization?.infrastructureProvisioned).toBe(true);
     expect(mp.status?.phase).toBe("ScalingUp"); // no Nodes yet: node-derived ready count is 0
@@ -261,6 +266,12 @@ describe("core's MachinePool controller on an InfraMachinePool", () => {
       return got;
     });
     expect(mp.status?.deprecated?.v1beta1?.readyReplicas).toBe(3); // restored from Nodes in the same reconcile
+    // The spec write bumped the generation: one more reconcile records it in status.observedGeneration.
+    await eventually(async () => {
+      const got = await getMachinePool(client, name);
+      expect(got.status?.observedGeneration).toBe(got.metadata?.generation);
+    });
+    await sleep(100);
     // A sorted, stable list: the same content again causes no MachinePool write at all.
     core.clearWrites();
     await setProviderIDs(client, name, [ids[2] as string, ids[0] as string, ids[1] as string]);
@@ -334,6 +345,91 @@ describe("core's MachinePool controller on an InfraMachinePool", () => {
       expect((await getMachinePool(client, name)).status?.phase).toBe("Scaling");
     });
     expect(await client.get(NodeResource, { name: `${name}-stranger` })).toBeDefined();
+  });
+
+  it("writes nothing when a reconcile finds nothing new (steady state)", async () => {
+    const name = await pool({ replicas: 2 });
+    const ids = ["test:///steady-a", "test:///steady-b"];
+    for (const [i, id] of ids.entries()) await createNode(client, node(`${name}-${i}`, id));
+    await waitForAdoption(name);
+    await setProviderIDs(client, name, ids);
+    await setPoolStatus(client, name, {
+      replicas: 2,
+      ready: true,
+      conditions: [
+        {
+          type: "Ready",
+          status: "True",
+          reason: "Ready",
+          message: "",
+          lastTransitionTime: "2026-01-01T00:00:00Z",
+        },
+      ],
+    });
+    await eventually(async () => {
+      const got = await getMachinePool(client, name);
+      expect(got.status?.phase).toBe("Running");
+      expect(got.status?.observedGeneration).toBe(got.metadata?.generation);
+    });
+    await sleep(200);
+    core.clearWrites();
+    core.clearReconciles();
+    // Events that make core reconcile again without changing anything it reads.
+    for (let i = 0; i < 3; i++) {
+      await client.mergePatch(
+        TestMachinePools,
+        { namespace: ns, name },
+        {
+          metadata: { annotations: { "example.com/touch": String(i) } },
+        },
+      );
+    }
+    await eventually(() => {
+      expect(
+        core.reconciles({ machinePool: `${ns}/${name}`, actor: "machinepool" }).length,
+      ).toBeGreaterThan(0);
+    });
+    await sleep(200);
+    expect(core.writes()).toEqual([]);
+    const mp = await getMachinePool(client, name);
+    expect(
+      mp.status?.deprecated?.v1beta1?.conditions?.map(
+        (c: { type: string; status: string }) => `${c.type}=${c.status}`,
+      ),
+    ).toEqual([
+      "Ready=True",
+      "BootstrapReady=True",
+      "InfrastructureReady=True",
+      "ReplicasReady=True",
+    ]);
+  });
+
+  it("marks the MachinePool failed when a provisioned InfraMachinePool disappears", async () => {
+    const name = await pool({ replicas: 0 });
+    await waitForAdoption(name);
+    await setPoolStatus(client, name, { replicas: 0, ready: true });
+    await eventually(async () => {
+      expect(
+        (await getMachinePool(client, name)).status?.initialization?.infrastructureProvisioned,
+      ).toBe(true);
+    });
+    await client.delete(TestMachinePools, { namespace: ns, name });
+    const mp = await eventually(async () => {
+      const got = await getMachinePool(client, name);
+      expect(got.status?.deprecated?.v1beta1?.failureReason).toBe("InvalidConfiguration");
+      return got;
+    });
+    expect(mp.status?.deprecated?.v1beta1?.failureMessage).toBe(
+      `MachinePool infrastructure resource TestMachinePool ${ns}/${name} has been deleted after being ready`,
+    );
+    expect(
+      mp.status?.deprecated?.v1beta1?.conditions?.find(
+        (c: { type: string }) => c.type === "InfrastructureReady",
+      ),
+    ).toMatchObject({ status: "False", reason: "IncorrectExternalRef", severity: "Error" });
+    expect(
+      core.reconciles({ machinePool: `${ns}/${name}`, failed: true }).at(-1)?.error?.message,
+    ).toContain("could not find TestMachinePool");
   });
 
   it("treats status.failureReason as core does: a panic, reported as a reconcile error (G4)", async () => {

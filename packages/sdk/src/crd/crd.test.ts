@@ -211,11 +211,19 @@ describe("defineInfraMachinePool", () => {
 
   it("generates the TypeScript types from the CRDs through the codegen", async () => {
     const files = await generateInfraMachinePoolTypes(Foo);
-    const module = files.find((f) => f.path === "infrastructure.foo.com/v1beta2.ts");
-    expect(module?.content).toContain("FooMachinePool");
-    expect(module?.content).toContain("FooMachinePoolTemplate");
-    expect(module?.content).toContain("providerIDList");
-    expect(module?.content).toContain("instanceType");
+    expect(files.map((f) => f.path)).toEqual([
+      "common.ts",
+      "index.ts",
+      "infrastructure.foo.com/v1beta2.ts",
+    ]);
+    const module = files.find((f) => f.path === "infrastructure.foo.com/v1beta2.ts")?.content ?? "";
+    const spec = module.slice(module.indexOf("export interface FooMachinePoolSpec {"));
+    expect(spec.slice(0, spec.indexOf("\n}"))).toMatch(
+      /instanceType: string;[\s\S]*providerIDList\?: string\[\];[\s\S]*providerID\?: string;/,
+    );
+    expect(module).toContain("export interface FooMachinePoolTemplate {");
+    expect(module).toContain("export const FooMachinePoolResource");
+    expect(module).toContain("export class FooMachinePoolModel");
   });
 });
 

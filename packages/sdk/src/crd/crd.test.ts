@@ -211,9 +211,11 @@ describe("defineInfraMachinePool", () => {
 
   it("generates the TypeScript types from the CRDs through the codegen", async () => {
     const files = await generateInfraMachinePoolTypes(Foo);
+    // One module per served version.
     expect(files.map((f) => f.path)).toEqual([
       "common.ts",
       "index.ts",
+      "infrastructure.foo.com/v1beta1.ts",
       "infrastructure.foo.com/v1beta2.ts",
     ]);
     const module = files.find((f) => f.path === "infrastructure.foo.com/v1beta2.ts")?.content ?? "";

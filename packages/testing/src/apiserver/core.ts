@@ -182,6 +182,25 @@ export class ApiCore {
   }
 
   /**
+   * A list item: built-in kinds' items carry no apiVersion/kind (only the list does), as
+   * kube-apiserver encodes typed lists; custom resources' items keep them.
+   */
+  renderListItem(res: ResolvedResource, s: StoredObject): string {
+    const json = this.render(res, s);
+    if (!res.rt.builtin) return json;
+    const prefix = `{"apiVersion":${JSON.stringify(res.apiVersion)},"kind":${JSON.stringify(res.rt.kind)},`;
+    if (json.startsWith(prefix)) return `{${json.slice(prefix.length)}`;
+    return this.listItemJson(res, JSON.parse(json) as KubeObject);
+  }
+
+  /** {@link renderListItem} for an object at hand. */
+  listItemJson(res: ResolvedResource, obj: KubeObject): string {
+    if (!res.rt.builtin) return JSON.stringify(obj);
+    const { apiVersion: _a, kind: _k, ...rest } = obj;
+    return JSON.stringify(rest);
+  }
+
+  /**
    * An object stored in one version, read through another: as kube-apiserver with `conversion: None`,
    * only apiVersion changes, then the target version's schema prunes and defaults it.
    */
@@ -381,6 +400,16 @@ export class ApiCore {
     }
     const meta = obj.metadata;
     const old = current.metadata;
+    const requestedUid = proposed.metadata.uid;
+    if (requestedUid !== undefined && requestedUid !== "" && requestedUid !== old.uid) {
+      // A uid in the body is a precondition, as on the real server.
+      throw conflict(
+        rt.group,
+        rt.plural,
+        old.name ?? "",
+        `Precondition failed: UID in precondition: ${String(requestedUid)}, UID in object meta: ${old.uid}`,
+      );
+    }
     meta.name = old.name;
     if (old.namespace !== undefined) meta.namespace = old.namespace;
     else delete meta.namespace;
@@ -640,8 +669,21 @@ export class ApiCore {
       throw unsupportedMediaType(PATCH_TYPES.apply, this.patchTypes(rt).slice(0, -1));
     }
     if (!opts.fieldManager) {
-      throw badRequest(
+      throw new ApiError(
+        422,
+        "Invalid",
         'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+        {
+          group: "meta.k8s.io",
+          kind: "PatchOptions",
+          causes: [
+            {
+              reason: "FieldValueRequired",
+              message: "Required value: is required for apply patch",
+              field: "fieldManager",
+            },
+          ],
+        },
       );
     }
     const applied = this.checkBody(res, body);

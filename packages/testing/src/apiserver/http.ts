@@ -211,6 +211,8 @@ function intParam(name: string, v: string | undefined): number | undefined {
 export class HttpFrontend {
   readonly log: RequestRecord[] = [];
   port = 0;
+  /** The log keeps the most recent this many requests. */
+  logLimit = 100_000;
 
   constructor(
     private readonly core: ApiCore,
@@ -260,6 +262,7 @@ export class HttpFrontend {
       record.verb = kubeVerb(method, parsed, query);
     }
     this.log.push(record);
+    if (this.log.length > this.logLimit) this.log.splice(0, this.log.length - this.logLimit);
     res.on("close", () => {
       record.durationMs = performance.now() - started;
       record.status ||= res.statusCode;
@@ -546,7 +549,7 @@ export class HttpFrontend {
           meta.push(`"continue":"${result.continueToken}"`);
           meta.push(`"remainingItemCount":${result.remaining ?? 0}`);
         }
-        const items = result.items.map((s) => this.core.render(resolved, s)).join(",");
+        const items = result.items.map((s) => this.core.renderListItem(resolved, s)).join(",");
         const text = `{"apiVersion":${JSON.stringify(resolved.apiVersion)},"kind":${JSON.stringify(rt.listKind)},"metadata":{${meta.join(",")}},"items":[${items}]}`;
         sendJson(res, 200, text);
         return;
@@ -562,7 +565,7 @@ export class HttpFrontend {
           { namespace: listNamespace, labels, fields },
           deleteOptions(body, query),
         );
-        const text = `{"apiVersion":${JSON.stringify(resolved.apiVersion)},"kind":${JSON.stringify(rt.listKind)},"metadata":{"resourceVersion":"${this.core.store.currentRevision}"},"items":[${deleted.map((o) => JSON.stringify(o)).join(",")}]}`;
+        const text = `{"apiVersion":${JSON.stringify(resolved.apiVersion)},"kind":${JSON.stringify(rt.listKind)},"metadata":{"resourceVersion":"${this.core.store.currentRevision}"},"items":[${deleted.map((o) => this.core.listItemJson(resolved, o)).join(",")}]}`;
         sendJson(res, 200, text);
         return;
       }

@@ -140,7 +140,8 @@ export function parseFieldSelector(
     if (!m) throw badRequest(`invalid selector: '${input}'; can't understand '${part}'`);
     const field = (m[1] ?? "").trim();
     if (!supported.includes(field)) {
-      throw badRequest(`field label not supported: ${field}`);
+      const known = supported.map((f) => JSON.stringify(f)).join(", ");
+      throw badRequest(`${JSON.stringify(field)} is not a known field selector: only ${known}`);
     }
     out.push({ field, op: m[2] === "!=" ? "!=" : "=", value: (m[3] ?? "").trim() });
   }

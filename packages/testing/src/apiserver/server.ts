@@ -27,6 +27,8 @@ export interface ApiServerOptions {
   crds?: CrdSource[];
   /** The clock for timestamps (default: the system clock). */
   clock?: () => Date;
+  /** How many requests the request log keeps, newest last (default 100,000). */
+  requestLogLimit?: number;
   /** Namespaces created at start (default: default, kube-system, kube-public, kube-node-lease). */
   namespaces?: string[];
 }
@@ -198,6 +200,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   crds.onTypesChanged = () => watches.closeUnserved();
   const rules = new FaultRules();
   const frontend = new HttpFrontend(core, watches, rules);
+  frontend.logLimit = options.requestLogLimit ?? 100_000;
   const nsView = storageView(namespaces);
   for (const name of options.namespaces ?? [
     "default",

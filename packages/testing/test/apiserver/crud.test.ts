@@ -150,7 +150,21 @@ describe("get, list and selectors", () => {
       core.listConfigMapForAllNamespaces({ fieldSelector: "data.x=1" }),
     );
     expect(bad.code).toBe(400);
-    expect(bad.status.message).toBe("field label not supported: data.x");
+    expect(bad.status.message).toBe(
+      '"data.x" is not a known field selector: only "metadata.name", "metadata.namespace"',
+    );
+  });
+
+  it("lists built-in items without apiVersion/kind (only the list has them)", async () => {
+    const ns = await freshNamespace();
+    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "a" } } });
+    const list = await core.listNamespacedConfigMap({ namespace: ns });
+    expect(list.apiVersion).toBe("v1");
+    expect(list.kind).toBe("ConfigMapList");
+    expect(list.items[0]?.kind).toBeUndefined();
+    expect(list.items[0]?.apiVersion).toBeUndefined();
+    const one = await core.readNamespacedConfigMap({ namespace: ns, name: "a" });
+    expect(one.kind).toBe("ConfigMap");
   });
 
   it("pages with limit and continue", async () => {
@@ -235,15 +249,30 @@ describe("update", () => {
     expect(again.metadata?.resourceVersion).toBe(created.metadata?.resourceVersion);
   });
 
-  it("keeps uid and creationTimestamp and rejects a name mismatch", async () => {
+  it("keeps creationTimestamp, treats a body uid as a precondition, rejects a name mismatch", async () => {
     const ns = await freshNamespace();
     const created = await core.createNamespacedConfigMap({
       namespace: ns,
       body: { metadata: { name: "k" } },
     });
-    const body: V1ConfigMap = { ...created, metadata: { ...created.metadata, uid: "changed" } };
-    const updated = await core.replaceNamespacedConfigMap({ namespace: ns, name: "k", body });
+    const moved: V1ConfigMap = {
+      ...created,
+      metadata: { ...created.metadata, creationTimestamp: new Date("2000-01-01T00:00:00Z") },
+      data: { a: "1" },
+    };
+    const updated = await core.replaceNamespacedConfigMap({
+      namespace: ns,
+      name: "k",
+      body: moved,
+    });
+    expect(updated.metadata?.creationTimestamp).toEqual(created.metadata?.creationTimestamp);
     expect(updated.metadata?.uid).toBe(created.metadata?.uid);
+    const otherUid: V1ConfigMap = { ...updated, metadata: { ...updated.metadata, uid: "changed" } };
+    const uidErr = await apiError(() =>
+      core.replaceNamespacedConfigMap({ namespace: ns, name: "k", body: otherUid }),
+    );
+    expect(uidErr.code).toBe(409);
+    expect(uidErr.status.message).toContain("Precondition failed: UID in precondition: changed");
     const err = await apiError(() =>
       core.replaceNamespacedConfigMap({ namespace: ns, name: "other", body: created }),
     );

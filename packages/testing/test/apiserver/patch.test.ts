@@ -318,7 +318,11 @@ describe("server-side apply", () => {
         as(PatchStrategy.ServerSideApply),
       ),
     );
-    expect(err.code).toBe(400);
+    expect(err.code).toBe(422);
+    expect(err.status.details?.causes?.[0]).toMatchObject({
+      field: "fieldManager",
+      reason: "FieldValueRequired",
+    });
   });
 
   it("works for built-in kinds through KubernetesObjectApi", async () => {

@@ -172,6 +172,20 @@ const silent: LoggerOptions = { level: "silent" };
  * bootstrap stand-in. The CAPI CRDs must be installed; referenced provider CRDs need their contract
  * label (R4) exactly as with real core. Resolves once its caches have synced.
  *
+ * @remarks
+ * Ported from `core/reconcilers/machinepool` at the commit the contract was studied at (and PR #14030
+ * for `provisionedFrom: "initialization"`). Where it differs from a real management cluster, and why:
+ * - defaulting runs after admission, as a recorded patch, since a test API server has no webhooks
+ *   (validation is not emulated);
+ * - the workload cluster is the same API server: Nodes are read through `kubeConfig` and watched from
+ *   the start (core waits for `ControlPlaneInitialized` and uses its cluster cache);
+ * - MachinePool Machines (R11) are not emulated: an InfraMachinePool that sets
+ *   `status.infrastructureMachineKind` gets a reconcile error saying so;
+ * - the `failureReason` panic (G4) is a {@link CorePanicError}; the writes around it are core's;
+ * - no Events (`SuccessfulSetNodeRefs`, `FailedSetNodeRef`) and no metrics of core's own;
+ * - a pool with neither `configRef` nor `dataSecretName` (which the webhook would reject) waits for the
+ *   bootstrap stand-in instead of failing, while the stand-in serves such pools.
+ *
  * @example
  * ```ts
  * const api = await startApiServer();
@@ -248,6 +262,9 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
       provisionedFrom: options.provisionedFrom ?? "ready",
       nodeRefRequeueMs: options.nodeRefRequeueMs ?? 30_000,
       defaulting: options.defaulting ?? true,
+      bootstrapStandInServesPools:
+        options.bootstrap !== false &&
+        (typeof options.bootstrap !== "object" || options.bootstrap.byMachinePool !== false),
     },
   });
 

@@ -73,6 +73,8 @@ export interface MachinePoolReconcilerOptions {
   provisionedFrom: ProvisionedFrom;
   nodeRefRequeueMs: number;
   defaulting: boolean;
+  /** The bootstrap stand-in fills in `dataSecretName` of pools that have no bootstrap at all. */
+  bootstrapStandInServesPools: boolean;
 }
 
 export interface ReconcileNote {
@@ -505,6 +507,11 @@ export class MachinePoolReconciler {
     if (bootstrap?.dataSecretName !== undefined) {
       mp.status.initialization = { ...mp.status.initialization, bootstrapDataSecretCreated: true };
       setV1Beta1Condition(mp, { type: "BootstrapReady", status: "True" });
+      return undefined;
+    }
+    if (this.options.bootstrapStandInServesPools) {
+      // The webhook rejects such a pool in a real cluster; here the stand-in is about to fill it in.
+      scope.trace.notes.push({ event: "WaitingForBootstrapStandIn" });
       return undefined;
     }
     throw new Error(

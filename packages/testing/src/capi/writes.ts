@@ -58,8 +58,12 @@ export interface CoreWriteFilter {
   machinePool?: string;
   /** Only writes to (`"status"`) or not to (`"main"`) the status subresource. */
   subresource?: "status" | "main";
-  /** Only successful writes. */
+  /** Only successful (`true`) or failed (`false`) writes. */
   succeeded?: boolean;
+  /** Only writes whose reason contains this text or matches this pattern. */
+  reason?: string | RegExp;
+  /** Only writes after this sequence number (take it from the last write seen). */
+  afterSeq?: number;
 }
 
 export function matchesWrite(write: CoreWrite, filter: CoreWriteFilter): boolean {
@@ -71,6 +75,9 @@ export function matchesWrite(write: CoreWrite, filter: CoreWriteFilter): boolean
   if (filter.subresource === "status" && write.subresource !== "status") return false;
   if (filter.subresource === "main" && write.subresource === "status") return false;
   if (filter.succeeded !== undefined && (write.outcome === "ok") !== filter.succeeded) return false;
+  if (filter.afterSeq !== undefined && write.seq <= filter.afterSeq) return false;
+  if (typeof filter.reason === "string" && !write.reason.includes(filter.reason)) return false;
+  if (filter.reason instanceof RegExp && !filter.reason.test(write.reason)) return false;
   return true;
 }
 

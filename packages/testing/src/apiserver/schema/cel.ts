@@ -8,21 +8,23 @@ const REASONS = new Set([
   "FieldValueDuplicate",
 ]);
 
-let sharedEnvironment: Environment | undefined;
+const environments = new Map<boolean, Environment>();
 
 /**
- * The CEL environment for `x-kubernetes-validations`: `self` and `oldSelf` as dynamic values, plus the
- * Kubernetes library functions this engine provides beyond the CEL standard library.
+ * The CEL environment for `x-kubernetes-validations`: `self` and `oldSelf` as dynamic values (`oldSelf`
+ * an optional for rules with `optionalOldSelf`), plus the Kubernetes library functions this engine
+ * provides beyond the CEL standard library.
  */
-function environment(): Environment {
-  if (sharedEnvironment !== undefined) return sharedEnvironment;
+function environment(optionalOldSelf: boolean): Environment {
+  const cached = environments.get(optionalOldSelf);
+  if (cached !== undefined) return cached;
   const env = new Environment({
     unlistedVariablesAreDyn: false,
     homogeneousAggregateLiterals: false,
     enableOptionalTypes: true,
   })
     .registerVariable("self", "dyn")
-    .registerVariable("oldSelf", "dyn")
+    .registerVariable("oldSelf", optionalOldSelf ? "optional<dyn>" : "dyn")
     // Kubernetes list library.
     .registerFunction("list.isSorted(): bool", (list: unknown[]) => {
       for (let i = 1; i < list.length; i++) {
@@ -46,7 +48,7 @@ function environment(): Environment {
         return value.startsWith("/");
       }
     });
-  sharedEnvironment = env;
+  environments.set(optionalOldSelf, env);
   return env;
 }
 
@@ -115,7 +117,7 @@ export function compileRule(
 ): { rule: CompiledRule } | { error: SkippedRule } {
   const source = String(entry.rule);
   const skip = (error: string) => ({ error: { path, rule: source, error } });
-  const env = environment();
+  const env = environment(entry.optionalOldSelf === true);
   let program: ReturnType<Environment["parse"]>;
   let messageProgram: ReturnType<Environment["parse"]> | undefined;
   try {

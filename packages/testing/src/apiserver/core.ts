@@ -499,6 +499,9 @@ export class ApiCore {
     opts: WriteOptions,
   ): KubeObject {
     if (!this.engines.trackUpdate || opts.fieldManager === APPLIED) return updated;
+    // Like kube-apiserver's skip-non-applied manager: an object without managedFields (they were
+    // cleared) is not tracked again by updates, only by an apply.
+    if (live !== undefined && (live.metadata.managedFields ?? []).length === 0) return updated;
     const viewLive = live ? this.view(res, live) : undefined;
     const viewUpdated = this.view(res, updated);
     const tracked = this.engines.trackUpdate({

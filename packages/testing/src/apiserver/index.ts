@@ -2,19 +2,29 @@
  * In-memory Kubernetes API server for tests and demos: a real HTTP server on 127.0.0.1 that
  * `@kubernetes/client-node` (and kubectl) talk to unmodified. See {@link startApiServer}.
  *
+ * The same behaviour suite runs against it and against a real kube-apiserver; the differences found
+ * and their verdicts are listed in the package's `DIVERGENCES.md`.
+ *
  * Known limitations (differences from kube-apiserver):
- * - No conversion between CRD versions: an object stored in one version is served in every other
- *   served version with only `apiVersion` rewritten (as with `conversion: None`).
+ * - No conversion webhooks: an object stored in one CRD version is served in the others with only
+ *   `apiVersion` rewritten, then pruned and defaulted by the target version's schema (what the real
+ *   server does with `conversion: None`).
  * - `limit`/`continue` pages over the current state, not a snapshot at the first page's
- *   resourceVersion; continue tokens never expire.
- * - No authentication or authorization (any token is accepted), no admission webhooks, no aggregated
- *   discovery (`/apis` answers the legacy format), no protobuf, no `/scale` subresource, no table output.
- * - Watches send BOOKMARKs on a fixed interval; slow watchers (64 MiB unsent) are closed.
- * - Built-in kinds: Namespace, Secret, ConfigMap, Node, Event (core and events.k8s.io), Lease and
- *   CustomResourceDefinition only, validated on metadata (names, labels, owner references), not on
- *   their full built-in schemas.
- * - Garbage collection and namespace termination run right after the triggering write (in the same
- *   process tick batch), faster than the real controllers.
+ *   resourceVersion; continue tokens never expire (no 410 on `continue`). LIST ignores
+ *   `resourceVersion`/`resourceVersionMatch` and always answers the latest state.
+ * - No authentication or authorization (any token is accepted), no admission webhooks or
+ *   ValidatingAdmissionPolicies, no aggregated discovery (clients fall back to the legacy format),
+ *   no protobuf, no table output (`Accept: ...;as=Table`), no OpenAPI documents (`/openapi/v2|v3`).
+ * - Built-in kinds are Namespace, Secret, ConfigMap, Node, Event (core and events.k8s.io), Lease and
+ *   CustomResourceDefinition; their metadata is validated (names, labels, owner references,
+ *   finalizers), not their full built-in schemas.
+ * - Garbage collection and namespace termination run right after the triggering write, faster than
+ *   kube-controller-manager would (a real API server alone has no such controllers at all).
+ * - Watches send BOOKMARKs on a fixed interval (`bookmarkIntervalMs`); a watcher more than 64 MiB
+ *   behind is closed. A watch from a resourceVersion newer than the server's starts from now
+ *   instead of waiting.
+ * - Field selectors: `metadata.name`, `metadata.namespace`, the kind's own fields (Secret `type`,
+ *   Event `involvedObject.*`, `reason`, `type`, …) and a CRD's `selectableFields`.
  *
  * @packageDocumentation
  */

@@ -168,21 +168,49 @@ function matchesFilter(r: RequestRecord, filter: RequestFilter | undefined): boo
 
 /**
  * Starts an in-memory Kubernetes API server on 127.0.0.1 that `@kubernetes/client-node` talks to
- * unmodified: discovery, CRUD with selectors and paging, merge/JSON/strategic patch and server-side
- * apply, status subresources, finalizers and garbage collection, CRDs with schema validation, and
- * watches with bookmarks and 410 handling. Faults and a request log make controller tests precise.
+ * unmodified: discovery, CRUD with label/field selectors and paging, JSON merge / JSON / strategic
+ * merge patch and server-side apply (with `managedFields` and conflicts), status and scale
+ * subresources, finalizers, owner-reference garbage collection and namespace termination, CRDs with
+ * structural-schema pruning, defaulting and validation (CEL included), and watches with replay,
+ * bookmarks, `sendInitialEvents` and 410 Gone. Fault injection and a request log make controller
+ * tests precise ("zero writes at steady state").
+ *
+ * @remarks
+ * State lives in memory and survives {@link ApiServer.restart}; every write takes the next value of
+ * one global resourceVersion counter. Known differences from kube-apiserver: no conversion webhooks
+ * (other versions are served by rewriting `apiVersion`, then pruning with that version's schema),
+ * paging does not pin a snapshot, no authentication/authorization or admission webhooks, only the
+ * built-in kinds Namespace, Secret, ConfigMap, Node, Event, Lease and CustomResourceDefinition, and
+ * garbage collection runs inside the server. `DIVERGENCES.md` in this package lists every difference
+ * found by running the same suite on a real kube-apiserver.
  *
  * @example
  * ```ts
- * import { CoreV1Api } from "@kubernetes/client-node";
+ * import { CoreV1Api, makeInformer, type V1ConfigMap } from "@kubernetes/client-node";
  * import { startApiServer } from "@capi-ts/testing";
  *
  * const api = await startApiServer();
- * await api.installCRDs(["crds/cluster.x-k8s.io_machinepools.yaml"]);
+ * await api.installCRDs([`${process.env.CAPI_TS_SHARED}/crds/capi`]); // files, folders or objects
  * const core = api.kubeConfig.makeApiClient(CoreV1Api);
  * await core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "x" } } });
+ *
+ * // An informer, as a controller would run it.
+ * const informer = makeInformer<V1ConfigMap>(api.kubeConfig, "/api/v1/namespaces/default/configmaps",
+ *   () => core.listNamespacedConfigMap({ namespace: "default" }));
+ * await informer.start();
+ *
+ * // Faults: the next patch of a MachinePool answers 409; a forced relist; a server restart.
  * api.faults.add({ verb: "patch", resource: "machinepools", status: 409, count: 1 });
- * expect(api.requests({ verb: "patch" })).toHaveLength(0);
+ * api.faults.expireWatchWindow();
+ * await api.restart();
+ *
+ * // The request log: assert a reconcile at steady state wrote nothing.
+ * api.clearRequests();
+ * // ... run the reconcile ...
+ * const writes = api.requests((r) => ["create", "update", "patch", "delete"].includes(r.verb));
+ * console.assert(writes.length === 0);
+ *
+ * await informer.stop();
  * await api.stop();
  * ```
  */

@@ -69,5 +69,22 @@ export async function loadClusterCrds(options: ClusterOptions): Promise<LoadedDo
   } catch {
     throw new CodegenError({ source }, "the API server did not return JSON for the CRD list");
   }
-  return [{ source, document: 0, pathPrefix: "", value }];
+  // List items carry no apiVersion/kind on the wire; restore them so each item reads as a CRD.
+  const items = isList(value) ? value.items : [];
+  const crds = items.map((item) =>
+    typeof item === "object" && item !== null
+      ? { apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", ...item }
+      : item,
+  );
+  return [
+    { source, document: 0, pathPrefix: "", value: { apiVersion: "v1", kind: "List", items: crds } },
+  ];
+}
+
+function isList(value: unknown): value is { items: unknown[] } {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    Array.isArray((value as { items?: unknown }).items)
+  );
 }

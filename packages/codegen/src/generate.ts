@@ -1,5 +1,5 @@
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { basename, dirname, join, relative, sep } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 import { type ClusterOptions, loadClusterCrds } from "./cluster.js";
 import { escapeDocText, renderDoc } from "./emit/docs.js";
 import { emitGroupVersion, type KindVersion } from "./emit/group-version.js";
@@ -183,11 +183,11 @@ function renderIndex(
   gvs: readonly GeneratedGroupVersion[],
   crds: readonly CrdDefinition[],
 ): string {
-  const sources = [...new Set(crds.map((crd) => basename(crd.source)))].sort(compare);
+  const groups = [...new Set(crds.map((crd) => crd.group))].sort(compare);
   let out = `${GENERATED_HEADER}\n`;
   out += renderDoc(
     [
-      `Kubernetes API types generated from ${crds.length} CustomResourceDefinitions (${escapeDocText(sources.join(", "))}).`,
+      `Kubernetes API types generated from ${crds.length} CustomResourceDefinitions of ${escapeDocText(groups.join(", "))}.`,
       "Each API group and version is a namespace (for example `clusterv1beta2`) holding, per kind: the data interface (`MachinePool`), its zod schema (`MachinePoolSchema`), the list type (`MachinePoolList`), the Model class (`MachinePoolModel`, also constructible as `new MachinePool({...})`) and the resource metadata (`MachinePoolResource`).",
       "@packageDocumentation",
     ],

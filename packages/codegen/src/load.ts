@@ -211,6 +211,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 function join2(prefix: string, path: string): string {
+  if (path === "") return prefix;
   return prefix === "" ? path : `${prefix}.${path}`;
 }
 

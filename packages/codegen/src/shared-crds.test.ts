@@ -261,15 +261,21 @@ describe("validation of real objects", () => {
   });
 });
 
+interface Taint {
+  effect: string;
+  key: string;
+}
+
 interface MPObject {
   apiVersion: string;
+  kind: string;
   spec: {
     clusterName?: string;
     replicas?: unknown;
     failureDomains?: string[];
-    template: { spec: { taints: Array<{ effect: string; key: string }> } };
+    template: { spec: { taints: [Taint, ...Taint[]] } };
   };
-  status: { conditions: Array<{ lastTransitionTime: string }> };
+  status: { conditions: [{ lastTransitionTime: string }] };
 }
 
 describe("defaults and metadata", () => {

@@ -1,6 +1,7 @@
 import type { KubeClient } from "@capi-ts/sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApiServer, CapiCore } from "../../src/index.js";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { CapiCore } from "../../src/index.js";
+import { type Backend, onReal } from "../support/backend.js";
 import {
   Clusters,
   cluster,
@@ -24,6 +25,8 @@ import {
   testMachinePool,
 } from "./support.js";
 
+// A real kube-apiserver + etcd (CAPI_TS_BACKEND=real) takes seconds to start and is slower to converge.
+vi.setConfig({ testTimeout: onReal ? 60_000 : 20_000, hookTimeout: onReal ? 180_000 : 30_000 });
 const PROVIDER_FINALIZER = "testmachinepool.infrastructure.cluster.x-k8s.io";
 
 async function adopted(client: KubeClient, name: string): Promise<Obj> {
@@ -38,7 +41,7 @@ describe.each([
   ["ready", "status.ready only (CAPI main)"],
   ["initialization", "initialization.provisioned with ready fallback (PR #14030)"],
 ] as const)("provisionedFrom: %s — %s", (mode) => {
-  let api: ApiServer;
+  let api: Backend;
   let client: KubeClient;
   let core: CapiCore;
   beforeAll(async () => {
@@ -127,7 +130,7 @@ describe.each([
 });
 
 describe("bootstrap config, token rotation, deletion ordering", () => {
-  let api: ApiServer;
+  let api: Backend;
   let client: KubeClient;
   let core: CapiCore;
   beforeAll(async () => {

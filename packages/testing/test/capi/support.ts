@@ -4,14 +4,8 @@ import { KubeClient, NodeResource, type ResourceDescriptor, SecretResource } fro
 import type { KubernetesObject, V1Node } from "@kubernetes/client-node";
 import { load } from "js-yaml";
 import type { MachinePoolObject } from "../../src/capi/types.js";
-import {
-  type ApiServer,
-  type CapiCore,
-  type CapiCoreOptions,
-  startApiServer,
-  startCapiCore,
-} from "../../src/index.js";
-import { capiCrd } from "../support/backend.js";
+import { type CapiCore, type CapiCoreOptions, startCapiCore } from "../../src/index.js";
+import { type Backend, capiCrd, startBackend } from "../support/backend.js";
 
 export { NodeResource, SecretResource };
 
@@ -135,9 +129,12 @@ export function labelledKubeadmConfigCrd(): Record<string, unknown> {
   return crd;
 }
 
-/** An API server with the CAPI CRDs, the test InfraMachinePool CRD and the labelled KubeadmConfig CRD. */
-export async function startCapiApiServer(): Promise<{ api: ApiServer; client: KubeClient }> {
-  const api = await startApiServer();
+/**
+ * An API server (the in-memory one, or a real kube-apiserver when CAPI_TS_BACKEND=real) with the CAPI
+ * CRDs, the test InfraMachinePool CRD and the labelled KubeadmConfig CRD.
+ */
+export async function startCapiApiServer(): Promise<{ api: Backend; client: KubeClient }> {
+  const api = await startBackend();
   await api.installCRDs([dirname(capiCrd("cluster.x-k8s.io_clusters.yaml"))]);
   await api.installCRDs([testMachinePoolCrd(), labelledKubeadmConfigCrd()]);
   return { api, client: new KubeClient(api.kubeConfig, { fieldManager: "test" }) };
@@ -145,7 +142,7 @@ export async function startCapiApiServer(): Promise<{ api: ApiServer; client: Ku
 
 /** Starts the emulator with test-friendly defaults. */
 export function startCore(
-  api: ApiServer,
+  api: Pick<Backend, "kubeConfig">,
   options: Partial<CapiCoreOptions> = {},
 ): Promise<CapiCore> {
   return startCapiCore({ kubeConfig: api.kubeConfig, nodeRefRequeueMs: 200, ...options });

@@ -1,0 +1,281 @@
+// A test bed for the MachinePool provider kit: the in-memory API server with the CAPI CRDs, the CAPI
+// core emulator (owner refs, providerIDList copy, Nodes, bootstrap data with token rotation), the fake
+// scaling-group cloud on a manual clock driven by a pump, and `machinePoolController` running the
+// example provider's driver in a real Manager.
+import { dirname } from "node:path";
+import {
+  defineInfraMachinePool,
+  KubeClient,
+  type MachinePoolControllerOptions,
+  Manager,
+  machinePoolController,
+  machinePoolStrategySchema,
+  type PoolDriver,
+  type ResourceDescriptor,
+} from "@capi-ts/sdk";
+import type { KubernetesObject } from "@kubernetes/client-node";
+import { z } from "zod";
+import {
+  bootstrapTokenCheck,
+  type FakeCloudOptions,
+  FakeScalingCloud,
+  ManualClock,
+  nodeRegistrar,
+} from "../../../examples/src/cloud/index.js";
+import {
+  type FakeCloudDriverOptions,
+  type FakeCloudGroupSettings,
+  fakeCloudDriver,
+} from "../../../examples/src/provider/driver.js";
+import type { FakeCloudMachinePoolSpec } from "../../../examples/src/provider/spec.js";
+import { type ApiServer, type CapiCore, startApiServer, startCapiCore } from "../../src/index.js";
+import { capiCrd } from "../support/backend.js";
+
+export const ns = "default";
+export const CLUSTER = "c1";
+export const MANAGER = "kit-test";
+
+/** The kind under test, defined the way a provider defines its own. */
+export const KitMachinePool = defineInfraMachinePool({
+  group: "infrastructure.cluster.x-k8s.io",
+  kind: "KitMachinePool",
+  versions: ["v1beta2"],
+  spec: z.object({
+    instanceType: z.string().min(1),
+    image: z.string().min(1).optional(),
+    minSize: z.number().int().min(0),
+    maxSize: z.number().int().min(0),
+    zones: z.array(z.string().min(1)).optional(),
+    strategy: machinePoolStrategySchema.optional(),
+  }),
+});
+
+/** A loosely typed object for assertions. */
+export type Obj = KubernetesObject & {
+  spec?: Record<string, unknown> & { providerIDList?: string[]; replicas?: number };
+  status?: Record<string, unknown> & {
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+    replicas?: number;
+    ready?: boolean;
+    initialization?: { provisioned?: boolean; infrastructureProvisioned?: boolean };
+  };
+  data?: Record<string, string>;
+};
+
+const descriptor = (
+  group: string,
+  kind: string,
+  plural: string,
+  version = "v1beta2",
+): ResourceDescriptor<Obj> => ({ group, version, kind, plural, namespaced: true, hasStatus: true });
+
+export const Pools = descriptor(
+  "infrastructure.cluster.x-k8s.io",
+  "KitMachinePool",
+  "kitmachinepools",
+);
+export const MachinePools = descriptor("cluster.x-k8s.io", "MachinePool", "machinepools");
+export const Clusters = descriptor("cluster.x-k8s.io", "Cluster", "clusters");
+
+export interface Bed {
+  api: ApiServer;
+  client: KubeClient;
+  core: CapiCore;
+  cloud: FakeScalingCloud;
+  clock: ManualClock;
+  manager: Manager;
+  driver: PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings>;
+  stop(): Promise<void>;
+}
+
+export interface BedOptions {
+  cloud?: Omit<FakeCloudOptions, "clock" | "kubelet">;
+  driver?: FakeCloudDriverOptions;
+  controller?: Partial<
+    Omit<MachinePoolControllerOptions<FakeCloudMachinePoolSpec>, "manager" | "kind">
+  >;
+  /** Cloud milliseconds per pump tick (every 10 ms real time). Default 250. */
+  cloudMsPerTick?: number;
+  /** Check bootstrap tokens at boot (instances with a revoked token never join). Default true. */
+  checkTokens?: boolean;
+}
+
+export async function startBed(options: BedOptions = {}): Promise<Bed> {
+  const api = await startApiServer();
+  await api.installCRDs([dirname(capiCrd("cluster.x-k8s.io_clusters.yaml"))]);
+  await api.installCRDs([KitMachinePool.crd]);
+  const client = new KubeClient(api.kubeConfig, { fieldManager: "test" });
+  const core = await startCapiCore({ kubeConfig: api.kubeConfig, nodeRefRequeueMs: 200 });
+  const clock = new ManualClock(Date.now());
+  const cloud = new FakeScalingCloud({
+    seed: 7,
+    timing: { lingerMs: 20_000 },
+    ...options.cloud,
+    clock,
+    kubelet: nodeRegistrar({
+      kubeConfig: api.kubeConfig,
+      ...(options.checkTokens === false ? {} : { canJoin: bootstrapTokenCheck(api.kubeConfig) }),
+    }),
+  });
+  const driver = fakeCloudDriver(cloud.client, {
+    defaultZones: ["zone-a", "zone-b"],
+    busyRetryMs: 100,
+    ...options.driver,
+  });
+  const manager = new Manager({
+    kubeConfig: api.kubeConfig,
+    name: MANAGER,
+    logger: { level: process.env.KIT_TEST_LOG === "1" ? "debug" : "silent" },
+    gracefulShutdownTimeoutMs: 2000,
+  });
+  machinePoolController(driver, {
+    manager,
+    kind: KitMachinePool,
+    pollIntervalMs: 40,
+    resyncPeriodMs: 400,
+    ...options.controller,
+  });
+  const running = manager.start();
+  await manager.elected();
+  const tick = options.cloudMsPerTick ?? 250;
+  const pump = setInterval(() => clock.advance(tick), 10);
+  await client.create(Clusters, {
+    apiVersion: "cluster.x-k8s.io/v1beta2",
+    kind: "Cluster",
+    metadata: { name: CLUSTER, namespace: ns },
+    spec: {
+      infrastructureRef: {
+        apiGroup: "infrastructure.cluster.x-k8s.io",
+        kind: "DevCluster",
+        name: CLUSTER,
+      },
+    },
+  } as Obj);
+  await client.mergePatchStatus(
+    Clusters,
+    { namespace: ns, name: CLUSTER },
+    { status: { initialization: { infrastructureProvisioned: true } } },
+  );
+  return {
+    api,
+    client,
+    core,
+    cloud,
+    clock,
+    manager,
+    driver,
+    async stop() {
+      clearInterval(pump);
+      await manager.stop();
+      await running.catch(() => undefined);
+      await core.stop();
+      await cloud.flush();
+      await api.stop();
+    },
+  };
+}
+
+let seq = 0;
+
+/** Creates a MachinePool and its KitMachinePool; returns the pool name. */
+export async function createPool(
+  bed: Bed,
+  options: {
+    replicas?: number;
+    spec?: Record<string, unknown>;
+    annotations?: Record<string, string>;
+  } = {},
+): Promise<string> {
+  const name = `pool-${++seq}`;
+  await bed.client.create(Pools, {
+    apiVersion: KitMachinePool.apiVersion,
+    kind: KitMachinePool.kind,
+    metadata: { name, namespace: ns },
+    spec: { instanceType: "small", minSize: 0, maxSize: 10, ...options.spec },
+  } as Obj);
+  await bed.client.create(MachinePools, {
+    apiVersion: "cluster.x-k8s.io/v1beta2",
+    kind: "MachinePool",
+    metadata: {
+      name,
+      namespace: ns,
+      ...(options.annotations ? { annotations: options.annotations } : {}),
+    },
+    spec: {
+      clusterName: CLUSTER,
+      replicas: options.replicas ?? 1,
+      template: {
+        spec: {
+          clusterName: CLUSTER,
+          version: "v1.34.1",
+          bootstrap: {},
+          infrastructureRef: {
+            apiGroup: "infrastructure.cluster.x-k8s.io",
+            kind: KitMachinePool.kind,
+            name,
+          },
+        },
+      },
+    },
+  } as Obj);
+  return name;
+}
+
+/** The fake cloud's name of a pool's group and template. */
+export function groupName(pool: string): string {
+  return `${CLUSTER}.${ns}.${pool}`;
+}
+
+export function getPool(bed: Bed, name: string): Promise<Obj> {
+  return bed.client.get(Pools, { namespace: ns, name });
+}
+
+export function getMachinePool(bed: Bed, name: string): Promise<Obj> {
+  return bed.client.get(MachinePools, { namespace: ns, name });
+}
+
+export function condition(obj: Obj, type: string) {
+  return obj.status?.conditions?.find((c) => c.type === type);
+}
+
+export async function setReplicas(bed: Bed, name: string, replicas: number): Promise<void> {
+  await bed.client.mergePatch(MachinePools, { namespace: ns, name }, { spec: { replicas } });
+}
+
+/** Polls until `check` passes; rethrows its last failure on timeout. */
+export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await sleep(25);
+    }
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Waits until the pool is converged: Ready=True, list = live instances, core copied it. */
+export async function converged(bed: Bed, name: string, replicas: number): Promise<Obj> {
+  return eventually(async () => {
+    const pool = await getPool(bed, name);
+    const ids = bed.cloud.inspect.providerIds(groupName(name));
+    if (condition(pool, "Ready")?.status !== "True") {
+      throw new Error(`Ready is ${JSON.stringify(condition(pool, "Ready"))}`);
+    }
+    if (ids.length !== replicas) throw new Error(`cloud has ${ids.length} instances`);
+    if (JSON.stringify(pool.spec?.providerIDList ?? []) !== JSON.stringify(ids)) {
+      throw new Error(`providerIDList ${pool.spec?.providerIDList} != cloud ${ids}`);
+    }
+    if (pool.status?.replicas !== replicas)
+      throw new Error(`status.replicas ${pool.status?.replicas}`);
+    const mp = await getMachinePool(bed, name);
+    if ((mp.status?.replicas ?? 0) !== replicas)
+      throw new Error(`MP status.replicas ${mp.status?.replicas}`);
+    return pool;
+  });
+}

@@ -67,6 +67,8 @@ export class Store {
   private revision: number;
   private readonly window: ChangeEvent[] = [];
   private windowStart = 0;
+  /** Per table: the resourceVersion of its newest change that left the window. */
+  private readonly evicted = new Map<string, number>();
   private readonly listeners = new Set<(event: ChangeEvent) => void>();
   readonly byUid = new Map<string, { storageKey: string; key: string }>();
   /** owner uid → dependents (`storageKey|key`). */
@@ -84,9 +86,9 @@ export class Store {
     return this.revision;
   }
 
-  /** The oldest resourceVersion a watch may start from. */
-  get oldestWatchableRevision(): number {
-    return this.windowStart;
+  /** The oldest resourceVersion a watch on `storageKey` may start from. */
+  oldestWatchableRevision(storageKey: string): number {
+    return Math.max(this.windowStart, this.evicted.get(storageKey) ?? 0);
   }
 
   nextRevision(): number {
@@ -192,9 +194,13 @@ export class Store {
     return () => this.listeners.delete(listener);
   }
 
-  /** Changes after `rv` still in the window, or `undefined` when `rv` is older than the window. */
-  changesSince(rv: number): ChangeEvent[] | undefined {
-    if (rv < this.windowStart) return undefined;
+  /**
+   * Changes of one table after `rv`, or `undefined` when some of them already left the window (the
+   * watch must relist: 410). As kube-apiserver's per-resource watch cache, a quiet resource's old
+   * resourceVersion stays valid while other resources change.
+   */
+  changesSince(storageKey: string, rv: number): ChangeEvent[] | undefined {
+    if (rv < this.oldestWatchableRevision(storageKey)) return undefined;
     // The window is ordered by rv: binary search for the first event after rv.
     let lo = 0;
     let hi = this.window.length;
@@ -203,7 +209,12 @@ export class Store {
       if ((this.window[mid]?.rv ?? 0) <= rv) lo = mid + 1;
       else hi = mid;
     }
-    return this.window.slice(lo);
+    const out: ChangeEvent[] = [];
+    for (let i = lo; i < this.window.length; i++) {
+      const e = this.window[i] as ChangeEvent;
+      if (e.storageKey === storageKey) out.push(e);
+    }
+    return out;
   }
 
   /** Forgets the window: every resourceVersion handed out so far becomes too old to watch from. */
@@ -217,9 +228,7 @@ export class Store {
     this.window.push(event);
     if (this.window.length > this.windowSize) {
       const drop = this.window.length - this.windowSize;
-      const removed = this.window.splice(0, drop);
-      const last = removed[removed.length - 1];
-      if (last) this.windowStart = last.rv;
+      for (const e of this.window.splice(0, drop)) this.evicted.set(e.storageKey, e.rv);
     }
     for (const l of this.listeners) l(event);
   }

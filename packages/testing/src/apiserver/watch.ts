@@ -130,13 +130,13 @@ export class WatchHub {
       if (req.sendInitialEvents === true) this.writeBookmark(watcher, true);
     } else if (!fromNow) {
       const since = Number(rvParam);
-      const changes = this.core.store.changesSince(since);
+      const changes = this.core.store.changesSince(req.res.rt.storageKey, since);
       if (changes === undefined) {
-        const oldest = this.core.store.oldestWatchableRevision;
+        const oldest = this.core.store.oldestWatchableRevision(req.res.rt.storageKey);
         this.writeError(watcher, 410, "Expired", `too old resource version: ${since} (${oldest})`);
         return;
       }
-      for (const c of changes) if (c.storageKey === req.res.rt.storageKey) this.deliver(watcher, c);
+      for (const c of changes) this.deliver(watcher, c);
     }
     let set = this.byStorage.get(req.res.rt.storageKey);
     if (!set) {
@@ -267,8 +267,8 @@ export class WatchHub {
 
   /** Sends every open watch a 410 ERROR event and ends it (the window was expired). */
   expireAll(): void {
-    const oldest = this.core.store.oldestWatchableRevision;
     for (const w of this.select(undefined)) {
+      const oldest = this.core.store.oldestWatchableRevision(w.req.res.rt.storageKey);
       this.write(
         w,
         "ERROR",

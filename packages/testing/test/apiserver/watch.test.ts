@@ -8,7 +8,7 @@ import {
   Watch,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Backend, startBackend } from "../support/backend.js";
+import { type Backend, onReal, startBackend } from "../support/backend.js";
 import { eventually } from "../support/fixtures.js";
 
 let backend: Backend;
@@ -287,4 +287,54 @@ describe("informer (client-node makeInformer)", () => {
     expect(errors).toBeGreaterThanOrEqual(1);
     await informer.stop();
   });
+});
+
+describe("watch window", () => {
+  // The window size is an in-memory knob.
+  it.skipIf(onReal)(
+    "is per resource: a quiet resource's old resourceVersion stays watchable, a busy one's expires",
+    async () => {
+      const small = await startBackend({ watchWindow: 5 });
+      try {
+        const api = small.kubeConfig.makeApiClient(CoreV1Api);
+        await api.createNamespacedConfigMap({
+          namespace: "default",
+          body: { metadata: { name: "quiet" } },
+        });
+        const start = (await api.listNamespacedConfigMap({ namespace: "default" })).metadata
+          ?.resourceVersion;
+        for (let i = 0; i < 10; i++) {
+          await api.createNamespacedSecret({
+            namespace: "default",
+            body: { metadata: { name: `busy-${i}` } },
+          });
+        }
+        const events: string[] = [];
+        const quiet = await new Watch(small.kubeConfig).watch(
+          "/api/v1/namespaces/default/configmaps",
+          { resourceVersion: start },
+          (type, obj: KubernetesObject) => events.push(`${type} ${obj.metadata?.name}`),
+          () => {},
+        );
+        await api.createNamespacedConfigMap({
+          namespace: "default",
+          body: { metadata: { name: "later" } },
+        });
+        await eventually(() => events.length >= 1);
+        expect(events).toEqual(["ADDED later"]);
+        quiet.abort();
+        const busy: { type: string; code?: number }[] = [];
+        await new Watch(small.kubeConfig).watch(
+          "/api/v1/namespaces/default/secrets",
+          { resourceVersion: start },
+          (type, obj: { code?: number }) => busy.push({ type, code: obj.code }),
+          () => {},
+        );
+        await eventually(() => busy.length >= 1);
+        expect(busy).toEqual([{ type: "ERROR", code: 410 }]);
+      } finally {
+        await small.stop();
+      }
+    },
+  );
 });

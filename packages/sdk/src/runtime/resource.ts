@@ -76,9 +76,17 @@ export function apiVersionOf(resource: ResourceDescriptor): string {
   return resource.group === "" ? resource.version : `${resource.group}/${resource.version}`;
 }
 
-/** A stable identifier of a kind, e.g. `cluster.x-k8s.io/v1beta2/MachinePool` (used as a map key). */
-export function resourceId(resource: ResourceDescriptor): string {
-  return `${apiVersionOf(resource)}/${resource.kind}`;
+/**
+ * A stable identifier of a resource, e.g. `cluster.x-k8s.io/v1beta2/machinepools` (used as a map key).
+ * Built from the plural, not the kind, so that writes addressed by plural only (the patch helper's
+ * `ResourceRef`) match the informer of the same resource.
+ */
+export function resourceId(
+  resource: Pick<ResourceDescriptor, "group" | "version" | "plural">,
+): string {
+  return resource.group === ""
+    ? `${resource.version}/${resource.plural}`
+    : `${resource.group}/${resource.version}/${resource.plural}`;
 }
 
 /**

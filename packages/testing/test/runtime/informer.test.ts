@@ -5,6 +5,7 @@ import {
   Informer,
   InformerCache,
   KubeClient,
+  kubeClientPatchTransport,
   OWNER_UID_INDEX,
   RuntimeMetrics,
 } from "@capi-ts/sdk";
@@ -344,6 +345,30 @@ describe("InformerCache read-your-own-writes", () => {
       await cache.get(ConfigMapResource, { namespace: "default", name: "ryow" }),
     ).toBeUndefined();
     expect(await cache.list(ConfigMapResource, { namespace: "default" })).toEqual([]);
+    await cache.stop();
+  });
+
+  it("also waits for writes made through the patch helper's transport (addressed by plural)", async () => {
+    const cache = new InformerCache({ client });
+    cache.informerFor(ConfigMapResource);
+    cache.start();
+    await cache.waitForSync();
+    await client.create(ConfigMapResource, configMap("via-transport"));
+    const transport = kubeClientPatchTransport(client);
+    for (let i = 0; i < 10; i++) {
+      const written = await transport.patch(
+        { group: "", version: "v1", plural: "configmaps" },
+        "default",
+        "via-transport",
+        { data: { v: String(i) } },
+        "application/merge-patch+json",
+      );
+      const read = await cache.get(ConfigMapResource, {
+        namespace: "default",
+        name: "via-transport",
+      });
+      expect(read?.metadata?.resourceVersion).toBe(written.metadata?.resourceVersion);
+    }
     await cache.stop();
   });
 });

@@ -48,9 +48,16 @@ const OTHER_RANK = RANK.get("") as number;
 /** Byte-wise comparison of two strings (Go's `<` on strings), not locale-aware. */
 export function compareBytewise(a: string, b: string): number {
   if (a === b) return 0;
-  const ab = Buffer.from(a, "utf8");
-  const bb = Buffer.from(b, "utf8");
-  return Buffer.compare(ab, bb);
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const ca = a.charCodeAt(i);
+    const cb = b.charCodeAt(i);
+    if (ca === cb) continue;
+    // Below the surrogate range UTF-16 code units order like UTF-8 bytes; above it they may not.
+    if (ca < 0xd800 && cb < 0xd800) return ca - cb;
+    return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+  }
+  return a.length - b.length;
 }
 
 /**

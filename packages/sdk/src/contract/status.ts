@@ -56,7 +56,9 @@ export function canonicalProviderIDs(ids: Iterable<string>): string[] {
       `providerIDList has ${unique.size} distinct entries; the MachinePool CRD allows at most ${MAX_PROVIDER_IDS}`,
     );
   }
-  return [...unique].sort(compareBytewise);
+  const list = [...unique];
+  // Without surrogates, UTF-16 code unit order (the default sort) is UTF-8 byte order (Go's sort.Strings).
+  return list.some((id) => /[\ud800-\udfff]/.test(id)) ? list.sort(compareBytewise) : list.sort();
 }
 
 function arraysEqual(a: readonly string[] | undefined, b: readonly string[]): boolean {
@@ -77,7 +79,13 @@ export function setProviderIDs(
   obj: InfraMachinePoolContractFields,
   ids: Iterable<string>,
 ): boolean {
-  const canonical = canonicalProviderIDs(ids);
+  return writeCanonicalProviderIDs(obj, canonicalProviderIDs(ids));
+}
+
+function writeCanonicalProviderIDs(
+  obj: InfraMachinePoolContractFields,
+  canonical: string[],
+): boolean {
   if (arraysEqual(obj.spec?.providerIDList, canonical)) return false;
   obj.spec ??= {};
   if (canonical.length === 0) delete obj.spec.providerIDList;
@@ -208,7 +216,7 @@ export function setPoolStatus(
     );
   }
   assertNoFailureFields(obj);
-  let changed = setProviderIDs(obj, canonical);
+  let changed = writeCanonicalProviderIDs(obj, canonical);
   changed = setReplicas(obj, update.replicas) || changed;
   if (update.providerID !== undefined && obj.spec?.providerID !== update.providerID) {
     obj.spec ??= {};

@@ -14,7 +14,26 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 
 /** A deep copy through JSON semantics: `undefined` entries disappear, Dates become strings. */
 export function jsonClone<T>(value: T): T {
-  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+  return cloneJson(value) as T;
+}
+
+function cloneJson(value: unknown): unknown {
+  if (value === null || typeof value !== "object") {
+    return typeof value === "function" || typeof value === "symbol" ? undefined : value;
+  }
+  if (Array.isArray(value)) {
+    const out = new Array(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = cloneJson(value[i]) ?? null;
+    return out;
+  }
+  const withToJSON = value as { toJSON?: () => unknown };
+  if (typeof withToJSON.toJSON === "function") return cloneJson(withToJSON.toJSON());
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const child = cloneJson((value as Record<string, unknown>)[key]);
+    if (child !== undefined) out[key] = child;
+  }
+  return out;
 }
 
 /** Structural equality of JSON-like values (object key order ignored). */

@@ -226,7 +226,7 @@ describe("defineInfraMachinePool", () => {
     expect(module).toContain("export interface FooMachinePoolTemplate {");
     expect(module).toContain("export const FooMachinePoolResource");
     expect(module).toContain("export class FooMachinePoolModel");
-  });
+  }, 60_000);
 });
 
 describe("zodToStructuralSchema", () => {

@@ -494,9 +494,6 @@ export class MachinePoolReconciler {
           `retrieved empty dataSecretName from bootstrap provider for MachinePool "${mp.metadata?.name}" in namespace "${mp.metadata?.namespace}"`,
         );
       }
-      mp.spec ??= {};
-      mp.spec.template ??= {};
-      mp.spec.template.spec ??= {};
       mp.spec.template.spec.bootstrap = {
         ...mp.spec.template.spec.bootstrap,
         dataSecretName: secretName,
@@ -634,7 +631,6 @@ export class MachinePoolReconciler {
         `${JSON.stringify(mp.spec?.providerIDList ?? null)} -> ${JSON.stringify(providerIDList ?? null)}`,
       );
       note("DeprecatedCountersReset");
-      mp.spec ??= {};
       if (providerIDList === undefined) delete mp.spec.providerIDList;
       else mp.spec.providerIDList = [...providerIDList];
       setDeprecatedCounter(mp, "readyReplicas", 0);

@@ -1,4 +1,4 @@
-import type { ResourceDescriptor } from "@capi-ts/sdk";
+import { clusterv1beta2, type ResourceDescriptor } from "@capi-ts/sdk";
 import type { KubernetesObject, V1ObjectMeta } from "@kubernetes/client-node";
 
 /** A reference as v1beta2 spells it (`ContractVersionedObjectReference`). */
@@ -24,57 +24,11 @@ export interface DeprecatedCondition {
   lastTransitionTime: string;
 }
 
-/** The part of a `cluster.x-k8s.io/v1beta2` MachinePool that core's controller touches. */
-export interface MachinePoolObject extends KubernetesObject {
-  spec?: {
-    clusterName?: string;
-    replicas?: number;
-    providerIDList?: string[];
-    failureDomains?: string[];
-    template?: {
-      spec?: {
-        clusterName?: string;
-        version?: string;
-        bootstrap?: { configRef?: Partial<VersionedRef>; dataSecretName?: string };
-        infrastructureRef?: Partial<VersionedRef>;
-        minReadySeconds?: number;
-        deletion?: { nodeDeletionTimeoutSeconds?: number; [key: string]: unknown };
-        [key: string]: unknown;
-      };
-      [key: string]: unknown;
-    };
-    [key: string]: unknown;
-  };
-  status?: {
-    phase?: string;
-    replicas?: number;
-    readyReplicas?: number;
-    availableReplicas?: number;
-    upToDateReplicas?: number;
-    observedGeneration?: number;
-    nodeRefs?: { apiVersion?: string; kind?: string; name?: string; uid?: string }[];
-    versions?: { version: string; replicas?: number }[];
-    initialization?: { infrastructureProvisioned?: boolean; bootstrapDataSecretCreated?: boolean };
-    conditions?: { type: string; status: string; [key: string]: unknown }[];
-    deprecated?: {
-      v1beta1?: {
-        readyReplicas?: number;
-        availableReplicas?: number;
-        unavailableReplicas?: number;
-        failureReason?: string;
-        failureMessage?: string;
-        conditions?: DeprecatedCondition[];
-      };
-    };
-    [key: string]: unknown;
-  };
-}
+/** A `cluster.x-k8s.io/v1beta2` MachinePool (generated type). */
+export type MachinePoolObject = clusterv1beta2.MachinePool;
 
-/** A `cluster.x-k8s.io/v1beta2` Cluster, as far as core's MachinePool controller reads it. */
-export interface ClusterObject extends KubernetesObject {
-  spec?: { paused?: boolean; [key: string]: unknown };
-  status?: Record<string, unknown>;
-}
+/** A `cluster.x-k8s.io/v1beta2` Cluster (generated type). */
+export type ClusterObject = clusterv1beta2.Cluster;
 
 /** Any object referenced by a MachinePool (InfraMachinePool, bootstrap config), read unstructured. */
 export interface ExternalObject extends KubernetesObject {
@@ -92,23 +46,10 @@ export interface CrdObject extends KubernetesObject {
   };
 }
 
-export const MachinePoolResource: ResourceDescriptor<MachinePoolObject> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta2",
-  kind: "MachinePool",
-  plural: "machinepools",
-  namespaced: true,
-  hasStatus: true,
-};
+export const MachinePoolResource: ResourceDescriptor<MachinePoolObject> =
+  clusterv1beta2.MachinePoolResource;
 
-export const ClusterResource: ResourceDescriptor<ClusterObject> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta2",
-  kind: "Cluster",
-  plural: "clusters",
-  namespaced: true,
-  hasStatus: true,
-};
+export const ClusterResource: ResourceDescriptor<ClusterObject> = clusterv1beta2.ClusterResource;
 
 export const CrdResource: ResourceDescriptor<CrdObject> = {
   group: "apiextensions.k8s.io",

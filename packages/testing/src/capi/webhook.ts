@@ -11,12 +11,9 @@ export interface DefaultableMachinePool {
     template?: {
       spec?: {
         version?: string;
-        deletion?: { nodeDeletionTimeoutSeconds?: number; [key: string]: unknown };
-        [key: string]: unknown;
+        deletion?: { nodeDeletionTimeoutSeconds?: number };
       };
-      [key: string]: unknown;
     };
-    [key: string]: unknown;
   };
 }
 

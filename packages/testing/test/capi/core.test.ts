@@ -298,7 +298,7 @@ describe("core's MachinePool controller on an InfraMachinePool", () => {
       expect(got.status?.phase).toBe("Running");
       return got;
     });
-    expect(mp.status?.nodeRefs?.map((r: { name: string }) => r.name)).toEqual([
+    expect(mp.status?.nodeRefs?.map((r) => r.name)).toEqual([
       `${name}-node-0`,
       `${name}-node-1`,
       `${name}-node-2`,

@@ -9,6 +9,7 @@ import {
   eventually,
   getMachinePool,
   KubeadmConfigs,
+  type MachinePoolObject,
   MachinePools,
   machinePool,
   NodeResource,
@@ -40,7 +41,7 @@ async function adopted(client: KubeClient, name: string): Promise<Obj> {
 describe.each([
   ["ready", "status.ready only (CAPI main)"],
   ["initialization", "initialization.provisioned with ready fallback (PR #14030)"],
-] as const)("provisionedFrom: %s — %s", (mode) => {
+] as const)("provisionedFrom: %s — %s", (mode, _description) => {
   let api: Backend;
   let client: KubeClient;
   let core: CapiCore;
@@ -298,7 +299,7 @@ describe("bootstrap config, token rotation, deletion ordering", () => {
   });
 
   it("needs the contract label on a referenced CRD, as core does (R4)", async () => {
-    const devMachinePool = {
+    const devMachinePool: MachinePoolObject = {
       apiVersion: "cluster.x-k8s.io/v1beta2",
       kind: "MachinePool",
       metadata: { name: "unlabelled", namespace: ns },

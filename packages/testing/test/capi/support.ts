@@ -11,14 +11,15 @@ export { NodeResource, SecretResource };
 
 /** A loosely typed object for assertions. */
 export type Obj = KubernetesObject & {
-  spec?: MachinePoolObject["spec"];
-  status?: MachinePoolObject["status"];
-  data?: Record<string, string>;
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
 };
+
+export type { MachinePoolObject };
 
 export const ns = "default";
 
-export const MachinePools: ResourceDescriptor<Obj> = {
+export const MachinePools: ResourceDescriptor<MachinePoolObject> = {
   group: "cluster.x-k8s.io",
   version: "v1beta2",
   kind: "MachinePool",
@@ -169,9 +170,9 @@ export function machinePool(
     dataSecretName?: string;
     annotations?: Record<string, string>;
   } = {},
-): Obj {
+): MachinePoolObject {
   const clusterName = options.clusterName ?? "c1";
-  const bootstrap: Record<string, unknown> = {};
+  const bootstrap: NonNullable<MachinePoolObject["spec"]>["template"]["spec"]["bootstrap"] = {};
   if (options.configRef) {
     bootstrap.configRef = {
       apiGroup: "bootstrap.cluster.x-k8s.io",
@@ -272,7 +273,7 @@ export function setProviderIDs(
   );
 }
 
-export function getMachinePool(client: KubeClient, name: string): Promise<Obj> {
+export function getMachinePool(client: KubeClient, name: string): Promise<MachinePoolObject> {
   return client.get(MachinePools, { namespace: ns, name });
 }
 

@@ -6,8 +6,10 @@ const MIN = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size";
 const MAX = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size";
 
 function pool(replicas?: number, annotations?: Record<string, string>) {
+  const metadata: { annotations?: Record<string, string>; labels?: Record<string, string> } = {};
+  if (annotations) metadata.annotations = annotations;
   return {
-    metadata: annotations ? { annotations } : {},
+    metadata,
     spec: {
       clusterName: "c1",
       ...(replicas !== undefined ? { replicas } : {}),

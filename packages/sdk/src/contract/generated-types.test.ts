@@ -1,5 +1,6 @@
 // Type-level checks that the helpers accept the generated CAPI kinds (v1beta1 and v1beta2) and a
 // provider's own kind; `./dev typecheck` fails if a helper's structural type drifts from them.
+import type { KubeConfig } from "@kubernetes/client-node";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { clusterv1beta1, clusterv1beta2, infrastructurev1beta2 } from "../api/index.js";
 import { clusterv1beta2 as capi } from "../api/index.js";
@@ -11,7 +12,11 @@ import {
 } from "../conditions/index.js";
 import { PatchHelper, type ResourceRef } from "../patch/index.js";
 import {
+  ensureFinalizer,
+  ensurePausedCondition,
   findOwnerMachinePoolRef,
+  getClusterFromMetadata,
+  getOwnerMachinePool,
   isPaused,
   readCluster,
   readMachinePool,
@@ -105,5 +110,19 @@ describe("generated CAPI types fit the helpers", () => {
     const helper = PatchHelper.snapshot(mpV1beta2, { resource: capi.MachinePoolResource });
     expect(helper.hasChanges(mpV1beta2)).toBe(false);
     expectTypeOf(capi.MachinePoolResource).toExtend<ResourceRef>();
+  });
+
+  it("objects read by the lookups flow into the readers and pause helpers without casts", () => {
+    // Compiled, not run: the type checker proves the chain a reconcile uses.
+    async function reconcile(kc: KubeConfig, pool: infrastructurev1beta2.DevMachinePool) {
+      const mp = await getOwnerMachinePool(kc, pool);
+      if (!mp) return;
+      const cluster = await getClusterFromMetadata(kc, mp);
+      readMachinePool(mp);
+      readCluster(cluster);
+      if (await ensureFinalizer(kc, pool, "devmachinepool.infrastructure.cluster.x-k8s.io")) return;
+      await ensurePausedCondition(kc, cluster, pool);
+    }
+    expect(reconcile).toBeTypeOf("function");
   });
 });

@@ -14,8 +14,19 @@ import { Annotations } from "./constants.js";
 
 /** The part of a Cluster that decides pausing; v1beta1 and v1beta2 Clusters both fit. */
 export interface ClusterPauseFields {
-  /** Cluster spec. */
-  spec?: { paused?: boolean };
+  /** `cluster.x-k8s.io/v1beta1` or `/v1beta2`. */
+  apiVersion?: string;
+  /** `Cluster`. */
+  kind?: string;
+  /** Cluster spec; only `spec.paused === true` pauses. */
+  spec?: unknown;
+}
+
+function clusterPaused(cluster: ClusterPauseFields | undefined | null): boolean {
+  const spec = cluster?.spec;
+  return (
+    spec !== null && typeof spec === "object" && (spec as { paused?: unknown }).paused === true
+  );
 }
 
 /** Any object with annotations. */
@@ -50,7 +61,7 @@ export function isPaused(
   cluster: ClusterPauseFields | undefined | null,
   obj: ObjectWithAnnotations,
 ): boolean {
-  return cluster?.spec?.paused === true || hasPausedAnnotation(obj);
+  return clusterPaused(cluster) || hasPausedAnnotation(obj);
 }
 
 /**
@@ -69,11 +80,11 @@ export function pausedCondition(
 ): Omit<Condition, "lastTransitionTime"> {
   const generation = obj.metadata?.generation ?? 0;
   const base = generation ? { observedGeneration: generation } : {};
-  const clusterPaused = cluster?.spec?.paused === true;
+  const isClusterPaused = clusterPaused(cluster);
   const annotated = hasPausedAnnotation(obj);
-  if (clusterPaused || annotated) {
+  if (isClusterPaused || annotated) {
     const parts: string[] = [];
-    if (clusterPaused) parts.push("Cluster spec.paused is set to true");
+    if (isClusterPaused) parts.push("Cluster spec.paused is set to true");
     if (annotated) parts.push(`${obj.kind || "Object"} has the ${Annotations.Paused} annotation`);
     return {
       type: ConditionTypes.Paused,

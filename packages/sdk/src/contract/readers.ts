@@ -20,9 +20,9 @@ export interface AnyObject {
     deletionTimestamp?: string | Date;
   };
   /** Spec, any shape. */
-  spec?: object;
+  spec?: unknown;
   /** Status, any shape. */
-  status?: object;
+  status?: unknown;
 }
 
 /** A reference to an infrastructure object, as v1beta2 spells it. */

@@ -29,8 +29,11 @@ export interface KubeObject {
   metadata?: {
     name?: string;
     namespace?: string;
+    uid?: string;
     resourceVersion?: string;
     generation?: number;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
     deletionTimestamp?: string;
     finalizers?: string[];
     [key: string]: unknown;

@@ -6,7 +6,8 @@
  * Node): same objects, same `managedFields`, same conflict messages.
  *
  * How kube-apiserver sequences a write:
- * - apply: `serverSideApply` → prune → defaults → validate; a `changed: false` result stores nothing.
+ * - apply: `serverSideApply` → prune → defaults (`keepNulls: true`) → validate; a `changed: false`
+ *   result stores nothing.
  * - create/update/patch: build the new object → prune → defaults → `trackUpdate` (defaulted fields
  *   belong to the writer, as on the server) → validate.
  * - resources with a status subresource: writes to the main resource pass `ignoredFields: [["status"]]`,

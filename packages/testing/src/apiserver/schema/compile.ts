@@ -282,8 +282,8 @@ class CompiledStructuralSchema implements StructuralSchema {
     return prune(this.root, obj);
   }
 
-  applyDefaults(obj: Record<string, unknown>): void {
-    applyDefaults(this.root, obj);
+  applyDefaults(obj: Record<string, unknown>, options?: { keepNulls?: boolean }): void {
+    applyDefaults(this.root, obj, options);
   }
 
   validate(obj: unknown, old?: unknown, options?: ValidateOptions): FieldCause[] {

@@ -78,7 +78,13 @@ function pruneNonNullableNulls(node: SchemaNode, value: unknown): void {
  * with a `default` are set when their parent object exists, recursing into the result; afterwards
  * `null` values of non-nullable fields without a default are removed.
  */
-export function applyDefaults(root: SchemaNode, obj: Record<string, unknown>): void {
+export function applyDefaults(
+  root: SchemaNode,
+  obj: Record<string, unknown>,
+  options: { keepNulls?: boolean } = {},
+): void {
   defaultValue(root, obj);
-  pruneNonNullableNulls(root, obj);
+  // Decoding a request drops these nulls; a server-side apply result is not decoded again, so there
+  // they stay and fail validation ("must be of type string: \"null\""), as on the server.
+  if (options.keepNulls !== true) pruneNonNullableNulls(root, obj);
 }

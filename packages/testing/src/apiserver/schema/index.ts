@@ -8,7 +8,9 @@
  * How kube-apiserver uses it on a write of a custom resource:
  * 1. `prune` (the returned paths are the `unknown field "…"` warnings, or the 400 `strict decoding
  *    error: unknown field "a", unknown field "b"` (sorted) with `fieldValidation=Strict`);
- * 2. `applyDefaults` (this also drops `null`s of non-nullable fields, so they never fail validation);
+ * 2. `applyDefaults` (this also drops `null`s of non-nullable fields, so they never fail validation;
+ *    pass `keepNulls: true` for the result of a server-side apply, which the server does not decode
+ *    again: there such a `null` fails validation);
  * 3. `validate(obj, old, options)`: `old` on update (ratcheting, transition rules);
  *    `options.subresource: "status"` for writes through /status; `options.scale` with the CRD's
  *    `subresources.scale` paths when it has one. A non-empty result is a 422 `Invalid` whose message

@@ -23,6 +23,16 @@ export function dns1123SubdomainProblems(value: string): string[] {
   return problems;
 }
 
+/** The problems `path.IsValidPathSegmentName` reports (names of embedded objects; empty when valid). */
+export function pathSegmentProblems(value: string): string[] {
+  if (value === "." || value === "..") return [`may not be '${value}'`];
+  const problems: string[] = [];
+  for (const illegal of ["/", "%"]) {
+    if (value.includes(illegal)) problems.push(`may not contain '${illegal}'`);
+  }
+  return problems;
+}
+
 /** The problems `IsDNS1123Label` reports (empty when valid). */
 export function dns1123LabelProblems(value: string): string[] {
   const problems: string[] = [];
@@ -64,53 +74,65 @@ export function qualifiedNameProblems(value: string): string[] {
  */
 export function validateObjectMeta(
   meta: unknown,
-  options: { nameRule?: "subdomain" | "label" } = {},
+  options: {
+    nameRule?: "subdomain" | "label" | "pathSegment";
+    /** Field path of the metadata (default `metadata`). */
+    at?: string;
+    /** Whether a name (or generateName) is required (default true; embedded objects need none). */
+    requireName?: boolean;
+  } = {},
 ): FieldCause[] {
   const causes: FieldCause[] = [];
+  const at = options.at ?? "metadata";
   if (meta === null || typeof meta !== "object" || Array.isArray(meta)) {
-    return [fieldError("FieldValueRequired", "metadata", "", "")];
+    return [fieldError("FieldValueRequired", at, "", "")];
   }
   const m = meta as Record<string, unknown>;
   const name = typeof m.name === "string" ? m.name : "";
   const generateName = typeof m.generateName === "string" ? m.generateName : "";
-  const check = options.nameRule === "label" ? dns1123LabelProblems : dns1123SubdomainProblems;
+  const check =
+    options.nameRule === "label"
+      ? dns1123LabelProblems
+      : options.nameRule === "pathSegment"
+        ? pathSegmentProblems
+        : dns1123SubdomainProblems;
   if (name.length === 0) {
-    if (generateName.length === 0) {
+    if (generateName.length === 0 && options.requireName !== false) {
       causes.push(
-        fieldError("FieldValueRequired", "metadata.name", "", "name or generateName is required"),
+        fieldError("FieldValueRequired", `${at}.name`, "", "name or generateName is required"),
       );
     }
   } else {
     for (const problem of check(name)) {
-      causes.push(fieldError("FieldValueInvalid", "metadata.name", name, problem));
+      causes.push(fieldError("FieldValueInvalid", `${at}.name`, name, problem));
     }
   }
   if (generateName.length > 0) {
     // The server validates the prefix with a trailing '-' stripped and a placeholder suffix.
     const prefix = generateName.replace(/-+$/, "");
     for (const problem of check(prefix.length > 0 ? `${prefix}a` : "a")) {
-      causes.push(fieldError("FieldValueInvalid", "metadata.generateName", generateName, problem));
+      causes.push(fieldError("FieldValueInvalid", `${at}.generateName`, generateName, problem));
     }
   }
   const labels = m.labels;
   if (labels !== undefined && labels !== null && typeof labels === "object") {
     for (const [key, value] of Object.entries(labels as Record<string, unknown>)) {
       for (const problem of qualifiedNameProblems(key)) {
-        causes.push(fieldError("FieldValueInvalid", "metadata.labels", key, problem));
+        causes.push(fieldError("FieldValueInvalid", `${at}.labels`, key, problem));
       }
       const text = typeof value === "string" ? value : String(value);
       if (text.length > 63) {
         causes.push(
           fieldError(
             "FieldValueInvalid",
-            "metadata.labels",
+            `${at}.labels`,
             text,
             "must be no more than 63 characters",
           ),
         );
       }
       if (!LABEL_VALUE.test(text)) {
-        causes.push(fieldError("FieldValueInvalid", "metadata.labels", text, LABEL_VALUE_MESSAGE));
+        causes.push(fieldError("FieldValueInvalid", `${at}.labels`, text, LABEL_VALUE_MESSAGE));
       }
     }
   }
@@ -119,7 +141,7 @@ export function validateObjectMeta(
     let total = 0;
     for (const [key, value] of Object.entries(annotations as Record<string, unknown>)) {
       for (const problem of qualifiedNameProblems(key.toLowerCase())) {
-        causes.push(fieldError("FieldValueInvalid", "metadata.annotations", key, problem));
+        causes.push(fieldError("FieldValueInvalid", `${at}.annotations`, key, problem));
       }
       total += key.length + (typeof value === "string" ? value.length : 0);
     }
@@ -127,7 +149,7 @@ export function validateObjectMeta(
       causes.push(
         fieldError(
           "FieldValueTooLong",
-          "metadata.annotations",
+          `${at}.annotations`,
           "",
           "may not be more than 262144 bytes",
         ),

@@ -62,9 +62,10 @@ export interface StructuralSchema {
    * Applies schema defaults in place, as the API server does after pruning: a default fills an absent
    * field (or a `null` one that is not nullable) whose parent object exists, recursively through
    * properties, array items and `additionalProperties`; then `null`s of non-nullable fields without a
-   * default are dropped.
+   * default are dropped — except with `keepNulls`, which is how the server treats the result of a
+   * server-side apply (it is defaulted but not decoded again, so such a `null` fails validation).
    */
-  applyDefaults(obj: Record<string, unknown>): void;
+  applyDefaults(obj: Record<string, unknown>, options?: { keepNulls?: boolean }): void;
   /**
    * Validates a (pruned, defaulted) object; `old` is the stored object on update (enables CEL
    * transition rules and ratcheting of unchanged invalid values). Returns `[]` when valid.

@@ -610,6 +610,16 @@ function validateEmbedded(node: SchemaNode, value: unknown, path: Path, out: Fie
       }
     }
   }
+  if (node.embeddedResource && isPlainObject(value.metadata)) {
+    causes(
+      out,
+      validateObjectMeta(value.metadata, {
+        nameRule: "pathSegment",
+        at: fieldPath(prop(path, "metadata")),
+        requireName: false,
+      }),
+    );
+  }
   for (const k of Object.keys(value)) {
     const next = childNode(node, k);
     if (next !== undefined && needsEmbeddedCheck(next)) {
@@ -1023,6 +1033,10 @@ export function validate(
   const state: CelState = { causes };
   if (hasRules(root)) validateCEL(root, obj, undefined, old, hasOld, state);
   return causes;
+}
+
+function causes(out: FieldCause[], more: FieldCause[]): void {
+  for (const c of more) out.push(c);
 }
 
 /** Whether `here` holds for `node` or any node below it (cached per node and predicate). */

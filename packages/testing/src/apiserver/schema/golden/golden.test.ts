@@ -103,9 +103,15 @@ class Replay {
   }
 
   /** Prune, default and validate as the custom resource strategy does; returns the causes. */
-  admit(schema: StructuralSchema, obj: Obj, old: Obj | undefined, status = false): FieldCause[] {
+  admit(
+    schema: StructuralSchema,
+    obj: Obj,
+    old: Obj | undefined,
+    status = false,
+    applied = false,
+  ): FieldCause[] {
     schema.prune(obj);
-    schema.applyDefaults(obj);
+    schema.applyDefaults(obj, { keepNulls: applied });
     const useScale = schema === machinePools ? scale : undefined;
     return schema.validate(obj, old, {
       ...(status ? { subresource: "status" as const } : {}),
@@ -130,9 +136,16 @@ function run(step: Step, recorded: Recorded): void {
   const manager = q.get("fieldManager") ?? "unknown";
   const path = step.path.split("?")[0] as string;
 
+  if (path.startsWith("/api/v1/nodes")) {
+    runNode(step, recorded, manager);
+    return;
+  }
+
   if (step.contentType === "application/apply-patch+yaml") {
+    const status = path.endsWith("/status");
+    const objectPath = status ? path.slice(0, -"/status".length) : path;
     const schema = replay.schemaFor(path);
-    const live = replay.objects.get(path);
+    const live = replay.objects.get(objectPath);
     const applied = JSON.parse(String(step.body)) as Obj;
     const result = serverSideApply({
       live,
@@ -141,7 +154,9 @@ function run(step: Step, recorded: Recorded): void {
       force: q.get("force") === "true",
       schema: schema.root,
       now: NOW,
-      ignoredFields: [["status"]],
+      ...(status
+        ? { subresource: "status", ignoredFields: [["spec"]] }
+        : { ignoredFields: [["status"]] }),
     });
     if ("conflicts" in result) {
       expect(recorded.status).toBe(409);
@@ -155,19 +170,23 @@ function run(step: Step, recorded: Recorded): void {
       ).toEqual(recorded.causes);
       return;
     }
-    const causes = replay.admit(schema, result.object, live);
-    expect(causes).toEqual([]);
+    // The main resource keeps the stored status; /status keeps the stored spec.
+    const next = result.object;
+    if (live !== undefined) {
+      if (status) next.spec = live.spec;
+      else if (live.status !== undefined) next.status = live.status;
+      else delete next.status;
+    } else delete next.status;
+    const causes = replay.admit(schema, next, live, status, true);
+    if (causes.length > 0) {
+      expectInvalid(recorded, next, causes);
+      return;
+    }
     expect(recorded.status).toBe(live === undefined ? 201 : 200);
-    expect(result.object.spec).toEqual(recorded.spec);
-    expect(byManager(managedFields(result.object))).toEqual(
-      byManager(recorded.managedFields ?? []),
-    );
-    replay.objects.set(path, result.object);
-    return;
-  }
-
-  if (path.startsWith("/api/v1/nodes")) {
-    runNode(step, recorded, manager);
+    expect(next.spec).toEqual(recorded.spec);
+    expect(next.status).toEqual(recorded.objectStatus);
+    expect(byManager(managedFields(next))).toEqual(byManager(recorded.managedFields ?? []));
+    replay.objects.set(objectPath, next);
     return;
   }
 
@@ -234,6 +253,7 @@ function run(step: Step, recorded: Recorded): void {
   }
   if (status) next = { ...live, status: next.status };
   else if (live.status !== undefined) next.status = live.status;
+  else delete next.status;
   const causes = replay.admit(schema, next, live, status);
   if (causes.length > 0) {
     expectInvalid(recorded, next, causes);
@@ -252,9 +272,8 @@ function run(step: Step, recorded: Recorded): void {
       : { ignoredFields: [["status"]] }),
   });
   expect(stored.spec).toEqual(recorded.spec);
-  if (!status) {
-    expect(byManager(managedFields(stored))).toEqual(byManager(recorded.managedFields ?? []));
-  }
+  expect(stored.status).toEqual(recorded.objectStatus);
+  expect(byManager(managedFields(stored))).toEqual(byManager(recorded.managedFields ?? []));
   replay.objects.set(objectPath, stored);
 }
 
@@ -281,6 +300,26 @@ function runNode(step: Step, recorded: Recorded, manager: string): void {
     return;
   }
   const live = replay.objects.get(path) as Obj;
+  if (step.contentType === "application/apply-patch+yaml") {
+    const q = query(step);
+    const result = serverSideApply({
+      live,
+      applied: JSON.parse(String(step.body)) as Obj,
+      manager,
+      force: q.get("force") === "true",
+      schema: nodeSchema,
+      now: NOW,
+      subresource: "status",
+      ignoredFields: [["spec"]],
+    });
+    if ("conflicts" in result) throw new Error(result.message);
+    const addresses = (o: Obj) =>
+      ((o.status as Obj).addresses as Obj[]).map((a) => [a.type, a.address]);
+    expect(addresses(result.object)).toEqual(addresses({ status: recorded.objectStatus }));
+    const applier = (entries: Obj[]) => entries.filter((e) => e.manager === manager);
+    expect(applier(managedFields(result.object))).toEqual(applier(recorded.managedFields ?? []));
+    return;
+  }
   let next: Obj;
   try {
     next = strategicMergePatch("Node", live, step.body) as Obj;

@@ -254,7 +254,56 @@ export const steps: Step[] = [
   },
   apply("ssa-a-after-edit", "a", { min: 1, max: 2 }),
   apply("ssa-a-multi", "a", { min: 9, max: 3, replicas: 1 }),
+  apply("ssa-null", "a", { min: 1, max: 3, b: null }, true),
+  {
+    name: "ssa-status-apply",
+    method: "PATCH",
+    path: `${WIDGETS}/w-ssa/status?fieldManager=ctrl`,
+    body: JSON.stringify({ ...widget("w-ssa", {}), spec: undefined, status: { phase: "Ready" } }),
+    contentType: "application/apply-patch+yaml",
+  },
+  {
+    name: "ssa-status-update",
+    method: "PATCH",
+    path: `${WIDGETS}/w-ssa/status?fieldManager=ctrl2`,
+    body: { status: { phase: "Done" } },
+    contentType: mergePatch,
+  },
+  {
+    name: "ssa-status-reapply",
+    method: "PATCH",
+    path: `${WIDGETS}/w-ssa/status?fieldManager=ctrl`,
+    body: JSON.stringify({ ...widget("w-ssa", {}), spec: undefined, status: { phase: "Ready" } }),
+    contentType: "application/apply-patch+yaml",
+  },
   { name: "ssa-get", method: "GET", path: `${WIDGETS}/w-ssa` },
+  {
+    name: "w-embedded-meta",
+    method: "POST",
+    path: WIDGETS,
+    body: widget("w-embedded-meta", {
+      inner: {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "a/b", labels: { "bad key!": "v" } },
+      },
+    }),
+  },
+  { name: "w-root-rule", method: "POST", path: WIDGETS, body: widget("forbidden", { min: 1 }) },
+  {
+    name: "apply-required-default",
+    method: "PATCH",
+    path: `${WIDGETS}/w-apply?fieldManager=a`,
+    body: JSON.stringify(widget("w-apply", { min: 1 })),
+    contentType: "application/apply-patch+yaml",
+  },
+  {
+    name: "apply-null-with-default",
+    method: "PATCH",
+    path: `${WIDGETS}/w-apply?fieldManager=a`,
+    body: JSON.stringify(widget("w-apply", { min: 1, a: null })),
+    contentType: "application/apply-patch+yaml",
+  },
   {
     name: "upd-create",
     method: "POST",
@@ -358,6 +407,18 @@ export const steps: Step[] = [
     body: { status: { conditions: [{ status: "x" }] } },
     contentType: strategic,
   },
+  {
+    name: "node-apply",
+    method: "PATCH",
+    path: "/api/v1/nodes/n1/status?fieldManager=kubelet2&force=true",
+    body: JSON.stringify({
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name: "n1" },
+      status: { addresses: [{ type: "InternalIP", address: "10.0.0.9" }] },
+    }),
+    contentType: "application/apply-patch+yaml",
+  },
 ];
 
 /** The test CRD: one field per keyword, CEL rules (incl. a transition rule), defaults, list types. */
@@ -378,9 +439,13 @@ export const widgetCRD = {
         schema: {
           openAPIV3Schema: {
             type: "object",
+            "x-kubernetes-validations": [
+              { rule: "self.metadata.name != 'forbidden'", message: "this name is reserved" },
+            ],
             properties: {
               spec: {
                 type: "object",
+                required: ["mode"],
                 "x-kubernetes-validations": [
                   {
                     rule: "!has(self.min) || !has(self.max) || self.min <= self.max",

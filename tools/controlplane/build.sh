@@ -1,7 +1,17 @@
 #!/usr/bin/env bash
 # Builds a real kube-apiserver and etcd from the Go modules pinned in go.mod into tools/controlplane/bin/
 # (git-ignored). Go's build cache makes a second run take seconds; see the README's "Real control plane".
+# With --capi it also builds Cluster API core's MachinePool controller from the capi/ module.
 set -euo pipefail
+
+with_capi=false
+for arg in "$@"; do
+  case "$arg" in
+    --capi) with_capi=true ;;
+    -h | --help) echo "usage: ./dev controlplane [--capi]"; exit 0 ;;
+    *) echo "[controlplane] unknown argument '$arg' (usage: ./dev controlplane [--capi])" >&2; exit 2 ;;
+  esac
+done
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 out="$here/bin"
@@ -30,4 +40,10 @@ mkdir -p "$out"
 # change the binaries and force a relink; `nice` because the build is heavy and the machine is shared.
 CGO_ENABLED=0 nice -n 10 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out/" \
   ./cmd/kube-apiserver ./cmd/etcd
+if [[ "$with_capi" == true ]]; then
+  capi_version="$(cd capi && go list -m -f '{{.Version}}' sigs.k8s.io/cluster-api)"
+  say "building CAPI core's machinepool-controller (sigs.k8s.io/cluster-api $capi_version)"
+  (cd capi && CGO_ENABLED=0 nice -n 10 go build -trimpath -buildvcs=false -ldflags "-s -w" -o "$out/" \
+    ./cmd/machinepool-controller)
+fi
 say "done in $((SECONDS - start)) s: $(cd "$out" && ls | paste -sd' ')"

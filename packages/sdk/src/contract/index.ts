@@ -63,6 +63,7 @@ export {
   assertNoFailureFields,
   canonicalProviderIDs,
   type InfraMachinePoolContractFields,
+  type InfraMachinePoolLike,
   isProvisioned,
   type PoolStatusUpdate,
   setPoolStatus,

@@ -21,6 +21,14 @@ export interface InfraMachinePoolContractFields {
 }
 
 /**
+ * What the status writer accepts: typed contract fields, or an object whose spec/status are plain JSON
+ * records (as read from the API server untyped).
+ */
+export type InfraMachinePoolLike =
+  | InfraMachinePoolContractFields
+  | { metadata?: object; spec?: Record<string, unknown>; status?: Record<string, unknown> };
+
+/**
  * Validates and canonicalises a provider ID list (R8): empty strings are dropped, duplicates removed and
  * the list sorted byte-wise (order churn makes core reset its counters); an entry longer than 512
  * characters, a non-string, or more than 10,000 entries is refused.
@@ -75,10 +83,8 @@ function arraysEqual(a: readonly string[] | undefined, b: readonly string[]): bo
  * setProviderIDs(pool, instances.map((i) => `aws:///${i.zone}/${i.id}`));
  * ```
  */
-export function setProviderIDs(
-  obj: InfraMachinePoolContractFields,
-  ids: Iterable<string>,
-): boolean {
+export function setProviderIDs(objInput: InfraMachinePoolLike, ids: Iterable<string>): boolean {
+  const obj = objInput as InfraMachinePoolContractFields;
   return writeCanonicalProviderIDs(obj, canonicalProviderIDs(ids));
 }
 
@@ -102,7 +108,8 @@ function writeCanonicalProviderIDs(
  * setReplicas(pool, instances.length);
  * ```
  */
-export function setReplicas(obj: InfraMachinePoolContractFields, replicas: number): boolean {
+export function setReplicas(objInput: InfraMachinePoolLike, replicas: number): boolean {
+  const obj = objInput as InfraMachinePoolContractFields;
   if (!Number.isInteger(replicas) || replicas < 0 || replicas > 2_147_483_647) {
     throw new ContractViolationError("R9", `status.replicas must be an int32 ≥ 0, got ${replicas}`);
   }
@@ -124,7 +131,8 @@ export function setReplicas(obj: InfraMachinePoolContractFields, replicas: numbe
  * setReady(pool, instances.length === desired);
  * ```
  */
-export function setReady(obj: InfraMachinePoolContractFields, ready = true): boolean {
+export function setReady(objInput: InfraMachinePoolLike, ready = true): boolean {
+  const obj = objInput as InfraMachinePoolContractFields;
   const wasReady = obj.status?.ready === true || obj.status?.initialization?.provisioned === true;
   if (!ready && !wasReady) return false;
   // Once provisioned, always provisioned: both fields stay true and equal.
@@ -136,7 +144,8 @@ export function setReady(obj: InfraMachinePoolContractFields, ready = true): boo
 }
 
 /** True once the pool reported provisioned in either field. */
-export function isProvisioned(obj: InfraMachinePoolContractFields): boolean {
+export function isProvisioned(objInput: InfraMachinePoolLike): boolean {
+  const obj = objInput as InfraMachinePoolContractFields;
   return obj.status?.ready === true || obj.status?.initialization?.provisioned === true;
 }
 
@@ -189,10 +198,8 @@ export function assertNoFailureFields(obj: { status?: object }): void {
  * setPoolStatus(pool, { providerIDs: ids, replicas: ids.length, ready: ids.length >= desired });
  * ```
  */
-export function setPoolStatus(
-  obj: InfraMachinePoolContractFields,
-  update: PoolStatusUpdate,
-): boolean {
+export function setPoolStatus(objInput: InfraMachinePoolLike, update: PoolStatusUpdate): boolean {
+  const obj = objInput as InfraMachinePoolContractFields;
   const canonical = canonicalProviderIDs(update.providerIDs);
   if (update.replicas > 0 && canonical.length === 0) {
     throw new ContractViolationError(

@@ -116,6 +116,21 @@ describe("WorkQueue", () => {
     expect(queue.inFlight()).toBe(1);
   });
 
+  it("does not let a superseded delay wake a later entry of the same key early", async () => {
+    const clock = new ManualClock();
+    const queue = new WorkQueue({ clock });
+    queue.add("a", { after: 400 }); // its heap node stays behind once superseded
+    queue.add("a"); // an event: ready now
+    expect(await queue.get()).toBe("a");
+    queue.add("a", { after: 1000 }); // the reconcile's requeueAfter, a new entry
+    queue.done("a");
+    clock.advance(400); // the superseded delay is due: it must not promote the new entry
+    expect(await poll(queue)).toBe("pending");
+    clock.advance(600);
+    await Promise.resolve();
+    expect(queue.inFlight()).toBe(1);
+  });
+
   it("backs off rate-limited retries exponentially and resets on forget", async () => {
     const clock = new ManualClock();
     const queue = new WorkQueue({

@@ -100,6 +100,7 @@ export class WorkQueue {
   private readonly processing = new Map<string, number>();
   private readonly waiters: Array<(key: string | undefined) => void> = [];
   private timer: unknown;
+  private versionSeq = 0;
   private timerAt = Number.POSITIVE_INFINITY;
   private closed = false;
   private drainWaiters: Array<() => void> = [];
@@ -125,7 +126,16 @@ export class WorkQueue {
     this.metrics?.added();
     const existing = this.entries.get(key);
     if (existing === undefined) {
-      const entry: Entry = { key, readyAt, priority, version: 0, readySince: now, ready: false };
+      // Versions are unique per queue, not per entry: a delayed node left in the heap by an entry
+      // that was already handed out must never match a later entry of the same key.
+      const entry: Entry = {
+        key,
+        readyAt,
+        priority,
+        version: ++this.versionSeq,
+        readySince: now,
+        ready: false,
+      };
       this.entries.set(key, entry);
       this.place(entry, now);
     } else {
@@ -142,7 +152,7 @@ export class WorkQueue {
         if (raise) existing.priority = priority;
         if (sooner) {
           existing.readyAt = readyAt;
-          existing.version++;
+          existing.version = ++this.versionSeq;
           this.place(existing, now);
         }
       }

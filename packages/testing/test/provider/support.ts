@@ -5,6 +5,7 @@
 import { dirname } from "node:path";
 import {
   defineInfraMachinePool,
+  EventResource,
   KubeClient,
   type MachinePoolControllerOptions,
   Manager,
@@ -139,23 +140,7 @@ export async function startBed(options: BedOptions = {}): Promise<Bed> {
   await manager.elected();
   const tick = options.cloudMsPerTick ?? 250;
   const pump = setInterval(() => clock.advance(tick), 10);
-  await client.create(Clusters, {
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "Cluster",
-    metadata: { name: CLUSTER, namespace: ns },
-    spec: {
-      infrastructureRef: {
-        apiGroup: "infrastructure.cluster.x-k8s.io",
-        kind: "DevCluster",
-        name: CLUSTER,
-      },
-    },
-  } as Obj);
-  await client.mergePatchStatus(
-    Clusters,
-    { namespace: ns, name: CLUSTER },
-    { status: { initialization: { infrastructureProvisioned: true } } },
-  );
+  await createCluster(client, CLUSTER, true);
   return {
     api,
     client,
@@ -175,6 +160,31 @@ export async function startBed(options: BedOptions = {}): Promise<Bed> {
   };
 }
 
+/** Creates a Cluster, optionally with its infrastructure provisioned. */
+export async function createCluster(
+  client: KubeClient,
+  name: string,
+  provisioned: boolean,
+): Promise<void> {
+  await client.create(Clusters, {
+    apiVersion: "cluster.x-k8s.io/v1beta2",
+    kind: "Cluster",
+    metadata: { name, namespace: ns },
+    spec: {
+      infrastructureRef: { apiGroup: "infrastructure.cluster.x-k8s.io", kind: "DevCluster", name },
+    },
+  } as Obj);
+  if (provisioned) await setClusterProvisioned(client, name);
+}
+
+export async function setClusterProvisioned(client: KubeClient, name: string): Promise<void> {
+  await client.mergePatchStatus(
+    Clusters,
+    { namespace: ns, name },
+    { status: { initialization: { infrastructureProvisioned: true } } },
+  );
+}
+
 let seq = 0;
 
 /** Creates a MachinePool and its KitMachinePool; returns the pool name. */
@@ -184,9 +194,11 @@ export async function createPool(
     replicas?: number;
     spec?: Record<string, unknown>;
     annotations?: Record<string, string>;
+    clusterName?: string;
   } = {},
 ): Promise<string> {
   const name = `pool-${++seq}`;
+  const clusterName = options.clusterName ?? CLUSTER;
   await bed.client.create(Pools, {
     apiVersion: KitMachinePool.apiVersion,
     kind: KitMachinePool.kind,
@@ -202,11 +214,11 @@ export async function createPool(
       ...(options.annotations ? { annotations: options.annotations } : {}),
     },
     spec: {
-      clusterName: CLUSTER,
+      clusterName,
       replicas: options.replicas ?? 1,
       template: {
         spec: {
-          clusterName: CLUSTER,
+          clusterName,
           version: "v1.34.1",
           bootstrap: {},
           infrastructureRef: {
@@ -222,8 +234,8 @@ export async function createPool(
 }
 
 /** The fake cloud's name of a pool's group and template. */
-export function groupName(pool: string): string {
-  return `${CLUSTER}.${ns}.${pool}`;
+export function groupName(pool: string, clusterName = CLUSTER): string {
+  return `${clusterName}.${ns}.${pool}`;
 }
 
 export function getPool(bed: Bed, name: string): Promise<Obj> {
@@ -255,15 +267,28 @@ export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 20_
   }
 }
 
+/** Reasons of the Events recorded for an object. */
+export async function eventReasons(bed: Bed, name: string): Promise<string[]> {
+  const list = await bed.client.list(EventResource, { namespace: ns });
+  return list.items
+    .filter((e) => e.involvedObject?.name === name && e.source?.component === "kitmachinepool")
+    .map((e) => e.reason ?? "");
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Waits until the pool is converged: Ready=True, list = live instances, core copied it. */
-export async function converged(bed: Bed, name: string, replicas: number): Promise<Obj> {
+export async function converged(
+  bed: Bed,
+  name: string,
+  replicas: number,
+  clusterName = CLUSTER,
+): Promise<Obj> {
   return eventually(async () => {
     const pool = await getPool(bed, name);
-    const ids = bed.cloud.inspect.providerIds(groupName(name));
+    const ids = bed.cloud.inspect.providerIds(groupName(name, clusterName));
     if (condition(pool, "Ready")?.status !== "True") {
       throw new Error(`Ready is ${JSON.stringify(condition(pool, "Ready"))}`);
     }

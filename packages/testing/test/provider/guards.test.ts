@@ -1,0 +1,214 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type Bed,
+  condition,
+  converged,
+  createCluster,
+  createPool,
+  eventReasons,
+  eventually,
+  getPool,
+  groupName,
+  KitMachinePool,
+  ns,
+  Pools,
+  setClusterProvisioned,
+  setReplicas,
+  sleep,
+  startBed,
+} from "./support.js";
+
+let bed: Bed;
+
+beforeAll(async () => {
+  bed = await startBed();
+}, 60_000);
+afterAll(async () => {
+  await bed?.stop();
+});
+
+function callsFor(group: string, afterSeq = 0) {
+  return bed.cloud.calls({ afterSeq }).filter((c) => JSON.stringify(c.args).includes(group));
+}
+
+describe("machinePoolController: guards, drift and failures", { timeout: 40_000 }, () => {
+  it("drops the finalizer of a pool deleted before it ever had an owner, without touching the cloud", async () => {
+    const name = "orphan-pool";
+    await bed.client.create(Pools, {
+      apiVersion: KitMachinePool.apiVersion,
+      kind: KitMachinePool.kind,
+      metadata: { name, namespace: ns, finalizers: [KitMachinePool.finalizer] },
+      spec: { instanceType: "small", minSize: 0, maxSize: 3 },
+    });
+    await bed.client.delete(Pools, { namespace: ns, name });
+    await eventually(async () => {
+      await expect(getPool(bed, name)).rejects.toThrow();
+    });
+    expect(callsFor(groupName(name))).toEqual([]);
+  });
+
+  it("waits for the cluster's infrastructure (no cloud call), then provisions through the Cluster watch", async () => {
+    await createCluster(bed.client, "c-late", false);
+    const name = await createPool(bed, { replicas: 1, clusterName: "c-late" });
+    await eventually(async () => {
+      expect(condition(await getPool(bed, name), "Ready")).toMatchObject({
+        status: "False",
+        reason: "WaitingForClusterInfrastructure",
+      });
+    });
+    await sleep(300);
+    expect(callsFor(groupName(name, "c-late"))).toEqual([]);
+    await setClusterProvisioned(bed.client, "c-late");
+    await converged(bed, name, 1, "c-late");
+  });
+
+  it("refuses desired replicas outside the group's bounds without sending them, and recovers", async () => {
+    const name = await createPool(bed, { replicas: 1 });
+    await converged(bed, name, 1);
+    const mark = bed.cloud.lastCallSeq();
+    await setReplicas(bed, name, 20);
+    await eventually(async () => {
+      const ready = condition(await getPool(bed, name), "Ready");
+      expect(ready).toMatchObject({ status: "False", reason: "ReplicasOutOfRange" });
+      expect(ready?.message).toContain("outside the group's bounds [0, 10]");
+    });
+    expect(bed.cloud.calls({ afterSeq: mark, mutating: true })).toEqual([]);
+    await setReplicas(bed, name, 2);
+    await converged(bed, name, 2);
+  });
+
+  it("follows out-of-band changes at resync: a user-terminated instance is replaced and the list follows", async () => {
+    const name = await createPool(bed, { replicas: 2 });
+    const before = (await converged(bed, name, 2)).spec?.providerIDList ?? [];
+    const [victim] = bed.cloud.inspect.instances({ group: groupName(name), states: ["running"] });
+    bed.cloud.actors.terminateInstance(victim?.id ?? "");
+    await eventually(async () => {
+      const pool = await converged(bed, name, 2);
+      expect(pool.spec?.providerIDList).not.toEqual(before);
+      expect(pool.spec?.providerIDList?.some((id) => id.endsWith(victim?.id ?? "?"))).toBe(false);
+    });
+  });
+
+  it("recreates a group someone deleted", async () => {
+    const name = await createPool(bed, { replicas: 1 });
+    await converged(bed, name, 1);
+    bed.cloud.actors.deleteGroup(groupName(name));
+    await eventually(() => {
+      expect(bed.cloud.inspect.group(groupName(name))?.status).not.toBe("deleting");
+      expect(
+        bed.cloud
+          .calls({ operation: "createGroup" })
+          .filter((c) => JSON.stringify(c.args).includes(groupName(name))),
+      ).toHaveLength(2);
+    });
+    await converged(bed, name, 1);
+  });
+
+  it("backs off while the cloud throttles (no hot loop) and converges once it stops", async () => {
+    const name = await createPool(bed, { replicas: 1 });
+    await converged(bed, name, 1);
+    const mark = bed.cloud.lastCallSeq();
+    const fault = bed.cloud.faults.inject({ kind: "throttle", retryAfterMs: 400 });
+    try {
+      await setReplicas(bed, name, 2);
+      await eventually(async () => {
+        expect(condition(await getPool(bed, name), "Ready")?.reason).toBe("CloudThrottling");
+      });
+      const window = bed.cloud.lastCallSeq();
+      await sleep(1200);
+      // This pool's calls only (the other pools of the bed are throttled too).
+      const throttled = bed.cloud
+        .calls({ afterSeq: window, outcome: "error" })
+        .filter((c) => JSON.stringify(c.args).includes(groupName(name)));
+      expect(throttled.length).toBeGreaterThan(0);
+      // A 400 ms retry-after over 1.2 s: about three attempts, not a hot loop.
+      expect(throttled.length).toBeLessThanOrEqual(4);
+      expect(bed.cloud.calls({ afterSeq: mark, outcome: "ok", mutating: true })).toEqual([]);
+    } finally {
+      fault.remove();
+    }
+    await converged(bed, name, 2);
+  });
+
+  it("reports a group owned by another pool as terminal and never adopts it", async () => {
+    const name = "foreign-pool";
+    await bed.cloud.client.createLaunchTemplate({
+      name: "x-template",
+      data: { image: "i", instanceType: "s", userData: "" },
+    });
+    await bed.cloud.client.createGroup({
+      name: groupName(name),
+      minSize: 0,
+      maxSize: 2,
+      template: { id: "x-template", version: 1 },
+      zones: ["zone-a"],
+      tags: { "capi-ts.io/pool": "other/pool" },
+    });
+    const mark = bed.cloud.lastCallSeq();
+    const created = await createPool(bed, { replicas: 1 });
+    // createPool names pools itself; rename through a second pool with the foreign name.
+    expect(created).not.toBe(name);
+    await bed.client.create(Pools, {
+      apiVersion: KitMachinePool.apiVersion,
+      kind: KitMachinePool.kind,
+      metadata: { name, namespace: ns },
+      spec: { instanceType: "small", minSize: 0, maxSize: 3 },
+    });
+    await bed.client.create(
+      {
+        group: "cluster.x-k8s.io",
+        version: "v1beta2",
+        kind: "MachinePool",
+        plural: "machinepools",
+        namespaced: true,
+      },
+      {
+        apiVersion: "cluster.x-k8s.io/v1beta2",
+        kind: "MachinePool",
+        metadata: { name, namespace: ns },
+        spec: {
+          clusterName: "c1",
+          replicas: 1,
+          template: {
+            spec: {
+              clusterName: "c1",
+              version: "v1.34.1",
+              bootstrap: {},
+              infrastructureRef: {
+                apiGroup: KitMachinePool.group,
+                kind: KitMachinePool.kind,
+                name,
+              },
+            },
+          },
+        },
+      } as never,
+    );
+    await eventually(async () => {
+      const ready = condition(await getPool(bed, name), "Ready");
+      expect(ready).toMatchObject({ status: "False", reason: "ResourceNotOwned" });
+    });
+    const writes = bed.cloud
+      .calls({ afterSeq: mark, mutating: true })
+      .filter((c) => JSON.stringify(c.args).includes(groupName(name)));
+    expect(
+      writes.filter(
+        (c) =>
+          c.operation !== "createLaunchTemplate" && c.operation !== "createLaunchTemplateVersion",
+      ),
+    ).toEqual([]);
+  });
+
+  it("records an Event with the reason at each cloud change", async () => {
+    const name = await createPool(bed, { replicas: 1 });
+    await converged(bed, name, 1);
+    await setReplicas(bed, name, 2);
+    await converged(bed, name, 2);
+    await eventually(async () => {
+      const reasons = await eventReasons(bed, name);
+      expect(reasons).toEqual(
+        expect.arrayContaining(["TemplateVersionCreated", "GroupCreated", "ScalingUp"]),
+      );
+    });
+  });
+});

@@ -42,6 +42,8 @@ export interface CapiCoreOptions {
   kubeConfig: KubeConfig;
   /** Watch only this namespace (Nodes are cluster-scoped and always watched). */
   namespace?: string;
+  /** Reconcile only MachinePools labelled `cluster.x-k8s.io/watch-filter=<value>` (core's `--watch-filter`). */
+  watchFilterValue?: string;
   /** Field manager and logger name. Default `capi-core-emulator`. */
   name?: string;
   /**
@@ -207,6 +209,7 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
     gracefulShutdownTimeoutMs: 5_000,
   };
   if (options.namespace) managerOptions.namespace = options.namespace;
+  if (options.watchFilterValue) managerOptions.watchFilterValue = options.watchFilterValue;
   if (options.informer) managerOptions.informer = options.informer;
   const manager = new Manager(managerOptions);
 

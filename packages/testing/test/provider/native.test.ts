@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type Bed,
+  condition,
+  converged,
+  createPool,
+  eventually,
+  getPool,
+  groupName,
+  ns,
+  Pools,
+  startBed,
+} from "./support.js";
+
+let bed: Bed;
+
+beforeAll(async () => {
+  bed = await startBed({ driver: { nativeRollout: true } });
+}, 60_000);
+afterAll(async () => {
+  await bed?.stop();
+});
+
+function refreshCalls(
+  group: string,
+  afterSeq: number,
+  operation: "startInstanceRefresh" | "cancelInstanceRefresh",
+) {
+  return bed.cloud.calls({ afterSeq, operation, outcome: "ok" }).filter((c) => c.args[0] === group);
+}
+
+describe("machinePoolController: the driver's native rollout", { timeout: 40_000 }, () => {
+  it("starts the cloud's refresh for a template change, polls it, and never replaces instances itself", async () => {
+    const name = await createPool(bed, { replicas: 3 });
+    await converged(bed, name, 3);
+    const group = groupName(name);
+    const mark = bed.cloud.lastCallSeq();
+    const before = bed.cloud.inspect.group(group)?.template.version;
+    await bed.client.mergePatch(
+      Pools,
+      { namespace: ns, name },
+      { spec: { instanceType: "large" } },
+    );
+    await eventually(() =>
+      expect(refreshCalls(group, mark, "startInstanceRefresh")).toHaveLength(1),
+    );
+    await eventually(async () => {
+      const latest = bed.cloud.inspect.group(group)?.template.version;
+      expect(latest).not.toBe(before);
+      const live = bed.cloud.inspect
+        .instances({ group })
+        .filter((i) => i.state !== "terminating" && i.state !== "terminated");
+      expect(live.every((i) => i.templateVersion === latest && i.state === "running")).toBe(true);
+      expect(condition(await getPool(bed, name), "Ready")?.status).toBe("True");
+    }, 30_000);
+    await converged(bed, name, 3);
+    expect(bed.cloud.calls({ afterSeq: mark, operation: "terminateInstanceInGroup" })).toEqual([]);
+    expect(refreshCalls(group, mark, "startInstanceRefresh")).toHaveLength(1);
+  });
+
+  it("cancels a refresh that went stale (the template changed again) and starts a new one", async () => {
+    const name = await createPool(bed, { replicas: 3 });
+    await converged(bed, name, 3);
+    const group = groupName(name);
+    const mark = bed.cloud.lastCallSeq();
+    await bed.client.mergePatch(
+      Pools,
+      { namespace: ns, name },
+      { spec: { instanceType: "large" } },
+    );
+    await eventually(
+      () => expect(refreshCalls(group, mark, "startInstanceRefresh")).toHaveLength(1),
+      10_000,
+    );
+    await bed.client.mergePatch(
+      Pools,
+      { namespace: ns, name },
+      { spec: { instanceType: "xlarge" } },
+    );
+    await eventually(() =>
+      expect(refreshCalls(group, mark, "cancelInstanceRefresh")).toHaveLength(1),
+    );
+    await eventually(() =>
+      expect(refreshCalls(group, mark, "startInstanceRefresh")).toHaveLength(2),
+    );
+    await eventually(async () => {
+      const template = bed.cloud.inspect.templates().find((t) => t.name === group);
+      const latest = template?.latestVersion;
+      const live = bed.cloud.inspect
+        .instances({ group })
+        .filter((i) => i.state !== "terminating" && i.state !== "terminated");
+      expect(live).toHaveLength(3);
+      expect(live.every((i) => i.templateVersion === latest && i.state === "running")).toBe(true);
+      expect(condition(await getPool(bed, name), "Ready")?.status).toBe("True");
+    }, 30_000);
+    await converged(bed, name, 3);
+  });
+});

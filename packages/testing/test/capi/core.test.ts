@@ -474,6 +474,26 @@ describe("core's MachinePool controller on an InfraMachinePool", () => {
     });
   });
 
+  it.skipIf(onReal)(
+    "records failed writes and converges once the API server recovers",
+    async () => {
+      const faults = api.capabilities.inMemory?.faults;
+      const name = `mp-${++seq}`;
+      await client.create(TestMachinePools, testMachinePool(name));
+      faults?.add({ verb: "patch", resource: "testmachinepools", name, status: 500, count: 2 });
+      await client.create(MachinePools, machinePool(name));
+      await waitForAdoption(name);
+      const attempts = core.writes({ kind: "TestMachinePool", name });
+      expect(attempts.map((w) => w.outcome === "ok")).toEqual([false, false, true]);
+      expect(
+        core.writes({ kind: "TestMachinePool", name, succeeded: false })[0]?.outcome,
+      ).toMatchObject({
+        error: expect.stringMatching(/500/),
+      });
+      expect(core.reconciles({ machinePool: `${ns}/${name}`, failed: true })).toHaveLength(2);
+    },
+  );
+
   it("stops at a paused Cluster or MachinePool with a Paused condition", async () => {
     const name = await pool();
     await waitForAdoption(name);

@@ -1,7 +1,8 @@
+import { PassThrough } from "node:stream";
 import {
   ConfigMapResource,
+  createLogger,
   generationChanged,
-  isAlreadyExists,
   Manager,
   type ManagerOptions,
   notPaused,
@@ -13,7 +14,7 @@ import {
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ApiServer, startApiServer } from "../../src/index.js";
-import { eventually, type Gadget, GadgetResource, gadget, gadgetCrd, sleep } from "./support.js";
+import { eventually, GadgetResource, gadget, gadgetCrd, sleep } from "./support.js";
 
 let api: ApiServer;
 const managers: Manager[] = [];
@@ -365,6 +366,41 @@ describe("controllers over HTTP", () => {
     ).toBeGreaterThanOrEqual(4);
   });
 
+  it("logs every reconcile with controller, kind, namespace, name and reconcile id", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const destination = new PassThrough();
+    destination.on("data", (chunk: Buffer) => {
+      for (const line of chunk.toString().split("\n")) if (line) lines.push(JSON.parse(line));
+    });
+    const manager = newManager({ logger: createLogger({ level: "debug", destination }) });
+    manager
+      .controller("logged")
+      .for(GadgetResource)
+      .complete(async (_request, { log }) => {
+        log.info("inside the reconcile");
+        throw new Error("boom");
+      });
+    void manager.start();
+    await manager.elected();
+    await manager.client.create(GadgetResource, gadget("logged-1", 1));
+    await eventually(
+      () => lines.some((line) => line.msg === "reconcile failed; retrying with backoff"),
+      "error line",
+    );
+    const inside = lines.find((line) => line.msg === "inside the reconcile");
+    const failed = lines.find((line) => line.msg === "reconcile failed; retrying with backoff");
+    for (const line of [inside, failed]) {
+      expect(line).toMatchObject({
+        controller: "logged",
+        kind: "Gadget",
+        namespace: "default",
+        name: "logged-1",
+      });
+      expect(line?.reconcileID).toMatch(/^[0-9a-f-]{36}$/);
+    }
+    expect((failed?.err as { message?: string })?.message).toBe("boom");
+  });
+
   it("records Events, aggregating repeats into one object with a count", async () => {
     const manager = newManager();
     manager
@@ -453,8 +489,5 @@ describe("controllers over HTTP", () => {
         leaderElection: { namespace: "default", leaseDurationMs: 1000, renewDeadlineMs: 2000 },
       }),
     ).toThrow(/leaseDuration > renewDeadline > retryPeriod/);
-    void isAlreadyExists;
   });
 });
-
-export type { Gadget };

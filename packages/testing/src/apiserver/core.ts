@@ -21,7 +21,14 @@ import {
   matchesFields,
   matchesLabels,
 } from "./selectors.js";
-import { type ChangeEvent, normalize, objectKey, Store, type StoredObject } from "./store.js";
+import {
+  type ChangeEvent,
+  normalize,
+  objectKey,
+  Store,
+  type StoredObject,
+  storedFor,
+} from "./store.js";
 import type { KubeObject, ResourceType, ValidationStrategy } from "./types.js";
 
 /** Patch bodies the server understands, by Content-Type. */
@@ -179,6 +186,12 @@ export class ApiCore {
     // normalize() put apiVersion first, so the prefix is exactly this:
     const prefix = `{"apiVersion":${JSON.stringify(s.obj.apiVersion)}`;
     return `{"apiVersion":${JSON.stringify(res.apiVersion)}${json.slice(prefix.length)}`;
+  }
+
+  /** JSON text of an object returned by a verb: the stored text when it is the stored object. */
+  toJson(res: ResolvedResource, obj: KubeObject): string {
+    const s = storedFor(obj);
+    return s ? this.render(res, s) : JSON.stringify(obj);
   }
 
   /**

@@ -513,7 +513,8 @@ export class HttpFrontend {
       subresource: route.subresource,
       userAgent: record.userAgent,
     };
-    const respond = (status: number, obj: KubeObject) => sendJson(res, status, JSON.stringify(obj));
+    const respond = (status: number, obj: KubeObject) =>
+      sendJson(res, status, this.core.toJson(resolved, obj));
 
     if (route.name === undefined) {
       const labels = parseLabelSelector(query.labelSelector);

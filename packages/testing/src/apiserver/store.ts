@@ -23,15 +23,24 @@ export function normalize(obj: KubeObject): KubeObject {
   return { apiVersion, kind, metadata, ...rest };
 }
 
+const storedByObject = new WeakMap<KubeObject, StoredObject>();
+
 export function stored(obj: KubeObject): StoredObject {
   let cached: string | undefined;
-  return {
+  const value: StoredObject = {
     obj,
     json() {
       cached ??= JSON.stringify(obj);
       return cached;
     },
   };
+  storedByObject.set(obj, value);
+  return value;
+}
+
+/** The storage entry of an object that is itself stored (so its JSON text is shared). */
+export function storedFor(obj: KubeObject): StoredObject | undefined {
+  return storedByObject.get(obj);
 }
 
 /** Storage key of one object inside its table: etcd-like `namespace/name` ordering. */

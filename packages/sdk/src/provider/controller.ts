@@ -123,6 +123,11 @@ export interface MachinePoolControllerOptions<Spec> {
   readonly resyncPeriodMs?: number;
   /** Re-read the cloud this often while the pool converges. Default 10 s. */
   readonly pollIntervalMs?: number;
+  /**
+   * How long a published providerID stays in `providerIDList` after its instance vanished from the
+   * cloud's list without being seen terminated (a lagging list must not delete a live Node). Default 30 s.
+   */
+  readonly missingInstanceGraceMs?: number;
   /** Parallel reconciles of different pools. Default: the manager's `--concurrency`. */
   readonly maxConcurrentReconciles?: number;
   /** Abort a reconcile that runs longer than this (the driver sees `ctx.signal`). Default 5 min. */
@@ -295,6 +300,8 @@ class PoolReconciler<Spec, Settings> {
   readonly #resyncMs: number;
   readonly #pollMs: number;
   readonly #apiVersion: string;
+  readonly #missingGraceMs: number;
+  readonly #missingSince = new Map<string, Map<string, number>>();
 
   constructor(driver: PoolDriver<Spec, Settings>, options: MachinePoolControllerOptions<Spec>) {
     if (!driver || typeof driver.getGroup !== "function") {
@@ -334,6 +341,11 @@ class PoolReconciler<Spec, Settings> {
     this.#name = options.name ?? kind.kind.toLowerCase();
     this.#resyncMs = positive("resyncPeriodMs", options.resyncPeriodMs, 5 * 60_000);
     this.#pollMs = positive("pollIntervalMs", options.pollIntervalMs, 10_000);
+    this.#missingGraceMs = positive(
+      "missingInstanceGraceMs",
+      options.missingInstanceGraceMs,
+      30_000,
+    );
     if (
       options.bootstrapData !== undefined &&
       options.bootstrapData !== "required" &&
@@ -624,6 +636,7 @@ class PoolReconciler<Spec, Settings> {
     }
     await this.#callIgnoringNotFound("deleteTemplate", () => this.#driver.deleteTemplate(ctx));
     removeFinalizer(loaded.imp, this.#finalizer);
+    this.#missingSince.delete(`${ctx.pool.namespace}/${ctx.pool.name}`);
     this.#event(rc, log, loaded, "Deleted", "group and template deleted; finalizer removed");
     return { ready: { status: "False", reason: PoolReasons.Deleting, message: "" }, result: {} };
   }
@@ -919,7 +932,7 @@ class PoolReconciler<Spec, Settings> {
 
     // Status: every instance that is not terminated, provisioned once the pool first reaches its size.
     const provisionedNow = plan.available >= desired && group.status !== "creating";
-    this.#publish(loaded.imp, group, provisionedNow);
+    const lingering = this.#publish(loaded.imp, group, provisionedNow);
 
     if (group.status === "failed") {
       return {
@@ -931,7 +944,8 @@ class PoolReconciler<Spec, Settings> {
         result: { requeueAfter: this.#pollMs },
       };
     }
-    const converged = plan.converged && outdated === 0 && plan.actions.length === 0;
+    const converged =
+      plan.converged && outdated === 0 && plan.actions.length === 0 && lingering === 0;
     if (converged) {
       return {
         ready: { status: "True", reason: PoolReasons.Ready, message: "" },
@@ -952,14 +966,40 @@ class PoolReconciler<Spec, Settings> {
       : undefined;
   }
 
-  #publish(imp: ImpObject, group: PoolGroup<Settings>, provisioned: boolean): void {
-    const ids = group.instances.filter((i) => i.state !== "terminated").map((i) => i.providerID);
-    const unique = new Set(ids.filter((id) => id !== ""));
-    setPoolStatus(imp as never, {
-      providerIDs: unique,
-      replicas: unique.size,
-      ready: provisioned,
-    });
+  /**
+   * Publishes every instance that is not terminated. An ID that was published before and is now
+   * missing from the cloud's list altogether (not even as terminated) is kept for
+   * `missingInstanceGraceMs`: a list that lags must not make core delete a live Node. Returns how many
+   * such IDs were kept.
+   */
+  #publish(imp: ImpObject, group: PoolGroup<Settings>, provisioned: boolean): number {
+    const ids = new Set(
+      group.instances
+        .filter((i) => i.state !== "terminated" && i.providerID !== "")
+        .map((i) => i.providerID),
+    );
+    const listed = new Set(group.instances.map((i) => i.providerID));
+    const key = `${imp.metadata?.namespace ?? ""}/${imp.metadata?.name ?? ""}`;
+    const previous = imp.spec?.providerIDList ?? [];
+    const missing = this.#missingSince.get(key) ?? new Map<string, number>();
+    const now = Date.now();
+    let kept = 0;
+    for (const id of previous) {
+      if (listed.has(id)) continue;
+      const since = missing.get(id) ?? now;
+      missing.set(id, since);
+      if (now - since < this.#missingGraceMs) {
+        ids.add(id);
+        kept++;
+      }
+    }
+    for (const id of missing.keys()) {
+      if (listed.has(id) || !previous.includes(id) || !ids.has(id)) missing.delete(id);
+    }
+    if (missing.size > 0) this.#missingSince.set(key, missing);
+    else this.#missingSince.delete(key);
+    setPoolStatus(imp as never, { providerIDs: ids, replicas: ids.size, ready: provisioned });
+    return kept;
   }
 
   async #execute(

@@ -1,3 +1,4 @@
+import { NodeResource } from "@capi-ts/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Bed,
@@ -19,9 +20,20 @@ import {
 } from "./support.js";
 
 let bed: Bed;
+/** Instance IDs the driver leaves out of the group's list (an inconsistent cloud read). */
+const hidden = new Set<string>();
 
 beforeAll(async () => {
-  bed = await startBed();
+  bed = await startBed({
+    controller: { missingInstanceGraceMs: 3000 },
+    wrapDriver: (driver) => ({
+      ...driver,
+      async getGroup(ctx) {
+        const group = await driver.getGroup(ctx);
+        return group && { ...group, instances: group.instances.filter((i) => !hidden.has(i.id)) };
+      },
+    }),
+  });
 }, 60_000);
 afterAll(async () => {
   await bed?.stop();
@@ -87,6 +99,38 @@ describe("machinePoolController: guards, drift and failures", { timeout: 40_000 
       expect(pool.spec?.providerIDList).not.toEqual(before);
       expect(pool.spec?.providerIDList?.some((id) => id.endsWith(victim?.id ?? "?"))).toBe(false);
     });
+  });
+
+  it("keeps an ID the cloud's list briefly leaves out (a lagging read must not delete the Node)", async () => {
+    const name = await createPool(bed, { replicas: 2 });
+    const before = (await converged(bed, name, 2)).spec?.providerIDList ?? [];
+    const [victim] = bed.cloud.inspect.instances({ group: groupName(name), states: ["running"] });
+    const id = victim?.id ?? "";
+    await eventually(async () => {
+      await bed.client.get(NodeResource, { name: id });
+    });
+    hidden.add(id);
+    try {
+      for (let i = 0; i < 20; i++) {
+        expect((await getPool(bed, name)).spec?.providerIDList).toEqual(before);
+        await sleep(50);
+      }
+      await bed.client.get(NodeResource, { name: id }); // still there: core deleted nothing
+    } finally {
+      hidden.delete(id);
+    }
+    await converged(bed, name, 2);
+    // Hidden for longer than the grace: it is dropped (the list is trusted in the end).
+    hidden.add(id);
+    try {
+      await eventually(async () => {
+        const ids = (await getPool(bed, name)).spec?.providerIDList ?? [];
+        expect(ids.some((p) => p.endsWith(`/${id}`))).toBe(false);
+      }, 15_000);
+    } finally {
+      hidden.delete(id);
+    }
+    await converged(bed, name, 2);
   });
 
   it("recreates a group someone deleted", async () => {

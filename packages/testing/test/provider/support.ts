@@ -99,6 +99,10 @@ export interface BedOptions {
   cloudMsPerTick?: number;
   /** Check bootstrap tokens at boot (instances with a revoked token never join). Default true. */
   checkTokens?: boolean;
+  /** Wraps the driver (e.g. to simulate an inconsistent cloud list). */
+  wrapDriver?: (
+    driver: PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings>,
+  ) => PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings>;
 }
 
 export async function startBed(options: BedOptions = {}): Promise<Bed> {
@@ -118,11 +122,12 @@ export async function startBed(options: BedOptions = {}): Promise<Bed> {
       ...(options.checkTokens === false ? {} : { canJoin: bootstrapTokenCheck(api.kubeConfig) }),
     }),
   });
-  const driver = fakeCloudDriver(cloud.client, {
+  const plain = fakeCloudDriver(cloud.client, {
     defaultZones: ["zone-a", "zone-b"],
     busyRetryMs: 100,
     ...options.driver,
   });
+  const driver = options.wrapDriver ? options.wrapDriver(plain) : plain;
   const manager = new Manager({
     kubeConfig: api.kubeConfig,
     name: MANAGER,

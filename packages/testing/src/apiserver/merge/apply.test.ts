@@ -490,6 +490,56 @@ describe("trackUpdate", () => {
     });
   });
 
+  it("stamps the writer's entry only when the write changed something", () => {
+    const created = trackUpdate({
+      live: undefined,
+      updated: base({ replicas: 1 }),
+      manager: "m",
+      operation: "Update",
+      schema,
+      now: T1,
+    });
+    const same = trackUpdate({
+      live: created,
+      updated: created,
+      manager: "m",
+      operation: "Update",
+      schema,
+      now: T2,
+    });
+    expect(entry(same, "m")?.time).toBe(T1);
+    const changed = trackUpdate({
+      live: same,
+      updated: { ...same, spec: { replicas: 2 } },
+      manager: "m",
+      operation: "Update",
+      schema,
+      now: T3,
+    });
+    expect(entry(changed, "m")?.time).toBe(T3);
+    const applied1 = applied(
+      serverSideApply({
+        live: undefined,
+        applied: base({ replicas: 1 }),
+        manager: "a",
+        force: false,
+        schema,
+        now: T1,
+      }),
+    );
+    const applied2 = applied(
+      serverSideApply({
+        live: applied1,
+        applied: base({ replicas: 4 }),
+        manager: "a",
+        force: false,
+        schema,
+        now: T2,
+      }),
+    );
+    expect(entry(applied2, "a")?.time).toBe(T2);
+  });
+
   it("lets a request reset managedFields with [{}]", () => {
     const first = applied(
       serverSideApply({

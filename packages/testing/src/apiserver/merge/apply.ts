@@ -330,12 +330,13 @@ export function serverSideApply(args: ApplyArgs): ApplyResult {
     next.push({ ...m, set });
   }
   const ownershipChanged = previous === undefined || !previous.set.equals(newSet);
+  const objectChanged = !deepEqual(live, merged);
+  // The server stamps the applier's entry whenever the apply changed the object.
   next.push({
     ...me,
-    time: ownershipChanged || previous === undefined ? args.now : previous.time,
+    time: objectChanged || previous === undefined ? args.now : previous.time,
     set: newSet,
   });
-  const objectChanged = !deepEqual(live, merged);
   const ownershipMoved =
     ownershipChanged ||
     next.length !== managers.length ||
@@ -408,10 +409,10 @@ export function trackUpdate(args: TrackUpdateArgs): Record<string, unknown> {
     next.push({ ...m, set: m.set.difference(changed).difference(removed) });
   }
   const mySet = (previous?.set ?? new FieldSet()).union(changed).difference(removed);
-  const ownershipChanged = previous === undefined || !previous.set.equals(mySet);
+  // The server stamps the writer's entry when the write took any field (added or changed one).
   next.push({
     ...me,
-    time: ownershipChanged ? args.now : (previous?.time ?? args.now),
+    time: !changed.isEmpty() || previous === undefined ? args.now : previous.time,
     set: mySet,
   });
   setManagedFields(updated, next);

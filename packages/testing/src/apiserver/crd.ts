@@ -69,9 +69,6 @@ export function validateCrd(obj: KubeObject, compile: SchemaCompiler | undefined
   if (!spec.group) causes.push(requiredCause("spec.group"));
   if (!spec.names?.plural) causes.push(requiredCause("spec.names.plural"));
   if (!spec.names?.kind) causes.push(requiredCause("spec.names.kind"));
-  if (spec.names?.listKind === undefined && spec.names?.kind) {
-    // The server defaults listKind; nothing to report.
-  }
   if (spec.scope !== "Namespaced" && spec.scope !== "Cluster") {
     causes.push({
       field: "spec.scope",

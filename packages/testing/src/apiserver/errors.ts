@@ -167,12 +167,12 @@ export function methodNotSupported(): ApiError {
   );
 }
 
-export function unsupportedMediaType(contentType: string, accepted: string[]): ApiError {
+/** 415, worded as kube-apiserver words it (the offending type is not named). */
+export function unsupportedMediaType(_contentType: string, accepted: string[]): ApiError {
   return new ApiError(
     415,
     "UnsupportedMediaType",
     `the body of the request was in an unknown format - accepted media types include: ${accepted.join(", ")}`,
-    contentType ? undefined : undefined,
   );
 }
 

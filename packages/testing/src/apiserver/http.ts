@@ -13,7 +13,6 @@ import {
   methodNotSupported,
   pageNotFound,
   reasonForCode,
-  statusBody,
   unservedPath,
   unsupportedMediaType,
 } from "./errors.js";
@@ -684,5 +683,3 @@ function defaultFaultMessage(status: number, record: RequestRecord): string {
       return `injected fault: ${status} for ${record.verb} ${record.path}`;
   }
 }
-
-export { statusBody };

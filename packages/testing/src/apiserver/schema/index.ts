@@ -13,7 +13,8 @@
  *    again: there such a `null` fails validation);
  * 3. `validate(obj, old, options)`: `old` on update (ratcheting, transition rules);
  *    `options.subresource: "status"` for writes through /status; `options.scale` with the CRD's
- *    `subresources.scale` paths when it has one. A non-empty result is a 422 `Invalid` whose message
+ *    `subresources.scale` paths when it has one; `options.objectMeta` unless the caller validates
+ *    `metadata` itself. A non-empty result is a 422 `Invalid` whose message
  *    {@link formatInvalidMessage} builds.
  *
  * Known differences from kube-apiserver: CEL runs on `@marcbachmann/cel-js` with the standard library

@@ -265,10 +265,11 @@ describe("validate: a CAPI v1beta2 MachinePool", () => {
     expect(machinePoolSchema.validate(updated, undefined)).toHaveLength(1);
   });
 
-  it("validates metadata.name at the top", () => {
+  it("validates metadata.name at the top when asked (objectMeta)", () => {
     const mp = machinePool();
     at(mp, ["metadata"]).name = "Bad_Name";
-    const cause = only(machinePoolSchema.validate(mp));
+    expect(machinePoolSchema.validate(mp)).toEqual([]);
+    const cause = only(machinePoolSchema.validate(mp, undefined, { objectMeta: true }));
     expect(cause.field).toBe("metadata.name");
     expect(cause.reason).toBe("FieldValueInvalid");
     expect(cause.message).toMatch(/^Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/);

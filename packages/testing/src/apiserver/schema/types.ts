@@ -70,13 +70,15 @@ export interface StructuralSchema {
    * Validates a (pruned, defaulted) object; `old` is the stored object on update (enables CEL
    * transition rules and ratcheting of unchanged invalid values). Returns `[]` when valid.
    * `options.subresource: "status"` validates a write through /status (OpenAPI checks on `status`
-   * only, messages relative to it); `options.scale` adds the scale subresource's replicas checks.
+   * only, messages relative to it); `options.scale` adds the scale subresource's replicas checks;
+   * `options.objectMeta` adds the generic `metadata` checks (name, labels, annotations).
    */
   validate(
     obj: unknown,
     old?: unknown,
     options?: {
       subresource?: "status";
+      objectMeta?: boolean;
       scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
     },
   ): FieldCause[];

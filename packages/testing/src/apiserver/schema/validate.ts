@@ -893,6 +893,12 @@ export interface ValidateOptions {
    * `status.conditions[0].type`), and `metadata` is not re-validated, as on the server.
    */
   subresource?: "status";
+  /**
+   * Also validate the root `metadata` (name a DNS-1123 subdomain or generateName, labels,
+   * annotations), as the generic registry does for every kind. Off by default because the in-memory
+   * server's core already runs that check for all kinds.
+   */
+  objectMeta?: boolean;
   /** The CRD's scale subresource: the replicas fields must be int64 values within 0…2147483647. */
   scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
 }
@@ -1000,7 +1006,9 @@ export function validate(
       );
     }
   } else {
-    if (isPlainObject(obj)) causes.push(...validateObjectMeta(obj.metadata));
+    if (options.objectMeta === true && isPlainObject(obj)) {
+      causes.push(...validateObjectMeta(obj.metadata));
+    }
     checkValue(root, obj, undefined, sink, false, old, hasOld);
     if (options.scale !== undefined)
       checkScaleField(obj, options.scale.specReplicasPath, "int64", causes);

@@ -114,6 +114,7 @@ class Replay {
     schema.applyDefaults(obj, { keepNulls: applied });
     const useScale = schema === machinePools ? scale : undefined;
     return schema.validate(obj, old, {
+      objectMeta: !status,
       ...(status ? { subresource: "status" as const } : {}),
       ...(useScale !== undefined ? { scale: useScale } : {}),
     });

@@ -634,7 +634,10 @@ class GroupVersionEmitter {
       ],
       "",
     );
-    out += 'import type { V1ListMeta, V1ObjectMeta } from "@kubernetes/client-node";\n';
+    out +=
+      'import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";\n';
+    out +=
+      'import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";\n';
     out +=
       'import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";\n';
     out += 'import type { z } from "zod";\n';

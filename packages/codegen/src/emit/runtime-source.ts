@@ -11,7 +11,11 @@ export const RUNTIME_SOURCE = String.raw`/**
  *
  * @packageDocumentation
  */
-import type { V1ListMeta, V1ObjectMeta, V1OwnerReference } from "@kubernetes/client-node";
+// Deep type-only imports: the package index would make tsc parse all of client-node (about 1,000
+// declaration files) for three interfaces. Erased at run time.
+import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";
+import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";
+import type { V1OwnerReference } from "@kubernetes/client-node/dist/gen/models/V1OwnerReference.js";
 import { z } from "zod";
 
 /** Any JSON value: what a field marked "x-kubernetes-preserve-unknown-fields" without a type holds. */
@@ -43,7 +47,7 @@ export const OwnerReferenceSchema: z.ZodType<V1OwnerReference> = z.looseObject({
   uid: z.string(),
   controller: z.boolean().optional(),
   blockOwnerDeletion: z.boolean().optional(),
-});
+}) as unknown as z.ZodType<V1OwnerReference>;
 
 /**
  * zod schema for Kubernetes object metadata (client-node's V1ObjectMeta). It checks the types of
@@ -73,7 +77,7 @@ export const ListMetaSchema: z.ZodType<V1ListMeta> = z.looseObject({
   remainingItemCount: z.int().optional(),
   resourceVersion: z.string().optional(),
   selfLink: z.string().optional(),
-});
+}) as unknown as z.ZodType<V1ListMeta>;
 
 /**
  * The defaults of a schema subtree, as the API server applies them (see {@link applyDefaults}).
@@ -513,7 +517,7 @@ export interface Schema<out T> {
   readonly "~capiTsOutput"?: T;
 }
 
-function wrap<T>(schema: z.ZodType): Schema<T> {
+function wrap<T>(schema: unknown): Schema<T> {
   return schema as unknown as Schema<T>;
 }
 
@@ -565,16 +569,18 @@ const DURATION = /^(0|-?([0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h))+)$/;
  * @returns the schema
  */
 export function string(options: StringOptions = {}): Schema<string> {
-  let schema: z.ZodString | z.ZodISODateTime | z.ZodISODate | z.ZodBase64;
+  // Typed as ZodString through unknown: relating zod's string-format classes to each other would
+  // make tsc compute the variance of zod's generic types, seconds of work for every consumer.
+  let schema: z.ZodString;
   switch (options.format) {
     case "date-time":
-      schema = z.iso.datetime({ offset: true });
+      schema = z.iso.datetime({ offset: true }) as unknown as z.ZodString;
       break;
     case "date":
-      schema = z.iso.date();
+      schema = z.iso.date() as unknown as z.ZodString;
       break;
     case "byte":
-      schema = z.base64();
+      schema = z.base64() as unknown as z.ZodString;
       break;
     case "duration":
       schema = z.string().regex(DURATION, "must be a duration such as 1h30m");
@@ -618,8 +624,8 @@ export interface NumberOptions {
   readonly multipleOf?: number;
 }
 
-function bounded(schema: z.ZodNumber, options: NumberOptions): Schema<number> {
-  let out = schema;
+function bounded(schema: unknown, options: NumberOptions): Schema<number> {
+  let out = schema as z.ZodNumber;
   if (options.minimum !== undefined) out = options.exclusiveMinimum === true ? out.gt(options.minimum) : out.gte(options.minimum);
   if (options.maximum !== undefined) out = options.exclusiveMaximum === true ? out.lt(options.maximum) : out.lte(options.maximum);
   if (options.multipleOf !== undefined) out = out.multipleOf(options.multipleOf);
@@ -633,7 +639,10 @@ function bounded(schema: z.ZodNumber, options: NumberOptions): Schema<number> {
  * @returns the schema
  */
 export function integer(options: NumberOptions = {}): Schema<number> {
-  return bounded(options.format === "int32" ? z.int32() : z.int(), options);
+  // Each branch widened on its own: a conditional over two zod classes makes tsc reduce their union
+  // by subtype, which computes the variance of zod's generic types (seconds of type-checking).
+  const base: unknown = options.format === "int32" ? (z.int32() as unknown) : (z.int() as unknown);
+  return bounded(base, options);
 }
 
 /**
@@ -756,7 +765,8 @@ export interface ObjectOptions {
   readonly embeddedResource?: boolean;
 }
 
-function counted(schema: z.ZodType, options: ObjectOptions): z.ZodType {
+function counted(value: unknown, options: ObjectOptions): unknown {
+  const schema = value as z.ZodType;
   if (options.minProperties === undefined && options.maxProperties === undefined) return schema;
   return schema.superRefine(checkPropertyCount(options.minProperties, options.maxProperties));
 }

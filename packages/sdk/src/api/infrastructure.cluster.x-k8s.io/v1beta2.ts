@@ -4,7 +4,8 @@
  *
  * @packageDocumentation
  */
-import type { V1ListMeta, V1ObjectMeta } from "@kubernetes/client-node";
+import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";
+import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";
 import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
 import type { z } from "zod";
 import * as c from "../common.js";

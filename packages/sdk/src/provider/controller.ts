@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { KubernetesObject, V1Secret } from "@kubernetes/client-node";
+import type { KubernetesObject, V1Node, V1Secret } from "@kubernetes/client-node";
 import {
   type Cluster,
   ClusterResource,
@@ -31,7 +31,12 @@ import type { RuntimeLogger } from "../runtime/logging.js";
 import type { Manager } from "../runtime/manager.js";
 import { kubeClientPatchTransport } from "../runtime/patch-transport.js";
 import type { Predicate } from "../runtime/predicates.js";
-import { objectKeyString, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
+import {
+  NodeResource,
+  objectKeyString,
+  type ResourceDescriptor,
+  SecretResource,
+} from "../runtime/resource.js";
 import {
   classifyDriverError,
   type DriverFailure,
@@ -117,6 +122,14 @@ export interface MachinePoolControllerOptions<Spec> {
   readonly strategy?: MachinePoolStrategy;
   /** Where a pool's own strategy is read from. Default: `spec.strategy`, if it is an object. */
   readonly strategyOf?: (spec: Spec) => MachinePoolStrategy | undefined;
+  /**
+   * When an instance counts as available (for `maxUnavailable`, provisioned and `Ready`): `instance`
+   * (default) — running and passing the cloud's health check; `node` — also a Node with its
+   * providerID that is Ready, read from the manager's cluster (where this project's emulator and demo
+   * register Nodes; a real workload cluster needs its own client, not built in yet). `node` catches
+   * instances that boot but never join, e.g. with a stale bootstrap token.
+   */
+  readonly readiness?: "instance" | "node";
   /** Use the driver's native rollout when it has one. Default true. */
   readonly useNativeRollout?: boolean;
   /** Re-read the cloud this often when nothing happens (drift: autoscalers, spot, users). Default 5 min. */
@@ -413,6 +426,28 @@ class PoolReconciler<Spec, Settings> {
           ? { maxConcurrentReconciles: this.#options.maxConcurrentReconciles }
           : {}),
       });
+    if (this.#options.readiness === "node") {
+      const poolsOfNode = async (node: V1Node) => {
+        const providerID = node.spec?.providerID;
+        if (!providerID) return [];
+        const pools = await manager.cache.list(this.#resource);
+        return pools
+          .filter((pool) => pool.spec?.providerIDList?.includes(providerID))
+          .map((pool) => ({
+            namespace: pool.metadata?.namespace ?? "",
+            name: pool.metadata?.name ?? "",
+          }));
+      };
+      builder.watches(NodeResource, poolsOfNode, {
+        predicates: [
+          {
+            update: (oldNode, newNode) =>
+              nodeIsReady(oldNode) !== nodeIsReady(newNode) ||
+              oldNode.spec?.providerID !== newNode.spec?.providerID,
+          },
+        ],
+      });
+    }
     if (this.#options.bootstrapData !== "none") {
       builder.watches(SecretResource, poolsOfSecret, {
         predicates: [{ delete: () => false }],
@@ -900,7 +935,7 @@ class PoolReconciler<Spec, Settings> {
       groupDesired: group.desiredReplicas,
       instances: group.instances,
       isUpToDate,
-      isAvailable: isInstanceAvailable,
+      isAvailable: await this.#availability(rc),
       strategy,
       externallyManaged: external,
       skipReplacement: native !== undefined,
@@ -956,6 +991,18 @@ class PoolReconciler<Spec, Settings> {
       ready: progressState(desired, plan, outdated, rolloutNote),
       result: { requeueAfter: this.#pollMs },
     };
+  }
+
+  /** Running and healthy; with `readiness: "node"` also a Ready Node with the instance's providerID. */
+  async #availability(rc: ReconcileContext): Promise<(instance: PoolInstance) => boolean> {
+    if (this.#options.readiness !== "node") return isInstanceAvailable;
+    const ready = new Set(
+      (await rc.cache.list(NodeResource))
+        .filter(nodeIsReady)
+        .map((node) => node.spec?.providerID)
+        .filter((id): id is string => id !== undefined),
+    );
+    return (instance) => isInstanceAvailable(instance) && ready.has(instance.providerID);
   }
 
   #strategyOf(spec: Spec): MachinePoolStrategy | undefined {
@@ -1127,6 +1174,10 @@ class PoolReconciler<Spec, Settings> {
     );
     return "native rollout started";
   }
+}
+
+function nodeIsReady(node: V1Node): boolean {
+  return node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
 }
 
 function describeStampChange(previous: TemplateStamp | undefined, target: TemplateStamp): string {

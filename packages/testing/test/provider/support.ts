@@ -99,6 +99,8 @@ export interface BedOptions {
   cloudMsPerTick?: number;
   /** Check bootstrap tokens at boot (instances with a revoked token never join). Default true. */
   checkTokens?: boolean;
+  /** An extra join check (ANDed with the token check). */
+  canJoin?: (boot: InstanceBoot, cloud: FakeScalingCloud) => boolean;
   /** Wraps the driver (e.g. to simulate an inconsistent cloud list). */
   wrapDriver?: (
     driver: PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings>,
@@ -112,6 +114,7 @@ export async function startBed(options: BedOptions = {}): Promise<Bed> {
   const client = new KubeClient(api.kubeConfig, { fieldManager: "test" });
   const core = await startCapiCore({ kubeConfig: api.kubeConfig, nodeRefRequeueMs: 200 });
   const clock = new ManualClock(Date.now());
+  const tokenCheck = bootstrapTokenCheck(api.kubeConfig);
   const cloud = new FakeScalingCloud({
     seed: 7,
     timing: { lingerMs: 20_000 },
@@ -119,7 +122,9 @@ export async function startBed(options: BedOptions = {}): Promise<Bed> {
     clock,
     kubelet: nodeRegistrar({
       kubeConfig: api.kubeConfig,
-      ...(options.checkTokens === false ? {} : { canJoin: bootstrapTokenCheck(api.kubeConfig) }),
+      canJoin: async (boot) =>
+        (options.canJoin?.(boot, cloud) ?? true) &&
+        (options.checkTokens === false || (await tokenCheck(boot))),
     }),
   });
   const plain = fakeCloudDriver(cloud.client, {

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type Bed,
+  condition,
+  converged,
+  createPool,
+  eventually,
+  getPool,
+  groupName,
+  ns,
+  Pools,
+  sleep,
+  startBed,
+} from "./support.js";
+
+let bed: Bed;
+
+beforeAll(async () => {
+  bed = await startBed({
+    controller: { readiness: "node" },
+    // Instances booted from a "broken" image run but their kubelet never joins.
+    canJoin: (boot, cloud) => {
+      const template = cloud.inspect.templates().find((t) => t.name === boot.groupName);
+      const version = template?.versions.find((v) => v.version === boot.templateVersion);
+      return version?.image !== "broken-image";
+    },
+  });
+}, 60_000);
+afterAll(async () => {
+  await bed?.stop();
+});
+
+describe("machinePoolController with readiness: node", { timeout: 40_000 }, () => {
+  it("counts an instance as available only once its Node is Ready", async () => {
+    const name = await createPool(bed, { replicas: 2 });
+    const pool = await converged(bed, name, 2);
+    const running = bed.cloud.inspect.instances({ group: groupName(name), states: ["running"] });
+    expect(running.every((i) => i.kubelet === "joined")).toBe(true);
+    expect(pool.status?.ready).toBe(true);
+  });
+
+  it("halts a rollout whose new instances never join: the old ones stay (no outage)", async () => {
+    const name = await createPool(bed, { replicas: 2 });
+    await converged(bed, name, 2);
+    const group = groupName(name);
+    const old = bed.cloud.inspect.instances({ group, states: ["running"] }).map((i) => i.id);
+    await bed.client.mergePatch(
+      Pools,
+      { namespace: ns, name },
+      { spec: { image: "broken-image" } },
+    );
+    await eventually(() => {
+      const booted = bed.cloud.inspect
+        .instances({ group, states: ["running"] })
+        .filter((i) => !old.includes(i.id));
+      expect(booted.length).toBeGreaterThan(0);
+      expect(booted.every((i) => i.kubelet === "rejected")).toBe(true);
+    });
+    await sleep(1500);
+    const live = bed.cloud.inspect.instances({ group, states: ["running"] }).map((i) => i.id);
+    expect(old.every((id) => live.includes(id))).toBe(true);
+    expect(live.length).toBeLessThanOrEqual(3);
+    const ready = condition(await getPool(bed, name), "Ready");
+    expect(ready).toMatchObject({ status: "False", reason: "RollingOut" });
+    expect(ready?.message).toContain("waiting for new instances to become available");
+    // Fixing the image rolls on: the broken surge instance is outdated too and goes first.
+    await bed.client.mergePatch(Pools, { namespace: ns, name }, { spec: { image: "good-image" } });
+    await eventually(async () => {
+      const now = bed.cloud.inspect.instances({ group, states: ["running"] });
+      expect(now.some((i) => old.includes(i.id))).toBe(false);
+      expect(condition(await getPool(bed, name), "Ready")?.status).toBe("True");
+    }, 30_000);
+    await converged(bed, name, 2);
+  });
+});

@@ -4,6 +4,7 @@ import {
   applyConditionPatch,
   type Condition,
   ConditionConflictError,
+  type ConditionLike,
   deleteCondition,
   diffConditions,
   getCondition,
@@ -26,7 +27,16 @@ import { aggregateMessages, defaultMergePriority } from "./merge.js";
 
 const at = (iso: string) => () => new Date(iso);
 
-function pool(generation = 1): ObjectWithConditions {
+/** Test objects with a status shape the assertions can read. */
+type Shaped = ObjectWithConditions & {
+  status?: {
+    conditions?: ConditionLike[];
+    v1beta2?: { conditions?: ConditionLike[] };
+    deprecated?: { v1beta1?: { conditions?: ConditionLike[] } };
+  };
+};
+
+function pool(generation = 1): Shaped {
   return {
     apiVersion: "infrastructure.example.com/v1beta2",
     kind: "FooMachinePool",
@@ -149,7 +159,7 @@ describe("setCondition (CAPI conditions.Set)", () => {
   });
 
   it("writes to status.v1beta2.conditions on v1beta1 objects", () => {
-    const mp: ObjectWithConditions = {
+    const mp: Shaped = {
       apiVersion: "cluster.x-k8s.io/v1beta1",
       kind: "MachinePool",
       metadata: { name: "mp", generation: 3 },
@@ -502,7 +512,7 @@ describe("condition patch (CAPI conditions.NewPatch / Apply)", () => {
 
 describe("deprecated v1beta1 conditions", () => {
   it("live in status.deprecated.v1beta1.conditions on v1beta2 objects and sort Ready first", () => {
-    const mp: ObjectWithConditions = {
+    const mp: Shaped = {
       apiVersion: "cluster.x-k8s.io/v1beta2",
       kind: "MachinePool",
       metadata: {},

@@ -28,7 +28,7 @@ export interface LayoutOptions {
  */
 export function statusLayoutOf(obj: ObjectWithConditions, options?: LayoutOptions): StatusLayout {
   if (options?.layout) return options.layout;
-  if (obj.status?.v1beta2 !== undefined) return "v1beta1";
+  if (readPath(obj, ["status", "v1beta2"]) !== undefined) return "v1beta1";
   if (typeof obj.apiVersion === "string" && obj.apiVersion.endsWith("/v1beta1")) return "v1beta1";
   return "v1beta2";
 }

@@ -73,12 +73,11 @@ export interface ObjectWithConditions {
     generation?: number;
     labels?: Record<string, string>;
   };
-  /** Status holding the conditions. */
-  status?: {
-    conditions?: readonly ConditionLike[];
-    v1beta2?: { conditions?: readonly ConditionLike[] };
-    deprecated?: { v1beta1?: { conditions?: readonly ConditionLike[] } };
-  };
+  /**
+   * Status holding the conditions (any shape: `status.conditions`, `status.v1beta2.conditions`,
+   * `status.deprecated.v1beta1.conditions` are found at run time).
+   */
+  status?: unknown;
 }
 
 /** A function returning the current time; inject one in tests to control timestamps. */

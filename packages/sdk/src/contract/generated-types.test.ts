@@ -120,6 +120,8 @@ describe("generated CAPI types fit the helpers", () => {
       const cluster = await getClusterFromMetadata(kc, mp);
       readMachinePool(mp);
       readCluster(cluster);
+      getCondition(mp, "Paused");
+      setCondition(cluster, { type: "Example", status: "True", reason: "Example" });
       if (await ensureFinalizer(kc, pool, "devmachinepool.infrastructure.cluster.x-k8s.io")) return;
       await ensurePausedCondition(kc, cluster, pool);
     }

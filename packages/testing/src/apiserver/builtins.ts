@@ -1,4 +1,32 @@
+import { type InvalidCause, invalidValueCause } from "./errors.js";
 import type { KubeObject, ResourceType } from "./types.js";
+
+const IMMUTABLE = "field is immutable when `immutable` is set";
+
+/** ConfigMap and Secret: once `immutable: true`, data and the flag itself cannot change. */
+function immutableData(fields: string[]) {
+  return (obj: KubeObject, old: KubeObject): InvalidCause[] => {
+    if (old.immutable !== true) return [];
+    const causes: InvalidCause[] = [];
+    if (obj.immutable !== true) {
+      causes.push({
+        field: "immutable",
+        reason: "FieldValueForbidden",
+        message: `Forbidden: ${IMMUTABLE}`,
+      });
+    }
+    for (const f of fields) {
+      if (JSON.stringify(obj[f] ?? null) !== JSON.stringify(old[f] ?? null)) {
+        causes.push({
+          field: f,
+          reason: "FieldValueForbidden",
+          message: `Forbidden: ${IMMUTABLE}`,
+        });
+      }
+    }
+    return causes;
+  };
+}
 
 const META_FIELDS = ["metadata.name", "metadata.namespace"];
 
@@ -68,6 +96,13 @@ export const secrets = builtin({
   prepareForCreate(obj) {
     obj.type ??= "Opaque";
   },
+  validateUpdate(obj, old) {
+    const causes = immutableData(["data"])(obj, old);
+    if ((obj.type ?? "Opaque") !== (old.type ?? "Opaque")) {
+      causes.push(invalidValueCause("type", obj.type, "field is immutable"));
+    }
+    return causes;
+  },
 });
 
 export const configMaps = builtin({
@@ -78,6 +113,7 @@ export const configMaps = builtin({
   kind: "ConfigMap",
   namespaced: true,
   shortNames: ["cm"],
+  validateUpdate: immutableData(["data", "binaryData"]),
 });
 
 export const nodes = builtin({

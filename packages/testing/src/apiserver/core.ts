@@ -911,6 +911,7 @@ export class ApiCore {
       rt.group === "" && rt.plural === "namespaces",
     );
     if (strategy?.validate) causes.push(...strategy.validate(obj, old));
+    if (old && rt.validateUpdate) causes.push(...rt.validateUpdate(obj, old));
     if (causes.length > 0) {
       throw invalid(
         rt.group,

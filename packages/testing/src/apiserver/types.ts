@@ -96,6 +96,8 @@ export interface ResourceType {
   /** Whether PUT without `metadata.resourceVersion` is accepted. */
   allowUnconditionalUpdate: boolean;
   strategy?: ValidationStrategy;
+  /** Kind-specific update checks (immutable fields), as `FieldValue*` causes. */
+  validateUpdate?(obj: KubeObject, old: KubeObject): InvalidCause[];
   /** Kind-specific normalisation on every write (a Secret's `stringData` folded into `data`). */
   prepareForWrite?(obj: KubeObject): void;
   /** Kind-specific preparation on create (defaults the server sets, such as a namespace's phase). */

@@ -280,6 +280,47 @@ describe("update", () => {
   });
 });
 
+describe("immutable ConfigMaps and Secrets", () => {
+  it("refuse data changes and unsetting immutable once it is set", async () => {
+    const ns = await freshNamespace();
+    const cm = await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: "frozen" }, data: { a: "1" }, immutable: true },
+    });
+    const err = await apiError(() =>
+      core.replaceNamespacedConfigMap({
+        namespace: ns,
+        name: "frozen",
+        body: { ...cm, data: { a: "2" } },
+      }),
+    );
+    expect(err.code).toBe(422);
+    expect(err.status.details?.causes?.[0]).toMatchObject({
+      field: "data",
+      reason: "FieldValueForbidden",
+    });
+    const labelled = await core.replaceNamespacedConfigMap({
+      namespace: ns,
+      name: "frozen",
+      body: { ...cm, metadata: { ...cm.metadata, labels: { ok: "yes" } } },
+    });
+    expect(labelled.metadata?.labels).toEqual({ ok: "yes" });
+    const secret = await core.createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: "s" }, stringData: { k: "v" } },
+    });
+    const typeErr = await apiError(() =>
+      core.replaceNamespacedSecret({
+        namespace: ns,
+        name: "s",
+        body: { ...secret, type: "kubernetes.io/tls" },
+      }),
+    );
+    expect(typeErr.code).toBe(422);
+    expect(typeErr.status.details?.causes?.[0]?.field).toBe("type");
+  });
+});
+
 describe("delete", () => {
   it("deletes an object and a collection by selector", async () => {
     const ns = await freshNamespace();
@@ -387,6 +428,28 @@ describe("other built-in kinds", () => {
       fieldSelector: "reason=Tested",
     });
     expect(byReason.items).toHaveLength(1);
+  });
+
+  it("stores Events written through events.k8s.io/v1 where core/v1 reads them", async () => {
+    const events = backend.kubeConfig.makeApiClient(EventsV1Api);
+    await events.createNamespacedEvent({
+      namespace: "default",
+      body: {
+        metadata: { name: "ev2" },
+        eventTime: new Date("2026-01-01T00:00:00.000000Z"),
+        reportingController: "capi-ts.dev/test",
+        reportingInstance: "test-1",
+        action: "Testing",
+        reason: "Written",
+        note: "via events.k8s.io",
+        type: "Normal",
+        regarding: { kind: "ConfigMap", name: "y", namespace: "default" },
+      },
+    });
+    const coreEvent = await core.readNamespacedEvent({ namespace: "default", name: "ev2" });
+    expect(coreEvent.message).toBe("via events.k8s.io");
+    expect(coreEvent.involvedObject.name).toBe("y");
+    expect(coreEvent.reportingComponent).toBe("capi-ts.dev/test");
   });
 
   it("works through KubernetesObjectApi (discovery-driven generic client)", async () => {

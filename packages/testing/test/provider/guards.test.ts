@@ -243,6 +243,27 @@ describe("machinePoolController: guards, drift and failures", { timeout: 40_000 
     ).toEqual([]);
   });
 
+  it("reports a partial scale-up (capacity shortage) as GroupFailed, keeps the IDs it has, recovers", async () => {
+    const name = await createPool(bed, { replicas: 1 });
+    await converged(bed, name, 1);
+    const shortage = bed.cloud.faults.limitCapacity({ launches: 1 });
+    try {
+      await setReplicas(bed, name, 3);
+      const pool = await eventually(async () => {
+        const got = await getPool(bed, name);
+        expect(condition(got, "Ready")).toMatchObject({ status: "False", reason: "GroupFailed" });
+        expect(got.spec?.providerIDList).toHaveLength(2);
+        return got;
+      });
+      // Provisioned stays true (sticky): core keeps copying the list while the pool is degraded.
+      expect(pool.status?.ready).toBe(true);
+      expect(pool.spec?.providerIDList).toEqual(bed.cloud.inspect.providerIds(groupName(name)));
+    } finally {
+      shortage.remove();
+    }
+    await converged(bed, name, 3);
+  });
+
   it("records an Event with the reason at each cloud change", async () => {
     const name = await createPool(bed, { replicas: 1 });
     await converged(bed, name, 1);

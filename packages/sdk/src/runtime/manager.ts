@@ -63,7 +63,10 @@ export interface ManagerOptions {
   client?: Omit<KubeClientOptions, "fieldManager">;
   /** Logger, or options to create one. */
   logger?: RuntimeLogger | LoggerOptions;
-  /** Stop gracefully on SIGTERM and SIGINT. Default false (true in `runManager`). */
+  /**
+   * Stop gracefully on SIGTERM and SIGINT. A second signal during shutdown ends the process at once
+   * (Node's default). Default false; `managerOptionsFromFlags` turns it on.
+   */
   handleSignals?: boolean;
   /** Export Node process metrics too. Default false. */
   processMetrics?: boolean;

@@ -58,6 +58,7 @@ func main() {
 	clusterCache, err := clustercache.SetupWithManager(ctx, mgr, clustercache.Options{
 		SecretClient:     mgr.GetClient(),
 		WatchFilterValue: watchFilter,
+		Client:           clustercache.ClientOptions{UserAgent: "capi-ts-machinepool-controller"},
 	}, controller.Options{MaxConcurrentReconciles: 1})
 	if err != nil {
 		log.Error(err, "creating the ClusterCache")

@@ -7,7 +7,7 @@ import {
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Backend, startBackend } from "../support/backend.js";
-import { apiError } from "../support/fixtures.js";
+import { apiError, rawRequest } from "../support/fixtures.js";
 
 let backend: Backend;
 let core: CoreV1Api;
@@ -277,6 +277,61 @@ describe("update", () => {
       core.replaceNamespacedConfigMap({ namespace: ns, name: "other", body: created }),
     );
     expect(err.code).toBe(400);
+  });
+});
+
+describe("HTTP surface", () => {
+  it("answers 405 MethodNotAllowed for a verb the path does not support", async () => {
+    const ns = await freshNamespace();
+    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "m" } } });
+    const res = await rawRequest(
+      backend.kubeConfig,
+      "POST",
+      `/api/v1/namespaces/${ns}/configmaps/m`,
+      {
+        body: "{}",
+        headers: { "Content-Type": "application/json" },
+      },
+    );
+    expect(res.status).toBe(405);
+    expect(JSON.parse(res.body)).toMatchObject({
+      kind: "Status",
+      reason: "MethodNotAllowed",
+      code: 405,
+    });
+  });
+
+  it("answers an unserved group/version with a plain-text 404, an unknown resource with a Status", async () => {
+    const unserved = await rawRequest(
+      backend.kubeConfig,
+      "GET",
+      "/apis/nope.example.com/v1/things",
+    );
+    expect(unserved.status).toBe(404);
+    expect(unserved.body.trim()).toBe("404 page not found");
+    const unknown = await rawRequest(backend.kubeConfig, "GET", "/api/v1/things");
+    expect(unknown.status).toBe(404);
+    expect(JSON.parse(unknown.body)).toMatchObject({ kind: "Status", reason: "NotFound" });
+  });
+
+  it("streams a watch as chunked, newline-delimited JSON events", async () => {
+    const ns = await freshNamespace();
+    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "w1" } } });
+    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "w2" } } });
+    const res = await rawRequest(
+      backend.kubeConfig,
+      "GET",
+      `/api/v1/namespaces/${ns}/configmaps?watch=1`,
+      {
+        maxMs: 1000,
+      },
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers["transfer-encoding"]).toBe("chunked");
+    expect(res.headers["content-type"]).toContain("application/json");
+    const lines = res.body.split("\n").filter((l) => l !== "");
+    expect(lines.map((l) => JSON.parse(l).type)).toEqual(["ADDED", "ADDED"]);
+    expect(lines.map((l) => JSON.parse(l).object.metadata.name)).toEqual(["w1", "w2"]);
   });
 });
 

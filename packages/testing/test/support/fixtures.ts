@@ -1,4 +1,6 @@
-import { ApiException } from "@kubernetes/client-node";
+import http from "node:http";
+import https from "node:https";
+import { ApiException, type KubeConfig } from "@kubernetes/client-node";
 
 /** A small CRD served in two versions (v1 storage, v2), with a status subresource and a schema. */
 export const widgetCrd = {
@@ -119,4 +121,59 @@ export async function eventually<T>(
     }
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** A raw HTTP exchange with the API server, authenticated and trusted like client-node's own requests. */
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/**
+ * Sends one request straight to the server of `kc` (http or https, with the kubeconfig's credentials),
+ * for behaviour the typed clients cannot express (a method on the wrong path, the raw stream format).
+ * `maxMs` ends the read early (for watch streams) and returns what arrived.
+ */
+export async function rawRequest(
+  kc: KubeConfig,
+  method: string,
+  path: string,
+  options: { body?: string; headers?: Record<string, string>; maxMs?: number } = {},
+): Promise<RawResponse> {
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) throw new Error("the kubeconfig has no current cluster");
+  const url = new URL(path, server);
+  const opts: https.RequestOptions = {
+    method,
+    hostname: url.hostname,
+    port: url.port,
+    path: `${url.pathname}${url.search}`,
+    headers: { ...options.headers },
+  };
+  await kc.applyToHTTPSOptions(opts);
+  const send = url.protocol === "https:" ? https.request : http.request;
+  return new Promise((resolve, reject) => {
+    const req = send(opts, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      const done = () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+      const timer = options.maxMs
+        ? setTimeout(() => {
+            req.destroy();
+            done();
+          }, options.maxMs)
+        : undefined;
+      res.on("data", (chunk: string) => {
+        body += chunk;
+      });
+      res.on("end", () => {
+        if (timer) clearTimeout(timer);
+        done();
+      });
+    });
+    req.on("error", (e) => (options.maxMs ? undefined : reject(e)));
+    if (options.body !== undefined) req.write(options.body);
+    req.end();
+  });
 }

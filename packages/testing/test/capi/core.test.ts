@@ -497,6 +497,12 @@ describe("core's MachinePool controller on an InfraMachinePool", () => {
   it("stops at a paused Cluster or MachinePool with a Paused condition", async () => {
     const name = await pool();
     await waitForAdoption(name);
+    // Let the bootstrap data land first: a later spec write bumps the generation, and core then
+    // rewrites the Paused condition for the new observedGeneration (as it should).
+    await eventually(async () => {
+      const got = await getMachinePool(client, name);
+      expect(got.status?.initialization?.bootstrapDataSecretCreated).toBe(true);
+    });
     await client.mergePatch(
       MachinePools,
       { namespace: ns, name },
@@ -506,11 +512,12 @@ describe("core's MachinePool controller on an InfraMachinePool", () => {
     );
     const mp = await eventually(async () => {
       const got = await getMachinePool(client, name);
-      expect(
-        got.status?.conditions?.find((c: { type: string }) => c.type === "Paused")?.status,
-      ).toBe("True");
+      const paused = got.status?.conditions?.find((c) => c.type === "Paused");
+      expect(paused?.status).toBe("True");
+      expect(paused?.observedGeneration).toBe(got.metadata?.generation);
       return got;
     });
+    await sleep(100);
     expect(mp.status?.conditions?.find((c: { type: string }) => c.type === "Paused")?.message).toBe(
       "MachinePool has the cluster.x-k8s.io/paused annotation",
     );

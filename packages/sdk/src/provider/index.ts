@@ -2,6 +2,58 @@
  * MachinePool provider kit: the {@link PoolDriver} interface a provider implements, and
  * {@link machinePoolController}, the reconciler that drives it.
  *
+ * ## Writing a provider
+ *
+ * ```ts
+ * const FooMachinePool = defineInfraMachinePool({
+ *   group: "infrastructure.foo.com", kind: "FooMachinePool", versions: ["v1beta2"],
+ *   spec: z.object({ instanceType: z.string(), strategy: machinePoolStrategySchema.optional() }),
+ * });
+ * const manager = new Manager({ kubeConfig, name: "foo-provider", handleSignals: true });
+ * machinePoolController(fooDriver, { manager, kind: FooMachinePool });
+ * await manager.start();
+ * ```
+ *
+ * ## Rollout configuration
+ *
+ * A pool's rollout strategy ({@link MachinePoolStrategy}: `maxSurge`, `maxUnavailable`,
+ * `deletePolicy`) is resolved field by field, first match wins:
+ *
+ * 1. the pool's own `spec.strategy` — add {@link machinePoolStrategySchema} to your spec (or read it
+ *    from elsewhere with the `strategyOf` option);
+ * 2. the controller's `strategy` option (percentages such as `"25%"` allowed);
+ * 3. {@link DEFAULT_STRATEGY}: `maxSurge: 1, maxUnavailable: 0, deletePolicy: "Oldest"`.
+ *
+ * If the driver has a {@link NativeRollout}, the cloud replaces outdated instances (set
+ * `useNativeRollout: false` to use the kit's engine instead); it gets the resolved limits.
+ *
+ * ## What the kit decides
+ *
+ * - **Outdated**: an instance whose template version's {@link TemplateStamp} differs from the target in
+ *   `specHash` (the driver's `templateInputs`) or `bootstrapRef` (the bootstrap secret's name). A
+ *   change of `bootstrapHash` alone (token rotation) creates a template version and moves the group
+ *   to it; no instance is replaced.
+ * - **Scale**: the group's desired size is raised with `updateGroup({ replicas })`; on scale-down the
+ *   kit picks victims (unhealthy, outdated, not running, then the delete policy) and deletes them with
+ *   `shrink`. During a rollout the group may hold `desired + maxSurge`; old instances go only while
+ *   `available ≥ desired − maxUnavailable` ({@link planPool}).
+ * - **External autoscaler** (`cluster.x-k8s.io/replicas-managed-by` on the MachinePool): the size is
+ *   never sent to the cloud; the group's desired size is written to `MachinePool.spec.replicas`;
+ *   rollouts only replace (no surge).
+ *
+ * ## What the kit writes
+ *
+ * - InfraMachinePool `spec.providerIDList`: every instance not terminated, sorted and unique; an ID
+ *   the cloud's list briefly leaves out is kept for `missingInstanceGraceMs`.
+ * - `status.replicas` (= the list's length), `status.ready` and `status.initialization.provisioned`
+ *   (together, once the pool first reaches its size; never reverted).
+ * - Conditions `Paused` and `Ready` (reasons: {@link PoolReasons}, or the driver's failure reason).
+ * - Events, one per cloud change: `TemplateVersionCreated`, `GroupCreated`, `GroupUpdated`,
+ *   `ScalingUp`, `ScalingDown`, `InstanceDeleted`, `InstanceReplaced`, `RolloutStarted`,
+ *   `RolloutCancelled`, `TemplateVersionsPruned`, `ReplicasSynced`, `GroupDeleting`, `Deleted`.
+ *
+ * Nothing is written when nothing changed: a resync reads the cloud and sends no request.
+ *
  * @module
  */
 export * from "./controller.js";

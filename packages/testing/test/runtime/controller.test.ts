@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import {
   ConfigMapResource,
@@ -5,7 +8,10 @@ import {
   generationChanged,
   Manager,
   type ManagerOptions,
+  managerOptionsFromFlags,
+  NamespaceResource,
   notPaused,
+  parseManagerFlags,
   type ReconcileContext,
   type ReconcileRequest,
   TerminalError,
@@ -474,6 +480,67 @@ describe("controllers over HTTP", () => {
     ]) {
       expect(text).toContain(name);
     }
+  });
+
+  it("runs from the standard flags: --namespace and --watch-filter scope what is reconciled", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "capi-ts-flags-"));
+    const kubeconfig = join(dir, "kubeconfig");
+    await api.writeKubeconfig(kubeconfig);
+    const flags = parseManagerFlags([
+      "--kubeconfig",
+      kubeconfig,
+      "--namespace",
+      "team-a",
+      "--watch-filter",
+      "blue",
+      "--leader-elect",
+      "--leader-election-namespace",
+      "team-a",
+      "--leader-elect-lease-duration",
+      "2s",
+      "--leader-elect-renew-deadline",
+      "1500ms",
+      "--leader-elect-retry-period",
+      "200ms",
+      "--metrics-bind-address",
+      "127.0.0.1:0",
+      "--health-probe-bind-address",
+      "127.0.0.1:0",
+      "--log-level",
+      "silent",
+    ]);
+    const manager = new Manager({
+      ...managerOptionsFromFlags(flags),
+      name: "flagged",
+      handleSignals: false,
+    });
+    managers.push(manager);
+    const seen: string[] = [];
+    manager
+      .controller("flagged")
+      .for(GadgetResource)
+      .complete(async (request) => {
+        seen.push(`${request.namespace}/${request.name}`);
+      });
+    const client = manager.client;
+    await client.create(NamespaceResource, { metadata: { name: "team-a" } });
+    await client.create(NamespaceResource, { metadata: { name: "team-b" } });
+    const labelled = (namespace: string, name: string, filter: string) => ({
+      ...gadget(name, 1, namespace),
+      metadata: { name, namespace, labels: { [WATCH_FILTER_LABEL]: filter } },
+    });
+    await client.create(GadgetResource, labelled("team-a", "mine", "blue"));
+    await client.create(GadgetResource, labelled("team-a", "other-filter", "green"));
+    await client.create(GadgetResource, labelled("team-b", "other-namespace", "blue"));
+    void manager.start();
+    expect(await manager.elected()).toBe(true);
+    await eventually(() => seen.includes("team-a/mine"), "reconcile in scope");
+    await sleep(300);
+    expect(seen).toEqual(["team-a/mine"]);
+    const lists = api.requests({ verb: "list", resource: "gadgets" });
+    expect(lists.every((record) => record.namespace === "team-a")).toBe(true);
+    expect(manager.metricsAddress()?.port).toBeGreaterThan(0);
+    await rm(dir, { recursive: true, force: true });
   });
 
   it("rejects bad builder and manager input with clear errors", () => {

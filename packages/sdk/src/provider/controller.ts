@@ -783,6 +783,8 @@ class PoolReconciler<Spec, Settings> {
     let versions = await this.#call("getTemplate", () => this.#driver.getTemplate(ctx));
     let group = await this.#call("getGroup", () => this.#driver.getGroup(ctx));
     if (group?.status === "deleting") {
+      // Publish what goes away, so its IDs leave the list as the instances terminate.
+      this.#publish(loaded.imp, group, false);
       return {
         ready: {
           status: "False",

@@ -543,6 +543,39 @@ describe("controllers over HTTP", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it("shares one informer per kind between controllers", async () => {
+    const manager = newManager();
+    const first: string[] = [];
+    const second: string[] = [];
+    manager
+      .controller("first")
+      .for(GadgetResource)
+      .owns(ConfigMapResource)
+      .complete(async (request) => {
+        first.push(request.name);
+      });
+    manager
+      .controller("second")
+      .for(ConfigMapResource)
+      .watches(GadgetResource, (obj) => [
+        { namespace: "default", name: `${obj.metadata?.name}-cm` },
+      ])
+      .complete(async (request) => {
+        second.push(request.name);
+      });
+    void manager.start();
+    await manager.elected();
+    await manager.client.create(GadgetResource, gadget("shared", 1));
+    await eventually(
+      () => first.includes("shared") && second.includes("shared-cm"),
+      "both controllers",
+    );
+    expect(api.requests({ verb: "list", resource: "gadgets" })).toHaveLength(1);
+    expect(api.requests({ verb: "list", resource: "configmaps" })).toHaveLength(1);
+    expect(api.requests({ verb: "watch", resource: "gadgets" })).toHaveLength(1);
+    expect(manager.cache.allInformers()).toHaveLength(2);
+  });
+
   it("rejects bad builder and manager input with clear errors", () => {
     const manager = newManager();
     expect(() => manager.controller("Bad Name")).toThrow(/lower-case/);

@@ -4,4 +4,6 @@
  * @module
  */
 export * from "./driver.js";
+export * from "./kind.js";
+export * from "./run.js";
 export * from "./spec.js";

@@ -20,8 +20,8 @@ export interface FakeCloudMachinePoolSpec {
   zones?: string[];
 }
 
-/** Zod schema of {@link FakeCloudMachinePoolSpec}. */
-export const FakeCloudMachinePoolSpecSchema: z.ZodType<FakeCloudMachinePoolSpec> = z
+/** Zod schema of {@link FakeCloudMachinePoolSpec} (a zod object, so `defineInfraMachinePool` takes it). */
+export const FakeCloudMachinePoolSpecSchema = z
   .object({
     instanceType: z.string().min(1),
     image: z.string().min(1).optional(),

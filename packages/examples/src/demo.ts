@@ -1,0 +1,395 @@
+/**
+ * `./dev demo`: the example provider end to end, with live progress a person can follow.
+ *
+ * By default everything runs in this process: the in-memory API server with the CAPI CRDs, the CAPI
+ * core emulator (with its bootstrap stand-in), the fake cloud on a sped-up clock with a kubelet that
+ * registers Nodes, and the `FakeCloudMachinePool` provider. With `--kubeconfig <file>` the same
+ * provider, emulator and fake cloud run against that cluster instead (it needs the CAPI CRDs).
+ *
+ * @module
+ */
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { clusterv1beta2, KubeClient, NodeResource, type ResourceDescriptor } from "@capi-ts/sdk";
+import { type CapiCore, startApiServer, startCapiCore } from "@capi-ts/testing";
+import { ApiextensionsV1Api, KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
+import { bootstrapTokenCheck, FakeScalingCloud, nodeRegistrar, RealClock } from "./cloud/index.js";
+import { FakeCloudMachinePool, resourceName, startFakeCloudProvider } from "./provider/index.js";
+
+const NAMESPACE = "default";
+const CLUSTER = "demo";
+const POOL = "demo-pool";
+const PROVIDER = "fakecloud-provider";
+const GROUP = resourceName({ namespace: NAMESPACE, name: POOL, clusterName: CLUSTER, uid: "" });
+const SPEED = 20;
+const PHASE_TIMEOUT_MS = 20_000;
+
+type Obj = KubernetesObject & {
+  spec?: Record<string, unknown> & { providerIDList?: string[]; replicas?: number };
+  status?: Record<string, unknown> & {
+    replicas?: number;
+    conditions?: { type: string; status: string; reason?: string }[];
+  };
+};
+
+const Pools: ResourceDescriptor<Obj> = {
+  group: FakeCloudMachinePool.group,
+  version: FakeCloudMachinePool.storageVersion,
+  kind: FakeCloudMachinePool.kind,
+  plural: FakeCloudMachinePool.plural,
+  namespaced: true,
+  hasStatus: true,
+};
+const MachinePools = clusterv1beta2.MachinePoolResource as unknown as ResourceDescriptor<Obj>;
+const Clusters = clusterv1beta2.ClusterResource as unknown as ResourceDescriptor<Obj>;
+
+const started = Date.now();
+const elapsed = (): string => `${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s`;
+const say = (line: string): void => void process.stdout.write(`${elapsed()}  ${line}\n`);
+const heading = (title: string): void => void process.stdout.write(`\n== ${title} ==\n`);
+
+function parseArgs(argv: string[]): { kubeconfig?: string } {
+  const out: { kubeconfig?: string } = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--kubeconfig") {
+      const file = argv[++i];
+      if (!file)
+        throw new Error("--kubeconfig needs a file: ./dev demo --kubeconfig ~/.kube/config");
+      out.kubeconfig = file;
+    } else if (arg === "--help" || arg === "-h") {
+      process.stdout.write(
+        "usage: ./dev demo [--kubeconfig FILE]\n  without --kubeconfig: an in-memory API server\n",
+      );
+      process.exit(0);
+    } else {
+      throw new Error(
+        `unknown argument ${JSON.stringify(arg)}; usage: ./dev demo [--kubeconfig FILE]`,
+      );
+    }
+  }
+  return out;
+}
+
+function sharedDir(): string {
+  const here = fileURLToPath(new URL(".", import.meta.url));
+  return process.env.CAPI_TS_SHARED ?? resolve(here, "..", "..", "..", "..", "shared");
+}
+
+/** Installs the example CRD on a real cluster (the in-memory server takes it via `installCRDs`). */
+async function installCrdOnCluster(kubeConfig: KubeConfig): Promise<void> {
+  const api = kubeConfig.makeApiClient(ApiextensionsV1Api);
+  try {
+    await api.createCustomResourceDefinition({ body: FakeCloudMachinePool.crd as never });
+  } catch (error) {
+    if ((error as { code?: number }).code !== 409) throw error;
+  }
+  await waitFor("the FakeCloudMachinePool CRD to be established", async () => {
+    const crd = await api.readCustomResourceDefinition({ name: FakeCloudMachinePool.crdName });
+    return crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True");
+  });
+}
+
+/** Polls `check` until it returns a truthy value; fails with what it was waiting for. */
+async function waitFor<T>(what: string, check: () => Promise<T> | T, timeoutMs = PHASE_TIMEOUT_MS) {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${last}` : ""}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+interface Snapshot {
+  desired: string;
+  observed: string;
+  ids: string;
+  nodes: string;
+  ready: string;
+  paused: string;
+  instances: string;
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  heading("setup");
+  let kubeConfig: KubeConfig;
+  let stopApi: () => Promise<void> = async () => undefined;
+  let providerWrites: () => number = () => Number.NaN;
+  if (args.kubeconfig) {
+    kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(args.kubeconfig);
+    await installCrdOnCluster(kubeConfig);
+    say(`using the cluster in ${args.kubeconfig} (${kubeConfig.getCurrentCluster()?.server})`);
+  } else {
+    const api = await startApiServer();
+    await api.installCRDs([join(sharedDir(), "crds", "capi")]);
+    await api.installCRDs([FakeCloudMachinePool.crd]);
+    kubeConfig = api.kubeConfig;
+    stopApi = () => api.stop();
+    providerWrites = () =>
+      api.requests(
+        (r) =>
+          r.fieldManager === PROVIDER ||
+          (r.userAgent?.includes(PROVIDER) === true && !["get", "list", "watch"].includes(r.verb)),
+      ).length;
+    say(
+      `in-memory API server at ${api.url} with the CAPI CRDs and ${FakeCloudMachinePool.crdName}`,
+    );
+  }
+  const core: CapiCore = await startCapiCore({ kubeConfig, nodeRefRequeueMs: 500 });
+  say("CAPI core emulator running (MachinePool controller + bootstrap stand-in)");
+  const clock = new RealClock({ speed: SPEED });
+  const tokenCheck = bootstrapTokenCheck(kubeConfig);
+  const cloud = new FakeScalingCloud({
+    clock,
+    seed: 1,
+    timing: { lingerMs: 10_000 },
+    kubelet: nodeRegistrar({ kubeConfig, canJoin: tokenCheck }),
+  });
+  say(`fake cloud running at ${SPEED}x speed (boot ${cloud.timing.bootMs / 1000}s cloud time)`);
+  const provider = await startFakeCloudProvider({
+    kubeConfig,
+    cloud: cloud.client,
+    name: PROVIDER,
+    logger: { level: process.env.DEMO_LOG ?? "silent" } as never,
+    driver: { defaultZones: ["zone-a", "zone-b"], busyRetryMs: 200 },
+    controller: { pollIntervalMs: 100, resyncPeriodMs: 2000 },
+  });
+  say("FakeCloudMachinePool provider running");
+  const client = new KubeClient(kubeConfig, { fieldManager: "demo-user" });
+
+  // Live progress: one line per change of what a person would look at.
+  let previous: Snapshot | undefined;
+  const observe = async (): Promise<void> => {
+    const [pool, mp, nodes] = await Promise.all([
+      client.get(Pools, { namespace: NAMESPACE, name: POOL }).catch(() => undefined),
+      client.get(MachinePools, { namespace: NAMESPACE, name: POOL }).catch(() => undefined),
+      client.list(NodeResource),
+    ]);
+    const ids = pool?.spec?.providerIDList ?? [];
+    const live = cloud.inspect.instances({ group: GROUP }).filter((i) => i.state !== "terminated");
+    const cond = (type: string) => pool?.status?.conditions?.find((c) => c.type === type);
+    const snap: Snapshot = {
+      desired: `${mp?.spec?.replicas ?? "-"}`,
+      observed: `${pool?.status?.replicas ?? "-"}/${mp?.status?.replicas ?? "-"}`,
+      ids: ids.map((id) => id.replace("fake:///", "")).join(" ") || "none",
+      nodes: `${nodes.items.filter((n) => ids.includes(n.spec?.providerID ?? "")).length}`,
+      ready: cond("Ready") ? `${cond("Ready")?.status}/${cond("Ready")?.reason}` : "-",
+      paused: cond("Paused")?.status ?? "-",
+      instances: live.map((i) => `${i.state[0]}v${i.templateVersion}`).join(",") || "none",
+    };
+    if (previous && JSON.stringify(previous) === JSON.stringify(snap)) return;
+    const changed = (key: keyof Snapshot) => !previous || previous[key] !== snap[key];
+    const parts = [
+      `desired=${snap.desired}`,
+      `observed(pool/mp)=${snap.observed}`,
+      `nodes=${snap.nodes}`,
+      `Ready=${snap.ready}`,
+      `Paused=${snap.paused}`,
+      `writes=${providerWrites()}`,
+    ];
+    say(parts.join("  "));
+    if (changed("ids")) say(`    providerIDList: ${snap.ids}`);
+    if (changed("instances"))
+      say(`    cloud instances (state+template version): ${snap.instances}`);
+    previous = snap;
+  };
+  let watching = true;
+  const watcher = (async () => {
+    while (watching) {
+      await observe().catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+
+  const key = { namespace: NAMESPACE, name: POOL };
+  const converged = (replicas: number) =>
+    waitFor(`the pool to converge at ${replicas} replicas`, async () => {
+      const pool = await client.get(Pools, key);
+      const mp = await client.get(MachinePools, key);
+      const ids = cloud.inspect.providerIds(GROUP);
+      const ready = pool.status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
+      return (
+        ready &&
+        ids.length === replicas &&
+        JSON.stringify(pool.spec?.providerIDList ?? []) === JSON.stringify(ids) &&
+        (pool.status?.replicas ?? 0) === replicas &&
+        (mp.status?.replicas ?? 0) === replicas
+      );
+    });
+  const setReplicas = (replicas: number) =>
+    client.mergePatch(MachinePools, key, { spec: { replicas } });
+
+  heading("create a Cluster, a MachinePool (3 replicas) and its FakeCloudMachinePool");
+  await client.create(Clusters, {
+    apiVersion: "cluster.x-k8s.io/v1beta2",
+    kind: "Cluster",
+    metadata: { name: CLUSTER, namespace: NAMESPACE },
+    spec: {
+      infrastructureRef: {
+        apiGroup: "infrastructure.cluster.x-k8s.io",
+        kind: "DevCluster",
+        name: CLUSTER,
+      },
+    },
+  });
+  await client.mergePatchStatus(
+    Clusters,
+    { namespace: NAMESPACE, name: CLUSTER },
+    {
+      status: { initialization: { infrastructureProvisioned: true } },
+    },
+  );
+  await client.create(Pools, {
+    apiVersion: FakeCloudMachinePool.apiVersion,
+    kind: FakeCloudMachinePool.kind,
+    metadata: { name: POOL, namespace: NAMESPACE },
+    spec: { instanceType: "small", minSize: 0, maxSize: 10 },
+  });
+  await client.create(MachinePools, {
+    apiVersion: "cluster.x-k8s.io/v1beta2",
+    kind: "MachinePool",
+    metadata: { name: POOL, namespace: NAMESPACE },
+    spec: {
+      clusterName: CLUSTER,
+      replicas: 3,
+      template: {
+        spec: {
+          clusterName: CLUSTER,
+          version: "v1.34.1",
+          bootstrap: {},
+          infrastructureRef: {
+            apiGroup: FakeCloudMachinePool.group,
+            kind: FakeCloudMachinePool.kind,
+            name: POOL,
+          },
+        },
+      },
+    },
+  });
+  await converged(3);
+  say("converged: 3 instances, 3 Nodes, providerIDList copied to the MachinePool");
+
+  heading("scale to 5");
+  await setReplicas(5);
+  await converged(5);
+
+  heading("rotate the bootstrap token");
+  const before = cloud.inspect.providerIds(GROUP);
+  const versionsBefore =
+    cloud.inspect.templates().find((t) => t.name === GROUP)?.versions.length ?? 0;
+  await core.bootstrap?.rotateToken(key);
+  await waitFor("a new launch template version with the new token", () => {
+    const versions = cloud.inspect.templates().find((t) => t.name === GROUP)?.versions.length ?? 0;
+    return versions > versionsBefore;
+  });
+  await new Promise((r) => setTimeout(r, 500));
+  const replaced = before.filter((id) => !cloud.inspect.providerIds(GROUP).includes(id)).length;
+  say(
+    `new template version created; instances replaced: ${replaced} (a token-only rotation rolls nothing)`,
+  );
+
+  heading("roll a template change (instanceType small -> medium)");
+  await client.mergePatch(Pools, key, { spec: { instanceType: "medium" } });
+  await waitFor(
+    "every instance to run the new template version",
+    async () => {
+      const group = cloud.inspect.group(GROUP);
+      const live = cloud.inspect
+        .instances({ group: GROUP })
+        .filter((i) => i.state !== "terminated");
+      return (
+        group !== undefined &&
+        live.length === 5 &&
+        live.every((i) => i.state === "running" && i.templateVersion === group.template.version)
+      );
+    },
+    40_000,
+  );
+  await converged(5);
+  say("every instance now runs the latest template version");
+
+  heading("pause, change replicas while paused, unpause");
+  await client.mergePatch(
+    Clusters,
+    { namespace: NAMESPACE, name: CLUSTER },
+    { spec: { paused: true } },
+  );
+  await waitFor("Paused=True", async () => {
+    const pool = await client.get(Pools, key);
+    return pool.status?.conditions?.some((c) => c.type === "Paused" && c.status === "True");
+  });
+  const mark = cloud.lastCallSeq();
+  await setReplicas(4);
+  await new Promise((r) => setTimeout(r, 1000));
+  const pausedCalls = cloud.calls({ afterSeq: mark }).length;
+  say(`paused for 1s with replicas changed to 4: ${pausedCalls} cloud calls`);
+  if (pausedCalls !== 0)
+    throw new Error(`the provider called the cloud ${pausedCalls} times while paused`);
+  await client.mergePatch(
+    Clusters,
+    { namespace: NAMESPACE, name: CLUSTER },
+    { spec: { paused: false } },
+  );
+  await converged(4);
+
+  heading("scale to 0");
+  await setReplicas(0);
+  await converged(0);
+
+  heading("delete the MachinePool");
+  await client.delete(MachinePools, key);
+  await waitFor("the MachinePool, its pool, the cloud group and template to be gone", async () => {
+    const gone = async (r: ResourceDescriptor<Obj>) =>
+      client.get(r, key).then(
+        () => false,
+        () => true,
+      );
+    return (
+      (await gone(MachinePools)) &&
+      (await gone(Pools)) &&
+      cloud.inspect.group(GROUP) === undefined &&
+      !cloud.inspect.templates().some((t) => t.name === GROUP)
+    );
+  });
+  await observe();
+  watching = false;
+  await watcher;
+
+  heading("summary");
+  const calls = cloud.calls();
+  const nodes = await client.list(NodeResource);
+  say(`cloud calls: ${calls.length} (${calls.filter((c) => c.mutating).length} mutating)`);
+  say(`provider API writes: ${providerWrites()}`);
+  say(`Nodes left registered: ${nodes.items.length} (instances terminated, Nodes removed by core)`);
+  say(
+    `cloud groups left: ${cloud.inspect.groups().length}, templates left: ${cloud.inspect.templates().length}`,
+  );
+  await provider.stop();
+  await core.stop();
+  clock.dispose();
+  await cloud.flush();
+  await stopApi();
+  say("demo finished");
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(
+      `demo failed: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);

@@ -300,6 +300,22 @@ describe("Informer over HTTP", () => {
     );
   });
 
+  it("re-announces cached objects on resync as unchanged, low-priority updates, without requests", async () => {
+    await client.create(ConfigMapResource, configMap("resynced"));
+    const informer = newInformer({ resyncPeriodMs: 100 });
+    const resyncs: boolean[] = [];
+    informer.addEventHandler({
+      onUpdate: (oldObj, newObj, meta) => resyncs.push(oldObj === newObj && meta.initial),
+    });
+    informer.start();
+    await informer.waitForSync();
+    await eventually(() => api.openWatches === 1, "watch open");
+    api.clearRequests();
+    await eventually(() => resyncs.length >= 3, "three resyncs");
+    expect(resyncs.every(Boolean)).toBe(true);
+    expect(api.requests()).toEqual([]);
+  });
+
   it("stops cleanly: no open watch, no further requests", async () => {
     const informer = newInformer();
     informer.start();

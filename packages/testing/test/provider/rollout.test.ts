@@ -139,6 +139,26 @@ describe("machinePoolController: bootstrap data and rollouts", { timeout: 40_000
     expect(bed.cloud.inspect.group(group)?.desiredCapacity).toBe(2);
   });
 
+  it("finishes a rollout after a controller restart without dropping below the desired count (stateless surge)", async () => {
+    const name = await createPool(bed, { replicas: 3 });
+    await converged(bed, name, 3);
+    const group = groupName(name);
+    const idsBefore = liveIds(group);
+    const stop = sampleGroup(group);
+    await bed.client.mergePatch(Pools, { namespace: ns, name }, { spec: { image: "image-2" } });
+    // Restart while the group is surged (4 desired, old instances still there).
+    await eventually(() => expect(bed.cloud.inspect.group(group)?.desiredCapacity).toBe(4), 10_000);
+    await bed.restartController();
+    await eventually(async () => {
+      expect(liveIds(group).some((id) => idsBefore.includes(id))).toBe(false);
+      expect(condition(await getPool(bed, name), "Ready")?.status).toBe("True");
+    }, 30_000);
+    const { minRunning, maxLive } = stop();
+    expect(minRunning).toBeGreaterThanOrEqual(3);
+    expect(maxLive).toBeLessThanOrEqual(4);
+    await converged(bed, name, 3);
+  });
+
   it("hands replicas to an external autoscaler and back: the cloud's size goes to MachinePool.spec.replicas", async () => {
     const name = await createPool(bed, { replicas: 2 });
     await converged(bed, name, 2);

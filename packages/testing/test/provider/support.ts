@@ -86,6 +86,8 @@ export interface Bed {
   clock: ManualClock;
   manager: Manager;
   driver: PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings>;
+  /** Stops the controller's manager and starts a new one (no state carries over but the cluster's and the cloud's). */
+  restartController(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -133,41 +135,52 @@ export async function startBed(options: BedOptions = {}): Promise<Bed> {
     ...options.driver,
   });
   const driver = options.wrapDriver ? options.wrapDriver(plain) : plain;
-  const manager = new Manager({
-    kubeConfig: api.kubeConfig,
-    name: MANAGER,
-    logger: { level: process.env.KIT_TEST_LOG === "1" ? "debug" : "silent" },
-    gracefulShutdownTimeoutMs: 2000,
-  });
-  machinePoolController(driver, {
-    manager,
-    kind: KitMachinePool,
-    pollIntervalMs: 40,
-    resyncPeriodMs: 400,
-    ...options.controller,
-  });
-  const running = manager.start();
-  await manager.elected();
+  const startController = async () => {
+    const manager = new Manager({
+      kubeConfig: api.kubeConfig,
+      name: MANAGER,
+      logger: { level: process.env.KIT_TEST_LOG === "1" ? "debug" : "silent" },
+      gracefulShutdownTimeoutMs: 2000,
+    });
+    machinePoolController(driver, {
+      manager,
+      kind: KitMachinePool,
+      pollIntervalMs: 40,
+      resyncPeriodMs: 400,
+      ...options.controller,
+    });
+    const running = manager.start().catch(() => undefined);
+    await manager.elected();
+    return { manager, running };
+  };
+  let controller = await startController();
   const tick = options.cloudMsPerTick ?? 250;
   const pump = setInterval(() => clock.advance(tick), 10);
   await createCluster(client, CLUSTER, true);
-  return {
+  const bed: Bed = {
     api,
     client,
     core,
     cloud,
     clock,
-    manager,
+    manager: controller.manager,
     driver,
+    async restartController() {
+      await controller.manager.stop();
+      await controller.running;
+      controller = await startController();
+      bed.manager = controller.manager;
+    },
     async stop() {
       clearInterval(pump);
-      await manager.stop();
-      await running.catch(() => undefined);
+      await controller.manager.stop();
+      await controller.running;
       await core.stop();
       await cloud.flush();
       await api.stop();
     },
   };
+  return bed;
 }
 
 /** Creates a Cluster, optionally with its infrastructure provisioned. */

@@ -858,7 +858,7 @@ class GroupVersionEmitter {
     out += `  /**\n   * @param data - the object's fields; apiVersion and kind are set for you\n   */\n`;
     out += `  constructor(data?: ModelData<${kind}>) {\n    super();\n`;
     out += `    this.setDefinedProps({ apiVersion: ${kind}Model.apiVersion, kind: ${kind}Model.kind, ...data } as ModelData<${kind}>);\n  }\n\n`;
-    out += `  /**\n   * Checks the object against {@link ${kind}Schema}.\n   *\n   * @throws {@link c.SchemaValidationError} listing every problem with its field path\n   */\n`;
+    out += `  /**\n   * Checks the object against {@link ${kind}Schema}.\n   *\n   * @throws \`SchemaValidationError\` listing every problem with its field path\n   */\n`;
     out += `  override validate(): void {\n    c.validateOrThrow(${kind}Schema, this.toJSON(), ${JSON.stringify(subject)});\n  }\n}\n\n`;
     out += renderDoc(
       [

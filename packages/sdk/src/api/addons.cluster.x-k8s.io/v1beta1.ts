@@ -327,7 +327,7 @@ export class ClusterResourceSetModel extends Model<ClusterResourceSet> {
   /**
    * Checks the object against {@link ClusterResourceSetSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(ClusterResourceSetSchema, this.toJSON(), "ClusterResourceSet addons.cluster.x-k8s.io/v1beta1");
@@ -540,7 +540,7 @@ export class ClusterResourceSetBindingModel extends Model<ClusterResourceSetBind
   /**
    * Checks the object against {@link ClusterResourceSetBindingSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(ClusterResourceSetBindingSchema, this.toJSON(), "ClusterResourceSetBinding addons.cluster.x-k8s.io/v1beta1");

@@ -1747,7 +1747,7 @@ export class KubeadmConfigModel extends Model<KubeadmConfig> {
   /**
    * Checks the object against {@link KubeadmConfigSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(KubeadmConfigSchema, this.toJSON(), "KubeadmConfig bootstrap.cluster.x-k8s.io/v1beta1");
@@ -1964,7 +1964,7 @@ export class KubeadmConfigTemplateModel extends Model<KubeadmConfigTemplate> {
   /**
    * Checks the object against {@link KubeadmConfigTemplateSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(KubeadmConfigTemplateSchema, this.toJSON(), "KubeadmConfigTemplate bootstrap.cluster.x-k8s.io/v1beta1");

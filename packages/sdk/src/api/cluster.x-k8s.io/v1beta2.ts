@@ -1579,7 +1579,7 @@ export class ClusterModel extends Model<Cluster> {
   /**
    * Checks the object against {@link ClusterSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(ClusterSchema, this.toJSON(), "Cluster cluster.x-k8s.io/v1beta2");
@@ -3158,7 +3158,7 @@ export class ClusterClassModel extends Model<ClusterClass> {
   /**
    * Checks the object against {@link ClusterClassSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(ClusterClassSchema, this.toJSON(), "ClusterClass cluster.x-k8s.io/v1beta2");
@@ -3717,7 +3717,7 @@ export class MachineModel extends Model<Machine> {
   /**
    * Checks the object against {@link MachineSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(MachineSchema, this.toJSON(), "Machine cluster.x-k8s.io/v1beta2");
@@ -4173,7 +4173,7 @@ export class MachineDeploymentModel extends Model<MachineDeployment> {
   /**
    * Checks the object against {@link MachineDeploymentSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(MachineDeploymentSchema, this.toJSON(), "MachineDeployment cluster.x-k8s.io/v1beta2");
@@ -4475,7 +4475,7 @@ export class MachineDrainRuleModel extends Model<MachineDrainRule> {
   /**
    * Checks the object against {@link MachineDrainRuleSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(MachineDrainRuleSchema, this.toJSON(), "MachineDrainRule cluster.x-k8s.io/v1beta2");
@@ -4709,7 +4709,7 @@ export class MachineHealthCheckModel extends Model<MachineHealthCheck> {
   /**
    * Checks the object against {@link MachineHealthCheckSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(MachineHealthCheckSchema, this.toJSON(), "MachineHealthCheck cluster.x-k8s.io/v1beta2");
@@ -5076,7 +5076,7 @@ export class MachinePoolModel extends Model<MachinePool> {
   /**
    * Checks the object against {@link MachinePoolSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(MachinePoolSchema, this.toJSON(), "MachinePool cluster.x-k8s.io/v1beta2");
@@ -5403,7 +5403,7 @@ export class MachineSetModel extends Model<MachineSet> {
   /**
    * Checks the object against {@link MachineSetSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(MachineSetSchema, this.toJSON(), "MachineSet cluster.x-k8s.io/v1beta2");

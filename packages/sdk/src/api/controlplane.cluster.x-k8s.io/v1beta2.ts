@@ -2279,7 +2279,7 @@ export class KubeadmControlPlaneModel extends Model<KubeadmControlPlane> {
   /**
    * Checks the object against {@link KubeadmControlPlaneSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(KubeadmControlPlaneSchema, this.toJSON(), "KubeadmControlPlane controlplane.cluster.x-k8s.io/v1beta2");
@@ -2532,7 +2532,7 @@ export class KubeadmControlPlaneTemplateModel extends Model<KubeadmControlPlaneT
   /**
    * Checks the object against {@link KubeadmControlPlaneTemplateSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(KubeadmControlPlaneTemplateSchema, this.toJSON(), "KubeadmControlPlaneTemplate controlplane.cluster.x-k8s.io/v1beta2");

@@ -395,7 +395,7 @@ export class DevClusterModel extends Model<DevCluster> {
   /**
    * Checks the object against {@link DevClusterSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(DevClusterSchema, this.toJSON(), "DevCluster infrastructure.cluster.x-k8s.io/v1beta1");
@@ -612,7 +612,7 @@ export class DevClusterTemplateModel extends Model<DevClusterTemplate> {
   /**
    * Checks the object against {@link DevClusterTemplateSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(DevClusterTemplateSchema, this.toJSON(), "DevClusterTemplate infrastructure.cluster.x-k8s.io/v1beta1");
@@ -997,7 +997,7 @@ export class DevMachineModel extends Model<DevMachine> {
   /**
    * Checks the object against {@link DevMachineSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(DevMachineSchema, this.toJSON(), "DevMachine infrastructure.cluster.x-k8s.io/v1beta1");
@@ -1181,7 +1181,7 @@ export class DevMachineTemplateModel extends Model<DevMachineTemplate> {
   /**
    * Checks the object against {@link DevMachineTemplateSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(DevMachineTemplateSchema, this.toJSON(), "DevMachineTemplate infrastructure.cluster.x-k8s.io/v1beta1");

@@ -418,7 +418,7 @@ export class DevClusterModel extends Model<DevCluster> {
   /**
    * Checks the object against {@link DevClusterSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(DevClusterSchema, this.toJSON(), "DevCluster infrastructure.cluster.x-k8s.io/v1beta2");
@@ -609,7 +609,7 @@ export class DevClusterTemplateModel extends Model<DevClusterTemplate> {
   /**
    * Checks the object against {@link DevClusterTemplateSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(DevClusterTemplateSchema, this.toJSON(), "DevClusterTemplate infrastructure.cluster.x-k8s.io/v1beta2");
@@ -1013,7 +1013,7 @@ export class DevMachineModel extends Model<DevMachine> {
   /**
    * Checks the object against {@link DevMachineSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(DevMachineSchema, this.toJSON(), "DevMachine infrastructure.cluster.x-k8s.io/v1beta2");
@@ -1252,7 +1252,7 @@ export class DevMachinePoolModel extends Model<DevMachinePool> {
   /**
    * Checks the object against {@link DevMachinePoolSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(DevMachinePoolSchema, this.toJSON(), "DevMachinePool infrastructure.cluster.x-k8s.io/v1beta2");
@@ -1410,7 +1410,7 @@ export class DevMachinePoolTemplateModel extends Model<DevMachinePoolTemplate> {
   /**
    * Checks the object against {@link DevMachinePoolTemplateSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(DevMachinePoolTemplateSchema, this.toJSON(), "DevMachinePoolTemplate infrastructure.cluster.x-k8s.io/v1beta2");
@@ -1586,7 +1586,7 @@ export class DevMachineTemplateModel extends Model<DevMachineTemplate> {
   /**
    * Checks the object against {@link DevMachineTemplateSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(DevMachineTemplateSchema, this.toJSON(), "DevMachineTemplate infrastructure.cluster.x-k8s.io/v1beta2");

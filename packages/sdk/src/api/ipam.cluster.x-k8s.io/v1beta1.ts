@@ -187,7 +187,7 @@ export class IPAddressModel extends Model<IPAddress> {
   /**
    * Checks the object against {@link IPAddressSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(IPAddressSchema, this.toJSON(), "IPAddress ipam.cluster.x-k8s.io/v1beta1");
@@ -479,7 +479,7 @@ export class IPAddressClaimModel extends Model<IPAddressClaim> {
   /**
    * Checks the object against {@link IPAddressClaimSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(IPAddressClaimSchema, this.toJSON(), "IPAddressClaim ipam.cluster.x-k8s.io/v1beta1");

@@ -424,7 +424,7 @@ export class ExtensionConfigModel extends Model<ExtensionConfig> {
   /**
    * Checks the object against {@link ExtensionConfigSchema}.
    *
-   * @throws {@link c.SchemaValidationError} listing every problem with its field path
+   * @throws `SchemaValidationError` listing every problem with its field path
    */
   override validate(): void {
     c.validateOrThrow(ExtensionConfigSchema, this.toJSON(), "ExtensionConfig runtime.cluster.x-k8s.io/v1alpha1");

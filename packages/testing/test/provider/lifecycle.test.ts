@@ -123,6 +123,31 @@ describe("machinePoolController: lifecycle over the API server, core emulator an
     );
   });
 
+  it("survives API server faults on its writes (retries with backoff) and converges", async () => {
+    const name = await createPool(bed, { replicas: 1 });
+    await converged(bed, name, 1);
+    const faults = [
+      bed.api.faults.add({ verb: "patch", resource: "kitmachinepools", status: 500, count: 3 }),
+      bed.api.faults.add({
+        verb: "patch",
+        resource: "kitmachinepools",
+        subresource: "status",
+        status: 409,
+        count: 2,
+      }),
+    ];
+    try {
+      await setReplicas(bed, name, 3);
+      await converged(bed, name, 3);
+      const failed = bed.api
+        .requests()
+        .filter((r) => r.resource === "kitmachinepools" && r.verb === "patch" && r.status >= 400);
+      expect(failed.length).toBeGreaterThan(0);
+    } finally {
+      for (const fault of faults) fault.remove();
+    }
+  });
+
   it("deletes a pool with instances still booting: group, instances and template go, then the finalizer", async () => {
     const name = await createPool(bed, { replicas: 3 });
     await eventually(() => {

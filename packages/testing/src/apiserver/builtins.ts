@@ -1,4 +1,4 @@
-import { type InvalidCause, invalidValueCause } from "./errors.js";
+import { badRequest, type InvalidCause, invalidValueCause } from "./errors.js";
 import type { KubeObject, ResourceType } from "./types.js";
 
 const IMMUTABLE = "field is immutable when `immutable` is set";
@@ -143,6 +143,31 @@ const CORE_EVENT_FIELDS = [
   "type",
 ];
 
+const MICRO_TIME_LAYOUT = "2006-01-02T15:04:05.000000Z07:00";
+
+/**
+ * `eventTime` is a MicroTime: the server parses it with exactly six fractional digits and answers
+ * 400 otherwise (a JavaScript `Date` serialized with milliseconds is refused).
+ */
+function checkMicroTime(obj: KubeObject): void {
+  const value = obj.eventTime;
+  if (value === undefined || value === null) return;
+  if (
+    typeof value === "string" &&
+    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})$/.test(value)
+  )
+    return;
+  const text = String(value);
+  const fraction = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(.*)$/.exec(text)?.[1];
+  const detail =
+    fraction !== undefined
+      ? `cannot parse ${JSON.stringify(fraction)} as ".000000"`
+      : "cannot parse it";
+  throw badRequest(
+    `Event in version "v1" cannot be handled as a Event: parsing time ${JSON.stringify(text)} as ${JSON.stringify(MICRO_TIME_LAYOUT)}: ${detail}`,
+  );
+}
+
 export const coreEvents = builtin({
   group: "",
   version: "v1",
@@ -152,6 +177,7 @@ export const coreEvents = builtin({
   namespaced: true,
   shortNames: ["ev"],
   fieldSelectors: CORE_EVENT_FIELDS,
+  prepareForWrite: checkMicroTime,
 });
 
 /** core/v1 field ↔ events.k8s.io/v1 field; the rest have the same name in both. */
@@ -189,6 +215,7 @@ export const eventsV1 = builtin({
   storageApiVersion: "v1",
   storageKey: "events",
   fieldSelectors: CORE_EVENT_FIELDS,
+  prepareForWrite: checkMicroTime,
   versions: [
     {
       version: "v1",

@@ -486,25 +486,36 @@ describe("other built-in kinds", () => {
   });
 
   it("stores Events written through events.k8s.io/v1 where core/v1 reads them", async () => {
-    const events = backend.kubeConfig.makeApiClient(EventsV1Api);
-    await events.createNamespacedEvent({
-      namespace: "default",
-      body: {
-        metadata: { name: "ev2" },
-        eventTime: new Date("2026-01-01T00:00:00.000000Z"),
-        reportingController: "capi-ts.dev/test",
-        reportingInstance: "test-1",
-        action: "Testing",
-        reason: "Written",
-        note: "via events.k8s.io",
-        type: "Normal",
-        regarding: { kind: "ConfigMap", name: "y", namespace: "default" },
-      },
-    });
+    const event = {
+      apiVersion: "events.k8s.io/v1",
+      kind: "Event",
+      metadata: { name: "ev2", namespace: "default" },
+      // A MicroTime: exactly six fractional digits. client-node's typed EventsV1Api serializes a
+      // Date with milliseconds, which the server refuses (400), so the generic client sends a string.
+      eventTime: "2026-01-01T00:00:00.000000Z",
+      reportingController: "capi-ts.dev/test",
+      reportingInstance: "test-1",
+      action: "Testing",
+      reason: "Written",
+      note: "via events.k8s.io",
+      type: "Normal",
+      regarding: { kind: "ConfigMap", name: "y", namespace: "default" },
+    };
+    const client = KubernetesObjectApi.makeApiClient(backend.kubeConfig);
+    await client.create(event);
     const coreEvent = await core.readNamespacedEvent({ namespace: "default", name: "ev2" });
     expect(coreEvent.message).toBe("via events.k8s.io");
     expect(coreEvent.involvedObject.name).toBe("y");
     expect(coreEvent.reportingComponent).toBe("capi-ts.dev/test");
+    const events = backend.kubeConfig.makeApiClient(EventsV1Api);
+    const millis = await apiError(() =>
+      events.createNamespacedEvent({
+        namespace: "default",
+        body: { ...event, metadata: { name: "ev3" }, eventTime: new Date("2026-01-01T00:00:00Z") },
+      }),
+    );
+    expect(millis.code).toBe(400);
+    expect(millis.status.message).toContain('parsing time "2026-01-01T00:00:00.000Z"');
   });
 
   it("works through KubernetesObjectApi (discovery-driven generic client)", async () => {

@@ -40,19 +40,6 @@ const notOnReal: { test: string; why: string }[] = [
     why: "divergence D5 (plain-text 404)",
   },
   {
-    test: "lists across namespaces, deletes returning the object, and deletes collections",
-    why: "divergence D2 (delete answers a Status)",
-  },
-  {
-    test: "lists with field selectors on metadata.name and metadata.namespace",
-    why: "divergence D6 (message text)",
-  },
-  {
-    test: "keeps uid and creationTimestamp and rejects a name mismatch",
-    why: "divergence D3 (uid precondition)",
-  },
-  { test: "requires a fieldManager", why: "divergence D4 (422, not 400)" },
-  {
     test: "Background: deletes dependents after the owner",
     why: "divergence D9 (no garbage collector)",
   },
@@ -83,10 +70,6 @@ const notOnReal: { test: string; why: string }[] = [
   {
     test: "survives a forced 410, a cut stream and a restart",
     why: "in-memory only: faults and restart",
-  },
-  {
-    test: "serve a v1beta2 object through v1beta1 with only apiVersion rewritten",
-    why: "divergence D7 (pruning through another version)",
   },
 ];
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");

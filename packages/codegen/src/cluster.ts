@@ -1,6 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest, type RequestOptions } from "node:https";
-import { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import { CodegenError } from "./errors.js";
 import type { LoadedDocument } from "./load.js";
 
@@ -24,7 +24,9 @@ export interface ClusterOptions {
 export async function loadClusterCrds(options: ClusterOptions): Promise<LoadedDocument[]> {
   let kc = options.kubeConfig;
   if (kc === undefined) {
-    kc = new KubeConfig();
+    // Loaded on demand: client-node is a large module graph that generating from files never needs.
+    const { KubeConfig: KubeConfigClass } = await import("@kubernetes/client-node");
+    kc = new KubeConfigClass();
     if (options.kubeconfig !== undefined) kc.loadFromFile(options.kubeconfig);
     else kc.loadFromDefault();
   }

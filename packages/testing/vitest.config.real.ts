@@ -1,4 +1,5 @@
-// The `testing@real` project: the API server behaviour suite again, on a real kube-apiserver + etcd
+// The `testing@real` project: the API server behaviour suite (test/apiserver) and the CRD manifest
+// suite (test/crd) again, on a real kube-apiserver + etcd
 // (`./dev controlplane`, or KUBEBUILDER_ASSETS). CAPI_TS_BACKENDS=memory turns it off; when the binaries
 // are missing it is skipped, loudly, unless CAPI_TS_BACKENDS names `real` explicitly (then it fails).
 import { existsSync } from "node:fs";
@@ -94,7 +95,7 @@ export default defineProject({
   test: {
     name: "testing@real",
     environment: "node",
-    include: skipReason ? [] : ["test/apiserver/**/*.test.ts"],
+    include: skipReason ? [] : ["test/apiserver/**/*.test.ts", "test/crd/**/*.test.ts"],
     // Fault injection and the request log exist only in the in-memory server.
     exclude: ["test/apiserver/faults.test.ts"],
     passWithNoTests: true,

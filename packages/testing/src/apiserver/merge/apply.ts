@@ -1,5 +1,6 @@
 import { FieldSet, pathToString } from "./fieldset.js";
 import {
+  appliedConfigProblems,
   cloneJSON,
   compareValues,
   deepEqual,
@@ -9,6 +10,26 @@ import {
   removePaths,
   toFieldSet,
 } from "./typed.js";
+
+/**
+ * An applied configuration the server cannot turn into a typed object (a map-list item without its
+ * keys, or duplicate keys). kube-apiserver answers these with a 500 whose Status carries no reason and
+ * this message.
+ */
+export class ApplyConfigError extends Error {
+  /** HTTP status the server answers with. */
+  readonly status = 500;
+
+  constructor(config: Record<string, unknown>, problems: readonly string[]) {
+    const meta = isObject(config.metadata) ? config.metadata : {};
+    const name = `${typeof meta.namespace === "string" ? `${meta.namespace}/` : ""}${String(meta.name ?? "")}`;
+    const apiVersion = String(config.apiVersion ?? "");
+    super(
+      `failed to create typed patch object (${name}; ${apiVersion}, Kind=${String(config.kind ?? "")}): ${problems[0] ?? ""}`,
+    );
+    this.name = "ApplyConfigError";
+  }
+}
 
 /** One `metadata.managedFields` entry. */
 export interface ManagedFieldsEntry {
@@ -262,6 +283,8 @@ function apiVersionOf(obj: unknown, fallback: string | undefined): string {
  * manager applied before but no longer applies (unless another manager owns them), and reports
  * conflicts with other managers' fields whose values would change — or, with `force`, takes them over.
  *
+ * @throws ApplyConfigError when the applied configuration has map-list items without keys or with
+ * duplicate keys (the server answers 500).
  * @example
  * ```ts
  * const result = serverSideApply({ live, applied, manager: "capi-ts", force: false, schema, now });
@@ -273,6 +296,8 @@ export function serverSideApply(args: ApplyArgs): ApplyResult {
   const { schema } = args;
   const live = args.live === undefined ? {} : withoutManagedFields(args.live);
   const config = withoutManagedFields(args.applied);
+  const problems = appliedConfigProblems(schema, config);
+  if (problems.length > 0) throw new ApplyConfigError(config, problems);
   const apiVersion = apiVersionOf(args.applied, args.apiVersion);
   const subresource = args.subresource ?? "";
   const managers = readManagers(args.live);

@@ -15,8 +15,7 @@
  * - built-in kinds: pass `schema: builtinMergeSchema(kind)`; custom resources: the compiled CRD
  *   schema's `root`.
  *
- * Known differences: apply does not reject list-map items that lack a key or repeat one (the server
- * answers 422/500); the order of `managedFields` entries with equal operation and time is by manager
+ * Known differences: the order of `managedFields` entries with equal operation and time is by manager
  * name (the server's is unspecified); objects are kept as sent, so typed defaults the server adds to
  * built-in kinds (`lastHeartbeatTime: null` in Node conditions, `podCIDR`) do not appear; strategic merge
  * knows the merge keys of Namespace, Node, Secret, ConfigMap, Event, Lease and ObjectMeta only.
@@ -31,7 +30,7 @@ export type {
   ManagedFieldsEntry,
   TrackUpdateArgs,
 } from "./apply.js";
-export { serverSideApply, trackUpdate } from "./apply.js";
+export { ApplyConfigError, serverSideApply, trackUpdate } from "./apply.js";
 export type { PatchField } from "./builtins.js";
 export { builtinMergeSchema, builtinPatchMeta } from "./builtins.js";
 export { FieldSet, pathToString } from "./fieldset.js";

@@ -236,9 +236,13 @@ export function jsonPatch(obj: unknown, ops: unknown): unknown {
     switch (kind) {
       case "add": {
         const path = stringField(raw, "path", index, kind);
-        if (!("value" in raw))
-          throw new JsonPatchError(422, `add operation does not apply: missing value`);
-        doc = addAt(doc, parsePointer(path, index, "path"), cloneJSON(raw.value), kind, path);
+        doc = addAt(
+          doc,
+          parsePointer(path, index, "path"),
+          cloneJSON(raw.value ?? null),
+          kind,
+          path,
+        );
         break;
       }
       case "remove": {
@@ -248,19 +252,17 @@ export function jsonPatch(obj: unknown, ops: unknown): unknown {
       }
       case "replace": {
         const path = stringField(raw, "path", index, kind);
-        if (!("value" in raw))
-          throw new JsonPatchError(422, `replace operation does not apply: missing value`);
         const tokens = parsePointer(path, index, "path");
         if (tokens.length === 0) {
-          doc = cloneJSON(raw.value);
+          doc = cloneJSON(raw.value ?? null);
           break;
         }
         const { parent, last } = parentOf(doc, tokens, kind, path);
         if (Array.isArray(parent)) {
-          parent[arrayIndex(parent, last, false, kind, path)] = cloneJSON(raw.value);
+          parent[arrayIndex(parent, last, false, kind, path)] = cloneJSON(raw.value ?? null);
         } else {
           // The server's patch library lets replace set a missing key of an existing object.
-          parent[last] = cloneJSON(raw.value);
+          parent[last] = cloneJSON(raw.value ?? null);
         }
         break;
       }

@@ -1,4 +1,4 @@
-import { FieldSet } from "./fieldset.js";
+import { FieldSet, pathToString as pathToStringLazy } from "./fieldset.js";
 
 /**
  * The parts of a schema that merging needs. A compiled CRD `SchemaNode` satisfies it; so do the
@@ -191,6 +191,63 @@ function walkFieldSet(
 function isEmptyObject(value: Record<string, unknown>): boolean {
   for (const _ in value) return false;
   return true;
+}
+
+/**
+ * Problems that make the server refuse an applied configuration before merging it: a map-list item
+ * without any of its keys, or two items with the same keys. Each is `path: problem` as the server
+ * words it (`.spec.conditions: duplicate entries for key [type="A"]`).
+ */
+export function appliedConfigProblems(schema: MergeSchema | undefined, value: unknown): string[] {
+  const problems: string[] = [];
+  walkConfig(schema, value, [], problems, true);
+  return problems;
+}
+
+function walkConfig(
+  schema: MergeSchema | undefined,
+  value: unknown,
+  path: string[],
+  problems: string[],
+  isRoot: boolean,
+): void {
+  if (Array.isArray(value)) {
+    if (listType(schema) === "map") {
+      const keys = schema?.listMapKeys ?? [];
+      const seen = new Set<string>();
+      for (let i = 0; i < value.length; i++) {
+        const item = value[i];
+        const present = isObject(item) ? keys.filter((k) => k in item) : [];
+        if (present.length === 0) {
+          problems.push(
+            `${pathToStringLazy(path)}: element ${i}: associative list with keys has an element that omits all key fields ${JSON.stringify(keys).replaceAll(",", " ")} (and doesn't have default values for any key fields)`,
+          );
+          continue;
+        }
+        const pe = itemElement(schema, item, i);
+        if (seen.has(pe)) {
+          problems.push(
+            `${pathToStringLazy(path)}: duplicate entries for key ${pathToStringLazy([pe])}`,
+          );
+        }
+        seen.add(pe);
+      }
+    }
+    if (listType(schema) !== "atomic") {
+      for (let i = 0; i < value.length; i++) {
+        path.push(itemElement(schema, value[i], i));
+        walkConfig(schema?.items, value[i], path, problems, false);
+        path.pop();
+      }
+    }
+    return;
+  }
+  if (!isObject(value) || (mapIsAtomic(schema) && !isRoot)) return;
+  for (const key in value) {
+    path.push(`f:${key}`);
+    walkConfig(childSchema(schema, key, isRoot).schema, value[key], path, problems, false);
+    path.pop();
+  }
 }
 
 /** Merges an applied configuration into the live object (`TypedValue.Merge`). Inputs are not modified. */

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
+  ApplyConfigError,
   builtinMergeSchema,
   JsonPatchError,
   jsonPatch,
@@ -148,17 +149,25 @@ function run(step: Step, recorded: Recorded): void {
     const schema = replay.schemaFor(path);
     const live = replay.objects.get(objectPath);
     const applied = JSON.parse(String(step.body)) as Obj;
-    const result = serverSideApply({
-      live,
-      applied,
-      manager,
-      force: q.get("force") === "true",
-      schema: schema.root,
-      now: NOW,
-      ...(status
-        ? { subresource: "status", ignoredFields: [["spec"]] }
-        : { ignoredFields: [["status"]] }),
-    });
+    let result: ReturnType<typeof serverSideApply>;
+    try {
+      result = serverSideApply({
+        live,
+        applied,
+        manager,
+        force: q.get("force") === "true",
+        schema: schema.root,
+        now: NOW,
+        ...(status
+          ? { subresource: "status", ignoredFields: [["spec"]] }
+          : { ignoredFields: [["status"]] }),
+      });
+    } catch (error) {
+      if (!(error instanceof ApplyConfigError)) throw error;
+      expect(error.status).toBe(recorded.status);
+      expect(error.message).toBe(recorded.message);
+      return;
+    }
     if ("conflicts" in result) {
       expect(recorded.status).toBe(409);
       expect(result.message).toBe(recorded.message);

@@ -298,6 +298,49 @@ export const steps: Step[] = [
     contentType: "application/apply-patch+yaml",
   },
   {
+    name: "apply-labels",
+    method: "PATCH",
+    path: `${WIDGETS}/w-apply?fieldManager=a`,
+    body: JSON.stringify({
+      ...widget("w-apply", { min: 1 }),
+      metadata: { name: "w-apply", namespace: "default", labels: { team: "x", tier: "y" } },
+    }),
+    contentType: "application/apply-patch+yaml",
+  },
+  {
+    name: "apply-drop-label",
+    method: "PATCH",
+    path: `${WIDGETS}/w-apply?fieldManager=a`,
+    body: JSON.stringify({
+      ...widget("w-apply", { min: 1 }),
+      metadata: { name: "w-apply", namespace: "default", labels: { team: "x" } },
+    }),
+    contentType: "application/apply-patch+yaml",
+  },
+  {
+    name: "apply-dup-keys",
+    method: "PATCH",
+    path: `${WIDGETS}/w-apply?fieldManager=a`,
+    body: JSON.stringify(
+      widget("w-apply", { min: 1, conditions: [{ type: "A" }, { type: "A", status: "x" }] }),
+    ),
+    contentType: "application/apply-patch+yaml",
+  },
+  {
+    name: "apply-missing-key",
+    method: "PATCH",
+    path: `${WIDGETS}/w-apply?fieldManager=a`,
+    body: JSON.stringify(widget("w-apply", { min: 1, conditions: [{ status: "x" }] })),
+    contentType: "application/apply-patch+yaml",
+  },
+  {
+    name: "jp-add-no-value",
+    method: "PATCH",
+    path: `${WIDGETS}/w-apply`,
+    body: [{ op: "add", path: "/spec/max" }],
+    contentType: "application/json-patch+json",
+  },
+  {
     name: "apply-null-with-default",
     method: "PATCH",
     path: `${WIDGETS}/w-apply?fieldManager=a`,

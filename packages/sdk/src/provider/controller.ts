@@ -315,6 +315,7 @@ class PoolReconciler<Spec, Settings> {
   readonly #apiVersion: string;
   readonly #missingGraceMs: number;
   readonly #missingSince = new Map<string, Map<string, number>>();
+  readonly #failedRollouts = new Map<string, { id: string; at: number }>();
 
   constructor(driver: PoolDriver<Spec, Settings>, options: MachinePoolControllerOptions<Spec>) {
     if (!driver || typeof driver.getGroup !== "function") {
@@ -946,6 +947,10 @@ class PoolReconciler<Spec, Settings> {
 
     for (const action of plan.actions) await this.#execute(ctx, action, rc, log, loaded);
 
+    // Status: every instance that is not terminated, provisioned once the pool first reaches its size.
+    const provisionedNow = plan.available >= desired && group.status !== "creating";
+    const lingering = this.#publish(loaded.imp, group, provisionedNow);
+
     let rolloutNote: string | undefined;
     if (native && outdated > 0) {
       rolloutNote = await this.#nativeRollout(
@@ -966,10 +971,6 @@ class PoolReconciler<Spec, Settings> {
     } else if (plan.outdated === 0 && plan.actions.length === 0) {
       await this.#prune(ctx, versions, group, rc, log, loaded);
     }
-
-    // Status: every instance that is not terminated, provisioned once the pool first reaches its size.
-    const provisionedNow = plan.available >= desired && group.status !== "creating";
-    const lingering = this.#publish(loaded.imp, group, provisionedNow);
 
     if (group.status === "failed") {
       return {
@@ -1165,6 +1166,26 @@ class PoolReconciler<Spec, Settings> {
       return `native rollout ${status.id} running${status.percentComplete !== undefined ? ` (${status.percentComplete}%)` : ""}`;
     }
     if (status?.state === "cancelling") return `waiting for rollout ${status.id} to cancel`;
+    const poolKey = `${ctx.pool.namespace}/${ctx.pool.name}`;
+    if (status?.state === "failed" && status.startedWithVersion === targetVersion.version) {
+      // Restarting a rollout that failed on this very version at once would only fail again:
+      // report it and try again after a resync period.
+      const failedAt = this.#failedRollouts.get(poolKey);
+      const now = Date.now();
+      if (failedAt?.id !== status.id) this.#failedRollouts.set(poolKey, { id: status.id, at: now });
+      if (failedAt?.id !== status.id || now - failedAt.at < this.#resyncMs) {
+        throw new StepFailure(
+          "nativeRollout",
+          {
+            kind: "terminal",
+            reason: "RolloutFailed",
+            message: `rollout ${status.id} to template version ${targetVersion.version} failed: ${status.message ?? "no reason given"}; retrying after the resync period`,
+          },
+          undefined,
+        );
+      }
+    }
+    this.#failedRollouts.delete(poolKey);
     await this.#call("nativeRollout.start", () => native.start(ctx, limits));
     this.#event(
       rc,

@@ -342,6 +342,22 @@ describe("planPool", () => {
     expect(idle.actions).toEqual([]);
   });
 
+  it("scales an outdated pool to zero without surging first", () => {
+    const plan = planPool({
+      desired: 0,
+      groupDesired: 2,
+      instances: [instance("i1", { version: "1" }), instance("i2", { version: "1" })],
+      isUpToDate: current,
+      strategy: resolveStrategy(0, false),
+      externallyManaged: false,
+    });
+    expect(summary(plan.actions)).toEqual([
+      "delete i1 shrink (ScaleDown)",
+      "delete i2 shrink (ScaleDown)",
+    ]);
+    expect(plan.targetGroupSize).toBe(0);
+  });
+
   it("leaves outdated instances to a native rollout", () => {
     const plan = planPool({
       desired: 2,

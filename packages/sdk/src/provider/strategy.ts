@@ -380,7 +380,9 @@ export function planPool(input: PlanInput): Plan {
   const live = liveInstances(input.instances);
   const outdated = input.skipReplacement ? [] : live.filter((i) => !input.isUpToDate(i));
   const available = live.filter(isAvailable);
-  const surge = externallyManaged ? 0 : Math.min(strategy.maxSurge, outdated.length);
+  // No surge for an autoscaler's pool, nor for one going to zero (old instances just go).
+  const surge =
+    externallyManaged || desired === 0 ? 0 : Math.min(strategy.maxSurge, outdated.length);
   const targetGroupSize = desired + surge;
   const minAvailable = Math.max(0, desired - strategy.maxUnavailable);
   const actions: PlanAction[] = [];

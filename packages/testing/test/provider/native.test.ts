@@ -9,6 +9,7 @@ import {
   groupName,
   ns,
   Pools,
+  sleep,
   startBed,
 } from "./support.js";
 
@@ -94,5 +95,35 @@ describe("machinePoolController: the driver's native rollout", { timeout: 40_000
       expect(condition(await getPool(bed, name), "Ready")?.status).toBe("True");
     }, 30_000);
     await converged(bed, name, 3);
+  });
+
+  it("reports a failed refresh and restarts it only after the resync period, not on every poll", async () => {
+    const name = await createPool(bed, { replicas: 2 });
+    await converged(bed, name, 2);
+    const group = groupName(name);
+    const mark = bed.cloud.lastCallSeq();
+    const shortage = bed.cloud.faults.limitCapacity({ launches: 0 });
+    try {
+      await bed.client.mergePatch(
+        Pools,
+        { namespace: ns, name },
+        { spec: { instanceType: "large" } },
+      );
+      await eventually(async () => {
+        const ready = condition(await getPool(bed, name), "Ready");
+        expect(ready).toMatchObject({ status: "False", reason: "RolloutFailed" });
+      }, 20_000);
+      const window = bed.cloud.lastCallSeq();
+      await sleep(1500);
+      // Polls every 40 ms, resync 400 ms: a restart per resync at most.
+      expect(refreshCalls(group, window, "startInstanceRefresh").length).toBeLessThanOrEqual(5);
+    } finally {
+      shortage.remove();
+    }
+    await eventually(async () => {
+      expect(condition(await getPool(bed, name), "Ready")?.status).toBe("True");
+    }, 30_000);
+    await converged(bed, name, 2);
+    expect(refreshCalls(group, mark, "startInstanceRefresh").length).toBeGreaterThan(1);
   });
 });

@@ -177,6 +177,12 @@ export const PoolReasons = {
   GroupDeleting: "GroupDeleting",
   /** The pool is being deleted. */
   Deleting: "Deleting",
+  /** The driver's native rollout failed on the target template version (retried after a resync). */
+  RolloutFailed: "RolloutFailed",
+  /** The bootstrap data's `format` is neither `cloud-config` nor `ignition`. */
+  UnsupportedBootstrapFormat: "UnsupportedBootstrapFormat",
+  /** Something other than a cloud call failed (an API server write, a driver bug); retried with backoff. */
+  ReconcileError: "ReconcileError",
 } as const;
 
 // ── errors ──────────────────────────────────────────────────────────────────────────────────────
@@ -550,7 +556,11 @@ class PoolReconciler<Spec, Settings> {
     if (!(error instanceof StepFailure)) {
       log.error({ err: error }, "reconcile failed");
       return {
-        ready: { status: "False", reason: "ReconcileError", message: describeError(error) },
+        ready: {
+          status: "False",
+          reason: PoolReasons.ReconcileError,
+          message: describeError(error),
+        },
         result: {},
         error: error instanceof Error ? error : new Error(String(error)),
       };
@@ -766,7 +776,7 @@ class PoolReconciler<Spec, Settings> {
         return {
           ready: {
             status: "False",
-            reason: "UnsupportedBootstrapFormat",
+            reason: PoolReasons.UnsupportedBootstrapFormat,
             message: `bootstrap data format ${JSON.stringify(data.format)} is neither cloud-config nor ignition`,
           },
           result: { requeueAfter: this.#resyncMs },
@@ -1178,7 +1188,7 @@ class PoolReconciler<Spec, Settings> {
           "nativeRollout",
           {
             kind: "terminal",
-            reason: "RolloutFailed",
+            reason: PoolReasons.RolloutFailed,
             message: `rollout ${status.id} to template version ${targetVersion.version} failed: ${status.message ?? "no reason given"}; retrying after the resync period`,
           },
           undefined,

@@ -3,6 +3,8 @@
  *
  * @module
  */
+
+export * from "./conformance.js";
 export * from "./driver.js";
 export * from "./kind.js";
 export * from "./run.js";

@@ -1,0 +1,152 @@
+/**
+ * How the example provider plugs into the conformance suite of `@capi-ts/testing`: start it against
+ * the suite's API server, and show the suite the fake cloud's truth and its out-of-band actors.
+ *
+ * @module
+ */
+import {
+  type MachinePoolControllerOptions,
+  Manager,
+  machinePoolController,
+  type PoolDriver,
+} from "@capi-ts/sdk";
+import type {
+  ConformanceEnvironment,
+  ConformancePool,
+  ConformanceProvider,
+  MachinePoolConformanceOptions,
+} from "@capi-ts/testing";
+import { bootstrapTokenCheck, FakeScalingCloud, nodeRegistrar, RealClock } from "../cloud/index.js";
+import { type FakeCloudGroupSettings, fakeCloudDriver, resourceName } from "./driver.js";
+import { FakeCloudMachinePool } from "./kind.js";
+import type { FakeCloudMachinePoolSpec } from "./spec.js";
+
+type Driver = PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings>;
+
+/** Options of {@link fakeCloudConformance}. */
+export interface FakeCloudConformanceOptions {
+  /** Cloud speed-up over wall time. Default 25 (a 5 s boot takes 200 ms). */
+  speed?: number;
+  /** Wraps the driver (the suite's own tests use it to break the provider on purpose). */
+  wrapDriver?: (driver: Driver, cloud: FakeScalingCloud) => Driver;
+  /** Runs next to the provider (e.g. a misbehaving extra writer); returns its stop function. */
+  sidecar?: (env: ConformanceEnvironment, cloud: FakeScalingCloud) => () => void;
+  /** Controller tuning. */
+  controller?: Partial<
+    Omit<MachinePoolControllerOptions<FakeCloudMachinePoolSpec>, "manager" | "kind">
+  >;
+  /** Suite options to override (scenarios, timeouts). */
+  suite?: Partial<MachinePoolConformanceOptions>;
+}
+
+const group = (pool: ConformancePool): string => resourceName({ ...pool, uid: "" });
+
+/**
+ * Conformance options for `FakeCloudMachinePool`: pass them to `runMachinePoolConformance`.
+ *
+ * @example
+ * ```ts
+ * runMachinePoolConformance(fakeCloudConformance());
+ * ```
+ */
+export function fakeCloudConformance(
+  options: FakeCloudConformanceOptions = {},
+): MachinePoolConformanceOptions {
+  const identity = "fakecloud-provider";
+  return {
+    name: FakeCloudMachinePool.kind,
+    kind: FakeCloudMachinePool,
+    poolSpec: { instanceType: "small", minSize: 0, maxSize: 10 },
+    templateChange: (spec) => ({ ...spec, instanceType: "medium" }),
+    async startProvider(env): Promise<ConformanceProvider> {
+      const clock = new RealClock({ speed: options.speed ?? 25 });
+      const cloud = new FakeScalingCloud({
+        clock,
+        seed: 11,
+        kubelet: nodeRegistrar({
+          kubeConfig: env.kubeConfig,
+          canJoin: bootstrapTokenCheck(env.kubeConfig),
+        }),
+      });
+      const plain = fakeCloudDriver(cloud.client, {
+        defaultZones: ["zone-a", "zone-b"],
+        busyRetryMs: 100,
+      });
+      const manager = new Manager({
+        kubeConfig: env.kubeConfig,
+        name: identity,
+        logger: { level: "silent" },
+        gracefulShutdownTimeoutMs: 2000,
+      });
+      machinePoolController(options.wrapDriver ? options.wrapDriver(plain, cloud) : plain, {
+        pollIntervalMs: 50,
+        resyncPeriodMs: 500,
+        // Count an instance available once its Node is Ready, so a rollout never drops Ready Nodes.
+        readiness: "node",
+        ...options.controller,
+        manager,
+        kind: FakeCloudMachinePool,
+      });
+      const running = manager.start();
+      await manager.elected();
+      const stopSidecar = options.sidecar?.(env, cloud);
+      return {
+        identity,
+        cloud: {
+          liveProviderIds: (pool) => cloud.inspect.providerIds(group(pool)),
+          callCount: (filter = {}) =>
+            cloud
+              .calls(filter.mutating === undefined ? {} : { mutating: filter.mutating })
+              .filter(
+                (c) =>
+                  !filter.resizes ||
+                  c.operation === "setDesiredCapacity" ||
+                  (c.operation === "updateGroup" &&
+                    (c.args[1] as { desiredCapacity?: number }).desiredCapacity !== undefined),
+              ).length,
+          outdatedProviderIds: (pool) => {
+            const latest = cloud.inspect
+              .templates()
+              .find((t) => t.name === group(pool))?.latestVersion;
+            const outdated = cloud.inspect
+              .instances({ group: group(pool) })
+              .filter((i) => i.state !== "terminated" && i.templateVersion !== latest)
+              .map((i) => i.id);
+            return cloud.inspect
+              .providerIds(group(pool))
+              .filter((id) => outdated.some((o) => id.endsWith(`/${o}`)));
+          },
+          templateVersionCount: (pool) =>
+            cloud.inspect.templates().find((t) => t.name === group(pool))?.latestVersion ?? 0,
+          resourcesLeft: (pool) => [
+            ...(cloud.inspect.group(group(pool)) ? [`group ${group(pool)}`] : []),
+            ...cloud.inspect
+              .templates()
+              .filter((t) => t.name === group(pool))
+              .map((t) => `template ${t.name}`),
+            ...cloud.inspect.providerIds(group(pool)).map((id) => `instance ${id}`),
+          ],
+          actors: {
+            setDesiredReplicas: (pool, replicas) =>
+              cloud.actors.setDesiredCapacity(group(pool), replicas),
+            terminateInstance: (_pool, providerID) =>
+              cloud.actors.terminateInstance(providerID.slice(providerID.lastIndexOf("/") + 1)),
+            interruptSpot: (_pool, providerID) =>
+              cloud.actors.interruptSpot(providerID.slice(providerID.lastIndexOf("/") + 1)),
+            throttle: (calls) =>
+              void cloud.faults.inject({ kind: "throttle", times: calls, retryAfterMs: 500 }),
+          },
+        },
+        async stop() {
+          stopSidecar?.();
+          await manager.stop();
+          await running.catch(() => undefined);
+          clock.dispose();
+          await cloud.flush();
+        },
+      };
+    },
+    timeouts: { steadyStateMs: 1000, settleMs: 300 },
+    ...options.suite,
+  };
+}

@@ -1,0 +1,825 @@
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  calculateCRDName,
+  clusterv1beta2,
+  KubeClient,
+  Labels,
+  NodeResource,
+  type ResourceDescriptor,
+} from "@capi-ts/sdk";
+import type { KubernetesObject } from "@kubernetes/client-node";
+import type { ApiServer, RequestRecord } from "../apiserver/index.js";
+import { startApiServer } from "../apiserver/index.js";
+import { type CapiCore, startCapiCore } from "../capi/index.js";
+import {
+  ConformanceError,
+  InvariantMonitor,
+  isProvisioned,
+  type PoolObject,
+} from "./invariants.js";
+import type {
+  ConformancePool,
+  ConformanceProvider,
+  ConformanceScenario,
+  MachinePoolConformanceOptions,
+} from "./types.js";
+
+const NAMESPACE = "default";
+const CLUSTER = "conformance";
+const FIELD_MANAGER = "capi-ts-conformance";
+const READS = new Set(["get", "list", "watch"]);
+const REPLICAS_MANAGED_BY = "cluster.x-k8s.io/replicas-managed-by";
+
+type Obj = KubernetesObject & {
+  spec?: Record<string, unknown> & { replicas?: number; paused?: boolean };
+  status?: Record<string, unknown> & { replicas?: number };
+};
+
+const MachinePools = clusterv1beta2.MachinePoolResource as unknown as ResourceDescriptor<Obj>;
+const Clusters = clusterv1beta2.ClusterResource as unknown as ResourceDescriptor<Obj>;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function sharedCapiCrds(): string {
+  const shared =
+    process.env.CAPI_TS_SHARED ??
+    resolve(fileURLToPath(new URL(".", import.meta.url)), "..", "..", "..", "..", "..", "shared");
+  return join(shared, "crds", "capi");
+}
+
+/** One scenario: a name for the report, the actor it needs, and its body. */
+export interface ConformanceScenarioDefinition {
+  /** Scenario id. */
+  readonly id: ConformanceScenario;
+  /** What it does, for the test name. */
+  readonly title: string;
+  /** Why it was skipped, or undefined when it can run with the provider's cloud. */
+  readonly skipReason: string | undefined;
+  /** Runs it; throws a {@link ConformanceError} naming the broken invariant. */
+  run(): Promise<void>;
+}
+
+/**
+ * The conformance suite without a test framework: start an environment (in-memory API server with
+ * the CAPI CRDs, the CAPI core emulator, the provider), run scenarios, stop. {@link
+ * runMachinePoolConformance} registers these as vitest tests; use this directly to run one scenario
+ * and inspect its failure.
+ *
+ * @example
+ * ```ts
+ * const suite = new MachinePoolConformance(options);
+ * await suite.start();
+ * try {
+ *   await suite.run("pause"); // throws ConformanceError("[pause.noCloudCallsWhilePaused] …") if broken
+ * } finally {
+ *   await suite.stop();
+ * }
+ * ```
+ */
+export class MachinePoolConformance {
+  readonly #options: MachinePoolConformanceOptions;
+  readonly #monitor = new InvariantMonitor();
+  readonly #pools: ResourceDescriptor<PoolObject>;
+  #api: ApiServer | undefined;
+  #core: CapiCore | undefined;
+  #client: KubeClient | undefined;
+  #provider: ConformanceProvider | undefined;
+  #watch: AbortController | undefined;
+  #seq = 0;
+  readonly #created: ConformancePool[] = [];
+
+  /** @param options - the provider under test */
+  constructor(options: MachinePoolConformanceOptions) {
+    this.#options = options;
+    const kind = options.kind;
+    this.#pools = {
+      group: kind.group,
+      version: kind.storageVersion,
+      kind: kind.kind,
+      plural: kind.plural,
+      namespaced: true,
+      hasStatus: true,
+    };
+  }
+
+  get #t() {
+    const t = this.#options.timeouts ?? {};
+    return {
+      convergeMs: t.convergeMs ?? 20_000,
+      steadyStateMs: t.steadyStateMs ?? 1500,
+      settleMs: t.settleMs ?? 500,
+      pauseMs: t.pauseMs ?? 1000,
+    };
+  }
+
+  get #env() {
+    if (!this.#api || !this.#core || !this.#client || !this.#provider) {
+      throw new Error("MachinePoolConformance: call start() before running scenarios");
+    }
+    return { api: this.#api, core: this.#core, client: this.#client, provider: this.#provider };
+  }
+
+  /** Starts the API server, installs CRDs, starts core's emulator and the provider. */
+  async start(): Promise<void> {
+    const api = await startApiServer();
+    this.#api = api;
+    await api.installCRDs([this.#options.capiCrds ?? sharedCapiCrds()]);
+    const kind = this.#options.kind;
+    await api.installCRDs([kind.crd, ...(kind.templateCrd ? [kind.templateCrd] : [])]);
+    this.#core = await startCapiCore({ kubeConfig: api.kubeConfig, nodeRefRequeueMs: 200 });
+    this.#client = new KubeClient(api.kubeConfig, { fieldManager: FIELD_MANAGER });
+    this.#startWatch(this.#client);
+    const core = this.#core;
+    this.#provider = await this.#options.startProvider({
+      kubeConfig: api.kubeConfig,
+      isTokenValid: (token) => core.bootstrap?.isTokenValid(token) ?? true,
+    });
+    await this.#client.create(Clusters, {
+      apiVersion: "cluster.x-k8s.io/v1beta2",
+      kind: "Cluster",
+      metadata: { name: CLUSTER, namespace: NAMESPACE },
+      spec: {
+        infrastructureRef: {
+          apiGroup: "infrastructure.cluster.x-k8s.io",
+          kind: "DevCluster",
+          name: CLUSTER,
+        },
+      },
+    });
+    await this.#client.mergePatchStatus(
+      Clusters,
+      { namespace: NAMESPACE, name: CLUSTER },
+      { status: { initialization: { infrastructureProvisioned: true } } },
+    );
+  }
+
+  /** Stops the provider, the emulator and the API server (whatever was started). */
+  async stop(): Promise<void> {
+    this.#watch?.abort();
+    await this.#provider?.stop().catch(() => undefined);
+    await this.#core?.stop().catch(() => undefined);
+    await this.#api?.stop().catch(() => undefined);
+  }
+
+  /** Invariants broken so far (recorded by the watch on every stored version). */
+  violations(): readonly ConformanceError[] {
+    return this.#monitor.violations();
+  }
+
+  #startWatch(client: KubeClient): void {
+    this.#watch = new AbortController();
+    const signal = this.#watch.signal;
+    void (async () => {
+      while (!signal.aborted) {
+        try {
+          for await (const event of client.watch(this.#pools, { namespace: NAMESPACE, signal })) {
+            if (event.type !== "BOOKMARK") this.#monitor.observe(event.object);
+          }
+        } catch {
+          // Watches are cut on purpose in the fault scenario; re-list and watch again.
+        }
+        if (!signal.aborted) {
+          const list = await client
+            .list(this.#pools, { namespace: NAMESPACE })
+            .catch(() => undefined);
+          for (const pool of list?.items ?? []) this.#monitor.observe(pool);
+          await sleep(20);
+        }
+      }
+    })();
+  }
+
+  /** Every scenario, with the reason it is skipped for this provider (if it is). */
+  scenarios(): ConformanceScenarioDefinition[] {
+    const o = this.#options;
+    const actors = () => this.#provider?.cloud.actors;
+    const defs: Array<
+      [ConformanceScenario, string, () => string | undefined, () => Promise<void>]
+    > = [
+      ["crd", "CRD, RBAC and contract labels", () => undefined, () => this.#crd()],
+      ["scale", "scale up, down and to zero", () => undefined, () => this.#scale()],
+      [
+        "tokenRotation",
+        "bootstrap token rotation replaces no instance",
+        () => undefined,
+        () => this.#tokenRotation(),
+      ],
+      [
+        "templateRollout",
+        "a template change rolls every instance",
+        () => (o.templateChange ? undefined : "no templateChange option"),
+        () => this.#templateRollout(),
+      ],
+      [
+        "autoscaler",
+        "replicas handed to an external autoscaler and back",
+        () =>
+          actors()?.setDesiredReplicas ? undefined : "cloud.actors.setDesiredReplicas missing",
+        () => this.#autoscaler(),
+      ],
+      ["pause", "pause and unpause", () => undefined, () => this.#pause()],
+      [
+        "deletionInFlight",
+        "deletion with instances in flight",
+        () => undefined,
+        () => this.#deletionInFlight(),
+      ],
+      [
+        "outOfBandDeletion",
+        "an instance deleted out of band",
+        () => (actors()?.terminateInstance ? undefined : "cloud.actors.terminateInstance missing"),
+        () => this.#outOfBand("terminateInstance"),
+      ],
+      [
+        "spotInterruption",
+        "a spot interruption",
+        () => (actors()?.interruptSpot ? undefined : "cloud.actors.interruptSpot missing"),
+        () => this.#outOfBand("interruptSpot"),
+      ],
+      [
+        "cloudThrottling",
+        "cloud throttling",
+        () => (actors()?.throttle ? undefined : "cloud.actors.throttle missing"),
+        () => this.#throttling(),
+      ],
+      [
+        "apiServerFaults",
+        "API server errors and cut watches",
+        () => undefined,
+        () => this.#apiFaults(),
+      ],
+      [
+        "cleanup",
+        "every pool deleted leaves nothing behind",
+        () => undefined,
+        () => this.#cleanup(),
+      ],
+    ];
+    return defs
+      .filter(([id]) => !o.scenarios || o.scenarios.includes(id))
+      .map(([id, title, skip, run]) => ({
+        id,
+        title: `${id}: ${title}`,
+        get skipReason() {
+          return skip();
+        },
+        run: async () => {
+          await run();
+          this.#monitor.assertClean();
+        },
+      }));
+  }
+
+  /** Runs one scenario by id. */
+  async run(id: ConformanceScenario): Promise<void> {
+    const scenario = this.scenarios().find((s) => s.id === id);
+    if (!scenario) throw new Error(`unknown or deselected conformance scenario "${id}"`);
+    const skip = scenario.skipReason;
+    if (skip) throw new Error(`scenario "${id}" cannot run for this provider: ${skip}`);
+    await scenario.run();
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  async #createPool(replicas: number, spec = this.#options.poolSpec): Promise<ConformancePool> {
+    const { client } = this.#env;
+    const pool: ConformancePool = {
+      namespace: NAMESPACE,
+      name: `conf-${++this.#seq}`,
+      clusterName: CLUSTER,
+    };
+    this.#created.push(pool);
+    const kind = this.#options.kind;
+    await client.create(this.#pools, {
+      apiVersion: `${kind.group}/${kind.storageVersion}`,
+      kind: kind.kind,
+      metadata: { name: pool.name, namespace: NAMESPACE },
+      spec,
+    });
+    await client.create(MachinePools, {
+      apiVersion: "cluster.x-k8s.io/v1beta2",
+      kind: "MachinePool",
+      metadata: { name: pool.name, namespace: NAMESPACE },
+      spec: {
+        clusterName: CLUSTER,
+        replicas,
+        template: {
+          spec: {
+            clusterName: CLUSTER,
+            version: "v1.34.1",
+            bootstrap: {},
+            infrastructureRef: { apiGroup: kind.group, kind: kind.kind, name: pool.name },
+          },
+        },
+      },
+    });
+    return pool;
+  }
+
+  #key(pool: ConformancePool) {
+    return { namespace: pool.namespace, name: pool.name };
+  }
+
+  async #setReplicas(pool: ConformancePool, replicas: number): Promise<void> {
+    await this.#env.client.mergePatch(MachinePools, this.#key(pool), { spec: { replicas } });
+  }
+
+  async #setClusterPaused(paused: boolean): Promise<void> {
+    await this.#env.client.mergePatch(
+      Clusters,
+      { namespace: NAMESPACE, name: CLUSTER },
+      { spec: { paused } },
+    );
+  }
+
+  /**
+   * Polls `check` (which returns undefined when satisfied, or the reason it is not) until it passes;
+   * stops early on a recorded invariant violation; on timeout throws with the last reason.
+   */
+  async #until(
+    what: string,
+    check: () => Promise<string | undefined>,
+    timeoutMs = this.#t.convergeMs,
+  ) {
+    const deadline = Date.now() + timeoutMs;
+    let last = "not checked yet";
+    for (;;) {
+      this.#monitor.assertClean();
+      try {
+        const reason = await check();
+        if (reason === undefined) return;
+        last = reason;
+      } catch (error) {
+        if (error instanceof ConformanceError) throw error;
+        last = error instanceof Error ? error.message : String(error);
+      }
+      if (Date.now() > deadline) {
+        const [check, ...rest] = last.split(": ");
+        const named = /^[a-z]+\.[A-Za-z]+$/.test(check ?? "") ? (check as string) : "converge";
+        const message = named === "converge" ? last : rest.join(": ");
+        throw new ConformanceError(
+          named,
+          `timed out after ${timeoutMs} ms waiting for ${what}: ${message}`,
+        );
+      }
+      await sleep(40);
+    }
+  }
+
+  /** Why the pool is not converged at `replicas`, or undefined when it is. */
+  async #notConverged(pool: ConformancePool, replicas: number): Promise<string | undefined> {
+    const { client, provider } = this.#env;
+    const imp = await client.get(this.#pools, this.#key(pool));
+    const mp = await client.get(MachinePools, this.#key(pool));
+    const live = [...(await provider.cloud.liveProviderIds(pool))].sort();
+    const ids = [...(imp.spec?.providerIDList ?? [])].sort();
+    if (live.length !== replicas) {
+      return `converge: the cloud has ${live.length} live instances, MachinePool wants ${replicas}`;
+    }
+    if (JSON.stringify(ids) !== JSON.stringify(live)) {
+      return `status.providerIDsMatchCloud: providerIDList ${JSON.stringify(imp.spec?.providerIDList ?? [])} must list exactly the live instances ${JSON.stringify(live)}`;
+    }
+    if ((imp.status?.replicas ?? 0) !== ids.length) {
+      return `status.replicasMatchesProviderIDs: status.replicas ${imp.status?.replicas} must equal providerIDList length ${ids.length}`;
+    }
+    if (!isProvisioned(imp)) return "converge: the pool is not provisioned (status.ready)";
+    const ready = imp.status?.conditions?.find((c) => c.type === "Ready");
+    if (!ready) return "conditions.readyAlwaysPresent: the pool has no Ready condition";
+    if (ready.status !== "True")
+      return `converge: Ready is ${ready.status} (${ready.reason}: ${ready.message ?? ""})`;
+    if ((mp.status?.replicas ?? 0) !== replicas) {
+      return `converge: core has not copied the pool yet (MachinePool status.replicas ${mp.status?.replicas ?? 0})`;
+    }
+    return undefined;
+  }
+
+  async #converged(pool: ConformancePool, replicas: number, timeoutMs?: number): Promise<void> {
+    await this.#until(
+      `${pool.name} to converge at ${replicas} replicas`,
+      () => this.#notConverged(pool, replicas),
+      timeoutMs,
+    );
+  }
+
+  /** Writes by anyone but the suite itself (leases excluded: leader election renews them). */
+  #writesSince(since: number): RequestRecord[] {
+    return this.#env.api
+      .requests()
+      .filter(
+        (r) =>
+          r.startedAt.getTime() >= since &&
+          !READS.has(r.verb) &&
+          r.fieldManager !== FIELD_MANAGER &&
+          r.resource !== "leases" &&
+          r.status < 400,
+      );
+  }
+
+  /** `steadyState.zeroWrites`: with nothing changing, nobody writes and the cloud is not changed. */
+  async #steadyState(pool: ConformancePool, replicas: number): Promise<void> {
+    await this.#converged(pool, replicas);
+    await sleep(this.#t.settleMs);
+    const since = Date.now();
+    const mutating = this.#env.provider.cloud.callCount({ mutating: true });
+    await sleep(this.#t.steadyStateMs);
+    const writes = this.#writesSince(since);
+    if (writes.length > 0) {
+      const list = writes
+        .slice(0, 5)
+        .map(
+          (w) =>
+            `${w.verb} ${w.resource}${w.subresource ? `/${w.subresource}` : ""} ${w.name ?? ""} by ${w.fieldManager ?? w.userAgent ?? "?"}`,
+        )
+        .join("; ");
+      throw new ConformanceError(
+        "steadyState.zeroWrites",
+        `expected 0 API writes at steady state (${pool.name}, ${replicas} replicas), got ${writes.length} in ${this.#t.steadyStateMs} ms: ${list}`,
+      );
+    }
+    const changes = this.#env.provider.cloud.callCount({ mutating: true }) - mutating;
+    if (changes > 0) {
+      throw new ConformanceError(
+        "steadyState.noCloudChanges",
+        `expected no mutating cloud calls at steady state (${pool.name}), got ${changes}`,
+      );
+    }
+  }
+
+  async #deletePool(pool: ConformancePool): Promise<void> {
+    const { client, provider } = this.#env;
+    await client.delete(MachinePools, this.#key(pool)).catch(() => undefined);
+    await this.#until(`${pool.name} to be deleted`, async () => {
+      const imp = await client.get(this.#pools, this.#key(pool)).catch(() => undefined);
+      if (imp) {
+        return `deletion.completes: the InfraMachinePool still exists (deletionTimestamp ${imp.metadata?.deletionTimestamp ?? "unset"}, finalizers ${JSON.stringify(imp.metadata?.finalizers ?? [])})`;
+      }
+      const mp = await client.get(MachinePools, this.#key(pool)).catch(() => undefined);
+      if (mp)
+        return `deletion.completes: the MachinePool still exists (finalizers ${JSON.stringify(mp.metadata?.finalizers ?? [])})`;
+      const left = await provider.cloud.resourcesLeft(pool);
+      if (left.length > 0) return `cleanup.complete: cloud resources left: ${left.join(", ")}`;
+      return undefined;
+    });
+  }
+
+  async #readyNodes(pool: ConformancePool): Promise<number> {
+    const { client, provider } = this.#env;
+    const live = new Set(await provider.cloud.liveProviderIds(pool));
+    const nodes = await client.list(NodeResource);
+    return nodes.items.filter(
+      (n) =>
+        live.has(n.spec?.providerID ?? "") &&
+        n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
+    ).length;
+  }
+
+  // ---------------------------------------------------------------- scenarios
+
+  async #crd(): Promise<void> {
+    const kind = this.#options.kind;
+    const crd = kind.crd as unknown as KubernetesObject & {
+      spec?: {
+        group?: string;
+        scope?: string;
+        names?: { kind?: string; listKind?: string; plural?: string };
+        versions?: { name: string; served?: boolean; subresources?: { status?: unknown } }[];
+      };
+    };
+    const fail = (check: string, message: string) => {
+      throw new ConformanceError(check, message);
+    };
+    if (crd.spec?.scope !== "Namespaced")
+      fail("crd.namespaced", `the CRD must be Namespaced: got ${crd.spec?.scope}`);
+    const expected = calculateCRDName(kind.group, kind.kind);
+    if (crd.metadata?.name !== expected)
+      fail("crd.name", `the CRD must be named ${expected}: got ${crd.metadata?.name}`);
+    if (crd.spec?.names?.kind !== kind.kind || crd.spec?.names?.listKind !== `${kind.kind}List`) {
+      fail(
+        "crd.names",
+        `names must be ${kind.kind}/${kind.kind}List: got ${JSON.stringify(crd.spec?.names)}`,
+      );
+    }
+    const label =
+      crd.metadata?.labels?.["cluster.x-k8s.io/v1beta2"] ??
+      crd.metadata?.labels?.["cluster.x-k8s.io/v1beta1"];
+    if (!label)
+      fail(
+        "crd.contractLabel",
+        "the CRD needs the label cluster.x-k8s.io/v1beta2: <versions joined by _>",
+      );
+    const served = new Set(
+      (crd.spec?.versions ?? []).filter((v) => v.served !== false).map((v) => v.name),
+    );
+    for (const v of (label ?? "").split("_")) {
+      if (!served.has(v))
+        fail("crd.contractLabel", `the contract label lists ${v}, which the CRD does not serve`);
+    }
+    for (const v of crd.spec?.versions ?? []) {
+      if (!v.subresources?.status)
+        fail("crd.statusSubresource", `version ${v.name} must have the status subresource`);
+    }
+    if (kind.templateCrd) {
+      const names = (kind.templateCrd as { spec?: { names?: { kind?: string } } }).spec?.names;
+      if (names?.kind !== `${kind.kind}Template`) {
+        fail(
+          "crd.template",
+          `the template CRD must serve ${kind.kind}Template: got ${names?.kind}`,
+        );
+      }
+    }
+    if (kind.clusterRole) {
+      const role = kind.clusterRole as unknown as KubernetesObject & {
+        rules?: { apiGroups?: string[]; resources?: string[]; verbs?: string[] }[];
+      };
+      if (role.metadata?.labels?.[Labels.AggregateToManager] !== "true") {
+        fail(
+          "rbac.aggregatedClusterRole",
+          `the ClusterRole needs the label ${Labels.AggregateToManager}: "true"`,
+        );
+      }
+      const covers = (role.rules ?? []).some(
+        (r) => r.apiGroups?.includes(kind.group) && r.resources?.includes(kind.plural),
+      );
+      if (!covers)
+        fail(
+          "rbac.aggregatedClusterRole",
+          `the ClusterRole must grant core access to ${kind.plural}.${kind.group}`,
+        );
+    }
+  }
+
+  async #scale(): Promise<void> {
+    const { client, provider } = this.#env;
+    const pool = await this.#createPool(2);
+    // The finalizer must be persisted before the first instance exists.
+    await this.#until(`${pool.name} to launch its first instance`, async () => {
+      if ((await provider.cloud.liveProviderIds(pool)).length === 0)
+        return "converge: no instance yet";
+      const imp = await client.get(this.#pools, this.#key(pool));
+      const seen = this.#monitor.finalizersSeen(imp.metadata?.uid ?? "");
+      const expected = this.#options.kind.finalizer;
+      const ok = seen !== undefined && (expected === undefined || seen.includes(expected));
+      if (!ok) {
+        throw new ConformanceError(
+          "deletion.finalizerFirst",
+          `an instance exists before the pool carried ${expected ? `the finalizer ${expected}` : "a finalizer"} (finalizers ${JSON.stringify(imp.metadata?.finalizers ?? [])})`,
+        );
+      }
+      return undefined;
+    });
+    await this.#steadyState(pool, 2);
+    await this.#setReplicas(pool, 4);
+    await this.#steadyState(pool, 4);
+    await this.#setReplicas(pool, 1);
+    await this.#steadyState(pool, 1);
+    await this.#setReplicas(pool, 0);
+    await this.#steadyState(pool, 0);
+    await this.#deletePool(pool);
+  }
+
+  async #tokenRotation(): Promise<void> {
+    const { core, provider } = this.#env;
+    const pool = await this.#createPool(2);
+    await this.#converged(pool, 2);
+    const before = [...(await provider.cloud.liveProviderIds(pool))].sort();
+    const versions = await provider.cloud.templateVersionCount?.(pool);
+    if (!core.bootstrap) throw new Error("the bootstrap stand-in is off");
+    await core.bootstrap.rotateToken(this.#key(pool));
+    if (versions !== undefined) {
+      await this.#until(`${pool.name} to get a template version with the new token`, async () => {
+        const now = (await provider.cloud.templateVersionCount?.(pool)) ?? 0;
+        return now > versions
+          ? undefined
+          : `rollout.tokenRefreshesTemplate: still ${now} template versions after a token rotation`;
+      });
+    }
+    await this.#steadyState(pool, 2);
+    const after = [...(await provider.cloud.liveProviderIds(pool))].sort();
+    if (JSON.stringify(after) !== JSON.stringify(before)) {
+      throw new ConformanceError(
+        "rollout.tokenOnlyNoReplace",
+        `a token-only rotation must replace no instance: before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`,
+      );
+    }
+    await this.#deletePool(pool);
+  }
+
+  async #templateRollout(): Promise<void> {
+    const { client, provider } = this.#env;
+    const change = this.#options.templateChange;
+    if (!change) return;
+    const replicas = 3;
+    const pool = await this.#createPool(replicas);
+    await this.#converged(pool, replicas);
+    await this.#until(`${pool.name} Nodes to be Ready`, async () => {
+      const ready = await this.#readyNodes(pool);
+      return ready === replicas ? undefined : `converge: ${ready} of ${replicas} Nodes Ready`;
+    });
+    const before = await provider.cloud.liveProviderIds(pool);
+    const floor = replicas - (this.#options.rolloutMaxUnavailable ?? 0);
+    await client.mergePatch(this.#pools, this.#key(pool), { spec: change(this.#options.poolSpec) });
+    let lowest = replicas;
+    await this.#until(
+      `${pool.name} to roll every instance`,
+      async () => {
+        lowest = Math.min(lowest, await this.#readyNodes(pool));
+        if (lowest < floor) {
+          throw new ConformanceError(
+            "rollout.availability",
+            `Ready Nodes dropped to ${lowest} during the rollout; must stay ≥ replicas − maxUnavailable = ${floor}`,
+          );
+        }
+        const live = await provider.cloud.liveProviderIds(pool);
+        const old = live.filter((id) => before.includes(id));
+        if (old.length > 0)
+          return `rollout.allUpToDate: ${old.length} instance(s) from before the change still live`;
+        const outdated = (await provider.cloud.outdatedProviderIds?.(pool)) ?? [];
+        if (outdated.length > 0)
+          return `rollout.allUpToDate: outdated instances ${JSON.stringify(outdated)}`;
+        return this.#notConverged(pool, replicas);
+      },
+      this.#t.convergeMs * 2,
+    );
+    await this.#steadyState(pool, replicas);
+    await this.#deletePool(pool);
+  }
+
+  async #autoscaler(): Promise<void> {
+    const { client, provider } = this.#env;
+    const setDesired = provider.cloud.actors?.setDesiredReplicas;
+    if (!setDesired) return;
+    const pool = await this.#createPool(2);
+    await this.#converged(pool, 2);
+    await client.mergePatch(MachinePools, this.#key(pool), {
+      metadata: { annotations: { [REPLICAS_MANAGED_BY]: "external-autoscaler" } },
+    });
+    await sleep(this.#t.settleMs);
+    const resizes = provider.cloud.callCount({ resizes: true });
+    await setDesired(pool, 4);
+    await this.#until(
+      `MachinePool ${pool.name} spec.replicas to follow the cloud's 4`,
+      async () => {
+        const mp = await client.get(MachinePools, this.#key(pool));
+        return mp.spec?.replicas === 4
+          ? this.#notConverged(pool, 4)
+          : `replicas.externallyManaged: MachinePool.spec.replicas is ${mp.spec?.replicas}, the cloud's desired size is 4`;
+      },
+    );
+    await this.#steadyState(pool, 4);
+    const resized = provider.cloud.callCount({ resizes: true }) - resizes;
+    if (resized > 0) {
+      throw new ConformanceError(
+        "replicas.externallyManaged",
+        `the provider set the group's desired size ${resized} time(s) while an autoscaler manages it`,
+      );
+    }
+    await client.mergePatch(MachinePools, this.#key(pool), {
+      metadata: { annotations: { [REPLICAS_MANAGED_BY]: null } },
+    });
+    await this.#setReplicas(pool, 2);
+    await this.#steadyState(pool, 2);
+    await this.#deletePool(pool);
+  }
+
+  async #pause(): Promise<void> {
+    const { client, provider } = this.#env;
+    const pool = await this.#createPool(1);
+    await this.#converged(pool, 1);
+    await this.#setClusterPaused(true);
+    try {
+      await this.#until(
+        `${pool.name} to report Paused=True`,
+        async () => {
+          const imp = await client.get(this.#pools, this.#key(pool));
+          const paused = imp.status?.conditions?.find((c) => c.type === "Paused");
+          return paused?.status === "True"
+            ? undefined
+            : `pause.condition: Paused is ${JSON.stringify(paused ?? "missing")}`;
+        },
+        5000,
+      );
+      await sleep(this.#t.settleMs);
+      const calls = provider.cloud.callCount();
+      const since = Date.now();
+      await this.#setReplicas(pool, 3);
+      await sleep(this.#t.pauseMs);
+      const made = provider.cloud.callCount() - calls;
+      if (made > 0) {
+        throw new ConformanceError(
+          "pause.noCloudCallsWhilePaused",
+          `the provider made ${made} cloud call(s) in ${this.#t.pauseMs} ms while the Cluster was paused`,
+        );
+      }
+      const writes = this.#writesSince(since).filter(
+        (w) => w.resource === this.#options.kind.plural,
+      );
+      if (writes.length > 0) {
+        throw new ConformanceError(
+          "pause.noWritesWhilePaused",
+          `the provider wrote its pool ${writes.length} time(s) while paused (only the Paused condition may change)`,
+        );
+      }
+    } finally {
+      await this.#setClusterPaused(false);
+    }
+    await this.#steadyState(pool, 3);
+    await this.#deletePool(pool);
+  }
+
+  async #deletionInFlight(): Promise<void> {
+    const { provider } = this.#env;
+    const pool = await this.#createPool(3);
+    await this.#until(`${pool.name} to launch an instance`, async () =>
+      (await provider.cloud.liveProviderIds(pool)).length > 0
+        ? undefined
+        : "converge: no instance yet",
+    );
+    await this.#deletePool(pool);
+  }
+
+  async #outOfBand(actor: "terminateInstance" | "interruptSpot"): Promise<void> {
+    const { client, provider } = this.#env;
+    const act = provider.cloud.actors?.[actor];
+    if (!act) return;
+    const pool = await this.#createPool(3);
+    await this.#converged(pool, 3);
+    const [victim] = await provider.cloud.liveProviderIds(pool);
+    if (!victim) throw new Error("no instance to disturb");
+    await act(pool, victim);
+    await this.#until(`${pool.name} to drop ${victim} and get back to 3`, async () => {
+      const imp = await client.get(this.#pools, this.#key(pool));
+      if (imp.spec?.providerIDList?.includes(victim)) {
+        return `status.providerIDsMatchCloud: ${victim} was terminated but is still in providerIDList`;
+      }
+      return this.#notConverged(pool, 3);
+    });
+    await this.#steadyState(pool, 3);
+    await this.#deletePool(pool);
+  }
+
+  async #throttling(): Promise<void> {
+    const { provider } = this.#env;
+    const throttle = provider.cloud.actors?.throttle;
+    if (!throttle) return;
+    const pool = await this.#createPool(1);
+    await this.#converged(pool, 1);
+    await throttle(6);
+    await this.#setReplicas(pool, 3);
+    await this.#steadyState(pool, 3);
+    await this.#deletePool(pool);
+  }
+
+  async #apiFaults(): Promise<void> {
+    const { api } = this.#env;
+    const pool = await this.#createPool(1);
+    await this.#converged(pool, 1);
+    const plural = this.#options.kind.plural;
+    const handles = [
+      api.faults.add({ verb: "patch", resource: plural, count: 3, status: 500 }),
+      api.faults.add({
+        verb: ["update", "patch"],
+        resource: plural,
+        subresource: "status",
+        count: 2,
+        status: 409,
+      }),
+      api.faults.add({
+        verb: "get",
+        resource: "secrets",
+        count: 2,
+        status: 503,
+        retryAfterSeconds: 0,
+      }),
+    ];
+    api.faults.cutWatches();
+    try {
+      await this.#setReplicas(pool, 3);
+      await this.#converged(pool, 3);
+      api.faults.cutWatches();
+      await this.#setReplicas(pool, 2);
+      await this.#steadyState(pool, 2);
+    } finally {
+      for (const h of handles) h.remove();
+    }
+    await this.#deletePool(pool);
+  }
+
+  async #cleanup(): Promise<void> {
+    const { client, provider } = this.#env;
+    for (const pool of this.#created) {
+      const exists = await client.get(this.#pools, this.#key(pool)).then(
+        () => true,
+        () => false,
+      );
+      if (exists) await this.#deletePool(pool);
+      const left = await provider.cloud.resourcesLeft(pool);
+      if (left.length > 0) {
+        throw new ConformanceError(
+          "cleanup.complete",
+          `${pool.name}: cloud resources left after deletion: ${left.join(", ")}`,
+        );
+      }
+    }
+  }
+}

@@ -1,0 +1,10 @@
+export { type ConformanceScenarioDefinition, MachinePoolConformance } from "./harness.js";
+export {
+  ConformanceError,
+  checkPoolObject,
+  InvariantMonitor,
+  isProvisioned,
+  type PoolObject,
+} from "./invariants.js";
+export type * from "./types.js";
+export { runMachinePoolConformance } from "./vitest.js";

@@ -1,0 +1,154 @@
+import type { KubeConfig } from "@kubernetes/client-node";
+
+/** A pool the suite created: the InfraMachinePool and its MachinePool share this name. */
+export interface ConformancePool {
+  /** Namespace. */
+  readonly namespace: string;
+  /** Name of the InfraMachinePool and of its MachinePool. */
+  readonly name: string;
+  /** The Cluster it belongs to. */
+  readonly clusterName: string;
+}
+
+/**
+ * The InfraMachinePool kind under test. The result of `defineInfraMachinePool` fits as is; a provider
+ * not built on the SDK fills in the fields by hand.
+ */
+export interface ConformanceKind {
+  /** API group, e.g. `infrastructure.foo.com`. */
+  readonly group: string;
+  /** Kind, e.g. `FooMachinePool`. */
+  readonly kind: string;
+  /** Plural resource name, e.g. `foomachinepools`. */
+  readonly plural: string;
+  /** The version objects are created at. */
+  readonly storageVersion: string;
+  /** The provider's finalizer on the InfraMachinePool (checked by `deletion.finalizerFirst`). */
+  readonly finalizer?: string;
+  /** The InfraMachinePool CRD (installed, and checked by the `crd.*` checks). */
+  readonly crd: Record<string, unknown>;
+  /** The `<Kind>Template` CRD, if the provider ships one (`crd.template`). */
+  readonly templateCrd?: Record<string, unknown>;
+  /** The ClusterRole aggregated into core's manager (`rbac.aggregatedClusterRole`). */
+  readonly clusterRole?: Record<string, unknown>;
+}
+
+/** Who may change the cloud behind the provider's back; each enables the scenarios that need it. */
+export interface ConformanceActors {
+  /** An external autoscaler sets the cloud's desired size (autoscaler hand-off). */
+  setDesiredReplicas?(pool: ConformancePool, replicas: number): void | Promise<void>;
+  /** A user terminates one instance out of band; the cloud does not replace it by itself. */
+  terminateInstance?(pool: ConformancePool, providerID: string): void | Promise<void>;
+  /** The cloud reclaims a spot instance (the cloud may replace it with a new ID). */
+  interruptSpot?(pool: ConformancePool, providerID: string): void | Promise<void>;
+  /** The next `calls` cloud API calls fail with throttling (429 + retry-after). */
+  throttle?(calls: number): void | Promise<void>;
+}
+
+/** Filter of {@link ConformanceCloud.callCount}. */
+export interface CloudCallFilter {
+  /** Only calls that change something (`true`). */
+  mutating?: boolean;
+  /** Only calls that set a group's desired size. */
+  resizes?: boolean;
+}
+
+/** What the suite needs to see of the provider's cloud: the truth, read without the provider. */
+export interface ConformanceCloud {
+  /** providerIDs of the pool's instances that are not terminated (any order). */
+  liveProviderIds(pool: ConformancePool): string[] | Promise<string[]>;
+  /** How many cloud API calls the provider has made so far (a counter that only grows). */
+  callCount(filter?: CloudCallFilter): number;
+  /**
+   * providerIDs of live instances that do not run the pool's latest template (rollout scenario). Without
+   * it, a rollout only has to replace every instance that existed before the change.
+   */
+  outdatedProviderIds?(pool: ConformancePool): string[] | Promise<string[]>;
+  /** How many template versions (launch configurations) the pool has had (token rotation scenario). */
+  templateVersionCount?(pool: ConformancePool): number | Promise<number>;
+  /** Cloud resources of the pool still present (group, templates, instances): `[]` once cleaned up. */
+  resourcesLeft(pool: ConformancePool): string[] | Promise<string[]>;
+  /** Out-of-band actors; scenarios whose actor is missing are skipped. */
+  actors?: ConformanceActors;
+}
+
+/** What the suite hands to {@link MachinePoolConformanceOptions.startProvider}. */
+export interface ConformanceEnvironment {
+  /** The management cluster (the suite's in-memory API server with CAPI core emulated). */
+  readonly kubeConfig: KubeConfig;
+  /**
+   * A Node registrar needs this to check bootstrap tokens: whether a token from a pool's bootstrap data
+   * is still valid (the bootstrap stand-in rotates them).
+   */
+  isTokenValid(tokenOrUserData: string): boolean;
+}
+
+/** A provider the suite started. */
+export interface ConformanceProvider {
+  /**
+   * How the provider's API requests are recognised in the request log: its field manager or a part of
+   * its User-Agent (for steady-state write checks).
+   */
+  readonly identity: string;
+  /** Its cloud, as the suite may observe and disturb it. */
+  readonly cloud: ConformanceCloud;
+  /** Stops the provider (and its cloud). */
+  stop(): Promise<void>;
+}
+
+/** Scenario names, for {@link MachinePoolConformanceOptions.scenarios}. */
+export type ConformanceScenario =
+  | "crd"
+  | "scale"
+  | "tokenRotation"
+  | "templateRollout"
+  | "autoscaler"
+  | "pause"
+  | "deletionInFlight"
+  | "outOfBandDeletion"
+  | "spotInterruption"
+  | "cloudThrottling"
+  | "apiServerFaults"
+  | "cleanup";
+
+/** Time limits of the suite, in real milliseconds. */
+export interface ConformanceTimeouts {
+  /** A pool reaching a desired state. Default 20,000. */
+  convergeMs?: number;
+  /** How long "nothing changes" is watched for zero writes. Default 1,500. */
+  steadyStateMs?: number;
+  /** How long to settle before a steady-state window starts (resync tails). Default 500. */
+  settleMs?: number;
+  /** How long a paused pool is watched for cloud calls. Default 1,000. */
+  pauseMs?: number;
+  /** One scenario (vitest test timeout). Default 60,000. */
+  scenarioMs?: number;
+}
+
+/** Options of {@link runMachinePoolConformance}. */
+export interface MachinePoolConformanceOptions {
+  /** Name shown in the test report, e.g. the provider's kind. */
+  name: string;
+  /** The kind under test. */
+  kind: ConformanceKind;
+  /** `spec` of a new InfraMachinePool (without contract fields). */
+  poolSpec: Record<string, unknown>;
+  /**
+   * A change of the spec that must roll every instance (e.g. another instance type). Without it the
+   * template rollout scenario is skipped.
+   */
+  templateChange?: (spec: Record<string, unknown>) => Record<string, unknown>;
+  /** Starts the provider against the suite's API server. Called once, before the scenarios. */
+  startProvider(env: ConformanceEnvironment): Promise<ConformanceProvider>;
+  /** Only these scenarios (default: all whose actors the cloud provides). */
+  scenarios?: readonly ConformanceScenario[];
+  /**
+   * `maxUnavailable` of the provider's default rollout: Ready Nodes of a rolling pool never drop below
+   * `replicas − maxUnavailable`. Default 0.
+   */
+  rolloutMaxUnavailable?: number;
+  /** Time limits. */
+  timeouts?: ConformanceTimeouts;
+  /** Where the CAPI CRDs are (default: `$CAPI_TS_SHARED/crds/capi`, else `../shared/crds/capi`). */
+  capiCrds?: string;
+}

@@ -29,18 +29,6 @@ if (!wanted) {
  */
 const notOnReal: { test: string; why: string }[] = [
   {
-    test: "serves /api, /apis, group and resource lists, /version and health",
-    why: "harness: the test calls fetch() on the URL without the cluster's CA",
-  },
-  {
-    test: "sets NamesAccepted and Established, serves on create and stops serving on delete",
-    why: "divergence D5 (plain-text 404)",
-  },
-  {
-    test: "serves a newly added version after a CRD update",
-    why: "divergence D5 (plain-text 404)",
-  },
-  {
     test: "Background: deletes dependents after the owner",
     why: "divergence D9 (no garbage collector)",
   },

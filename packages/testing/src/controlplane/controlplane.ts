@@ -108,26 +108,26 @@ class StartError extends Error {
   }
 }
 
-function failure(process: GuardedProcess, what: string): StartError {
-  const tail = process.logTail();
+function failure(server: GuardedProcess, what: string): StartError {
+  const tail = server.logTail();
   return new StartError(
-    `${process.name} ${what}. Last lines of ${process.logFile}:\n${tail}`,
+    `${server.name} ${what}. Last lines of ${server.logFile}:\n${tail}`,
     /address already in use/i.test(tail),
   );
 }
 
-/** Polls `check` until it returns true, failing early when `process` exits. */
+/** Polls `check` until it returns true, failing early when `server` exits. */
 async function waitUntil(
-  process: GuardedProcess,
+  server: GuardedProcess,
   deadline: number,
   what: string,
   check: () => Promise<boolean>,
 ): Promise<void> {
   for (;;) {
-    if (!process.running)
-      throw failure(process, `exited with code ${process.exitCode} before ${what}`);
+    if (!server.running)
+      throw failure(server, `exited with code ${server.exitCode} before ${what}`);
     if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw failure(process, `was not ${what} in time`);
+    if (Date.now() > deadline) throw failure(server, `was not ${what} in time`);
     await sleep(150);
   }
 }

@@ -164,7 +164,7 @@ async function main(): Promise<void> {
     name: PROVIDER,
     logger: { level: process.env.DEMO_LOG ?? "silent" } as never,
     driver: { defaultZones: ["zone-a", "zone-b"], busyRetryMs: 200 },
-    controller: { pollIntervalMs: 100, resyncPeriodMs: 2000 },
+    controller: { pollIntervalMs: 100, resyncPeriodMs: 2000, readiness: "node" },
   });
   say("FakeCloudMachinePool provider running");
   const client = new KubeClient(kubeConfig, { fieldManager: "demo-user" });

@@ -711,8 +711,11 @@ export class MachinePoolConformance {
           `the provider made ${made} cloud call(s) in ${this.#t.pauseMs} ms while the Cluster was paused`,
         );
       }
+      const identity = this.#env.provider.identity;
       const writes = this.#writesSince(since).filter(
-        (w) => w.resource === this.#options.kind.plural,
+        (w) =>
+          w.resource === this.#options.kind.plural &&
+          (w.fieldManager === identity || w.userAgent?.includes(identity) === true),
       );
       if (writes.length > 0) {
         throw new ConformanceError(

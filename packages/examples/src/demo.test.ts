@@ -1,0 +1,82 @@
+// `./dev demo` as a person runs it: a subprocess that must exit 0 and show every phase, both on the
+// in-memory API server and with --kubeconfig against a cluster that only has the CAPI CRDs.
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { startApiServer } from "@capi-ts/testing";
+import { describe, expect, it } from "vitest";
+
+const DEMO = resolve(import.meta.dirname, "demo.ts");
+const PHASES = [
+  "== setup ==",
+  "== create a Cluster, a MachinePool (3 replicas) and its FakeCloudMachinePool ==",
+  "== scale to 5 ==",
+  "== rotate the bootstrap token ==",
+  "== roll a template change (instanceType small -> medium) ==",
+  "== pause, change replicas while paused, unpause ==",
+  "== scale to 0 ==",
+  "== delete the MachinePool ==",
+  "== summary ==",
+];
+
+function runDemo(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(
+      process.execPath,
+      ["--conditions=capi-ts-source", "--import", "tsx", DEMO, ...args],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on("error", fail);
+    child.on("close", (code) => done({ code, stdout, stderr }));
+  });
+}
+
+function sharedCapiCrds(): string {
+  const shared = process.env.CAPI_TS_SHARED ?? resolve(import.meta.dirname, "../../../../shared");
+  return join(shared, "crds", "capi");
+}
+
+describe("./dev demo", { timeout: 120_000 }, () => {
+  it("runs every phase on the in-memory API server and exits 0", async () => {
+    const { code, stdout, stderr } = await runDemo([]);
+    expect(stderr).not.toMatch(/demo failed/);
+    expect(code).toBe(0);
+    const positions = PHASES.map((phase) => stdout.indexOf(phase));
+    expect(positions.every((p) => p >= 0)).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    expect(stdout).toMatch(/instances replaced: 0/);
+    expect(stdout).toMatch(/paused for 1s with replicas changed to 4: 0 cloud calls/);
+    expect(stdout).toMatch(/cloud groups left: 0, templates left: 0/);
+  });
+
+  it("runs against a cluster given by --kubeconfig (here: an API server with only the CAPI CRDs)", async () => {
+    const api = await startApiServer();
+    const dir = await mkdtemp(join(tmpdir(), "capi-ts-demo-"));
+    try {
+      await api.installCRDs([sharedCapiCrds()]);
+      const kubeconfig = join(dir, "kubeconfig");
+      await api.writeKubeconfig(kubeconfig);
+      const { code, stdout, stderr } = await runDemo(["--kubeconfig", kubeconfig]);
+      expect(stderr).not.toMatch(/demo failed/);
+      expect(code).toBe(0);
+      expect(stdout).toContain(`using the cluster in ${kubeconfig}`);
+      expect(stdout).toContain("== summary ==");
+      // The demo's provider really wrote to that cluster.
+      expect(
+        api.requests((r) => r.resource === "fakecloudmachinepools" && r.verb === "patch").length,
+      ).toBeGreaterThan(0);
+    } finally {
+      await api.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -130,6 +130,62 @@ describe("CustomResourceDefinition lifecycle", () => {
     expect(err.code).toBe(404);
   });
 
+  it("deletes its custom resources before itself, waiting for their finalizers", async () => {
+    const crd = structuredClone(widgetCrd);
+    crd.metadata.name = "sprockets.example.capi-ts.dev";
+    crd.spec.names = {
+      plural: "sprockets",
+      singular: "sprocket",
+      kind: "Sprocket",
+      listKind: "SprocketList",
+      shortNames: [],
+      categories: [],
+    };
+    await backend.installCRDs([crd]);
+    const sprockets = {
+      group: widgets.group,
+      version: "v1",
+      plural: "sprockets",
+      namespace: "default",
+    };
+    await custom.createNamespacedCustomObject({
+      ...sprockets,
+      body: {
+        apiVersion: `${widgets.group}/v1`,
+        kind: "Sprocket",
+        metadata: { name: "held", finalizers: ["example.com/hold"] },
+        spec: { size: 1 },
+      },
+    });
+    await ext.deleteCustomResourceDefinition({ name: crd.metadata.name });
+    const terminating = await eventually(async () => {
+      const got = await ext.readCustomResourceDefinition({ name: crd.metadata.name });
+      return got.status?.conditions?.find((c) => c.type === "Terminating" && c.status === "True")
+        ? got
+        : undefined;
+    }, 10_000);
+    expect(terminating.metadata?.finalizers).toContain(
+      "customresourcecleanup.apiextensions.k8s.io",
+    );
+    const held = (await eventually(async () => {
+      const obj = (await custom.getNamespacedCustomObject({ ...sprockets, name: "held" })) as {
+        metadata: { deletionTimestamp?: string };
+      };
+      return obj.metadata.deletionTimestamp ? obj : undefined;
+    }, 10_000)) as { metadata: { deletionTimestamp?: string } };
+    expect(held.metadata.deletionTimestamp).toBeDefined();
+    await custom.patchNamespacedCustomObject(
+      { ...sprockets, name: "held", body: { metadata: { finalizers: null } } },
+      mergePatch,
+    );
+    await eventually(async () => {
+      const err = await apiError(() =>
+        ext.readCustomResourceDefinition({ name: crd.metadata.name }),
+      );
+      return err.code === 404;
+    }, 10_000);
+  });
+
   it("rejects a CRD whose name is not plural.group", async () => {
     const crd = structuredClone(widgetCrd);
     crd.metadata.name = "wrong.example.capi-ts.dev";

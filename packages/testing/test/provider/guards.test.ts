@@ -59,6 +59,36 @@ describe("machinePoolController: guards, drift and failures", { timeout: 40_000 
     expect(callsFor(groupName(name))).toEqual([]);
   });
 
+  it("does not delete a paused pool (annotation) until it is unpaused", async () => {
+    const name = await createPool(bed, { replicas: 1 });
+    await converged(bed, name, 1);
+    await bed.client.mergePatch(
+      Pools,
+      { namespace: ns, name },
+      { metadata: { annotations: { "cluster.x-k8s.io/paused": "" } } },
+    );
+    await eventually(async () => {
+      expect(condition(await getPool(bed, name), "Paused")).toMatchObject({
+        status: "True",
+        message: "KitMachinePool has the cluster.x-k8s.io/paused annotation",
+      });
+    });
+    const mark = bed.cloud.lastCallSeq();
+    await bed.client.delete(Pools, { namespace: ns, name });
+    await sleep(800);
+    expect(callsFor(groupName(name), mark)).toEqual([]);
+    expect((await getPool(bed, name)).metadata?.finalizers).toContain(KitMachinePool.finalizer);
+    await bed.client.mergePatch(
+      Pools,
+      { namespace: ns, name },
+      { metadata: { annotations: { "cluster.x-k8s.io/paused": null } } },
+    );
+    await eventually(async () => {
+      await expect(getPool(bed, name)).rejects.toThrow();
+    });
+    expect(bed.cloud.inspect.group(groupName(name))).toBeUndefined();
+  });
+
   it("waits for the cluster's infrastructure (no cloud call), then provisions through the Cluster watch", async () => {
     await createCluster(bed.client, "c-late", false);
     const name = await createPool(bed, { replicas: 1, clusterName: "c-late" });

@@ -341,7 +341,7 @@ class GroupVersionEmitter {
       if (node !== rawNode) this.nodeKeys.set(rawNode, this.nodeKeys.get(node) ?? "");
       return wrap({
         ts: () => named.name,
-        zod: () => `c.ref(${named.name}Schema)`,
+        zod: () => `$${named.name}`,
         defaults: () => (named.hasDefaults ? `...${named.name}Defaults` : ""),
         hasDefaults: named.hasDefaults,
       });
@@ -696,7 +696,7 @@ class GroupVersionEmitter {
     let out = "";
     for (const property of properties) {
       const zod = override?.(property) ?? property.shape.zod();
-      out += `  ${propertyKey(property.key)}: ${property.required ? zod : `c.optional(${zod})`},\n`;
+      out += `  ${propertyKey(property.key)}: ${zod},\n`;
     }
     return out;
   }
@@ -735,14 +735,19 @@ class GroupVersionEmitter {
         "  /** Fields not in the schema are kept (x-kubernetes-preserve-unknown-fields). */\n  [key: string]: unknown;\n";
     out += "}\n\n";
     out += renderDoc([`zod schema of {@link ${named.name}}.`], "");
-    const objectOptions = options(node, [
-      "minProperties",
-      "maxProperties",
-      "x-kubernetes-preserve-unknown-fields",
-      "x-kubernetes-embedded-resource",
-    ]);
+    const objectOptions = options(
+      node,
+      [
+        "minProperties",
+        "maxProperties",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-embedded-resource",
+      ],
+      requiredKeys(properties),
+    );
     const body = `c.object<${named.name}>({\n${this.renderZodProperties(properties)}}${objectOptions})`;
-    out += `export const ${named.name}Schema: z.ZodType<${named.name}> = c.zod(${wrapZod(body, this.valueValidationChecks(node, ""), this.metaCall(node))});\n`;
+    out += `export const ${named.name}Schema: z.ZodType<${named.name}> = c.zod($${named.name});\n`;
+    out = `${out.slice(0, out.lastIndexOf("/**"))}const $${named.name} = ${wrapZod(body, this.valueValidationChecks(node, ""), this.metaCall(node))};\n\n${out.slice(out.lastIndexOf("/**"))}`;
     if (named.hasDefaults) {
       out += `\nconst ${named.name}Defaults: c.DefaultsNode = { ${this.objectDefaults(named.properties)} };\n`;
     }
@@ -811,11 +816,13 @@ class GroupVersionEmitter {
     out +=
       "  /** Standard list metadata (resourceVersion, continue token). */\n  metadata?: V1ListMeta;\n";
     out += `  /** The objects. */\n  items: ${kind}[];\n}\n\n`;
-    const objectOptions = options(named.node, [
-      "minProperties",
-      "maxProperties",
-      "x-kubernetes-preserve-unknown-fields",
-    ]);
+    const objectOptions = options(
+      named.node,
+      ["minProperties", "maxProperties", "x-kubernetes-preserve-unknown-fields"],
+      requiredKeys(properties),
+    );
+    const rootBody = `c.object<${kind}>({\n${this.renderZodProperties(properties, rootZodOverride)}}${objectOptions})`;
+    out += `const $${kind} = ${wrapZod(rootBody, this.valueValidationChecks(named.node, ""), this.metaCall(named.node))};\n\n`;
     out += renderDoc(
       [
         `zod schema of {@link ${kind}}: every OpenAPI constraint of the CRD, unknown fields kept.`,
@@ -823,12 +830,11 @@ class GroupVersionEmitter {
       ],
       "",
     );
-    const rootBody = `c.object<${kind}>({\n${this.renderZodProperties(properties, rootZodOverride)}}${objectOptions})`;
-    out += `export const ${kind}Schema: z.ZodType<${kind}> = c.zod(${wrapZod(rootBody, this.valueValidationChecks(named.node, ""), this.metaCall(named.node))});\n\n`;
+    out += `export const ${kind}Schema: z.ZodType<${kind}> = c.zod($${kind});\n\n`;
     out += renderDoc([`zod schema of {@link ${list}}.`, ...deprecated], "");
     out += `export const ${list}Schema: z.ZodType<${list}> = c.zod(c.object<${list}>({\n`;
     out += `  apiVersion: c.literal(${JSON.stringify(apiVersion)}),\n  kind: c.literal(${JSON.stringify(list)}),\n`;
-    out += `  metadata: c.optional(c.listMeta()),\n  items: c.array(c.ref(${kind}Schema)),\n}));\n`;
+    out += `  metadata: c.listMeta(),\n  items: c.array($${kind}),\n}, { required: ["apiVersion", "kind", "items"] }));\n`;
     if (named.hasDefaults)
       out += `\nconst ${kind}Defaults: c.DefaultsNode = { ${this.objectDefaults(named.properties)} };\n`;
 
@@ -916,8 +922,17 @@ const OPTION_NAMES: Record<string, string> = {
 };
 
 /** Renders the OpenAPI keywords present on a node as ", { key: value }" ("" when none). */
-function options(node: SchemaNode, keys: readonly string[]): string {
+function requiredKeys(properties: readonly Property[]): string[] {
+  return properties.filter((p) => p.required).map((p) => p.key);
+}
+
+function options(
+  node: SchemaNode,
+  keys: readonly string[],
+  required: readonly string[] = [],
+): string {
   const parts: string[] = [];
+  if (required.length > 0) parts.push(`required: ${JSON.stringify(required)}`);
   for (const key of keys) {
     const value = node[key];
     if (value === undefined) continue;

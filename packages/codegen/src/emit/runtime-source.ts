@@ -545,7 +545,10 @@ export function ref<T>(schema: z.ZodType<T>): Schema<T> {
   return schema as unknown as Schema<T>;
 }
 
-/** The schemas of an interface's fields, one per field (optional fields accept undefined). */
+/**
+ * The schemas of an interface's fields, one per field. Which fields may be absent is given
+ * separately (the object builder's required list), so no per-field optional() call is needed.
+ */
 export type ObjectShape<T> = { readonly [K in keyof T]-?: Schema<T[K]> };
 
 /** OpenAPI keywords of a string schema. */
@@ -809,8 +812,17 @@ export function emptyObject(): Schema<{ [key: string]: never }> {
  * @param options - OpenAPI keywords
  * @returns the schema
  */
-export function object<T>(shape: ObjectShape<T>, options: ObjectOptions = {}): Schema<T> {
-  return wrap(counted(z.looseObject(shape as unknown as z.ZodRawShape), options));
+export function object<T>(
+  shape: ObjectShape<T>,
+  options: ObjectOptions & { readonly required?: readonly (keyof T & string)[] } = {},
+): Schema<T> {
+  const required = new Set<string>(options.required ?? []);
+  const fields: Record<string, z.ZodType> = {};
+  for (const [key, field] of Object.entries(shape as Record<string, Schema<unknown>>)) {
+    // Widened through unknown: relating ZodOptional to ZodType would make tsc compute zod's variances.
+    fields[key] = required.has(key) ? unwrap(field) : (unwrap(field).optional() as unknown as z.ZodType);
+  }
+  return wrap(counted(z.looseObject(fields), options));
 }
 
 /**

@@ -30,11 +30,13 @@ export interface ClusterSpecAvailabilityGate {
   polarity?: "Positive" | "Negative";
 }
 
-/** zod schema of {@link ClusterSpecAvailabilityGate}. */
-export const ClusterSpecAvailabilityGateSchema: z.ZodType<ClusterSpecAvailabilityGate> = c.zod(c.object<ClusterSpecAvailabilityGate>({
+const $ClusterSpecAvailabilityGate = c.object<ClusterSpecAvailabilityGate>({
   conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-  polarity: c.optional(c.literals<"Positive" | "Negative">(["Positive","Negative"])),
-}));
+  polarity: c.literals<"Positive" | "Negative">(["Positive","Negative"]),
+}, { required: ["conditionType"] });
+
+/** zod schema of {@link ClusterSpecAvailabilityGate}. */
+export const ClusterSpecAvailabilityGateSchema: z.ZodType<ClusterSpecAvailabilityGate> = c.zod($ClusterSpecAvailabilityGate);
 
 /** pods is the network ranges from which Pod networks are allocated. */
 export interface ClusterSpecClusterNetworkPods {
@@ -42,10 +44,12 @@ export interface ClusterSpecClusterNetworkPods {
   cidrBlocks: string[];
 }
 
-/** zod schema of {@link ClusterSpecClusterNetworkPods}. */
-export const ClusterSpecClusterNetworkPodsSchema: z.ZodType<ClusterSpecClusterNetworkPods> = c.zod(c.object<ClusterSpecClusterNetworkPods>({
+const $ClusterSpecClusterNetworkPods = c.object<ClusterSpecClusterNetworkPods>({
   cidrBlocks: c.array(c.string({ minLength: 1, maxLength: 43 }), { maxItems: 100 }),
-}));
+}, { required: ["cidrBlocks"] });
+
+/** zod schema of {@link ClusterSpecClusterNetworkPods}. */
+export const ClusterSpecClusterNetworkPodsSchema: z.ZodType<ClusterSpecClusterNetworkPods> = c.zod($ClusterSpecClusterNetworkPods);
 
 /** clusterNetwork represents the cluster network configuration. */
 export interface ClusterSpecClusterNetwork {
@@ -62,13 +66,15 @@ export interface ClusterSpecClusterNetwork {
   services?: ClusterSpecClusterNetworkPods;
 }
 
+const $ClusterSpecClusterNetwork = c.object<ClusterSpecClusterNetwork>({
+  apiServerPort: c.integer({ format: "int32" }),
+  pods: $ClusterSpecClusterNetworkPods,
+  serviceDomain: c.string({ minLength: 1, maxLength: 253 }),
+  services: $ClusterSpecClusterNetworkPods,
+});
+
 /** zod schema of {@link ClusterSpecClusterNetwork}. */
-export const ClusterSpecClusterNetworkSchema: z.ZodType<ClusterSpecClusterNetwork> = c.zod(c.object<ClusterSpecClusterNetwork>({
-  apiServerPort: c.optional(c.integer({ format: "int32" })),
-  pods: c.optional(c.ref(ClusterSpecClusterNetworkPodsSchema)),
-  serviceDomain: c.optional(c.string({ minLength: 1, maxLength: 253 })),
-  services: c.optional(c.ref(ClusterSpecClusterNetworkPodsSchema)),
-}));
+export const ClusterSpecClusterNetworkSchema: z.ZodType<ClusterSpecClusterNetwork> = c.zod($ClusterSpecClusterNetwork);
 
 /** controlPlaneEndpoint represents the endpoint used to communicate with the control plane. */
 export interface ClusterSpecControlPlaneEndpoint {
@@ -78,11 +84,13 @@ export interface ClusterSpecControlPlaneEndpoint {
   port?: number;
 }
 
+const $ClusterSpecControlPlaneEndpoint = c.object<ClusterSpecControlPlaneEndpoint>({
+  host: c.string({ maxLength: 512 }),
+  port: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link ClusterSpecControlPlaneEndpoint}. */
-export const ClusterSpecControlPlaneEndpointSchema: z.ZodType<ClusterSpecControlPlaneEndpoint> = c.zod(c.object<ClusterSpecControlPlaneEndpoint>({
-  host: c.optional(c.string({ maxLength: 512 })),
-  port: c.optional(c.integer({ format: "int32" })),
-}));
+export const ClusterSpecControlPlaneEndpointSchema: z.ZodType<ClusterSpecControlPlaneEndpoint> = c.zod($ClusterSpecControlPlaneEndpoint);
 
 /**
  * controlPlaneRef is an optional reference to a provider-specific resource that holds
@@ -128,16 +136,18 @@ export interface MachineStatusNodeRef {
   uid?: string;
 }
 
+const $MachineStatusNodeRef = c.withMeta(c.object<MachineStatusNodeRef>({
+  apiVersion: c.string(),
+  fieldPath: c.string(),
+  kind: c.string(),
+  name: c.string(),
+  namespace: c.string(),
+  resourceVersion: c.string(),
+  uid: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link MachineStatusNodeRef}. */
-export const MachineStatusNodeRefSchema: z.ZodType<MachineStatusNodeRef> = c.zod(c.withMeta(c.object<MachineStatusNodeRef>({
-  apiVersion: c.optional(c.string()),
-  fieldPath: c.optional(c.string()),
-  kind: c.optional(c.string()),
-  name: c.optional(c.string()),
-  namespace: c.optional(c.string()),
-  resourceVersion: c.optional(c.string()),
-  uid: c.optional(c.string()),
-}), {"x-kubernetes-map-type":"atomic"}));
+export const MachineStatusNodeRefSchema: z.ZodType<MachineStatusNodeRef> = c.zod($MachineStatusNodeRef);
 
 /**
  * UnhealthyCondition represents a Node condition type and value with a timeout
@@ -158,12 +168,14 @@ export interface MachineHealthCheckSpecUnhealthyCondition {
   type: string;
 }
 
-/** zod schema of {@link MachineHealthCheckSpecUnhealthyCondition}. */
-export const MachineHealthCheckSpecUnhealthyConditionSchema: z.ZodType<MachineHealthCheckSpecUnhealthyCondition> = c.zod(c.object<MachineHealthCheckSpecUnhealthyCondition>({
+const $MachineHealthCheckSpecUnhealthyCondition = c.object<MachineHealthCheckSpecUnhealthyCondition>({
   status: c.string({ minLength: 1 }),
   timeout: c.string(),
   type: c.string({ minLength: 1 }),
-}));
+}, { required: ["status","timeout","type"] });
+
+/** zod schema of {@link MachineHealthCheckSpecUnhealthyCondition}. */
+export const MachineHealthCheckSpecUnhealthyConditionSchema: z.ZodType<MachineHealthCheckSpecUnhealthyCondition> = c.zod($MachineHealthCheckSpecUnhealthyCondition);
 
 /**
  * UnhealthyMachineCondition represents a Machine condition type and value with a timeout
@@ -189,12 +201,14 @@ export interface MachineHealthCheckSpecUnhealthyMachineCondition {
   type: string;
 }
 
-/** zod schema of {@link MachineHealthCheckSpecUnhealthyMachineCondition}. */
-export const MachineHealthCheckSpecUnhealthyMachineConditionSchema: z.ZodType<MachineHealthCheckSpecUnhealthyMachineCondition> = c.zod(c.object<MachineHealthCheckSpecUnhealthyMachineCondition>({
+const $MachineHealthCheckSpecUnhealthyMachineCondition = c.object<MachineHealthCheckSpecUnhealthyMachineCondition>({
   status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
   timeout: c.string(),
   type: c.withMeta(c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }), {"x-kubernetes-validations":[{"message":"type must not be one of: Ready, Available, HealthCheckSucceeded, OwnerRemediated, ExternallyRemediated","rule":"!(self in ['Ready','Available','HealthCheckSucceeded','OwnerRemediated','ExternallyRemediated'])"}]}),
-}));
+}, { required: ["status","timeout","type"] });
+
+/** zod schema of {@link MachineHealthCheckSpecUnhealthyMachineCondition}. */
+export const MachineHealthCheckSpecUnhealthyMachineConditionSchema: z.ZodType<MachineHealthCheckSpecUnhealthyMachineCondition> = c.zod($MachineHealthCheckSpecUnhealthyMachineCondition);
 
 /**
  * machineHealthCheck allows to enable, disable and override
@@ -266,16 +280,18 @@ export interface ClusterSpecTopologyControlPlaneMachineHealthCheck {
   unhealthyRange?: string;
 }
 
+const $ClusterSpecTopologyControlPlaneMachineHealthCheck = c.object<ClusterSpecTopologyControlPlaneMachineHealthCheck>({
+  enable: c.boolean(),
+  maxUnhealthy: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  nodeStartupTimeout: c.string(),
+  remediationTemplate: $MachineStatusNodeRef,
+  unhealthyConditions: c.array($MachineHealthCheckSpecUnhealthyCondition, { maxItems: 100 }),
+  unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  unhealthyRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
+});
+
 /** zod schema of {@link ClusterSpecTopologyControlPlaneMachineHealthCheck}. */
-export const ClusterSpecTopologyControlPlaneMachineHealthCheckSchema: z.ZodType<ClusterSpecTopologyControlPlaneMachineHealthCheck> = c.zod(c.object<ClusterSpecTopologyControlPlaneMachineHealthCheck>({
-  enable: c.optional(c.boolean()),
-  maxUnhealthy: c.optional(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
-  nodeStartupTimeout: c.optional(c.string()),
-  remediationTemplate: c.optional(c.ref(MachineStatusNodeRefSchema)),
-  unhealthyConditions: c.optional(c.array(c.ref(MachineHealthCheckSpecUnhealthyConditionSchema), { maxItems: 100 })),
-  unhealthyMachineConditions: c.optional(c.withMeta(c.array(c.ref(MachineHealthCheckSpecUnhealthyMachineConditionSchema), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  unhealthyRange: c.optional(c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" })),
-}));
+export const ClusterSpecTopologyControlPlaneMachineHealthCheckSchema: z.ZodType<ClusterSpecTopologyControlPlaneMachineHealthCheck> = c.zod($ClusterSpecTopologyControlPlaneMachineHealthCheck);
 
 /**
  * metadata is the metadata applied to the ControlPlane and the Machines of the ControlPlane
@@ -300,11 +316,13 @@ export interface MachineSetSpecTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
+const $MachineSetSpecTemplateMetadata = c.object<MachineSetSpecTemplateMetadata>({
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
+});
+
 /** zod schema of {@link MachineSetSpecTemplateMetadata}. */
-export const MachineSetSpecTemplateMetadataSchema: z.ZodType<MachineSetSpecTemplateMetadata> = c.zod(c.object<MachineSetSpecTemplateMetadata>({
-  annotations: c.optional(c.record(c.string())),
-  labels: c.optional(c.record(c.string())),
-}));
+export const MachineSetSpecTemplateMetadataSchema: z.ZodType<MachineSetSpecTemplateMetadata> = c.zod($MachineSetSpecTemplateMetadata);
 
 /** MachineReadinessGate contains the type of a Machine condition to be used as a readiness gate. */
 export interface MachineSpecReadinessGate {
@@ -324,11 +342,13 @@ export interface MachineSpecReadinessGate {
   polarity?: "Positive" | "Negative";
 }
 
-/** zod schema of {@link MachineSpecReadinessGate}. */
-export const MachineSpecReadinessGateSchema: z.ZodType<MachineSpecReadinessGate> = c.zod(c.object<MachineSpecReadinessGate>({
+const $MachineSpecReadinessGate = c.object<MachineSpecReadinessGate>({
   conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-  polarity: c.optional(c.literals<"Positive" | "Negative">(["Positive","Negative"])),
-}));
+  polarity: c.literals<"Positive" | "Negative">(["Positive","Negative"]),
+}, { required: ["conditionType"] });
+
+/** zod schema of {@link MachineSpecReadinessGate}. */
+export const MachineSpecReadinessGateSchema: z.ZodType<MachineSpecReadinessGate> = c.zod($MachineSpecReadinessGate);
 
 /** rollout allows you to configure the behavior of rolling updates to the control plane. */
 export interface ClusterSpecTopologyControlPlaneRollout {
@@ -342,10 +362,12 @@ export interface ClusterSpecTopologyControlPlaneRollout {
   after?: string;
 }
 
+const $ClusterSpecTopologyControlPlaneRollout = c.object<ClusterSpecTopologyControlPlaneRollout>({
+  after: c.string({ format: "date-time" }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyControlPlaneRollout}. */
-export const ClusterSpecTopologyControlPlaneRolloutSchema: z.ZodType<ClusterSpecTopologyControlPlaneRollout> = c.zod(c.object<ClusterSpecTopologyControlPlaneRollout>({
-  after: c.optional(c.string({ format: "date-time" })),
-}, { minProperties: 1 }));
+export const ClusterSpecTopologyControlPlaneRolloutSchema: z.ZodType<ClusterSpecTopologyControlPlaneRollout> = c.zod($ClusterSpecTopologyControlPlaneRollout);
 
 /** MachineTaint defines a taint equivalent to corev1.Taint, but additionally having a propagation field. */
 export interface MachineSpecTaint {
@@ -372,13 +394,15 @@ export interface MachineSpecTaint {
   value?: string;
 }
 
-/** zod schema of {@link MachineSpecTaint}. */
-export const MachineSpecTaintSchema: z.ZodType<MachineSpecTaint> = c.zod(c.object<MachineSpecTaint>({
+const $MachineSpecTaint = c.object<MachineSpecTaint>({
   effect: c.literals<"NoSchedule" | "PreferNoSchedule" | "NoExecute">(["NoSchedule","PreferNoSchedule","NoExecute"]),
   key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
   propagation: c.literals<"Always" | "OnInitialization">(["Always","OnInitialization"]),
-  value: c.optional(c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" })),
-}));
+  value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
+}, { required: ["effect","key","propagation"] });
+
+/** zod schema of {@link MachineSpecTaint}. */
+export const MachineSpecTaintSchema: z.ZodType<MachineSpecTaint> = c.zod($MachineSpecTaint);
 
 /**
  * ClusterVariable can be used to customize the Cluster through patches. Each ClusterVariable is associated with a
@@ -407,12 +431,14 @@ export interface ClusterSpecTopologyVariable {
   value: c.FreeFormJson;
 }
 
-/** zod schema of {@link ClusterSpecTopologyVariable}. */
-export const ClusterSpecTopologyVariableSchema: z.ZodType<ClusterSpecTopologyVariable> = c.zod(c.object<ClusterSpecTopologyVariable>({
-  definitionFrom: c.optional(c.string({ maxLength: 256 })),
+const $ClusterSpecTopologyVariable = c.object<ClusterSpecTopologyVariable>({
+  definitionFrom: c.string({ maxLength: 256 }),
   name: c.string({ minLength: 1, maxLength: 256 }),
   value: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-}));
+}, { required: ["name","value"] });
+
+/** zod schema of {@link ClusterSpecTopologyVariable}. */
+export const ClusterSpecTopologyVariableSchema: z.ZodType<ClusterSpecTopologyVariable> = c.zod($ClusterSpecTopologyVariable);
 
 /** variables can be used to customize the ControlPlane through patches. */
 export interface ClusterSpecTopologyControlPlaneVariables {
@@ -420,10 +446,12 @@ export interface ClusterSpecTopologyControlPlaneVariables {
   overrides?: ClusterSpecTopologyVariable[];
 }
 
+const $ClusterSpecTopologyControlPlaneVariables = c.object<ClusterSpecTopologyControlPlaneVariables>({
+  overrides: c.withMeta(c.array($ClusterSpecTopologyVariable, { maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+});
+
 /** zod schema of {@link ClusterSpecTopologyControlPlaneVariables}. */
-export const ClusterSpecTopologyControlPlaneVariablesSchema: z.ZodType<ClusterSpecTopologyControlPlaneVariables> = c.zod(c.object<ClusterSpecTopologyControlPlaneVariables>({
-  overrides: c.optional(c.withMeta(c.array(c.ref(ClusterSpecTopologyVariableSchema), { maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]})),
-}));
+export const ClusterSpecTopologyControlPlaneVariablesSchema: z.ZodType<ClusterSpecTopologyControlPlaneVariables> = c.zod($ClusterSpecTopologyControlPlaneVariables);
 
 /** controlPlane describes the cluster control plane. */
 export interface ClusterSpecTopologyControlPlane {
@@ -494,19 +522,21 @@ export interface ClusterSpecTopologyControlPlane {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
+const $ClusterSpecTopologyControlPlane = c.object<ClusterSpecTopologyControlPlane>({
+  machineHealthCheck: $ClusterSpecTopologyControlPlaneMachineHealthCheck,
+  metadata: $MachineSetSpecTemplateMetadata,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  replicas: c.integer({ format: "int32" }),
+  rollout: $ClusterSpecTopologyControlPlaneRollout,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
+});
+
 /** zod schema of {@link ClusterSpecTopologyControlPlane}. */
-export const ClusterSpecTopologyControlPlaneSchema: z.ZodType<ClusterSpecTopologyControlPlane> = c.zod(c.object<ClusterSpecTopologyControlPlane>({
-  machineHealthCheck: c.optional(c.ref(ClusterSpecTopologyControlPlaneMachineHealthCheckSchema)),
-  metadata: c.optional(c.ref(MachineSetSpecTemplateMetadataSchema)),
-  nodeDeletionTimeout: c.optional(c.string()),
-  nodeDrainTimeout: c.optional(c.string()),
-  nodeVolumeDetachTimeout: c.optional(c.string()),
-  readinessGates: c.optional(c.withMeta(c.array(c.ref(MachineSpecReadinessGateSchema), { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]})),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  rollout: c.optional(c.ref(ClusterSpecTopologyControlPlaneRolloutSchema)),
-  taints: c.optional(c.withMeta(c.array(c.ref(MachineSpecTaintSchema), { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]})),
-  variables: c.optional(c.ref(ClusterSpecTopologyControlPlaneVariablesSchema)),
-}));
+export const ClusterSpecTopologyControlPlaneSchema: z.ZodType<ClusterSpecTopologyControlPlane> = c.zod($ClusterSpecTopologyControlPlane);
 
 /**
  * rollout allows you to configure the behaviour of rolling updates to the MachineDeployment Machines.
@@ -524,10 +554,12 @@ export interface ClusterSpecTopologyWorkersMachineDeploymentRollout {
   after?: string;
 }
 
+const $ClusterSpecTopologyWorkersMachineDeploymentRollout = c.object<ClusterSpecTopologyWorkersMachineDeploymentRollout>({
+  after: c.string({ format: "date-time" }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyWorkersMachineDeploymentRollout}. */
-export const ClusterSpecTopologyWorkersMachineDeploymentRolloutSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeploymentRollout> = c.zod(c.object<ClusterSpecTopologyWorkersMachineDeploymentRollout>({
-  after: c.optional(c.string({ format: "date-time" })),
-}, { minProperties: 1 }));
+export const ClusterSpecTopologyWorkersMachineDeploymentRolloutSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeploymentRollout> = c.zod($ClusterSpecTopologyWorkersMachineDeploymentRollout);
 
 /**
  * remediation controls the strategy of remediating unhealthy machines
@@ -553,10 +585,12 @@ export interface MachineDeploymentSpecStrategyRemediation {
   maxInFlight?: number | string;
 }
 
+const $MachineDeploymentSpecStrategyRemediation = c.object<MachineDeploymentSpecStrategyRemediation>({
+  maxInFlight: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+});
+
 /** zod schema of {@link MachineDeploymentSpecStrategyRemediation}. */
-export const MachineDeploymentSpecStrategyRemediationSchema: z.ZodType<MachineDeploymentSpecStrategyRemediation> = c.zod(c.object<MachineDeploymentSpecStrategyRemediation>({
-  maxInFlight: c.optional(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
-}));
+export const MachineDeploymentSpecStrategyRemediationSchema: z.ZodType<MachineDeploymentSpecStrategyRemediation> = c.zod($MachineDeploymentSpecStrategyRemediation);
 
 /**
  * rollingUpdate is the rolling update config params. Present only if
@@ -602,12 +636,14 @@ export interface MachineDeploymentSpecStrategyRollingUpdate {
   maxUnavailable?: number | string;
 }
 
+const $MachineDeploymentSpecStrategyRollingUpdate = c.object<MachineDeploymentSpecStrategyRollingUpdate>({
+  deletePolicy: c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"]),
+  maxSurge: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  maxUnavailable: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+});
+
 /** zod schema of {@link MachineDeploymentSpecStrategyRollingUpdate}. */
-export const MachineDeploymentSpecStrategyRollingUpdateSchema: z.ZodType<MachineDeploymentSpecStrategyRollingUpdate> = c.zod(c.object<MachineDeploymentSpecStrategyRollingUpdate>({
-  deletePolicy: c.optional(c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"])),
-  maxSurge: c.optional(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
-  maxUnavailable: c.optional(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
-}));
+export const MachineDeploymentSpecStrategyRollingUpdateSchema: z.ZodType<MachineDeploymentSpecStrategyRollingUpdate> = c.zod($MachineDeploymentSpecStrategyRollingUpdate);
 
 /**
  * strategy is the deployment strategy to use to replace existing machines with
@@ -631,12 +667,14 @@ export interface MachineDeploymentSpecStrategy {
   type?: "RollingUpdate" | "OnDelete";
 }
 
+const $MachineDeploymentSpecStrategy = c.object<MachineDeploymentSpecStrategy>({
+  remediation: $MachineDeploymentSpecStrategyRemediation,
+  rollingUpdate: $MachineDeploymentSpecStrategyRollingUpdate,
+  type: c.literals<"RollingUpdate" | "OnDelete">(["RollingUpdate","OnDelete"]),
+});
+
 /** zod schema of {@link MachineDeploymentSpecStrategy}. */
-export const MachineDeploymentSpecStrategySchema: z.ZodType<MachineDeploymentSpecStrategy> = c.zod(c.object<MachineDeploymentSpecStrategy>({
-  remediation: c.optional(c.ref(MachineDeploymentSpecStrategyRemediationSchema)),
-  rollingUpdate: c.optional(c.ref(MachineDeploymentSpecStrategyRollingUpdateSchema)),
-  type: c.optional(c.literals<"RollingUpdate" | "OnDelete">(["RollingUpdate","OnDelete"])),
-}));
+export const MachineDeploymentSpecStrategySchema: z.ZodType<MachineDeploymentSpecStrategy> = c.zod($MachineDeploymentSpecStrategy);
 
 /**
  * MachineDeploymentTopology specifies the different parameters for a set of worker nodes in the topology.
@@ -739,24 +777,26 @@ export interface ClusterSpecTopologyWorkersMachineDeployment {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
-/** zod schema of {@link ClusterSpecTopologyWorkersMachineDeployment}. */
-export const ClusterSpecTopologyWorkersMachineDeploymentSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeployment> = c.zod(c.object<ClusterSpecTopologyWorkersMachineDeployment>({
+const $ClusterSpecTopologyWorkersMachineDeployment = c.object<ClusterSpecTopologyWorkersMachineDeployment>({
   class: c.string({ minLength: 1, maxLength: 256 }),
-  failureDomain: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  machineHealthCheck: c.optional(c.ref(ClusterSpecTopologyControlPlaneMachineHealthCheckSchema)),
-  metadata: c.optional(c.ref(MachineSetSpecTemplateMetadataSchema)),
-  minReadySeconds: c.optional(c.integer({ format: "int32" })),
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  machineHealthCheck: $ClusterSpecTopologyControlPlaneMachineHealthCheck,
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32" }),
   name: c.string({ minLength: 1, maxLength: 63 }),
-  nodeDeletionTimeout: c.optional(c.string()),
-  nodeDrainTimeout: c.optional(c.string()),
-  nodeVolumeDetachTimeout: c.optional(c.string()),
-  readinessGates: c.optional(c.withMeta(c.array(c.ref(MachineSpecReadinessGateSchema), { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]})),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  rollout: c.optional(c.ref(ClusterSpecTopologyWorkersMachineDeploymentRolloutSchema)),
-  strategy: c.optional(c.ref(MachineDeploymentSpecStrategySchema)),
-  taints: c.optional(c.withMeta(c.array(c.ref(MachineSpecTaintSchema), { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]})),
-  variables: c.optional(c.ref(ClusterSpecTopologyControlPlaneVariablesSchema)),
-}));
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  replicas: c.integer({ format: "int32" }),
+  rollout: $ClusterSpecTopologyWorkersMachineDeploymentRollout,
+  strategy: $MachineDeploymentSpecStrategy,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
+}, { required: ["class","name"] });
+
+/** zod schema of {@link ClusterSpecTopologyWorkersMachineDeployment}. */
+export const ClusterSpecTopologyWorkersMachineDeploymentSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeployment> = c.zod($ClusterSpecTopologyWorkersMachineDeployment);
 
 /**
  * MachinePoolTopology specifies the different parameters for a pool of worker nodes in the topology.
@@ -833,20 +873,22 @@ export interface ClusterSpecTopologyWorkersMachinePool {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
-/** zod schema of {@link ClusterSpecTopologyWorkersMachinePool}. */
-export const ClusterSpecTopologyWorkersMachinePoolSchema: z.ZodType<ClusterSpecTopologyWorkersMachinePool> = c.zod(c.object<ClusterSpecTopologyWorkersMachinePool>({
+const $ClusterSpecTopologyWorkersMachinePool = c.object<ClusterSpecTopologyWorkersMachinePool>({
   class: c.string({ minLength: 1, maxLength: 256 }),
-  failureDomains: c.optional(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 })),
-  metadata: c.optional(c.ref(MachineSetSpecTemplateMetadataSchema)),
-  minReadySeconds: c.optional(c.integer({ format: "int32" })),
+  failureDomains: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32" }),
   name: c.string({ minLength: 1, maxLength: 63 }),
-  nodeDeletionTimeout: c.optional(c.string()),
-  nodeDrainTimeout: c.optional(c.string()),
-  nodeVolumeDetachTimeout: c.optional(c.string()),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  taints: c.optional(c.withMeta(c.array(c.ref(MachineSpecTaintSchema), { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]})),
-  variables: c.optional(c.ref(ClusterSpecTopologyControlPlaneVariablesSchema)),
-}));
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  replicas: c.integer({ format: "int32" }),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
+}, { required: ["class","name"] });
+
+/** zod schema of {@link ClusterSpecTopologyWorkersMachinePool}. */
+export const ClusterSpecTopologyWorkersMachinePoolSchema: z.ZodType<ClusterSpecTopologyWorkersMachinePool> = c.zod($ClusterSpecTopologyWorkersMachinePool);
 
 /**
  * workers encapsulates the different constructs that form the worker nodes
@@ -859,11 +901,13 @@ export interface ClusterSpecTopologyWorkers {
   machinePools?: ClusterSpecTopologyWorkersMachinePool[];
 }
 
+const $ClusterSpecTopologyWorkers = c.object<ClusterSpecTopologyWorkers>({
+  machineDeployments: c.withMeta(c.array($ClusterSpecTopologyWorkersMachineDeployment, { maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  machinePools: c.withMeta(c.array($ClusterSpecTopologyWorkersMachinePool, { maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+});
+
 /** zod schema of {@link ClusterSpecTopologyWorkers}. */
-export const ClusterSpecTopologyWorkersSchema: z.ZodType<ClusterSpecTopologyWorkers> = c.zod(c.object<ClusterSpecTopologyWorkers>({
-  machineDeployments: c.optional(c.withMeta(c.array(c.ref(ClusterSpecTopologyWorkersMachineDeploymentSchema), { maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]})),
-  machinePools: c.optional(c.withMeta(c.array(c.ref(ClusterSpecTopologyWorkersMachinePoolSchema), { maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]})),
-}));
+export const ClusterSpecTopologyWorkersSchema: z.ZodType<ClusterSpecTopologyWorkers> = c.zod($ClusterSpecTopologyWorkers);
 
 /**
  * topology encapsulates the topology for the cluster.
@@ -907,16 +951,18 @@ export interface ClusterSpecTopology {
   workers?: ClusterSpecTopologyWorkers;
 }
 
-/** zod schema of {@link ClusterSpecTopology}. */
-export const ClusterSpecTopologySchema: z.ZodType<ClusterSpecTopology> = c.zod(c.object<ClusterSpecTopology>({
+const $ClusterSpecTopology = c.object<ClusterSpecTopology>({
   class: c.string({ minLength: 1, maxLength: 253 }),
-  classNamespace: c.optional(c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" })),
-  controlPlane: c.optional(c.ref(ClusterSpecTopologyControlPlaneSchema)),
-  rolloutAfter: c.optional(c.string({ format: "date-time" })),
-  variables: c.optional(c.withMeta(c.array(c.ref(ClusterSpecTopologyVariableSchema), { maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]})),
+  classNamespace: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" }),
+  controlPlane: $ClusterSpecTopologyControlPlane,
+  rolloutAfter: c.string({ format: "date-time" }),
+  variables: c.withMeta(c.array($ClusterSpecTopologyVariable, { maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
   version: c.string({ minLength: 1, maxLength: 256 }),
-  workers: c.optional(c.ref(ClusterSpecTopologyWorkersSchema)),
-}));
+  workers: $ClusterSpecTopologyWorkers,
+}, { required: ["class","version"] });
+
+/** zod schema of {@link ClusterSpecTopology}. */
+export const ClusterSpecTopologySchema: z.ZodType<ClusterSpecTopology> = c.zod($ClusterSpecTopology);
 
 /** spec is the desired state of Cluster. */
 export interface ClusterSpec {
@@ -953,16 +999,18 @@ export interface ClusterSpec {
   topology?: ClusterSpecTopology;
 }
 
+const $ClusterSpec = c.object<ClusterSpec>({
+  availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  clusterNetwork: $ClusterSpecClusterNetwork,
+  controlPlaneEndpoint: $ClusterSpecControlPlaneEndpoint,
+  controlPlaneRef: $MachineStatusNodeRef,
+  infrastructureRef: $MachineStatusNodeRef,
+  paused: c.boolean(),
+  topology: $ClusterSpecTopology,
+});
+
 /** zod schema of {@link ClusterSpec}. */
-export const ClusterSpecSchema: z.ZodType<ClusterSpec> = c.zod(c.object<ClusterSpec>({
-  availabilityGates: c.optional(c.withMeta(c.array(c.ref(ClusterSpecAvailabilityGateSchema), { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]})),
-  clusterNetwork: c.optional(c.ref(ClusterSpecClusterNetworkSchema)),
-  controlPlaneEndpoint: c.optional(c.ref(ClusterSpecControlPlaneEndpointSchema)),
-  controlPlaneRef: c.optional(c.ref(MachineStatusNodeRefSchema)),
-  infrastructureRef: c.optional(c.ref(MachineStatusNodeRefSchema)),
-  paused: c.optional(c.boolean()),
-  topology: c.optional(c.ref(ClusterSpecTopologySchema)),
-}));
+export const ClusterSpecSchema: z.ZodType<ClusterSpec> = c.zod($ClusterSpec);
 
 /** Condition defines an observation of a Cluster API resource operational state. */
 export interface ClusterStatusCondition {
@@ -999,15 +1047,17 @@ export interface ClusterStatusCondition {
   type: string;
 }
 
-/** zod schema of {@link ClusterStatusCondition}. */
-export const ClusterStatusConditionSchema: z.ZodType<ClusterStatusCondition> = c.zod(c.object<ClusterStatusCondition>({
+const $ClusterStatusCondition = c.object<ClusterStatusCondition>({
   lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  reason: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  severity: c.optional(c.string({ maxLength: 32 })),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
   status: c.string(),
   type: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["lastTransitionTime","status","type"] });
+
+/** zod schema of {@link ClusterStatusCondition}. */
+export const ClusterStatusConditionSchema: z.ZodType<ClusterStatusCondition> = c.zod($ClusterStatusCondition);
 
 /**
  * FailureDomainSpec is the Schema for Cluster API failure domains.
@@ -1020,11 +1070,13 @@ export interface ClusterStatusFailureDomainsValue {
   controlPlane?: boolean;
 }
 
+const $ClusterStatusFailureDomainsValue = c.object<ClusterStatusFailureDomainsValue>({
+  attributes: c.record(c.string()),
+  controlPlane: c.boolean(),
+});
+
 /** zod schema of {@link ClusterStatusFailureDomainsValue}. */
-export const ClusterStatusFailureDomainsValueSchema: z.ZodType<ClusterStatusFailureDomainsValue> = c.zod(c.object<ClusterStatusFailureDomainsValue>({
-  attributes: c.optional(c.record(c.string())),
-  controlPlane: c.optional(c.boolean()),
-}));
+export const ClusterStatusFailureDomainsValueSchema: z.ZodType<ClusterStatusFailureDomainsValue> = c.zod($ClusterStatusFailureDomainsValue);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface ClusterStatusV1beta2Condition {
@@ -1058,15 +1110,17 @@ export interface ClusterStatusV1beta2Condition {
   type: string;
 }
 
-/** zod schema of {@link ClusterStatusV1beta2Condition}. */
-export const ClusterStatusV1beta2ConditionSchema: z.ZodType<ClusterStatusV1beta2Condition> = c.zod(c.object<ClusterStatusV1beta2Condition>({
+const $ClusterStatusV1beta2Condition = c.object<ClusterStatusV1beta2Condition>({
   lastTransitionTime: c.string({ format: "date-time" }),
   message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.optional(c.integer({ format: "int64", minimum: 0 })),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
   reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
   status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
   type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}));
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
+/** zod schema of {@link ClusterStatusV1beta2Condition}. */
+export const ClusterStatusV1beta2ConditionSchema: z.ZodType<ClusterStatusV1beta2Condition> = c.zod($ClusterStatusV1beta2Condition);
 
 /** StatusUpgradePlanVersion groups upgrade plan version-related status information. */
 export interface ClusterStatusV1beta2WorkersUpgradePlanItem {
@@ -1074,10 +1128,12 @@ export interface ClusterStatusV1beta2WorkersUpgradePlanItem {
   version: string;
 }
 
-/** zod schema of {@link ClusterStatusV1beta2WorkersUpgradePlanItem}. */
-export const ClusterStatusV1beta2WorkersUpgradePlanItemSchema: z.ZodType<ClusterStatusV1beta2WorkersUpgradePlanItem> = c.zod(c.object<ClusterStatusV1beta2WorkersUpgradePlanItem>({
+const $ClusterStatusV1beta2WorkersUpgradePlanItem = c.object<ClusterStatusV1beta2WorkersUpgradePlanItem>({
   version: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["version"] });
+
+/** zod schema of {@link ClusterStatusV1beta2WorkersUpgradePlanItem}. */
+export const ClusterStatusV1beta2WorkersUpgradePlanItemSchema: z.ZodType<ClusterStatusV1beta2WorkersUpgradePlanItem> = c.zod($ClusterStatusV1beta2WorkersUpgradePlanItem);
 
 /** StatusVersion groups version-related status information. */
 export interface MachineSetStatusVersion {
@@ -1087,11 +1143,13 @@ export interface MachineSetStatusVersion {
   version: string;
 }
 
-/** zod schema of {@link MachineSetStatusVersion}. */
-export const MachineSetStatusVersionSchema: z.ZodType<MachineSetStatusVersion> = c.zod(c.object<MachineSetStatusVersion>({
-  replicas: c.optional(c.integer({ format: "int32", minimum: 1 })),
+const $MachineSetStatusVersion = c.object<MachineSetStatusVersion>({
+  replicas: c.integer({ format: "int32", minimum: 1 }),
   version: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["version"] });
+
+/** zod schema of {@link MachineSetStatusVersion}. */
+export const MachineSetStatusVersionSchema: z.ZodType<MachineSetStatusVersion> = c.zod($MachineSetStatusVersion);
 
 /** controlPlane groups all the observations about Cluster's ControlPlane current state. */
 export interface ClusterStatusV1beta2ControlPlane {
@@ -1122,16 +1180,18 @@ export interface ClusterStatusV1beta2ControlPlane {
   versions?: MachineSetStatusVersion[];
 }
 
+const $ClusterStatusV1beta2ControlPlane = c.object<ClusterStatusV1beta2ControlPlane>({
+  availableReplicas: c.integer({ format: "int32" }),
+  desiredReplicas: c.integer({ format: "int32" }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  upgradePlan: c.withMeta(c.array($ClusterStatusV1beta2WorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+});
+
 /** zod schema of {@link ClusterStatusV1beta2ControlPlane}. */
-export const ClusterStatusV1beta2ControlPlaneSchema: z.ZodType<ClusterStatusV1beta2ControlPlane> = c.zod(c.object<ClusterStatusV1beta2ControlPlane>({
-  availableReplicas: c.optional(c.integer({ format: "int32" })),
-  desiredReplicas: c.optional(c.integer({ format: "int32" })),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  upToDateReplicas: c.optional(c.integer({ format: "int32" })),
-  upgradePlan: c.optional(c.withMeta(c.array(c.ref(ClusterStatusV1beta2WorkersUpgradePlanItemSchema), { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  versions: c.optional(c.withMeta(c.array(c.ref(MachineSetStatusVersionSchema), { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-}));
+export const ClusterStatusV1beta2ControlPlaneSchema: z.ZodType<ClusterStatusV1beta2ControlPlane> = c.zod($ClusterStatusV1beta2ControlPlane);
 
 /** workers groups all the observations about Cluster's Workers current state. */
 export interface ClusterStatusV1beta2Workers {
@@ -1162,16 +1222,18 @@ export interface ClusterStatusV1beta2Workers {
   versions?: MachineSetStatusVersion[];
 }
 
+const $ClusterStatusV1beta2Workers = c.object<ClusterStatusV1beta2Workers>({
+  availableReplicas: c.integer({ format: "int32" }),
+  desiredReplicas: c.integer({ format: "int32" }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  upgradePlan: c.withMeta(c.array($ClusterStatusV1beta2WorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+});
+
 /** zod schema of {@link ClusterStatusV1beta2Workers}. */
-export const ClusterStatusV1beta2WorkersSchema: z.ZodType<ClusterStatusV1beta2Workers> = c.zod(c.object<ClusterStatusV1beta2Workers>({
-  availableReplicas: c.optional(c.integer({ format: "int32" })),
-  desiredReplicas: c.optional(c.integer({ format: "int32" })),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  upToDateReplicas: c.optional(c.integer({ format: "int32" })),
-  upgradePlan: c.optional(c.withMeta(c.array(c.ref(ClusterStatusV1beta2WorkersUpgradePlanItemSchema), { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  versions: c.optional(c.withMeta(c.array(c.ref(MachineSetStatusVersionSchema), { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-}));
+export const ClusterStatusV1beta2WorkersSchema: z.ZodType<ClusterStatusV1beta2Workers> = c.zod($ClusterStatusV1beta2Workers);
 
 /** v1beta2 groups all the fields that will be added or modified in Cluster's status with the V1Beta2 version. */
 export interface ClusterStatusV1beta2 {
@@ -1188,12 +1250,14 @@ export interface ClusterStatusV1beta2 {
   workers?: ClusterStatusV1beta2Workers;
 }
 
+const $ClusterStatusV1beta2 = c.object<ClusterStatusV1beta2>({
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  controlPlane: $ClusterStatusV1beta2ControlPlane,
+  workers: $ClusterStatusV1beta2Workers,
+});
+
 /** zod schema of {@link ClusterStatusV1beta2}. */
-export const ClusterStatusV1beta2Schema: z.ZodType<ClusterStatusV1beta2> = c.zod(c.object<ClusterStatusV1beta2>({
-  conditions: c.optional(c.withMeta(c.array(c.ref(ClusterStatusV1beta2ConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-  controlPlane: c.optional(c.ref(ClusterStatusV1beta2ControlPlaneSchema)),
-  workers: c.optional(c.ref(ClusterStatusV1beta2WorkersSchema)),
-}));
+export const ClusterStatusV1beta2Schema: z.ZodType<ClusterStatusV1beta2> = c.zod($ClusterStatusV1beta2);
 
 /** status is the observed state of Cluster. */
 export interface ClusterStatus {
@@ -1238,18 +1302,20 @@ export interface ClusterStatus {
   v1beta2?: ClusterStatusV1beta2;
 }
 
+const $ClusterStatus = c.object<ClusterStatus>({
+  conditions: c.array($ClusterStatusCondition),
+  controlPlaneReady: c.boolean(),
+  failureDomains: c.record($ClusterStatusFailureDomainsValue),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  infrastructureReady: c.boolean(),
+  observedGeneration: c.integer({ format: "int64" }),
+  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Deleting" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Deleting","Failed","Unknown"]),
+  v1beta2: $ClusterStatusV1beta2,
+});
+
 /** zod schema of {@link ClusterStatus}. */
-export const ClusterStatusSchema: z.ZodType<ClusterStatus> = c.zod(c.object<ClusterStatus>({
-  conditions: c.optional(c.array(c.ref(ClusterStatusConditionSchema))),
-  controlPlaneReady: c.optional(c.boolean()),
-  failureDomains: c.optional(c.record(c.ref(ClusterStatusFailureDomainsValueSchema))),
-  failureMessage: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  failureReason: c.optional(c.string()),
-  infrastructureReady: c.optional(c.boolean()),
-  observedGeneration: c.optional(c.integer({ format: "int64" })),
-  phase: c.optional(c.literals<"Pending" | "Provisioning" | "Provisioned" | "Deleting" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Deleting","Failed","Unknown"])),
-  v1beta2: c.optional(c.ref(ClusterStatusV1beta2Schema)),
-}));
+export const ClusterStatusSchema: z.ZodType<ClusterStatus> = c.zod($ClusterStatus);
 
 /**
  * Cluster is the Schema for the clusters API.
@@ -1298,18 +1364,20 @@ export interface ClusterList {
   items: Cluster[];
 }
 
+const $Cluster = c.object<Cluster>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("Cluster"),
+  metadata: c.objectMeta(),
+  spec: $ClusterSpec,
+  status: $ClusterStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link Cluster}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 Cluster is deprecated; use a newer version.
  */
-export const ClusterSchema: z.ZodType<Cluster> = c.zod(c.object<Cluster>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("Cluster"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(ClusterSpecSchema)),
-  status: c.optional(c.ref(ClusterStatusSchema)),
-}));
+export const ClusterSchema: z.ZodType<Cluster> = c.zod($Cluster);
 
 /**
  * zod schema of {@link ClusterList}.
@@ -1319,9 +1387,9 @@ export const ClusterSchema: z.ZodType<Cluster> = c.zod(c.object<Cluster>({
 export const ClusterListSchema: z.ZodType<ClusterList> = c.zod(c.object<ClusterList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
   kind: c.literal("ClusterList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(ClusterSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($Cluster),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link ClusterModel} class: a {@link Cluster} with the Model methods.
@@ -1469,15 +1537,17 @@ export interface ClusterClassSpecControlPlaneMachineHealthCheck {
   unhealthyRange?: string;
 }
 
+const $ClusterClassSpecControlPlaneMachineHealthCheck = c.object<ClusterClassSpecControlPlaneMachineHealthCheck>({
+  maxUnhealthy: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  nodeStartupTimeout: c.string(),
+  remediationTemplate: $MachineStatusNodeRef,
+  unhealthyConditions: c.array($MachineHealthCheckSpecUnhealthyCondition, { maxItems: 100 }),
+  unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  unhealthyRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
+});
+
 /** zod schema of {@link ClusterClassSpecControlPlaneMachineHealthCheck}. */
-export const ClusterClassSpecControlPlaneMachineHealthCheckSchema: z.ZodType<ClusterClassSpecControlPlaneMachineHealthCheck> = c.zod(c.object<ClusterClassSpecControlPlaneMachineHealthCheck>({
-  maxUnhealthy: c.optional(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
-  nodeStartupTimeout: c.optional(c.string()),
-  remediationTemplate: c.optional(c.ref(MachineStatusNodeRefSchema)),
-  unhealthyConditions: c.optional(c.array(c.ref(MachineHealthCheckSpecUnhealthyConditionSchema), { maxItems: 100 })),
-  unhealthyMachineConditions: c.optional(c.withMeta(c.array(c.ref(MachineHealthCheckSpecUnhealthyMachineConditionSchema), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  unhealthyRange: c.optional(c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" })),
-}));
+export const ClusterClassSpecControlPlaneMachineHealthCheckSchema: z.ZodType<ClusterClassSpecControlPlaneMachineHealthCheck> = c.zod($ClusterClassSpecControlPlaneMachineHealthCheck);
 
 /**
  * machineInfrastructure defines the metadata and infrastructure information
@@ -1494,10 +1564,12 @@ export interface ClusterClassSpecInfrastructure {
   ref: MachineStatusNodeRef;
 }
 
+const $ClusterClassSpecInfrastructure = c.object<ClusterClassSpecInfrastructure>({
+  ref: $MachineStatusNodeRef,
+}, { required: ["ref"] });
+
 /** zod schema of {@link ClusterClassSpecInfrastructure}. */
-export const ClusterClassSpecInfrastructureSchema: z.ZodType<ClusterClassSpecInfrastructure> = c.zod(c.object<ClusterClassSpecInfrastructure>({
-  ref: c.ref(MachineStatusNodeRefSchema),
-}));
+export const ClusterClassSpecInfrastructureSchema: z.ZodType<ClusterClassSpecInfrastructure> = c.zod($ClusterClassSpecInfrastructure);
 
 /** namingStrategy allows changing the naming pattern used when creating the control plane provider object. */
 export interface ClusterClassSpecControlPlaneNamingStrategy {
@@ -1513,10 +1585,12 @@ export interface ClusterClassSpecControlPlaneNamingStrategy {
   template?: string;
 }
 
+const $ClusterClassSpecControlPlaneNamingStrategy = c.object<ClusterClassSpecControlPlaneNamingStrategy>({
+  template: c.string({ minLength: 1, maxLength: 1024 }),
+});
+
 /** zod schema of {@link ClusterClassSpecControlPlaneNamingStrategy}. */
-export const ClusterClassSpecControlPlaneNamingStrategySchema: z.ZodType<ClusterClassSpecControlPlaneNamingStrategy> = c.zod(c.object<ClusterClassSpecControlPlaneNamingStrategy>({
-  template: c.optional(c.string({ minLength: 1, maxLength: 1024 })),
-}));
+export const ClusterClassSpecControlPlaneNamingStrategySchema: z.ZodType<ClusterClassSpecControlPlaneNamingStrategy> = c.zod($ClusterClassSpecControlPlaneNamingStrategy);
 
 /**
  * controlPlane is a reference to a local struct that holds the details
@@ -1601,19 +1675,21 @@ export interface ClusterClassSpecControlPlane {
   taints?: MachineSpecTaint[];
 }
 
+const $ClusterClassSpecControlPlane = c.object<ClusterClassSpecControlPlane>({
+  machineHealthCheck: $ClusterClassSpecControlPlaneMachineHealthCheck,
+  machineInfrastructure: $ClusterClassSpecInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+  namingStrategy: $ClusterClassSpecControlPlaneNamingStrategy,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  ref: $MachineStatusNodeRef,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+}, { required: ["ref"] });
+
 /** zod schema of {@link ClusterClassSpecControlPlane}. */
-export const ClusterClassSpecControlPlaneSchema: z.ZodType<ClusterClassSpecControlPlane> = c.zod(c.object<ClusterClassSpecControlPlane>({
-  machineHealthCheck: c.optional(c.ref(ClusterClassSpecControlPlaneMachineHealthCheckSchema)),
-  machineInfrastructure: c.optional(c.ref(ClusterClassSpecInfrastructureSchema)),
-  metadata: c.optional(c.ref(MachineSetSpecTemplateMetadataSchema)),
-  namingStrategy: c.optional(c.ref(ClusterClassSpecControlPlaneNamingStrategySchema)),
-  nodeDeletionTimeout: c.optional(c.string()),
-  nodeDrainTimeout: c.optional(c.string()),
-  nodeVolumeDetachTimeout: c.optional(c.string()),
-  readinessGates: c.optional(c.withMeta(c.array(c.ref(MachineSpecReadinessGateSchema), { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]})),
-  ref: c.ref(MachineStatusNodeRefSchema),
-  taints: c.optional(c.withMeta(c.array(c.ref(MachineSpecTaintSchema), { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]})),
-}));
+export const ClusterClassSpecControlPlaneSchema: z.ZodType<ClusterClassSpecControlPlane> = c.zod($ClusterClassSpecControlPlane);
 
 /** infrastructureNamingStrategy allows changing the naming pattern used when creating the infrastructure object. */
 export interface ClusterClassSpecInfrastructureNamingStrategy {
@@ -1629,10 +1705,12 @@ export interface ClusterClassSpecInfrastructureNamingStrategy {
   template?: string;
 }
 
+const $ClusterClassSpecInfrastructureNamingStrategy = c.object<ClusterClassSpecInfrastructureNamingStrategy>({
+  template: c.string({ minLength: 1, maxLength: 1024 }),
+});
+
 /** zod schema of {@link ClusterClassSpecInfrastructureNamingStrategy}. */
-export const ClusterClassSpecInfrastructureNamingStrategySchema: z.ZodType<ClusterClassSpecInfrastructureNamingStrategy> = c.zod(c.object<ClusterClassSpecInfrastructureNamingStrategy>({
-  template: c.optional(c.string({ minLength: 1, maxLength: 1024 })),
-}));
+export const ClusterClassSpecInfrastructureNamingStrategySchema: z.ZodType<ClusterClassSpecInfrastructureNamingStrategy> = c.zod($ClusterClassSpecInfrastructureNamingStrategy);
 
 /**
  * valueFrom defines the value of the patch.
@@ -1653,11 +1731,13 @@ export interface ClusterClassSpecPatchDefinitionJsonPatchValueFrom {
   variable?: string;
 }
 
+const $ClusterClassSpecPatchDefinitionJsonPatchValueFrom = c.object<ClusterClassSpecPatchDefinitionJsonPatchValueFrom>({
+  template: c.string({ minLength: 1, maxLength: 10240 }),
+  variable: c.string({ minLength: 1, maxLength: 256 }),
+});
+
 /** zod schema of {@link ClusterClassSpecPatchDefinitionJsonPatchValueFrom}. */
-export const ClusterClassSpecPatchDefinitionJsonPatchValueFromSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatchValueFrom> = c.zod(c.object<ClusterClassSpecPatchDefinitionJsonPatchValueFrom>({
-  template: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  variable: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-}));
+export const ClusterClassSpecPatchDefinitionJsonPatchValueFromSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatchValueFrom> = c.zod($ClusterClassSpecPatchDefinitionJsonPatchValueFrom);
 
 /** JSONPatch defines a JSON patch. */
 export interface ClusterClassSpecPatchDefinitionJsonPatch {
@@ -1692,13 +1772,15 @@ export interface ClusterClassSpecPatchDefinitionJsonPatch {
   valueFrom?: ClusterClassSpecPatchDefinitionJsonPatchValueFrom;
 }
 
-/** zod schema of {@link ClusterClassSpecPatchDefinitionJsonPatch}. */
-export const ClusterClassSpecPatchDefinitionJsonPatchSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatch> = c.zod(c.object<ClusterClassSpecPatchDefinitionJsonPatch>({
+const $ClusterClassSpecPatchDefinitionJsonPatch = c.object<ClusterClassSpecPatchDefinitionJsonPatch>({
   op: c.literals<"add" | "replace" | "remove">(["add","replace","remove"]),
   path: c.string({ minLength: 1, maxLength: 512 }),
-  value: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  valueFrom: c.optional(c.ref(ClusterClassSpecPatchDefinitionJsonPatchValueFromSchema)),
-}));
+  value: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  valueFrom: $ClusterClassSpecPatchDefinitionJsonPatchValueFrom,
+}, { required: ["op","path"] });
+
+/** zod schema of {@link ClusterClassSpecPatchDefinitionJsonPatch}. */
+export const ClusterClassSpecPatchDefinitionJsonPatchSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatch> = c.zod($ClusterClassSpecPatchDefinitionJsonPatch);
 
 /**
  * machineDeploymentClass selects templates referenced in specific MachineDeploymentClasses in
@@ -1709,10 +1791,12 @@ export interface ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoo
   names?: string[];
 }
 
+const $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass = c.object<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass>({
+  names: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+});
+
 /** zod schema of {@link ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass}. */
-export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClassSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass> = c.zod(c.object<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass>({
-  names: c.optional(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 })),
-}));
+export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClassSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass> = c.zod($ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass);
 
 /** matchResources selects templates based on where they are referenced. */
 export interface ClusterClassSpecPatchDefinitionSelectorMatchResources {
@@ -1736,13 +1820,15 @@ export interface ClusterClassSpecPatchDefinitionSelectorMatchResources {
   machinePoolClass?: ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass;
 }
 
+const $ClusterClassSpecPatchDefinitionSelectorMatchResources = c.object<ClusterClassSpecPatchDefinitionSelectorMatchResources>({
+  controlPlane: c.boolean(),
+  infrastructureCluster: c.boolean(),
+  machineDeploymentClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
+  machinePoolClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
+});
+
 /** zod schema of {@link ClusterClassSpecPatchDefinitionSelectorMatchResources}. */
-export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResources> = c.zod(c.object<ClusterClassSpecPatchDefinitionSelectorMatchResources>({
-  controlPlane: c.optional(c.boolean()),
-  infrastructureCluster: c.optional(c.boolean()),
-  machineDeploymentClass: c.optional(c.ref(ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClassSchema)),
-  machinePoolClass: c.optional(c.ref(ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClassSchema)),
-}));
+export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResources> = c.zod($ClusterClassSpecPatchDefinitionSelectorMatchResources);
 
 /** selector defines on which templates the patch should be applied. */
 export interface ClusterClassSpecPatchDefinitionSelector {
@@ -1754,12 +1840,14 @@ export interface ClusterClassSpecPatchDefinitionSelector {
   matchResources: ClusterClassSpecPatchDefinitionSelectorMatchResources;
 }
 
-/** zod schema of {@link ClusterClassSpecPatchDefinitionSelector}. */
-export const ClusterClassSpecPatchDefinitionSelectorSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelector> = c.zod(c.object<ClusterClassSpecPatchDefinitionSelector>({
+const $ClusterClassSpecPatchDefinitionSelector = c.object<ClusterClassSpecPatchDefinitionSelector>({
   apiVersion: c.string({ minLength: 1, maxLength: 512 }),
   kind: c.string({ minLength: 1, maxLength: 256 }),
-  matchResources: c.ref(ClusterClassSpecPatchDefinitionSelectorMatchResourcesSchema),
-}));
+  matchResources: $ClusterClassSpecPatchDefinitionSelectorMatchResources,
+}, { required: ["apiVersion","kind","matchResources"] });
+
+/** zod schema of {@link ClusterClassSpecPatchDefinitionSelector}. */
+export const ClusterClassSpecPatchDefinitionSelectorSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelector> = c.zod($ClusterClassSpecPatchDefinitionSelector);
 
 /** PatchDefinition defines a patch which is applied to customize the referenced templates. */
 export interface ClusterClassSpecPatchDefinition {
@@ -1773,11 +1861,13 @@ export interface ClusterClassSpecPatchDefinition {
   selector: ClusterClassSpecPatchDefinitionSelector;
 }
 
+const $ClusterClassSpecPatchDefinition = c.object<ClusterClassSpecPatchDefinition>({
+  jsonPatches: c.array($ClusterClassSpecPatchDefinitionJsonPatch, { maxItems: 100 }),
+  selector: $ClusterClassSpecPatchDefinitionSelector,
+}, { required: ["jsonPatches","selector"] });
+
 /** zod schema of {@link ClusterClassSpecPatchDefinition}. */
-export const ClusterClassSpecPatchDefinitionSchema: z.ZodType<ClusterClassSpecPatchDefinition> = c.zod(c.object<ClusterClassSpecPatchDefinition>({
-  jsonPatches: c.array(c.ref(ClusterClassSpecPatchDefinitionJsonPatchSchema), { maxItems: 100 }),
-  selector: c.ref(ClusterClassSpecPatchDefinitionSelectorSchema),
-}));
+export const ClusterClassSpecPatchDefinitionSchema: z.ZodType<ClusterClassSpecPatchDefinition> = c.zod($ClusterClassSpecPatchDefinition);
 
 /**
  * external defines an external patch.
@@ -1798,13 +1888,15 @@ export interface ClusterClassSpecPatchExternal {
   validateExtension?: string;
 }
 
+const $ClusterClassSpecPatchExternal = c.object<ClusterClassSpecPatchExternal>({
+  discoverVariablesExtension: c.string({ minLength: 1, maxLength: 512 }),
+  generateExtension: c.string({ minLength: 1, maxLength: 512 }),
+  settings: c.record(c.string()),
+  validateExtension: c.string({ minLength: 1, maxLength: 512 }),
+});
+
 /** zod schema of {@link ClusterClassSpecPatchExternal}. */
-export const ClusterClassSpecPatchExternalSchema: z.ZodType<ClusterClassSpecPatchExternal> = c.zod(c.object<ClusterClassSpecPatchExternal>({
-  discoverVariablesExtension: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  generateExtension: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  settings: c.optional(c.record(c.string())),
-  validateExtension: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-}));
+export const ClusterClassSpecPatchExternalSchema: z.ZodType<ClusterClassSpecPatchExternal> = c.zod($ClusterClassSpecPatchExternal);
 
 /** ClusterClassPatch defines a patch which is applied to customize the referenced templates. */
 export interface ClusterClassSpecPatch {
@@ -1833,14 +1925,16 @@ export interface ClusterClassSpecPatch {
   name: string;
 }
 
-/** zod schema of {@link ClusterClassSpecPatch}. */
-export const ClusterClassSpecPatchSchema: z.ZodType<ClusterClassSpecPatch> = c.zod(c.object<ClusterClassSpecPatch>({
-  definitions: c.optional(c.array(c.ref(ClusterClassSpecPatchDefinitionSchema), { maxItems: 100 })),
-  description: c.optional(c.string({ minLength: 1, maxLength: 1024 })),
-  enabledIf: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  external: c.optional(c.ref(ClusterClassSpecPatchExternalSchema)),
+const $ClusterClassSpecPatch = c.object<ClusterClassSpecPatch>({
+  definitions: c.array($ClusterClassSpecPatchDefinition, { maxItems: 100 }),
+  description: c.string({ minLength: 1, maxLength: 1024 }),
+  enabledIf: c.string({ minLength: 1, maxLength: 256 }),
+  external: $ClusterClassSpecPatchExternal,
   name: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["name"] });
+
+/** zod schema of {@link ClusterClassSpecPatch}. */
+export const ClusterClassSpecPatchSchema: z.ZodType<ClusterClassSpecPatch> = c.zod($ClusterClassSpecPatch);
 
 /** external defines external runtime extensions for upgrade operations. */
 export interface ClusterClassSpecUpgradeExternal {
@@ -1848,10 +1942,12 @@ export interface ClusterClassSpecUpgradeExternal {
   generateUpgradePlanExtension?: string;
 }
 
+const $ClusterClassSpecUpgradeExternal = c.object<ClusterClassSpecUpgradeExternal>({
+  generateUpgradePlanExtension: c.string({ minLength: 1, maxLength: 512 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecUpgradeExternal}. */
-export const ClusterClassSpecUpgradeExternalSchema: z.ZodType<ClusterClassSpecUpgradeExternal> = c.zod(c.object<ClusterClassSpecUpgradeExternal>({
-  generateUpgradePlanExtension: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-}, { minProperties: 1 }));
+export const ClusterClassSpecUpgradeExternalSchema: z.ZodType<ClusterClassSpecUpgradeExternal> = c.zod($ClusterClassSpecUpgradeExternal);
 
 /** upgrade defines the upgrade configuration for clusters using this ClusterClass. */
 export interface ClusterClassSpecUpgrade {
@@ -1859,10 +1955,12 @@ export interface ClusterClassSpecUpgrade {
   external?: ClusterClassSpecUpgradeExternal;
 }
 
+const $ClusterClassSpecUpgrade = c.object<ClusterClassSpecUpgrade>({
+  external: $ClusterClassSpecUpgradeExternal,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecUpgrade}. */
-export const ClusterClassSpecUpgradeSchema: z.ZodType<ClusterClassSpecUpgrade> = c.zod(c.object<ClusterClassSpecUpgrade>({
-  external: c.optional(c.ref(ClusterClassSpecUpgradeExternalSchema)),
-}, { minProperties: 1 }));
+export const ClusterClassSpecUpgradeSchema: z.ZodType<ClusterClassSpecUpgrade> = c.zod($ClusterClassSpecUpgrade);
 
 /**
  * metadata is the metadata of a variable.
@@ -1885,11 +1983,13 @@ export interface ClusterClassSpecVariableMetadata {
   labels?: { [key: string]: string };
 }
 
+const $ClusterClassSpecVariableMetadata = c.object<ClusterClassSpecVariableMetadata>({
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
+});
+
 /** zod schema of {@link ClusterClassSpecVariableMetadata}. */
-export const ClusterClassSpecVariableMetadataSchema: z.ZodType<ClusterClassSpecVariableMetadata> = c.zod(c.object<ClusterClassSpecVariableMetadata>({
-  annotations: c.optional(c.record(c.string())),
-  labels: c.optional(c.record(c.string())),
-}));
+export const ClusterClassSpecVariableMetadataSchema: z.ZodType<ClusterClassSpecVariableMetadata> = c.zod($ClusterClassSpecVariableMetadata);
 
 /** ValidationRule describes a validation rule written in the CEL expression language. */
 export interface ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation {
@@ -1984,14 +2084,16 @@ export interface ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidat
   rule: string;
 }
 
-/** zod schema of {@link ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation}. */
-export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation> = c.zod(c.object<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation>({
-  fieldPath: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  message: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  messageExpression: c.optional(c.string({ minLength: 1, maxLength: 1024 })),
-  reason: c.optional(c.literals<"FieldValueInvalid" | "FieldValueForbidden" | "FieldValueRequired" | "FieldValueDuplicate">(["FieldValueInvalid","FieldValueForbidden","FieldValueRequired","FieldValueDuplicate"])),
+const $ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation = c.object<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation>({
+  fieldPath: c.string({ minLength: 1, maxLength: 512 }),
+  message: c.string({ minLength: 1, maxLength: 512 }),
+  messageExpression: c.string({ minLength: 1, maxLength: 1024 }),
+  reason: c.literals<"FieldValueInvalid" | "FieldValueForbidden" | "FieldValueRequired" | "FieldValueDuplicate">(["FieldValueInvalid","FieldValueForbidden","FieldValueRequired","FieldValueDuplicate"]),
   rule: c.string({ minLength: 1, maxLength: 4096 }),
-}));
+}, { required: ["rule"] });
+
+/** zod schema of {@link ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation}. */
+export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation> = c.zod($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation);
 
 const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationDefaults: c.DefaultsNode = { properties: { reason: { default: "FieldValueInvalid" } } };
 
@@ -2174,39 +2276,41 @@ export interface ClusterClassSpecVariableSchemaOpenAPIV3Schema {
   "x-metadata"?: ClusterClassSpecVariableMetadata;
 }
 
+const $ClusterClassSpecVariableSchemaOpenAPIV3Schema = c.object<ClusterClassSpecVariableSchemaOpenAPIV3Schema>({
+  additionalProperties: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  allOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  anyOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  default: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  description: c.string({ minLength: 1, maxLength: 4096 }),
+  enum: c.array(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}), { maxItems: 100 }),
+  example: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  exclusiveMaximum: c.boolean(),
+  exclusiveMinimum: c.boolean(),
+  format: c.string({ minLength: 1, maxLength: 32 }),
+  items: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  maxItems: c.integer({ format: "int64" }),
+  maxLength: c.integer({ format: "int64" }),
+  maxProperties: c.integer({ format: "int64" }),
+  maximum: c.integer({ format: "int64" }),
+  minItems: c.integer({ format: "int64" }),
+  minLength: c.integer({ format: "int64" }),
+  minProperties: c.integer({ format: "int64" }),
+  minimum: c.integer({ format: "int64" }),
+  not: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  oneOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  pattern: c.string({ minLength: 1, maxLength: 512 }),
+  properties: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  required: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 1000 }),
+  type: c.literals<"object" | "array" | "string" | "integer" | "number" | "boolean">(["object","array","string","integer","number","boolean"]),
+  uniqueItems: c.boolean(),
+  "x-kubernetes-int-or-string": c.boolean(),
+  "x-kubernetes-preserve-unknown-fields": c.boolean(),
+  "x-kubernetes-validations": c.withMeta(c.array($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation, { maxItems: 100, listType: "map", listMapKeys: ["rule"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["rule"]}),
+  "x-metadata": $ClusterClassSpecVariableMetadata,
+});
+
 /** zod schema of {@link ClusterClassSpecVariableSchemaOpenAPIV3Schema}. */
-export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3Schema> = c.zod(c.object<ClusterClassSpecVariableSchemaOpenAPIV3Schema>({
-  additionalProperties: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  allOf: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  anyOf: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  default: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  description: c.optional(c.string({ minLength: 1, maxLength: 4096 })),
-  enum: c.optional(c.array(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}), { maxItems: 100 })),
-  example: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  exclusiveMaximum: c.optional(c.boolean()),
-  exclusiveMinimum: c.optional(c.boolean()),
-  format: c.optional(c.string({ minLength: 1, maxLength: 32 })),
-  items: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  maxItems: c.optional(c.integer({ format: "int64" })),
-  maxLength: c.optional(c.integer({ format: "int64" })),
-  maxProperties: c.optional(c.integer({ format: "int64" })),
-  maximum: c.optional(c.integer({ format: "int64" })),
-  minItems: c.optional(c.integer({ format: "int64" })),
-  minLength: c.optional(c.integer({ format: "int64" })),
-  minProperties: c.optional(c.integer({ format: "int64" })),
-  minimum: c.optional(c.integer({ format: "int64" })),
-  not: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  oneOf: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  pattern: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  properties: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  required: c.optional(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 1000 })),
-  type: c.optional(c.literals<"object" | "array" | "string" | "integer" | "number" | "boolean">(["object","array","string","integer","number","boolean"])),
-  uniqueItems: c.optional(c.boolean()),
-  "x-kubernetes-int-or-string": c.optional(c.boolean()),
-  "x-kubernetes-preserve-unknown-fields": c.optional(c.boolean()),
-  "x-kubernetes-validations": c.optional(c.withMeta(c.array(c.ref(ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationSchema), { maxItems: 100, listType: "map", listMapKeys: ["rule"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["rule"]})),
-  "x-metadata": c.optional(c.ref(ClusterClassSpecVariableMetadataSchema)),
-}));
+export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3Schema> = c.zod($ClusterClassSpecVariableSchemaOpenAPIV3Schema);
 
 const ClusterClassSpecVariableSchemaOpenAPIV3SchemaDefaults: c.DefaultsNode = { properties: { "x-kubernetes-validations": { items: { ...ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationDefaults } } } };
 
@@ -2220,10 +2324,12 @@ export interface ClusterClassStatusVariableDefinitionSchema {
   openAPIV3Schema: ClusterClassSpecVariableSchemaOpenAPIV3Schema;
 }
 
+const $ClusterClassStatusVariableDefinitionSchema = c.object<ClusterClassStatusVariableDefinitionSchema>({
+  openAPIV3Schema: $ClusterClassSpecVariableSchemaOpenAPIV3Schema,
+}, { required: ["openAPIV3Schema"] });
+
 /** zod schema of {@link ClusterClassStatusVariableDefinitionSchema}. */
-export const ClusterClassStatusVariableDefinitionSchemaSchema: z.ZodType<ClusterClassStatusVariableDefinitionSchema> = c.zod(c.object<ClusterClassStatusVariableDefinitionSchema>({
-  openAPIV3Schema: c.ref(ClusterClassSpecVariableSchemaOpenAPIV3SchemaSchema),
-}));
+export const ClusterClassStatusVariableDefinitionSchemaSchema: z.ZodType<ClusterClassStatusVariableDefinitionSchema> = c.zod($ClusterClassStatusVariableDefinitionSchema);
 
 const ClusterClassStatusVariableDefinitionSchemaDefaults: c.DefaultsNode = { properties: { openAPIV3Schema: { ...ClusterClassSpecVariableSchemaOpenAPIV3SchemaDefaults } } };
 
@@ -2255,13 +2361,15 @@ export interface ClusterClassSpecVariable {
   schema: ClusterClassStatusVariableDefinitionSchema;
 }
 
-/** zod schema of {@link ClusterClassSpecVariable}. */
-export const ClusterClassSpecVariableSchema: z.ZodType<ClusterClassSpecVariable> = c.zod(c.object<ClusterClassSpecVariable>({
-  metadata: c.optional(c.ref(ClusterClassSpecVariableMetadataSchema)),
+const $ClusterClassSpecVariable = c.object<ClusterClassSpecVariable>({
+  metadata: $ClusterClassSpecVariableMetadata,
   name: c.string({ minLength: 1, maxLength: 256 }),
   required: c.boolean(),
-  schema: c.ref(ClusterClassStatusVariableDefinitionSchemaSchema),
-}));
+  schema: $ClusterClassStatusVariableDefinitionSchema,
+}, { required: ["name","required","schema"] });
+
+/** zod schema of {@link ClusterClassSpecVariable}. */
+export const ClusterClassSpecVariableSchema: z.ZodType<ClusterClassSpecVariable> = c.zod($ClusterClassSpecVariable);
 
 const ClusterClassSpecVariableDefaults: c.DefaultsNode = { properties: { schema: { ...ClusterClassStatusVariableDefinitionSchemaDefaults } } };
 
@@ -2280,10 +2388,12 @@ export interface ClusterClassSpecWorkersMachineDeploymentNamingStrategy {
   template?: string;
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentNamingStrategy = c.object<ClusterClassSpecWorkersMachineDeploymentNamingStrategy>({
+  template: c.string({ minLength: 1, maxLength: 1024 }),
+});
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentNamingStrategy}. */
-export const ClusterClassSpecWorkersMachineDeploymentNamingStrategySchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentNamingStrategy> = c.zod(c.object<ClusterClassSpecWorkersMachineDeploymentNamingStrategy>({
-  template: c.optional(c.string({ minLength: 1, maxLength: 1024 })),
-}));
+export const ClusterClassSpecWorkersMachineDeploymentNamingStrategySchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentNamingStrategy> = c.zod($ClusterClassSpecWorkersMachineDeploymentNamingStrategy);
 
 /**
  * template is a local struct containing a collection of templates for creation of
@@ -2307,12 +2417,14 @@ export interface ClusterClassSpecWorkersMachineDeploymentTemplate {
   metadata?: MachineSetSpecTemplateMetadata;
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentTemplate = c.object<ClusterClassSpecWorkersMachineDeploymentTemplate>({
+  bootstrap: $ClusterClassSpecInfrastructure,
+  infrastructure: $ClusterClassSpecInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+}, { required: ["bootstrap","infrastructure"] });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentTemplate}. */
-export const ClusterClassSpecWorkersMachineDeploymentTemplateSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentTemplate> = c.zod(c.object<ClusterClassSpecWorkersMachineDeploymentTemplate>({
-  bootstrap: c.ref(ClusterClassSpecInfrastructureSchema),
-  infrastructure: c.ref(ClusterClassSpecInfrastructureSchema),
-  metadata: c.optional(c.ref(MachineSetSpecTemplateMetadataSchema)),
-}));
+export const ClusterClassSpecWorkersMachineDeploymentTemplateSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentTemplate> = c.zod($ClusterClassSpecWorkersMachineDeploymentTemplate);
 
 /**
  * MachineDeploymentClass serves as a template to define a set of worker nodes of the cluster
@@ -2399,21 +2511,23 @@ export interface ClusterClassSpecWorkersMachineDeployment {
   template: ClusterClassSpecWorkersMachineDeploymentTemplate;
 }
 
-/** zod schema of {@link ClusterClassSpecWorkersMachineDeployment}. */
-export const ClusterClassSpecWorkersMachineDeploymentSchema: z.ZodType<ClusterClassSpecWorkersMachineDeployment> = c.zod(c.object<ClusterClassSpecWorkersMachineDeployment>({
+const $ClusterClassSpecWorkersMachineDeployment = c.object<ClusterClassSpecWorkersMachineDeployment>({
   class: c.string({ minLength: 1, maxLength: 256 }),
-  failureDomain: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  machineHealthCheck: c.optional(c.ref(ClusterClassSpecControlPlaneMachineHealthCheckSchema)),
-  minReadySeconds: c.optional(c.integer({ format: "int32" })),
-  namingStrategy: c.optional(c.ref(ClusterClassSpecWorkersMachineDeploymentNamingStrategySchema)),
-  nodeDeletionTimeout: c.optional(c.string()),
-  nodeDrainTimeout: c.optional(c.string()),
-  nodeVolumeDetachTimeout: c.optional(c.string()),
-  readinessGates: c.optional(c.withMeta(c.array(c.ref(MachineSpecReadinessGateSchema), { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]})),
-  strategy: c.optional(c.ref(MachineDeploymentSpecStrategySchema)),
-  taints: c.optional(c.withMeta(c.array(c.ref(MachineSpecTaintSchema), { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]})),
-  template: c.ref(ClusterClassSpecWorkersMachineDeploymentTemplateSchema),
-}));
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  machineHealthCheck: $ClusterClassSpecControlPlaneMachineHealthCheck,
+  minReadySeconds: c.integer({ format: "int32" }),
+  namingStrategy: $ClusterClassSpecWorkersMachineDeploymentNamingStrategy,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  strategy: $MachineDeploymentSpecStrategy,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  template: $ClusterClassSpecWorkersMachineDeploymentTemplate,
+}, { required: ["class","template"] });
+
+/** zod schema of {@link ClusterClassSpecWorkersMachineDeployment}. */
+export const ClusterClassSpecWorkersMachineDeploymentSchema: z.ZodType<ClusterClassSpecWorkersMachineDeployment> = c.zod($ClusterClassSpecWorkersMachineDeployment);
 
 /** namingStrategy allows changing the naming pattern used when creating the MachinePool. */
 export interface ClusterClassSpecWorkersMachinePoolNamingStrategy {
@@ -2430,10 +2544,12 @@ export interface ClusterClassSpecWorkersMachinePoolNamingStrategy {
   template?: string;
 }
 
+const $ClusterClassSpecWorkersMachinePoolNamingStrategy = c.object<ClusterClassSpecWorkersMachinePoolNamingStrategy>({
+  template: c.string({ minLength: 1, maxLength: 1024 }),
+});
+
 /** zod schema of {@link ClusterClassSpecWorkersMachinePoolNamingStrategy}. */
-export const ClusterClassSpecWorkersMachinePoolNamingStrategySchema: z.ZodType<ClusterClassSpecWorkersMachinePoolNamingStrategy> = c.zod(c.object<ClusterClassSpecWorkersMachinePoolNamingStrategy>({
-  template: c.optional(c.string({ minLength: 1, maxLength: 1024 })),
-}));
+export const ClusterClassSpecWorkersMachinePoolNamingStrategySchema: z.ZodType<ClusterClassSpecWorkersMachinePoolNamingStrategy> = c.zod($ClusterClassSpecWorkersMachinePoolNamingStrategy);
 
 /**
  * template is a local struct containing a collection of templates for creation of
@@ -2457,12 +2573,14 @@ export interface ClusterClassSpecWorkersMachinePoolTemplate {
   metadata?: MachineSetSpecTemplateMetadata;
 }
 
+const $ClusterClassSpecWorkersMachinePoolTemplate = c.object<ClusterClassSpecWorkersMachinePoolTemplate>({
+  bootstrap: $ClusterClassSpecInfrastructure,
+  infrastructure: $ClusterClassSpecInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+}, { required: ["bootstrap","infrastructure"] });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachinePoolTemplate}. */
-export const ClusterClassSpecWorkersMachinePoolTemplateSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolTemplate> = c.zod(c.object<ClusterClassSpecWorkersMachinePoolTemplate>({
-  bootstrap: c.ref(ClusterClassSpecInfrastructureSchema),
-  infrastructure: c.ref(ClusterClassSpecInfrastructureSchema),
-  metadata: c.optional(c.ref(MachineSetSpecTemplateMetadataSchema)),
-}));
+export const ClusterClassSpecWorkersMachinePoolTemplateSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolTemplate> = c.zod($ClusterClassSpecWorkersMachinePoolTemplate);
 
 /**
  * MachinePoolClass serves as a template to define a pool of worker nodes of the cluster
@@ -2530,18 +2648,20 @@ export interface ClusterClassSpecWorkersMachinePool {
   template: ClusterClassSpecWorkersMachinePoolTemplate;
 }
 
-/** zod schema of {@link ClusterClassSpecWorkersMachinePool}. */
-export const ClusterClassSpecWorkersMachinePoolSchema: z.ZodType<ClusterClassSpecWorkersMachinePool> = c.zod(c.object<ClusterClassSpecWorkersMachinePool>({
+const $ClusterClassSpecWorkersMachinePool = c.object<ClusterClassSpecWorkersMachinePool>({
   class: c.string({ minLength: 1, maxLength: 256 }),
-  failureDomains: c.optional(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 })),
-  minReadySeconds: c.optional(c.integer({ format: "int32" })),
-  namingStrategy: c.optional(c.ref(ClusterClassSpecWorkersMachinePoolNamingStrategySchema)),
-  nodeDeletionTimeout: c.optional(c.string()),
-  nodeDrainTimeout: c.optional(c.string()),
-  nodeVolumeDetachTimeout: c.optional(c.string()),
-  taints: c.optional(c.withMeta(c.array(c.ref(MachineSpecTaintSchema), { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]})),
-  template: c.ref(ClusterClassSpecWorkersMachinePoolTemplateSchema),
-}));
+  failureDomains: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+  minReadySeconds: c.integer({ format: "int32" }),
+  namingStrategy: $ClusterClassSpecWorkersMachinePoolNamingStrategy,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  template: $ClusterClassSpecWorkersMachinePoolTemplate,
+}, { required: ["class","template"] });
+
+/** zod schema of {@link ClusterClassSpecWorkersMachinePool}. */
+export const ClusterClassSpecWorkersMachinePoolSchema: z.ZodType<ClusterClassSpecWorkersMachinePool> = c.zod($ClusterClassSpecWorkersMachinePool);
 
 /**
  * workers describes the worker nodes for the cluster.
@@ -2561,11 +2681,13 @@ export interface ClusterClassSpecWorkers {
   machinePools?: ClusterClassSpecWorkersMachinePool[];
 }
 
+const $ClusterClassSpecWorkers = c.object<ClusterClassSpecWorkers>({
+  machineDeployments: c.withMeta(c.array($ClusterClassSpecWorkersMachineDeployment, { maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]}),
+  machinePools: c.withMeta(c.array($ClusterClassSpecWorkersMachinePool, { maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]}),
+});
+
 /** zod schema of {@link ClusterClassSpecWorkers}. */
-export const ClusterClassSpecWorkersSchema: z.ZodType<ClusterClassSpecWorkers> = c.zod(c.object<ClusterClassSpecWorkers>({
-  machineDeployments: c.optional(c.withMeta(c.array(c.ref(ClusterClassSpecWorkersMachineDeploymentSchema), { maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]})),
-  machinePools: c.optional(c.withMeta(c.array(c.ref(ClusterClassSpecWorkersMachinePoolSchema), { maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]})),
-}));
+export const ClusterClassSpecWorkersSchema: z.ZodType<ClusterClassSpecWorkers> = c.zod($ClusterClassSpecWorkers);
 
 /** spec is the desired state of ClusterClass. */
 export interface ClusterClassSpec {
@@ -2620,18 +2742,20 @@ export interface ClusterClassSpec {
   workers?: ClusterClassSpecWorkers;
 }
 
+const $ClusterClassSpec = c.object<ClusterClassSpec>({
+  availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  controlPlane: $ClusterClassSpecControlPlane,
+  infrastructure: $ClusterClassSpecInfrastructure,
+  infrastructureNamingStrategy: $ClusterClassSpecInfrastructureNamingStrategy,
+  kubernetesVersions: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  patches: c.array($ClusterClassSpecPatch, { maxItems: 1000 }),
+  upgrade: $ClusterClassSpecUpgrade,
+  variables: c.array($ClusterClassSpecVariable, { maxItems: 1000 }),
+  workers: $ClusterClassSpecWorkers,
+});
+
 /** zod schema of {@link ClusterClassSpec}. */
-export const ClusterClassSpecSchema: z.ZodType<ClusterClassSpec> = c.zod(c.object<ClusterClassSpec>({
-  availabilityGates: c.optional(c.withMeta(c.array(c.ref(ClusterSpecAvailabilityGateSchema), { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]})),
-  controlPlane: c.optional(c.ref(ClusterClassSpecControlPlaneSchema)),
-  infrastructure: c.optional(c.ref(ClusterClassSpecInfrastructureSchema)),
-  infrastructureNamingStrategy: c.optional(c.ref(ClusterClassSpecInfrastructureNamingStrategySchema)),
-  kubernetesVersions: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  patches: c.optional(c.array(c.ref(ClusterClassSpecPatchSchema), { maxItems: 1000 })),
-  upgrade: c.optional(c.ref(ClusterClassSpecUpgradeSchema)),
-  variables: c.optional(c.array(c.ref(ClusterClassSpecVariableSchema), { maxItems: 1000 })),
-  workers: c.optional(c.ref(ClusterClassSpecWorkersSchema)),
-}));
+export const ClusterClassSpecSchema: z.ZodType<ClusterClassSpec> = c.zod($ClusterClassSpec);
 
 const ClusterClassSpecDefaults: c.DefaultsNode = { properties: { variables: { items: { ...ClusterClassSpecVariableDefaults } } } };
 
@@ -2644,10 +2768,12 @@ export interface ClusterClassStatusV1beta2 {
   conditions?: ClusterStatusV1beta2Condition[];
 }
 
+const $ClusterClassStatusV1beta2 = c.object<ClusterClassStatusV1beta2>({
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+});
+
 /** zod schema of {@link ClusterClassStatusV1beta2}. */
-export const ClusterClassStatusV1beta2Schema: z.ZodType<ClusterClassStatusV1beta2> = c.zod(c.object<ClusterClassStatusV1beta2>({
-  conditions: c.optional(c.withMeta(c.array(c.ref(ClusterStatusV1beta2ConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-}));
+export const ClusterClassStatusV1beta2Schema: z.ZodType<ClusterClassStatusV1beta2> = c.zod($ClusterClassStatusV1beta2);
 
 /** ClusterClassStatusVariableDefinition defines a variable which appears in the status of a ClusterClass. */
 export interface ClusterClassStatusVariableDefinition2 {
@@ -2678,13 +2804,15 @@ export interface ClusterClassStatusVariableDefinition2 {
   schema: ClusterClassStatusVariableDefinitionSchema;
 }
 
-/** zod schema of {@link ClusterClassStatusVariableDefinition2}. */
-export const ClusterClassStatusVariableDefinition2Schema: z.ZodType<ClusterClassStatusVariableDefinition2> = c.zod(c.object<ClusterClassStatusVariableDefinition2>({
+const $ClusterClassStatusVariableDefinition2 = c.object<ClusterClassStatusVariableDefinition2>({
   from: c.string({ minLength: 1, maxLength: 256 }),
-  metadata: c.optional(c.ref(ClusterClassSpecVariableMetadataSchema)),
+  metadata: $ClusterClassSpecVariableMetadata,
   required: c.boolean(),
-  schema: c.ref(ClusterClassStatusVariableDefinitionSchemaSchema),
-}));
+  schema: $ClusterClassStatusVariableDefinitionSchema,
+}, { required: ["from","required","schema"] });
+
+/** zod schema of {@link ClusterClassStatusVariableDefinition2}. */
+export const ClusterClassStatusVariableDefinition2Schema: z.ZodType<ClusterClassStatusVariableDefinition2> = c.zod($ClusterClassStatusVariableDefinition2);
 
 const ClusterClassStatusVariableDefinition2Defaults: c.DefaultsNode = { properties: { schema: { ...ClusterClassStatusVariableDefinitionSchemaDefaults } } };
 
@@ -2698,12 +2826,14 @@ export interface ClusterClassStatusVariable {
   name: string;
 }
 
-/** zod schema of {@link ClusterClassStatusVariable}. */
-export const ClusterClassStatusVariableSchema: z.ZodType<ClusterClassStatusVariable> = c.zod(c.object<ClusterClassStatusVariable>({
-  definitions: c.array(c.ref(ClusterClassStatusVariableDefinition2Schema), { maxItems: 100 }),
-  definitionsConflict: c.optional(c.boolean()),
+const $ClusterClassStatusVariable = c.object<ClusterClassStatusVariable>({
+  definitions: c.array($ClusterClassStatusVariableDefinition2, { maxItems: 100 }),
+  definitionsConflict: c.boolean(),
   name: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["definitions","name"] });
+
+/** zod schema of {@link ClusterClassStatusVariable}. */
+export const ClusterClassStatusVariableSchema: z.ZodType<ClusterClassStatusVariable> = c.zod($ClusterClassStatusVariable);
 
 const ClusterClassStatusVariableDefaults: c.DefaultsNode = { properties: { definitions: { items: { ...ClusterClassStatusVariableDefinition2Defaults } } } };
 
@@ -2719,13 +2849,15 @@ export interface ClusterClassStatus {
   variables?: ClusterClassStatusVariable[];
 }
 
+const $ClusterClassStatus = c.object<ClusterClassStatus>({
+  conditions: c.array($ClusterStatusCondition),
+  observedGeneration: c.integer({ format: "int64" }),
+  v1beta2: $ClusterClassStatusV1beta2,
+  variables: c.array($ClusterClassStatusVariable, { maxItems: 1000 }),
+});
+
 /** zod schema of {@link ClusterClassStatus}. */
-export const ClusterClassStatusSchema: z.ZodType<ClusterClassStatus> = c.zod(c.object<ClusterClassStatus>({
-  conditions: c.optional(c.array(c.ref(ClusterStatusConditionSchema))),
-  observedGeneration: c.optional(c.integer({ format: "int64" })),
-  v1beta2: c.optional(c.ref(ClusterClassStatusV1beta2Schema)),
-  variables: c.optional(c.array(c.ref(ClusterClassStatusVariableSchema), { maxItems: 1000 })),
-}));
+export const ClusterClassStatusSchema: z.ZodType<ClusterClassStatus> = c.zod($ClusterClassStatus);
 
 const ClusterClassStatusDefaults: c.DefaultsNode = { properties: { variables: { items: { ...ClusterClassStatusVariableDefaults } } } };
 
@@ -2776,18 +2908,20 @@ export interface ClusterClassList {
   items: ClusterClass[];
 }
 
+const $ClusterClass = c.object<ClusterClass>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("ClusterClass"),
+  metadata: c.objectMeta(),
+  spec: $ClusterClassSpec,
+  status: $ClusterClassStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link ClusterClass}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 ClusterClass is deprecated; use a newer version.
  */
-export const ClusterClassSchema: z.ZodType<ClusterClass> = c.zod(c.object<ClusterClass>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("ClusterClass"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(ClusterClassSpecSchema)),
-  status: c.optional(c.ref(ClusterClassStatusSchema)),
-}));
+export const ClusterClassSchema: z.ZodType<ClusterClass> = c.zod($ClusterClass);
 
 /**
  * zod schema of {@link ClusterClassList}.
@@ -2797,9 +2931,9 @@ export const ClusterClassSchema: z.ZodType<ClusterClass> = c.zod(c.object<Cluste
 export const ClusterClassListSchema: z.ZodType<ClusterClassList> = c.zod(c.object<ClusterClassList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
   kind: c.literal("ClusterClassList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(ClusterClassSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($ClusterClass),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const ClusterClassDefaults: c.DefaultsNode = { properties: { spec: { ...ClusterClassSpecDefaults }, status: { ...ClusterClassStatusDefaults } } };
 
@@ -2909,11 +3043,13 @@ export interface MachineSpecBootstrap {
   dataSecretName?: string;
 }
 
+const $MachineSpecBootstrap = c.object<MachineSpecBootstrap>({
+  configRef: $MachineStatusNodeRef,
+  dataSecretName: c.string({ minLength: 0, maxLength: 253 }),
+});
+
 /** zod schema of {@link MachineSpecBootstrap}. */
-export const MachineSpecBootstrapSchema: z.ZodType<MachineSpecBootstrap> = c.zod(c.object<MachineSpecBootstrap>({
-  configRef: c.optional(c.ref(MachineStatusNodeRefSchema)),
-  dataSecretName: c.optional(c.string({ minLength: 0, maxLength: 253 })),
-}));
+export const MachineSpecBootstrapSchema: z.ZodType<MachineSpecBootstrap> = c.zod($MachineSpecBootstrap);
 
 /** spec is the desired state of Machine. */
 export interface MachineSpec {
@@ -3000,20 +3136,22 @@ export interface MachineSpec {
   version?: string;
 }
 
-/** zod schema of {@link MachineSpec}. */
-export const MachineSpecSchema: z.ZodType<MachineSpec> = c.zod(c.object<MachineSpec>({
-  bootstrap: c.ref(MachineSpecBootstrapSchema),
+const $MachineSpec = c.object<MachineSpec>({
+  bootstrap: $MachineSpecBootstrap,
   clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  failureDomain: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  infrastructureRef: c.ref(MachineStatusNodeRefSchema),
-  nodeDeletionTimeout: c.optional(c.string()),
-  nodeDrainTimeout: c.optional(c.string()),
-  nodeVolumeDetachTimeout: c.optional(c.string()),
-  providerID: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  readinessGates: c.optional(c.withMeta(c.array(c.ref(MachineSpecReadinessGateSchema), { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]})),
-  taints: c.optional(c.withMeta(c.array(c.ref(MachineSpecTaintSchema), { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]})),
-  version: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-}));
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  infrastructureRef: $MachineStatusNodeRef,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  providerID: c.string({ minLength: 1, maxLength: 512 }),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  version: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["bootstrap","clusterName","infrastructureRef"] });
+
+/** zod schema of {@link MachineSpec}. */
+export const MachineSpecSchema: z.ZodType<MachineSpec> = c.zod($MachineSpec);
 
 /** MachineAddress contains information for the node's address. */
 export interface MachineStatusAddress {
@@ -3023,11 +3161,13 @@ export interface MachineStatusAddress {
   type: "Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS";
 }
 
-/** zod schema of {@link MachineStatusAddress}. */
-export const MachineStatusAddressSchema: z.ZodType<MachineStatusAddress> = c.zod(c.object<MachineStatusAddress>({
+const $MachineStatusAddress = c.object<MachineStatusAddress>({
   address: c.string({ minLength: 1, maxLength: 256 }),
   type: c.literals<"Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS">(["Hostname","ExternalIP","InternalIP","ExternalDNS","InternalDNS"]),
-}));
+}, { required: ["address","type"] });
+
+/** zod schema of {@link MachineStatusAddress}. */
+export const MachineStatusAddressSchema: z.ZodType<MachineStatusAddress> = c.zod($MachineStatusAddress);
 
 /**
  * deletion contains information relating to removal of the Machine.
@@ -3062,13 +3202,15 @@ export interface MachineStatusDeletion {
   waitForPreTerminateHookStartTime?: string;
 }
 
+const $MachineStatusDeletion = c.object<MachineStatusDeletion>({
+  nodeDrainStartTime: c.string({ format: "date-time" }),
+  waitForNodeVolumeDetachStartTime: c.string({ format: "date-time" }),
+  waitForPreDrainHookStartTime: c.string({ format: "date-time" }),
+  waitForPreTerminateHookStartTime: c.string({ format: "date-time" }),
+});
+
 /** zod schema of {@link MachineStatusDeletion}. */
-export const MachineStatusDeletionSchema: z.ZodType<MachineStatusDeletion> = c.zod(c.object<MachineStatusDeletion>({
-  nodeDrainStartTime: c.optional(c.string({ format: "date-time" })),
-  waitForNodeVolumeDetachStartTime: c.optional(c.string({ format: "date-time" })),
-  waitForPreDrainHookStartTime: c.optional(c.string({ format: "date-time" })),
-  waitForPreTerminateHookStartTime: c.optional(c.string({ format: "date-time" })),
-}));
+export const MachineStatusDeletionSchema: z.ZodType<MachineStatusDeletion> = c.zod($MachineStatusDeletion);
 
 /** Swap Info reported by the node. */
 export interface MachineStatusNodeInfoSwap {
@@ -3076,10 +3218,12 @@ export interface MachineStatusNodeInfoSwap {
   capacity?: number;
 }
 
+const $MachineStatusNodeInfoSwap = c.object<MachineStatusNodeInfoSwap>({
+  capacity: c.integer({ format: "int64" }),
+});
+
 /** zod schema of {@link MachineStatusNodeInfoSwap}. */
-export const MachineStatusNodeInfoSwapSchema: z.ZodType<MachineStatusNodeInfoSwap> = c.zod(c.object<MachineStatusNodeInfoSwap>({
-  capacity: c.optional(c.integer({ format: "int64" })),
-}));
+export const MachineStatusNodeInfoSwapSchema: z.ZodType<MachineStatusNodeInfoSwap> = c.zod($MachineStatusNodeInfoSwap);
 
 /**
  * nodeInfo is a set of ids/uuids to uniquely identify the node.
@@ -3122,8 +3266,7 @@ export interface MachineStatusNodeInfo {
   systemUUID: string;
 }
 
-/** zod schema of {@link MachineStatusNodeInfo}. */
-export const MachineStatusNodeInfoSchema: z.ZodType<MachineStatusNodeInfo> = c.zod(c.object<MachineStatusNodeInfo>({
+const $MachineStatusNodeInfo = c.object<MachineStatusNodeInfo>({
   architecture: c.string(),
   bootID: c.string(),
   containerRuntimeVersion: c.string(),
@@ -3133,9 +3276,12 @@ export const MachineStatusNodeInfoSchema: z.ZodType<MachineStatusNodeInfo> = c.z
   machineID: c.string(),
   operatingSystem: c.string(),
   osImage: c.string(),
-  swap: c.optional(c.ref(MachineStatusNodeInfoSwapSchema)),
+  swap: $MachineStatusNodeInfoSwap,
   systemUUID: c.string(),
-}));
+}, { required: ["architecture","bootID","containerRuntimeVersion","kernelVersion","kubeProxyVersion","kubeletVersion","machineID","operatingSystem","osImage","systemUUID"] });
+
+/** zod schema of {@link MachineStatusNodeInfo}. */
+export const MachineStatusNodeInfoSchema: z.ZodType<MachineStatusNodeInfo> = c.zod($MachineStatusNodeInfo);
 
 /** v1beta2 groups all the fields that will be added or modified in Machine's status with the V1Beta2 version. */
 export interface MachineStatusV1beta2 {
@@ -3150,10 +3296,12 @@ export interface MachineStatusV1beta2 {
   conditions?: ClusterStatusV1beta2Condition[];
 }
 
+const $MachineStatusV1beta2 = c.object<MachineStatusV1beta2>({
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+});
+
 /** zod schema of {@link MachineStatusV1beta2}. */
-export const MachineStatusV1beta2Schema: z.ZodType<MachineStatusV1beta2> = c.zod(c.object<MachineStatusV1beta2>({
-  conditions: c.optional(c.withMeta(c.array(c.ref(ClusterStatusV1beta2ConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-}));
+export const MachineStatusV1beta2Schema: z.ZodType<MachineStatusV1beta2> = c.zod($MachineStatusV1beta2);
 
 /** status is the observed state of Machine. */
 export interface MachineStatus {
@@ -3241,23 +3389,25 @@ export interface MachineStatus {
   v1beta2?: MachineStatusV1beta2;
 }
 
+const $MachineStatus = c.object<MachineStatus>({
+  addresses: c.array($MachineStatusAddress),
+  bootstrapReady: c.boolean(),
+  certificatesExpiryDate: c.string({ format: "date-time" }),
+  conditions: c.array($ClusterStatusCondition),
+  deletion: $MachineStatusDeletion,
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  infrastructureReady: c.boolean(),
+  lastUpdated: c.string({ format: "date-time" }),
+  nodeInfo: $MachineStatusNodeInfo,
+  nodeRef: $MachineStatusNodeRef,
+  observedGeneration: c.integer({ format: "int64" }),
+  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Running" | "Deleting" | "Deleted" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Running","Deleting","Deleted","Failed","Unknown"]),
+  v1beta2: $MachineStatusV1beta2,
+});
+
 /** zod schema of {@link MachineStatus}. */
-export const MachineStatusSchema: z.ZodType<MachineStatus> = c.zod(c.object<MachineStatus>({
-  addresses: c.optional(c.array(c.ref(MachineStatusAddressSchema))),
-  bootstrapReady: c.optional(c.boolean()),
-  certificatesExpiryDate: c.optional(c.string({ format: "date-time" })),
-  conditions: c.optional(c.array(c.ref(ClusterStatusConditionSchema))),
-  deletion: c.optional(c.ref(MachineStatusDeletionSchema)),
-  failureMessage: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  failureReason: c.optional(c.string()),
-  infrastructureReady: c.optional(c.boolean()),
-  lastUpdated: c.optional(c.string({ format: "date-time" })),
-  nodeInfo: c.optional(c.ref(MachineStatusNodeInfoSchema)),
-  nodeRef: c.optional(c.ref(MachineStatusNodeRefSchema)),
-  observedGeneration: c.optional(c.integer({ format: "int64" })),
-  phase: c.optional(c.literals<"Pending" | "Provisioning" | "Provisioned" | "Running" | "Deleting" | "Deleted" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Running","Deleting","Deleted","Failed","Unknown"])),
-  v1beta2: c.optional(c.ref(MachineStatusV1beta2Schema)),
-}));
+export const MachineStatusSchema: z.ZodType<MachineStatus> = c.zod($MachineStatus);
 
 /**
  * Machine is the Schema for the machines API.
@@ -3306,18 +3456,20 @@ export interface MachineList {
   items: Machine[];
 }
 
+const $Machine = c.object<Machine>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("Machine"),
+  metadata: c.objectMeta(),
+  spec: $MachineSpec,
+  status: $MachineStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link Machine}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 Machine is deprecated; use a newer version.
  */
-export const MachineSchema: z.ZodType<Machine> = c.zod(c.object<Machine>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("Machine"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(MachineSpecSchema)),
-  status: c.optional(c.ref(MachineStatusSchema)),
-}));
+export const MachineSchema: z.ZodType<Machine> = c.zod($Machine);
 
 /**
  * zod schema of {@link MachineList}.
@@ -3327,9 +3479,9 @@ export const MachineSchema: z.ZodType<Machine> = c.zod(c.object<Machine>({
 export const MachineListSchema: z.ZodType<MachineList> = c.zod(c.object<MachineList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
   kind: c.literal("MachineList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(MachineSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($Machine),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link MachineModel} class: a {@link Machine} with the Model methods.
@@ -3444,10 +3596,12 @@ export interface MachineSetSpecMachineNamingStrategy {
   template?: string;
 }
 
+const $MachineSetSpecMachineNamingStrategy = c.object<MachineSetSpecMachineNamingStrategy>({
+  template: c.string({ minLength: 1, maxLength: 256 }),
+});
+
 /** zod schema of {@link MachineSetSpecMachineNamingStrategy}. */
-export const MachineSetSpecMachineNamingStrategySchema: z.ZodType<MachineSetSpecMachineNamingStrategy> = c.zod(c.object<MachineSetSpecMachineNamingStrategy>({
-  template: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-}));
+export const MachineSetSpecMachineNamingStrategySchema: z.ZodType<MachineSetSpecMachineNamingStrategy> = c.zod($MachineSetSpecMachineNamingStrategy);
 
 /**
  * A label selector requirement is a selector that contains values, a key, and an operator that
@@ -3470,12 +3624,14 @@ export interface MachineSetSpecSelectorMatchExpression {
   values?: string[];
 }
 
-/** zod schema of {@link MachineSetSpecSelectorMatchExpression}. */
-export const MachineSetSpecSelectorMatchExpressionSchema: z.ZodType<MachineSetSpecSelectorMatchExpression> = c.zod(c.object<MachineSetSpecSelectorMatchExpression>({
+const $MachineSetSpecSelectorMatchExpression = c.object<MachineSetSpecSelectorMatchExpression>({
   key: c.string(),
   operator: c.string(),
-  values: c.optional(c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-}));
+  values: c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { required: ["key","operator"] });
+
+/** zod schema of {@link MachineSetSpecSelectorMatchExpression}. */
+export const MachineSetSpecSelectorMatchExpressionSchema: z.ZodType<MachineSetSpecSelectorMatchExpression> = c.zod($MachineSetSpecSelectorMatchExpression);
 
 /**
  * selector is the label selector for machines. Existing MachineSets whose machines are
@@ -3493,11 +3649,13 @@ export interface MachineSetSpecSelector {
   matchLabels?: { [key: string]: string };
 }
 
+const $MachineSetSpecSelector = c.withMeta(c.object<MachineSetSpecSelector>({
+  matchExpressions: c.withMeta(c.array($MachineSetSpecSelectorMatchExpression, { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  matchLabels: c.record(c.string()),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link MachineSetSpecSelector}. */
-export const MachineSetSpecSelectorSchema: z.ZodType<MachineSetSpecSelector> = c.zod(c.withMeta(c.object<MachineSetSpecSelector>({
-  matchExpressions: c.optional(c.withMeta(c.array(c.ref(MachineSetSpecSelectorMatchExpressionSchema), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  matchLabels: c.optional(c.record(c.string())),
-}), {"x-kubernetes-map-type":"atomic"}));
+export const MachineSetSpecSelectorSchema: z.ZodType<MachineSetSpecSelector> = c.zod($MachineSetSpecSelector);
 
 /** template describes the machines that will be created. */
 export interface MachineSetSpecTemplate {
@@ -3513,11 +3671,13 @@ export interface MachineSetSpecTemplate {
   spec?: MachineSpec;
 }
 
+const $MachineSetSpecTemplate = c.object<MachineSetSpecTemplate>({
+  metadata: $MachineSetSpecTemplateMetadata,
+  spec: $MachineSpec,
+});
+
 /** zod schema of {@link MachineSetSpecTemplate}. */
-export const MachineSetSpecTemplateSchema: z.ZodType<MachineSetSpecTemplate> = c.zod(c.object<MachineSetSpecTemplate>({
-  metadata: c.optional(c.ref(MachineSetSpecTemplateMetadataSchema)),
-  spec: c.optional(c.ref(MachineSpecSchema)),
-}));
+export const MachineSetSpecTemplateSchema: z.ZodType<MachineSetSpecTemplate> = c.zod($MachineSetSpecTemplate);
 
 /** spec is the desired state of MachineDeployment. */
 export interface MachineDeploymentSpec {
@@ -3601,20 +3761,22 @@ export interface MachineDeploymentSpec {
   template: MachineSetSpecTemplate;
 }
 
-/** zod schema of {@link MachineDeploymentSpec}. */
-export const MachineDeploymentSpecSchema: z.ZodType<MachineDeploymentSpec> = c.zod(c.object<MachineDeploymentSpec>({
+const $MachineDeploymentSpec = c.object<MachineDeploymentSpec>({
   clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  machineNamingStrategy: c.optional(c.ref(MachineSetSpecMachineNamingStrategySchema)),
-  minReadySeconds: c.optional(c.integer({ format: "int32" })),
-  paused: c.optional(c.boolean()),
-  progressDeadlineSeconds: c.optional(c.integer({ format: "int32" })),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  revisionHistoryLimit: c.optional(c.integer({ format: "int32" })),
-  rolloutAfter: c.optional(c.string({ format: "date-time" })),
-  selector: c.ref(MachineSetSpecSelectorSchema),
-  strategy: c.optional(c.ref(MachineDeploymentSpecStrategySchema)),
-  template: c.ref(MachineSetSpecTemplateSchema),
-}));
+  machineNamingStrategy: $MachineSetSpecMachineNamingStrategy,
+  minReadySeconds: c.integer({ format: "int32" }),
+  paused: c.boolean(),
+  progressDeadlineSeconds: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  revisionHistoryLimit: c.integer({ format: "int32" }),
+  rolloutAfter: c.string({ format: "date-time" }),
+  selector: $MachineSetSpecSelector,
+  strategy: $MachineDeploymentSpecStrategy,
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","selector","template"] });
+
+/** zod schema of {@link MachineDeploymentSpec}. */
+export const MachineDeploymentSpecSchema: z.ZodType<MachineDeploymentSpec> = c.zod($MachineDeploymentSpec);
 
 /** v1beta2 groups all the fields that will be added or modified in MachineDeployment's status with the V1Beta2 version. */
 export interface MachineDeploymentStatusV1beta2 {
@@ -3631,13 +3793,15 @@ export interface MachineDeploymentStatusV1beta2 {
   upToDateReplicas?: number;
 }
 
+const $MachineDeploymentStatusV1beta2 = c.object<MachineDeploymentStatusV1beta2>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  readyReplicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link MachineDeploymentStatusV1beta2}. */
-export const MachineDeploymentStatusV1beta2Schema: z.ZodType<MachineDeploymentStatusV1beta2> = c.zod(c.object<MachineDeploymentStatusV1beta2>({
-  availableReplicas: c.optional(c.integer({ format: "int32" })),
-  conditions: c.optional(c.withMeta(c.array(c.ref(ClusterStatusV1beta2ConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-  upToDateReplicas: c.optional(c.integer({ format: "int32" })),
-}));
+export const MachineDeploymentStatusV1beta2Schema: z.ZodType<MachineDeploymentStatusV1beta2> = c.zod($MachineDeploymentStatusV1beta2);
 
 /** status is the observed state of MachineDeployment. */
 export interface MachineDeploymentStatus {
@@ -3688,20 +3852,22 @@ export interface MachineDeploymentStatus {
   versions?: MachineSetStatusVersion[];
 }
 
+const $MachineDeploymentStatus = c.object<MachineDeploymentStatus>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.array($ClusterStatusCondition),
+  observedGeneration: c.integer({ format: "int64" }),
+  phase: c.literals<"ScalingUp" | "ScalingDown" | "Running" | "Failed" | "Unknown">(["ScalingUp","ScalingDown","Running","Failed","Unknown"]),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: c.string({ minLength: 1, maxLength: 4096 }),
+  unavailableReplicas: c.integer({ format: "int32" }),
+  updatedReplicas: c.integer({ format: "int32" }),
+  v1beta2: $MachineDeploymentStatusV1beta2,
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
+});
+
 /** zod schema of {@link MachineDeploymentStatus}. */
-export const MachineDeploymentStatusSchema: z.ZodType<MachineDeploymentStatus> = c.zod(c.object<MachineDeploymentStatus>({
-  availableReplicas: c.optional(c.integer({ format: "int32" })),
-  conditions: c.optional(c.array(c.ref(ClusterStatusConditionSchema))),
-  observedGeneration: c.optional(c.integer({ format: "int64" })),
-  phase: c.optional(c.literals<"ScalingUp" | "ScalingDown" | "Running" | "Failed" | "Unknown">(["ScalingUp","ScalingDown","Running","Failed","Unknown"])),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  selector: c.optional(c.string({ minLength: 1, maxLength: 4096 })),
-  unavailableReplicas: c.optional(c.integer({ format: "int32" })),
-  updatedReplicas: c.optional(c.integer({ format: "int32" })),
-  v1beta2: c.optional(c.ref(MachineDeploymentStatusV1beta2Schema)),
-  versions: c.optional(c.withMeta(c.array(c.ref(MachineSetStatusVersionSchema), { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]})),
-}));
+export const MachineDeploymentStatusSchema: z.ZodType<MachineDeploymentStatus> = c.zod($MachineDeploymentStatus);
 
 /**
  * MachineDeployment is the Schema for the machinedeployments API.
@@ -3750,18 +3916,20 @@ export interface MachineDeploymentList {
   items: MachineDeployment[];
 }
 
+const $MachineDeployment = c.object<MachineDeployment>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineDeployment"),
+  metadata: c.objectMeta(),
+  spec: $MachineDeploymentSpec,
+  status: $MachineDeploymentStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link MachineDeployment}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachineDeployment is deprecated; use a newer version.
  */
-export const MachineDeploymentSchema: z.ZodType<MachineDeployment> = c.zod(c.object<MachineDeployment>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("MachineDeployment"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(MachineDeploymentSpecSchema)),
-  status: c.optional(c.ref(MachineDeploymentStatusSchema)),
-}));
+export const MachineDeploymentSchema: z.ZodType<MachineDeployment> = c.zod($MachineDeployment);
 
 /**
  * zod schema of {@link MachineDeploymentList}.
@@ -3771,9 +3939,9 @@ export const MachineDeploymentSchema: z.ZodType<MachineDeployment> = c.zod(c.obj
 export const MachineDeploymentListSchema: z.ZodType<MachineDeploymentList> = c.zod(c.object<MachineDeploymentList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
   kind: c.literal("MachineDeploymentList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(MachineDeploymentSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($MachineDeployment),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link MachineDeploymentModel} class: a {@link MachineDeployment} with the Model methods.
@@ -3888,11 +4056,13 @@ export interface MachineDrainRuleSpecDrain {
   order?: number;
 }
 
-/** zod schema of {@link MachineDrainRuleSpecDrain}. */
-export const MachineDrainRuleSpecDrainSchema: z.ZodType<MachineDrainRuleSpecDrain> = c.zod(c.object<MachineDrainRuleSpecDrain>({
+const $MachineDrainRuleSpecDrain = c.object<MachineDrainRuleSpecDrain>({
   behavior: c.literals<"Drain" | "Skip" | "WaitCompleted">(["Drain","Skip","WaitCompleted"]),
-  order: c.optional(c.integer({ format: "int32" })),
-}));
+  order: c.integer({ format: "int32" }),
+}, { required: ["behavior"] });
+
+/** zod schema of {@link MachineDrainRuleSpecDrain}. */
+export const MachineDrainRuleSpecDrainSchema: z.ZodType<MachineDrainRuleSpecDrain> = c.zod($MachineDrainRuleSpecDrain);
 
 /** MachineDrainRuleMachineSelector defines to which Machines this MachineDrainRule should be applied. */
 export interface MachineDrainRuleSpecMachine {
@@ -3921,11 +4091,13 @@ export interface MachineDrainRuleSpecMachine {
   selector?: MachineSetSpecSelector;
 }
 
+const $MachineDrainRuleSpecMachine = c.object<MachineDrainRuleSpecMachine>({
+  clusterSelector: $MachineSetSpecSelector,
+  selector: $MachineSetSpecSelector,
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineDrainRuleSpecMachine}. */
-export const MachineDrainRuleSpecMachineSchema: z.ZodType<MachineDrainRuleSpecMachine> = c.zod(c.object<MachineDrainRuleSpecMachine>({
-  clusterSelector: c.optional(c.ref(MachineSetSpecSelectorSchema)),
-  selector: c.optional(c.ref(MachineSetSpecSelectorSchema)),
-}, { minProperties: 1 }));
+export const MachineDrainRuleSpecMachineSchema: z.ZodType<MachineDrainRuleSpecMachine> = c.zod($MachineDrainRuleSpecMachine);
 
 /** MachineDrainRulePodSelector defines to which Pods this MachineDrainRule should be applied. */
 export interface MachineDrainRuleSpecPod {
@@ -3954,11 +4126,13 @@ export interface MachineDrainRuleSpecPod {
   selector?: MachineSetSpecSelector;
 }
 
+const $MachineDrainRuleSpecPod = c.object<MachineDrainRuleSpecPod>({
+  namespaceSelector: $MachineSetSpecSelector,
+  selector: $MachineSetSpecSelector,
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineDrainRuleSpecPod}. */
-export const MachineDrainRuleSpecPodSchema: z.ZodType<MachineDrainRuleSpecPod> = c.zod(c.object<MachineDrainRuleSpecPod>({
-  namespaceSelector: c.optional(c.ref(MachineSetSpecSelectorSchema)),
-  selector: c.optional(c.ref(MachineSetSpecSelectorSchema)),
-}, { minProperties: 1 }));
+export const MachineDrainRuleSpecPodSchema: z.ZodType<MachineDrainRuleSpecPod> = c.zod($MachineDrainRuleSpecPod);
 
 /** spec defines the spec of a MachineDrainRule. */
 export interface MachineDrainRuleSpec {
@@ -4027,12 +4201,14 @@ export interface MachineDrainRuleSpec {
   pods?: MachineDrainRuleSpecPod[];
 }
 
+const $MachineDrainRuleSpec = c.object<MachineDrainRuleSpec>({
+  drain: $MachineDrainRuleSpecDrain,
+  machines: c.withMeta(c.array($MachineDrainRuleSpecMachine, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in machines must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]}),
+  pods: c.withMeta(c.array($MachineDrainRuleSpecPod, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in pods must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]}),
+}, { required: ["drain"] });
+
 /** zod schema of {@link MachineDrainRuleSpec}. */
-export const MachineDrainRuleSpecSchema: z.ZodType<MachineDrainRuleSpec> = c.zod(c.object<MachineDrainRuleSpec>({
-  drain: c.ref(MachineDrainRuleSpecDrainSchema),
-  machines: c.optional(c.withMeta(c.array(c.ref(MachineDrainRuleSpecMachineSchema), { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in machines must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]})),
-  pods: c.optional(c.withMeta(c.array(c.ref(MachineDrainRuleSpecPodSchema), { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in pods must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]})),
-}));
+export const MachineDrainRuleSpecSchema: z.ZodType<MachineDrainRuleSpec> = c.zod($MachineDrainRuleSpec);
 
 /**
  * MachineDrainRule is the Schema for the MachineDrainRule API.
@@ -4079,17 +4255,19 @@ export interface MachineDrainRuleList {
   items: MachineDrainRule[];
 }
 
+const $MachineDrainRule = c.object<MachineDrainRule>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineDrainRule"),
+  metadata: c.objectMeta(),
+  spec: $MachineDrainRuleSpec,
+}, { required: ["apiVersion","kind","spec"] });
+
 /**
  * zod schema of {@link MachineDrainRule}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachineDrainRule is deprecated; use a newer version.
  */
-export const MachineDrainRuleSchema: z.ZodType<MachineDrainRule> = c.zod(c.object<MachineDrainRule>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("MachineDrainRule"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.ref(MachineDrainRuleSpecSchema),
-}));
+export const MachineDrainRuleSchema: z.ZodType<MachineDrainRule> = c.zod($MachineDrainRule);
 
 /**
  * zod schema of {@link MachineDrainRuleList}.
@@ -4099,9 +4277,9 @@ export const MachineDrainRuleSchema: z.ZodType<MachineDrainRule> = c.zod(c.objec
 export const MachineDrainRuleListSchema: z.ZodType<MachineDrainRuleList> = c.zod(c.object<MachineDrainRuleList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
   kind: c.literal("MachineDrainRuleList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(MachineDrainRuleSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($MachineDrainRule),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link MachineDrainRuleModel} class: a {@link MachineDrainRule} with the Model methods.
@@ -4257,17 +4435,19 @@ export interface MachineHealthCheckSpec {
   unhealthyRange?: string;
 }
 
-/** zod schema of {@link MachineHealthCheckSpec}. */
-export const MachineHealthCheckSpecSchema: z.ZodType<MachineHealthCheckSpec> = c.zod(c.object<MachineHealthCheckSpec>({
+const $MachineHealthCheckSpec = c.object<MachineHealthCheckSpec>({
   clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  maxUnhealthy: c.optional(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
-  nodeStartupTimeout: c.optional(c.string()),
-  remediationTemplate: c.optional(c.ref(MachineStatusNodeRefSchema)),
-  selector: c.ref(MachineSetSpecSelectorSchema),
-  unhealthyConditions: c.optional(c.array(c.ref(MachineHealthCheckSpecUnhealthyConditionSchema), { maxItems: 100 })),
-  unhealthyMachineConditions: c.optional(c.withMeta(c.array(c.ref(MachineHealthCheckSpecUnhealthyMachineConditionSchema), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  unhealthyRange: c.optional(c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" })),
-}));
+  maxUnhealthy: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  nodeStartupTimeout: c.string(),
+  remediationTemplate: $MachineStatusNodeRef,
+  selector: $MachineSetSpecSelector,
+  unhealthyConditions: c.array($MachineHealthCheckSpecUnhealthyCondition, { maxItems: 100 }),
+  unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  unhealthyRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
+}, { required: ["clusterName","selector"] });
+
+/** zod schema of {@link MachineHealthCheckSpec}. */
+export const MachineHealthCheckSpecSchema: z.ZodType<MachineHealthCheckSpec> = c.zod($MachineHealthCheckSpec);
 
 /** v1beta2 groups all the fields that will be added or modified in MachineHealthCheck's status with the V1Beta2 version. */
 export interface MachineHealthCheckStatusV1beta2 {
@@ -4278,10 +4458,12 @@ export interface MachineHealthCheckStatusV1beta2 {
   conditions?: ClusterStatusV1beta2Condition[];
 }
 
+const $MachineHealthCheckStatusV1beta2 = c.object<MachineHealthCheckStatusV1beta2>({
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+});
+
 /** zod schema of {@link MachineHealthCheckStatusV1beta2}. */
-export const MachineHealthCheckStatusV1beta2Schema: z.ZodType<MachineHealthCheckStatusV1beta2> = c.zod(c.object<MachineHealthCheckStatusV1beta2>({
-  conditions: c.optional(c.withMeta(c.array(c.ref(ClusterStatusV1beta2ConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-}));
+export const MachineHealthCheckStatusV1beta2Schema: z.ZodType<MachineHealthCheckStatusV1beta2> = c.zod($MachineHealthCheckStatusV1beta2);
 
 /** status is the most recently observed status of MachineHealthCheck resource */
 export interface MachineHealthCheckStatus {
@@ -4304,16 +4486,18 @@ export interface MachineHealthCheckStatus {
   v1beta2?: MachineHealthCheckStatusV1beta2;
 }
 
+const $MachineHealthCheckStatus = c.object<MachineHealthCheckStatus>({
+  conditions: c.array($ClusterStatusCondition),
+  currentHealthy: c.integer({ format: "int32", minimum: 0 }),
+  expectedMachines: c.integer({ format: "int32", minimum: 0 }),
+  observedGeneration: c.integer({ format: "int64" }),
+  remediationsAllowed: c.integer({ format: "int32", minimum: 0 }),
+  targets: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 10000 }),
+  v1beta2: $MachineHealthCheckStatusV1beta2,
+});
+
 /** zod schema of {@link MachineHealthCheckStatus}. */
-export const MachineHealthCheckStatusSchema: z.ZodType<MachineHealthCheckStatus> = c.zod(c.object<MachineHealthCheckStatus>({
-  conditions: c.optional(c.array(c.ref(ClusterStatusConditionSchema))),
-  currentHealthy: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  expectedMachines: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  observedGeneration: c.optional(c.integer({ format: "int64" })),
-  remediationsAllowed: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  targets: c.optional(c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 10000 })),
-  v1beta2: c.optional(c.ref(MachineHealthCheckStatusV1beta2Schema)),
-}));
+export const MachineHealthCheckStatusSchema: z.ZodType<MachineHealthCheckStatus> = c.zod($MachineHealthCheckStatus);
 
 /**
  * MachineHealthCheck is the Schema for the machinehealthchecks API.
@@ -4362,18 +4546,20 @@ export interface MachineHealthCheckList {
   items: MachineHealthCheck[];
 }
 
+const $MachineHealthCheck = c.object<MachineHealthCheck>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineHealthCheck"),
+  metadata: c.objectMeta(),
+  spec: $MachineHealthCheckSpec,
+  status: $MachineHealthCheckStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link MachineHealthCheck}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachineHealthCheck is deprecated; use a newer version.
  */
-export const MachineHealthCheckSchema: z.ZodType<MachineHealthCheck> = c.zod(c.object<MachineHealthCheck>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("MachineHealthCheck"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(MachineHealthCheckSpecSchema)),
-  status: c.optional(c.ref(MachineHealthCheckStatusSchema)),
-}));
+export const MachineHealthCheckSchema: z.ZodType<MachineHealthCheck> = c.zod($MachineHealthCheck);
 
 /**
  * zod schema of {@link MachineHealthCheckList}.
@@ -4383,9 +4569,9 @@ export const MachineHealthCheckSchema: z.ZodType<MachineHealthCheck> = c.zod(c.o
 export const MachineHealthCheckListSchema: z.ZodType<MachineHealthCheckList> = c.zod(c.object<MachineHealthCheckList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
   kind: c.literal("MachineHealthCheckList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(MachineHealthCheckSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($MachineHealthCheck),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link MachineHealthCheckModel} class: a {@link MachineHealthCheck} with the Model methods.
@@ -4501,15 +4687,17 @@ export interface MachinePoolSpec {
   template: MachineSetSpecTemplate;
 }
 
-/** zod schema of {@link MachinePoolSpec}. */
-export const MachinePoolSpecSchema: z.ZodType<MachinePoolSpec> = c.zod(c.object<MachinePoolSpec>({
+const $MachinePoolSpec = c.object<MachinePoolSpec>({
   clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  failureDomains: c.optional(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 })),
-  minReadySeconds: c.optional(c.integer({ format: "int32" })),
-  providerIDList: c.optional(c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 10000 })),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  template: c.ref(MachineSetSpecTemplateSchema),
-}));
+  failureDomains: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+  minReadySeconds: c.integer({ format: "int32" }),
+  providerIDList: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 10000 }),
+  replicas: c.integer({ format: "int32" }),
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","template"] });
+
+/** zod schema of {@link MachinePoolSpec}. */
+export const MachinePoolSpecSchema: z.ZodType<MachinePoolSpec> = c.zod($MachinePoolSpec);
 
 /** v1beta2 groups all the fields that will be added or modified in MachinePool's status with the V1Beta2 version. */
 export interface MachinePoolStatusV1beta2 {
@@ -4527,13 +4715,15 @@ export interface MachinePoolStatusV1beta2 {
   upToDateReplicas?: number;
 }
 
+const $MachinePoolStatusV1beta2 = c.object<MachinePoolStatusV1beta2>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  readyReplicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link MachinePoolStatusV1beta2}. */
-export const MachinePoolStatusV1beta2Schema: z.ZodType<MachinePoolStatusV1beta2> = c.zod(c.object<MachinePoolStatusV1beta2>({
-  availableReplicas: c.optional(c.integer({ format: "int32" })),
-  conditions: c.optional(c.withMeta(c.array(c.ref(ClusterStatusV1beta2ConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-  upToDateReplicas: c.optional(c.integer({ format: "int32" })),
-}));
+export const MachinePoolStatusV1beta2Schema: z.ZodType<MachinePoolStatusV1beta2> = c.zod($MachinePoolStatusV1beta2);
 
 /** status is the observed state of MachinePool. */
 export interface MachinePoolStatus {
@@ -4591,23 +4781,25 @@ export interface MachinePoolStatus {
   versions?: MachineSetStatusVersion[];
 }
 
+const $MachinePoolStatus = c.object<MachinePoolStatus>({
+  availableReplicas: c.integer({ format: "int32" }),
+  bootstrapReady: c.boolean(),
+  conditions: c.array($ClusterStatusCondition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  infrastructureReady: c.boolean(),
+  nodeRefs: c.array($MachineStatusNodeRef, { maxItems: 10000 }),
+  observedGeneration: c.integer({ format: "int64" }),
+  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Running" | "ScalingUp" | "ScalingDown" | "Scaling" | "Deleting" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Running","ScalingUp","ScalingDown","Scaling","Deleting","Failed","Unknown"]),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  unavailableReplicas: c.integer({ format: "int32" }),
+  v1beta2: $MachinePoolStatusV1beta2,
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
+});
+
 /** zod schema of {@link MachinePoolStatus}. */
-export const MachinePoolStatusSchema: z.ZodType<MachinePoolStatus> = c.zod(c.object<MachinePoolStatus>({
-  availableReplicas: c.optional(c.integer({ format: "int32" })),
-  bootstrapReady: c.optional(c.boolean()),
-  conditions: c.optional(c.array(c.ref(ClusterStatusConditionSchema))),
-  failureMessage: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  failureReason: c.optional(c.string()),
-  infrastructureReady: c.optional(c.boolean()),
-  nodeRefs: c.optional(c.array(c.ref(MachineStatusNodeRefSchema), { maxItems: 10000 })),
-  observedGeneration: c.optional(c.integer({ format: "int64" })),
-  phase: c.optional(c.literals<"Pending" | "Provisioning" | "Provisioned" | "Running" | "ScalingUp" | "ScalingDown" | "Scaling" | "Deleting" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Running","ScalingUp","ScalingDown","Scaling","Deleting","Failed","Unknown"])),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  unavailableReplicas: c.optional(c.integer({ format: "int32" })),
-  v1beta2: c.optional(c.ref(MachinePoolStatusV1beta2Schema)),
-  versions: c.optional(c.withMeta(c.array(c.ref(MachineSetStatusVersionSchema), { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]})),
-}));
+export const MachinePoolStatusSchema: z.ZodType<MachinePoolStatus> = c.zod($MachinePoolStatus);
 
 /**
  * MachinePool is the Schema for the machinepools API.
@@ -4656,18 +4848,20 @@ export interface MachinePoolList {
   items: MachinePool[];
 }
 
+const $MachinePool = c.object<MachinePool>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachinePool"),
+  metadata: c.objectMeta(),
+  spec: $MachinePoolSpec,
+  status: $MachinePoolStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link MachinePool}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachinePool is deprecated; use a newer version.
  */
-export const MachinePoolSchema: z.ZodType<MachinePool> = c.zod(c.object<MachinePool>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("MachinePool"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(MachinePoolSpecSchema)),
-  status: c.optional(c.ref(MachinePoolStatusSchema)),
-}));
+export const MachinePoolSchema: z.ZodType<MachinePool> = c.zod($MachinePool);
 
 /**
  * zod schema of {@link MachinePoolList}.
@@ -4677,9 +4871,9 @@ export const MachinePoolSchema: z.ZodType<MachinePool> = c.zod(c.object<MachineP
 export const MachinePoolListSchema: z.ZodType<MachinePoolList> = c.zod(c.object<MachinePoolList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
   kind: c.literal("MachinePoolList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(MachinePoolSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($MachinePool),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link MachinePoolModel} class: a {@link MachinePool} with the Model methods.
@@ -4822,16 +5016,18 @@ export interface MachineSetSpec {
   template?: MachineSetSpecTemplate;
 }
 
-/** zod schema of {@link MachineSetSpec}. */
-export const MachineSetSpecSchema: z.ZodType<MachineSetSpec> = c.zod(c.object<MachineSetSpec>({
+const $MachineSetSpec = c.object<MachineSetSpec>({
   clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  deletePolicy: c.optional(c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"])),
-  machineNamingStrategy: c.optional(c.ref(MachineSetSpecMachineNamingStrategySchema)),
-  minReadySeconds: c.optional(c.integer({ format: "int32" })),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  selector: c.ref(MachineSetSpecSelectorSchema),
-  template: c.optional(c.ref(MachineSetSpecTemplateSchema)),
-}));
+  deletePolicy: c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"]),
+  machineNamingStrategy: $MachineSetSpecMachineNamingStrategy,
+  minReadySeconds: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: $MachineSetSpecSelector,
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","selector"] });
+
+/** zod schema of {@link MachineSetSpec}. */
+export const MachineSetSpecSchema: z.ZodType<MachineSetSpec> = c.zod($MachineSetSpec);
 
 /** v1beta2 groups all the fields that will be added or modified in MachineSet's status with the V1Beta2 version. */
 export interface MachineSetStatusV1beta2 {
@@ -4848,13 +5044,15 @@ export interface MachineSetStatusV1beta2 {
   upToDateReplicas?: number;
 }
 
+const $MachineSetStatusV1beta2 = c.object<MachineSetStatusV1beta2>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  readyReplicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link MachineSetStatusV1beta2}. */
-export const MachineSetStatusV1beta2Schema: z.ZodType<MachineSetStatusV1beta2> = c.zod(c.object<MachineSetStatusV1beta2>({
-  availableReplicas: c.optional(c.integer({ format: "int32" })),
-  conditions: c.optional(c.withMeta(c.array(c.ref(ClusterStatusV1beta2ConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-  upToDateReplicas: c.optional(c.integer({ format: "int32" })),
-}));
+export const MachineSetStatusV1beta2Schema: z.ZodType<MachineSetStatusV1beta2> = c.zod($MachineSetStatusV1beta2);
 
 /** status is the observed state of MachineSet. */
 export interface MachineSetStatus {
@@ -4927,20 +5125,22 @@ export interface MachineSetStatus {
   versions?: MachineSetStatusVersion[];
 }
 
+const $MachineSetStatus = c.object<MachineSetStatus>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.array($ClusterStatusCondition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  fullyLabeledReplicas: c.integer({ format: "int32" }),
+  observedGeneration: c.integer({ format: "int64" }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: c.string({ minLength: 1, maxLength: 4096 }),
+  v1beta2: $MachineSetStatusV1beta2,
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
+});
+
 /** zod schema of {@link MachineSetStatus}. */
-export const MachineSetStatusSchema: z.ZodType<MachineSetStatus> = c.zod(c.object<MachineSetStatus>({
-  availableReplicas: c.optional(c.integer({ format: "int32" })),
-  conditions: c.optional(c.array(c.ref(ClusterStatusConditionSchema))),
-  failureMessage: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  failureReason: c.optional(c.string()),
-  fullyLabeledReplicas: c.optional(c.integer({ format: "int32" })),
-  observedGeneration: c.optional(c.integer({ format: "int64" })),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  selector: c.optional(c.string({ minLength: 1, maxLength: 4096 })),
-  v1beta2: c.optional(c.ref(MachineSetStatusV1beta2Schema)),
-  versions: c.optional(c.withMeta(c.array(c.ref(MachineSetStatusVersionSchema), { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]})),
-}));
+export const MachineSetStatusSchema: z.ZodType<MachineSetStatus> = c.zod($MachineSetStatus);
 
 /**
  * MachineSet is the Schema for the machinesets API.
@@ -4989,18 +5189,20 @@ export interface MachineSetList {
   items: MachineSet[];
 }
 
+const $MachineSet = c.object<MachineSet>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineSet"),
+  metadata: c.objectMeta(),
+  spec: $MachineSetSpec,
+  status: $MachineSetStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link MachineSet}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachineSet is deprecated; use a newer version.
  */
-export const MachineSetSchema: z.ZodType<MachineSet> = c.zod(c.object<MachineSet>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("MachineSet"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(MachineSetSpecSchema)),
-  status: c.optional(c.ref(MachineSetStatusSchema)),
-}));
+export const MachineSetSchema: z.ZodType<MachineSet> = c.zod($MachineSet);
 
 /**
  * zod schema of {@link MachineSetList}.
@@ -5010,9 +5212,9 @@ export const MachineSetSchema: z.ZodType<MachineSet> = c.zod(c.object<MachineSet
 export const MachineSetListSchema: z.ZodType<MachineSetList> = c.zod(c.object<MachineSetList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
   kind: c.literal("MachineSetList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(MachineSetSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($MachineSet),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link MachineSetModel} class: a {@link MachineSet} with the Model methods.

@@ -28,11 +28,13 @@ export interface ClusterSpecAvailabilityGate {
   polarity?: "Positive" | "Negative";
 }
 
-/** zod schema of {@link ClusterSpecAvailabilityGate}. */
-export const ClusterSpecAvailabilityGateSchema: z.ZodType<ClusterSpecAvailabilityGate> = c.zod(c.object<ClusterSpecAvailabilityGate>({
+const $ClusterSpecAvailabilityGate = c.object<ClusterSpecAvailabilityGate>({
   conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-  polarity: c.optional(c.literals<"Positive" | "Negative">(["Positive","Negative"])),
-}));
+  polarity: c.literals<"Positive" | "Negative">(["Positive","Negative"]),
+}, { required: ["conditionType"] });
+
+/** zod schema of {@link ClusterSpecAvailabilityGate}. */
+export const ClusterSpecAvailabilityGateSchema: z.ZodType<ClusterSpecAvailabilityGate> = c.zod($ClusterSpecAvailabilityGate);
 
 /** pods is the network ranges from which Pod networks are allocated. */
 export interface ClusterSpecClusterNetworkPods {
@@ -40,10 +42,12 @@ export interface ClusterSpecClusterNetworkPods {
   cidrBlocks: string[];
 }
 
-/** zod schema of {@link ClusterSpecClusterNetworkPods}. */
-export const ClusterSpecClusterNetworkPodsSchema: z.ZodType<ClusterSpecClusterNetworkPods> = c.zod(c.object<ClusterSpecClusterNetworkPods>({
+const $ClusterSpecClusterNetworkPods = c.object<ClusterSpecClusterNetworkPods>({
   cidrBlocks: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 43 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}));
+}, { required: ["cidrBlocks"] });
+
+/** zod schema of {@link ClusterSpecClusterNetworkPods}. */
+export const ClusterSpecClusterNetworkPodsSchema: z.ZodType<ClusterSpecClusterNetworkPods> = c.zod($ClusterSpecClusterNetworkPods);
 
 /** clusterNetwork represents the cluster network configuration. */
 export interface ClusterSpecClusterNetwork {
@@ -60,13 +64,15 @@ export interface ClusterSpecClusterNetwork {
   services?: ClusterSpecClusterNetworkPods;
 }
 
+const $ClusterSpecClusterNetwork = c.object<ClusterSpecClusterNetwork>({
+  apiServerPort: c.integer({ format: "int32", minimum: 1, maximum: 65535 }),
+  pods: $ClusterSpecClusterNetworkPods,
+  serviceDomain: c.string({ minLength: 1, maxLength: 253 }),
+  services: $ClusterSpecClusterNetworkPods,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecClusterNetwork}. */
-export const ClusterSpecClusterNetworkSchema: z.ZodType<ClusterSpecClusterNetwork> = c.zod(c.object<ClusterSpecClusterNetwork>({
-  apiServerPort: c.optional(c.integer({ format: "int32", minimum: 1, maximum: 65535 })),
-  pods: c.optional(c.ref(ClusterSpecClusterNetworkPodsSchema)),
-  serviceDomain: c.optional(c.string({ minLength: 1, maxLength: 253 })),
-  services: c.optional(c.ref(ClusterSpecClusterNetworkPodsSchema)),
-}, { minProperties: 1 }));
+export const ClusterSpecClusterNetworkSchema: z.ZodType<ClusterSpecClusterNetwork> = c.zod($ClusterSpecClusterNetwork);
 
 /** controlPlaneEndpoint represents the endpoint used to communicate with the control plane. */
 export interface ClusterSpecControlPlaneEndpoint {
@@ -76,11 +82,13 @@ export interface ClusterSpecControlPlaneEndpoint {
   port?: number;
 }
 
+const $ClusterSpecControlPlaneEndpoint = c.object<ClusterSpecControlPlaneEndpoint>({
+  host: c.string({ minLength: 1, maxLength: 512 }),
+  port: c.integer({ format: "int32", minimum: 1, maximum: 65535 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecControlPlaneEndpoint}. */
-export const ClusterSpecControlPlaneEndpointSchema: z.ZodType<ClusterSpecControlPlaneEndpoint> = c.zod(c.object<ClusterSpecControlPlaneEndpoint>({
-  host: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  port: c.optional(c.integer({ format: "int32", minimum: 1, maximum: 65535 })),
-}, { minProperties: 1 }));
+export const ClusterSpecControlPlaneEndpointSchema: z.ZodType<ClusterSpecControlPlaneEndpoint> = c.zod($ClusterSpecControlPlaneEndpoint);
 
 /**
  * controlPlaneRef is an optional reference to a provider-specific resource that holds
@@ -106,12 +114,14 @@ export interface ClusterSpecControlPlaneRef {
   name: string;
 }
 
-/** zod schema of {@link ClusterSpecControlPlaneRef}. */
-export const ClusterSpecControlPlaneRefSchema: z.ZodType<ClusterSpecControlPlaneRef> = c.zod(c.object<ClusterSpecControlPlaneRef>({
+const $ClusterSpecControlPlaneRef = c.object<ClusterSpecControlPlaneRef>({
   apiGroup: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
   kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
   name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}));
+}, { required: ["apiGroup","kind","name"] });
+
+/** zod schema of {@link ClusterSpecControlPlaneRef}. */
+export const ClusterSpecControlPlaneRefSchema: z.ZodType<ClusterSpecControlPlaneRef> = c.zod($ClusterSpecControlPlaneRef);
 
 /** classRef is the ref to the ClusterClass that should be used for the topology. */
 export interface ClusterSpecTopologyClassRef {
@@ -132,11 +142,13 @@ export interface ClusterSpecTopologyClassRef {
   namespace?: string;
 }
 
-/** zod schema of {@link ClusterSpecTopologyClassRef}. */
-export const ClusterSpecTopologyClassRefSchema: z.ZodType<ClusterSpecTopologyClassRef> = c.zod(c.object<ClusterSpecTopologyClassRef>({
+const $ClusterSpecTopologyClassRef = c.object<ClusterSpecTopologyClassRef>({
   name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-  namespace: c.optional(c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" })),
-}));
+  namespace: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" }),
+}, { required: ["name"] });
+
+/** zod schema of {@link ClusterSpecTopologyClassRef}. */
+export const ClusterSpecTopologyClassRefSchema: z.ZodType<ClusterSpecTopologyClassRef> = c.zod($ClusterSpecTopologyClassRef);
 
 /** deletion contains configuration options for Machine deletion. */
 export interface MachineSpecDeletion {
@@ -159,12 +171,14 @@ export interface MachineSpecDeletion {
   nodeVolumeDetachTimeoutSeconds?: number;
 }
 
+const $MachineSpecDeletion = c.object<MachineSpecDeletion>({
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineSpecDeletion}. */
-export const MachineSpecDeletionSchema: z.ZodType<MachineSpecDeletion> = c.zod(c.object<MachineSpecDeletion>({
-  nodeDeletionTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  nodeDrainTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  nodeVolumeDetachTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-}, { minProperties: 1 }));
+export const MachineSpecDeletionSchema: z.ZodType<MachineSpecDeletion> = c.zod($MachineSpecDeletion);
 
 /**
  * UnhealthyMachineCondition represents a Machine condition type and value with a timeout
@@ -190,12 +204,14 @@ export interface MachineHealthCheckSpecChecksUnhealthyMachineCondition {
   type: string;
 }
 
-/** zod schema of {@link MachineHealthCheckSpecChecksUnhealthyMachineCondition}. */
-export const MachineHealthCheckSpecChecksUnhealthyMachineConditionSchema: z.ZodType<MachineHealthCheckSpecChecksUnhealthyMachineCondition> = c.zod(c.object<MachineHealthCheckSpecChecksUnhealthyMachineCondition>({
+const $MachineHealthCheckSpecChecksUnhealthyMachineCondition = c.object<MachineHealthCheckSpecChecksUnhealthyMachineCondition>({
   status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
   timeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
   type: c.withMeta(c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }), {"x-kubernetes-validations":[{"message":"type must not be one of: Ready, Available, HealthCheckSucceeded, OwnerRemediated, ExternallyRemediated","rule":"!(self in ['Ready','Available','HealthCheckSucceeded','OwnerRemediated','ExternallyRemediated'])"}]}),
-}));
+}, { required: ["status","timeoutSeconds","type"] });
+
+/** zod schema of {@link MachineHealthCheckSpecChecksUnhealthyMachineCondition}. */
+export const MachineHealthCheckSpecChecksUnhealthyMachineConditionSchema: z.ZodType<MachineHealthCheckSpecChecksUnhealthyMachineCondition> = c.zod($MachineHealthCheckSpecChecksUnhealthyMachineCondition);
 
 /**
  * UnhealthyNodeCondition represents a Node condition type and value with a timeout
@@ -216,12 +232,14 @@ export interface MachineHealthCheckSpecChecksUnhealthyNodeCondition {
   type: string;
 }
 
-/** zod schema of {@link MachineHealthCheckSpecChecksUnhealthyNodeCondition}. */
-export const MachineHealthCheckSpecChecksUnhealthyNodeConditionSchema: z.ZodType<MachineHealthCheckSpecChecksUnhealthyNodeCondition> = c.zod(c.object<MachineHealthCheckSpecChecksUnhealthyNodeCondition>({
+const $MachineHealthCheckSpecChecksUnhealthyNodeCondition = c.object<MachineHealthCheckSpecChecksUnhealthyNodeCondition>({
   status: c.string({ minLength: 1 }),
   timeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
   type: c.string({ minLength: 1 }),
-}));
+}, { required: ["status","timeoutSeconds","type"] });
+
+/** zod schema of {@link MachineHealthCheckSpecChecksUnhealthyNodeCondition}. */
+export const MachineHealthCheckSpecChecksUnhealthyNodeConditionSchema: z.ZodType<MachineHealthCheckSpecChecksUnhealthyNodeCondition> = c.zod($MachineHealthCheckSpecChecksUnhealthyNodeCondition);
 
 /**
  * checks are the checks that are used to evaluate if a Machine is healthy.
@@ -267,12 +285,14 @@ export interface MachineHealthCheckSpecChecks {
   unhealthyNodeConditions?: MachineHealthCheckSpecChecksUnhealthyNodeCondition[];
 }
 
+const $MachineHealthCheckSpecChecks = c.object<MachineHealthCheckSpecChecks>({
+  nodeStartupTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecChecksUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  unhealthyNodeConditions: c.withMeta(c.array($MachineHealthCheckSpecChecksUnhealthyNodeCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineHealthCheckSpecChecks}. */
-export const MachineHealthCheckSpecChecksSchema: z.ZodType<MachineHealthCheckSpecChecks> = c.zod(c.object<MachineHealthCheckSpecChecks>({
-  nodeStartupTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  unhealthyMachineConditions: c.optional(c.withMeta(c.array(c.ref(MachineHealthCheckSpecChecksUnhealthyMachineConditionSchema), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  unhealthyNodeConditions: c.optional(c.withMeta(c.array(c.ref(MachineHealthCheckSpecChecksUnhealthyNodeConditionSchema), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-}, { minProperties: 1 }));
+export const MachineHealthCheckSpecChecksSchema: z.ZodType<MachineHealthCheckSpecChecks> = c.zod($MachineHealthCheckSpecChecks);
 
 /**
  * templateRef is a reference to a remediation template
@@ -301,12 +321,14 @@ export interface MachineHealthCheckSpecRemediationTemplateRef {
   name: string;
 }
 
-/** zod schema of {@link MachineHealthCheckSpecRemediationTemplateRef}. */
-export const MachineHealthCheckSpecRemediationTemplateRefSchema: z.ZodType<MachineHealthCheckSpecRemediationTemplateRef> = c.zod(c.object<MachineHealthCheckSpecRemediationTemplateRef>({
+const $MachineHealthCheckSpecRemediationTemplateRef = c.object<MachineHealthCheckSpecRemediationTemplateRef>({
   apiVersion: c.string({ minLength: 1, maxLength: 317, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[a-z]([-a-z0-9]*[a-z0-9])?$" }),
   kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
   name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}));
+}, { required: ["apiVersion","kind","name"] });
+
+/** zod schema of {@link MachineHealthCheckSpecRemediationTemplateRef}. */
+export const MachineHealthCheckSpecRemediationTemplateRefSchema: z.ZodType<MachineHealthCheckSpecRemediationTemplateRef> = c.zod($MachineHealthCheckSpecRemediationTemplateRef);
 
 /**
  * triggerIf configures if remediations are triggered.
@@ -330,11 +352,13 @@ export interface MachineHealthCheckSpecRemediationTriggerIf {
   unhealthyLessThanOrEqualTo?: number | string;
 }
 
+const $MachineHealthCheckSpecRemediationTriggerIf = c.object<MachineHealthCheckSpecRemediationTriggerIf>({
+  unhealthyInRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
+  unhealthyLessThanOrEqualTo: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineHealthCheckSpecRemediationTriggerIf}. */
-export const MachineHealthCheckSpecRemediationTriggerIfSchema: z.ZodType<MachineHealthCheckSpecRemediationTriggerIf> = c.zod(c.object<MachineHealthCheckSpecRemediationTriggerIf>({
-  unhealthyInRange: c.optional(c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" })),
-  unhealthyLessThanOrEqualTo: c.optional(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
-}, { minProperties: 1 }));
+export const MachineHealthCheckSpecRemediationTriggerIfSchema: z.ZodType<MachineHealthCheckSpecRemediationTriggerIf> = c.zod($MachineHealthCheckSpecRemediationTriggerIf);
 
 /**
  * remediation configures if and how remediations are triggered if a Machine is unhealthy.
@@ -367,11 +391,13 @@ export interface MachineHealthCheckSpecRemediation {
   triggerIf?: MachineHealthCheckSpecRemediationTriggerIf;
 }
 
+const $MachineHealthCheckSpecRemediation = c.object<MachineHealthCheckSpecRemediation>({
+  templateRef: $MachineHealthCheckSpecRemediationTemplateRef,
+  triggerIf: $MachineHealthCheckSpecRemediationTriggerIf,
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineHealthCheckSpecRemediation}. */
-export const MachineHealthCheckSpecRemediationSchema: z.ZodType<MachineHealthCheckSpecRemediation> = c.zod(c.object<MachineHealthCheckSpecRemediation>({
-  templateRef: c.optional(c.ref(MachineHealthCheckSpecRemediationTemplateRefSchema)),
-  triggerIf: c.optional(c.ref(MachineHealthCheckSpecRemediationTriggerIfSchema)),
-}, { minProperties: 1 }));
+export const MachineHealthCheckSpecRemediationSchema: z.ZodType<MachineHealthCheckSpecRemediation> = c.zod($MachineHealthCheckSpecRemediation);
 
 /**
  * healthCheck allows to enable, disable and override control plane health check
@@ -422,12 +448,14 @@ export interface ClusterSpecTopologyControlPlaneHealthCheck {
   remediation?: MachineHealthCheckSpecRemediation;
 }
 
+const $ClusterSpecTopologyControlPlaneHealthCheck = c.object<ClusterSpecTopologyControlPlaneHealthCheck>({
+  checks: $MachineHealthCheckSpecChecks,
+  enabled: c.boolean(),
+  remediation: $MachineHealthCheckSpecRemediation,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyControlPlaneHealthCheck}. */
-export const ClusterSpecTopologyControlPlaneHealthCheckSchema: z.ZodType<ClusterSpecTopologyControlPlaneHealthCheck> = c.zod(c.object<ClusterSpecTopologyControlPlaneHealthCheck>({
-  checks: c.optional(c.ref(MachineHealthCheckSpecChecksSchema)),
-  enabled: c.optional(c.boolean()),
-  remediation: c.optional(c.ref(MachineHealthCheckSpecRemediationSchema)),
-}, { minProperties: 1 }));
+export const ClusterSpecTopologyControlPlaneHealthCheckSchema: z.ZodType<ClusterSpecTopologyControlPlaneHealthCheck> = c.zod($ClusterSpecTopologyControlPlaneHealthCheck);
 
 /**
  * metadata is the metadata applied to the ControlPlane and the Machines of the ControlPlane
@@ -452,11 +480,13 @@ export interface MachineSetSpecTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
+const $MachineSetSpecTemplateMetadata = c.object<MachineSetSpecTemplateMetadata>({
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineSetSpecTemplateMetadata}. */
-export const MachineSetSpecTemplateMetadataSchema: z.ZodType<MachineSetSpecTemplateMetadata> = c.zod(c.object<MachineSetSpecTemplateMetadata>({
-  annotations: c.optional(c.record(c.string())),
-  labels: c.optional(c.record(c.string())),
-}, { minProperties: 1 }));
+export const MachineSetSpecTemplateMetadataSchema: z.ZodType<MachineSetSpecTemplateMetadata> = c.zod($MachineSetSpecTemplateMetadata);
 
 /** MachineReadinessGate contains the type of a Machine condition to be used as a readiness gate. */
 export interface MachineSpecReadinessGate {
@@ -476,11 +506,13 @@ export interface MachineSpecReadinessGate {
   polarity?: "Positive" | "Negative";
 }
 
-/** zod schema of {@link MachineSpecReadinessGate}. */
-export const MachineSpecReadinessGateSchema: z.ZodType<MachineSpecReadinessGate> = c.zod(c.object<MachineSpecReadinessGate>({
+const $MachineSpecReadinessGate = c.object<MachineSpecReadinessGate>({
   conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-  polarity: c.optional(c.literals<"Positive" | "Negative">(["Positive","Negative"])),
-}));
+  polarity: c.literals<"Positive" | "Negative">(["Positive","Negative"]),
+}, { required: ["conditionType"] });
+
+/** zod schema of {@link MachineSpecReadinessGate}. */
+export const MachineSpecReadinessGateSchema: z.ZodType<MachineSpecReadinessGate> = c.zod($MachineSpecReadinessGate);
 
 /** rollout allows you to configure the behavior of rolling updates to the control plane. */
 export interface ClusterSpecTopologyControlPlaneRollout {
@@ -494,10 +526,12 @@ export interface ClusterSpecTopologyControlPlaneRollout {
   after?: string;
 }
 
+const $ClusterSpecTopologyControlPlaneRollout = c.object<ClusterSpecTopologyControlPlaneRollout>({
+  after: c.string({ format: "date-time" }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyControlPlaneRollout}. */
-export const ClusterSpecTopologyControlPlaneRolloutSchema: z.ZodType<ClusterSpecTopologyControlPlaneRollout> = c.zod(c.object<ClusterSpecTopologyControlPlaneRollout>({
-  after: c.optional(c.string({ format: "date-time" })),
-}, { minProperties: 1 }));
+export const ClusterSpecTopologyControlPlaneRolloutSchema: z.ZodType<ClusterSpecTopologyControlPlaneRollout> = c.zod($ClusterSpecTopologyControlPlaneRollout);
 
 /** MachineTaint defines a taint equivalent to corev1.Taint, but additionally having a propagation field. */
 export interface MachineSpecTaint {
@@ -524,13 +558,15 @@ export interface MachineSpecTaint {
   value?: string;
 }
 
-/** zod schema of {@link MachineSpecTaint}. */
-export const MachineSpecTaintSchema: z.ZodType<MachineSpecTaint> = c.zod(c.object<MachineSpecTaint>({
+const $MachineSpecTaint = c.object<MachineSpecTaint>({
   effect: c.literals<"NoSchedule" | "PreferNoSchedule" | "NoExecute">(["NoSchedule","PreferNoSchedule","NoExecute"]),
   key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
   propagation: c.literals<"Always" | "OnInitialization">(["Always","OnInitialization"]),
-  value: c.optional(c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" })),
-}));
+  value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
+}, { required: ["effect","key","propagation"] });
+
+/** zod schema of {@link MachineSpecTaint}. */
+export const MachineSpecTaintSchema: z.ZodType<MachineSpecTaint> = c.zod($MachineSpecTaint);
 
 /**
  * ClusterVariable can be used to customize the Cluster through patches. Each ClusterVariable is associated with a
@@ -551,11 +587,13 @@ export interface ClusterSpecTopologyVariable {
   value: c.FreeFormJson;
 }
 
-/** zod schema of {@link ClusterSpecTopologyVariable}. */
-export const ClusterSpecTopologyVariableSchema: z.ZodType<ClusterSpecTopologyVariable> = c.zod(c.object<ClusterSpecTopologyVariable>({
+const $ClusterSpecTopologyVariable = c.object<ClusterSpecTopologyVariable>({
   name: c.string({ minLength: 1, maxLength: 256 }),
   value: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-}));
+}, { required: ["name","value"] });
+
+/** zod schema of {@link ClusterSpecTopologyVariable}. */
+export const ClusterSpecTopologyVariableSchema: z.ZodType<ClusterSpecTopologyVariable> = c.zod($ClusterSpecTopologyVariable);
 
 /** variables can be used to customize the ControlPlane through patches. */
 export interface ClusterSpecTopologyControlPlaneVariables {
@@ -563,10 +601,12 @@ export interface ClusterSpecTopologyControlPlaneVariables {
   overrides?: ClusterSpecTopologyVariable[];
 }
 
+const $ClusterSpecTopologyControlPlaneVariables = c.object<ClusterSpecTopologyControlPlaneVariables>({
+  overrides: c.withMeta(c.array($ClusterSpecTopologyVariable, { minItems: 1, maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyControlPlaneVariables}. */
-export const ClusterSpecTopologyControlPlaneVariablesSchema: z.ZodType<ClusterSpecTopologyControlPlaneVariables> = c.zod(c.object<ClusterSpecTopologyControlPlaneVariables>({
-  overrides: c.optional(c.withMeta(c.array(c.ref(ClusterSpecTopologyVariableSchema), { minItems: 1, maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]})),
-}, { minProperties: 1 }));
+export const ClusterSpecTopologyControlPlaneVariablesSchema: z.ZodType<ClusterSpecTopologyControlPlaneVariables> = c.zod($ClusterSpecTopologyControlPlaneVariables);
 
 /** controlPlane describes the cluster control plane. */
 export interface ClusterSpecTopologyControlPlane {
@@ -621,17 +661,19 @@ export interface ClusterSpecTopologyControlPlane {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
+const $ClusterSpecTopologyControlPlane = c.object<ClusterSpecTopologyControlPlane>({
+  deletion: $MachineSpecDeletion,
+  healthCheck: $ClusterSpecTopologyControlPlaneHealthCheck,
+  metadata: $MachineSetSpecTemplateMetadata,
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  replicas: c.integer({ format: "int32" }),
+  rollout: $ClusterSpecTopologyControlPlaneRollout,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyControlPlane}. */
-export const ClusterSpecTopologyControlPlaneSchema: z.ZodType<ClusterSpecTopologyControlPlane> = c.zod(c.object<ClusterSpecTopologyControlPlane>({
-  deletion: c.optional(c.ref(MachineSpecDeletionSchema)),
-  healthCheck: c.optional(c.ref(ClusterSpecTopologyControlPlaneHealthCheckSchema)),
-  metadata: c.optional(c.ref(MachineSetSpecTemplateMetadataSchema)),
-  readinessGates: c.optional(c.withMeta(c.array(c.ref(MachineSpecReadinessGateSchema), { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]})),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  rollout: c.optional(c.ref(ClusterSpecTopologyControlPlaneRolloutSchema)),
-  taints: c.optional(c.withMeta(c.array(c.ref(MachineSpecTaintSchema), { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]})),
-  variables: c.optional(c.ref(ClusterSpecTopologyControlPlaneVariablesSchema)),
-}, { minProperties: 1 }));
+export const ClusterSpecTopologyControlPlaneSchema: z.ZodType<ClusterSpecTopologyControlPlane> = c.zod($ClusterSpecTopologyControlPlane);
 
 /** deletion contains configuration options for Machine deletion. */
 export interface ClusterSpecTopologyWorkersMachineDeploymentDeletion {
@@ -659,13 +701,15 @@ export interface ClusterSpecTopologyWorkersMachineDeploymentDeletion {
   order?: "Random" | "Newest" | "Oldest";
 }
 
+const $ClusterSpecTopologyWorkersMachineDeploymentDeletion = c.object<ClusterSpecTopologyWorkersMachineDeploymentDeletion>({
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  order: c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"]),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyWorkersMachineDeploymentDeletion}. */
-export const ClusterSpecTopologyWorkersMachineDeploymentDeletionSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeploymentDeletion> = c.zod(c.object<ClusterSpecTopologyWorkersMachineDeploymentDeletion>({
-  nodeDeletionTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  nodeDrainTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  nodeVolumeDetachTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  order: c.optional(c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"])),
-}, { minProperties: 1 }));
+export const ClusterSpecTopologyWorkersMachineDeploymentDeletionSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeploymentDeletion> = c.zod($ClusterSpecTopologyWorkersMachineDeploymentDeletion);
 
 /**
  * remediation configures if and how remediations are triggered if a Machine is unhealthy.
@@ -715,12 +759,14 @@ export interface ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation 
   triggerIf?: MachineHealthCheckSpecRemediationTriggerIf;
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation = c.object<ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation>({
+  maxInFlight: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  templateRef: $MachineHealthCheckSpecRemediationTemplateRef,
+  triggerIf: $MachineHealthCheckSpecRemediationTriggerIf,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation}. */
-export const ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediationSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation> = c.zod(c.object<ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation>({
-  maxInFlight: c.optional(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
-  templateRef: c.optional(c.ref(MachineHealthCheckSpecRemediationTemplateRefSchema)),
-  triggerIf: c.optional(c.ref(MachineHealthCheckSpecRemediationTriggerIfSchema)),
-}, { minProperties: 1 }));
+export const ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediationSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation> = c.zod($ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation);
 
 /**
  * healthCheck allows to enable, disable and override MachineDeployment health check
@@ -771,12 +817,14 @@ export interface ClusterSpecTopologyWorkersMachineDeploymentHealthCheck {
   remediation?: ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation;
 }
 
+const $ClusterSpecTopologyWorkersMachineDeploymentHealthCheck = c.object<ClusterSpecTopologyWorkersMachineDeploymentHealthCheck>({
+  checks: $MachineHealthCheckSpecChecks,
+  enabled: c.boolean(),
+  remediation: $ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyWorkersMachineDeploymentHealthCheck}. */
-export const ClusterSpecTopologyWorkersMachineDeploymentHealthCheckSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeploymentHealthCheck> = c.zod(c.object<ClusterSpecTopologyWorkersMachineDeploymentHealthCheck>({
-  checks: c.optional(c.ref(MachineHealthCheckSpecChecksSchema)),
-  enabled: c.optional(c.boolean()),
-  remediation: c.optional(c.ref(ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediationSchema)),
-}, { minProperties: 1 }));
+export const ClusterSpecTopologyWorkersMachineDeploymentHealthCheckSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeploymentHealthCheck> = c.zod($ClusterSpecTopologyWorkersMachineDeploymentHealthCheck);
 
 /**
  * rollingUpdate is the rolling update config params. Present only if
@@ -816,11 +864,13 @@ export interface MachineDeploymentSpecRolloutStrategyRollingUpdate {
   maxUnavailable?: number | string;
 }
 
+const $MachineDeploymentSpecRolloutStrategyRollingUpdate = c.object<MachineDeploymentSpecRolloutStrategyRollingUpdate>({
+  maxSurge: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  maxUnavailable: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineDeploymentSpecRolloutStrategyRollingUpdate}. */
-export const MachineDeploymentSpecRolloutStrategyRollingUpdateSchema: z.ZodType<MachineDeploymentSpecRolloutStrategyRollingUpdate> = c.zod(c.object<MachineDeploymentSpecRolloutStrategyRollingUpdate>({
-  maxSurge: c.optional(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
-  maxUnavailable: c.optional(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
-}, { minProperties: 1 }));
+export const MachineDeploymentSpecRolloutStrategyRollingUpdateSchema: z.ZodType<MachineDeploymentSpecRolloutStrategyRollingUpdate> = c.zod($MachineDeploymentSpecRolloutStrategyRollingUpdate);
 
 /** strategy specifies how to roll out control plane Machines. */
 export interface MachineDeploymentSpecRolloutStrategy {
@@ -836,11 +886,13 @@ export interface MachineDeploymentSpecRolloutStrategy {
   type: "RollingUpdate" | "OnDelete";
 }
 
-/** zod schema of {@link MachineDeploymentSpecRolloutStrategy}. */
-export const MachineDeploymentSpecRolloutStrategySchema: z.ZodType<MachineDeploymentSpecRolloutStrategy> = c.zod(c.object<MachineDeploymentSpecRolloutStrategy>({
-  rollingUpdate: c.optional(c.ref(MachineDeploymentSpecRolloutStrategyRollingUpdateSchema)),
+const $MachineDeploymentSpecRolloutStrategy = c.object<MachineDeploymentSpecRolloutStrategy>({
+  rollingUpdate: $MachineDeploymentSpecRolloutStrategyRollingUpdate,
   type: c.literals<"RollingUpdate" | "OnDelete">(["RollingUpdate","OnDelete"]),
-}, { minProperties: 1 }));
+}, { required: ["type"], minProperties: 1 });
+
+/** zod schema of {@link MachineDeploymentSpecRolloutStrategy}. */
+export const MachineDeploymentSpecRolloutStrategySchema: z.ZodType<MachineDeploymentSpecRolloutStrategy> = c.zod($MachineDeploymentSpecRolloutStrategy);
 
 /**
  * rollout allows you to configure the behaviour of rolling updates to the MachineDeployment Machines.
@@ -860,11 +912,13 @@ export interface MachineDeploymentSpecRollout {
   strategy?: MachineDeploymentSpecRolloutStrategy;
 }
 
+const $MachineDeploymentSpecRollout = c.object<MachineDeploymentSpecRollout>({
+  after: c.string({ format: "date-time" }),
+  strategy: $MachineDeploymentSpecRolloutStrategy,
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineDeploymentSpecRollout}. */
-export const MachineDeploymentSpecRolloutSchema: z.ZodType<MachineDeploymentSpecRollout> = c.zod(c.object<MachineDeploymentSpecRollout>({
-  after: c.optional(c.string({ format: "date-time" })),
-  strategy: c.optional(c.ref(MachineDeploymentSpecRolloutStrategySchema)),
-}, { minProperties: 1 }));
+export const MachineDeploymentSpecRolloutSchema: z.ZodType<MachineDeploymentSpecRollout> = c.zod($MachineDeploymentSpecRollout);
 
 /**
  * MachineDeploymentTopology specifies the different parameters for a set of worker nodes in the topology.
@@ -945,21 +999,23 @@ export interface ClusterSpecTopologyWorkersMachineDeployment {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
-/** zod schema of {@link ClusterSpecTopologyWorkersMachineDeployment}. */
-export const ClusterSpecTopologyWorkersMachineDeploymentSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeployment> = c.zod(c.object<ClusterSpecTopologyWorkersMachineDeployment>({
+const $ClusterSpecTopologyWorkersMachineDeployment = c.object<ClusterSpecTopologyWorkersMachineDeployment>({
   class: c.string({ minLength: 1, maxLength: 256 }),
-  deletion: c.optional(c.ref(ClusterSpecTopologyWorkersMachineDeploymentDeletionSchema)),
-  failureDomain: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  healthCheck: c.optional(c.ref(ClusterSpecTopologyWorkersMachineDeploymentHealthCheckSchema)),
-  metadata: c.optional(c.ref(MachineSetSpecTemplateMetadataSchema)),
-  minReadySeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
+  deletion: $ClusterSpecTopologyWorkersMachineDeploymentDeletion,
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  healthCheck: $ClusterSpecTopologyWorkersMachineDeploymentHealthCheck,
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
   name: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-  readinessGates: c.optional(c.withMeta(c.array(c.ref(MachineSpecReadinessGateSchema), { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]})),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  rollout: c.optional(c.ref(MachineDeploymentSpecRolloutSchema)),
-  taints: c.optional(c.withMeta(c.array(c.ref(MachineSpecTaintSchema), { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]})),
-  variables: c.optional(c.ref(ClusterSpecTopologyControlPlaneVariablesSchema)),
-}));
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  replicas: c.integer({ format: "int32" }),
+  rollout: $MachineDeploymentSpecRollout,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
+}, { required: ["class","name"] });
+
+/** zod schema of {@link ClusterSpecTopologyWorkersMachineDeployment}. */
+export const ClusterSpecTopologyWorkersMachineDeploymentSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeployment> = c.zod($ClusterSpecTopologyWorkersMachineDeployment);
 
 /** deletion contains configuration options for Machine deletion. */
 export interface ClusterSpecTopologyWorkersMachinePoolDeletion {
@@ -982,12 +1038,14 @@ export interface ClusterSpecTopologyWorkersMachinePoolDeletion {
   nodeVolumeDetachTimeoutSeconds?: number;
 }
 
+const $ClusterSpecTopologyWorkersMachinePoolDeletion = c.object<ClusterSpecTopologyWorkersMachinePoolDeletion>({
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyWorkersMachinePoolDeletion}. */
-export const ClusterSpecTopologyWorkersMachinePoolDeletionSchema: z.ZodType<ClusterSpecTopologyWorkersMachinePoolDeletion> = c.zod(c.object<ClusterSpecTopologyWorkersMachinePoolDeletion>({
-  nodeDeletionTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  nodeDrainTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  nodeVolumeDetachTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-}, { minProperties: 1 }));
+export const ClusterSpecTopologyWorkersMachinePoolDeletionSchema: z.ZodType<ClusterSpecTopologyWorkersMachinePoolDeletion> = c.zod($ClusterSpecTopologyWorkersMachinePoolDeletion);
 
 /**
  * MachinePoolTopology specifies the different parameters for a pool of worker nodes in the topology.
@@ -1049,18 +1107,20 @@ export interface ClusterSpecTopologyWorkersMachinePool {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
-/** zod schema of {@link ClusterSpecTopologyWorkersMachinePool}. */
-export const ClusterSpecTopologyWorkersMachinePoolSchema: z.ZodType<ClusterSpecTopologyWorkersMachinePool> = c.zod(c.object<ClusterSpecTopologyWorkersMachinePool>({
+const $ClusterSpecTopologyWorkersMachinePool = c.object<ClusterSpecTopologyWorkersMachinePool>({
   class: c.string({ minLength: 1, maxLength: 256 }),
-  deletion: c.optional(c.ref(ClusterSpecTopologyWorkersMachinePoolDeletionSchema)),
-  failureDomains: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  metadata: c.optional(c.ref(MachineSetSpecTemplateMetadataSchema)),
-  minReadySeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
+  deletion: $ClusterSpecTopologyWorkersMachinePoolDeletion,
+  failureDomains: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
   name: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  taints: c.optional(c.withMeta(c.array(c.ref(MachineSpecTaintSchema), { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]})),
-  variables: c.optional(c.ref(ClusterSpecTopologyControlPlaneVariablesSchema)),
-}));
+  replicas: c.integer({ format: "int32" }),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
+}, { required: ["class","name"] });
+
+/** zod schema of {@link ClusterSpecTopologyWorkersMachinePool}. */
+export const ClusterSpecTopologyWorkersMachinePoolSchema: z.ZodType<ClusterSpecTopologyWorkersMachinePool> = c.zod($ClusterSpecTopologyWorkersMachinePool);
 
 /**
  * workers encapsulates the different constructs that form the worker nodes
@@ -1073,11 +1133,13 @@ export interface ClusterSpecTopologyWorkers {
   machinePools?: ClusterSpecTopologyWorkersMachinePool[];
 }
 
+const $ClusterSpecTopologyWorkers = c.object<ClusterSpecTopologyWorkers>({
+  machineDeployments: c.withMeta(c.array($ClusterSpecTopologyWorkersMachineDeployment, { minItems: 1, maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  machinePools: c.withMeta(c.array($ClusterSpecTopologyWorkersMachinePool, { minItems: 1, maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyWorkers}. */
-export const ClusterSpecTopologyWorkersSchema: z.ZodType<ClusterSpecTopologyWorkers> = c.zod(c.object<ClusterSpecTopologyWorkers>({
-  machineDeployments: c.optional(c.withMeta(c.array(c.ref(ClusterSpecTopologyWorkersMachineDeploymentSchema), { minItems: 1, maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]})),
-  machinePools: c.optional(c.withMeta(c.array(c.ref(ClusterSpecTopologyWorkersMachinePoolSchema), { minItems: 1, maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]})),
-}, { minProperties: 1 }));
+export const ClusterSpecTopologyWorkersSchema: z.ZodType<ClusterSpecTopologyWorkers> = c.zod($ClusterSpecTopologyWorkers);
 
 /**
  * topology encapsulates the topology for the cluster.
@@ -1104,14 +1166,16 @@ export interface ClusterSpecTopology {
   workers?: ClusterSpecTopologyWorkers;
 }
 
-/** zod schema of {@link ClusterSpecTopology}. */
-export const ClusterSpecTopologySchema: z.ZodType<ClusterSpecTopology> = c.zod(c.object<ClusterSpecTopology>({
-  classRef: c.ref(ClusterSpecTopologyClassRefSchema),
-  controlPlane: c.optional(c.ref(ClusterSpecTopologyControlPlaneSchema)),
-  variables: c.optional(c.withMeta(c.array(c.ref(ClusterSpecTopologyVariableSchema), { minItems: 1, maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]})),
+const $ClusterSpecTopology = c.object<ClusterSpecTopology>({
+  classRef: $ClusterSpecTopologyClassRef,
+  controlPlane: $ClusterSpecTopologyControlPlane,
+  variables: c.withMeta(c.array($ClusterSpecTopologyVariable, { minItems: 1, maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
   version: c.string({ minLength: 1, maxLength: 256 }),
-  workers: c.optional(c.ref(ClusterSpecTopologyWorkersSchema)),
-}));
+  workers: $ClusterSpecTopologyWorkers,
+}, { required: ["classRef","version"] });
+
+/** zod schema of {@link ClusterSpecTopology}. */
+export const ClusterSpecTopologySchema: z.ZodType<ClusterSpecTopology> = c.zod($ClusterSpecTopology);
 
 /** spec is the desired state of Cluster. */
 export interface ClusterSpec {
@@ -1146,16 +1210,18 @@ export interface ClusterSpec {
   topology?: ClusterSpecTopology;
 }
 
+const $ClusterSpec = c.object<ClusterSpec>({
+  availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  clusterNetwork: $ClusterSpecClusterNetwork,
+  controlPlaneEndpoint: $ClusterSpecControlPlaneEndpoint,
+  controlPlaneRef: $ClusterSpecControlPlaneRef,
+  infrastructureRef: $ClusterSpecControlPlaneRef,
+  paused: c.boolean(),
+  topology: $ClusterSpecTopology,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpec}. */
-export const ClusterSpecSchema: z.ZodType<ClusterSpec> = c.zod(c.object<ClusterSpec>({
-  availabilityGates: c.optional(c.withMeta(c.array(c.ref(ClusterSpecAvailabilityGateSchema), { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]})),
-  clusterNetwork: c.optional(c.ref(ClusterSpecClusterNetworkSchema)),
-  controlPlaneEndpoint: c.optional(c.ref(ClusterSpecControlPlaneEndpointSchema)),
-  controlPlaneRef: c.optional(c.ref(ClusterSpecControlPlaneRefSchema)),
-  infrastructureRef: c.optional(c.ref(ClusterSpecControlPlaneRefSchema)),
-  paused: c.optional(c.boolean()),
-  topology: c.optional(c.ref(ClusterSpecTopologySchema)),
-}, { minProperties: 1 }));
+export const ClusterSpecSchema: z.ZodType<ClusterSpec> = c.zod($ClusterSpec);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface ClusterStatusCondition {
@@ -1189,15 +1255,17 @@ export interface ClusterStatusCondition {
   type: string;
 }
 
-/** zod schema of {@link ClusterStatusCondition}. */
-export const ClusterStatusConditionSchema: z.ZodType<ClusterStatusCondition> = c.zod(c.object<ClusterStatusCondition>({
+const $ClusterStatusCondition = c.object<ClusterStatusCondition>({
   lastTransitionTime: c.string({ format: "date-time" }),
   message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.optional(c.integer({ format: "int64", minimum: 0 })),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
   reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
   status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
   type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}));
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
+/** zod schema of {@link ClusterStatusCondition}. */
+export const ClusterStatusConditionSchema: z.ZodType<ClusterStatusCondition> = c.zod($ClusterStatusCondition);
 
 /** StatusUpgradePlanVersion groups upgrade plan version-related status information. */
 export interface ClusterStatusWorkersUpgradePlanItem {
@@ -1205,10 +1273,12 @@ export interface ClusterStatusWorkersUpgradePlanItem {
   version: string;
 }
 
-/** zod schema of {@link ClusterStatusWorkersUpgradePlanItem}. */
-export const ClusterStatusWorkersUpgradePlanItemSchema: z.ZodType<ClusterStatusWorkersUpgradePlanItem> = c.zod(c.object<ClusterStatusWorkersUpgradePlanItem>({
+const $ClusterStatusWorkersUpgradePlanItem = c.object<ClusterStatusWorkersUpgradePlanItem>({
   version: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["version"] });
+
+/** zod schema of {@link ClusterStatusWorkersUpgradePlanItem}. */
+export const ClusterStatusWorkersUpgradePlanItemSchema: z.ZodType<ClusterStatusWorkersUpgradePlanItem> = c.zod($ClusterStatusWorkersUpgradePlanItem);
 
 /** StatusVersion groups version-related status information. */
 export interface MachineSetStatusVersion {
@@ -1218,11 +1288,13 @@ export interface MachineSetStatusVersion {
   version: string;
 }
 
-/** zod schema of {@link MachineSetStatusVersion}. */
-export const MachineSetStatusVersionSchema: z.ZodType<MachineSetStatusVersion> = c.zod(c.object<MachineSetStatusVersion>({
-  replicas: c.optional(c.integer({ format: "int32", minimum: 1 })),
+const $MachineSetStatusVersion = c.object<MachineSetStatusVersion>({
+  replicas: c.integer({ format: "int32", minimum: 1 }),
   version: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["version"] });
+
+/** zod schema of {@link MachineSetStatusVersion}. */
+export const MachineSetStatusVersionSchema: z.ZodType<MachineSetStatusVersion> = c.zod($MachineSetStatusVersion);
 
 /** controlPlane groups all the observations about Cluster's ControlPlane current state. */
 export interface ClusterStatusControlPlane {
@@ -1253,16 +1325,18 @@ export interface ClusterStatusControlPlane {
   versions?: MachineSetStatusVersion[];
 }
 
+const $ClusterStatusControlPlane = c.object<ClusterStatusControlPlane>({
+  availableReplicas: c.integer({ format: "int32" }),
+  desiredReplicas: c.integer({ format: "int32" }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  upgradePlan: c.withMeta(c.array($ClusterStatusWorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+});
+
 /** zod schema of {@link ClusterStatusControlPlane}. */
-export const ClusterStatusControlPlaneSchema: z.ZodType<ClusterStatusControlPlane> = c.zod(c.object<ClusterStatusControlPlane>({
-  availableReplicas: c.optional(c.integer({ format: "int32" })),
-  desiredReplicas: c.optional(c.integer({ format: "int32" })),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  upToDateReplicas: c.optional(c.integer({ format: "int32" })),
-  upgradePlan: c.optional(c.withMeta(c.array(c.ref(ClusterStatusWorkersUpgradePlanItemSchema), { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  versions: c.optional(c.withMeta(c.array(c.ref(MachineSetStatusVersionSchema), { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-}));
+export const ClusterStatusControlPlaneSchema: z.ZodType<ClusterStatusControlPlane> = c.zod($ClusterStatusControlPlane);
 
 /**
  * Condition defines an observation of a Cluster API resource operational state.
@@ -1303,15 +1377,17 @@ export interface ClusterStatusDeprecatedV1beta1Condition {
   type: string;
 }
 
-/** zod schema of {@link ClusterStatusDeprecatedV1beta1Condition}. */
-export const ClusterStatusDeprecatedV1beta1ConditionSchema: z.ZodType<ClusterStatusDeprecatedV1beta1Condition> = c.zod(c.object<ClusterStatusDeprecatedV1beta1Condition>({
+const $ClusterStatusDeprecatedV1beta1Condition = c.object<ClusterStatusDeprecatedV1beta1Condition>({
   lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  reason: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  severity: c.optional(c.string({ maxLength: 32 })),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
   status: c.string(),
   type: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["lastTransitionTime","status","type"] });
+
+/** zod schema of {@link ClusterStatusDeprecatedV1beta1Condition}. */
+export const ClusterStatusDeprecatedV1beta1ConditionSchema: z.ZodType<ClusterStatusDeprecatedV1beta1Condition> = c.zod($ClusterStatusDeprecatedV1beta1Condition);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface ClusterStatusDeprecatedV1beta1 {
@@ -1344,12 +1420,14 @@ export interface ClusterStatusDeprecatedV1beta1 {
   failureReason?: string;
 }
 
+const $ClusterStatusDeprecatedV1beta1 = c.object<ClusterStatusDeprecatedV1beta1>({
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+});
+
 /** zod schema of {@link ClusterStatusDeprecatedV1beta1}. */
-export const ClusterStatusDeprecatedV1beta1Schema: z.ZodType<ClusterStatusDeprecatedV1beta1> = c.zod(c.object<ClusterStatusDeprecatedV1beta1>({
-  conditions: c.optional(c.array(c.ref(ClusterStatusDeprecatedV1beta1ConditionSchema))),
-  failureMessage: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  failureReason: c.optional(c.string()),
-}));
+export const ClusterStatusDeprecatedV1beta1Schema: z.ZodType<ClusterStatusDeprecatedV1beta1> = c.zod($ClusterStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface ClusterStatusDeprecated {
@@ -1357,10 +1435,12 @@ export interface ClusterStatusDeprecated {
   v1beta1?: ClusterStatusDeprecatedV1beta1;
 }
 
+const $ClusterStatusDeprecated = c.object<ClusterStatusDeprecated>({
+  v1beta1: $ClusterStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link ClusterStatusDeprecated}. */
-export const ClusterStatusDeprecatedSchema: z.ZodType<ClusterStatusDeprecated> = c.zod(c.object<ClusterStatusDeprecated>({
-  v1beta1: c.optional(c.ref(ClusterStatusDeprecatedV1beta1Schema)),
-}));
+export const ClusterStatusDeprecatedSchema: z.ZodType<ClusterStatusDeprecated> = c.zod($ClusterStatusDeprecated);
 
 /**
  * FailureDomain is the Schema for Cluster API failure domains.
@@ -1375,12 +1455,14 @@ export interface ClusterStatusFailureDomain {
   name: string;
 }
 
-/** zod schema of {@link ClusterStatusFailureDomain}. */
-export const ClusterStatusFailureDomainSchema: z.ZodType<ClusterStatusFailureDomain> = c.zod(c.object<ClusterStatusFailureDomain>({
-  attributes: c.optional(c.record(c.string())),
-  controlPlane: c.optional(c.boolean()),
+const $ClusterStatusFailureDomain = c.object<ClusterStatusFailureDomain>({
+  attributes: c.record(c.string()),
+  controlPlane: c.boolean(),
   name: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["name"] });
+
+/** zod schema of {@link ClusterStatusFailureDomain}. */
+export const ClusterStatusFailureDomainSchema: z.ZodType<ClusterStatusFailureDomain> = c.zod($ClusterStatusFailureDomain);
 
 /**
  * initialization provides observations of the Cluster initialization process.
@@ -1404,11 +1486,13 @@ export interface ClusterStatusInitialization {
   infrastructureProvisioned?: boolean;
 }
 
+const $ClusterStatusInitialization = c.object<ClusterStatusInitialization>({
+  controlPlaneInitialized: c.boolean(),
+  infrastructureProvisioned: c.boolean(),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterStatusInitialization}. */
-export const ClusterStatusInitializationSchema: z.ZodType<ClusterStatusInitialization> = c.zod(c.object<ClusterStatusInitialization>({
-  controlPlaneInitialized: c.optional(c.boolean()),
-  infrastructureProvisioned: c.optional(c.boolean()),
-}, { minProperties: 1 }));
+export const ClusterStatusInitializationSchema: z.ZodType<ClusterStatusInitialization> = c.zod($ClusterStatusInitialization);
 
 /** workers groups all the observations about Cluster's Workers current state. */
 export interface ClusterStatusWorkers {
@@ -1439,16 +1523,18 @@ export interface ClusterStatusWorkers {
   versions?: MachineSetStatusVersion[];
 }
 
+const $ClusterStatusWorkers = c.object<ClusterStatusWorkers>({
+  availableReplicas: c.integer({ format: "int32" }),
+  desiredReplicas: c.integer({ format: "int32" }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  upgradePlan: c.withMeta(c.array($ClusterStatusWorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+});
+
 /** zod schema of {@link ClusterStatusWorkers}. */
-export const ClusterStatusWorkersSchema: z.ZodType<ClusterStatusWorkers> = c.zod(c.object<ClusterStatusWorkers>({
-  availableReplicas: c.optional(c.integer({ format: "int32" })),
-  desiredReplicas: c.optional(c.integer({ format: "int32" })),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  upToDateReplicas: c.optional(c.integer({ format: "int32" })),
-  upgradePlan: c.optional(c.withMeta(c.array(c.ref(ClusterStatusWorkersUpgradePlanItemSchema), { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  versions: c.optional(c.withMeta(c.array(c.ref(MachineSetStatusVersionSchema), { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-}));
+export const ClusterStatusWorkersSchema: z.ZodType<ClusterStatusWorkers> = c.zod($ClusterStatusWorkers);
 
 /** status is the observed state of Cluster. */
 export interface ClusterStatus {
@@ -1478,17 +1564,19 @@ export interface ClusterStatus {
   workers?: ClusterStatusWorkers;
 }
 
+const $ClusterStatus = c.object<ClusterStatus>({
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  controlPlane: $ClusterStatusControlPlane,
+  deprecated: $ClusterStatusDeprecated,
+  failureDomains: c.withMeta(c.array($ClusterStatusFailureDomain, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  initialization: $ClusterStatusInitialization,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Deleting" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Deleting","Failed","Unknown"]),
+  workers: $ClusterStatusWorkers,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterStatus}. */
-export const ClusterStatusSchema: z.ZodType<ClusterStatus> = c.zod(c.object<ClusterStatus>({
-  conditions: c.optional(c.withMeta(c.array(c.ref(ClusterStatusConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-  controlPlane: c.optional(c.ref(ClusterStatusControlPlaneSchema)),
-  deprecated: c.optional(c.ref(ClusterStatusDeprecatedSchema)),
-  failureDomains: c.optional(c.withMeta(c.array(c.ref(ClusterStatusFailureDomainSchema), { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]})),
-  initialization: c.optional(c.ref(ClusterStatusInitializationSchema)),
-  observedGeneration: c.optional(c.integer({ format: "int64", minimum: 1 })),
-  phase: c.optional(c.literals<"Pending" | "Provisioning" | "Provisioned" | "Deleting" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Deleting","Failed","Unknown"])),
-  workers: c.optional(c.ref(ClusterStatusWorkersSchema)),
-}, { minProperties: 1 }));
+export const ClusterStatusSchema: z.ZodType<ClusterStatus> = c.zod($ClusterStatus);
 
 /**
  * Cluster is the Schema for the clusters API.
@@ -1531,22 +1619,24 @@ export interface ClusterList {
   items: Cluster[];
 }
 
-/** zod schema of {@link Cluster}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const ClusterSchema: z.ZodType<Cluster> = c.zod(c.object<Cluster>({
+const $Cluster = c.object<Cluster>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("Cluster"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.ref(ClusterSpecSchema),
-  status: c.optional(c.ref(ClusterStatusSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $ClusterSpec,
+  status: $ClusterStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
+/** zod schema of {@link Cluster}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const ClusterSchema: z.ZodType<Cluster> = c.zod($Cluster);
 
 /** zod schema of {@link ClusterList}. */
 export const ClusterListSchema: z.ZodType<ClusterList> = c.zod(c.object<ClusterList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("ClusterList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(ClusterSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($Cluster),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link ClusterModel} class: a {@link Cluster} with the Model methods. */
 export interface ClusterModel extends Cluster {}
@@ -1647,12 +1737,14 @@ export interface ClusterClassSpecControlPlaneDeletion {
   nodeVolumeDetachTimeoutSeconds?: number;
 }
 
+const $ClusterClassSpecControlPlaneDeletion = c.object<ClusterClassSpecControlPlaneDeletion>({
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecControlPlaneDeletion}. */
-export const ClusterClassSpecControlPlaneDeletionSchema: z.ZodType<ClusterClassSpecControlPlaneDeletion> = c.zod(c.object<ClusterClassSpecControlPlaneDeletion>({
-  nodeDeletionTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  nodeDrainTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  nodeVolumeDetachTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-}, { minProperties: 1 }));
+export const ClusterClassSpecControlPlaneDeletionSchema: z.ZodType<ClusterClassSpecControlPlaneDeletion> = c.zod($ClusterClassSpecControlPlaneDeletion);
 
 /**
  * healthCheck defines a MachineHealthCheck for this ControlPlaneClass.
@@ -1684,11 +1776,13 @@ export interface ClusterClassSpecControlPlaneHealthCheck {
   remediation?: MachineHealthCheckSpecRemediation;
 }
 
+const $ClusterClassSpecControlPlaneHealthCheck = c.object<ClusterClassSpecControlPlaneHealthCheck>({
+  checks: $MachineHealthCheckSpecChecks,
+  remediation: $MachineHealthCheckSpecRemediation,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecControlPlaneHealthCheck}. */
-export const ClusterClassSpecControlPlaneHealthCheckSchema: z.ZodType<ClusterClassSpecControlPlaneHealthCheck> = c.zod(c.object<ClusterClassSpecControlPlaneHealthCheck>({
-  checks: c.optional(c.ref(MachineHealthCheckSpecChecksSchema)),
-  remediation: c.optional(c.ref(MachineHealthCheckSpecRemediationSchema)),
-}, { minProperties: 1 }));
+export const ClusterClassSpecControlPlaneHealthCheckSchema: z.ZodType<ClusterClassSpecControlPlaneHealthCheck> = c.zod($ClusterClassSpecControlPlaneHealthCheck);
 
 /** templateRef is a required reference to the template for a MachineInfrastructure of a ControlPlane. */
 export interface ClusterClassSpecControlPlaneTemplateRef {
@@ -1709,12 +1803,14 @@ export interface ClusterClassSpecControlPlaneTemplateRef {
   name: string;
 }
 
-/** zod schema of {@link ClusterClassSpecControlPlaneTemplateRef}. */
-export const ClusterClassSpecControlPlaneTemplateRefSchema: z.ZodType<ClusterClassSpecControlPlaneTemplateRef> = c.zod(c.object<ClusterClassSpecControlPlaneTemplateRef>({
+const $ClusterClassSpecControlPlaneTemplateRef = c.object<ClusterClassSpecControlPlaneTemplateRef>({
   apiVersion: c.string({ minLength: 1, maxLength: 317, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[a-z]([-a-z0-9]*[a-z0-9])?$" }),
   kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
   name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}));
+}, { required: ["apiVersion","kind","name"] });
+
+/** zod schema of {@link ClusterClassSpecControlPlaneTemplateRef}. */
+export const ClusterClassSpecControlPlaneTemplateRefSchema: z.ZodType<ClusterClassSpecControlPlaneTemplateRef> = c.zod($ClusterClassSpecControlPlaneTemplateRef);
 
 /**
  * machineInfrastructure defines the metadata and infrastructure information
@@ -1728,10 +1824,12 @@ export interface ClusterClassSpecControlPlaneMachineInfrastructure {
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
 
+const $ClusterClassSpecControlPlaneMachineInfrastructure = c.object<ClusterClassSpecControlPlaneMachineInfrastructure>({
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+}, { required: ["templateRef"] });
+
 /** zod schema of {@link ClusterClassSpecControlPlaneMachineInfrastructure}. */
-export const ClusterClassSpecControlPlaneMachineInfrastructureSchema: z.ZodType<ClusterClassSpecControlPlaneMachineInfrastructure> = c.zod(c.object<ClusterClassSpecControlPlaneMachineInfrastructure>({
-  templateRef: c.ref(ClusterClassSpecControlPlaneTemplateRefSchema),
-}));
+export const ClusterClassSpecControlPlaneMachineInfrastructureSchema: z.ZodType<ClusterClassSpecControlPlaneMachineInfrastructure> = c.zod($ClusterClassSpecControlPlaneMachineInfrastructure);
 
 /** naming allows changing the naming pattern used when creating the control plane provider object. */
 export interface ClusterClassSpecControlPlaneNaming {
@@ -1747,10 +1845,12 @@ export interface ClusterClassSpecControlPlaneNaming {
   template?: string;
 }
 
+const $ClusterClassSpecControlPlaneNaming = c.object<ClusterClassSpecControlPlaneNaming>({
+  template: c.string({ minLength: 1, maxLength: 1024 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecControlPlaneNaming}. */
-export const ClusterClassSpecControlPlaneNamingSchema: z.ZodType<ClusterClassSpecControlPlaneNaming> = c.zod(c.object<ClusterClassSpecControlPlaneNaming>({
-  template: c.optional(c.string({ minLength: 1, maxLength: 1024 })),
-}, { minProperties: 1 }));
+export const ClusterClassSpecControlPlaneNamingSchema: z.ZodType<ClusterClassSpecControlPlaneNaming> = c.zod($ClusterClassSpecControlPlaneNaming);
 
 /**
  * controlPlane is a reference to a local struct that holds the details
@@ -1813,17 +1913,19 @@ export interface ClusterClassSpecControlPlane {
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
 
+const $ClusterClassSpecControlPlane = c.object<ClusterClassSpecControlPlane>({
+  deletion: $ClusterClassSpecControlPlaneDeletion,
+  healthCheck: $ClusterClassSpecControlPlaneHealthCheck,
+  machineInfrastructure: $ClusterClassSpecControlPlaneMachineInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+  naming: $ClusterClassSpecControlPlaneNaming,
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+}, { required: ["templateRef"] });
+
 /** zod schema of {@link ClusterClassSpecControlPlane}. */
-export const ClusterClassSpecControlPlaneSchema: z.ZodType<ClusterClassSpecControlPlane> = c.zod(c.object<ClusterClassSpecControlPlane>({
-  deletion: c.optional(c.ref(ClusterClassSpecControlPlaneDeletionSchema)),
-  healthCheck: c.optional(c.ref(ClusterClassSpecControlPlaneHealthCheckSchema)),
-  machineInfrastructure: c.optional(c.ref(ClusterClassSpecControlPlaneMachineInfrastructureSchema)),
-  metadata: c.optional(c.ref(MachineSetSpecTemplateMetadataSchema)),
-  naming: c.optional(c.ref(ClusterClassSpecControlPlaneNamingSchema)),
-  readinessGates: c.optional(c.withMeta(c.array(c.ref(MachineSpecReadinessGateSchema), { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]})),
-  taints: c.optional(c.withMeta(c.array(c.ref(MachineSpecTaintSchema), { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]})),
-  templateRef: c.ref(ClusterClassSpecControlPlaneTemplateRefSchema),
-}));
+export const ClusterClassSpecControlPlaneSchema: z.ZodType<ClusterClassSpecControlPlane> = c.zod($ClusterClassSpecControlPlane);
 
 /** naming allows changing the naming pattern used when creating the infrastructure cluster object. */
 export interface ClusterClassSpecInfrastructureNaming {
@@ -1839,10 +1941,12 @@ export interface ClusterClassSpecInfrastructureNaming {
   template?: string;
 }
 
+const $ClusterClassSpecInfrastructureNaming = c.object<ClusterClassSpecInfrastructureNaming>({
+  template: c.string({ minLength: 1, maxLength: 1024 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecInfrastructureNaming}. */
-export const ClusterClassSpecInfrastructureNamingSchema: z.ZodType<ClusterClassSpecInfrastructureNaming> = c.zod(c.object<ClusterClassSpecInfrastructureNaming>({
-  template: c.optional(c.string({ minLength: 1, maxLength: 1024 })),
-}, { minProperties: 1 }));
+export const ClusterClassSpecInfrastructureNamingSchema: z.ZodType<ClusterClassSpecInfrastructureNaming> = c.zod($ClusterClassSpecInfrastructureNaming);
 
 /**
  * infrastructure is a reference to a local struct that holds the details
@@ -1855,11 +1959,13 @@ export interface ClusterClassSpecInfrastructure {
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
 
+const $ClusterClassSpecInfrastructure = c.object<ClusterClassSpecInfrastructure>({
+  naming: $ClusterClassSpecInfrastructureNaming,
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+}, { required: ["templateRef"] });
+
 /** zod schema of {@link ClusterClassSpecInfrastructure}. */
-export const ClusterClassSpecInfrastructureSchema: z.ZodType<ClusterClassSpecInfrastructure> = c.zod(c.object<ClusterClassSpecInfrastructure>({
-  naming: c.optional(c.ref(ClusterClassSpecInfrastructureNamingSchema)),
-  templateRef: c.ref(ClusterClassSpecControlPlaneTemplateRefSchema),
-}));
+export const ClusterClassSpecInfrastructureSchema: z.ZodType<ClusterClassSpecInfrastructure> = c.zod($ClusterClassSpecInfrastructure);
 
 /**
  * valueFrom defines the value of the patch.
@@ -1880,11 +1986,13 @@ export interface ClusterClassSpecPatchDefinitionJsonPatchValueFrom {
   variable?: string;
 }
 
+const $ClusterClassSpecPatchDefinitionJsonPatchValueFrom = c.object<ClusterClassSpecPatchDefinitionJsonPatchValueFrom>({
+  template: c.string({ minLength: 1, maxLength: 10240 }),
+  variable: c.string({ minLength: 1, maxLength: 256 }),
+});
+
 /** zod schema of {@link ClusterClassSpecPatchDefinitionJsonPatchValueFrom}. */
-export const ClusterClassSpecPatchDefinitionJsonPatchValueFromSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatchValueFrom> = c.zod(c.object<ClusterClassSpecPatchDefinitionJsonPatchValueFrom>({
-  template: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  variable: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-}));
+export const ClusterClassSpecPatchDefinitionJsonPatchValueFromSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatchValueFrom> = c.zod($ClusterClassSpecPatchDefinitionJsonPatchValueFrom);
 
 /** JSONPatch defines a JSON patch. */
 export interface ClusterClassSpecPatchDefinitionJsonPatch {
@@ -1919,13 +2027,15 @@ export interface ClusterClassSpecPatchDefinitionJsonPatch {
   valueFrom?: ClusterClassSpecPatchDefinitionJsonPatchValueFrom;
 }
 
-/** zod schema of {@link ClusterClassSpecPatchDefinitionJsonPatch}. */
-export const ClusterClassSpecPatchDefinitionJsonPatchSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatch> = c.zod(c.object<ClusterClassSpecPatchDefinitionJsonPatch>({
+const $ClusterClassSpecPatchDefinitionJsonPatch = c.object<ClusterClassSpecPatchDefinitionJsonPatch>({
   op: c.literals<"add" | "replace" | "remove">(["add","replace","remove"]),
   path: c.string({ minLength: 1, maxLength: 512 }),
-  value: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  valueFrom: c.optional(c.ref(ClusterClassSpecPatchDefinitionJsonPatchValueFromSchema)),
-}));
+  value: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  valueFrom: $ClusterClassSpecPatchDefinitionJsonPatchValueFrom,
+}, { required: ["op","path"] });
+
+/** zod schema of {@link ClusterClassSpecPatchDefinitionJsonPatch}. */
+export const ClusterClassSpecPatchDefinitionJsonPatchSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatch> = c.zod($ClusterClassSpecPatchDefinitionJsonPatch);
 
 /**
  * machineDeploymentClass selects templates referenced in specific MachineDeploymentClasses in
@@ -1936,10 +2046,12 @@ export interface ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoo
   names?: string[];
 }
 
+const $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass = c.object<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass>({
+  names: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+});
+
 /** zod schema of {@link ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass}. */
-export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClassSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass> = c.zod(c.object<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass>({
-  names: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-}));
+export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClassSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass> = c.zod($ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass);
 
 /** matchResources selects templates based on where they are referenced. */
 export interface ClusterClassSpecPatchDefinitionSelectorMatchResources {
@@ -1963,13 +2075,15 @@ export interface ClusterClassSpecPatchDefinitionSelectorMatchResources {
   machinePoolClass?: ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass;
 }
 
+const $ClusterClassSpecPatchDefinitionSelectorMatchResources = c.object<ClusterClassSpecPatchDefinitionSelectorMatchResources>({
+  controlPlane: c.boolean(),
+  infrastructureCluster: c.boolean(),
+  machineDeploymentClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
+  machinePoolClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecPatchDefinitionSelectorMatchResources}. */
-export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResources> = c.zod(c.object<ClusterClassSpecPatchDefinitionSelectorMatchResources>({
-  controlPlane: c.optional(c.boolean()),
-  infrastructureCluster: c.optional(c.boolean()),
-  machineDeploymentClass: c.optional(c.ref(ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClassSchema)),
-  machinePoolClass: c.optional(c.ref(ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClassSchema)),
-}, { minProperties: 1 }));
+export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResources> = c.zod($ClusterClassSpecPatchDefinitionSelectorMatchResources);
 
 /** selector defines on which templates the patch should be applied. */
 export interface ClusterClassSpecPatchDefinitionSelector {
@@ -1987,12 +2101,14 @@ export interface ClusterClassSpecPatchDefinitionSelector {
   matchResources: ClusterClassSpecPatchDefinitionSelectorMatchResources;
 }
 
-/** zod schema of {@link ClusterClassSpecPatchDefinitionSelector}. */
-export const ClusterClassSpecPatchDefinitionSelectorSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelector> = c.zod(c.object<ClusterClassSpecPatchDefinitionSelector>({
+const $ClusterClassSpecPatchDefinitionSelector = c.object<ClusterClassSpecPatchDefinitionSelector>({
   apiVersion: c.string({ minLength: 1, maxLength: 317, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[a-z]([-a-z0-9]*[a-z0-9])?$" }),
   kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
-  matchResources: c.ref(ClusterClassSpecPatchDefinitionSelectorMatchResourcesSchema),
-}));
+  matchResources: $ClusterClassSpecPatchDefinitionSelectorMatchResources,
+}, { required: ["apiVersion","kind","matchResources"] });
+
+/** zod schema of {@link ClusterClassSpecPatchDefinitionSelector}. */
+export const ClusterClassSpecPatchDefinitionSelectorSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelector> = c.zod($ClusterClassSpecPatchDefinitionSelector);
 
 /** PatchDefinition defines a patch which is applied to customize the referenced templates. */
 export interface ClusterClassSpecPatchDefinition {
@@ -2006,11 +2122,13 @@ export interface ClusterClassSpecPatchDefinition {
   selector: ClusterClassSpecPatchDefinitionSelector;
 }
 
+const $ClusterClassSpecPatchDefinition = c.object<ClusterClassSpecPatchDefinition>({
+  jsonPatches: c.withMeta(c.array($ClusterClassSpecPatchDefinitionJsonPatch, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  selector: $ClusterClassSpecPatchDefinitionSelector,
+}, { required: ["jsonPatches","selector"] });
+
 /** zod schema of {@link ClusterClassSpecPatchDefinition}. */
-export const ClusterClassSpecPatchDefinitionSchema: z.ZodType<ClusterClassSpecPatchDefinition> = c.zod(c.object<ClusterClassSpecPatchDefinition>({
-  jsonPatches: c.withMeta(c.array(c.ref(ClusterClassSpecPatchDefinitionJsonPatchSchema), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  selector: c.ref(ClusterClassSpecPatchDefinitionSelectorSchema),
-}));
+export const ClusterClassSpecPatchDefinitionSchema: z.ZodType<ClusterClassSpecPatchDefinition> = c.zod($ClusterClassSpecPatchDefinition);
 
 /**
  * external defines an external patch.
@@ -2031,13 +2149,15 @@ export interface ClusterClassSpecPatchExternal {
   validateTopologyExtension?: string;
 }
 
+const $ClusterClassSpecPatchExternal = c.object<ClusterClassSpecPatchExternal>({
+  discoverVariablesExtension: c.string({ minLength: 1, maxLength: 512 }),
+  generatePatchesExtension: c.string({ minLength: 1, maxLength: 512 }),
+  settings: c.record(c.string()),
+  validateTopologyExtension: c.string({ minLength: 1, maxLength: 512 }),
+});
+
 /** zod schema of {@link ClusterClassSpecPatchExternal}. */
-export const ClusterClassSpecPatchExternalSchema: z.ZodType<ClusterClassSpecPatchExternal> = c.zod(c.object<ClusterClassSpecPatchExternal>({
-  discoverVariablesExtension: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  generatePatchesExtension: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  settings: c.optional(c.record(c.string())),
-  validateTopologyExtension: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-}));
+export const ClusterClassSpecPatchExternalSchema: z.ZodType<ClusterClassSpecPatchExternal> = c.zod($ClusterClassSpecPatchExternal);
 
 /** ClusterClassPatch defines a patch which is applied to customize the referenced templates. */
 export interface ClusterClassSpecPatch {
@@ -2066,14 +2186,16 @@ export interface ClusterClassSpecPatch {
   name: string;
 }
 
-/** zod schema of {@link ClusterClassSpecPatch}. */
-export const ClusterClassSpecPatchSchema: z.ZodType<ClusterClassSpecPatch> = c.zod(c.object<ClusterClassSpecPatch>({
-  definitions: c.optional(c.withMeta(c.array(c.ref(ClusterClassSpecPatchDefinitionSchema), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  description: c.optional(c.string({ minLength: 1, maxLength: 1024 })),
-  enabledIf: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  external: c.optional(c.ref(ClusterClassSpecPatchExternalSchema)),
+const $ClusterClassSpecPatch = c.object<ClusterClassSpecPatch>({
+  definitions: c.withMeta(c.array($ClusterClassSpecPatchDefinition, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  description: c.string({ minLength: 1, maxLength: 1024 }),
+  enabledIf: c.string({ minLength: 1, maxLength: 256 }),
+  external: $ClusterClassSpecPatchExternal,
   name: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["name"] });
+
+/** zod schema of {@link ClusterClassSpecPatch}. */
+export const ClusterClassSpecPatchSchema: z.ZodType<ClusterClassSpecPatch> = c.zod($ClusterClassSpecPatch);
 
 /** external defines external runtime extensions for upgrade operations. */
 export interface ClusterClassSpecUpgradeExternal {
@@ -2081,10 +2203,12 @@ export interface ClusterClassSpecUpgradeExternal {
   generateUpgradePlanExtension?: string;
 }
 
+const $ClusterClassSpecUpgradeExternal = c.object<ClusterClassSpecUpgradeExternal>({
+  generateUpgradePlanExtension: c.string({ minLength: 1, maxLength: 512 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecUpgradeExternal}. */
-export const ClusterClassSpecUpgradeExternalSchema: z.ZodType<ClusterClassSpecUpgradeExternal> = c.zod(c.object<ClusterClassSpecUpgradeExternal>({
-  generateUpgradePlanExtension: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-}, { minProperties: 1 }));
+export const ClusterClassSpecUpgradeExternalSchema: z.ZodType<ClusterClassSpecUpgradeExternal> = c.zod($ClusterClassSpecUpgradeExternal);
 
 /** upgrade defines the upgrade configuration for clusters using this ClusterClass. */
 export interface ClusterClassSpecUpgrade {
@@ -2092,10 +2216,12 @@ export interface ClusterClassSpecUpgrade {
   external?: ClusterClassSpecUpgradeExternal;
 }
 
+const $ClusterClassSpecUpgrade = c.object<ClusterClassSpecUpgrade>({
+  external: $ClusterClassSpecUpgradeExternal,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecUpgrade}. */
-export const ClusterClassSpecUpgradeSchema: z.ZodType<ClusterClassSpecUpgrade> = c.zod(c.object<ClusterClassSpecUpgrade>({
-  external: c.optional(c.ref(ClusterClassSpecUpgradeExternalSchema)),
-}, { minProperties: 1 }));
+export const ClusterClassSpecUpgradeSchema: z.ZodType<ClusterClassSpecUpgrade> = c.zod($ClusterClassSpecUpgrade);
 
 /**
  * deprecatedV1Beta1Metadata is the metadata of a variable.
@@ -2118,11 +2244,13 @@ export interface ClusterClassSpecVariableDeprecatedV1Beta1Metadata {
   labels?: { [key: string]: string };
 }
 
+const $ClusterClassSpecVariableDeprecatedV1Beta1Metadata = c.object<ClusterClassSpecVariableDeprecatedV1Beta1Metadata>({
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecVariableDeprecatedV1Beta1Metadata}. */
-export const ClusterClassSpecVariableDeprecatedV1Beta1MetadataSchema: z.ZodType<ClusterClassSpecVariableDeprecatedV1Beta1Metadata> = c.zod(c.object<ClusterClassSpecVariableDeprecatedV1Beta1Metadata>({
-  annotations: c.optional(c.record(c.string())),
-  labels: c.optional(c.record(c.string())),
-}, { minProperties: 1 }));
+export const ClusterClassSpecVariableDeprecatedV1Beta1MetadataSchema: z.ZodType<ClusterClassSpecVariableDeprecatedV1Beta1Metadata> = c.zod($ClusterClassSpecVariableDeprecatedV1Beta1Metadata);
 
 /** ValidationRule describes a validation rule written in the CEL expression language. */
 export interface ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation {
@@ -2217,14 +2345,16 @@ export interface ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidat
   rule: string;
 }
 
-/** zod schema of {@link ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation}. */
-export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation> = c.zod(c.object<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation>({
-  fieldPath: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  message: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  messageExpression: c.optional(c.string({ minLength: 1, maxLength: 1024 })),
-  reason: c.optional(c.literals<"FieldValueInvalid" | "FieldValueForbidden" | "FieldValueRequired" | "FieldValueDuplicate">(["FieldValueInvalid","FieldValueForbidden","FieldValueRequired","FieldValueDuplicate"])),
+const $ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation = c.object<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation>({
+  fieldPath: c.string({ minLength: 1, maxLength: 512 }),
+  message: c.string({ minLength: 1, maxLength: 512 }),
+  messageExpression: c.string({ minLength: 1, maxLength: 1024 }),
+  reason: c.literals<"FieldValueInvalid" | "FieldValueForbidden" | "FieldValueRequired" | "FieldValueDuplicate">(["FieldValueInvalid","FieldValueForbidden","FieldValueRequired","FieldValueDuplicate"]),
   rule: c.string({ minLength: 1, maxLength: 4096 }),
-}));
+}, { required: ["rule"] });
+
+/** zod schema of {@link ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation}. */
+export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation> = c.zod($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation);
 
 const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationDefaults: c.DefaultsNode = { properties: { reason: { default: "FieldValueInvalid" } } };
 
@@ -2407,39 +2537,41 @@ export interface ClusterClassSpecVariableSchemaOpenAPIV3Schema {
   "x-metadata"?: ClusterClassSpecVariableDeprecatedV1Beta1Metadata;
 }
 
+const $ClusterClassSpecVariableSchemaOpenAPIV3Schema = c.object<ClusterClassSpecVariableSchemaOpenAPIV3Schema>({
+  additionalProperties: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  allOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  anyOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  default: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  description: c.string({ minLength: 1, maxLength: 4096 }),
+  enum: c.withMeta(c.array(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  example: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  exclusiveMaximum: c.boolean(),
+  exclusiveMinimum: c.boolean(),
+  format: c.string({ minLength: 1, maxLength: 32 }),
+  items: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  maxItems: c.integer({ format: "int64" }),
+  maxLength: c.integer({ format: "int64" }),
+  maxProperties: c.integer({ format: "int64" }),
+  maximum: c.integer({ format: "int64" }),
+  minItems: c.integer({ format: "int64" }),
+  minLength: c.integer({ format: "int64" }),
+  minProperties: c.integer({ format: "int64" }),
+  minimum: c.integer({ format: "int64" }),
+  not: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  oneOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  pattern: c.string({ minLength: 1, maxLength: 512 }),
+  properties: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  required: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  type: c.literals<"object" | "array" | "string" | "integer" | "number" | "boolean">(["object","array","string","integer","number","boolean"]),
+  uniqueItems: c.boolean(),
+  "x-kubernetes-int-or-string": c.boolean(),
+  "x-kubernetes-preserve-unknown-fields": c.boolean(),
+  "x-kubernetes-validations": c.withMeta(c.array($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["rule"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["rule"]}),
+  "x-metadata": $ClusterClassSpecVariableDeprecatedV1Beta1Metadata,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecVariableSchemaOpenAPIV3Schema}. */
-export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3Schema> = c.zod(c.object<ClusterClassSpecVariableSchemaOpenAPIV3Schema>({
-  additionalProperties: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  allOf: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  anyOf: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  default: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  description: c.optional(c.string({ minLength: 1, maxLength: 4096 })),
-  enum: c.optional(c.withMeta(c.array(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  example: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  exclusiveMaximum: c.optional(c.boolean()),
-  exclusiveMinimum: c.optional(c.boolean()),
-  format: c.optional(c.string({ minLength: 1, maxLength: 32 })),
-  items: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  maxItems: c.optional(c.integer({ format: "int64" })),
-  maxLength: c.optional(c.integer({ format: "int64" })),
-  maxProperties: c.optional(c.integer({ format: "int64" })),
-  maximum: c.optional(c.integer({ format: "int64" })),
-  minItems: c.optional(c.integer({ format: "int64" })),
-  minLength: c.optional(c.integer({ format: "int64" })),
-  minProperties: c.optional(c.integer({ format: "int64" })),
-  minimum: c.optional(c.integer({ format: "int64" })),
-  not: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  oneOf: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  pattern: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  properties: c.optional(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true})),
-  required: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  type: c.optional(c.literals<"object" | "array" | "string" | "integer" | "number" | "boolean">(["object","array","string","integer","number","boolean"])),
-  uniqueItems: c.optional(c.boolean()),
-  "x-kubernetes-int-or-string": c.optional(c.boolean()),
-  "x-kubernetes-preserve-unknown-fields": c.optional(c.boolean()),
-  "x-kubernetes-validations": c.optional(c.withMeta(c.array(c.ref(ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationSchema), { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["rule"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["rule"]})),
-  "x-metadata": c.optional(c.ref(ClusterClassSpecVariableDeprecatedV1Beta1MetadataSchema)),
-}, { minProperties: 1 }));
+export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3Schema> = c.zod($ClusterClassSpecVariableSchemaOpenAPIV3Schema);
 
 const ClusterClassSpecVariableSchemaOpenAPIV3SchemaDefaults: c.DefaultsNode = { properties: { "x-kubernetes-validations": { items: { ...ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationDefaults } } } };
 
@@ -2453,10 +2585,12 @@ export interface ClusterClassStatusVariableDefinitionSchema {
   openAPIV3Schema: ClusterClassSpecVariableSchemaOpenAPIV3Schema;
 }
 
+const $ClusterClassStatusVariableDefinitionSchema = c.object<ClusterClassStatusVariableDefinitionSchema>({
+  openAPIV3Schema: $ClusterClassSpecVariableSchemaOpenAPIV3Schema,
+}, { required: ["openAPIV3Schema"] });
+
 /** zod schema of {@link ClusterClassStatusVariableDefinitionSchema}. */
-export const ClusterClassStatusVariableDefinitionSchemaSchema: z.ZodType<ClusterClassStatusVariableDefinitionSchema> = c.zod(c.object<ClusterClassStatusVariableDefinitionSchema>({
-  openAPIV3Schema: c.ref(ClusterClassSpecVariableSchemaOpenAPIV3SchemaSchema),
-}));
+export const ClusterClassStatusVariableDefinitionSchemaSchema: z.ZodType<ClusterClassStatusVariableDefinitionSchema> = c.zod($ClusterClassStatusVariableDefinitionSchema);
 
 const ClusterClassStatusVariableDefinitionSchemaDefaults: c.DefaultsNode = { properties: { openAPIV3Schema: { ...ClusterClassSpecVariableSchemaOpenAPIV3SchemaDefaults } } };
 
@@ -2488,13 +2622,15 @@ export interface ClusterClassSpecVariable {
   schema: ClusterClassStatusVariableDefinitionSchema;
 }
 
-/** zod schema of {@link ClusterClassSpecVariable}. */
-export const ClusterClassSpecVariableSchema: z.ZodType<ClusterClassSpecVariable> = c.zod(c.object<ClusterClassSpecVariable>({
-  deprecatedV1Beta1Metadata: c.optional(c.ref(ClusterClassSpecVariableDeprecatedV1Beta1MetadataSchema)),
+const $ClusterClassSpecVariable = c.object<ClusterClassSpecVariable>({
+  deprecatedV1Beta1Metadata: $ClusterClassSpecVariableDeprecatedV1Beta1Metadata,
   name: c.string({ minLength: 1, maxLength: 256 }),
   required: c.boolean(),
-  schema: c.ref(ClusterClassStatusVariableDefinitionSchemaSchema),
-}));
+  schema: $ClusterClassStatusVariableDefinitionSchema,
+}, { required: ["name","required","schema"] });
+
+/** zod schema of {@link ClusterClassSpecVariable}. */
+export const ClusterClassSpecVariableSchema: z.ZodType<ClusterClassSpecVariable> = c.zod($ClusterClassSpecVariable);
 
 const ClusterClassSpecVariableDefaults: c.DefaultsNode = { properties: { schema: { ...ClusterClassStatusVariableDefinitionSchemaDefaults } } };
 
@@ -2507,10 +2643,12 @@ export interface ClusterClassSpecWorkersMachineDeploymentBootstrap {
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentBootstrap = c.object<ClusterClassSpecWorkersMachineDeploymentBootstrap>({
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+}, { required: ["templateRef"] });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentBootstrap}. */
-export const ClusterClassSpecWorkersMachineDeploymentBootstrapSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentBootstrap> = c.zod(c.object<ClusterClassSpecWorkersMachineDeploymentBootstrap>({
-  templateRef: c.ref(ClusterClassSpecControlPlaneTemplateRefSchema),
-}));
+export const ClusterClassSpecWorkersMachineDeploymentBootstrapSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentBootstrap> = c.zod($ClusterClassSpecWorkersMachineDeploymentBootstrap);
 
 /** deletion contains configuration options for Machine deletion. */
 export interface ClusterClassSpecWorkersMachineDeploymentDeletion {
@@ -2541,13 +2679,15 @@ export interface ClusterClassSpecWorkersMachineDeploymentDeletion {
   order?: "Random" | "Newest" | "Oldest";
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentDeletion = c.object<ClusterClassSpecWorkersMachineDeploymentDeletion>({
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  order: c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"]),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentDeletion}. */
-export const ClusterClassSpecWorkersMachineDeploymentDeletionSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentDeletion> = c.zod(c.object<ClusterClassSpecWorkersMachineDeploymentDeletion>({
-  nodeDeletionTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  nodeDrainTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  nodeVolumeDetachTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  order: c.optional(c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"])),
-}, { minProperties: 1 }));
+export const ClusterClassSpecWorkersMachineDeploymentDeletionSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentDeletion> = c.zod($ClusterClassSpecWorkersMachineDeploymentDeletion);
 
 /** healthCheck defines a MachineHealthCheck for this MachineDeploymentClass. */
 export interface ClusterClassSpecWorkersMachineDeploymentHealthCheck {
@@ -2575,11 +2715,13 @@ export interface ClusterClassSpecWorkersMachineDeploymentHealthCheck {
   remediation?: ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation;
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentHealthCheck = c.object<ClusterClassSpecWorkersMachineDeploymentHealthCheck>({
+  checks: $MachineHealthCheckSpecChecks,
+  remediation: $ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentHealthCheck}. */
-export const ClusterClassSpecWorkersMachineDeploymentHealthCheckSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentHealthCheck> = c.zod(c.object<ClusterClassSpecWorkersMachineDeploymentHealthCheck>({
-  checks: c.optional(c.ref(MachineHealthCheckSpecChecksSchema)),
-  remediation: c.optional(c.ref(ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediationSchema)),
-}, { minProperties: 1 }));
+export const ClusterClassSpecWorkersMachineDeploymentHealthCheckSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentHealthCheck> = c.zod($ClusterClassSpecWorkersMachineDeploymentHealthCheck);
 
 /**
  * infrastructure contains the infrastructure template reference to be used
@@ -2590,10 +2732,12 @@ export interface ClusterClassSpecWorkersMachineDeploymentInfrastructure {
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentInfrastructure = c.object<ClusterClassSpecWorkersMachineDeploymentInfrastructure>({
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+}, { required: ["templateRef"] });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentInfrastructure}. */
-export const ClusterClassSpecWorkersMachineDeploymentInfrastructureSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentInfrastructure> = c.zod(c.object<ClusterClassSpecWorkersMachineDeploymentInfrastructure>({
-  templateRef: c.ref(ClusterClassSpecControlPlaneTemplateRefSchema),
-}));
+export const ClusterClassSpecWorkersMachineDeploymentInfrastructureSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentInfrastructure> = c.zod($ClusterClassSpecWorkersMachineDeploymentInfrastructure);
 
 /** naming allows changing the naming pattern used when creating the MachineDeployment. */
 export interface ClusterClassSpecWorkersMachineDeploymentNaming {
@@ -2610,10 +2754,12 @@ export interface ClusterClassSpecWorkersMachineDeploymentNaming {
   template?: string;
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentNaming = c.object<ClusterClassSpecWorkersMachineDeploymentNaming>({
+  template: c.string({ minLength: 1, maxLength: 1024 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentNaming}. */
-export const ClusterClassSpecWorkersMachineDeploymentNamingSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentNaming> = c.zod(c.object<ClusterClassSpecWorkersMachineDeploymentNaming>({
-  template: c.optional(c.string({ minLength: 1, maxLength: 1024 })),
-}, { minProperties: 1 }));
+export const ClusterClassSpecWorkersMachineDeploymentNamingSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentNaming> = c.zod($ClusterClassSpecWorkersMachineDeploymentNaming);
 
 /**
  * rollout allows you to configure the behaviour of rolling updates to the MachineDeployment Machines.
@@ -2624,10 +2770,12 @@ export interface ClusterClassSpecWorkersMachineDeploymentRollout {
   strategy?: MachineDeploymentSpecRolloutStrategy;
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentRollout = c.object<ClusterClassSpecWorkersMachineDeploymentRollout>({
+  strategy: $MachineDeploymentSpecRolloutStrategy,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentRollout}. */
-export const ClusterClassSpecWorkersMachineDeploymentRolloutSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentRollout> = c.zod(c.object<ClusterClassSpecWorkersMachineDeploymentRollout>({
-  strategy: c.optional(c.ref(MachineDeploymentSpecRolloutStrategySchema)),
-}, { minProperties: 1 }));
+export const ClusterClassSpecWorkersMachineDeploymentRolloutSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentRollout> = c.zod($ClusterClassSpecWorkersMachineDeploymentRollout);
 
 /**
  * MachineDeploymentClass serves as a template to define a set of worker nodes of the cluster
@@ -2704,21 +2852,23 @@ export interface ClusterClassSpecWorkersMachineDeployment {
   taints?: MachineSpecTaint[];
 }
 
-/** zod schema of {@link ClusterClassSpecWorkersMachineDeployment}. */
-export const ClusterClassSpecWorkersMachineDeploymentSchema: z.ZodType<ClusterClassSpecWorkersMachineDeployment> = c.zod(c.object<ClusterClassSpecWorkersMachineDeployment>({
-  bootstrap: c.ref(ClusterClassSpecWorkersMachineDeploymentBootstrapSchema),
+const $ClusterClassSpecWorkersMachineDeployment = c.object<ClusterClassSpecWorkersMachineDeployment>({
+  bootstrap: $ClusterClassSpecWorkersMachineDeploymentBootstrap,
   class: c.string({ minLength: 1, maxLength: 256 }),
-  deletion: c.optional(c.ref(ClusterClassSpecWorkersMachineDeploymentDeletionSchema)),
-  failureDomain: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  healthCheck: c.optional(c.ref(ClusterClassSpecWorkersMachineDeploymentHealthCheckSchema)),
-  infrastructure: c.ref(ClusterClassSpecWorkersMachineDeploymentInfrastructureSchema),
-  metadata: c.optional(c.ref(MachineSetSpecTemplateMetadataSchema)),
-  minReadySeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  naming: c.optional(c.ref(ClusterClassSpecWorkersMachineDeploymentNamingSchema)),
-  readinessGates: c.optional(c.withMeta(c.array(c.ref(MachineSpecReadinessGateSchema), { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]})),
-  rollout: c.optional(c.ref(ClusterClassSpecWorkersMachineDeploymentRolloutSchema)),
-  taints: c.optional(c.withMeta(c.array(c.ref(MachineSpecTaintSchema), { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]})),
-}));
+  deletion: $ClusterClassSpecWorkersMachineDeploymentDeletion,
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  healthCheck: $ClusterClassSpecWorkersMachineDeploymentHealthCheck,
+  infrastructure: $ClusterClassSpecWorkersMachineDeploymentInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
+  naming: $ClusterClassSpecWorkersMachineDeploymentNaming,
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  rollout: $ClusterClassSpecWorkersMachineDeploymentRollout,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+}, { required: ["bootstrap","class","infrastructure"] });
+
+/** zod schema of {@link ClusterClassSpecWorkersMachineDeployment}. */
+export const ClusterClassSpecWorkersMachineDeploymentSchema: z.ZodType<ClusterClassSpecWorkersMachineDeployment> = c.zod($ClusterClassSpecWorkersMachineDeployment);
 
 /**
  * bootstrap contains the bootstrap template reference to be used
@@ -2729,10 +2879,12 @@ export interface ClusterClassSpecWorkersMachinePoolBootstrap {
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
 
+const $ClusterClassSpecWorkersMachinePoolBootstrap = c.object<ClusterClassSpecWorkersMachinePoolBootstrap>({
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+}, { required: ["templateRef"] });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachinePoolBootstrap}. */
-export const ClusterClassSpecWorkersMachinePoolBootstrapSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolBootstrap> = c.zod(c.object<ClusterClassSpecWorkersMachinePoolBootstrap>({
-  templateRef: c.ref(ClusterClassSpecControlPlaneTemplateRefSchema),
-}));
+export const ClusterClassSpecWorkersMachinePoolBootstrapSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolBootstrap> = c.zod($ClusterClassSpecWorkersMachinePoolBootstrap);
 
 /** deletion contains configuration options for Machine deletion. */
 export interface ClusterClassSpecWorkersMachinePoolDeletion {
@@ -2758,12 +2910,14 @@ export interface ClusterClassSpecWorkersMachinePoolDeletion {
   nodeVolumeDetachTimeoutSeconds?: number;
 }
 
+const $ClusterClassSpecWorkersMachinePoolDeletion = c.object<ClusterClassSpecWorkersMachinePoolDeletion>({
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachinePoolDeletion}. */
-export const ClusterClassSpecWorkersMachinePoolDeletionSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolDeletion> = c.zod(c.object<ClusterClassSpecWorkersMachinePoolDeletion>({
-  nodeDeletionTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  nodeDrainTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  nodeVolumeDetachTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-}, { minProperties: 1 }));
+export const ClusterClassSpecWorkersMachinePoolDeletionSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolDeletion> = c.zod($ClusterClassSpecWorkersMachinePoolDeletion);
 
 /**
  * infrastructure contains the infrastructure template reference to be used
@@ -2774,10 +2928,12 @@ export interface ClusterClassSpecWorkersMachinePoolInfrastructure {
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
 
+const $ClusterClassSpecWorkersMachinePoolInfrastructure = c.object<ClusterClassSpecWorkersMachinePoolInfrastructure>({
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+}, { required: ["templateRef"] });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachinePoolInfrastructure}. */
-export const ClusterClassSpecWorkersMachinePoolInfrastructureSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolInfrastructure> = c.zod(c.object<ClusterClassSpecWorkersMachinePoolInfrastructure>({
-  templateRef: c.ref(ClusterClassSpecControlPlaneTemplateRefSchema),
-}));
+export const ClusterClassSpecWorkersMachinePoolInfrastructureSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolInfrastructure> = c.zod($ClusterClassSpecWorkersMachinePoolInfrastructure);
 
 /** naming allows changing the naming pattern used when creating the MachinePool. */
 export interface ClusterClassSpecWorkersMachinePoolNaming {
@@ -2794,10 +2950,12 @@ export interface ClusterClassSpecWorkersMachinePoolNaming {
   template?: string;
 }
 
+const $ClusterClassSpecWorkersMachinePoolNaming = c.object<ClusterClassSpecWorkersMachinePoolNaming>({
+  template: c.string({ minLength: 1, maxLength: 1024 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachinePoolNaming}. */
-export const ClusterClassSpecWorkersMachinePoolNamingSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolNaming> = c.zod(c.object<ClusterClassSpecWorkersMachinePoolNaming>({
-  template: c.optional(c.string({ minLength: 1, maxLength: 1024 })),
-}, { minProperties: 1 }));
+export const ClusterClassSpecWorkersMachinePoolNamingSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolNaming> = c.zod($ClusterClassSpecWorkersMachinePoolNaming);
 
 /**
  * MachinePoolClass serves as a template to define a pool of worker nodes of the cluster
@@ -2857,18 +3015,20 @@ export interface ClusterClassSpecWorkersMachinePool {
   taints?: MachineSpecTaint[];
 }
 
-/** zod schema of {@link ClusterClassSpecWorkersMachinePool}. */
-export const ClusterClassSpecWorkersMachinePoolSchema: z.ZodType<ClusterClassSpecWorkersMachinePool> = c.zod(c.object<ClusterClassSpecWorkersMachinePool>({
-  bootstrap: c.ref(ClusterClassSpecWorkersMachinePoolBootstrapSchema),
+const $ClusterClassSpecWorkersMachinePool = c.object<ClusterClassSpecWorkersMachinePool>({
+  bootstrap: $ClusterClassSpecWorkersMachinePoolBootstrap,
   class: c.string({ minLength: 1, maxLength: 256 }),
-  deletion: c.optional(c.ref(ClusterClassSpecWorkersMachinePoolDeletionSchema)),
-  failureDomains: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  infrastructure: c.ref(ClusterClassSpecWorkersMachinePoolInfrastructureSchema),
-  metadata: c.optional(c.ref(MachineSetSpecTemplateMetadataSchema)),
-  minReadySeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  naming: c.optional(c.ref(ClusterClassSpecWorkersMachinePoolNamingSchema)),
-  taints: c.optional(c.withMeta(c.array(c.ref(MachineSpecTaintSchema), { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]})),
-}));
+  deletion: $ClusterClassSpecWorkersMachinePoolDeletion,
+  failureDomains: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  infrastructure: $ClusterClassSpecWorkersMachinePoolInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
+  naming: $ClusterClassSpecWorkersMachinePoolNaming,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+}, { required: ["bootstrap","class","infrastructure"] });
+
+/** zod schema of {@link ClusterClassSpecWorkersMachinePool}. */
+export const ClusterClassSpecWorkersMachinePoolSchema: z.ZodType<ClusterClassSpecWorkersMachinePool> = c.zod($ClusterClassSpecWorkersMachinePool);
 
 /**
  * workers describes the worker nodes for the cluster.
@@ -2888,11 +3048,13 @@ export interface ClusterClassSpecWorkers {
   machinePools?: ClusterClassSpecWorkersMachinePool[];
 }
 
+const $ClusterClassSpecWorkers = c.object<ClusterClassSpecWorkers>({
+  machineDeployments: c.withMeta(c.array($ClusterClassSpecWorkersMachineDeployment, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]}),
+  machinePools: c.withMeta(c.array($ClusterClassSpecWorkersMachinePool, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecWorkers}. */
-export const ClusterClassSpecWorkersSchema: z.ZodType<ClusterClassSpecWorkers> = c.zod(c.object<ClusterClassSpecWorkers>({
-  machineDeployments: c.optional(c.withMeta(c.array(c.ref(ClusterClassSpecWorkersMachineDeploymentSchema), { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]})),
-  machinePools: c.optional(c.withMeta(c.array(c.ref(ClusterClassSpecWorkersMachinePoolSchema), { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]})),
-}, { minProperties: 1 }));
+export const ClusterClassSpecWorkersSchema: z.ZodType<ClusterClassSpecWorkers> = c.zod($ClusterClassSpecWorkers);
 
 /** spec is the desired state of ClusterClass. */
 export interface ClusterClassSpec {
@@ -2941,17 +3103,19 @@ export interface ClusterClassSpec {
   workers?: ClusterClassSpecWorkers;
 }
 
+const $ClusterClassSpec = c.object<ClusterClassSpec>({
+  availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  controlPlane: $ClusterClassSpecControlPlane,
+  infrastructure: $ClusterClassSpecInfrastructure,
+  kubernetesVersions: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  patches: c.withMeta(c.array($ClusterClassSpecPatch, { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  upgrade: $ClusterClassSpecUpgrade,
+  variables: c.withMeta(c.array($ClusterClassSpecVariable, { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  workers: $ClusterClassSpecWorkers,
+}, { required: ["controlPlane","infrastructure"] });
+
 /** zod schema of {@link ClusterClassSpec}. */
-export const ClusterClassSpecSchema: z.ZodType<ClusterClassSpec> = c.zod(c.object<ClusterClassSpec>({
-  availabilityGates: c.optional(c.withMeta(c.array(c.ref(ClusterSpecAvailabilityGateSchema), { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]})),
-  controlPlane: c.ref(ClusterClassSpecControlPlaneSchema),
-  infrastructure: c.ref(ClusterClassSpecInfrastructureSchema),
-  kubernetesVersions: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  patches: c.optional(c.withMeta(c.array(c.ref(ClusterClassSpecPatchSchema), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  upgrade: c.optional(c.ref(ClusterClassSpecUpgradeSchema)),
-  variables: c.optional(c.withMeta(c.array(c.ref(ClusterClassSpecVariableSchema), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  workers: c.optional(c.ref(ClusterClassSpecWorkersSchema)),
-}));
+export const ClusterClassSpecSchema: z.ZodType<ClusterClassSpec> = c.zod($ClusterClassSpec);
 
 const ClusterClassSpecDefaults: c.DefaultsNode = { properties: { variables: { items: { ...ClusterClassSpecVariableDefaults } } } };
 
@@ -2967,10 +3131,12 @@ export interface ClusterClassStatusDeprecatedV1beta1 {
   conditions?: ClusterStatusDeprecatedV1beta1Condition[];
 }
 
+const $ClusterClassStatusDeprecatedV1beta1 = c.object<ClusterClassStatusDeprecatedV1beta1>({
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+});
+
 /** zod schema of {@link ClusterClassStatusDeprecatedV1beta1}. */
-export const ClusterClassStatusDeprecatedV1beta1Schema: z.ZodType<ClusterClassStatusDeprecatedV1beta1> = c.zod(c.object<ClusterClassStatusDeprecatedV1beta1>({
-  conditions: c.optional(c.array(c.ref(ClusterStatusDeprecatedV1beta1ConditionSchema))),
-}));
+export const ClusterClassStatusDeprecatedV1beta1Schema: z.ZodType<ClusterClassStatusDeprecatedV1beta1> = c.zod($ClusterClassStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface ClusterClassStatusDeprecated {
@@ -2978,10 +3144,12 @@ export interface ClusterClassStatusDeprecated {
   v1beta1?: ClusterClassStatusDeprecatedV1beta1;
 }
 
+const $ClusterClassStatusDeprecated = c.object<ClusterClassStatusDeprecated>({
+  v1beta1: $ClusterClassStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link ClusterClassStatusDeprecated}. */
-export const ClusterClassStatusDeprecatedSchema: z.ZodType<ClusterClassStatusDeprecated> = c.zod(c.object<ClusterClassStatusDeprecated>({
-  v1beta1: c.optional(c.ref(ClusterClassStatusDeprecatedV1beta1Schema)),
-}));
+export const ClusterClassStatusDeprecatedSchema: z.ZodType<ClusterClassStatusDeprecated> = c.zod($ClusterClassStatusDeprecated);
 
 /** ClusterClassStatusVariableDefinition defines a variable which appears in the status of a ClusterClass. */
 export interface ClusterClassStatusVariableDefinition2 {
@@ -3012,13 +3180,15 @@ export interface ClusterClassStatusVariableDefinition2 {
   schema: ClusterClassStatusVariableDefinitionSchema;
 }
 
-/** zod schema of {@link ClusterClassStatusVariableDefinition2}. */
-export const ClusterClassStatusVariableDefinition2Schema: z.ZodType<ClusterClassStatusVariableDefinition2> = c.zod(c.object<ClusterClassStatusVariableDefinition2>({
-  deprecatedV1Beta1Metadata: c.optional(c.ref(ClusterClassSpecVariableDeprecatedV1Beta1MetadataSchema)),
+const $ClusterClassStatusVariableDefinition2 = c.object<ClusterClassStatusVariableDefinition2>({
+  deprecatedV1Beta1Metadata: $ClusterClassSpecVariableDeprecatedV1Beta1Metadata,
   from: c.string({ minLength: 1, maxLength: 256 }),
   required: c.boolean(),
-  schema: c.ref(ClusterClassStatusVariableDefinitionSchemaSchema),
-}));
+  schema: $ClusterClassStatusVariableDefinitionSchema,
+}, { required: ["from","required","schema"] });
+
+/** zod schema of {@link ClusterClassStatusVariableDefinition2}. */
+export const ClusterClassStatusVariableDefinition2Schema: z.ZodType<ClusterClassStatusVariableDefinition2> = c.zod($ClusterClassStatusVariableDefinition2);
 
 const ClusterClassStatusVariableDefinition2Defaults: c.DefaultsNode = { properties: { schema: { ...ClusterClassStatusVariableDefinitionSchemaDefaults } } };
 
@@ -3032,12 +3202,14 @@ export interface ClusterClassStatusVariable {
   name: string;
 }
 
-/** zod schema of {@link ClusterClassStatusVariable}. */
-export const ClusterClassStatusVariableSchema: z.ZodType<ClusterClassStatusVariable> = c.zod(c.object<ClusterClassStatusVariable>({
-  definitions: c.withMeta(c.array(c.ref(ClusterClassStatusVariableDefinition2Schema), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  definitionsConflict: c.optional(c.boolean()),
+const $ClusterClassStatusVariable = c.object<ClusterClassStatusVariable>({
+  definitions: c.withMeta(c.array($ClusterClassStatusVariableDefinition2, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  definitionsConflict: c.boolean(),
   name: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["definitions","name"] });
+
+/** zod schema of {@link ClusterClassStatusVariable}. */
+export const ClusterClassStatusVariableSchema: z.ZodType<ClusterClassStatusVariable> = c.zod($ClusterClassStatusVariable);
 
 const ClusterClassStatusVariableDefaults: c.DefaultsNode = { properties: { definitions: { items: { ...ClusterClassStatusVariableDefinition2Defaults } } } };
 
@@ -3056,13 +3228,15 @@ export interface ClusterClassStatus {
   variables?: ClusterClassStatusVariable[];
 }
 
+const $ClusterClassStatus = c.object<ClusterClassStatus>({
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $ClusterClassStatusDeprecated,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  variables: c.withMeta(c.array($ClusterClassStatusVariable, { maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassStatus}. */
-export const ClusterClassStatusSchema: z.ZodType<ClusterClassStatus> = c.zod(c.object<ClusterClassStatus>({
-  conditions: c.optional(c.withMeta(c.array(c.ref(ClusterStatusConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-  deprecated: c.optional(c.ref(ClusterClassStatusDeprecatedSchema)),
-  observedGeneration: c.optional(c.integer({ format: "int64", minimum: 1 })),
-  variables: c.optional(c.withMeta(c.array(c.ref(ClusterClassStatusVariableSchema), { maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-}, { minProperties: 1 }));
+export const ClusterClassStatusSchema: z.ZodType<ClusterClassStatus> = c.zod($ClusterClassStatus);
 
 const ClusterClassStatusDefaults: c.DefaultsNode = { properties: { variables: { items: { ...ClusterClassStatusVariableDefaults } } } };
 
@@ -3108,22 +3282,24 @@ export interface ClusterClassList {
   items: ClusterClass[];
 }
 
-/** zod schema of {@link ClusterClass}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const ClusterClassSchema: z.ZodType<ClusterClass> = c.zod(c.object<ClusterClass>({
+const $ClusterClass = c.object<ClusterClass>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("ClusterClass"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.ref(ClusterClassSpecSchema),
-  status: c.optional(c.ref(ClusterClassStatusSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $ClusterClassSpec,
+  status: $ClusterClassStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
+/** zod schema of {@link ClusterClass}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const ClusterClassSchema: z.ZodType<ClusterClass> = c.zod($ClusterClass);
 
 /** zod schema of {@link ClusterClassList}. */
 export const ClusterClassListSchema: z.ZodType<ClusterClassList> = c.zod(c.object<ClusterClassList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("ClusterClassList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(ClusterClassSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($ClusterClass),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const ClusterClassDefaults: c.DefaultsNode = { properties: { spec: { ...ClusterClassSpecDefaults }, status: { ...ClusterClassStatusDefaults } } };
 
@@ -3221,11 +3397,13 @@ export interface MachineSpecBootstrap {
   dataSecretName?: string;
 }
 
+const $MachineSpecBootstrap = c.object<MachineSpecBootstrap>({
+  configRef: $ClusterSpecControlPlaneRef,
+  dataSecretName: c.string({ minLength: 0, maxLength: 253 }),
+});
+
 /** zod schema of {@link MachineSpecBootstrap}. */
-export const MachineSpecBootstrapSchema: z.ZodType<MachineSpecBootstrap> = c.zod(c.object<MachineSpecBootstrap>({
-  configRef: c.optional(c.ref(ClusterSpecControlPlaneRefSchema)),
-  dataSecretName: c.optional(c.string({ minLength: 0, maxLength: 253 })),
-}));
+export const MachineSpecBootstrapSchema: z.ZodType<MachineSpecBootstrap> = c.zod($MachineSpecBootstrap);
 
 /** spec is the desired state of Machine. */
 export interface MachineSpec {
@@ -3301,19 +3479,21 @@ export interface MachineSpec {
   version?: string;
 }
 
-/** zod schema of {@link MachineSpec}. */
-export const MachineSpecSchema: z.ZodType<MachineSpec> = c.zod(c.object<MachineSpec>({
-  bootstrap: c.ref(MachineSpecBootstrapSchema),
+const $MachineSpec = c.object<MachineSpec>({
+  bootstrap: $MachineSpecBootstrap,
   clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  deletion: c.optional(c.ref(MachineSpecDeletionSchema)),
-  failureDomain: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  infrastructureRef: c.ref(ClusterSpecControlPlaneRefSchema),
-  minReadySeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  providerID: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  readinessGates: c.optional(c.withMeta(c.array(c.ref(MachineSpecReadinessGateSchema), { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]})),
-  taints: c.optional(c.withMeta(c.array(c.ref(MachineSpecTaintSchema), { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]})),
-  version: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-}));
+  deletion: $MachineSpecDeletion,
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  infrastructureRef: $ClusterSpecControlPlaneRef,
+  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
+  providerID: c.string({ minLength: 1, maxLength: 512 }),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  version: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["bootstrap","clusterName","infrastructureRef"] });
+
+/** zod schema of {@link MachineSpec}. */
+export const MachineSpecSchema: z.ZodType<MachineSpec> = c.zod($MachineSpec);
 
 /** MachineAddress contains information for the node's address. */
 export interface MachineStatusAddress {
@@ -3323,11 +3503,13 @@ export interface MachineStatusAddress {
   type: "Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS";
 }
 
-/** zod schema of {@link MachineStatusAddress}. */
-export const MachineStatusAddressSchema: z.ZodType<MachineStatusAddress> = c.zod(c.object<MachineStatusAddress>({
+const $MachineStatusAddress = c.object<MachineStatusAddress>({
   address: c.string({ minLength: 1, maxLength: 256 }),
   type: c.literals<"Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS">(["Hostname","ExternalIP","InternalIP","ExternalDNS","InternalDNS"]),
-}));
+}, { required: ["address","type"] });
+
+/** zod schema of {@link MachineStatusAddress}. */
+export const MachineStatusAddressSchema: z.ZodType<MachineStatusAddress> = c.zod($MachineStatusAddress);
 
 /**
  * deletion contains information relating to removal of the Machine.
@@ -3362,13 +3544,15 @@ export interface MachineStatusDeletion {
   waitForPreTerminateHookStartTime?: string;
 }
 
+const $MachineStatusDeletion = c.object<MachineStatusDeletion>({
+  nodeDrainStartTime: c.string({ format: "date-time" }),
+  waitForNodeVolumeDetachStartTime: c.string({ format: "date-time" }),
+  waitForPreDrainHookStartTime: c.string({ format: "date-time" }),
+  waitForPreTerminateHookStartTime: c.string({ format: "date-time" }),
+});
+
 /** zod schema of {@link MachineStatusDeletion}. */
-export const MachineStatusDeletionSchema: z.ZodType<MachineStatusDeletion> = c.zod(c.object<MachineStatusDeletion>({
-  nodeDrainStartTime: c.optional(c.string({ format: "date-time" })),
-  waitForNodeVolumeDetachStartTime: c.optional(c.string({ format: "date-time" })),
-  waitForPreDrainHookStartTime: c.optional(c.string({ format: "date-time" })),
-  waitForPreTerminateHookStartTime: c.optional(c.string({ format: "date-time" })),
-}));
+export const MachineStatusDeletionSchema: z.ZodType<MachineStatusDeletion> = c.zod($MachineStatusDeletion);
 
 /**
  * v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped.
@@ -3432,12 +3616,14 @@ export interface MachineStatusDeprecatedV1beta1 {
   failureReason?: string;
 }
 
+const $MachineStatusDeprecatedV1beta1 = c.object<MachineStatusDeprecatedV1beta1>({
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+});
+
 /** zod schema of {@link MachineStatusDeprecatedV1beta1}. */
-export const MachineStatusDeprecatedV1beta1Schema: z.ZodType<MachineStatusDeprecatedV1beta1> = c.zod(c.object<MachineStatusDeprecatedV1beta1>({
-  conditions: c.optional(c.array(c.ref(ClusterStatusDeprecatedV1beta1ConditionSchema))),
-  failureMessage: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  failureReason: c.optional(c.string()),
-}));
+export const MachineStatusDeprecatedV1beta1Schema: z.ZodType<MachineStatusDeprecatedV1beta1> = c.zod($MachineStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface MachineStatusDeprecated {
@@ -3451,10 +3637,12 @@ export interface MachineStatusDeprecated {
   v1beta1?: MachineStatusDeprecatedV1beta1;
 }
 
+const $MachineStatusDeprecated = c.object<MachineStatusDeprecated>({
+  v1beta1: $MachineStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link MachineStatusDeprecated}. */
-export const MachineStatusDeprecatedSchema: z.ZodType<MachineStatusDeprecated> = c.zod(c.object<MachineStatusDeprecated>({
-  v1beta1: c.optional(c.ref(MachineStatusDeprecatedV1beta1Schema)),
-}));
+export const MachineStatusDeprecatedSchema: z.ZodType<MachineStatusDeprecated> = c.zod($MachineStatusDeprecated);
 
 /**
  * initialization provides observations of the Machine initialization process.
@@ -3475,11 +3663,13 @@ export interface MachineStatusInitialization {
   infrastructureProvisioned?: boolean;
 }
 
+const $MachineStatusInitialization = c.object<MachineStatusInitialization>({
+  bootstrapDataSecretCreated: c.boolean(),
+  infrastructureProvisioned: c.boolean(),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineStatusInitialization}. */
-export const MachineStatusInitializationSchema: z.ZodType<MachineStatusInitialization> = c.zod(c.object<MachineStatusInitialization>({
-  bootstrapDataSecretCreated: c.optional(c.boolean()),
-  infrastructureProvisioned: c.optional(c.boolean()),
-}, { minProperties: 1 }));
+export const MachineStatusInitializationSchema: z.ZodType<MachineStatusInitialization> = c.zod($MachineStatusInitialization);
 
 /** Swap Info reported by the node. */
 export interface MachineStatusNodeInfoSwap {
@@ -3487,10 +3677,12 @@ export interface MachineStatusNodeInfoSwap {
   capacity?: number;
 }
 
+const $MachineStatusNodeInfoSwap = c.object<MachineStatusNodeInfoSwap>({
+  capacity: c.integer({ format: "int64" }),
+});
+
 /** zod schema of {@link MachineStatusNodeInfoSwap}. */
-export const MachineStatusNodeInfoSwapSchema: z.ZodType<MachineStatusNodeInfoSwap> = c.zod(c.object<MachineStatusNodeInfoSwap>({
-  capacity: c.optional(c.integer({ format: "int64" })),
-}));
+export const MachineStatusNodeInfoSwapSchema: z.ZodType<MachineStatusNodeInfoSwap> = c.zod($MachineStatusNodeInfoSwap);
 
 /**
  * nodeInfo is a set of ids/uuids to uniquely identify the node.
@@ -3533,8 +3725,7 @@ export interface MachineStatusNodeInfo {
   systemUUID: string;
 }
 
-/** zod schema of {@link MachineStatusNodeInfo}. */
-export const MachineStatusNodeInfoSchema: z.ZodType<MachineStatusNodeInfo> = c.zod(c.object<MachineStatusNodeInfo>({
+const $MachineStatusNodeInfo = c.object<MachineStatusNodeInfo>({
   architecture: c.string(),
   bootID: c.string(),
   containerRuntimeVersion: c.string(),
@@ -3544,9 +3735,12 @@ export const MachineStatusNodeInfoSchema: z.ZodType<MachineStatusNodeInfo> = c.z
   machineID: c.string(),
   operatingSystem: c.string(),
   osImage: c.string(),
-  swap: c.optional(c.ref(MachineStatusNodeInfoSwapSchema)),
+  swap: $MachineStatusNodeInfoSwap,
   systemUUID: c.string(),
-}));
+}, { required: ["architecture","bootID","containerRuntimeVersion","kernelVersion","kubeProxyVersion","kubeletVersion","machineID","operatingSystem","osImage","systemUUID"] });
+
+/** zod schema of {@link MachineStatusNodeInfo}. */
+export const MachineStatusNodeInfoSchema: z.ZodType<MachineStatusNodeInfo> = c.zod($MachineStatusNodeInfo);
 
 /** nodeRef will point to the corresponding Node if it exists. */
 export interface MachineStatusNodeRef {
@@ -3557,10 +3751,12 @@ export interface MachineStatusNodeRef {
   name: string;
 }
 
-/** zod schema of {@link MachineStatusNodeRef}. */
-export const MachineStatusNodeRefSchema: z.ZodType<MachineStatusNodeRef> = c.zod(c.object<MachineStatusNodeRef>({
+const $MachineStatusNodeRef = c.object<MachineStatusNodeRef>({
   name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}));
+}, { required: ["name"] });
+
+/** zod schema of {@link MachineStatusNodeRef}. */
+export const MachineStatusNodeRefSchema: z.ZodType<MachineStatusNodeRef> = c.zod($MachineStatusNodeRef);
 
 /** status is the observed state of Machine. */
 export interface MachineStatus {
@@ -3612,21 +3808,23 @@ export interface MachineStatus {
   phase?: "Pending" | "Provisioning" | "Provisioned" | "Running" | "Updating" | "Deleting" | "Deleted" | "Failed" | "Unknown";
 }
 
+const $MachineStatus = c.object<MachineStatus>({
+  addresses: c.withMeta(c.array($MachineStatusAddress, { maxItems: 256, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  certificatesExpiryDate: c.string({ format: "date-time" }),
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deletion: $MachineStatusDeletion,
+  deprecated: $MachineStatusDeprecated,
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  initialization: $MachineStatusInitialization,
+  lastUpdated: c.string({ format: "date-time" }),
+  nodeInfo: $MachineStatusNodeInfo,
+  nodeRef: $MachineStatusNodeRef,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Running" | "Updating" | "Deleting" | "Deleted" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Running","Updating","Deleting","Deleted","Failed","Unknown"]),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineStatus}. */
-export const MachineStatusSchema: z.ZodType<MachineStatus> = c.zod(c.object<MachineStatus>({
-  addresses: c.optional(c.withMeta(c.array(c.ref(MachineStatusAddressSchema), { maxItems: 256, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  certificatesExpiryDate: c.optional(c.string({ format: "date-time" })),
-  conditions: c.optional(c.withMeta(c.array(c.ref(ClusterStatusConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-  deletion: c.optional(c.ref(MachineStatusDeletionSchema)),
-  deprecated: c.optional(c.ref(MachineStatusDeprecatedSchema)),
-  failureDomain: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  initialization: c.optional(c.ref(MachineStatusInitializationSchema)),
-  lastUpdated: c.optional(c.string({ format: "date-time" })),
-  nodeInfo: c.optional(c.ref(MachineStatusNodeInfoSchema)),
-  nodeRef: c.optional(c.ref(MachineStatusNodeRefSchema)),
-  observedGeneration: c.optional(c.integer({ format: "int64", minimum: 1 })),
-  phase: c.optional(c.literals<"Pending" | "Provisioning" | "Provisioned" | "Running" | "Updating" | "Deleting" | "Deleted" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Running","Updating","Deleting","Deleted","Failed","Unknown"])),
-}, { minProperties: 1 }));
+export const MachineStatusSchema: z.ZodType<MachineStatus> = c.zod($MachineStatus);
 
 /**
  * Machine is the Schema for the machines API.
@@ -3669,22 +3867,24 @@ export interface MachineList {
   items: Machine[];
 }
 
-/** zod schema of {@link Machine}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachineSchema: z.ZodType<Machine> = c.zod(c.object<Machine>({
+const $Machine = c.object<Machine>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("Machine"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.ref(MachineSpecSchema),
-  status: c.optional(c.ref(MachineStatusSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $MachineSpec,
+  status: $MachineStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
+/** zod schema of {@link Machine}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const MachineSchema: z.ZodType<Machine> = c.zod($Machine);
 
 /** zod schema of {@link MachineList}. */
 export const MachineListSchema: z.ZodType<MachineList> = c.zod(c.object<MachineList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("MachineList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(MachineSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($Machine),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link MachineModel} class: a {@link Machine} with the Model methods. */
 export interface MachineModel extends Machine {}
@@ -3770,10 +3970,12 @@ export interface MachineSetSpecDeletion {
   order?: "Random" | "Newest" | "Oldest";
 }
 
+const $MachineSetSpecDeletion = c.object<MachineSetSpecDeletion>({
+  order: c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"]),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineSetSpecDeletion}. */
-export const MachineSetSpecDeletionSchema: z.ZodType<MachineSetSpecDeletion> = c.zod(c.object<MachineSetSpecDeletion>({
-  order: c.optional(c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"])),
-}, { minProperties: 1 }));
+export const MachineSetSpecDeletionSchema: z.ZodType<MachineSetSpecDeletion> = c.zod($MachineSetSpecDeletion);
 
 /**
  * machineNaming allows changing the naming pattern used when creating Machines.
@@ -3801,10 +4003,12 @@ export interface MachineSetSpecMachineNaming {
   template?: string;
 }
 
+const $MachineSetSpecMachineNaming = c.object<MachineSetSpecMachineNaming>({
+  template: c.string({ minLength: 1, maxLength: 256 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineSetSpecMachineNaming}. */
-export const MachineSetSpecMachineNamingSchema: z.ZodType<MachineSetSpecMachineNaming> = c.zod(c.object<MachineSetSpecMachineNaming>({
-  template: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-}, { minProperties: 1 }));
+export const MachineSetSpecMachineNamingSchema: z.ZodType<MachineSetSpecMachineNaming> = c.zod($MachineSetSpecMachineNaming);
 
 /** remediation controls how unhealthy Machines are remediated. */
 export interface MachineDeploymentSpecRemediation {
@@ -3827,10 +4031,12 @@ export interface MachineDeploymentSpecRemediation {
   maxInFlight?: number | string;
 }
 
+const $MachineDeploymentSpecRemediation = c.object<MachineDeploymentSpecRemediation>({
+  maxInFlight: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineDeploymentSpecRemediation}. */
-export const MachineDeploymentSpecRemediationSchema: z.ZodType<MachineDeploymentSpecRemediation> = c.zod(c.object<MachineDeploymentSpecRemediation>({
-  maxInFlight: c.optional(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
-}, { minProperties: 1 }));
+export const MachineDeploymentSpecRemediationSchema: z.ZodType<MachineDeploymentSpecRemediation> = c.zod($MachineDeploymentSpecRemediation);
 
 /**
  * A label selector requirement is a selector that contains values, a key, and an operator that
@@ -3853,12 +4059,14 @@ export interface MachineSetSpecSelectorMatchExpression {
   values?: string[];
 }
 
-/** zod schema of {@link MachineSetSpecSelectorMatchExpression}. */
-export const MachineSetSpecSelectorMatchExpressionSchema: z.ZodType<MachineSetSpecSelectorMatchExpression> = c.zod(c.object<MachineSetSpecSelectorMatchExpression>({
+const $MachineSetSpecSelectorMatchExpression = c.object<MachineSetSpecSelectorMatchExpression>({
   key: c.string(),
   operator: c.string(),
-  values: c.optional(c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-}));
+  values: c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { required: ["key","operator"] });
+
+/** zod schema of {@link MachineSetSpecSelectorMatchExpression}. */
+export const MachineSetSpecSelectorMatchExpressionSchema: z.ZodType<MachineSetSpecSelectorMatchExpression> = c.zod($MachineSetSpecSelectorMatchExpression);
 
 /**
  * selector is the label selector for machines. Existing MachineSets whose machines are
@@ -3876,11 +4084,13 @@ export interface MachineSetSpecSelector {
   matchLabels?: { [key: string]: string };
 }
 
+const $MachineSetSpecSelector = c.withMeta(c.object<MachineSetSpecSelector>({
+  matchExpressions: c.withMeta(c.array($MachineSetSpecSelectorMatchExpression, { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  matchLabels: c.record(c.string()),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link MachineSetSpecSelector}. */
-export const MachineSetSpecSelectorSchema: z.ZodType<MachineSetSpecSelector> = c.zod(c.withMeta(c.object<MachineSetSpecSelector>({
-  matchExpressions: c.optional(c.withMeta(c.array(c.ref(MachineSetSpecSelectorMatchExpressionSchema), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  matchLabels: c.optional(c.record(c.string())),
-}), {"x-kubernetes-map-type":"atomic"}));
+export const MachineSetSpecSelectorSchema: z.ZodType<MachineSetSpecSelector> = c.zod($MachineSetSpecSelector);
 
 /** template describes the machines that will be created. */
 export interface MachineSetSpecTemplate {
@@ -3896,11 +4106,13 @@ export interface MachineSetSpecTemplate {
   spec: MachineSpec;
 }
 
+const $MachineSetSpecTemplate = c.object<MachineSetSpecTemplate>({
+  metadata: $MachineSetSpecTemplateMetadata,
+  spec: $MachineSpec,
+}, { required: ["spec"] });
+
 /** zod schema of {@link MachineSetSpecTemplate}. */
-export const MachineSetSpecTemplateSchema: z.ZodType<MachineSetSpecTemplate> = c.zod(c.object<MachineSetSpecTemplate>({
-  metadata: c.optional(c.ref(MachineSetSpecTemplateMetadataSchema)),
-  spec: c.ref(MachineSpecSchema),
-}));
+export const MachineSetSpecTemplateSchema: z.ZodType<MachineSetSpecTemplate> = c.zod($MachineSetSpecTemplate);
 
 /** spec is the desired state of MachineDeployment. */
 export interface MachineDeploymentSpec {
@@ -3953,18 +4165,20 @@ export interface MachineDeploymentSpec {
   template: MachineSetSpecTemplate;
 }
 
-/** zod schema of {@link MachineDeploymentSpec}. */
-export const MachineDeploymentSpecSchema: z.ZodType<MachineDeploymentSpec> = c.zod(c.object<MachineDeploymentSpec>({
+const $MachineDeploymentSpec = c.object<MachineDeploymentSpec>({
   clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  deletion: c.optional(c.ref(MachineSetSpecDeletionSchema)),
-  machineNaming: c.optional(c.ref(MachineSetSpecMachineNamingSchema)),
-  paused: c.optional(c.boolean()),
-  remediation: c.optional(c.ref(MachineDeploymentSpecRemediationSchema)),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  rollout: c.optional(c.ref(MachineDeploymentSpecRolloutSchema)),
-  selector: c.ref(MachineSetSpecSelectorSchema),
-  template: c.ref(MachineSetSpecTemplateSchema),
-}));
+  deletion: $MachineSetSpecDeletion,
+  machineNaming: $MachineSetSpecMachineNaming,
+  paused: c.boolean(),
+  remediation: $MachineDeploymentSpecRemediation,
+  replicas: c.integer({ format: "int32" }),
+  rollout: $MachineDeploymentSpecRollout,
+  selector: $MachineSetSpecSelector,
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","selector","template"] });
+
+/** zod schema of {@link MachineDeploymentSpec}. */
+export const MachineDeploymentSpecSchema: z.ZodType<MachineDeploymentSpec> = c.zod($MachineDeploymentSpec);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface MachineDeploymentStatusDeprecatedV1beta1 {
@@ -4016,14 +4230,16 @@ export interface MachineDeploymentStatusDeprecatedV1beta1 {
   updatedReplicas?: number;
 }
 
+const $MachineDeploymentStatusDeprecatedV1beta1 = c.object<MachineDeploymentStatusDeprecatedV1beta1>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+  readyReplicas: c.integer({ format: "int32" }),
+  unavailableReplicas: c.integer({ format: "int32" }),
+  updatedReplicas: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link MachineDeploymentStatusDeprecatedV1beta1}. */
-export const MachineDeploymentStatusDeprecatedV1beta1Schema: z.ZodType<MachineDeploymentStatusDeprecatedV1beta1> = c.zod(c.object<MachineDeploymentStatusDeprecatedV1beta1>({
-  availableReplicas: c.optional(c.integer({ format: "int32" })),
-  conditions: c.optional(c.array(c.ref(ClusterStatusDeprecatedV1beta1ConditionSchema))),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-  unavailableReplicas: c.optional(c.integer({ format: "int32" })),
-  updatedReplicas: c.optional(c.integer({ format: "int32" })),
-}));
+export const MachineDeploymentStatusDeprecatedV1beta1Schema: z.ZodType<MachineDeploymentStatusDeprecatedV1beta1> = c.zod($MachineDeploymentStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface MachineDeploymentStatusDeprecated {
@@ -4031,10 +4247,12 @@ export interface MachineDeploymentStatusDeprecated {
   v1beta1?: MachineDeploymentStatusDeprecatedV1beta1;
 }
 
+const $MachineDeploymentStatusDeprecated = c.object<MachineDeploymentStatusDeprecated>({
+  v1beta1: $MachineDeploymentStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link MachineDeploymentStatusDeprecated}. */
-export const MachineDeploymentStatusDeprecatedSchema: z.ZodType<MachineDeploymentStatusDeprecated> = c.zod(c.object<MachineDeploymentStatusDeprecated>({
-  v1beta1: c.optional(c.ref(MachineDeploymentStatusDeprecatedV1beta1Schema)),
-}));
+export const MachineDeploymentStatusDeprecatedSchema: z.ZodType<MachineDeploymentStatusDeprecated> = c.zod($MachineDeploymentStatusDeprecated);
 
 /** status is the observed state of MachineDeployment. */
 export interface MachineDeploymentStatus {
@@ -4070,19 +4288,21 @@ export interface MachineDeploymentStatus {
   versions?: MachineSetStatusVersion[];
 }
 
+const $MachineDeploymentStatus = c.object<MachineDeploymentStatus>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $MachineDeploymentStatusDeprecated,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  phase: c.literals<"ScalingUp" | "ScalingDown" | "Running" | "Failed" | "Unknown">(["ScalingUp","ScalingDown","Running","Failed","Unknown"]),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: c.string({ minLength: 1, maxLength: 4096 }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineDeploymentStatus}. */
-export const MachineDeploymentStatusSchema: z.ZodType<MachineDeploymentStatus> = c.zod(c.object<MachineDeploymentStatus>({
-  availableReplicas: c.optional(c.integer({ format: "int32" })),
-  conditions: c.optional(c.withMeta(c.array(c.ref(ClusterStatusConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-  deprecated: c.optional(c.ref(MachineDeploymentStatusDeprecatedSchema)),
-  observedGeneration: c.optional(c.integer({ format: "int64", minimum: 1 })),
-  phase: c.optional(c.literals<"ScalingUp" | "ScalingDown" | "Running" | "Failed" | "Unknown">(["ScalingUp","ScalingDown","Running","Failed","Unknown"])),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  selector: c.optional(c.string({ minLength: 1, maxLength: 4096 })),
-  upToDateReplicas: c.optional(c.integer({ format: "int32" })),
-  versions: c.optional(c.withMeta(c.array(c.ref(MachineSetStatusVersionSchema), { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]})),
-}, { minProperties: 1 }));
+export const MachineDeploymentStatusSchema: z.ZodType<MachineDeploymentStatus> = c.zod($MachineDeploymentStatus);
 
 /**
  * MachineDeployment is the Schema for the machinedeployments API.
@@ -4125,22 +4345,24 @@ export interface MachineDeploymentList {
   items: MachineDeployment[];
 }
 
-/** zod schema of {@link MachineDeployment}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachineDeploymentSchema: z.ZodType<MachineDeployment> = c.zod(c.object<MachineDeployment>({
+const $MachineDeployment = c.object<MachineDeployment>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("MachineDeployment"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.ref(MachineDeploymentSpecSchema),
-  status: c.optional(c.ref(MachineDeploymentStatusSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $MachineDeploymentSpec,
+  status: $MachineDeploymentStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
+/** zod schema of {@link MachineDeployment}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const MachineDeploymentSchema: z.ZodType<MachineDeployment> = c.zod($MachineDeployment);
 
 /** zod schema of {@link MachineDeploymentList}. */
 export const MachineDeploymentListSchema: z.ZodType<MachineDeploymentList> = c.zod(c.object<MachineDeploymentList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("MachineDeploymentList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(MachineDeploymentSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($MachineDeployment),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link MachineDeploymentModel} class: a {@link MachineDeployment} with the Model methods. */
 export interface MachineDeploymentModel extends MachineDeployment {}
@@ -4243,11 +4465,13 @@ export interface MachineDrainRuleSpecDrain {
   order?: number;
 }
 
-/** zod schema of {@link MachineDrainRuleSpecDrain}. */
-export const MachineDrainRuleSpecDrainSchema: z.ZodType<MachineDrainRuleSpecDrain> = c.zod(c.object<MachineDrainRuleSpecDrain>({
+const $MachineDrainRuleSpecDrain = c.object<MachineDrainRuleSpecDrain>({
   behavior: c.literals<"Drain" | "Skip" | "WaitCompleted">(["Drain","Skip","WaitCompleted"]),
-  order: c.optional(c.integer({ format: "int32" })),
-}));
+  order: c.integer({ format: "int32" }),
+}, { required: ["behavior"] });
+
+/** zod schema of {@link MachineDrainRuleSpecDrain}. */
+export const MachineDrainRuleSpecDrainSchema: z.ZodType<MachineDrainRuleSpecDrain> = c.zod($MachineDrainRuleSpecDrain);
 
 /** MachineDrainRuleMachineSelector defines to which Machines this MachineDrainRule should be applied. */
 export interface MachineDrainRuleSpecMachine {
@@ -4276,11 +4500,13 @@ export interface MachineDrainRuleSpecMachine {
   selector?: MachineSetSpecSelector;
 }
 
+const $MachineDrainRuleSpecMachine = c.object<MachineDrainRuleSpecMachine>({
+  clusterSelector: $MachineSetSpecSelector,
+  selector: $MachineSetSpecSelector,
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineDrainRuleSpecMachine}. */
-export const MachineDrainRuleSpecMachineSchema: z.ZodType<MachineDrainRuleSpecMachine> = c.zod(c.object<MachineDrainRuleSpecMachine>({
-  clusterSelector: c.optional(c.ref(MachineSetSpecSelectorSchema)),
-  selector: c.optional(c.ref(MachineSetSpecSelectorSchema)),
-}, { minProperties: 1 }));
+export const MachineDrainRuleSpecMachineSchema: z.ZodType<MachineDrainRuleSpecMachine> = c.zod($MachineDrainRuleSpecMachine);
 
 /** MachineDrainRulePodSelector defines to which Pods this MachineDrainRule should be applied. */
 export interface MachineDrainRuleSpecPod {
@@ -4309,11 +4535,13 @@ export interface MachineDrainRuleSpecPod {
   selector?: MachineSetSpecSelector;
 }
 
+const $MachineDrainRuleSpecPod = c.object<MachineDrainRuleSpecPod>({
+  namespaceSelector: $MachineSetSpecSelector,
+  selector: $MachineSetSpecSelector,
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineDrainRuleSpecPod}. */
-export const MachineDrainRuleSpecPodSchema: z.ZodType<MachineDrainRuleSpecPod> = c.zod(c.object<MachineDrainRuleSpecPod>({
-  namespaceSelector: c.optional(c.ref(MachineSetSpecSelectorSchema)),
-  selector: c.optional(c.ref(MachineSetSpecSelectorSchema)),
-}, { minProperties: 1 }));
+export const MachineDrainRuleSpecPodSchema: z.ZodType<MachineDrainRuleSpecPod> = c.zod($MachineDrainRuleSpecPod);
 
 /** spec defines the spec of a MachineDrainRule. */
 export interface MachineDrainRuleSpec {
@@ -4382,12 +4610,14 @@ export interface MachineDrainRuleSpec {
   pods?: MachineDrainRuleSpecPod[];
 }
 
+const $MachineDrainRuleSpec = c.object<MachineDrainRuleSpec>({
+  drain: $MachineDrainRuleSpecDrain,
+  machines: c.withMeta(c.array($MachineDrainRuleSpecMachine, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in machines must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]}),
+  pods: c.withMeta(c.array($MachineDrainRuleSpecPod, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in pods must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]}),
+}, { required: ["drain"] });
+
 /** zod schema of {@link MachineDrainRuleSpec}. */
-export const MachineDrainRuleSpecSchema: z.ZodType<MachineDrainRuleSpec> = c.zod(c.object<MachineDrainRuleSpec>({
-  drain: c.ref(MachineDrainRuleSpecDrainSchema),
-  machines: c.optional(c.withMeta(c.array(c.ref(MachineDrainRuleSpecMachineSchema), { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in machines must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]})),
-  pods: c.optional(c.withMeta(c.array(c.ref(MachineDrainRuleSpecPodSchema), { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in pods must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]})),
-}));
+export const MachineDrainRuleSpecSchema: z.ZodType<MachineDrainRuleSpec> = c.zod($MachineDrainRuleSpec);
 
 /**
  * MachineDrainRule is the Schema for the MachineDrainRule API.
@@ -4428,21 +4658,23 @@ export interface MachineDrainRuleList {
   items: MachineDrainRule[];
 }
 
-/** zod schema of {@link MachineDrainRule}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachineDrainRuleSchema: z.ZodType<MachineDrainRule> = c.zod(c.object<MachineDrainRule>({
+const $MachineDrainRule = c.object<MachineDrainRule>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("MachineDrainRule"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.ref(MachineDrainRuleSpecSchema),
-}));
+  metadata: c.objectMeta(),
+  spec: $MachineDrainRuleSpec,
+}, { required: ["apiVersion","kind","spec"] });
+
+/** zod schema of {@link MachineDrainRule}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const MachineDrainRuleSchema: z.ZodType<MachineDrainRule> = c.zod($MachineDrainRule);
 
 /** zod schema of {@link MachineDrainRuleList}. */
 export const MachineDrainRuleListSchema: z.ZodType<MachineDrainRuleList> = c.zod(c.object<MachineDrainRuleList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("MachineDrainRuleList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(MachineDrainRuleSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($MachineDrainRule),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link MachineDrainRuleModel} class: a {@link MachineDrainRule} with the Model methods. */
 export interface MachineDrainRuleModel extends MachineDrainRule {}
@@ -4549,13 +4781,15 @@ export interface MachineHealthCheckSpec {
   selector: MachineSetSpecSelector;
 }
 
-/** zod schema of {@link MachineHealthCheckSpec}. */
-export const MachineHealthCheckSpecSchema: z.ZodType<MachineHealthCheckSpec> = c.zod(c.object<MachineHealthCheckSpec>({
-  checks: c.optional(c.ref(MachineHealthCheckSpecChecksSchema)),
+const $MachineHealthCheckSpec = c.object<MachineHealthCheckSpec>({
+  checks: $MachineHealthCheckSpecChecks,
   clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  remediation: c.optional(c.ref(MachineHealthCheckSpecRemediationSchema)),
-  selector: c.ref(MachineSetSpecSelectorSchema),
-}));
+  remediation: $MachineHealthCheckSpecRemediation,
+  selector: $MachineSetSpecSelector,
+}, { required: ["clusterName","selector"] });
+
+/** zod schema of {@link MachineHealthCheckSpec}. */
+export const MachineHealthCheckSpecSchema: z.ZodType<MachineHealthCheckSpec> = c.zod($MachineHealthCheckSpec);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface MachineHealthCheckStatusDeprecatedV1beta1 {
@@ -4569,10 +4803,12 @@ export interface MachineHealthCheckStatusDeprecatedV1beta1 {
   conditions?: ClusterStatusDeprecatedV1beta1Condition[];
 }
 
+const $MachineHealthCheckStatusDeprecatedV1beta1 = c.object<MachineHealthCheckStatusDeprecatedV1beta1>({
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+});
+
 /** zod schema of {@link MachineHealthCheckStatusDeprecatedV1beta1}. */
-export const MachineHealthCheckStatusDeprecatedV1beta1Schema: z.ZodType<MachineHealthCheckStatusDeprecatedV1beta1> = c.zod(c.object<MachineHealthCheckStatusDeprecatedV1beta1>({
-  conditions: c.optional(c.array(c.ref(ClusterStatusDeprecatedV1beta1ConditionSchema))),
-}));
+export const MachineHealthCheckStatusDeprecatedV1beta1Schema: z.ZodType<MachineHealthCheckStatusDeprecatedV1beta1> = c.zod($MachineHealthCheckStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface MachineHealthCheckStatusDeprecated {
@@ -4580,10 +4816,12 @@ export interface MachineHealthCheckStatusDeprecated {
   v1beta1?: MachineHealthCheckStatusDeprecatedV1beta1;
 }
 
+const $MachineHealthCheckStatusDeprecated = c.object<MachineHealthCheckStatusDeprecated>({
+  v1beta1: $MachineHealthCheckStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link MachineHealthCheckStatusDeprecated}. */
-export const MachineHealthCheckStatusDeprecatedSchema: z.ZodType<MachineHealthCheckStatusDeprecated> = c.zod(c.object<MachineHealthCheckStatusDeprecated>({
-  v1beta1: c.optional(c.ref(MachineHealthCheckStatusDeprecatedV1beta1Schema)),
-}));
+export const MachineHealthCheckStatusDeprecatedSchema: z.ZodType<MachineHealthCheckStatusDeprecated> = c.zod($MachineHealthCheckStatusDeprecated);
 
 /** status is the most recently observed status of MachineHealthCheck resource */
 export interface MachineHealthCheckStatus {
@@ -4609,16 +4847,18 @@ export interface MachineHealthCheckStatus {
   targets?: string[];
 }
 
+const $MachineHealthCheckStatus = c.object<MachineHealthCheckStatus>({
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  currentHealthy: c.integer({ format: "int32", minimum: 0 }),
+  deprecated: $MachineHealthCheckStatusDeprecated,
+  expectedMachines: c.integer({ format: "int32", minimum: 0 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  remediationsAllowed: c.integer({ format: "int32", minimum: 0 }),
+  targets: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 10000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineHealthCheckStatus}. */
-export const MachineHealthCheckStatusSchema: z.ZodType<MachineHealthCheckStatus> = c.zod(c.object<MachineHealthCheckStatus>({
-  conditions: c.optional(c.withMeta(c.array(c.ref(ClusterStatusConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-  currentHealthy: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  deprecated: c.optional(c.ref(MachineHealthCheckStatusDeprecatedSchema)),
-  expectedMachines: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  observedGeneration: c.optional(c.integer({ format: "int64", minimum: 1 })),
-  remediationsAllowed: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  targets: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 10000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-}, { minProperties: 1 }));
+export const MachineHealthCheckStatusSchema: z.ZodType<MachineHealthCheckStatus> = c.zod($MachineHealthCheckStatus);
 
 /**
  * MachineHealthCheck is the Schema for the machinehealthchecks API.
@@ -4661,22 +4901,24 @@ export interface MachineHealthCheckList {
   items: MachineHealthCheck[];
 }
 
-/** zod schema of {@link MachineHealthCheck}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachineHealthCheckSchema: z.ZodType<MachineHealthCheck> = c.zod(c.object<MachineHealthCheck>({
+const $MachineHealthCheck = c.object<MachineHealthCheck>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("MachineHealthCheck"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.ref(MachineHealthCheckSpecSchema),
-  status: c.optional(c.ref(MachineHealthCheckStatusSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $MachineHealthCheckSpec,
+  status: $MachineHealthCheckStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
+/** zod schema of {@link MachineHealthCheck}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const MachineHealthCheckSchema: z.ZodType<MachineHealthCheck> = c.zod($MachineHealthCheck);
 
 /** zod schema of {@link MachineHealthCheckList}. */
 export const MachineHealthCheckListSchema: z.ZodType<MachineHealthCheckList> = c.zod(c.object<MachineHealthCheckList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("MachineHealthCheckList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(MachineHealthCheckSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($MachineHealthCheck),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link MachineHealthCheckModel} class: a {@link MachineHealthCheck} with the Model methods. */
 export interface MachineHealthCheckModel extends MachineHealthCheck {}
@@ -4773,14 +5015,16 @@ export interface MachinePoolSpec {
   template: MachineSetSpecTemplate;
 }
 
-/** zod schema of {@link MachinePoolSpec}. */
-export const MachinePoolSpecSchema: z.ZodType<MachinePoolSpec> = c.zod(c.object<MachinePoolSpec>({
+const $MachinePoolSpec = c.object<MachinePoolSpec>({
   clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  failureDomains: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  providerIDList: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 10000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  template: c.ref(MachineSetSpecTemplateSchema),
-}));
+  failureDomains: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  providerIDList: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 10000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  replicas: c.integer({ format: "int32" }),
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","template"] });
+
+/** zod schema of {@link MachinePoolSpec}. */
+export const MachinePoolSpecSchema: z.ZodType<MachinePoolSpec> = c.zod($MachinePoolSpec);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface MachinePoolStatusDeprecatedV1beta1 {
@@ -4840,15 +5084,17 @@ export interface MachinePoolStatusDeprecatedV1beta1 {
   unavailableReplicas?: number;
 }
 
+const $MachinePoolStatusDeprecatedV1beta1 = c.object<MachinePoolStatusDeprecatedV1beta1>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  readyReplicas: c.integer({ format: "int32" }),
+  unavailableReplicas: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link MachinePoolStatusDeprecatedV1beta1}. */
-export const MachinePoolStatusDeprecatedV1beta1Schema: z.ZodType<MachinePoolStatusDeprecatedV1beta1> = c.zod(c.object<MachinePoolStatusDeprecatedV1beta1>({
-  availableReplicas: c.optional(c.integer({ format: "int32" })),
-  conditions: c.optional(c.array(c.ref(ClusterStatusDeprecatedV1beta1ConditionSchema))),
-  failureMessage: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  failureReason: c.optional(c.string()),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-  unavailableReplicas: c.optional(c.integer({ format: "int32" })),
-}));
+export const MachinePoolStatusDeprecatedV1beta1Schema: z.ZodType<MachinePoolStatusDeprecatedV1beta1> = c.zod($MachinePoolStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface MachinePoolStatusDeprecated {
@@ -4856,10 +5102,12 @@ export interface MachinePoolStatusDeprecated {
   v1beta1?: MachinePoolStatusDeprecatedV1beta1;
 }
 
+const $MachinePoolStatusDeprecated = c.object<MachinePoolStatusDeprecated>({
+  v1beta1: $MachinePoolStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link MachinePoolStatusDeprecated}. */
-export const MachinePoolStatusDeprecatedSchema: z.ZodType<MachinePoolStatusDeprecated> = c.zod(c.object<MachinePoolStatusDeprecated>({
-  v1beta1: c.optional(c.ref(MachinePoolStatusDeprecatedV1beta1Schema)),
-}));
+export const MachinePoolStatusDeprecatedSchema: z.ZodType<MachinePoolStatusDeprecated> = c.zod($MachinePoolStatusDeprecated);
 
 /**
  * initialization provides observations of the MachinePool initialization process.
@@ -4880,11 +5128,13 @@ export interface MachinePoolStatusInitialization {
   infrastructureProvisioned?: boolean;
 }
 
+const $MachinePoolStatusInitialization = c.object<MachinePoolStatusInitialization>({
+  bootstrapDataSecretCreated: c.boolean(),
+  infrastructureProvisioned: c.boolean(),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachinePoolStatusInitialization}. */
-export const MachinePoolStatusInitializationSchema: z.ZodType<MachinePoolStatusInitialization> = c.zod(c.object<MachinePoolStatusInitialization>({
-  bootstrapDataSecretCreated: c.optional(c.boolean()),
-  infrastructureProvisioned: c.optional(c.boolean()),
-}, { minProperties: 1 }));
+export const MachinePoolStatusInitializationSchema: z.ZodType<MachinePoolStatusInitialization> = c.zod($MachinePoolStatusInitialization);
 
 /** ObjectReference contains enough information to let you inspect or modify the referred object. */
 export interface MachinePoolStatusNodeRef {
@@ -4927,16 +5177,18 @@ export interface MachinePoolStatusNodeRef {
   uid?: string;
 }
 
+const $MachinePoolStatusNodeRef = c.withMeta(c.object<MachinePoolStatusNodeRef>({
+  apiVersion: c.string(),
+  fieldPath: c.string(),
+  kind: c.string(),
+  name: c.string(),
+  namespace: c.string(),
+  resourceVersion: c.string(),
+  uid: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link MachinePoolStatusNodeRef}. */
-export const MachinePoolStatusNodeRefSchema: z.ZodType<MachinePoolStatusNodeRef> = c.zod(c.withMeta(c.object<MachinePoolStatusNodeRef>({
-  apiVersion: c.optional(c.string()),
-  fieldPath: c.optional(c.string()),
-  kind: c.optional(c.string()),
-  name: c.optional(c.string()),
-  namespace: c.optional(c.string()),
-  resourceVersion: c.optional(c.string()),
-  uid: c.optional(c.string()),
-}), {"x-kubernetes-map-type":"atomic"}));
+export const MachinePoolStatusNodeRefSchema: z.ZodType<MachinePoolStatusNodeRef> = c.zod($MachinePoolStatusNodeRef);
 
 /** status is the observed state of MachinePool. */
 export interface MachinePoolStatus {
@@ -4971,20 +5223,22 @@ export interface MachinePoolStatus {
   versions?: MachineSetStatusVersion[];
 }
 
+const $MachinePoolStatus = c.object<MachinePoolStatus>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $MachinePoolStatusDeprecated,
+  initialization: $MachinePoolStatusInitialization,
+  nodeRefs: c.withMeta(c.array($MachinePoolStatusNodeRef, { maxItems: 10000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Running" | "ScalingUp" | "ScalingDown" | "Scaling" | "Deleting" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Running","ScalingUp","ScalingDown","Scaling","Deleting","Failed","Unknown"]),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachinePoolStatus}. */
-export const MachinePoolStatusSchema: z.ZodType<MachinePoolStatus> = c.zod(c.object<MachinePoolStatus>({
-  availableReplicas: c.optional(c.integer({ format: "int32" })),
-  conditions: c.optional(c.withMeta(c.array(c.ref(ClusterStatusConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-  deprecated: c.optional(c.ref(MachinePoolStatusDeprecatedSchema)),
-  initialization: c.optional(c.ref(MachinePoolStatusInitializationSchema)),
-  nodeRefs: c.optional(c.withMeta(c.array(c.ref(MachinePoolStatusNodeRefSchema), { maxItems: 10000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  observedGeneration: c.optional(c.integer({ format: "int64", minimum: 1 })),
-  phase: c.optional(c.literals<"Pending" | "Provisioning" | "Provisioned" | "Running" | "ScalingUp" | "ScalingDown" | "Scaling" | "Deleting" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Running","ScalingUp","ScalingDown","Scaling","Deleting","Failed","Unknown"])),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  upToDateReplicas: c.optional(c.integer({ format: "int32" })),
-  versions: c.optional(c.withMeta(c.array(c.ref(MachineSetStatusVersionSchema), { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]})),
-}, { minProperties: 1 }));
+export const MachinePoolStatusSchema: z.ZodType<MachinePoolStatus> = c.zod($MachinePoolStatus);
 
 /**
  * MachinePool is the Schema for the machinepools API.
@@ -5028,22 +5282,24 @@ export interface MachinePoolList {
   items: MachinePool[];
 }
 
-/** zod schema of {@link MachinePool}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachinePoolSchema: z.ZodType<MachinePool> = c.zod(c.object<MachinePool>({
+const $MachinePool = c.object<MachinePool>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("MachinePool"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.ref(MachinePoolSpecSchema),
-  status: c.optional(c.ref(MachinePoolStatusSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $MachinePoolSpec,
+  status: $MachinePoolStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
+/** zod schema of {@link MachinePool}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const MachinePoolSchema: z.ZodType<MachinePool> = c.zod($MachinePool);
 
 /** zod schema of {@link MachinePoolList}. */
 export const MachinePoolListSchema: z.ZodType<MachinePoolList> = c.zod(c.object<MachinePoolList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("MachinePoolList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(MachinePoolSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($MachinePool),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link MachinePoolModel} class: a {@link MachinePool} with the Model methods. */
 export interface MachinePoolModel extends MachinePool {}
@@ -5166,15 +5422,17 @@ export interface MachineSetSpec {
   template: MachineSetSpecTemplate;
 }
 
-/** zod schema of {@link MachineSetSpec}. */
-export const MachineSetSpecSchema: z.ZodType<MachineSetSpec> = c.zod(c.object<MachineSetSpec>({
+const $MachineSetSpec = c.object<MachineSetSpec>({
   clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  deletion: c.optional(c.ref(MachineSetSpecDeletionSchema)),
-  machineNaming: c.optional(c.ref(MachineSetSpecMachineNamingSchema)),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  selector: c.ref(MachineSetSpecSelectorSchema),
-  template: c.ref(MachineSetSpecTemplateSchema),
-}));
+  deletion: $MachineSetSpecDeletion,
+  machineNaming: $MachineSetSpecMachineNaming,
+  replicas: c.integer({ format: "int32" }),
+  selector: $MachineSetSpecSelector,
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","selector","template"] });
+
+/** zod schema of {@link MachineSetSpec}. */
+export const MachineSetSpecSchema: z.ZodType<MachineSetSpec> = c.zod($MachineSetSpec);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface MachineSetStatusDeprecatedV1beta1 {
@@ -5251,15 +5509,17 @@ export interface MachineSetStatusDeprecatedV1beta1 {
   readyReplicas?: number;
 }
 
+const $MachineSetStatusDeprecatedV1beta1 = c.object<MachineSetStatusDeprecatedV1beta1>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  fullyLabeledReplicas: c.integer({ format: "int32" }),
+  readyReplicas: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link MachineSetStatusDeprecatedV1beta1}. */
-export const MachineSetStatusDeprecatedV1beta1Schema: z.ZodType<MachineSetStatusDeprecatedV1beta1> = c.zod(c.object<MachineSetStatusDeprecatedV1beta1>({
-  availableReplicas: c.optional(c.integer({ format: "int32" })),
-  conditions: c.optional(c.array(c.ref(ClusterStatusDeprecatedV1beta1ConditionSchema))),
-  failureMessage: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  failureReason: c.optional(c.string()),
-  fullyLabeledReplicas: c.optional(c.integer({ format: "int32" })),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-}));
+export const MachineSetStatusDeprecatedV1beta1Schema: z.ZodType<MachineSetStatusDeprecatedV1beta1> = c.zod($MachineSetStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface MachineSetStatusDeprecated {
@@ -5267,10 +5527,12 @@ export interface MachineSetStatusDeprecated {
   v1beta1?: MachineSetStatusDeprecatedV1beta1;
 }
 
+const $MachineSetStatusDeprecated = c.object<MachineSetStatusDeprecated>({
+  v1beta1: $MachineSetStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link MachineSetStatusDeprecated}. */
-export const MachineSetStatusDeprecatedSchema: z.ZodType<MachineSetStatusDeprecated> = c.zod(c.object<MachineSetStatusDeprecated>({
-  v1beta1: c.optional(c.ref(MachineSetStatusDeprecatedV1beta1Schema)),
-}));
+export const MachineSetStatusDeprecatedSchema: z.ZodType<MachineSetStatusDeprecated> = c.zod($MachineSetStatusDeprecated);
 
 /** status is the observed state of MachineSet. */
 export interface MachineSetStatus {
@@ -5301,18 +5563,20 @@ export interface MachineSetStatus {
   versions?: MachineSetStatusVersion[];
 }
 
+const $MachineSetStatus = c.object<MachineSetStatus>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $MachineSetStatusDeprecated,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: c.string({ minLength: 1, maxLength: 4096 }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineSetStatus}. */
-export const MachineSetStatusSchema: z.ZodType<MachineSetStatus> = c.zod(c.object<MachineSetStatus>({
-  availableReplicas: c.optional(c.integer({ format: "int32" })),
-  conditions: c.optional(c.withMeta(c.array(c.ref(ClusterStatusConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-  deprecated: c.optional(c.ref(MachineSetStatusDeprecatedSchema)),
-  observedGeneration: c.optional(c.integer({ format: "int64", minimum: 1 })),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  selector: c.optional(c.string({ minLength: 1, maxLength: 4096 })),
-  upToDateReplicas: c.optional(c.integer({ format: "int32" })),
-  versions: c.optional(c.withMeta(c.array(c.ref(MachineSetStatusVersionSchema), { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]})),
-}, { minProperties: 1 }));
+export const MachineSetStatusSchema: z.ZodType<MachineSetStatus> = c.zod($MachineSetStatus);
 
 /**
  * MachineSet is the Schema for the machinesets API.
@@ -5355,22 +5619,24 @@ export interface MachineSetList {
   items: MachineSet[];
 }
 
-/** zod schema of {@link MachineSet}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachineSetSchema: z.ZodType<MachineSet> = c.zod(c.object<MachineSet>({
+const $MachineSet = c.object<MachineSet>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("MachineSet"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.ref(MachineSetSpecSchema),
-  status: c.optional(c.ref(MachineSetStatusSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $MachineSetSpec,
+  status: $MachineSetStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
+/** zod schema of {@link MachineSet}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const MachineSetSchema: z.ZodType<MachineSet> = c.zod($MachineSet);
 
 /** zod schema of {@link MachineSetList}. */
 export const MachineSetListSchema: z.ZodType<MachineSetList> = c.zod(c.object<MachineSetList>({
   apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
   kind: c.literal("MachineSetList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(MachineSetSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($MachineSet),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link MachineSetModel} class: a {@link MachineSet} with the Model methods. */
 export interface MachineSetModel extends MachineSet {}

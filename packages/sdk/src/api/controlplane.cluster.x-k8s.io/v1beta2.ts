@@ -18,11 +18,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   value: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArgSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg>({
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg>({
   name: c.string({ minLength: 1, maxLength: 256 }),
   value: c.string({ minLength: 0, maxLength: 1024 }),
-}));
+}, { required: ["name","value"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArgSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg);
 
 /** Selects a key of a ConfigMap. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef {
@@ -42,12 +44,14 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   optional?: boolean;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef> = c.zod(c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef>({
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef>({
   key: c.string(),
-  name: c.optional(c.string()),
-  optional: c.optional(c.boolean()),
-}), {"x-kubernetes-map-type":"atomic"}));
+  name: c.string(),
+  optional: c.boolean(),
+}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
@@ -62,11 +66,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   fieldPath: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef> = c.zod(c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef>({
-  apiVersion: c.optional(c.string()),
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef>({
+  apiVersion: c.string(),
   fieldPath: c.string(),
-}), {"x-kubernetes-map-type":"atomic"}));
+}, { required: ["fieldPath"] }), {"x-kubernetes-map-type":"atomic"});
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef);
 
 /**
  * FileKeyRef selects a key of the env file.
@@ -100,13 +106,15 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   volumeName: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef> = c.zod(c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef>({
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef>({
   key: c.string(),
-  optional: c.optional(c.boolean()),
+  optional: c.boolean(),
   path: c.string(),
   volumeName: c.string(),
-}), {"x-kubernetes-map-type":"atomic"}));
+}, { required: ["key","path","volumeName"] }), {"x-kubernetes-map-type":"atomic"});
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults: c.DefaultsNode = { properties: { optional: { default: false } } };
 
@@ -123,12 +131,14 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   resource: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef> = c.zod(c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef>({
-  containerName: c.optional(c.string()),
-  divisor: c.optional(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef>({
+  containerName: c.string(),
+  divisor: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
   resource: c.string(),
-}), {"x-kubernetes-map-type":"atomic"}));
+}, { required: ["resource"] }), {"x-kubernetes-map-type":"atomic"});
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef);
 
 /** Selects a key of a secret in the pod's namespace */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef {
@@ -148,12 +158,14 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   optional?: boolean;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef> = c.zod(c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef>({
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef>({
   key: c.string(),
-  name: c.optional(c.string()),
-  optional: c.optional(c.boolean()),
-}), {"x-kubernetes-map-type":"atomic"}));
+  name: c.string(),
+  optional: c.boolean(),
+}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
@@ -180,14 +192,16 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   secretKeyRef?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom>({
+  configMapKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef,
+  fieldRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef,
+  fileKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef,
+  resourceFieldRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef,
+  secretKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef,
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom>({
-  configMapKeyRef: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefSchema)),
-  fieldRef: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRefSchema)),
-  fileKeyRef: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefSchema)),
-  resourceFieldRef: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRefSchema)),
-  secretKeyRef: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefSchema)),
-}));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults: c.DefaultsNode = { properties: { configMapKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults }, fileKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults }, secretKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults } } };
 
@@ -214,12 +228,14 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   valueFrom?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv>({
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv>({
   name: c.string(),
-  value: c.optional(c.string()),
-  valueFrom: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSchema)),
-}));
+  value: c.string(),
+  valueFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom,
+}, { required: ["name"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults: c.DefaultsNode = { properties: { valueFrom: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults } } };
 
@@ -243,14 +259,16 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   readOnly?: boolean;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolumeSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume>({
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume>({
   hostPath: c.string({ minLength: 1, maxLength: 512 }),
   mountPath: c.string({ minLength: 1, maxLength: 512 }),
   name: c.string({ minLength: 1, maxLength: 512 }),
-  pathType: c.optional(c.string()),
-  readOnly: c.optional(c.boolean()),
-}));
+  pathType: c.string(),
+  readOnly: c.boolean(),
+}, { required: ["hostPath","mountPath","name"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolumeSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume);
 
 /** apiServer contains extra settings for the API server control plane component */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer {
@@ -275,13 +293,15 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   extraVolumes?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume[];
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer>({
+  certSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  extraArgs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
+  extraEnvs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  extraVolumes: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer>({
-  certSANs: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  extraArgs: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArgSchema), { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]})),
-  extraEnvs: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvSchema), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  extraVolumes: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolumeSchema), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 
@@ -306,12 +326,14 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSch
   extraVolumes?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume[];
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler>({
+  extraArgs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
+  extraEnvs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  extraVolumes: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler>({
-  extraArgs: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArgSchema), { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]})),
-  extraEnvs: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvSchema), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  extraVolumes: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolumeSchema), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 
@@ -329,11 +351,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns
   imageTag?: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns>({
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  imageTag: c.string({ minLength: 1, maxLength: 256 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDnsSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns>({
-  imageRepository: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  imageTag: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDnsSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns);
 
 /**
  * external describes how to connect to an external etcd cluster
@@ -359,13 +383,15 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtc
   keyFile: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternalSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal>({
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal>({
   caFile: c.string({ minLength: 1, maxLength: 512 }),
   certFile: c.string({ minLength: 1, maxLength: 512 }),
   endpoints: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
   keyFile: c.string({ minLength: 1, maxLength: 512 }),
-}));
+}, { required: ["caFile","certFile","endpoints","keyFile"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternalSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal);
 
 /**
  * local provides configuration knobs for configuring the local etcd instance
@@ -408,16 +434,18 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtc
   serverCertSANs?: string[];
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal>({
+  dataDir: c.string({ minLength: 1, maxLength: 512 }),
+  extraArgs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
+  extraEnvs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  imageTag: c.string({ minLength: 1, maxLength: 256 }),
+  peerCertSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  serverCertSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal>({
-  dataDir: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  extraArgs: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArgSchema), { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]})),
-  extraEnvs: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvSchema), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  imageRepository: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  imageTag: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  peerCertSANs: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  serverCertSANs: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 
@@ -438,11 +466,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtc
   local?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd>({
+  external: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal,
+  local: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal,
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd>({
-  external: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternalSchema)),
-  local: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalSchema)),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdDefaults: c.DefaultsNode = { properties: { local: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalDefaults } } };
 
@@ -512,21 +542,23 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration {
   scheduler?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration>({
+  apiServer: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer,
+  caCertificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 36500 }),
+  certificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 1095 }),
+  certificatesDir: c.string({ minLength: 1, maxLength: 512 }),
+  controlPlaneEndpoint: c.string({ minLength: 1, maxLength: 512 }),
+  controllerManager: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler,
+  dns: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns,
+  encryptionAlgorithm: c.literals<"ECDSA-P256" | "ECDSA-P384" | "RSA-2048" | "RSA-3072" | "RSA-4096">(["ECDSA-P256","ECDSA-P384","RSA-2048","RSA-3072","RSA-4096"]),
+  etcd: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd,
+  featureGates: c.record(c.boolean()),
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  scheduler: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler,
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration>({
-  apiServer: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerSchema)),
-  caCertificateValidityPeriodDays: c.optional(c.integer({ format: "int32", minimum: 1, maximum: 36500 })),
-  certificateValidityPeriodDays: c.optional(c.integer({ format: "int32", minimum: 1, maximum: 1095 })),
-  certificatesDir: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  controlPlaneEndpoint: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  controllerManager: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerSchema)),
-  dns: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDnsSchema)),
-  encryptionAlgorithm: c.optional(c.literals<"ECDSA-P256" | "ECDSA-P384" | "RSA-2048" | "RSA-3072" | "RSA-4096">(["ECDSA-P256","ECDSA-P384","RSA-2048","RSA-3072","RSA-4096"])),
-  etcd: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdSchema)),
-  featureGates: c.optional(c.record(c.boolean())),
-  imageRepository: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  scheduler: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerSchema)),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDefaults: c.DefaultsNode = { properties: { apiServer: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerDefaults }, controllerManager: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults }, etcd: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdDefaults }, scheduler: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults } } };
 
@@ -554,16 +586,18 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem {
   replaceFS?: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem>({
+const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem>({
   device: c.string({ minLength: 1, maxLength: 256 }),
-  extraOpts: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
+  extraOpts: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
   filesystem: c.string({ minLength: 1, maxLength: 128 }),
-  label: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  overwrite: c.optional(c.boolean()),
-  partition: c.optional(c.string({ minLength: 1, maxLength: 128 })),
-  replaceFS: c.optional(c.string({ minLength: 1, maxLength: 128 })),
-}));
+  label: c.string({ minLength: 1, maxLength: 512 }),
+  overwrite: c.boolean(),
+  partition: c.string({ minLength: 1, maxLength: 128 }),
+  replaceFS: c.string({ minLength: 1, maxLength: 128 }),
+}, { required: ["device","filesystem"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem);
 
 /** PartitionSpec defines the size and optional type for a partition. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem {
@@ -581,11 +615,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskL
   percentage: number;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem>({
-  partitionType: c.optional(c.withMeta(c.string({ minLength: 1, maxLength: 36 }), {"x-kubernetes-validations":[{"message":"partitionType must be one of Linux, LinuxSwap, LinuxRAID, LVM, Fat32, NTFS, LinuxExtended or a full GPT partition GUID","rule":"self.matches('^(Linux|LinuxSwap|LinuxRAID|LVM|Fat32|NTFS|LinuxExtended|[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12})$')"}]})),
+const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem>({
+  partitionType: c.withMeta(c.string({ minLength: 1, maxLength: 36 }), {"x-kubernetes-validations":[{"message":"partitionType must be one of Linux, LinuxSwap, LinuxRAID, LVM, Fat32, NTFS, LinuxExtended or a full GPT partition GUID","rule":"self.matches('^(Linux|LinuxSwap|LinuxRAID|LVM|Fat32|NTFS|LinuxExtended|[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12})$')"}]}),
   percentage: c.integer({ format: "int32", minimum: 1, maximum: 100 }),
-}));
+}, { required: ["percentage"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem);
 
 /**
  * Partition defines how to create and layout a partition.
@@ -623,14 +659,16 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition {
   tableType?: "mbr" | "gpt";
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition> = c.zod(c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition>({
+const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition>({
   device: c.string({ minLength: 1, maxLength: 256 }),
-  diskLayout: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItemSchema), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  layout: c.optional(c.boolean()),
-  overwrite: c.optional(c.boolean()),
-  tableType: c.optional(c.literals<"mbr" | "gpt">(["mbr","gpt"])),
-}), {"x-kubernetes-validations":[{"message":"exactly one of the fields in [layout diskLayout] must be set","rule":"[has(self.layout),has(self.diskLayout)].filter(x,x==true).size() == 1"}]}));
+  diskLayout: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  layout: c.boolean(),
+  overwrite: c.boolean(),
+  tableType: c.literals<"mbr" | "gpt">(["mbr","gpt"]),
+}, { required: ["device"] }), {"x-kubernetes-validations":[{"message":"exactly one of the fields in [layout diskLayout] must be set","rule":"[has(self.layout),has(self.diskLayout)].filter(x,x==true).size() == 1"}]});
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition);
 
 /** diskSetup specifies options for the creation of partition tables and file systems on devices. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup {
@@ -640,11 +678,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup {
   partitions?: KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition[];
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup>({
+  filesystems: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  partitions: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup>({
-  filesystems: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystemSchema), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  partitions: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionSchema), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup);
 
 /** secret represents a secret that should populate this file. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret {
@@ -654,11 +694,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret {
   name: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecretSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret>({
+const $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret>({
   key: c.string({ minLength: 1, maxLength: 256 }),
   name: c.string({ minLength: 1, maxLength: 253 }),
-}));
+}, { required: ["key","name"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecretSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret);
 
 /** contentFrom is a referenced source of content to populate the file. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom {
@@ -666,10 +708,12 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom {
   secret: KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom>({
+  secret: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret,
+}, { required: ["secret"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom>({
-  secret: c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecretSchema),
-}));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom);
 
 /** File defines the input for generating write_files in cloud-init. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecFile {
@@ -698,17 +742,19 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecFile {
   permissions?: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecFile}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecFileSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecFile> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecFile>({
-  append: c.optional(c.boolean()),
-  content: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  contentFormat: c.optional(c.literals<"Raw" | "Template">(["Raw","Template"])),
-  contentFrom: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFromSchema)),
-  encoding: c.optional(c.literals<"base64" | "gzip" | "gzip+base64">(["base64","gzip","gzip+base64"])),
-  owner: c.optional(c.string({ minLength: 1, maxLength: 256 })),
+const $KubeadmControlPlaneSpecKubeadmConfigSpecFile = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecFile>({
+  append: c.boolean(),
+  content: c.string({ minLength: 1, maxLength: 10240 }),
+  contentFormat: c.literals<"Raw" | "Template">(["Raw","Template"]),
+  contentFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom,
+  encoding: c.literals<"base64" | "gzip" | "gzip+base64">(["base64","gzip","gzip+base64"]),
+  owner: c.string({ minLength: 1, maxLength: 256 }),
   path: c.string({ minLength: 1, maxLength: 512 }),
-  permissions: c.optional(c.string({ minLength: 1, maxLength: 16 })),
-}));
+  permissions: c.string({ minLength: 1, maxLength: 16 }),
+}, { required: ["path"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecFile}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecFileSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecFile> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecFile);
 
 /** containerLinuxConfig contains CLC specific configuration. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig {
@@ -723,11 +769,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxC
   strict?: boolean;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig>({
+  additionalConfig: c.string({ minLength: 1, maxLength: 32768 }),
+  strict: c.boolean(),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfigSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig>({
-  additionalConfig: c.optional(c.string({ minLength: 1, maxLength: 32768 })),
-  strict: c.optional(c.boolean()),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfigSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig);
 
 /** ignition contains Ignition specific configuration. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecIgnition {
@@ -735,10 +783,12 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecIgnition {
   containerLinuxConfig?: KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecIgnition = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecIgnition>({
+  containerLinuxConfig: $KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig,
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecIgnition}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecIgnition> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecIgnition>({
-  containerLinuxConfig: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfigSchema)),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecIgnition> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecIgnition);
 
 /** BootstrapToken describes one bootstrap token, stored as a Secret in the cluster. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken {
@@ -774,15 +824,17 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootst
   usages?: string[];
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapTokenSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken>({
-  description: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  expires: c.optional(c.string({ format: "date-time" })),
-  groups: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
+const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken>({
+  description: c.string({ minLength: 1, maxLength: 512 }),
+  expires: c.string({ format: "date-time" }),
+  groups: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
   token: c.string({ minLength: 1, maxLength: 23 }),
-  ttlSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  usages: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-}));
+  ttlSeconds: c.integer({ format: "int32", minimum: 0 }),
+  usages: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { required: ["token"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapTokenSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken);
 
 /**
  * localAPIEndpoint represents the endpoint of the API server instance that's deployed on this control plane node
@@ -802,11 +854,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalA
   bindPort?: number;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint>({
+  advertiseAddress: c.string({ minLength: 1, maxLength: 39 }),
+  bindPort: c.integer({ format: "int32", minimum: 1 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpointSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint>({
-  advertiseAddress: c.optional(c.string({ minLength: 1, maxLength: 39 })),
-  bindPort: c.optional(c.integer({ format: "int32", minimum: 1 })),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpointSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint);
 
 /**
  * The node this Taint is attached to has the "effect" on
@@ -827,13 +881,15 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRe
   value?: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaintSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint>({
+const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint>({
   effect: c.string(),
   key: c.string(),
-  timeAdded: c.optional(c.string({ format: "date-time" })),
-  value: c.optional(c.string()),
-}));
+  timeAdded: c.string({ format: "date-time" }),
+  value: c.string(),
+}, { required: ["effect","key"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaintSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint);
 
 /**
  * nodeRegistration holds fields that relate to registering the new control-plane node to the cluster.
@@ -884,16 +940,18 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRe
   taints?: KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint[];
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration>({
+  criSocket: c.string({ minLength: 1, maxLength: 512 }),
+  ignorePreflightErrors: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  imagePullPolicy: c.literals<"Always" | "IfNotPresent" | "Never">(["Always","IfNotPresent","Never"]),
+  imagePullSerial: c.boolean(),
+  kubeletExtraArgs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"kubeletExtraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+  taints: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint, { minItems: 0, maxItems: 100 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration>({
-  criSocket: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  ignorePreflightErrors: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  imagePullPolicy: c.optional(c.literals<"Always" | "IfNotPresent" | "Never">(["Always","IfNotPresent","Never"])),
-  imagePullSerial: c.optional(c.boolean()),
-  kubeletExtraArgs: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArgSchema), { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"kubeletExtraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]})),
-  name: c.optional(c.string({ minLength: 1, maxLength: 253 })),
-  taints: c.optional(c.array(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaintSchema), { minItems: 0, maxItems: 100 })),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration);
 
 /**
  * patches contains options related to applying patches to components deployed by kubeadm during
@@ -915,10 +973,12 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatche
   directory?: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches>({
+  directory: c.string({ minLength: 1, maxLength: 512 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatchesSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches>({
-  directory: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatchesSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches);
 
 /** timeouts holds various timeouts that apply to kubeadm commands. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts {
@@ -960,15 +1020,17 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeou
   tlsBootstrapSeconds?: number;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts>({
+  controlPlaneComponentHealthCheckSeconds: c.integer({ format: "int32", minimum: 0 }),
+  discoverySeconds: c.integer({ format: "int32", minimum: 0 }),
+  etcdAPICallSeconds: c.integer({ format: "int32", minimum: 0 }),
+  kubeletHealthCheckSeconds: c.integer({ format: "int32", minimum: 0 }),
+  kubernetesAPICallSeconds: c.integer({ format: "int32", minimum: 0 }),
+  tlsBootstrapSeconds: c.integer({ format: "int32", minimum: 0 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeoutsSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts>({
-  controlPlaneComponentHealthCheckSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  discoverySeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  etcdAPICallSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  kubeletHealthCheckSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  kubernetesAPICallSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  tlsBootstrapSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeoutsSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts);
 
 /** initConfiguration along with ClusterConfiguration are the configurations necessary for the init command */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration {
@@ -1007,15 +1069,17 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration {
   timeouts?: KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration>({
+  bootstrapTokens: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  localAPIEndpoint: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
+  nodeRegistration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration,
+  patches: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches,
+  skipPhases: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  timeouts: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts,
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration>({
-  bootstrapTokens: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapTokenSchema), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  localAPIEndpoint: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpointSchema)),
-  nodeRegistration: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationSchema)),
-  patches: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatchesSchema)),
-  skipPhases: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  timeouts: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeoutsSchema)),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration);
 
 /**
  * controlPlane defines the additional control plane instance to be deployed on the joining node.
@@ -1026,10 +1090,12 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationContro
   localAPIEndpoint?: KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane>({
+  localAPIEndpoint: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlaneSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane>({
-  localAPIEndpoint: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpointSchema)),
-}));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlaneSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane);
 
 /**
  * bootstrapToken is used to set the options for bootstrap token based discovery
@@ -1062,13 +1128,15 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   unsafeSkipCAVerification?: boolean;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken>({
+  apiServerEndpoint: c.string({ minLength: 1, maxLength: 512 }),
+  caCertHashes: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  token: c.string({ minLength: 1, maxLength: 512 }),
+  unsafeSkipCAVerification: c.boolean(),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapTokenSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken>({
-  apiServerEndpoint: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  caCertHashes: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  token: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  unsafeSkipCAVerification: c.optional(c.boolean()),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapTokenSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken);
 
 /**
  * cluster contains information about how to communicate with the kubernetes cluster.
@@ -1108,14 +1176,16 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   tlsServerName?: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster>({
+  certificateAuthorityData: c.string({ format: "byte", minLength: 1, maxLength: 51200 }),
+  insecureSkipTLSVerify: c.boolean(),
+  proxyURL: c.string({ minLength: 1, maxLength: 512 }),
+  server: c.string({ minLength: 1, maxLength: 512 }),
+  tlsServerName: c.string({ minLength: 1, maxLength: 512 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigClusterSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster>({
-  certificateAuthorityData: c.optional(c.string({ format: "byte", minLength: 1, maxLength: 51200 })),
-  insecureSkipTLSVerify: c.optional(c.boolean()),
-  proxyURL: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  server: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  tlsServerName: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigClusterSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster);
 
 /** authProvider specifies a custom authentication plugin for the kubernetes cluster. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider {
@@ -1125,11 +1195,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   name: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProviderSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider>({
-  config: c.optional(c.record(c.string())),
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider>({
+  config: c.record(c.string()),
   name: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["name"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProviderSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider);
 
 /**
  * KubeConfigAuthExecEnv is used for setting environment variables when executing an exec-based
@@ -1142,11 +1214,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   value: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem>({
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem>({
   name: c.string({ minLength: 1, maxLength: 512 }),
   value: c.string({ minLength: 1, maxLength: 512 }),
-}));
+}, { required: ["name","value"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem);
 
 /** exec specifies a custom exec-based authentication plugin for the kubernetes cluster. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec {
@@ -1176,14 +1250,16 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   provideClusterInfo?: boolean;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec>({
-  apiVersion: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  args: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec>({
+  apiVersion: c.string({ minLength: 1, maxLength: 512 }),
+  args: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
   command: c.string({ minLength: 1, maxLength: 1024 }),
-  env: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItemSchema), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  provideClusterInfo: c.optional(c.boolean()),
-}));
+  env: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  provideClusterInfo: c.boolean(),
+}, { required: ["command"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec);
 
 /**
  * user contains information that describes identity information.
@@ -1196,11 +1272,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   exec?: KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser>({
+  authProvider: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider,
+  exec: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec,
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser>({
-  authProvider: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProviderSchema)),
-  exec: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecSchema)),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser);
 
 /**
  * kubeConfig is used (optionally) to generate a KubeConfig based on the KubeadmConfig's information.
@@ -1225,11 +1303,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   user: KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig>({
+  cluster: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster,
+  user: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser,
+}, { required: ["user"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig>({
-  cluster: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigClusterSchema)),
-  user: c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserSchema),
-}));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig);
 
 /**
  * file is used to specify a file or URL to a kubeconfig file from which to load cluster information
@@ -1248,11 +1328,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   kubeConfigPath: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile>({
-  kubeConfig: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigSchema)),
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile>({
+  kubeConfig: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig,
   kubeConfigPath: c.string({ minLength: 1, maxLength: 512 }),
-}));
+}, { required: ["kubeConfigPath"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile);
 
 /** discovery specifies the options for the kubelet to use during the TLS Bootstrap process */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery {
@@ -1274,12 +1356,14 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   tlsBootstrapToken?: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery>({
+  bootstrapToken: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken,
+  file: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile,
+  tlsBootstrapToken: c.string({ minLength: 1, maxLength: 512 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoverySchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery>({
-  bootstrapToken: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapTokenSchema)),
-  file: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileSchema)),
-  tlsBootstrapToken: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoverySchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery);
 
 /** joinConfiguration is the kubeadm configuration for the join command */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration {
@@ -1317,16 +1401,18 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration {
   timeouts?: KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration>({
+  caCertPath: c.string({ minLength: 1, maxLength: 512 }),
+  controlPlane: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane,
+  discovery: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery,
+  nodeRegistration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration,
+  patches: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches,
+  skipPhases: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  timeouts: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts,
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration>({
-  caCertPath: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  controlPlane: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlaneSchema)),
-  discovery: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoverySchema)),
-  nodeRegistration: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationSchema)),
-  patches: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatchesSchema)),
-  skipPhases: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  timeouts: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeoutsSchema)),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration);
 
 /** ntp specifies NTP configuration */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecNtp {
@@ -1336,11 +1422,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecNtp {
   servers?: string[];
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecNtp = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecNtp>({
+  enabled: c.boolean(),
+  servers: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecNtp}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecNtpSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecNtp> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecNtp>({
-  enabled: c.optional(c.boolean()),
-  servers: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecNtpSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecNtp> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecNtp);
 
 /** passwdFrom is a referenced source of passwd to populate the passwd. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom {
@@ -1348,10 +1436,12 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom {
   secret: KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom>({
+  secret: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret,
+}, { required: ["secret"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom>({
-  secret: c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecretSchema),
-}));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom);
 
 /** User defines the input for a generated user in cloud-init. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecUser {
@@ -1381,21 +1471,23 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecUser {
   sudo?: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecUser}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecUserSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUser> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecUser>({
-  gecos: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  groups: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  homeDir: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  inactive: c.optional(c.boolean()),
-  lockPassword: c.optional(c.boolean()),
+const $KubeadmControlPlaneSpecKubeadmConfigSpecUser = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecUser>({
+  gecos: c.string({ minLength: 1, maxLength: 256 }),
+  groups: c.string({ minLength: 1, maxLength: 256 }),
+  homeDir: c.string({ minLength: 1, maxLength: 256 }),
+  inactive: c.boolean(),
+  lockPassword: c.boolean(),
   name: c.string({ minLength: 1, maxLength: 256 }),
-  passwd: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  passwdFrom: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSchema)),
-  primaryGroup: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  shell: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  sshAuthorizedKeys: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 2048 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  sudo: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-}));
+  passwd: c.string({ minLength: 1, maxLength: 256 }),
+  passwdFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom,
+  primaryGroup: c.string({ minLength: 1, maxLength: 256 }),
+  shell: c.string({ minLength: 1, maxLength: 256 }),
+  sshAuthorizedKeys: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 2048 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  sudo: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["name"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecUser}. */
+export const KubeadmControlPlaneSpecKubeadmConfigSpecUserSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUser> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUser);
 
 /**
  * kubeadmConfigSpec is a KubeadmConfigSpec
@@ -1450,23 +1542,25 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpec {
   verbosity?: number;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpec = c.object<KubeadmControlPlaneSpecKubeadmConfigSpec>({
+  bootCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  clusterConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration,
+  diskSetup: $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup,
+  files: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecFile, { minItems: 1, maxItems: 200, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  format: c.literals<"cloud-config" | "ignition">(["cloud-config","ignition"]),
+  ignition: $KubeadmControlPlaneSpecKubeadmConfigSpecIgnition,
+  initConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration,
+  joinConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration,
+  mounts: c.withMeta(c.array(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  ntp: $KubeadmControlPlaneSpecKubeadmConfigSpecNtp,
+  postKubeadmCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  preKubeadmCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  users: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecUser, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  verbosity: c.integer({ format: "int32" }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpec}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpec> = c.zod(c.object<KubeadmControlPlaneSpecKubeadmConfigSpec>({
-  bootCommands: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  clusterConfiguration: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchema)),
-  diskSetup: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupSchema)),
-  files: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecFileSchema), { minItems: 1, maxItems: 200, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  format: c.optional(c.literals<"cloud-config" | "ignition">(["cloud-config","ignition"])),
-  ignition: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionSchema)),
-  initConfiguration: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationSchema)),
-  joinConfiguration: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationSchema)),
-  mounts: c.optional(c.withMeta(c.array(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  ntp: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecNtpSchema)),
-  postKubeadmCommands: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  preKubeadmCommands: c.optional(c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  users: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecUserSchema), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"})),
-  verbosity: c.optional(c.integer({ format: "int32" })),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecKubeadmConfigSpecSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpec> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpec);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecDefaults: c.DefaultsNode = { properties: { clusterConfiguration: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDefaults } } };
 
@@ -1490,10 +1584,12 @@ export interface KubeadmControlPlaneSpecMachineNaming {
   template?: string;
 }
 
+const $KubeadmControlPlaneSpecMachineNaming = c.object<KubeadmControlPlaneSpecMachineNaming>({
+  template: c.string({ minLength: 1, maxLength: 256 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecMachineNaming}. */
-export const KubeadmControlPlaneSpecMachineNamingSchema: z.ZodType<KubeadmControlPlaneSpecMachineNaming> = c.zod(c.object<KubeadmControlPlaneSpecMachineNaming>({
-  template: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecMachineNamingSchema: z.ZodType<KubeadmControlPlaneSpecMachineNaming> = c.zod($KubeadmControlPlaneSpecMachineNaming);
 
 /**
  * metadata is the standard object's metadata.
@@ -1516,11 +1612,13 @@ export interface KubeadmControlPlaneSpecMachineTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
+const $KubeadmControlPlaneSpecMachineTemplateMetadata = c.object<KubeadmControlPlaneSpecMachineTemplateMetadata>({
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateMetadata}. */
-export const KubeadmControlPlaneSpecMachineTemplateMetadataSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateMetadata> = c.zod(c.object<KubeadmControlPlaneSpecMachineTemplateMetadata>({
-  annotations: c.optional(c.record(c.string())),
-  labels: c.optional(c.record(c.string())),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecMachineTemplateMetadataSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateMetadata> = c.zod($KubeadmControlPlaneSpecMachineTemplateMetadata);
 
 /** deletion contains configuration options for Machine deletion. */
 export interface KubeadmControlPlaneSpecMachineTemplateSpecDeletion {
@@ -1543,12 +1641,14 @@ export interface KubeadmControlPlaneSpecMachineTemplateSpecDeletion {
   nodeVolumeDetachTimeoutSeconds?: number;
 }
 
+const $KubeadmControlPlaneSpecMachineTemplateSpecDeletion = c.object<KubeadmControlPlaneSpecMachineTemplateSpecDeletion>({
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateSpecDeletion}. */
-export const KubeadmControlPlaneSpecMachineTemplateSpecDeletionSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateSpecDeletion> = c.zod(c.object<KubeadmControlPlaneSpecMachineTemplateSpecDeletion>({
-  nodeDeletionTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  nodeDrainTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  nodeVolumeDetachTimeoutSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecMachineTemplateSpecDeletionSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateSpecDeletion> = c.zod($KubeadmControlPlaneSpecMachineTemplateSpecDeletion);
 
 /**
  * infrastructureRef is a required reference to a custom resource
@@ -1574,12 +1674,14 @@ export interface KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef {
   name: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef}. */
-export const KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRefSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef> = c.zod(c.object<KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef>({
+const $KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef = c.object<KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef>({
   apiGroup: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
   kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
   name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}));
+}, { required: ["apiGroup","kind","name"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef}. */
+export const KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRefSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef> = c.zod($KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef);
 
 /** MachineReadinessGate contains the type of a Machine condition to be used as a readiness gate. */
 export interface KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate {
@@ -1599,11 +1701,13 @@ export interface KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate {
   polarity?: "Positive" | "Negative";
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate}. */
-export const KubeadmControlPlaneSpecMachineTemplateSpecReadinessGateSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate> = c.zod(c.object<KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate>({
+const $KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate = c.object<KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate>({
   conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-  polarity: c.optional(c.literals<"Positive" | "Negative">(["Positive","Negative"])),
-}));
+  polarity: c.literals<"Positive" | "Negative">(["Positive","Negative"]),
+}, { required: ["conditionType"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate}. */
+export const KubeadmControlPlaneSpecMachineTemplateSpecReadinessGateSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate> = c.zod($KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate);
 
 /** MachineTaint defines a taint equivalent to corev1.Taint, but additionally having a propagation field. */
 export interface KubeadmControlPlaneSpecMachineTemplateSpecTaint {
@@ -1630,13 +1734,15 @@ export interface KubeadmControlPlaneSpecMachineTemplateSpecTaint {
   value?: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateSpecTaint}. */
-export const KubeadmControlPlaneSpecMachineTemplateSpecTaintSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateSpecTaint> = c.zod(c.object<KubeadmControlPlaneSpecMachineTemplateSpecTaint>({
+const $KubeadmControlPlaneSpecMachineTemplateSpecTaint = c.object<KubeadmControlPlaneSpecMachineTemplateSpecTaint>({
   effect: c.literals<"NoSchedule" | "PreferNoSchedule" | "NoExecute">(["NoSchedule","PreferNoSchedule","NoExecute"]),
   key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
   propagation: c.literals<"Always" | "OnInitialization">(["Always","OnInitialization"]),
-  value: c.optional(c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" })),
-}));
+  value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
+}, { required: ["effect","key","propagation"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateSpecTaint}. */
+export const KubeadmControlPlaneSpecMachineTemplateSpecTaintSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateSpecTaint> = c.zod($KubeadmControlPlaneSpecMachineTemplateSpecTaint);
 
 /**
  * spec defines the spec for Machines
@@ -1674,13 +1780,15 @@ export interface KubeadmControlPlaneSpecMachineTemplateSpec {
   taints?: KubeadmControlPlaneSpecMachineTemplateSpecTaint[];
 }
 
+const $KubeadmControlPlaneSpecMachineTemplateSpec = c.object<KubeadmControlPlaneSpecMachineTemplateSpec>({
+  deletion: $KubeadmControlPlaneSpecMachineTemplateSpecDeletion,
+  infrastructureRef: $KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef,
+  readinessGates: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  taints: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+}, { required: ["infrastructureRef"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateSpec}. */
-export const KubeadmControlPlaneSpecMachineTemplateSpecSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateSpec> = c.zod(c.object<KubeadmControlPlaneSpecMachineTemplateSpec>({
-  deletion: c.optional(c.ref(KubeadmControlPlaneSpecMachineTemplateSpecDeletionSchema)),
-  infrastructureRef: c.ref(KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRefSchema),
-  readinessGates: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecMachineTemplateSpecReadinessGateSchema), { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]})),
-  taints: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecMachineTemplateSpecTaintSchema), { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]})),
-}));
+export const KubeadmControlPlaneSpecMachineTemplateSpecSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateSpec> = c.zod($KubeadmControlPlaneSpecMachineTemplateSpec);
 
 /**
  * machineTemplate contains information about how machines
@@ -1699,11 +1807,13 @@ export interface KubeadmControlPlaneSpecMachineTemplate {
   spec: KubeadmControlPlaneSpecMachineTemplateSpec;
 }
 
+const $KubeadmControlPlaneSpecMachineTemplate = c.object<KubeadmControlPlaneSpecMachineTemplate>({
+  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
+  spec: $KubeadmControlPlaneSpecMachineTemplateSpec,
+}, { required: ["spec"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecMachineTemplate}. */
-export const KubeadmControlPlaneSpecMachineTemplateSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplate> = c.zod(c.object<KubeadmControlPlaneSpecMachineTemplate>({
-  metadata: c.optional(c.ref(KubeadmControlPlaneSpecMachineTemplateMetadataSchema)),
-  spec: c.ref(KubeadmControlPlaneSpecMachineTemplateSpecSchema),
-}));
+export const KubeadmControlPlaneSpecMachineTemplateSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplate> = c.zod($KubeadmControlPlaneSpecMachineTemplate);
 
 /** remediation controls how unhealthy Machines are remediated. */
 export interface KubeadmControlPlaneSpecRemediation {
@@ -1750,12 +1860,14 @@ export interface KubeadmControlPlaneSpecRemediation {
   retryPeriodSeconds?: number;
 }
 
+const $KubeadmControlPlaneSpecRemediation = c.object<KubeadmControlPlaneSpecRemediation>({
+  maxRetry: c.integer({ format: "int32" }),
+  minHealthyPeriodSeconds: c.integer({ format: "int32", minimum: 0 }),
+  retryPeriodSeconds: c.integer({ format: "int32", minimum: 0 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecRemediation}. */
-export const KubeadmControlPlaneSpecRemediationSchema: z.ZodType<KubeadmControlPlaneSpecRemediation> = c.zod(c.object<KubeadmControlPlaneSpecRemediation>({
-  maxRetry: c.optional(c.integer({ format: "int32" })),
-  minHealthyPeriodSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-  retryPeriodSeconds: c.optional(c.integer({ format: "int32", minimum: 0 })),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecRemediationSchema: z.ZodType<KubeadmControlPlaneSpecRemediation> = c.zod($KubeadmControlPlaneSpecRemediation);
 
 /**
  * before is a field to indicate a rollout should be performed
@@ -1770,10 +1882,12 @@ export interface KubeadmControlPlaneSpecRolloutBefore {
   certificatesExpiryDays?: number;
 }
 
+const $KubeadmControlPlaneSpecRolloutBefore = c.object<KubeadmControlPlaneSpecRolloutBefore>({
+  certificatesExpiryDays: c.integer({ format: "int32", minimum: 7 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecRolloutBefore}. */
-export const KubeadmControlPlaneSpecRolloutBeforeSchema: z.ZodType<KubeadmControlPlaneSpecRolloutBefore> = c.zod(c.object<KubeadmControlPlaneSpecRolloutBefore>({
-  certificatesExpiryDays: c.optional(c.integer({ format: "int32", minimum: 7 })),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecRolloutBeforeSchema: z.ZodType<KubeadmControlPlaneSpecRolloutBefore> = c.zod($KubeadmControlPlaneSpecRolloutBefore);
 
 /**
  * rollingUpdate is the rolling update config params. Present only if
@@ -1791,10 +1905,12 @@ export interface KubeadmControlPlaneSpecRolloutStrategyRollingUpdate {
   maxSurge?: number | string;
 }
 
+const $KubeadmControlPlaneSpecRolloutStrategyRollingUpdate = c.object<KubeadmControlPlaneSpecRolloutStrategyRollingUpdate>({
+  maxSurge: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecRolloutStrategyRollingUpdate}. */
-export const KubeadmControlPlaneSpecRolloutStrategyRollingUpdateSchema: z.ZodType<KubeadmControlPlaneSpecRolloutStrategyRollingUpdate> = c.zod(c.object<KubeadmControlPlaneSpecRolloutStrategyRollingUpdate>({
-  maxSurge: c.optional(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecRolloutStrategyRollingUpdateSchema: z.ZodType<KubeadmControlPlaneSpecRolloutStrategyRollingUpdate> = c.zod($KubeadmControlPlaneSpecRolloutStrategyRollingUpdate);
 
 /** strategy specifies how to roll out control plane Machines. */
 export interface KubeadmControlPlaneSpecRolloutStrategy {
@@ -1811,11 +1927,13 @@ export interface KubeadmControlPlaneSpecRolloutStrategy {
   type: "RollingUpdate";
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpecRolloutStrategy}. */
-export const KubeadmControlPlaneSpecRolloutStrategySchema: z.ZodType<KubeadmControlPlaneSpecRolloutStrategy> = c.zod(c.object<KubeadmControlPlaneSpecRolloutStrategy>({
-  rollingUpdate: c.optional(c.ref(KubeadmControlPlaneSpecRolloutStrategyRollingUpdateSchema)),
+const $KubeadmControlPlaneSpecRolloutStrategy = c.object<KubeadmControlPlaneSpecRolloutStrategy>({
+  rollingUpdate: $KubeadmControlPlaneSpecRolloutStrategyRollingUpdate,
   type: c.literals<"RollingUpdate">(["RollingUpdate"]),
-}, { minProperties: 1 }));
+}, { required: ["type"], minProperties: 1 });
+
+/** zod schema of {@link KubeadmControlPlaneSpecRolloutStrategy}. */
+export const KubeadmControlPlaneSpecRolloutStrategySchema: z.ZodType<KubeadmControlPlaneSpecRolloutStrategy> = c.zod($KubeadmControlPlaneSpecRolloutStrategy);
 
 /**
  * rollout allows you to configure the behaviour of rolling updates to the control plane Machines.
@@ -1841,12 +1959,14 @@ export interface KubeadmControlPlaneSpecRollout {
   strategy?: KubeadmControlPlaneSpecRolloutStrategy;
 }
 
+const $KubeadmControlPlaneSpecRollout = c.object<KubeadmControlPlaneSpecRollout>({
+  after: c.string({ format: "date-time" }),
+  before: $KubeadmControlPlaneSpecRolloutBefore,
+  strategy: $KubeadmControlPlaneSpecRolloutStrategy,
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneSpecRollout}. */
-export const KubeadmControlPlaneSpecRolloutSchema: z.ZodType<KubeadmControlPlaneSpecRollout> = c.zod(c.object<KubeadmControlPlaneSpecRollout>({
-  after: c.optional(c.string({ format: "date-time" })),
-  before: c.optional(c.ref(KubeadmControlPlaneSpecRolloutBeforeSchema)),
-  strategy: c.optional(c.ref(KubeadmControlPlaneSpecRolloutStrategySchema)),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneSpecRolloutSchema: z.ZodType<KubeadmControlPlaneSpecRollout> = c.zod($KubeadmControlPlaneSpecRollout);
 
 /** spec is the desired state of KubeadmControlPlane. */
 export interface KubeadmControlPlaneSpec {
@@ -1883,16 +2003,18 @@ export interface KubeadmControlPlaneSpec {
   version: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneSpec}. */
-export const KubeadmControlPlaneSpecSchema: z.ZodType<KubeadmControlPlaneSpec> = c.zod(c.object<KubeadmControlPlaneSpec>({
-  kubeadmConfigSpec: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecSchema)),
-  machineNaming: c.optional(c.ref(KubeadmControlPlaneSpecMachineNamingSchema)),
-  machineTemplate: c.ref(KubeadmControlPlaneSpecMachineTemplateSchema),
-  remediation: c.optional(c.ref(KubeadmControlPlaneSpecRemediationSchema)),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  rollout: c.optional(c.ref(KubeadmControlPlaneSpecRolloutSchema)),
+const $KubeadmControlPlaneSpec = c.object<KubeadmControlPlaneSpec>({
+  kubeadmConfigSpec: $KubeadmControlPlaneSpecKubeadmConfigSpec,
+  machineNaming: $KubeadmControlPlaneSpecMachineNaming,
+  machineTemplate: $KubeadmControlPlaneSpecMachineTemplate,
+  remediation: $KubeadmControlPlaneSpecRemediation,
+  replicas: c.integer({ format: "int32" }),
+  rollout: $KubeadmControlPlaneSpecRollout,
   version: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["machineTemplate","version"] });
+
+/** zod schema of {@link KubeadmControlPlaneSpec}. */
+export const KubeadmControlPlaneSpecSchema: z.ZodType<KubeadmControlPlaneSpec> = c.zod($KubeadmControlPlaneSpec);
 
 const KubeadmControlPlaneSpecDefaults: c.DefaultsNode = { properties: { kubeadmConfigSpec: { ...KubeadmControlPlaneSpecKubeadmConfigSpecDefaults } } };
 
@@ -1928,15 +2050,17 @@ export interface KubeadmControlPlaneStatusCondition {
   type: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneStatusCondition}. */
-export const KubeadmControlPlaneStatusConditionSchema: z.ZodType<KubeadmControlPlaneStatusCondition> = c.zod(c.object<KubeadmControlPlaneStatusCondition>({
+const $KubeadmControlPlaneStatusCondition = c.object<KubeadmControlPlaneStatusCondition>({
   lastTransitionTime: c.string({ format: "date-time" }),
   message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.optional(c.integer({ format: "int64", minimum: 0 })),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
   reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
   status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
   type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}));
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
+/** zod schema of {@link KubeadmControlPlaneStatusCondition}. */
+export const KubeadmControlPlaneStatusConditionSchema: z.ZodType<KubeadmControlPlaneStatusCondition> = c.zod($KubeadmControlPlaneStatusCondition);
 
 /**
  * Condition defines an observation of a Cluster API resource operational state.
@@ -1977,15 +2101,17 @@ export interface KubeadmControlPlaneStatusDeprecatedV1beta1Condition {
   type: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneStatusDeprecatedV1beta1Condition}. */
-export const KubeadmControlPlaneStatusDeprecatedV1beta1ConditionSchema: z.ZodType<KubeadmControlPlaneStatusDeprecatedV1beta1Condition> = c.zod(c.object<KubeadmControlPlaneStatusDeprecatedV1beta1Condition>({
+const $KubeadmControlPlaneStatusDeprecatedV1beta1Condition = c.object<KubeadmControlPlaneStatusDeprecatedV1beta1Condition>({
   lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  reason: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  severity: c.optional(c.string({ maxLength: 32 })),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
   status: c.string(),
   type: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["lastTransitionTime","status","type"] });
+
+/** zod schema of {@link KubeadmControlPlaneStatusDeprecatedV1beta1Condition}. */
+export const KubeadmControlPlaneStatusDeprecatedV1beta1ConditionSchema: z.ZodType<KubeadmControlPlaneStatusDeprecatedV1beta1Condition> = c.zod($KubeadmControlPlaneStatusDeprecatedV1beta1Condition);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface KubeadmControlPlaneStatusDeprecatedV1beta1 {
@@ -2047,15 +2173,17 @@ export interface KubeadmControlPlaneStatusDeprecatedV1beta1 {
   updatedReplicas?: number;
 }
 
+const $KubeadmControlPlaneStatusDeprecatedV1beta1 = c.object<KubeadmControlPlaneStatusDeprecatedV1beta1>({
+  conditions: c.array($KubeadmControlPlaneStatusDeprecatedV1beta1Condition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  readyReplicas: c.integer({ format: "int32" }),
+  unavailableReplicas: c.integer({ format: "int32" }),
+  updatedReplicas: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneStatusDeprecatedV1beta1}. */
-export const KubeadmControlPlaneStatusDeprecatedV1beta1Schema: z.ZodType<KubeadmControlPlaneStatusDeprecatedV1beta1> = c.zod(c.object<KubeadmControlPlaneStatusDeprecatedV1beta1>({
-  conditions: c.optional(c.array(c.ref(KubeadmControlPlaneStatusDeprecatedV1beta1ConditionSchema))),
-  failureMessage: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  failureReason: c.optional(c.string()),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-  unavailableReplicas: c.optional(c.integer({ format: "int32" })),
-  updatedReplicas: c.optional(c.integer({ format: "int32" })),
-}));
+export const KubeadmControlPlaneStatusDeprecatedV1beta1Schema: z.ZodType<KubeadmControlPlaneStatusDeprecatedV1beta1> = c.zod($KubeadmControlPlaneStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface KubeadmControlPlaneStatusDeprecated {
@@ -2063,10 +2191,12 @@ export interface KubeadmControlPlaneStatusDeprecated {
   v1beta1?: KubeadmControlPlaneStatusDeprecatedV1beta1;
 }
 
+const $KubeadmControlPlaneStatusDeprecated = c.object<KubeadmControlPlaneStatusDeprecated>({
+  v1beta1: $KubeadmControlPlaneStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link KubeadmControlPlaneStatusDeprecated}. */
-export const KubeadmControlPlaneStatusDeprecatedSchema: z.ZodType<KubeadmControlPlaneStatusDeprecated> = c.zod(c.object<KubeadmControlPlaneStatusDeprecated>({
-  v1beta1: c.optional(c.ref(KubeadmControlPlaneStatusDeprecatedV1beta1Schema)),
-}));
+export const KubeadmControlPlaneStatusDeprecatedSchema: z.ZodType<KubeadmControlPlaneStatusDeprecated> = c.zod($KubeadmControlPlaneStatusDeprecated);
 
 /**
  * initialization provides observations of the KubeadmControlPlane initialization process.
@@ -2082,10 +2212,12 @@ export interface KubeadmControlPlaneStatusInitialization {
   controlPlaneInitialized?: boolean;
 }
 
+const $KubeadmControlPlaneStatusInitialization = c.object<KubeadmControlPlaneStatusInitialization>({
+  controlPlaneInitialized: c.boolean(),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneStatusInitialization}. */
-export const KubeadmControlPlaneStatusInitializationSchema: z.ZodType<KubeadmControlPlaneStatusInitialization> = c.zod(c.object<KubeadmControlPlaneStatusInitialization>({
-  controlPlaneInitialized: c.optional(c.boolean()),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneStatusInitializationSchema: z.ZodType<KubeadmControlPlaneStatusInitialization> = c.zod($KubeadmControlPlaneStatusInitialization);
 
 /** lastRemediation stores info about last remediation performed. */
 export interface KubeadmControlPlaneStatusLastRemediation {
@@ -2100,12 +2232,14 @@ export interface KubeadmControlPlaneStatusLastRemediation {
   time: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneStatusLastRemediation}. */
-export const KubeadmControlPlaneStatusLastRemediationSchema: z.ZodType<KubeadmControlPlaneStatusLastRemediation> = c.zod(c.object<KubeadmControlPlaneStatusLastRemediation>({
+const $KubeadmControlPlaneStatusLastRemediation = c.object<KubeadmControlPlaneStatusLastRemediation>({
   machine: c.string({ minLength: 1, maxLength: 253 }),
   retryCount: c.integer({ format: "int32", minimum: 0 }),
   time: c.string({ format: "date-time" }),
-}));
+}, { required: ["machine","retryCount","time"] });
+
+/** zod schema of {@link KubeadmControlPlaneStatusLastRemediation}. */
+export const KubeadmControlPlaneStatusLastRemediationSchema: z.ZodType<KubeadmControlPlaneStatusLastRemediation> = c.zod($KubeadmControlPlaneStatusLastRemediation);
 
 /** StatusVersion groups version-related status information. */
 export interface KubeadmControlPlaneStatusVersion {
@@ -2115,11 +2249,13 @@ export interface KubeadmControlPlaneStatusVersion {
   version: string;
 }
 
-/** zod schema of {@link KubeadmControlPlaneStatusVersion}. */
-export const KubeadmControlPlaneStatusVersionSchema: z.ZodType<KubeadmControlPlaneStatusVersion> = c.zod(c.object<KubeadmControlPlaneStatusVersion>({
-  replicas: c.optional(c.integer({ format: "int32", minimum: 1 })),
+const $KubeadmControlPlaneStatusVersion = c.object<KubeadmControlPlaneStatusVersion>({
+  replicas: c.integer({ format: "int32", minimum: 1 }),
   version: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["version"] });
+
+/** zod schema of {@link KubeadmControlPlaneStatusVersion}. */
+export const KubeadmControlPlaneStatusVersionSchema: z.ZodType<KubeadmControlPlaneStatusVersion> = c.zod($KubeadmControlPlaneStatusVersion);
 
 /** status is the observed state of KubeadmControlPlane. */
 export interface KubeadmControlPlaneStatus {
@@ -2172,21 +2308,23 @@ export interface KubeadmControlPlaneStatus {
   versions?: KubeadmControlPlaneStatusVersion[];
 }
 
+const $KubeadmControlPlaneStatus = c.object<KubeadmControlPlaneStatus>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($KubeadmControlPlaneStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $KubeadmControlPlaneStatusDeprecated,
+  initialization: $KubeadmControlPlaneStatusInitialization,
+  lastRemediation: $KubeadmControlPlaneStatusLastRemediation,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: c.string({ minLength: 1, maxLength: 4096 }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  version: c.string({ minLength: 1, maxLength: 256 }),
+  versions: c.withMeta(c.array($KubeadmControlPlaneStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneStatus}. */
-export const KubeadmControlPlaneStatusSchema: z.ZodType<KubeadmControlPlaneStatus> = c.zod(c.object<KubeadmControlPlaneStatus>({
-  availableReplicas: c.optional(c.integer({ format: "int32" })),
-  conditions: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneStatusConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-  deprecated: c.optional(c.ref(KubeadmControlPlaneStatusDeprecatedSchema)),
-  initialization: c.optional(c.ref(KubeadmControlPlaneStatusInitializationSchema)),
-  lastRemediation: c.optional(c.ref(KubeadmControlPlaneStatusLastRemediationSchema)),
-  observedGeneration: c.optional(c.integer({ format: "int64", minimum: 1 })),
-  readyReplicas: c.optional(c.integer({ format: "int32" })),
-  replicas: c.optional(c.integer({ format: "int32" })),
-  selector: c.optional(c.string({ minLength: 1, maxLength: 4096 })),
-  upToDateReplicas: c.optional(c.integer({ format: "int32" })),
-  version: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  versions: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneStatusVersionSchema), { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]})),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneStatusSchema: z.ZodType<KubeadmControlPlaneStatus> = c.zod($KubeadmControlPlaneStatus);
 
 /**
  * KubeadmControlPlane is the Schema for the KubeadmControlPlane API.
@@ -2229,22 +2367,24 @@ export interface KubeadmControlPlaneList {
   items: KubeadmControlPlane[];
 }
 
-/** zod schema of {@link KubeadmControlPlane}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const KubeadmControlPlaneSchema: z.ZodType<KubeadmControlPlane> = c.zod(c.object<KubeadmControlPlane>({
+const $KubeadmControlPlane = c.object<KubeadmControlPlane>({
   apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("KubeadmControlPlane"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.ref(KubeadmControlPlaneSpecSchema),
-  status: c.optional(c.ref(KubeadmControlPlaneStatusSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $KubeadmControlPlaneSpec,
+  status: $KubeadmControlPlaneStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
+/** zod schema of {@link KubeadmControlPlane}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const KubeadmControlPlaneSchema: z.ZodType<KubeadmControlPlane> = c.zod($KubeadmControlPlane);
 
 /** zod schema of {@link KubeadmControlPlaneList}. */
 export const KubeadmControlPlaneListSchema: z.ZodType<KubeadmControlPlaneList> = c.zod(c.object<KubeadmControlPlaneList>({
   apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("KubeadmControlPlaneList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(KubeadmControlPlaneSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($KubeadmControlPlane),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const KubeadmControlPlaneDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmControlPlaneSpecDefaults } } };
 
@@ -2344,11 +2484,13 @@ export interface KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec 
   taints?: KubeadmControlPlaneSpecMachineTemplateSpecTaint[];
 }
 
+const $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec = c.object<KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec>({
+  deletion: $KubeadmControlPlaneSpecMachineTemplateSpecDeletion,
+  taints: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec}. */
-export const KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpecSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec> = c.zod(c.object<KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec>({
-  deletion: c.optional(c.ref(KubeadmControlPlaneSpecMachineTemplateSpecDeletionSchema)),
-  taints: c.optional(c.withMeta(c.array(c.ref(KubeadmControlPlaneSpecMachineTemplateSpecTaintSchema), { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]})),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpecSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec> = c.zod($KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec);
 
 /**
  * machineTemplate contains information about how machines
@@ -2367,11 +2509,13 @@ export interface KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate {
   spec?: KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec;
 }
 
+const $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate = c.object<KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate>({
+  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
+  spec: $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec,
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate}. */
-export const KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate> = c.zod(c.object<KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate>({
-  metadata: c.optional(c.ref(KubeadmControlPlaneSpecMachineTemplateMetadataSchema)),
-  spec: c.optional(c.ref(KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpecSchema)),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate> = c.zod($KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate);
 
 /** spec is the desired state of KubeadmControlPlaneTemplateResource. */
 export interface KubeadmControlPlaneTemplateSpecTemplateSpec {
@@ -2400,14 +2544,16 @@ export interface KubeadmControlPlaneTemplateSpecTemplateSpec {
   rollout?: KubeadmControlPlaneSpecRollout;
 }
 
+const $KubeadmControlPlaneTemplateSpecTemplateSpec = c.object<KubeadmControlPlaneTemplateSpecTemplateSpec>({
+  kubeadmConfigSpec: $KubeadmControlPlaneSpecKubeadmConfigSpec,
+  machineNaming: $KubeadmControlPlaneSpecMachineNaming,
+  machineTemplate: $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate,
+  remediation: $KubeadmControlPlaneSpecRemediation,
+  rollout: $KubeadmControlPlaneSpecRollout,
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneTemplateSpecTemplateSpec}. */
-export const KubeadmControlPlaneTemplateSpecTemplateSpecSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplateSpec> = c.zod(c.object<KubeadmControlPlaneTemplateSpecTemplateSpec>({
-  kubeadmConfigSpec: c.optional(c.ref(KubeadmControlPlaneSpecKubeadmConfigSpecSchema)),
-  machineNaming: c.optional(c.ref(KubeadmControlPlaneSpecMachineNamingSchema)),
-  machineTemplate: c.optional(c.ref(KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSchema)),
-  remediation: c.optional(c.ref(KubeadmControlPlaneSpecRemediationSchema)),
-  rollout: c.optional(c.ref(KubeadmControlPlaneSpecRolloutSchema)),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneTemplateSpecTemplateSpecSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplateSpec> = c.zod($KubeadmControlPlaneTemplateSpecTemplateSpec);
 
 const KubeadmControlPlaneTemplateSpecTemplateSpecDefaults: c.DefaultsNode = { properties: { kubeadmConfigSpec: { ...KubeadmControlPlaneSpecKubeadmConfigSpecDefaults } } };
 
@@ -2422,11 +2568,13 @@ export interface KubeadmControlPlaneTemplateSpecTemplate {
   spec?: KubeadmControlPlaneTemplateSpecTemplateSpec;
 }
 
+const $KubeadmControlPlaneTemplateSpecTemplate = c.object<KubeadmControlPlaneTemplateSpecTemplate>({
+  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
+  spec: $KubeadmControlPlaneTemplateSpecTemplateSpec,
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmControlPlaneTemplateSpecTemplate}. */
-export const KubeadmControlPlaneTemplateSpecTemplateSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplate> = c.zod(c.object<KubeadmControlPlaneTemplateSpecTemplate>({
-  metadata: c.optional(c.ref(KubeadmControlPlaneSpecMachineTemplateMetadataSchema)),
-  spec: c.optional(c.ref(KubeadmControlPlaneTemplateSpecTemplateSpecSchema)),
-}, { minProperties: 1 }));
+export const KubeadmControlPlaneTemplateSpecTemplateSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplate> = c.zod($KubeadmControlPlaneTemplateSpecTemplate);
 
 const KubeadmControlPlaneTemplateSpecTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmControlPlaneTemplateSpecTemplateSpecDefaults } } };
 
@@ -2436,10 +2584,12 @@ export interface KubeadmControlPlaneTemplateSpec {
   template: KubeadmControlPlaneTemplateSpecTemplate;
 }
 
+const $KubeadmControlPlaneTemplateSpec = c.object<KubeadmControlPlaneTemplateSpec>({
+  template: $KubeadmControlPlaneTemplateSpecTemplate,
+}, { required: ["template"] });
+
 /** zod schema of {@link KubeadmControlPlaneTemplateSpec}. */
-export const KubeadmControlPlaneTemplateSpecSchema: z.ZodType<KubeadmControlPlaneTemplateSpec> = c.zod(c.object<KubeadmControlPlaneTemplateSpec>({
-  template: c.ref(KubeadmControlPlaneTemplateSpecTemplateSchema),
-}));
+export const KubeadmControlPlaneTemplateSpecSchema: z.ZodType<KubeadmControlPlaneTemplateSpec> = c.zod($KubeadmControlPlaneTemplateSpec);
 
 const KubeadmControlPlaneTemplateSpecDefaults: c.DefaultsNode = { properties: { template: { ...KubeadmControlPlaneTemplateSpecTemplateDefaults } } };
 
@@ -2483,21 +2633,23 @@ export interface KubeadmControlPlaneTemplateList {
   items: KubeadmControlPlaneTemplate[];
 }
 
-/** zod schema of {@link KubeadmControlPlaneTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const KubeadmControlPlaneTemplateSchema: z.ZodType<KubeadmControlPlaneTemplate> = c.zod(c.object<KubeadmControlPlaneTemplate>({
+const $KubeadmControlPlaneTemplate = c.object<KubeadmControlPlaneTemplate>({
   apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("KubeadmControlPlaneTemplate"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(KubeadmControlPlaneTemplateSpecSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $KubeadmControlPlaneTemplateSpec,
+}, { required: ["apiVersion","kind"] });
+
+/** zod schema of {@link KubeadmControlPlaneTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const KubeadmControlPlaneTemplateSchema: z.ZodType<KubeadmControlPlaneTemplate> = c.zod($KubeadmControlPlaneTemplate);
 
 /** zod schema of {@link KubeadmControlPlaneTemplateList}. */
 export const KubeadmControlPlaneTemplateListSchema: z.ZodType<KubeadmControlPlaneTemplateList> = c.zod(c.object<KubeadmControlPlaneTemplateList>({
   apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("KubeadmControlPlaneTemplateList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(KubeadmControlPlaneTemplateSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($KubeadmControlPlaneTemplate),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const KubeadmControlPlaneTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmControlPlaneTemplateSpecDefaults } } };
 

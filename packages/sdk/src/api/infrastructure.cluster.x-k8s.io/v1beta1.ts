@@ -23,11 +23,13 @@ export interface DevClusterStatusFailureDomainsValue {
   controlPlane?: boolean;
 }
 
+const $DevClusterStatusFailureDomainsValue = c.object<DevClusterStatusFailureDomainsValue>({
+  attributes: c.record(c.string()),
+  controlPlane: c.boolean(),
+});
+
 /** zod schema of {@link DevClusterStatusFailureDomainsValue}. */
-export const DevClusterStatusFailureDomainsValueSchema: z.ZodType<DevClusterStatusFailureDomainsValue> = c.zod(c.object<DevClusterStatusFailureDomainsValue>({
-  attributes: c.optional(c.record(c.string())),
-  controlPlane: c.optional(c.boolean()),
-}));
+export const DevClusterStatusFailureDomainsValueSchema: z.ZodType<DevClusterStatusFailureDomainsValue> = c.zod($DevClusterStatusFailureDomainsValue);
 
 /**
  * CustomHAProxyConfigTemplateRef allows you to replace the default HAProxy config file.
@@ -52,10 +54,12 @@ export interface DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTempl
   name?: string;
 }
 
+const $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef = c.withMeta(c.object<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef>({
+  name: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef}. */
-export const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef> = c.zod(c.withMeta(c.object<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef>({
-  name: c.optional(c.string()),
-}), {"x-kubernetes-map-type":"atomic"}));
+export const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef> = c.zod($DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef);
 
 const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
@@ -84,12 +88,14 @@ export interface DevClusterSpecBackendDockerLoadBalancer {
   imageTag?: string;
 }
 
+const $DevClusterSpecBackendDockerLoadBalancer = c.object<DevClusterSpecBackendDockerLoadBalancer>({
+  customHAProxyConfigTemplateRef: $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef,
+  imageRepository: c.string(),
+  imageTag: c.string(),
+});
+
 /** zod schema of {@link DevClusterSpecBackendDockerLoadBalancer}. */
-export const DevClusterSpecBackendDockerLoadBalancerSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancer> = c.zod(c.object<DevClusterSpecBackendDockerLoadBalancer>({
-  customHAProxyConfigTemplateRef: c.optional(c.ref(DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefSchema)),
-  imageRepository: c.optional(c.string()),
-  imageTag: c.optional(c.string()),
-}));
+export const DevClusterSpecBackendDockerLoadBalancerSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancer> = c.zod($DevClusterSpecBackendDockerLoadBalancer);
 
 const DevClusterSpecBackendDockerLoadBalancerDefaults: c.DefaultsNode = { properties: { customHAProxyConfigTemplateRef: { ...DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults } } };
 
@@ -106,11 +112,13 @@ export interface DevClusterSpecBackendDocker {
   loadBalancer?: DevClusterSpecBackendDockerLoadBalancer;
 }
 
+const $DevClusterSpecBackendDocker = c.object<DevClusterSpecBackendDocker>({
+  failureDomains: c.record($DevClusterStatusFailureDomainsValue),
+  loadBalancer: $DevClusterSpecBackendDockerLoadBalancer,
+});
+
 /** zod schema of {@link DevClusterSpecBackendDocker}. */
-export const DevClusterSpecBackendDockerSchema: z.ZodType<DevClusterSpecBackendDocker> = c.zod(c.object<DevClusterSpecBackendDocker>({
-  failureDomains: c.optional(c.record(c.ref(DevClusterStatusFailureDomainsValueSchema))),
-  loadBalancer: c.optional(c.ref(DevClusterSpecBackendDockerLoadBalancerSchema)),
-}));
+export const DevClusterSpecBackendDockerSchema: z.ZodType<DevClusterSpecBackendDocker> = c.zod($DevClusterSpecBackendDocker);
 
 const DevClusterSpecBackendDockerDefaults: c.DefaultsNode = { properties: { loadBalancer: { ...DevClusterSpecBackendDockerLoadBalancerDefaults } } };
 
@@ -122,11 +130,13 @@ export interface DevClusterSpecBackend {
   inMemory?: { [key: string]: never };
 }
 
+const $DevClusterSpecBackend = c.object<DevClusterSpecBackend>({
+  docker: $DevClusterSpecBackendDocker,
+  inMemory: c.emptyObject(),
+});
+
 /** zod schema of {@link DevClusterSpecBackend}. */
-export const DevClusterSpecBackendSchema: z.ZodType<DevClusterSpecBackend> = c.zod(c.object<DevClusterSpecBackend>({
-  docker: c.optional(c.ref(DevClusterSpecBackendDockerSchema)),
-  inMemory: c.optional(c.emptyObject()),
-}));
+export const DevClusterSpecBackendSchema: z.ZodType<DevClusterSpecBackend> = c.zod($DevClusterSpecBackend);
 
 const DevClusterSpecBackendDefaults: c.DefaultsNode = { properties: { docker: { ...DevClusterSpecBackendDockerDefaults } } };
 
@@ -141,11 +151,13 @@ export interface DevClusterSpecControlPlaneEndpoint {
   port?: number;
 }
 
+const $DevClusterSpecControlPlaneEndpoint = c.object<DevClusterSpecControlPlaneEndpoint>({
+  host: c.string(),
+  port: c.integer(),
+});
+
 /** zod schema of {@link DevClusterSpecControlPlaneEndpoint}. */
-export const DevClusterSpecControlPlaneEndpointSchema: z.ZodType<DevClusterSpecControlPlaneEndpoint> = c.zod(c.object<DevClusterSpecControlPlaneEndpoint>({
-  host: c.optional(c.string()),
-  port: c.optional(c.integer()),
-}));
+export const DevClusterSpecControlPlaneEndpointSchema: z.ZodType<DevClusterSpecControlPlaneEndpoint> = c.zod($DevClusterSpecControlPlaneEndpoint);
 
 /** DevClusterSpec defines the desired state of the DevCluster infrastructure. */
 export interface DevClusterSpec {
@@ -155,11 +167,13 @@ export interface DevClusterSpec {
   controlPlaneEndpoint?: DevClusterSpecControlPlaneEndpoint;
 }
 
+const $DevClusterSpec = c.object<DevClusterSpec>({
+  backend: $DevClusterSpecBackend,
+  controlPlaneEndpoint: $DevClusterSpecControlPlaneEndpoint,
+}, { required: ["backend"] });
+
 /** zod schema of {@link DevClusterSpec}. */
-export const DevClusterSpecSchema: z.ZodType<DevClusterSpec> = c.zod(c.object<DevClusterSpec>({
-  backend: c.ref(DevClusterSpecBackendSchema),
-  controlPlaneEndpoint: c.optional(c.ref(DevClusterSpecControlPlaneEndpointSchema)),
-}));
+export const DevClusterSpecSchema: z.ZodType<DevClusterSpec> = c.zod($DevClusterSpec);
 
 const DevClusterSpecDefaults: c.DefaultsNode = { properties: { backend: { ...DevClusterSpecBackendDefaults } } };
 
@@ -198,15 +212,17 @@ export interface DevClusterStatusCondition {
   type: string;
 }
 
-/** zod schema of {@link DevClusterStatusCondition}. */
-export const DevClusterStatusConditionSchema: z.ZodType<DevClusterStatusCondition> = c.zod(c.object<DevClusterStatusCondition>({
+const $DevClusterStatusCondition = c.object<DevClusterStatusCondition>({
   lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  reason: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  severity: c.optional(c.string({ maxLength: 32 })),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
   status: c.string(),
   type: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["lastTransitionTime","status","type"] });
+
+/** zod schema of {@link DevClusterStatusCondition}. */
+export const DevClusterStatusConditionSchema: z.ZodType<DevClusterStatusCondition> = c.zod($DevClusterStatusCondition);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface DevClusterStatusV1beta2Condition {
@@ -240,15 +256,17 @@ export interface DevClusterStatusV1beta2Condition {
   type: string;
 }
 
-/** zod schema of {@link DevClusterStatusV1beta2Condition}. */
-export const DevClusterStatusV1beta2ConditionSchema: z.ZodType<DevClusterStatusV1beta2Condition> = c.zod(c.object<DevClusterStatusV1beta2Condition>({
+const $DevClusterStatusV1beta2Condition = c.object<DevClusterStatusV1beta2Condition>({
   lastTransitionTime: c.string({ format: "date-time" }),
   message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.optional(c.integer({ format: "int64", minimum: 0 })),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
   reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
   status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
   type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}));
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
+/** zod schema of {@link DevClusterStatusV1beta2Condition}. */
+export const DevClusterStatusV1beta2ConditionSchema: z.ZodType<DevClusterStatusV1beta2Condition> = c.zod($DevClusterStatusV1beta2Condition);
 
 /** v1beta2 groups all the fields that will be added or modified in DevCluster's status with the V1Beta2 version. */
 export interface DevClusterStatusV1beta2 {
@@ -256,10 +274,12 @@ export interface DevClusterStatusV1beta2 {
   conditions?: DevClusterStatusV1beta2Condition[];
 }
 
+const $DevClusterStatusV1beta2 = c.object<DevClusterStatusV1beta2>({
+  conditions: c.withMeta(c.array($DevClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+});
+
 /** zod schema of {@link DevClusterStatusV1beta2}. */
-export const DevClusterStatusV1beta2Schema: z.ZodType<DevClusterStatusV1beta2> = c.zod(c.object<DevClusterStatusV1beta2>({
-  conditions: c.optional(c.withMeta(c.array(c.ref(DevClusterStatusV1beta2ConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-}));
+export const DevClusterStatusV1beta2Schema: z.ZodType<DevClusterStatusV1beta2> = c.zod($DevClusterStatusV1beta2);
 
 /** DevClusterStatus defines the observed state of the DevCluster. */
 export interface DevClusterStatus {
@@ -276,13 +296,15 @@ export interface DevClusterStatus {
   v1beta2?: DevClusterStatusV1beta2;
 }
 
+const $DevClusterStatus = c.object<DevClusterStatus>({
+  conditions: c.array($DevClusterStatusCondition),
+  failureDomains: c.record($DevClusterStatusFailureDomainsValue),
+  ready: c.boolean(),
+  v1beta2: $DevClusterStatusV1beta2,
+});
+
 /** zod schema of {@link DevClusterStatus}. */
-export const DevClusterStatusSchema: z.ZodType<DevClusterStatus> = c.zod(c.object<DevClusterStatus>({
-  conditions: c.optional(c.array(c.ref(DevClusterStatusConditionSchema))),
-  failureDomains: c.optional(c.record(c.ref(DevClusterStatusFailureDomainsValueSchema))),
-  ready: c.optional(c.boolean()),
-  v1beta2: c.optional(c.ref(DevClusterStatusV1beta2Schema)),
-}));
+export const DevClusterStatusSchema: z.ZodType<DevClusterStatus> = c.zod($DevClusterStatus);
 
 /**
  * DevCluster is the schema for the dev cluster infrastructure API.
@@ -331,18 +353,20 @@ export interface DevClusterList {
   items: DevCluster[];
 }
 
+const $DevCluster = c.object<DevCluster>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevCluster"),
+  metadata: c.objectMeta(),
+  spec: $DevClusterSpec,
+  status: $DevClusterStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link DevCluster}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevCluster is deprecated; use a newer version.
  */
-export const DevClusterSchema: z.ZodType<DevCluster> = c.zod(c.object<DevCluster>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("DevCluster"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(DevClusterSpecSchema)),
-  status: c.optional(c.ref(DevClusterStatusSchema)),
-}));
+export const DevClusterSchema: z.ZodType<DevCluster> = c.zod($DevCluster);
 
 /**
  * zod schema of {@link DevClusterList}.
@@ -352,9 +376,9 @@ export const DevClusterSchema: z.ZodType<DevCluster> = c.zod(c.object<DevCluster
 export const DevClusterListSchema: z.ZodType<DevClusterList> = c.zod(c.object<DevClusterList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("DevClusterList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(DevClusterSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($DevCluster),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const DevClusterDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterSpecDefaults } } };
 
@@ -466,11 +490,13 @@ export interface DevClusterTemplateSpecTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
+const $DevClusterTemplateSpecTemplateMetadata = c.object<DevClusterTemplateSpecTemplateMetadata>({
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
+});
+
 /** zod schema of {@link DevClusterTemplateSpecTemplateMetadata}. */
-export const DevClusterTemplateSpecTemplateMetadataSchema: z.ZodType<DevClusterTemplateSpecTemplateMetadata> = c.zod(c.object<DevClusterTemplateSpecTemplateMetadata>({
-  annotations: c.optional(c.record(c.string())),
-  labels: c.optional(c.record(c.string())),
-}));
+export const DevClusterTemplateSpecTemplateMetadataSchema: z.ZodType<DevClusterTemplateSpecTemplateMetadata> = c.zod($DevClusterTemplateSpecTemplateMetadata);
 
 /** DevClusterTemplateResource describes the data needed to create a DevCluster from a template. */
 export interface DevClusterTemplateSpecTemplate {
@@ -483,11 +509,13 @@ export interface DevClusterTemplateSpecTemplate {
   spec: DevClusterSpec;
 }
 
+const $DevClusterTemplateSpecTemplate = c.object<DevClusterTemplateSpecTemplate>({
+  metadata: $DevClusterTemplateSpecTemplateMetadata,
+  spec: $DevClusterSpec,
+}, { required: ["spec"] });
+
 /** zod schema of {@link DevClusterTemplateSpecTemplate}. */
-export const DevClusterTemplateSpecTemplateSchema: z.ZodType<DevClusterTemplateSpecTemplate> = c.zod(c.object<DevClusterTemplateSpecTemplate>({
-  metadata: c.optional(c.ref(DevClusterTemplateSpecTemplateMetadataSchema)),
-  spec: c.ref(DevClusterSpecSchema),
-}));
+export const DevClusterTemplateSpecTemplateSchema: z.ZodType<DevClusterTemplateSpecTemplate> = c.zod($DevClusterTemplateSpecTemplate);
 
 const DevClusterTemplateSpecTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterSpecDefaults } } };
 
@@ -497,10 +525,12 @@ export interface DevClusterTemplateSpec {
   template: DevClusterTemplateSpecTemplate;
 }
 
+const $DevClusterTemplateSpec = c.object<DevClusterTemplateSpec>({
+  template: $DevClusterTemplateSpecTemplate,
+}, { required: ["template"] });
+
 /** zod schema of {@link DevClusterTemplateSpec}. */
-export const DevClusterTemplateSpecSchema: z.ZodType<DevClusterTemplateSpec> = c.zod(c.object<DevClusterTemplateSpec>({
-  template: c.ref(DevClusterTemplateSpecTemplateSchema),
-}));
+export const DevClusterTemplateSpecSchema: z.ZodType<DevClusterTemplateSpec> = c.zod($DevClusterTemplateSpec);
 
 const DevClusterTemplateSpecDefaults: c.DefaultsNode = { properties: { template: { ...DevClusterTemplateSpecTemplateDefaults } } };
 
@@ -549,17 +579,19 @@ export interface DevClusterTemplateList {
   items: DevClusterTemplate[];
 }
 
+const $DevClusterTemplate = c.object<DevClusterTemplate>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevClusterTemplate"),
+  metadata: c.objectMeta(),
+  spec: $DevClusterTemplateSpec,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link DevClusterTemplate}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevClusterTemplate is deprecated; use a newer version.
  */
-export const DevClusterTemplateSchema: z.ZodType<DevClusterTemplate> = c.zod(c.object<DevClusterTemplate>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("DevClusterTemplate"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(DevClusterTemplateSpecSchema)),
-}));
+export const DevClusterTemplateSchema: z.ZodType<DevClusterTemplate> = c.zod($DevClusterTemplate);
 
 /**
  * zod schema of {@link DevClusterTemplateList}.
@@ -569,9 +601,9 @@ export const DevClusterTemplateSchema: z.ZodType<DevClusterTemplate> = c.zod(c.o
 export const DevClusterTemplateListSchema: z.ZodType<DevClusterTemplateList> = c.zod(c.object<DevClusterTemplateList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("DevClusterTemplateList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(DevClusterTemplateSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($DevClusterTemplate),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const DevClusterTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterTemplateSpecDefaults } } };
 
@@ -679,12 +711,14 @@ export interface DevMachineSpecBackendDockerExtraMount {
   readOnly?: boolean;
 }
 
+const $DevMachineSpecBackendDockerExtraMount = c.object<DevMachineSpecBackendDockerExtraMount>({
+  containerPath: c.string(),
+  hostPath: c.string(),
+  readOnly: c.boolean(),
+});
+
 /** zod schema of {@link DevMachineSpecBackendDockerExtraMount}. */
-export const DevMachineSpecBackendDockerExtraMountSchema: z.ZodType<DevMachineSpecBackendDockerExtraMount> = c.zod(c.object<DevMachineSpecBackendDockerExtraMount>({
-  containerPath: c.optional(c.string()),
-  hostPath: c.optional(c.string()),
-  readOnly: c.optional(c.boolean()),
-}));
+export const DevMachineSpecBackendDockerExtraMountSchema: z.ZodType<DevMachineSpecBackendDockerExtraMount> = c.zod($DevMachineSpecBackendDockerExtraMount);
 
 /** docker defines a backend for a DevMachine using docker containers. */
 export interface DevMachineSpecBackendDocker {
@@ -710,13 +744,15 @@ export interface DevMachineSpecBackendDocker {
   preLoadImages?: string[];
 }
 
+const $DevMachineSpecBackendDocker = c.object<DevMachineSpecBackendDocker>({
+  bootstrapTimeout: c.string(),
+  customImage: c.string(),
+  extraMounts: c.array($DevMachineSpecBackendDockerExtraMount),
+  preLoadImages: c.array(c.string()),
+});
+
 /** zod schema of {@link DevMachineSpecBackendDocker}. */
-export const DevMachineSpecBackendDockerSchema: z.ZodType<DevMachineSpecBackendDocker> = c.zod(c.object<DevMachineSpecBackendDocker>({
-  bootstrapTimeout: c.optional(c.string()),
-  customImage: c.optional(c.string()),
-  extraMounts: c.optional(c.array(c.ref(DevMachineSpecBackendDockerExtraMountSchema))),
-  preLoadImages: c.optional(c.array(c.string())),
-}));
+export const DevMachineSpecBackendDockerSchema: z.ZodType<DevMachineSpecBackendDocker> = c.zod($DevMachineSpecBackendDocker);
 
 /**
  * provisioning defines variables influencing how the APIServer hosted on the InMemoryMachine is going to be provisioned.
@@ -733,11 +769,13 @@ export interface DevMachineSpecBackendInMemoryVmProvisioning {
   startupJitter?: string;
 }
 
-/** zod schema of {@link DevMachineSpecBackendInMemoryVmProvisioning}. */
-export const DevMachineSpecBackendInMemoryVmProvisioningSchema: z.ZodType<DevMachineSpecBackendInMemoryVmProvisioning> = c.zod(c.object<DevMachineSpecBackendInMemoryVmProvisioning>({
+const $DevMachineSpecBackendInMemoryVmProvisioning = c.object<DevMachineSpecBackendInMemoryVmProvisioning>({
   startupDuration: c.string(),
-  startupJitter: c.optional(c.string()),
-}));
+  startupJitter: c.string(),
+}, { required: ["startupDuration"] });
+
+/** zod schema of {@link DevMachineSpecBackendInMemoryVmProvisioning}. */
+export const DevMachineSpecBackendInMemoryVmProvisioningSchema: z.ZodType<DevMachineSpecBackendInMemoryVmProvisioning> = c.zod($DevMachineSpecBackendInMemoryVmProvisioning);
 
 /** apiServer defines the behaviour of the APIServer hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryApiServer {
@@ -748,10 +786,12 @@ export interface DevMachineSpecBackendInMemoryApiServer {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
+const $DevMachineSpecBackendInMemoryApiServer = c.object<DevMachineSpecBackendInMemoryApiServer>({
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryApiServer}. */
-export const DevMachineSpecBackendInMemoryApiServerSchema: z.ZodType<DevMachineSpecBackendInMemoryApiServer> = c.zod(c.object<DevMachineSpecBackendInMemoryApiServer>({
-  provisioning: c.optional(c.ref(DevMachineSpecBackendInMemoryVmProvisioningSchema)),
-}));
+export const DevMachineSpecBackendInMemoryApiServerSchema: z.ZodType<DevMachineSpecBackendInMemoryApiServer> = c.zod($DevMachineSpecBackendInMemoryApiServer);
 
 /** etcd defines the behaviour of the etcd member hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryEtcd {
@@ -762,10 +802,12 @@ export interface DevMachineSpecBackendInMemoryEtcd {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
+const $DevMachineSpecBackendInMemoryEtcd = c.object<DevMachineSpecBackendInMemoryEtcd>({
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryEtcd}. */
-export const DevMachineSpecBackendInMemoryEtcdSchema: z.ZodType<DevMachineSpecBackendInMemoryEtcd> = c.zod(c.object<DevMachineSpecBackendInMemoryEtcd>({
-  provisioning: c.optional(c.ref(DevMachineSpecBackendInMemoryVmProvisioningSchema)),
-}));
+export const DevMachineSpecBackendInMemoryEtcdSchema: z.ZodType<DevMachineSpecBackendInMemoryEtcd> = c.zod($DevMachineSpecBackendInMemoryEtcd);
 
 /** node defines the behaviour of the Node (the kubelet) hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryNode {
@@ -776,10 +818,12 @@ export interface DevMachineSpecBackendInMemoryNode {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
+const $DevMachineSpecBackendInMemoryNode = c.object<DevMachineSpecBackendInMemoryNode>({
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryNode}. */
-export const DevMachineSpecBackendInMemoryNodeSchema: z.ZodType<DevMachineSpecBackendInMemoryNode> = c.zod(c.object<DevMachineSpecBackendInMemoryNode>({
-  provisioning: c.optional(c.ref(DevMachineSpecBackendInMemoryVmProvisioningSchema)),
-}));
+export const DevMachineSpecBackendInMemoryNodeSchema: z.ZodType<DevMachineSpecBackendInMemoryNode> = c.zod($DevMachineSpecBackendInMemoryNode);
 
 /** vm defines the behaviour of the VM implementing the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryVm {
@@ -790,10 +834,12 @@ export interface DevMachineSpecBackendInMemoryVm {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
+const $DevMachineSpecBackendInMemoryVm = c.object<DevMachineSpecBackendInMemoryVm>({
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryVm}. */
-export const DevMachineSpecBackendInMemoryVmSchema: z.ZodType<DevMachineSpecBackendInMemoryVm> = c.zod(c.object<DevMachineSpecBackendInMemoryVm>({
-  provisioning: c.optional(c.ref(DevMachineSpecBackendInMemoryVmProvisioningSchema)),
-}));
+export const DevMachineSpecBackendInMemoryVmSchema: z.ZodType<DevMachineSpecBackendInMemoryVm> = c.zod($DevMachineSpecBackendInMemoryVm);
 
 /** inMemory defines a backend for a DevMachine that runs in memory. */
 export interface DevMachineSpecBackendInMemory {
@@ -807,13 +853,15 @@ export interface DevMachineSpecBackendInMemory {
   vm?: DevMachineSpecBackendInMemoryVm;
 }
 
+const $DevMachineSpecBackendInMemory = c.object<DevMachineSpecBackendInMemory>({
+  apiServer: $DevMachineSpecBackendInMemoryApiServer,
+  etcd: $DevMachineSpecBackendInMemoryEtcd,
+  node: $DevMachineSpecBackendInMemoryNode,
+  vm: $DevMachineSpecBackendInMemoryVm,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemory}. */
-export const DevMachineSpecBackendInMemorySchema: z.ZodType<DevMachineSpecBackendInMemory> = c.zod(c.object<DevMachineSpecBackendInMemory>({
-  apiServer: c.optional(c.ref(DevMachineSpecBackendInMemoryApiServerSchema)),
-  etcd: c.optional(c.ref(DevMachineSpecBackendInMemoryEtcdSchema)),
-  node: c.optional(c.ref(DevMachineSpecBackendInMemoryNodeSchema)),
-  vm: c.optional(c.ref(DevMachineSpecBackendInMemoryVmSchema)),
-}));
+export const DevMachineSpecBackendInMemorySchema: z.ZodType<DevMachineSpecBackendInMemory> = c.zod($DevMachineSpecBackendInMemory);
 
 /** backend defines backends for a DevMachine. */
 export interface DevMachineSpecBackend {
@@ -823,11 +871,13 @@ export interface DevMachineSpecBackend {
   inMemory?: DevMachineSpecBackendInMemory;
 }
 
+const $DevMachineSpecBackend = c.object<DevMachineSpecBackend>({
+  docker: $DevMachineSpecBackendDocker,
+  inMemory: $DevMachineSpecBackendInMemory,
+});
+
 /** zod schema of {@link DevMachineSpecBackend}. */
-export const DevMachineSpecBackendSchema: z.ZodType<DevMachineSpecBackend> = c.zod(c.object<DevMachineSpecBackend>({
-  docker: c.optional(c.ref(DevMachineSpecBackendDockerSchema)),
-  inMemory: c.optional(c.ref(DevMachineSpecBackendInMemorySchema)),
-}));
+export const DevMachineSpecBackendSchema: z.ZodType<DevMachineSpecBackend> = c.zod($DevMachineSpecBackend);
 
 /** DevMachineSpec defines the desired state of DevMachine. */
 export interface DevMachineSpec {
@@ -837,11 +887,13 @@ export interface DevMachineSpec {
   providerID?: string;
 }
 
+const $DevMachineSpec = c.object<DevMachineSpec>({
+  backend: $DevMachineSpecBackend,
+  providerID: c.string(),
+}, { required: ["backend"] });
+
 /** zod schema of {@link DevMachineSpec}. */
-export const DevMachineSpecSchema: z.ZodType<DevMachineSpec> = c.zod(c.object<DevMachineSpec>({
-  backend: c.ref(DevMachineSpecBackendSchema),
-  providerID: c.optional(c.string()),
-}));
+export const DevMachineSpecSchema: z.ZodType<DevMachineSpec> = c.zod($DevMachineSpec);
 
 /** MachineAddress contains information for the node's address. */
 export interface DevMachineStatusAddress {
@@ -851,11 +903,13 @@ export interface DevMachineStatusAddress {
   type: "Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS";
 }
 
-/** zod schema of {@link DevMachineStatusAddress}. */
-export const DevMachineStatusAddressSchema: z.ZodType<DevMachineStatusAddress> = c.zod(c.object<DevMachineStatusAddress>({
+const $DevMachineStatusAddress = c.object<DevMachineStatusAddress>({
   address: c.string({ minLength: 1, maxLength: 256 }),
   type: c.literals<"Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS">(["Hostname","ExternalIP","InternalIP","ExternalDNS","InternalDNS"]),
-}));
+}, { required: ["address","type"] });
+
+/** zod schema of {@link DevMachineStatusAddress}. */
+export const DevMachineStatusAddressSchema: z.ZodType<DevMachineStatusAddress> = c.zod($DevMachineStatusAddress);
 
 /** v1beta2 groups all the fields that will be added or modified in DevMachine's status with the V1Beta2 version. */
 export interface DevMachineStatusV1beta2 {
@@ -863,10 +917,12 @@ export interface DevMachineStatusV1beta2 {
   conditions?: DevClusterStatusV1beta2Condition[];
 }
 
+const $DevMachineStatusV1beta2 = c.object<DevMachineStatusV1beta2>({
+  conditions: c.withMeta(c.array($DevClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+});
+
 /** zod schema of {@link DevMachineStatusV1beta2}. */
-export const DevMachineStatusV1beta2Schema: z.ZodType<DevMachineStatusV1beta2> = c.zod(c.object<DevMachineStatusV1beta2>({
-  conditions: c.optional(c.withMeta(c.array(c.ref(DevClusterStatusV1beta2ConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-}));
+export const DevMachineStatusV1beta2Schema: z.ZodType<DevMachineStatusV1beta2> = c.zod($DevMachineStatusV1beta2);
 
 /** DevMachineStatus defines the observed state of DevMachine. */
 export interface DevMachineStatus {
@@ -880,13 +936,15 @@ export interface DevMachineStatus {
   v1beta2?: DevMachineStatusV1beta2;
 }
 
+const $DevMachineStatus = c.object<DevMachineStatus>({
+  addresses: c.array($DevMachineStatusAddress),
+  conditions: c.array($DevClusterStatusCondition),
+  ready: c.boolean(),
+  v1beta2: $DevMachineStatusV1beta2,
+});
+
 /** zod schema of {@link DevMachineStatus}. */
-export const DevMachineStatusSchema: z.ZodType<DevMachineStatus> = c.zod(c.object<DevMachineStatus>({
-  addresses: c.optional(c.array(c.ref(DevMachineStatusAddressSchema))),
-  conditions: c.optional(c.array(c.ref(DevClusterStatusConditionSchema))),
-  ready: c.optional(c.boolean()),
-  v1beta2: c.optional(c.ref(DevMachineStatusV1beta2Schema)),
-}));
+export const DevMachineStatusSchema: z.ZodType<DevMachineStatus> = c.zod($DevMachineStatus);
 
 /**
  * DevMachine is the schema for the dev machine infrastructure API.
@@ -935,18 +993,20 @@ export interface DevMachineList {
   items: DevMachine[];
 }
 
+const $DevMachine = c.object<DevMachine>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevMachine"),
+  metadata: c.objectMeta(),
+  spec: $DevMachineSpec,
+  status: $DevMachineStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link DevMachine}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachine is deprecated; use a newer version.
  */
-export const DevMachineSchema: z.ZodType<DevMachine> = c.zod(c.object<DevMachine>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("DevMachine"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(DevMachineSpecSchema)),
-  status: c.optional(c.ref(DevMachineStatusSchema)),
-}));
+export const DevMachineSchema: z.ZodType<DevMachine> = c.zod($DevMachine);
 
 /**
  * zod schema of {@link DevMachineList}.
@@ -956,9 +1016,9 @@ export const DevMachineSchema: z.ZodType<DevMachine> = c.zod(c.object<DevMachine
 export const DevMachineListSchema: z.ZodType<DevMachineList> = c.zod(c.object<DevMachineList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("DevMachineList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(DevMachineSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($DevMachine),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link DevMachineModel} class: a {@link DevMachine} with the Model methods.
@@ -1058,11 +1118,13 @@ export interface DevMachineTemplateSpecTemplate {
   spec: DevMachineSpec;
 }
 
+const $DevMachineTemplateSpecTemplate = c.object<DevMachineTemplateSpecTemplate>({
+  metadata: $DevClusterTemplateSpecTemplateMetadata,
+  spec: $DevMachineSpec,
+}, { required: ["spec"] });
+
 /** zod schema of {@link DevMachineTemplateSpecTemplate}. */
-export const DevMachineTemplateSpecTemplateSchema: z.ZodType<DevMachineTemplateSpecTemplate> = c.zod(c.object<DevMachineTemplateSpecTemplate>({
-  metadata: c.optional(c.ref(DevClusterTemplateSpecTemplateMetadataSchema)),
-  spec: c.ref(DevMachineSpecSchema),
-}));
+export const DevMachineTemplateSpecTemplateSchema: z.ZodType<DevMachineTemplateSpecTemplate> = c.zod($DevMachineTemplateSpecTemplate);
 
 /** DevMachineTemplateSpec defines the desired state of DevMachineTemplate. */
 export interface DevMachineTemplateSpec {
@@ -1070,10 +1132,12 @@ export interface DevMachineTemplateSpec {
   template: DevMachineTemplateSpecTemplate;
 }
 
+const $DevMachineTemplateSpec = c.object<DevMachineTemplateSpec>({
+  template: $DevMachineTemplateSpecTemplate,
+}, { required: ["template"] });
+
 /** zod schema of {@link DevMachineTemplateSpec}. */
-export const DevMachineTemplateSpecSchema: z.ZodType<DevMachineTemplateSpec> = c.zod(c.object<DevMachineTemplateSpec>({
-  template: c.ref(DevMachineTemplateSpecTemplateSchema),
-}));
+export const DevMachineTemplateSpecSchema: z.ZodType<DevMachineTemplateSpec> = c.zod($DevMachineTemplateSpec);
 
 /**
  * DevMachineTemplate is the schema for the in-memory machine template API.
@@ -1120,17 +1184,19 @@ export interface DevMachineTemplateList {
   items: DevMachineTemplate[];
 }
 
+const $DevMachineTemplate = c.object<DevMachineTemplate>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevMachineTemplate"),
+  metadata: c.objectMeta(),
+  spec: $DevMachineTemplateSpec,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link DevMachineTemplate}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachineTemplate is deprecated; use a newer version.
  */
-export const DevMachineTemplateSchema: z.ZodType<DevMachineTemplate> = c.zod(c.object<DevMachineTemplate>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("DevMachineTemplate"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(DevMachineTemplateSpecSchema)),
-}));
+export const DevMachineTemplateSchema: z.ZodType<DevMachineTemplate> = c.zod($DevMachineTemplate);
 
 /**
  * zod schema of {@link DevMachineTemplateList}.
@@ -1140,9 +1206,9 @@ export const DevMachineTemplateSchema: z.ZodType<DevMachineTemplate> = c.zod(c.o
 export const DevMachineTemplateListSchema: z.ZodType<DevMachineTemplateList> = c.zod(c.object<DevMachineTemplateList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("DevMachineTemplateList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(DevMachineTemplateSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($DevMachineTemplate),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link DevMachineTemplateModel} class: a {@link DevMachineTemplate} with the Model methods.

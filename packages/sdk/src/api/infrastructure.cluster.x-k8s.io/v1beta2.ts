@@ -23,12 +23,14 @@ export interface DevClusterStatusFailureDomain {
   name: string;
 }
 
-/** zod schema of {@link DevClusterStatusFailureDomain}. */
-export const DevClusterStatusFailureDomainSchema: z.ZodType<DevClusterStatusFailureDomain> = c.zod(c.object<DevClusterStatusFailureDomain>({
-  attributes: c.optional(c.record(c.string())),
-  controlPlane: c.optional(c.boolean()),
+const $DevClusterStatusFailureDomain = c.object<DevClusterStatusFailureDomain>({
+  attributes: c.record(c.string()),
+  controlPlane: c.boolean(),
   name: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["name"] });
+
+/** zod schema of {@link DevClusterStatusFailureDomain}. */
+export const DevClusterStatusFailureDomainSchema: z.ZodType<DevClusterStatusFailureDomain> = c.zod($DevClusterStatusFailureDomain);
 
 /**
  * CustomHAProxyConfigTemplateRef allows you to replace the default HAProxy config file.
@@ -53,10 +55,12 @@ export interface DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTempl
   name?: string;
 }
 
+const $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef = c.withMeta(c.object<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef>({
+  name: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef}. */
-export const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef> = c.zod(c.withMeta(c.object<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef>({
-  name: c.optional(c.string()),
-}), {"x-kubernetes-map-type":"atomic"}));
+export const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef> = c.zod($DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef);
 
 const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
@@ -85,12 +89,14 @@ export interface DevClusterSpecBackendDockerLoadBalancer {
   imageTag?: string;
 }
 
+const $DevClusterSpecBackendDockerLoadBalancer = c.object<DevClusterSpecBackendDockerLoadBalancer>({
+  customHAProxyConfigTemplateRef: $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef,
+  imageRepository: c.string(),
+  imageTag: c.string(),
+});
+
 /** zod schema of {@link DevClusterSpecBackendDockerLoadBalancer}. */
-export const DevClusterSpecBackendDockerLoadBalancerSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancer> = c.zod(c.object<DevClusterSpecBackendDockerLoadBalancer>({
-  customHAProxyConfigTemplateRef: c.optional(c.ref(DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefSchema)),
-  imageRepository: c.optional(c.string()),
-  imageTag: c.optional(c.string()),
-}));
+export const DevClusterSpecBackendDockerLoadBalancerSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancer> = c.zod($DevClusterSpecBackendDockerLoadBalancer);
 
 const DevClusterSpecBackendDockerLoadBalancerDefaults: c.DefaultsNode = { properties: { customHAProxyConfigTemplateRef: { ...DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults } } };
 
@@ -107,11 +113,13 @@ export interface DevClusterSpecBackendDocker {
   loadBalancer?: DevClusterSpecBackendDockerLoadBalancer;
 }
 
+const $DevClusterSpecBackendDocker = c.object<DevClusterSpecBackendDocker>({
+  failureDomains: c.withMeta(c.array($DevClusterStatusFailureDomain, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  loadBalancer: $DevClusterSpecBackendDockerLoadBalancer,
+});
+
 /** zod schema of {@link DevClusterSpecBackendDocker}. */
-export const DevClusterSpecBackendDockerSchema: z.ZodType<DevClusterSpecBackendDocker> = c.zod(c.object<DevClusterSpecBackendDocker>({
-  failureDomains: c.optional(c.withMeta(c.array(c.ref(DevClusterStatusFailureDomainSchema), { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]})),
-  loadBalancer: c.optional(c.ref(DevClusterSpecBackendDockerLoadBalancerSchema)),
-}));
+export const DevClusterSpecBackendDockerSchema: z.ZodType<DevClusterSpecBackendDocker> = c.zod($DevClusterSpecBackendDocker);
 
 const DevClusterSpecBackendDockerDefaults: c.DefaultsNode = { properties: { loadBalancer: { ...DevClusterSpecBackendDockerLoadBalancerDefaults } } };
 
@@ -123,11 +131,13 @@ export interface DevClusterSpecBackend {
   inMemory?: { [key: string]: never };
 }
 
+const $DevClusterSpecBackend = c.object<DevClusterSpecBackend>({
+  docker: $DevClusterSpecBackendDocker,
+  inMemory: c.emptyObject(),
+});
+
 /** zod schema of {@link DevClusterSpecBackend}. */
-export const DevClusterSpecBackendSchema: z.ZodType<DevClusterSpecBackend> = c.zod(c.object<DevClusterSpecBackend>({
-  docker: c.optional(c.ref(DevClusterSpecBackendDockerSchema)),
-  inMemory: c.optional(c.emptyObject()),
-}));
+export const DevClusterSpecBackendSchema: z.ZodType<DevClusterSpecBackend> = c.zod($DevClusterSpecBackend);
 
 const DevClusterSpecBackendDefaults: c.DefaultsNode = { properties: { docker: { ...DevClusterSpecBackendDockerDefaults } } };
 
@@ -139,11 +149,13 @@ export interface DevClusterSpecControlPlaneEndpoint {
   port?: number;
 }
 
+const $DevClusterSpecControlPlaneEndpoint = c.object<DevClusterSpecControlPlaneEndpoint>({
+  host: c.string({ minLength: 1, maxLength: 512 }),
+  port: c.integer({ format: "int32", minimum: 1, maximum: 65535 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link DevClusterSpecControlPlaneEndpoint}. */
-export const DevClusterSpecControlPlaneEndpointSchema: z.ZodType<DevClusterSpecControlPlaneEndpoint> = c.zod(c.object<DevClusterSpecControlPlaneEndpoint>({
-  host: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-  port: c.optional(c.integer({ format: "int32", minimum: 1, maximum: 65535 })),
-}, { minProperties: 1 }));
+export const DevClusterSpecControlPlaneEndpointSchema: z.ZodType<DevClusterSpecControlPlaneEndpoint> = c.zod($DevClusterSpecControlPlaneEndpoint);
 
 /** DevClusterSpec defines the desired state of the DevCluster infrastructure. */
 export interface DevClusterSpec {
@@ -153,11 +165,13 @@ export interface DevClusterSpec {
   controlPlaneEndpoint?: DevClusterSpecControlPlaneEndpoint;
 }
 
+const $DevClusterSpec = c.object<DevClusterSpec>({
+  backend: $DevClusterSpecBackend,
+  controlPlaneEndpoint: $DevClusterSpecControlPlaneEndpoint,
+}, { required: ["backend"] });
+
 /** zod schema of {@link DevClusterSpec}. */
-export const DevClusterSpecSchema: z.ZodType<DevClusterSpec> = c.zod(c.object<DevClusterSpec>({
-  backend: c.ref(DevClusterSpecBackendSchema),
-  controlPlaneEndpoint: c.optional(c.ref(DevClusterSpecControlPlaneEndpointSchema)),
-}));
+export const DevClusterSpecSchema: z.ZodType<DevClusterSpec> = c.zod($DevClusterSpec);
 
 const DevClusterSpecDefaults: c.DefaultsNode = { properties: { backend: { ...DevClusterSpecBackendDefaults } } };
 
@@ -193,15 +207,17 @@ export interface DevClusterStatusCondition {
   type: string;
 }
 
-/** zod schema of {@link DevClusterStatusCondition}. */
-export const DevClusterStatusConditionSchema: z.ZodType<DevClusterStatusCondition> = c.zod(c.object<DevClusterStatusCondition>({
+const $DevClusterStatusCondition = c.object<DevClusterStatusCondition>({
   lastTransitionTime: c.string({ format: "date-time" }),
   message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.optional(c.integer({ format: "int64", minimum: 0 })),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
   reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
   status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
   type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}));
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
+/** zod schema of {@link DevClusterStatusCondition}. */
+export const DevClusterStatusConditionSchema: z.ZodType<DevClusterStatusCondition> = c.zod($DevClusterStatusCondition);
 
 /**
  * Condition defines an observation of a Cluster API resource operational state.
@@ -242,15 +258,17 @@ export interface DevClusterStatusDeprecatedV1beta1Condition {
   type: string;
 }
 
-/** zod schema of {@link DevClusterStatusDeprecatedV1beta1Condition}. */
-export const DevClusterStatusDeprecatedV1beta1ConditionSchema: z.ZodType<DevClusterStatusDeprecatedV1beta1Condition> = c.zod(c.object<DevClusterStatusDeprecatedV1beta1Condition>({
+const $DevClusterStatusDeprecatedV1beta1Condition = c.object<DevClusterStatusDeprecatedV1beta1Condition>({
   lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  reason: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  severity: c.optional(c.string({ maxLength: 32 })),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
   status: c.string(),
   type: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["lastTransitionTime","status","type"] });
+
+/** zod schema of {@link DevClusterStatusDeprecatedV1beta1Condition}. */
+export const DevClusterStatusDeprecatedV1beta1ConditionSchema: z.ZodType<DevClusterStatusDeprecatedV1beta1Condition> = c.zod($DevClusterStatusDeprecatedV1beta1Condition);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface DevClusterStatusDeprecatedV1beta1 {
@@ -264,10 +282,12 @@ export interface DevClusterStatusDeprecatedV1beta1 {
   conditions?: DevClusterStatusDeprecatedV1beta1Condition[];
 }
 
+const $DevClusterStatusDeprecatedV1beta1 = c.object<DevClusterStatusDeprecatedV1beta1>({
+  conditions: c.array($DevClusterStatusDeprecatedV1beta1Condition),
+});
+
 /** zod schema of {@link DevClusterStatusDeprecatedV1beta1}. */
-export const DevClusterStatusDeprecatedV1beta1Schema: z.ZodType<DevClusterStatusDeprecatedV1beta1> = c.zod(c.object<DevClusterStatusDeprecatedV1beta1>({
-  conditions: c.optional(c.array(c.ref(DevClusterStatusDeprecatedV1beta1ConditionSchema))),
-}));
+export const DevClusterStatusDeprecatedV1beta1Schema: z.ZodType<DevClusterStatusDeprecatedV1beta1> = c.zod($DevClusterStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface DevClusterStatusDeprecated {
@@ -275,10 +295,12 @@ export interface DevClusterStatusDeprecated {
   v1beta1?: DevClusterStatusDeprecatedV1beta1;
 }
 
+const $DevClusterStatusDeprecated = c.object<DevClusterStatusDeprecated>({
+  v1beta1: $DevClusterStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link DevClusterStatusDeprecated}. */
-export const DevClusterStatusDeprecatedSchema: z.ZodType<DevClusterStatusDeprecated> = c.zod(c.object<DevClusterStatusDeprecated>({
-  v1beta1: c.optional(c.ref(DevClusterStatusDeprecatedV1beta1Schema)),
-}));
+export const DevClusterStatusDeprecatedSchema: z.ZodType<DevClusterStatusDeprecated> = c.zod($DevClusterStatusDeprecated);
 
 /**
  * initialization provides observations of the DevCluster initialization process.
@@ -292,10 +314,12 @@ export interface DevClusterStatusInitialization {
   provisioned?: boolean;
 }
 
+const $DevClusterStatusInitialization = c.object<DevClusterStatusInitialization>({
+  provisioned: c.boolean(),
+}, { minProperties: 1 });
+
 /** zod schema of {@link DevClusterStatusInitialization}. */
-export const DevClusterStatusInitializationSchema: z.ZodType<DevClusterStatusInitialization> = c.zod(c.object<DevClusterStatusInitialization>({
-  provisioned: c.optional(c.boolean()),
-}, { minProperties: 1 }));
+export const DevClusterStatusInitializationSchema: z.ZodType<DevClusterStatusInitialization> = c.zod($DevClusterStatusInitialization);
 
 /** DevClusterStatus defines the observed state of the DevCluster. */
 export interface DevClusterStatus {
@@ -319,13 +343,15 @@ export interface DevClusterStatus {
   initialization?: DevClusterStatusInitialization;
 }
 
+const $DevClusterStatus = c.object<DevClusterStatus>({
+  conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $DevClusterStatusDeprecated,
+  failureDomains: c.withMeta(c.array($DevClusterStatusFailureDomain, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  initialization: $DevClusterStatusInitialization,
+});
+
 /** zod schema of {@link DevClusterStatus}. */
-export const DevClusterStatusSchema: z.ZodType<DevClusterStatus> = c.zod(c.object<DevClusterStatus>({
-  conditions: c.optional(c.withMeta(c.array(c.ref(DevClusterStatusConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-  deprecated: c.optional(c.ref(DevClusterStatusDeprecatedSchema)),
-  failureDomains: c.optional(c.withMeta(c.array(c.ref(DevClusterStatusFailureDomainSchema), { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]})),
-  initialization: c.optional(c.ref(DevClusterStatusInitializationSchema)),
-}));
+export const DevClusterStatusSchema: z.ZodType<DevClusterStatus> = c.zod($DevClusterStatus);
 
 /**
  * DevCluster is the schema for the dev cluster infrastructure API.
@@ -368,22 +394,24 @@ export interface DevClusterList {
   items: DevCluster[];
 }
 
-/** zod schema of {@link DevCluster}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevClusterSchema: z.ZodType<DevCluster> = c.zod(c.object<DevCluster>({
+const $DevCluster = c.object<DevCluster>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevCluster"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(DevClusterSpecSchema)),
-  status: c.optional(c.ref(DevClusterStatusSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $DevClusterSpec,
+  status: $DevClusterStatus,
+}, { required: ["apiVersion","kind"] });
+
+/** zod schema of {@link DevCluster}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const DevClusterSchema: z.ZodType<DevCluster> = c.zod($DevCluster);
 
 /** zod schema of {@link DevClusterList}. */
 export const DevClusterListSchema: z.ZodType<DevClusterList> = c.zod(c.object<DevClusterList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevClusterList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(DevClusterSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($DevCluster),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const DevClusterDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterSpecDefaults } } };
 
@@ -483,11 +511,13 @@ export interface DevClusterTemplateSpecTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
+const $DevClusterTemplateSpecTemplateMetadata = c.object<DevClusterTemplateSpecTemplateMetadata>({
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
+}, { minProperties: 1 });
+
 /** zod schema of {@link DevClusterTemplateSpecTemplateMetadata}. */
-export const DevClusterTemplateSpecTemplateMetadataSchema: z.ZodType<DevClusterTemplateSpecTemplateMetadata> = c.zod(c.object<DevClusterTemplateSpecTemplateMetadata>({
-  annotations: c.optional(c.record(c.string())),
-  labels: c.optional(c.record(c.string())),
-}, { minProperties: 1 }));
+export const DevClusterTemplateSpecTemplateMetadataSchema: z.ZodType<DevClusterTemplateSpecTemplateMetadata> = c.zod($DevClusterTemplateSpecTemplateMetadata);
 
 /** DevClusterTemplateResource describes the data needed to create a DevCluster from a template. */
 export interface DevClusterTemplateSpecTemplate {
@@ -500,11 +530,13 @@ export interface DevClusterTemplateSpecTemplate {
   spec: DevClusterSpec;
 }
 
+const $DevClusterTemplateSpecTemplate = c.object<DevClusterTemplateSpecTemplate>({
+  metadata: $DevClusterTemplateSpecTemplateMetadata,
+  spec: $DevClusterSpec,
+}, { required: ["spec"] });
+
 /** zod schema of {@link DevClusterTemplateSpecTemplate}. */
-export const DevClusterTemplateSpecTemplateSchema: z.ZodType<DevClusterTemplateSpecTemplate> = c.zod(c.object<DevClusterTemplateSpecTemplate>({
-  metadata: c.optional(c.ref(DevClusterTemplateSpecTemplateMetadataSchema)),
-  spec: c.ref(DevClusterSpecSchema),
-}));
+export const DevClusterTemplateSpecTemplateSchema: z.ZodType<DevClusterTemplateSpecTemplate> = c.zod($DevClusterTemplateSpecTemplate);
 
 const DevClusterTemplateSpecTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterSpecDefaults } } };
 
@@ -514,10 +546,12 @@ export interface DevClusterTemplateSpec {
   template: DevClusterTemplateSpecTemplate;
 }
 
+const $DevClusterTemplateSpec = c.object<DevClusterTemplateSpec>({
+  template: $DevClusterTemplateSpecTemplate,
+}, { required: ["template"] });
+
 /** zod schema of {@link DevClusterTemplateSpec}. */
-export const DevClusterTemplateSpecSchema: z.ZodType<DevClusterTemplateSpec> = c.zod(c.object<DevClusterTemplateSpec>({
-  template: c.ref(DevClusterTemplateSpecTemplateSchema),
-}));
+export const DevClusterTemplateSpecSchema: z.ZodType<DevClusterTemplateSpec> = c.zod($DevClusterTemplateSpec);
 
 const DevClusterTemplateSpecDefaults: c.DefaultsNode = { properties: { template: { ...DevClusterTemplateSpecTemplateDefaults } } };
 
@@ -560,21 +594,23 @@ export interface DevClusterTemplateList {
   items: DevClusterTemplate[];
 }
 
-/** zod schema of {@link DevClusterTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevClusterTemplateSchema: z.ZodType<DevClusterTemplate> = c.zod(c.object<DevClusterTemplate>({
+const $DevClusterTemplate = c.object<DevClusterTemplate>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevClusterTemplate"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(DevClusterTemplateSpecSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $DevClusterTemplateSpec,
+}, { required: ["apiVersion","kind"] });
+
+/** zod schema of {@link DevClusterTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const DevClusterTemplateSchema: z.ZodType<DevClusterTemplate> = c.zod($DevClusterTemplate);
 
 /** zod schema of {@link DevClusterTemplateList}. */
 export const DevClusterTemplateListSchema: z.ZodType<DevClusterTemplateList> = c.zod(c.object<DevClusterTemplateList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevClusterTemplateList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(DevClusterTemplateSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($DevClusterTemplate),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const DevClusterTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterTemplateSpecDefaults } } };
 
@@ -670,12 +706,14 @@ export interface DevMachineSpecBackendDockerExtraMount {
   readOnly?: boolean;
 }
 
+const $DevMachineSpecBackendDockerExtraMount = c.object<DevMachineSpecBackendDockerExtraMount>({
+  containerPath: c.string(),
+  hostPath: c.string(),
+  readOnly: c.boolean(),
+});
+
 /** zod schema of {@link DevMachineSpecBackendDockerExtraMount}. */
-export const DevMachineSpecBackendDockerExtraMountSchema: z.ZodType<DevMachineSpecBackendDockerExtraMount> = c.zod(c.object<DevMachineSpecBackendDockerExtraMount>({
-  containerPath: c.optional(c.string()),
-  hostPath: c.optional(c.string()),
-  readOnly: c.optional(c.boolean()),
-}));
+export const DevMachineSpecBackendDockerExtraMountSchema: z.ZodType<DevMachineSpecBackendDockerExtraMount> = c.zod($DevMachineSpecBackendDockerExtraMount);
 
 /** docker defines a backend for a DevMachine using docker containers. */
 export interface DevMachineSpecBackendDocker {
@@ -701,13 +739,15 @@ export interface DevMachineSpecBackendDocker {
   preLoadImages?: string[];
 }
 
+const $DevMachineSpecBackendDocker = c.object<DevMachineSpecBackendDocker>({
+  bootstrapTimeout: c.string(),
+  customImage: c.string(),
+  extraMounts: c.array($DevMachineSpecBackendDockerExtraMount),
+  preLoadImages: c.array(c.string()),
+});
+
 /** zod schema of {@link DevMachineSpecBackendDocker}. */
-export const DevMachineSpecBackendDockerSchema: z.ZodType<DevMachineSpecBackendDocker> = c.zod(c.object<DevMachineSpecBackendDocker>({
-  bootstrapTimeout: c.optional(c.string()),
-  customImage: c.optional(c.string()),
-  extraMounts: c.optional(c.array(c.ref(DevMachineSpecBackendDockerExtraMountSchema))),
-  preLoadImages: c.optional(c.array(c.string())),
-}));
+export const DevMachineSpecBackendDockerSchema: z.ZodType<DevMachineSpecBackendDocker> = c.zod($DevMachineSpecBackendDocker);
 
 /**
  * provisioning defines variables influencing how the APIServer hosted on the InMemoryMachine is going to be provisioned.
@@ -724,11 +764,13 @@ export interface DevMachineSpecBackendInMemoryVmProvisioning {
   startupJitter?: string;
 }
 
-/** zod schema of {@link DevMachineSpecBackendInMemoryVmProvisioning}. */
-export const DevMachineSpecBackendInMemoryVmProvisioningSchema: z.ZodType<DevMachineSpecBackendInMemoryVmProvisioning> = c.zod(c.object<DevMachineSpecBackendInMemoryVmProvisioning>({
+const $DevMachineSpecBackendInMemoryVmProvisioning = c.object<DevMachineSpecBackendInMemoryVmProvisioning>({
   startupDuration: c.string(),
-  startupJitter: c.optional(c.string()),
-}));
+  startupJitter: c.string(),
+}, { required: ["startupDuration"] });
+
+/** zod schema of {@link DevMachineSpecBackendInMemoryVmProvisioning}. */
+export const DevMachineSpecBackendInMemoryVmProvisioningSchema: z.ZodType<DevMachineSpecBackendInMemoryVmProvisioning> = c.zod($DevMachineSpecBackendInMemoryVmProvisioning);
 
 /** apiServer defines the behaviour of the APIServer hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryApiServer {
@@ -739,10 +781,12 @@ export interface DevMachineSpecBackendInMemoryApiServer {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
+const $DevMachineSpecBackendInMemoryApiServer = c.object<DevMachineSpecBackendInMemoryApiServer>({
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryApiServer}. */
-export const DevMachineSpecBackendInMemoryApiServerSchema: z.ZodType<DevMachineSpecBackendInMemoryApiServer> = c.zod(c.object<DevMachineSpecBackendInMemoryApiServer>({
-  provisioning: c.optional(c.ref(DevMachineSpecBackendInMemoryVmProvisioningSchema)),
-}));
+export const DevMachineSpecBackendInMemoryApiServerSchema: z.ZodType<DevMachineSpecBackendInMemoryApiServer> = c.zod($DevMachineSpecBackendInMemoryApiServer);
 
 /** etcd defines the behaviour of the etcd member hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryEtcd {
@@ -753,10 +797,12 @@ export interface DevMachineSpecBackendInMemoryEtcd {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
+const $DevMachineSpecBackendInMemoryEtcd = c.object<DevMachineSpecBackendInMemoryEtcd>({
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryEtcd}. */
-export const DevMachineSpecBackendInMemoryEtcdSchema: z.ZodType<DevMachineSpecBackendInMemoryEtcd> = c.zod(c.object<DevMachineSpecBackendInMemoryEtcd>({
-  provisioning: c.optional(c.ref(DevMachineSpecBackendInMemoryVmProvisioningSchema)),
-}));
+export const DevMachineSpecBackendInMemoryEtcdSchema: z.ZodType<DevMachineSpecBackendInMemoryEtcd> = c.zod($DevMachineSpecBackendInMemoryEtcd);
 
 /** node defines the behaviour of the Node (the kubelet) hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryNode {
@@ -767,10 +813,12 @@ export interface DevMachineSpecBackendInMemoryNode {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
+const $DevMachineSpecBackendInMemoryNode = c.object<DevMachineSpecBackendInMemoryNode>({
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryNode}. */
-export const DevMachineSpecBackendInMemoryNodeSchema: z.ZodType<DevMachineSpecBackendInMemoryNode> = c.zod(c.object<DevMachineSpecBackendInMemoryNode>({
-  provisioning: c.optional(c.ref(DevMachineSpecBackendInMemoryVmProvisioningSchema)),
-}));
+export const DevMachineSpecBackendInMemoryNodeSchema: z.ZodType<DevMachineSpecBackendInMemoryNode> = c.zod($DevMachineSpecBackendInMemoryNode);
 
 /** vm defines the behaviour of the VM implementing the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryVm {
@@ -781,10 +829,12 @@ export interface DevMachineSpecBackendInMemoryVm {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
+const $DevMachineSpecBackendInMemoryVm = c.object<DevMachineSpecBackendInMemoryVm>({
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryVm}. */
-export const DevMachineSpecBackendInMemoryVmSchema: z.ZodType<DevMachineSpecBackendInMemoryVm> = c.zod(c.object<DevMachineSpecBackendInMemoryVm>({
-  provisioning: c.optional(c.ref(DevMachineSpecBackendInMemoryVmProvisioningSchema)),
-}));
+export const DevMachineSpecBackendInMemoryVmSchema: z.ZodType<DevMachineSpecBackendInMemoryVm> = c.zod($DevMachineSpecBackendInMemoryVm);
 
 /** inMemory defines a backend for a DevMachine that runs in memory. */
 export interface DevMachineSpecBackendInMemory {
@@ -798,13 +848,15 @@ export interface DevMachineSpecBackendInMemory {
   vm?: DevMachineSpecBackendInMemoryVm;
 }
 
+const $DevMachineSpecBackendInMemory = c.object<DevMachineSpecBackendInMemory>({
+  apiServer: $DevMachineSpecBackendInMemoryApiServer,
+  etcd: $DevMachineSpecBackendInMemoryEtcd,
+  node: $DevMachineSpecBackendInMemoryNode,
+  vm: $DevMachineSpecBackendInMemoryVm,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemory}. */
-export const DevMachineSpecBackendInMemorySchema: z.ZodType<DevMachineSpecBackendInMemory> = c.zod(c.object<DevMachineSpecBackendInMemory>({
-  apiServer: c.optional(c.ref(DevMachineSpecBackendInMemoryApiServerSchema)),
-  etcd: c.optional(c.ref(DevMachineSpecBackendInMemoryEtcdSchema)),
-  node: c.optional(c.ref(DevMachineSpecBackendInMemoryNodeSchema)),
-  vm: c.optional(c.ref(DevMachineSpecBackendInMemoryVmSchema)),
-}));
+export const DevMachineSpecBackendInMemorySchema: z.ZodType<DevMachineSpecBackendInMemory> = c.zod($DevMachineSpecBackendInMemory);
 
 /** backend defines backends for a DevMachine. */
 export interface DevMachineSpecBackend {
@@ -814,11 +866,13 @@ export interface DevMachineSpecBackend {
   inMemory?: DevMachineSpecBackendInMemory;
 }
 
+const $DevMachineSpecBackend = c.object<DevMachineSpecBackend>({
+  docker: $DevMachineSpecBackendDocker,
+  inMemory: $DevMachineSpecBackendInMemory,
+});
+
 /** zod schema of {@link DevMachineSpecBackend}. */
-export const DevMachineSpecBackendSchema: z.ZodType<DevMachineSpecBackend> = c.zod(c.object<DevMachineSpecBackend>({
-  docker: c.optional(c.ref(DevMachineSpecBackendDockerSchema)),
-  inMemory: c.optional(c.ref(DevMachineSpecBackendInMemorySchema)),
-}));
+export const DevMachineSpecBackendSchema: z.ZodType<DevMachineSpecBackend> = c.zod($DevMachineSpecBackend);
 
 /** DevMachineSpec defines the desired state of DevMachine. */
 export interface DevMachineSpec {
@@ -828,11 +882,13 @@ export interface DevMachineSpec {
   providerID?: string;
 }
 
+const $DevMachineSpec = c.object<DevMachineSpec>({
+  backend: $DevMachineSpecBackend,
+  providerID: c.string({ minLength: 1, maxLength: 512 }),
+}, { required: ["backend"] });
+
 /** zod schema of {@link DevMachineSpec}. */
-export const DevMachineSpecSchema: z.ZodType<DevMachineSpec> = c.zod(c.object<DevMachineSpec>({
-  backend: c.ref(DevMachineSpecBackendSchema),
-  providerID: c.optional(c.string({ minLength: 1, maxLength: 512 })),
-}));
+export const DevMachineSpecSchema: z.ZodType<DevMachineSpec> = c.zod($DevMachineSpec);
 
 /** MachineAddress contains information for the node's address. */
 export interface DevMachineStatusAddress {
@@ -842,11 +898,13 @@ export interface DevMachineStatusAddress {
   type: "Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS";
 }
 
-/** zod schema of {@link DevMachineStatusAddress}. */
-export const DevMachineStatusAddressSchema: z.ZodType<DevMachineStatusAddress> = c.zod(c.object<DevMachineStatusAddress>({
+const $DevMachineStatusAddress = c.object<DevMachineStatusAddress>({
   address: c.string({ minLength: 1, maxLength: 256 }),
   type: c.literals<"Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS">(["Hostname","ExternalIP","InternalIP","ExternalDNS","InternalDNS"]),
-}));
+}, { required: ["address","type"] });
+
+/** zod schema of {@link DevMachineStatusAddress}. */
+export const DevMachineStatusAddressSchema: z.ZodType<DevMachineStatusAddress> = c.zod($DevMachineStatusAddress);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface DevMachineStatusDeprecatedV1beta1 {
@@ -860,10 +918,12 @@ export interface DevMachineStatusDeprecatedV1beta1 {
   conditions?: DevClusterStatusDeprecatedV1beta1Condition[];
 }
 
+const $DevMachineStatusDeprecatedV1beta1 = c.object<DevMachineStatusDeprecatedV1beta1>({
+  conditions: c.array($DevClusterStatusDeprecatedV1beta1Condition),
+});
+
 /** zod schema of {@link DevMachineStatusDeprecatedV1beta1}. */
-export const DevMachineStatusDeprecatedV1beta1Schema: z.ZodType<DevMachineStatusDeprecatedV1beta1> = c.zod(c.object<DevMachineStatusDeprecatedV1beta1>({
-  conditions: c.optional(c.array(c.ref(DevClusterStatusDeprecatedV1beta1ConditionSchema))),
-}));
+export const DevMachineStatusDeprecatedV1beta1Schema: z.ZodType<DevMachineStatusDeprecatedV1beta1> = c.zod($DevMachineStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface DevMachineStatusDeprecated {
@@ -871,10 +931,12 @@ export interface DevMachineStatusDeprecated {
   v1beta1?: DevMachineStatusDeprecatedV1beta1;
 }
 
+const $DevMachineStatusDeprecated = c.object<DevMachineStatusDeprecated>({
+  v1beta1: $DevMachineStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link DevMachineStatusDeprecated}. */
-export const DevMachineStatusDeprecatedSchema: z.ZodType<DevMachineStatusDeprecated> = c.zod(c.object<DevMachineStatusDeprecated>({
-  v1beta1: c.optional(c.ref(DevMachineStatusDeprecatedV1beta1Schema)),
-}));
+export const DevMachineStatusDeprecatedSchema: z.ZodType<DevMachineStatusDeprecated> = c.zod($DevMachineStatusDeprecated);
 
 /**
  * initialization provides observations of the DevMachine initialization process.
@@ -888,10 +950,12 @@ export interface DevMachineStatusInitialization {
   provisioned?: boolean;
 }
 
+const $DevMachineStatusInitialization = c.object<DevMachineStatusInitialization>({
+  provisioned: c.boolean(),
+}, { minProperties: 1 });
+
 /** zod schema of {@link DevMachineStatusInitialization}. */
-export const DevMachineStatusInitializationSchema: z.ZodType<DevMachineStatusInitialization> = c.zod(c.object<DevMachineStatusInitialization>({
-  provisioned: c.optional(c.boolean()),
-}, { minProperties: 1 }));
+export const DevMachineStatusInitializationSchema: z.ZodType<DevMachineStatusInitialization> = c.zod($DevMachineStatusInitialization);
 
 /** DevMachineStatus defines the observed state of DevMachine. */
 export interface DevMachineStatus {
@@ -915,14 +979,16 @@ export interface DevMachineStatus {
   initialization?: DevMachineStatusInitialization;
 }
 
+const $DevMachineStatus = c.object<DevMachineStatus>({
+  addresses: c.array($DevMachineStatusAddress),
+  conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $DevMachineStatusDeprecated,
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  initialization: $DevMachineStatusInitialization,
+});
+
 /** zod schema of {@link DevMachineStatus}. */
-export const DevMachineStatusSchema: z.ZodType<DevMachineStatus> = c.zod(c.object<DevMachineStatus>({
-  addresses: c.optional(c.array(c.ref(DevMachineStatusAddressSchema))),
-  conditions: c.optional(c.withMeta(c.array(c.ref(DevClusterStatusConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-  deprecated: c.optional(c.ref(DevMachineStatusDeprecatedSchema)),
-  failureDomain: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  initialization: c.optional(c.ref(DevMachineStatusInitializationSchema)),
-}));
+export const DevMachineStatusSchema: z.ZodType<DevMachineStatus> = c.zod($DevMachineStatus);
 
 /**
  * DevMachine is the schema for the dev machine infrastructure API.
@@ -965,22 +1031,24 @@ export interface DevMachineList {
   items: DevMachine[];
 }
 
-/** zod schema of {@link DevMachine}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevMachineSchema: z.ZodType<DevMachine> = c.zod(c.object<DevMachine>({
+const $DevMachine = c.object<DevMachine>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevMachine"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(DevMachineSpecSchema)),
-  status: c.optional(c.ref(DevMachineStatusSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $DevMachineSpec,
+  status: $DevMachineStatus,
+}, { required: ["apiVersion","kind"] });
+
+/** zod schema of {@link DevMachine}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const DevMachineSchema: z.ZodType<DevMachine> = c.zod($DevMachine);
 
 /** zod schema of {@link DevMachineList}. */
 export const DevMachineListSchema: z.ZodType<DevMachineList> = c.zod(c.object<DevMachineList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevMachineList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(DevMachineSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($DevMachine),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link DevMachineModel} class: a {@link DevMachine} with the Model methods. */
 export interface DevMachineModel extends DevMachine {}
@@ -1076,12 +1144,14 @@ export interface DevMachinePoolSpecBackendDocker {
   preLoadImages?: string[];
 }
 
+const $DevMachinePoolSpecBackendDocker = c.object<DevMachinePoolSpecBackendDocker>({
+  customImage: c.string(),
+  extraMounts: c.array($DevMachineSpecBackendDockerExtraMount),
+  preLoadImages: c.array(c.string()),
+});
+
 /** zod schema of {@link DevMachinePoolSpecBackendDocker}. */
-export const DevMachinePoolSpecBackendDockerSchema: z.ZodType<DevMachinePoolSpecBackendDocker> = c.zod(c.object<DevMachinePoolSpecBackendDocker>({
-  customImage: c.optional(c.string()),
-  extraMounts: c.optional(c.array(c.ref(DevMachineSpecBackendDockerExtraMountSchema))),
-  preLoadImages: c.optional(c.array(c.string())),
-}));
+export const DevMachinePoolSpecBackendDockerSchema: z.ZodType<DevMachinePoolSpecBackendDocker> = c.zod($DevMachinePoolSpecBackendDocker);
 
 /** backend contains the details used to build a replica machine within the Machine Pool */
 export interface DevMachinePoolSpecBackend {
@@ -1089,10 +1159,12 @@ export interface DevMachinePoolSpecBackend {
   docker?: DevMachinePoolSpecBackendDocker;
 }
 
+const $DevMachinePoolSpecBackend = c.object<DevMachinePoolSpecBackend>({
+  docker: $DevMachinePoolSpecBackendDocker,
+});
+
 /** zod schema of {@link DevMachinePoolSpecBackend}. */
-export const DevMachinePoolSpecBackendSchema: z.ZodType<DevMachinePoolSpecBackend> = c.zod(c.object<DevMachinePoolSpecBackend>({
-  docker: c.optional(c.ref(DevMachinePoolSpecBackendDockerSchema)),
-}));
+export const DevMachinePoolSpecBackendSchema: z.ZodType<DevMachinePoolSpecBackend> = c.zod($DevMachinePoolSpecBackend);
 
 /** DevMachinePoolSpec defines the desired state of DevMachinePool. */
 export interface DevMachinePoolSpec {
@@ -1104,12 +1176,14 @@ export interface DevMachinePoolSpec {
   providerIDList?: string[];
 }
 
+const $DevMachinePoolSpec = c.object<DevMachinePoolSpec>({
+  backend: $DevMachinePoolSpecBackend,
+  providerID: c.string(),
+  providerIDList: c.array(c.string()),
+});
+
 /** zod schema of {@link DevMachinePoolSpec}. */
-export const DevMachinePoolSpecSchema: z.ZodType<DevMachinePoolSpec> = c.zod(c.object<DevMachinePoolSpec>({
-  backend: c.optional(c.ref(DevMachinePoolSpecBackendSchema)),
-  providerID: c.optional(c.string()),
-  providerIDList: c.optional(c.array(c.string())),
-}));
+export const DevMachinePoolSpecSchema: z.ZodType<DevMachinePoolSpec> = c.zod($DevMachinePoolSpec);
 
 /** DevMachinePoolInstanceStatus contains status information about a DevMachinePool instances. */
 export interface DevMachinePoolStatusInstance {
@@ -1125,14 +1199,16 @@ export interface DevMachinePoolStatusInstance {
   version?: string;
 }
 
+const $DevMachinePoolStatusInstance = c.object<DevMachinePoolStatusInstance>({
+  addresses: c.array($DevMachineStatusAddress),
+  instanceName: c.string(),
+  providerID: c.string(),
+  ready: c.boolean(),
+  version: c.string(),
+});
+
 /** zod schema of {@link DevMachinePoolStatusInstance}. */
-export const DevMachinePoolStatusInstanceSchema: z.ZodType<DevMachinePoolStatusInstance> = c.zod(c.object<DevMachinePoolStatusInstance>({
-  addresses: c.optional(c.array(c.ref(DevMachineStatusAddressSchema))),
-  instanceName: c.optional(c.string()),
-  providerID: c.optional(c.string()),
-  ready: c.optional(c.boolean()),
-  version: c.optional(c.string()),
-}));
+export const DevMachinePoolStatusInstanceSchema: z.ZodType<DevMachinePoolStatusInstance> = c.zod($DevMachinePoolStatusInstance);
 
 /** DevMachinePoolStatus defines the observed state of DevMachinePool. */
 export interface DevMachinePoolStatus {
@@ -1153,15 +1229,17 @@ export interface DevMachinePoolStatus {
   replicas?: number;
 }
 
+const $DevMachinePoolStatus = c.object<DevMachinePoolStatus>({
+  conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  infrastructureMachineKind: c.string(),
+  instances: c.array($DevMachinePoolStatusInstance),
+  observedGeneration: c.integer({ format: "int64" }),
+  ready: c.boolean(),
+  replicas: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link DevMachinePoolStatus}. */
-export const DevMachinePoolStatusSchema: z.ZodType<DevMachinePoolStatus> = c.zod(c.object<DevMachinePoolStatus>({
-  conditions: c.optional(c.withMeta(c.array(c.ref(DevClusterStatusConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-  infrastructureMachineKind: c.optional(c.string()),
-  instances: c.optional(c.array(c.ref(DevMachinePoolStatusInstanceSchema))),
-  observedGeneration: c.optional(c.integer({ format: "int64" })),
-  ready: c.optional(c.boolean()),
-  replicas: c.optional(c.integer({ format: "int32" })),
-}));
+export const DevMachinePoolStatusSchema: z.ZodType<DevMachinePoolStatus> = c.zod($DevMachinePoolStatus);
 
 /**
  * DevMachinePool is the Schema for the devmachinepools API.
@@ -1204,22 +1282,24 @@ export interface DevMachinePoolList {
   items: DevMachinePool[];
 }
 
-/** zod schema of {@link DevMachinePool}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevMachinePoolSchema: z.ZodType<DevMachinePool> = c.zod(c.object<DevMachinePool>({
+const $DevMachinePool = c.object<DevMachinePool>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevMachinePool"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(DevMachinePoolSpecSchema)),
-  status: c.optional(c.ref(DevMachinePoolStatusSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $DevMachinePoolSpec,
+  status: $DevMachinePoolStatus,
+}, { required: ["apiVersion","kind"] });
+
+/** zod schema of {@link DevMachinePool}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const DevMachinePoolSchema: z.ZodType<DevMachinePool> = c.zod($DevMachinePool);
 
 /** zod schema of {@link DevMachinePoolList}. */
 export const DevMachinePoolListSchema: z.ZodType<DevMachinePoolList> = c.zod(c.object<DevMachinePoolList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevMachinePoolList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(DevMachinePoolSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($DevMachinePool),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link DevMachinePoolModel} class: a {@link DevMachinePool} with the Model methods. */
 export interface DevMachinePoolModel extends DevMachinePool {}
@@ -1307,11 +1387,13 @@ export interface DevMachinePoolTemplateSpecTemplate {
   spec: DevMachinePoolSpec;
 }
 
+const $DevMachinePoolTemplateSpecTemplate = c.object<DevMachinePoolTemplateSpecTemplate>({
+  metadata: $DevClusterTemplateSpecTemplateMetadata,
+  spec: $DevMachinePoolSpec,
+}, { required: ["spec"] });
+
 /** zod schema of {@link DevMachinePoolTemplateSpecTemplate}. */
-export const DevMachinePoolTemplateSpecTemplateSchema: z.ZodType<DevMachinePoolTemplateSpecTemplate> = c.zod(c.object<DevMachinePoolTemplateSpecTemplate>({
-  metadata: c.optional(c.ref(DevClusterTemplateSpecTemplateMetadataSchema)),
-  spec: c.ref(DevMachinePoolSpecSchema),
-}));
+export const DevMachinePoolTemplateSpecTemplateSchema: z.ZodType<DevMachinePoolTemplateSpecTemplate> = c.zod($DevMachinePoolTemplateSpecTemplate);
 
 /** DevMachinePoolTemplateSpec defines the desired state of DevMachinePoolTemplate. */
 export interface DevMachinePoolTemplateSpec {
@@ -1319,10 +1401,12 @@ export interface DevMachinePoolTemplateSpec {
   template: DevMachinePoolTemplateSpecTemplate;
 }
 
+const $DevMachinePoolTemplateSpec = c.object<DevMachinePoolTemplateSpec>({
+  template: $DevMachinePoolTemplateSpecTemplate,
+}, { required: ["template"] });
+
 /** zod schema of {@link DevMachinePoolTemplateSpec}. */
-export const DevMachinePoolTemplateSpecSchema: z.ZodType<DevMachinePoolTemplateSpec> = c.zod(c.object<DevMachinePoolTemplateSpec>({
-  template: c.ref(DevMachinePoolTemplateSpecTemplateSchema),
-}));
+export const DevMachinePoolTemplateSpecSchema: z.ZodType<DevMachinePoolTemplateSpec> = c.zod($DevMachinePoolTemplateSpec);
 
 /**
  * DevMachinePoolTemplate is the Schema for the devmachinepooltemplates API.
@@ -1363,21 +1447,23 @@ export interface DevMachinePoolTemplateList {
   items: DevMachinePoolTemplate[];
 }
 
-/** zod schema of {@link DevMachinePoolTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevMachinePoolTemplateSchema: z.ZodType<DevMachinePoolTemplate> = c.zod(c.object<DevMachinePoolTemplate>({
+const $DevMachinePoolTemplate = c.object<DevMachinePoolTemplate>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevMachinePoolTemplate"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(DevMachinePoolTemplateSpecSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $DevMachinePoolTemplateSpec,
+}, { required: ["apiVersion","kind"] });
+
+/** zod schema of {@link DevMachinePoolTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const DevMachinePoolTemplateSchema: z.ZodType<DevMachinePoolTemplate> = c.zod($DevMachinePoolTemplate);
 
 /** zod schema of {@link DevMachinePoolTemplateList}. */
 export const DevMachinePoolTemplateListSchema: z.ZodType<DevMachinePoolTemplateList> = c.zod(c.object<DevMachinePoolTemplateList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevMachinePoolTemplateList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(DevMachinePoolTemplateSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($DevMachinePoolTemplate),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link DevMachinePoolTemplateModel} class: a {@link DevMachinePoolTemplate} with the Model methods. */
 export interface DevMachinePoolTemplateModel extends DevMachinePoolTemplate {}
@@ -1465,11 +1551,13 @@ export interface DevMachineTemplateSpecTemplate {
   spec: DevMachineSpec;
 }
 
+const $DevMachineTemplateSpecTemplate = c.object<DevMachineTemplateSpecTemplate>({
+  metadata: $DevClusterTemplateSpecTemplateMetadata,
+  spec: $DevMachineSpec,
+}, { required: ["spec"] });
+
 /** zod schema of {@link DevMachineTemplateSpecTemplate}. */
-export const DevMachineTemplateSpecTemplateSchema: z.ZodType<DevMachineTemplateSpecTemplate> = c.zod(c.object<DevMachineTemplateSpecTemplate>({
-  metadata: c.optional(c.ref(DevClusterTemplateSpecTemplateMetadataSchema)),
-  spec: c.ref(DevMachineSpecSchema),
-}));
+export const DevMachineTemplateSpecTemplateSchema: z.ZodType<DevMachineTemplateSpecTemplate> = c.zod($DevMachineTemplateSpecTemplate);
 
 /** DevMachineTemplateSpec defines the desired state of DevMachineTemplate. */
 export interface DevMachineTemplateSpec {
@@ -1477,10 +1565,12 @@ export interface DevMachineTemplateSpec {
   template: DevMachineTemplateSpecTemplate;
 }
 
+const $DevMachineTemplateSpec = c.object<DevMachineTemplateSpec>({
+  template: $DevMachineTemplateSpecTemplate,
+}, { required: ["template"] });
+
 /** zod schema of {@link DevMachineTemplateSpec}. */
-export const DevMachineTemplateSpecSchema: z.ZodType<DevMachineTemplateSpec> = c.zod(c.object<DevMachineTemplateSpec>({
-  template: c.ref(DevMachineTemplateSpecTemplateSchema),
-}));
+export const DevMachineTemplateSpecSchema: z.ZodType<DevMachineTemplateSpec> = c.zod($DevMachineTemplateSpec);
 
 /** DevMachineTemplateStatus defines the observed state of a DevMachineTemplate. */
 export interface DevMachineTemplateStatus {
@@ -1492,10 +1582,12 @@ export interface DevMachineTemplateStatus {
   capacity?: { [key: string]: number | string };
 }
 
+const $DevMachineTemplateStatus = c.object<DevMachineTemplateStatus>({
+  capacity: c.record(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
+});
+
 /** zod schema of {@link DevMachineTemplateStatus}. */
-export const DevMachineTemplateStatusSchema: z.ZodType<DevMachineTemplateStatus> = c.zod(c.object<DevMachineTemplateStatus>({
-  capacity: c.optional(c.record(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}))),
-}));
+export const DevMachineTemplateStatusSchema: z.ZodType<DevMachineTemplateStatus> = c.zod($DevMachineTemplateStatus);
 
 /**
  * DevMachineTemplate is the schema for the in-memory machine template API.
@@ -1538,22 +1630,24 @@ export interface DevMachineTemplateList {
   items: DevMachineTemplate[];
 }
 
-/** zod schema of {@link DevMachineTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevMachineTemplateSchema: z.ZodType<DevMachineTemplate> = c.zod(c.object<DevMachineTemplate>({
+const $DevMachineTemplate = c.object<DevMachineTemplate>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevMachineTemplate"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(DevMachineTemplateSpecSchema)),
-  status: c.optional(c.ref(DevMachineTemplateStatusSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $DevMachineTemplateSpec,
+  status: $DevMachineTemplateStatus,
+}, { required: ["apiVersion","kind"] });
+
+/** zod schema of {@link DevMachineTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const DevMachineTemplateSchema: z.ZodType<DevMachineTemplate> = c.zod($DevMachineTemplate);
 
 /** zod schema of {@link DevMachineTemplateList}. */
 export const DevMachineTemplateListSchema: z.ZodType<DevMachineTemplateList> = c.zod(c.object<DevMachineTemplateList>({
   apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("DevMachineTemplateList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(DevMachineTemplateSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($DevMachineTemplate),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link DevMachineTemplateModel} class: a {@link DevMachineTemplate} with the Model methods. */
 export interface DevMachineTemplateModel extends DevMachineTemplate {}

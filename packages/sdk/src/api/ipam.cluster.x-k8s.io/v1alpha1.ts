@@ -24,10 +24,12 @@ export interface IPAddressSpecClaimRef {
   name?: string;
 }
 
+const $IPAddressSpecClaimRef = c.withMeta(c.object<IPAddressSpecClaimRef>({
+  name: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link IPAddressSpecClaimRef}. */
-export const IPAddressSpecClaimRefSchema: z.ZodType<IPAddressSpecClaimRef> = c.zod(c.withMeta(c.object<IPAddressSpecClaimRef>({
-  name: c.optional(c.string()),
-}), {"x-kubernetes-map-type":"atomic"}));
+export const IPAddressSpecClaimRefSchema: z.ZodType<IPAddressSpecClaimRef> = c.zod($IPAddressSpecClaimRef);
 
 const IPAddressSpecClaimRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
@@ -45,12 +47,14 @@ export interface IPAddressSpecPoolRef {
   name: string;
 }
 
-/** zod schema of {@link IPAddressSpecPoolRef}. */
-export const IPAddressSpecPoolRefSchema: z.ZodType<IPAddressSpecPoolRef> = c.zod(c.withMeta(c.object<IPAddressSpecPoolRef>({
-  apiGroup: c.optional(c.string()),
+const $IPAddressSpecPoolRef = c.withMeta(c.object<IPAddressSpecPoolRef>({
+  apiGroup: c.string(),
   kind: c.string(),
   name: c.string(),
-}), {"x-kubernetes-map-type":"atomic"}));
+}, { required: ["kind","name"] }), {"x-kubernetes-map-type":"atomic"});
+
+/** zod schema of {@link IPAddressSpecPoolRef}. */
+export const IPAddressSpecPoolRefSchema: z.ZodType<IPAddressSpecPoolRef> = c.zod($IPAddressSpecPoolRef);
 
 /** spec is the desired state of IPAddress. */
 export interface IPAddressSpec {
@@ -66,14 +70,16 @@ export interface IPAddressSpec {
   prefix: number;
 }
 
-/** zod schema of {@link IPAddressSpec}. */
-export const IPAddressSpecSchema: z.ZodType<IPAddressSpec> = c.zod(c.object<IPAddressSpec>({
+const $IPAddressSpec = c.object<IPAddressSpec>({
   address: c.string({ minLength: 1, maxLength: 39 }),
-  claimRef: c.ref(IPAddressSpecClaimRefSchema),
-  gateway: c.optional(c.string({ minLength: 1, maxLength: 39 })),
-  poolRef: c.ref(IPAddressSpecPoolRefSchema),
+  claimRef: $IPAddressSpecClaimRef,
+  gateway: c.string({ minLength: 1, maxLength: 39 }),
+  poolRef: $IPAddressSpecPoolRef,
   prefix: c.integer(),
-}));
+}, { required: ["address","claimRef","poolRef","prefix"] });
+
+/** zod schema of {@link IPAddressSpec}. */
+export const IPAddressSpecSchema: z.ZodType<IPAddressSpec> = c.zod($IPAddressSpec);
 
 const IPAddressSpecDefaults: c.DefaultsNode = { properties: { claimRef: { ...IPAddressSpecClaimRefDefaults } } };
 
@@ -116,21 +122,23 @@ export interface IPAddressList {
   items: IPAddress[];
 }
 
-/** zod schema of {@link IPAddress}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const IPAddressSchema: z.ZodType<IPAddress> = c.zod(c.object<IPAddress>({
+const $IPAddress = c.object<IPAddress>({
   apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
   kind: c.literal("IPAddress"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(IPAddressSpecSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $IPAddressSpec,
+}, { required: ["apiVersion","kind"] });
+
+/** zod schema of {@link IPAddress}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const IPAddressSchema: z.ZodType<IPAddress> = c.zod($IPAddress);
 
 /** zod schema of {@link IPAddressList}. */
 export const IPAddressListSchema: z.ZodType<IPAddressList> = c.zod(c.object<IPAddressList>({
   apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
   kind: c.literal("IPAddressList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(IPAddressSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($IPAddress),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const IPAddressDefaults: c.DefaultsNode = { properties: { spec: { ...IPAddressSpecDefaults } } };
 
@@ -215,10 +223,12 @@ export interface IPAddressClaimSpec {
   poolRef: IPAddressSpecPoolRef;
 }
 
+const $IPAddressClaimSpec = c.object<IPAddressClaimSpec>({
+  poolRef: $IPAddressSpecPoolRef,
+}, { required: ["poolRef"] });
+
 /** zod schema of {@link IPAddressClaimSpec}. */
-export const IPAddressClaimSpecSchema: z.ZodType<IPAddressClaimSpec> = c.zod(c.object<IPAddressClaimSpec>({
-  poolRef: c.ref(IPAddressSpecPoolRefSchema),
-}));
+export const IPAddressClaimSpecSchema: z.ZodType<IPAddressClaimSpec> = c.zod($IPAddressClaimSpec);
 
 /** Condition defines an observation of a Cluster API resource operational state. */
 export interface IPAddressClaimStatusCondition {
@@ -255,15 +265,17 @@ export interface IPAddressClaimStatusCondition {
   type: string;
 }
 
-/** zod schema of {@link IPAddressClaimStatusCondition}. */
-export const IPAddressClaimStatusConditionSchema: z.ZodType<IPAddressClaimStatusCondition> = c.zod(c.object<IPAddressClaimStatusCondition>({
+const $IPAddressClaimStatusCondition = c.object<IPAddressClaimStatusCondition>({
   lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  reason: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  severity: c.optional(c.string({ maxLength: 32 })),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
   status: c.string(),
   type: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["lastTransitionTime","status","type"] });
+
+/** zod schema of {@link IPAddressClaimStatusCondition}. */
+export const IPAddressClaimStatusConditionSchema: z.ZodType<IPAddressClaimStatusCondition> = c.zod($IPAddressClaimStatusCondition);
 
 /** status is the observed state of IPAddressClaim. */
 export interface IPAddressClaimStatus {
@@ -273,11 +285,13 @@ export interface IPAddressClaimStatus {
   conditions?: IPAddressClaimStatusCondition[];
 }
 
+const $IPAddressClaimStatus = c.object<IPAddressClaimStatus>({
+  addressRef: $IPAddressSpecClaimRef,
+  conditions: c.array($IPAddressClaimStatusCondition),
+});
+
 /** zod schema of {@link IPAddressClaimStatus}. */
-export const IPAddressClaimStatusSchema: z.ZodType<IPAddressClaimStatus> = c.zod(c.object<IPAddressClaimStatus>({
-  addressRef: c.optional(c.ref(IPAddressSpecClaimRefSchema)),
-  conditions: c.optional(c.array(c.ref(IPAddressClaimStatusConditionSchema))),
-}));
+export const IPAddressClaimStatusSchema: z.ZodType<IPAddressClaimStatus> = c.zod($IPAddressClaimStatus);
 
 const IPAddressClaimStatusDefaults: c.DefaultsNode = { properties: { addressRef: { ...IPAddressSpecClaimRefDefaults } } };
 
@@ -322,22 +336,24 @@ export interface IPAddressClaimList {
   items: IPAddressClaim[];
 }
 
-/** zod schema of {@link IPAddressClaim}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = c.zod(c.object<IPAddressClaim>({
+const $IPAddressClaim = c.object<IPAddressClaim>({
   apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
   kind: c.literal("IPAddressClaim"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(IPAddressClaimSpecSchema)),
-  status: c.optional(c.ref(IPAddressClaimStatusSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $IPAddressClaimSpec,
+  status: $IPAddressClaimStatus,
+}, { required: ["apiVersion","kind"] });
+
+/** zod schema of {@link IPAddressClaim}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = c.zod($IPAddressClaim);
 
 /** zod schema of {@link IPAddressClaimList}. */
 export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = c.zod(c.object<IPAddressClaimList>({
   apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
   kind: c.literal("IPAddressClaimList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(IPAddressClaimSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($IPAddressClaim),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const IPAddressClaimDefaults: c.DefaultsNode = { properties: { status: { ...IPAddressClaimStatusDefaults } } };
 

@@ -26,10 +26,12 @@ export interface IPAddressSpecClaimRef {
   name?: string;
 }
 
+const $IPAddressSpecClaimRef = c.withMeta(c.object<IPAddressSpecClaimRef>({
+  name: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link IPAddressSpecClaimRef}. */
-export const IPAddressSpecClaimRefSchema: z.ZodType<IPAddressSpecClaimRef> = c.zod(c.withMeta(c.object<IPAddressSpecClaimRef>({
-  name: c.optional(c.string()),
-}), {"x-kubernetes-map-type":"atomic"}));
+export const IPAddressSpecClaimRefSchema: z.ZodType<IPAddressSpecClaimRef> = c.zod($IPAddressSpecClaimRef);
 
 const IPAddressSpecClaimRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
@@ -47,12 +49,14 @@ export interface IPAddressSpecPoolRef {
   name: string;
 }
 
-/** zod schema of {@link IPAddressSpecPoolRef}. */
-export const IPAddressSpecPoolRefSchema: z.ZodType<IPAddressSpecPoolRef> = c.zod(c.withMeta(c.object<IPAddressSpecPoolRef>({
-  apiGroup: c.optional(c.string()),
+const $IPAddressSpecPoolRef = c.withMeta(c.object<IPAddressSpecPoolRef>({
+  apiGroup: c.string(),
   kind: c.string(),
   name: c.string(),
-}), {"x-kubernetes-map-type":"atomic"}));
+}, { required: ["kind","name"] }), {"x-kubernetes-map-type":"atomic"});
+
+/** zod schema of {@link IPAddressSpecPoolRef}. */
+export const IPAddressSpecPoolRefSchema: z.ZodType<IPAddressSpecPoolRef> = c.zod($IPAddressSpecPoolRef);
 
 /** spec is the desired state of IPAddress. */
 export interface IPAddressSpec {
@@ -68,14 +72,16 @@ export interface IPAddressSpec {
   prefix: number;
 }
 
-/** zod schema of {@link IPAddressSpec}. */
-export const IPAddressSpecSchema: z.ZodType<IPAddressSpec> = c.zod(c.object<IPAddressSpec>({
+const $IPAddressSpec = c.object<IPAddressSpec>({
   address: c.string({ minLength: 1, maxLength: 39 }),
-  claimRef: c.ref(IPAddressSpecClaimRefSchema),
-  gateway: c.optional(c.string({ minLength: 1, maxLength: 39 })),
-  poolRef: c.ref(IPAddressSpecPoolRefSchema),
+  claimRef: $IPAddressSpecClaimRef,
+  gateway: c.string({ minLength: 1, maxLength: 39 }),
+  poolRef: $IPAddressSpecPoolRef,
   prefix: c.integer(),
-}));
+}, { required: ["address","claimRef","poolRef","prefix"] });
+
+/** zod schema of {@link IPAddressSpec}. */
+export const IPAddressSpecSchema: z.ZodType<IPAddressSpec> = c.zod($IPAddressSpec);
 
 const IPAddressSpecDefaults: c.DefaultsNode = { properties: { claimRef: { ...IPAddressSpecClaimRefDefaults } } };
 
@@ -124,17 +130,19 @@ export interface IPAddressList {
   items: IPAddress[];
 }
 
+const $IPAddress = c.object<IPAddress>({
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("IPAddress"),
+  metadata: c.objectMeta(),
+  spec: $IPAddressSpec,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link IPAddress}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddress is deprecated; use a newer version.
  */
-export const IPAddressSchema: z.ZodType<IPAddress> = c.zod(c.object<IPAddress>({
-  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("IPAddress"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(IPAddressSpecSchema)),
-}));
+export const IPAddressSchema: z.ZodType<IPAddress> = c.zod($IPAddress);
 
 /**
  * zod schema of {@link IPAddressList}.
@@ -144,9 +152,9 @@ export const IPAddressSchema: z.ZodType<IPAddress> = c.zod(c.object<IPAddress>({
 export const IPAddressListSchema: z.ZodType<IPAddressList> = c.zod(c.object<IPAddressList>({
   apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("IPAddressList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(IPAddressSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($IPAddress),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const IPAddressDefaults: c.DefaultsNode = { properties: { spec: { ...IPAddressSpecDefaults } } };
 
@@ -245,11 +253,13 @@ export interface IPAddressClaimSpec {
   poolRef: IPAddressSpecPoolRef;
 }
 
+const $IPAddressClaimSpec = c.object<IPAddressClaimSpec>({
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  poolRef: $IPAddressSpecPoolRef,
+}, { required: ["poolRef"] });
+
 /** zod schema of {@link IPAddressClaimSpec}. */
-export const IPAddressClaimSpecSchema: z.ZodType<IPAddressClaimSpec> = c.zod(c.object<IPAddressClaimSpec>({
-  clusterName: c.optional(c.string({ minLength: 1, maxLength: 63 })),
-  poolRef: c.ref(IPAddressSpecPoolRefSchema),
-}));
+export const IPAddressClaimSpecSchema: z.ZodType<IPAddressClaimSpec> = c.zod($IPAddressClaimSpec);
 
 /** Condition defines an observation of a Cluster API resource operational state. */
 export interface IPAddressClaimStatusCondition {
@@ -286,15 +296,17 @@ export interface IPAddressClaimStatusCondition {
   type: string;
 }
 
-/** zod schema of {@link IPAddressClaimStatusCondition}. */
-export const IPAddressClaimStatusConditionSchema: z.ZodType<IPAddressClaimStatusCondition> = c.zod(c.object<IPAddressClaimStatusCondition>({
+const $IPAddressClaimStatusCondition = c.object<IPAddressClaimStatusCondition>({
   lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  reason: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  severity: c.optional(c.string({ maxLength: 32 })),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
   status: c.string(),
   type: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["lastTransitionTime","status","type"] });
+
+/** zod schema of {@link IPAddressClaimStatusCondition}. */
+export const IPAddressClaimStatusConditionSchema: z.ZodType<IPAddressClaimStatusCondition> = c.zod($IPAddressClaimStatusCondition);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface IPAddressClaimStatusV1beta2Condition {
@@ -328,15 +340,17 @@ export interface IPAddressClaimStatusV1beta2Condition {
   type: string;
 }
 
-/** zod schema of {@link IPAddressClaimStatusV1beta2Condition}. */
-export const IPAddressClaimStatusV1beta2ConditionSchema: z.ZodType<IPAddressClaimStatusV1beta2Condition> = c.zod(c.object<IPAddressClaimStatusV1beta2Condition>({
+const $IPAddressClaimStatusV1beta2Condition = c.object<IPAddressClaimStatusV1beta2Condition>({
   lastTransitionTime: c.string({ format: "date-time" }),
   message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.optional(c.integer({ format: "int64", minimum: 0 })),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
   reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
   status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
   type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}));
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
+/** zod schema of {@link IPAddressClaimStatusV1beta2Condition}. */
+export const IPAddressClaimStatusV1beta2ConditionSchema: z.ZodType<IPAddressClaimStatusV1beta2Condition> = c.zod($IPAddressClaimStatusV1beta2Condition);
 
 /** v1beta2 groups all the fields that will be added or modified in IPAddressClaim's status with the V1Beta2 version. */
 export interface IPAddressClaimStatusV1beta2 {
@@ -344,10 +358,12 @@ export interface IPAddressClaimStatusV1beta2 {
   conditions?: IPAddressClaimStatusV1beta2Condition[];
 }
 
+const $IPAddressClaimStatusV1beta2 = c.object<IPAddressClaimStatusV1beta2>({
+  conditions: c.withMeta(c.array($IPAddressClaimStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+});
+
 /** zod schema of {@link IPAddressClaimStatusV1beta2}. */
-export const IPAddressClaimStatusV1beta2Schema: z.ZodType<IPAddressClaimStatusV1beta2> = c.zod(c.object<IPAddressClaimStatusV1beta2>({
-  conditions: c.optional(c.withMeta(c.array(c.ref(IPAddressClaimStatusV1beta2ConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-}));
+export const IPAddressClaimStatusV1beta2Schema: z.ZodType<IPAddressClaimStatusV1beta2> = c.zod($IPAddressClaimStatusV1beta2);
 
 /** status is the observed state of IPAddressClaim. */
 export interface IPAddressClaimStatus {
@@ -359,12 +375,14 @@ export interface IPAddressClaimStatus {
   v1beta2?: IPAddressClaimStatusV1beta2;
 }
 
+const $IPAddressClaimStatus = c.object<IPAddressClaimStatus>({
+  addressRef: $IPAddressSpecClaimRef,
+  conditions: c.array($IPAddressClaimStatusCondition),
+  v1beta2: $IPAddressClaimStatusV1beta2,
+});
+
 /** zod schema of {@link IPAddressClaimStatus}. */
-export const IPAddressClaimStatusSchema: z.ZodType<IPAddressClaimStatus> = c.zod(c.object<IPAddressClaimStatus>({
-  addressRef: c.optional(c.ref(IPAddressSpecClaimRefSchema)),
-  conditions: c.optional(c.array(c.ref(IPAddressClaimStatusConditionSchema))),
-  v1beta2: c.optional(c.ref(IPAddressClaimStatusV1beta2Schema)),
-}));
+export const IPAddressClaimStatusSchema: z.ZodType<IPAddressClaimStatus> = c.zod($IPAddressClaimStatus);
 
 const IPAddressClaimStatusDefaults: c.DefaultsNode = { properties: { addressRef: { ...IPAddressSpecClaimRefDefaults } } };
 
@@ -415,18 +433,20 @@ export interface IPAddressClaimList {
   items: IPAddressClaim[];
 }
 
+const $IPAddressClaim = c.object<IPAddressClaim>({
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("IPAddressClaim"),
+  metadata: c.objectMeta(),
+  spec: $IPAddressClaimSpec,
+  status: $IPAddressClaimStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link IPAddressClaim}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddressClaim is deprecated; use a newer version.
  */
-export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = c.zod(c.object<IPAddressClaim>({
-  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("IPAddressClaim"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.optional(c.ref(IPAddressClaimSpecSchema)),
-  status: c.optional(c.ref(IPAddressClaimStatusSchema)),
-}));
+export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = c.zod($IPAddressClaim);
 
 /**
  * zod schema of {@link IPAddressClaimList}.
@@ -436,9 +456,9 @@ export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = c.zod(c.object<IP
 export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = c.zod(c.object<IPAddressClaimList>({
   apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta1"),
   kind: c.literal("IPAddressClaimList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(IPAddressClaimSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($IPAddressClaim),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const IPAddressClaimDefaults: c.DefaultsNode = { properties: { status: { ...IPAddressClaimStatusDefaults } } };
 

@@ -19,10 +19,12 @@ export interface IPAddressSpecClaimRef {
   name: string;
 }
 
-/** zod schema of {@link IPAddressSpecClaimRef}. */
-export const IPAddressSpecClaimRefSchema: z.ZodType<IPAddressSpecClaimRef> = c.zod(c.object<IPAddressSpecClaimRef>({
+const $IPAddressSpecClaimRef = c.object<IPAddressSpecClaimRef>({
   name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}));
+}, { required: ["name"] });
+
+/** zod schema of {@link IPAddressSpecClaimRef}. */
+export const IPAddressSpecClaimRefSchema: z.ZodType<IPAddressSpecClaimRef> = c.zod($IPAddressSpecClaimRef);
 
 /** poolRef is a reference to the pool that this IPAddress was created from. */
 export interface IPAddressSpecPoolRef {
@@ -43,12 +45,14 @@ export interface IPAddressSpecPoolRef {
   name: string;
 }
 
-/** zod schema of {@link IPAddressSpecPoolRef}. */
-export const IPAddressSpecPoolRefSchema: z.ZodType<IPAddressSpecPoolRef> = c.zod(c.object<IPAddressSpecPoolRef>({
+const $IPAddressSpecPoolRef = c.object<IPAddressSpecPoolRef>({
   apiGroup: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
   kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
   name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}));
+}, { required: ["apiGroup","kind","name"] });
+
+/** zod schema of {@link IPAddressSpecPoolRef}. */
+export const IPAddressSpecPoolRefSchema: z.ZodType<IPAddressSpecPoolRef> = c.zod($IPAddressSpecPoolRef);
 
 /** spec is the desired state of IPAddress. */
 export interface IPAddressSpec {
@@ -64,14 +68,16 @@ export interface IPAddressSpec {
   prefix: number;
 }
 
-/** zod schema of {@link IPAddressSpec}. */
-export const IPAddressSpecSchema: z.ZodType<IPAddressSpec> = c.zod(c.object<IPAddressSpec>({
+const $IPAddressSpec = c.object<IPAddressSpec>({
   address: c.string({ minLength: 1, maxLength: 39 }),
-  claimRef: c.ref(IPAddressSpecClaimRefSchema),
-  gateway: c.optional(c.string({ minLength: 1, maxLength: 39 })),
-  poolRef: c.ref(IPAddressSpecPoolRefSchema),
+  claimRef: $IPAddressSpecClaimRef,
+  gateway: c.string({ minLength: 1, maxLength: 39 }),
+  poolRef: $IPAddressSpecPoolRef,
   prefix: c.integer({ format: "int32", minimum: 0, maximum: 128 }),
-}));
+}, { required: ["address","claimRef","poolRef","prefix"] });
+
+/** zod schema of {@link IPAddressSpec}. */
+export const IPAddressSpecSchema: z.ZodType<IPAddressSpec> = c.zod($IPAddressSpec);
 
 /**
  * IPAddress is the Schema for the ipaddress API.
@@ -112,21 +118,23 @@ export interface IPAddressList {
   items: IPAddress[];
 }
 
-/** zod schema of {@link IPAddress}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const IPAddressSchema: z.ZodType<IPAddress> = c.zod(c.object<IPAddress>({
+const $IPAddress = c.object<IPAddress>({
   apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("IPAddress"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.ref(IPAddressSpecSchema),
-}));
+  metadata: c.objectMeta(),
+  spec: $IPAddressSpec,
+}, { required: ["apiVersion","kind","spec"] });
+
+/** zod schema of {@link IPAddress}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const IPAddressSchema: z.ZodType<IPAddress> = c.zod($IPAddress);
 
 /** zod schema of {@link IPAddressList}. */
 export const IPAddressListSchema: z.ZodType<IPAddressList> = c.zod(c.object<IPAddressList>({
   apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("IPAddressList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(IPAddressSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($IPAddress),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link IPAddressModel} class: a {@link IPAddress} with the Model methods. */
 export interface IPAddressModel extends IPAddress {}
@@ -211,11 +219,13 @@ export interface IPAddressClaimSpec {
   poolRef: IPAddressSpecPoolRef;
 }
 
+const $IPAddressClaimSpec = c.object<IPAddressClaimSpec>({
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  poolRef: $IPAddressSpecPoolRef,
+}, { required: ["poolRef"] });
+
 /** zod schema of {@link IPAddressClaimSpec}. */
-export const IPAddressClaimSpecSchema: z.ZodType<IPAddressClaimSpec> = c.zod(c.object<IPAddressClaimSpec>({
-  clusterName: c.optional(c.string({ minLength: 1, maxLength: 63 })),
-  poolRef: c.ref(IPAddressSpecPoolRefSchema),
-}));
+export const IPAddressClaimSpecSchema: z.ZodType<IPAddressClaimSpec> = c.zod($IPAddressClaimSpec);
 
 /** addressRef is a reference to the address that was created for this claim. */
 export interface IPAddressClaimStatusAddressRef {
@@ -226,10 +236,12 @@ export interface IPAddressClaimStatusAddressRef {
   name: string;
 }
 
-/** zod schema of {@link IPAddressClaimStatusAddressRef}. */
-export const IPAddressClaimStatusAddressRefSchema: z.ZodType<IPAddressClaimStatusAddressRef> = c.zod(c.object<IPAddressClaimStatusAddressRef>({
+const $IPAddressClaimStatusAddressRef = c.object<IPAddressClaimStatusAddressRef>({
   name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}));
+}, { required: ["name"] });
+
+/** zod schema of {@link IPAddressClaimStatusAddressRef}. */
+export const IPAddressClaimStatusAddressRefSchema: z.ZodType<IPAddressClaimStatusAddressRef> = c.zod($IPAddressClaimStatusAddressRef);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface IPAddressClaimStatusCondition {
@@ -263,15 +275,17 @@ export interface IPAddressClaimStatusCondition {
   type: string;
 }
 
-/** zod schema of {@link IPAddressClaimStatusCondition}. */
-export const IPAddressClaimStatusConditionSchema: z.ZodType<IPAddressClaimStatusCondition> = c.zod(c.object<IPAddressClaimStatusCondition>({
+const $IPAddressClaimStatusCondition = c.object<IPAddressClaimStatusCondition>({
   lastTransitionTime: c.string({ format: "date-time" }),
   message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.optional(c.integer({ format: "int64", minimum: 0 })),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
   reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
   status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
   type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}));
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
+/** zod schema of {@link IPAddressClaimStatusCondition}. */
+export const IPAddressClaimStatusConditionSchema: z.ZodType<IPAddressClaimStatusCondition> = c.zod($IPAddressClaimStatusCondition);
 
 /**
  * Condition defines an observation of a Cluster API resource operational state.
@@ -312,15 +326,17 @@ export interface IPAddressClaimStatusDeprecatedV1beta1Condition {
   type: string;
 }
 
-/** zod schema of {@link IPAddressClaimStatusDeprecatedV1beta1Condition}. */
-export const IPAddressClaimStatusDeprecatedV1beta1ConditionSchema: z.ZodType<IPAddressClaimStatusDeprecatedV1beta1Condition> = c.zod(c.object<IPAddressClaimStatusDeprecatedV1beta1Condition>({
+const $IPAddressClaimStatusDeprecatedV1beta1Condition = c.object<IPAddressClaimStatusDeprecatedV1beta1Condition>({
   lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.optional(c.string({ minLength: 1, maxLength: 10240 })),
-  reason: c.optional(c.string({ minLength: 1, maxLength: 256 })),
-  severity: c.optional(c.string({ maxLength: 32 })),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
   status: c.string(),
   type: c.string({ minLength: 1, maxLength: 256 }),
-}));
+}, { required: ["lastTransitionTime","status","type"] });
+
+/** zod schema of {@link IPAddressClaimStatusDeprecatedV1beta1Condition}. */
+export const IPAddressClaimStatusDeprecatedV1beta1ConditionSchema: z.ZodType<IPAddressClaimStatusDeprecatedV1beta1Condition> = c.zod($IPAddressClaimStatusDeprecatedV1beta1Condition);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface IPAddressClaimStatusDeprecatedV1beta1 {
@@ -334,10 +350,12 @@ export interface IPAddressClaimStatusDeprecatedV1beta1 {
   conditions?: IPAddressClaimStatusDeprecatedV1beta1Condition[];
 }
 
+const $IPAddressClaimStatusDeprecatedV1beta1 = c.object<IPAddressClaimStatusDeprecatedV1beta1>({
+  conditions: c.array($IPAddressClaimStatusDeprecatedV1beta1Condition),
+});
+
 /** zod schema of {@link IPAddressClaimStatusDeprecatedV1beta1}. */
-export const IPAddressClaimStatusDeprecatedV1beta1Schema: z.ZodType<IPAddressClaimStatusDeprecatedV1beta1> = c.zod(c.object<IPAddressClaimStatusDeprecatedV1beta1>({
-  conditions: c.optional(c.array(c.ref(IPAddressClaimStatusDeprecatedV1beta1ConditionSchema))),
-}));
+export const IPAddressClaimStatusDeprecatedV1beta1Schema: z.ZodType<IPAddressClaimStatusDeprecatedV1beta1> = c.zod($IPAddressClaimStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface IPAddressClaimStatusDeprecated {
@@ -345,10 +363,12 @@ export interface IPAddressClaimStatusDeprecated {
   v1beta1?: IPAddressClaimStatusDeprecatedV1beta1;
 }
 
+const $IPAddressClaimStatusDeprecated = c.object<IPAddressClaimStatusDeprecated>({
+  v1beta1: $IPAddressClaimStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link IPAddressClaimStatusDeprecated}. */
-export const IPAddressClaimStatusDeprecatedSchema: z.ZodType<IPAddressClaimStatusDeprecated> = c.zod(c.object<IPAddressClaimStatusDeprecated>({
-  v1beta1: c.optional(c.ref(IPAddressClaimStatusDeprecatedV1beta1Schema)),
-}));
+export const IPAddressClaimStatusDeprecatedSchema: z.ZodType<IPAddressClaimStatusDeprecated> = c.zod($IPAddressClaimStatusDeprecated);
 
 /** status is the observed state of IPAddressClaim. */
 export interface IPAddressClaimStatus {
@@ -363,12 +383,14 @@ export interface IPAddressClaimStatus {
   deprecated?: IPAddressClaimStatusDeprecated;
 }
 
+const $IPAddressClaimStatus = c.object<IPAddressClaimStatus>({
+  addressRef: $IPAddressClaimStatusAddressRef,
+  conditions: c.withMeta(c.array($IPAddressClaimStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $IPAddressClaimStatusDeprecated,
+}, { minProperties: 1 });
+
 /** zod schema of {@link IPAddressClaimStatus}. */
-export const IPAddressClaimStatusSchema: z.ZodType<IPAddressClaimStatus> = c.zod(c.object<IPAddressClaimStatus>({
-  addressRef: c.optional(c.ref(IPAddressClaimStatusAddressRefSchema)),
-  conditions: c.optional(c.withMeta(c.array(c.ref(IPAddressClaimStatusConditionSchema), { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]})),
-  deprecated: c.optional(c.ref(IPAddressClaimStatusDeprecatedSchema)),
-}, { minProperties: 1 }));
+export const IPAddressClaimStatusSchema: z.ZodType<IPAddressClaimStatus> = c.zod($IPAddressClaimStatus);
 
 /**
  * IPAddressClaim is the Schema for the ipaddressclaim API.
@@ -411,22 +433,24 @@ export interface IPAddressClaimList {
   items: IPAddressClaim[];
 }
 
-/** zod schema of {@link IPAddressClaim}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = c.zod(c.object<IPAddressClaim>({
+const $IPAddressClaim = c.object<IPAddressClaim>({
   apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("IPAddressClaim"),
-  metadata: c.optional(c.objectMeta()),
-  spec: c.ref(IPAddressClaimSpecSchema),
-  status: c.optional(c.ref(IPAddressClaimStatusSchema)),
-}));
+  metadata: c.objectMeta(),
+  spec: $IPAddressClaimSpec,
+  status: $IPAddressClaimStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
+/** zod schema of {@link IPAddressClaim}: every OpenAPI constraint of the CRD, unknown fields kept. */
+export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = c.zod($IPAddressClaim);
 
 /** zod schema of {@link IPAddressClaimList}. */
 export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = c.zod(c.object<IPAddressClaimList>({
   apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
   kind: c.literal("IPAddressClaimList"),
-  metadata: c.optional(c.listMeta()),
-  items: c.array(c.ref(IPAddressClaimSchema)),
-}));
+  metadata: c.listMeta(),
+  items: c.array($IPAddressClaim),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link IPAddressClaimModel} class: a {@link IPAddressClaim} with the Model methods. */
 export interface IPAddressClaimModel extends IPAddressClaim {}

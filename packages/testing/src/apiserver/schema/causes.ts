@@ -47,11 +47,11 @@ function goNumberOrBool(value: number | boolean): string {
   return formatGoFloat(value);
 }
 
-/** Go's `%v` of a float64 (`strconv.FormatFloat(f, 'g', -1, 64)` with Go's exponent form). */
+/** Go's `%v` of a float64: shortest digits, exponent form from 1e+06 up and below 1e-04. */
 export function formatGoFloat(value: number): string {
   if (!Number.isFinite(value)) return value > 0 ? "+Inf" : value < 0 ? "-Inf" : "NaN";
   const exp = value === 0 ? 0 : Math.floor(Math.log10(Math.abs(value)));
-  if (exp < -4 || exp >= 21) {
+  if (exp < -4 || exp >= 6) {
     const [mantissa, e = "0"] = value.toExponential().split("e");
     const n = Number(e);
     return `${mantissa}e${n < 0 ? "-" : "+"}${String(Math.abs(n)).padStart(2, "0")}`;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { formatBadValue } from "./causes.js";
 import { crdSchema } from "./crd-fixtures.test-support.js";
 import {
   compileStructuralSchema,
@@ -700,5 +701,16 @@ describe("validateObjectMeta", () => {
       "metadata.labels:FieldValueInvalid",
       "metadata.labels:FieldValueInvalid",
     ]);
+  });
+});
+
+describe("value formatting", () => {
+  it("prints floats as Go's %v does", () => {
+    expect(formatBadValue(1.5)).toBe("1.5");
+    expect(formatBadValue(1234567.5)).toBe("1.2345675e+06");
+    expect(formatBadValue(0.00001)).toBe("1e-05");
+    expect(formatBadValue(100000.5)).toBe("100000.5");
+    expect(formatBadValue(3)).toBe("3");
+    expect(formatBadValue({ b: 1, a: "<" })).toBe('{"a":"\\u003c","b":1}');
   });
 });

@@ -35,6 +35,7 @@ interface Recorded {
   causes?: FieldCause[];
   spec?: unknown;
   objectStatus?: unknown;
+  labels?: unknown;
   finalizers?: unknown;
   managedFields?: Obj[];
 }
@@ -195,6 +196,7 @@ function run(step: Step, recorded: Recorded): void {
     expect(recorded.status).toBe(live === undefined ? 201 : 200);
     expect(next.spec).toEqual(recorded.spec);
     expect(next.status).toEqual(recorded.objectStatus);
+    expect((next.metadata as Obj).labels).toEqual(recorded.labels);
     expect(byManager(managedFields(next))).toEqual(byManager(recorded.managedFields ?? []));
     replay.objects.set(objectPath, next);
     return;

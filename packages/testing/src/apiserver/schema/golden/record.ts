@@ -85,6 +85,7 @@ function summarize(status: number, body: unknown): Obj {
     status,
     spec: obj.spec,
     objectStatus: obj.status,
+    labels: meta.labels,
     finalizers: meta.finalizers,
     managedFields,
   };

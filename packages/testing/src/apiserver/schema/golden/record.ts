@@ -1,6 +1,7 @@
 // Records what a real kube-apiserver answers to the golden scenarios, for golden.test.ts to compare the
 // engines with. Needs kube-apiserver and etcd (`./dev controlplane`, or KUBEBUILDER_ASSETS). Run:
 //   ./dev node --conditions=capi-ts-source --import tsx packages/testing/src/apiserver/schema/golden/record.ts
+// then format the JSON: ./dev pnpm exec biome check --write packages/testing/src/apiserver/schema/golden
 import { writeFile } from "node:fs/promises";
 import { type RequestOptions, request } from "node:https";
 import { resolve } from "node:path";

@@ -197,7 +197,13 @@ function checkValue(
   }
   // string
   if (typeof value === "string") {
-    if (vv.maxLength !== undefined && runeCount(value) > vv.maxLength) {
+    // A string has at most as many runes as UTF-16 units and at least half as many: count only
+    // when the length alone does not decide.
+    if (
+      vv.maxLength !== undefined &&
+      value.length > vv.maxLength &&
+      runeCount(value) > vv.maxLength
+    ) {
       const max = vv.maxLength;
       openAPIError(
         sink,
@@ -206,7 +212,11 @@ function checkValue(
         OMIT_VALUE,
         `may not be more than ${max} ${max === 1 ? "byte" : "bytes"}`,
       );
-    } else if (vv.minLength !== undefined && runeCount(value) < vv.minLength) {
+    } else if (
+      vv.minLength !== undefined &&
+      value.length < 2 * vv.minLength &&
+      runeCount(value) < vv.minLength
+    ) {
       openAPIError(
         sink,
         path,
@@ -293,6 +303,7 @@ function checkValue(
  * and over (condition types, reasons, names), so results are memoised per pattern (bounded).
  */
 const regexResults = new WeakMap<RegExp, Map<string, boolean>>();
+const passedRules = new WeakMap<object, Map<string, true>>();
 const formatResults = new Map<string, Map<string, boolean>>();
 const MEMO_LIMIT = 4096;
 
@@ -795,10 +806,18 @@ function runRules(
   let self: unknown;
   let oldSelf: unknown;
   let converted = false;
+  let valueKey: string | undefined;
   for (const rule of rules) {
     if (rule.usesOldSelf && !hasOld && !rule.optionalOldSelf) continue;
     // Ratcheting: a rule that does not look at oldSelf is not enforced on an unchanged value.
     if (!rule.usesOldSelf && unchanged) continue;
+    // A rule that only reads self and passed for this value before passes again.
+    let passed: Map<string, true> | undefined;
+    if (!rule.usesOldSelf) {
+      valueKey ??= JSON.stringify(value);
+      passed = passedRules.get(rule);
+      if (passed?.has(valueKey)) continue;
+    }
     if (!converted) {
       self = toCelValue(node, value);
       oldSelf = hasOld ? toCelValue(node, old) : null;
@@ -829,7 +848,17 @@ function runRules(
       );
       continue;
     }
-    if (result === true) continue;
+    if (result === true) {
+      if (!rule.usesOldSelf && valueKey !== undefined) {
+        if (passed === undefined) {
+          passed = new Map();
+          passedRules.set(rule, passed);
+        }
+        if (passed.size >= MEMO_LIMIT) passed.clear();
+        passed.set(valueKey, true);
+      }
+      continue;
+    }
     let detail: string | undefined;
     if (rule.evaluateMessage !== undefined) {
       try {

@@ -537,11 +537,19 @@ export class HttpFrontend {
           this.watches.open(wreq, res);
           return;
         }
+        const limit = intParam("limit", query.limit);
+        if (labels.length === 0 && fields.length === 0 && !limit && !query.continue) {
+          const rv = this.core.store.currentRevision;
+          const items = this.core.listItemsText(resolved, listNamespace);
+          const text = `{"apiVersion":${JSON.stringify(resolved.apiVersion)},"kind":${JSON.stringify(rt.listKind)},"metadata":{"resourceVersion":"${rv}"},"items":[${items}]}`;
+          sendJson(res, 200, text);
+          return;
+        }
         const result = this.core.list(resolved, {
           namespace: listNamespace,
           labels,
           fields,
-          limit: intParam("limit", query.limit),
+          limit,
           continueToken: query.continue,
         });
         const meta: string[] = [`"resourceVersion":"${result.resourceVersion}"`];

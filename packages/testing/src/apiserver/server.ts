@@ -225,7 +225,10 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 1000,
     defaultTimeoutSeconds: options.watchTimeoutSeconds ?? 1800,
   });
-  crds.onTypesChanged = () => watches.closeUnserved();
+  crds.onTypesChanged = () => {
+    core.invalidateListCache();
+    watches.closeUnserved();
+  };
   const rules = new FaultRules();
   const frontend = new HttpFrontend(core, watches, rules);
   frontend.logLimit = options.requestLogLimit ?? 100_000;

@@ -51,14 +51,18 @@ export function objectKey(namespace: string, name: string): string {
 class Table {
   readonly objects = new Map<string, StoredObject>();
   private sorted: string[] | undefined;
+  /** resourceVersion of the table's last change (0 for a table never written). */
+  lastChange = 0;
 
-  set(key: string, value: StoredObject): void {
+  set(key: string, value: StoredObject, rv: number): void {
     if (!this.objects.has(key)) this.sorted = undefined;
     this.objects.set(key, value);
+    this.lastChange = rv;
   }
 
-  delete(key: string): void {
+  delete(key: string, rv: number): void {
     if (this.objects.delete(key)) this.sorted = undefined;
+    this.lastChange = rv;
   }
 
   sortedKeys(): string[] {
@@ -132,6 +136,11 @@ export class Store {
     return out;
   }
 
+  /** resourceVersion of a table's last change: list texts cached before it are stale. */
+  lastChange(storageKey: string): number {
+    return this.tables.get(storageKey)?.lastChange ?? 0;
+  }
+
   /** Keys of one table in order (for paging). */
   sortedKeys(storageKey: string): string[] {
     return this.tables.get(storageKey)?.sortedKeys() ?? [];
@@ -152,7 +161,7 @@ export class Store {
     const t = this.table(storageKey);
     const previous = t.objects.get(key);
     const value = stored(obj);
-    t.set(key, value);
+    t.set(key, value, rv);
     if (previous) this.unindex(previous.obj, storageKey, key);
     this.index(obj, storageKey, key);
     this.record({
@@ -176,7 +185,7 @@ export class Store {
     const t = this.tables.get(storageKey);
     const previous = t?.objects.get(key);
     if (!t || !previous) return undefined;
-    t.delete(key);
+    t.delete(key, rv);
     this.unindex(previous.obj, storageKey, key);
     const value = stored(finalState);
     this.record({

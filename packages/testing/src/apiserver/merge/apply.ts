@@ -127,6 +127,8 @@ interface Manager {
   subresource: string;
   time: string;
   set: FieldSet;
+  /** The stored `fieldsV1` of `set`, reused while the set is unchanged (encoding is the costly part). */
+  encoded?: Record<string, unknown>;
 }
 
 /** Fields the server never records as owned. */
@@ -187,6 +189,7 @@ function readManagers(obj: unknown): Manager[] {
       subresource: typeof e.subresource === "string" ? e.subresource : "",
       time: typeof e.time === "string" ? e.time : "",
       set: FieldSet.fromFieldsV1(e.fieldsV1),
+      ...(isObject(e.fieldsV1) ? { encoded: e.fieldsV1 } : {}),
     });
   }
   return out;
@@ -210,11 +213,18 @@ function encodeManagers(managers: Manager[]): ManagedFieldsEntry[] {
       apiVersion: m.apiVersion,
       time: m.time,
       fieldsType: "FieldsV1",
-      fieldsV1: m.set.toFieldsV1(),
+      fieldsV1: m.encoded ?? m.set.toFieldsV1(),
     };
     if (m.subresource.length > 0) entry.subresource = m.subresource;
     return entry;
   });
+}
+
+/** The manager without the given fields; the same object (and stored encoding) when it owns none. */
+function without(m: Manager, changed: FieldSet, removed: FieldSet): Manager {
+  if (m.set.intersection(changed).isEmpty() && m.set.intersection(removed).isEmpty()) return m;
+  const { encoded: _stale, ...rest } = m;
+  return { ...rest, set: m.set.difference(changed).difference(removed) };
 }
 
 /** What a create is compared against: an empty object, with a built-in kind's struct fields. */
@@ -351,8 +361,7 @@ export function serverSideApply(args: ApplyArgs): ApplyResult {
   }
   const next: Manager[] = [];
   for (const m of others) {
-    const set = m.set.difference(changedPaths).difference(cmp.removed);
-    next.push({ ...m, set });
+    next.push(without(m, changedPaths, cmp.removed));
   }
   const ownershipChanged = previous === undefined || !previous.set.equals(newSet);
   const objectChanged = !deepEqual(live, merged);
@@ -361,11 +370,10 @@ export function serverSideApply(args: ApplyArgs): ApplyResult {
     ...me,
     time: objectChanged || previous === undefined ? args.now : previous.time,
     set: newSet,
+    ...(!ownershipChanged && previous?.encoded !== undefined ? { encoded: previous.encoded } : {}),
   });
   const ownershipMoved =
-    ownershipChanged ||
-    next.length !== managers.length ||
-    others.some((m, i) => !m.set.equals((next[i] as Manager).set));
+    ownershipChanged || next.length !== managers.length || others.some((m, i) => next[i] !== m);
   const changed = args.live === undefined || objectChanged || ownershipMoved;
   if (changed) setManagedFields(merged, next);
   if (!changed && args.live !== undefined) {
@@ -431,15 +439,19 @@ export function trackUpdate(args: TrackUpdateArgs): Record<string, unknown> {
   const next: Manager[] = [];
   for (const m of managers) {
     if (identity(m) === myId) continue;
-    next.push({ ...m, set: m.set.difference(changed).difference(removed) });
+    next.push(without(m, changed, removed));
   }
-  const mySet = (previous?.set ?? new FieldSet()).union(changed).difference(removed);
-  // The server stamps the writer's entry when the write took any field (added or changed one).
-  next.push({
-    ...me,
-    time: !changed.isEmpty() || previous === undefined ? args.now : previous.time,
-    set: mySet,
-  });
+  if (previous !== undefined && changed.isEmpty()) {
+    // The write took no field: the entry stays as it was (time included), minus removed fields.
+    next.push(without(previous, changed, removed));
+  } else {
+    // The server stamps the writer's entry when the write took any field (added or changed one).
+    next.push({
+      ...me,
+      time: args.now,
+      set: (previous?.set ?? new FieldSet()).union(changed).difference(removed),
+    });
+  }
   setManagedFields(updated, next);
   return updated;
 }

@@ -127,7 +127,12 @@ export class FieldSet {
 
   /** The encoding of this node, or undefined when it holds no member. */
   private encode(): Record<string, unknown> | undefined {
-    const keys = [...this.children.keys()].sort(compareElements);
+    const keys = [...this.children.keys()];
+    // f: < k: < v: sorts natively; only index elements (i:) need the element-aware order.
+    if (keys.length > 1) {
+      if (keys.some((k) => k.startsWith("i:"))) keys.sort(compareElements);
+      else keys.sort();
+    }
     const encoded: [string, Record<string, unknown>][] = [];
     for (const key of keys) {
       const child = this.children.get(key)?.encode();

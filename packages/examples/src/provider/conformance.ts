@@ -25,7 +25,7 @@ type Driver = PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings>;
 
 /** Options of {@link fakeCloudConformance}. */
 export interface FakeCloudConformanceOptions {
-  /** Cloud speed-up over wall time. Default 25 (a 5 s boot takes 200 ms). */
+  /** Cloud speed-up over wall time. Default 40 (a 5 s boot takes 125 ms). */
   speed?: number;
   /** Wraps the driver (the suite's own tests use it to break the provider on purpose). */
   wrapDriver?: (driver: Driver, cloud: FakeScalingCloud) => Driver;
@@ -59,7 +59,7 @@ export function fakeCloudConformance(
     poolSpec: { instanceType: "small", minSize: 0, maxSize: 10 },
     templateChange: (spec) => ({ ...spec, instanceType: "medium" }),
     async startProvider(env): Promise<ConformanceProvider> {
-      const clock = new RealClock({ speed: options.speed ?? 25 });
+      const clock = new RealClock({ speed: options.speed ?? 40 });
       const cloud = new FakeScalingCloud({
         clock,
         seed: 11,
@@ -146,7 +146,7 @@ export function fakeCloudConformance(
         },
       };
     },
-    timeouts: { steadyStateMs: 1000, settleMs: 300 },
+    timeouts: { steadyStateMs: 800, settleMs: 250 },
     ...options.suite,
   };
 }

@@ -39,6 +39,14 @@ type Obj = KubernetesObject & {
 const MachinePools = clusterv1beta2.MachinePoolResource as unknown as ResourceDescriptor<Obj>;
 const Clusters = clusterv1beta2.ClusterResource as unknown as ResourceDescriptor<Obj>;
 
+/** The part of an OpenAPI schema the CRD checks read. */
+interface SchemaNode {
+  type?: string;
+  properties?: Record<string, SchemaNode>;
+  "x-kubernetes-list-type"?: string;
+  "x-kubernetes-list-map-keys"?: string[];
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function sharedCapiCrds(): string {
@@ -518,6 +526,31 @@ export class MachinePoolConformance {
     for (const v of crd.spec?.versions ?? []) {
       if (!v.subresources?.status)
         fail("crd.statusSubresource", `version ${v.name} must have the status subresource`);
+    }
+    for (const v of crd.spec?.versions ?? []) {
+      const root = (v as { schema?: { openAPIV3Schema?: SchemaNode } }).schema?.openAPIV3Schema;
+      const props = root?.properties ?? {};
+      if (
+        props.apiVersion?.type !== "string" ||
+        props.kind?.type !== "string" ||
+        props.metadata?.type !== "object"
+      ) {
+        fail(
+          "crd.objectMeta",
+          `version ${v.name} must declare apiVersion and kind (string) and metadata (object)`,
+        );
+      }
+      const conditions = props.status?.properties?.conditions;
+      if (
+        conditions &&
+        (conditions["x-kubernetes-list-type"] !== "map" ||
+          JSON.stringify(conditions["x-kubernetes-list-map-keys"]) !== '["type"]')
+      ) {
+        fail(
+          "conditions.schema",
+          `version ${v.name}: status.conditions must be a list-map keyed by type`,
+        );
+      }
     }
     if (kind.templateCrd) {
       const names = (kind.templateCrd as { spec?: { names?: { kind?: string } } }).spec?.names;

@@ -1,5 +1,17 @@
 /**
- * Placeholder entry point.
+ * Test kit for capi-ts providers: an in-memory Kubernetes API server over real HTTP with fault
+ * injection and a request log (`startApiServer`), a launcher for a real kube-apiserver + etcd
+ * (`startControlPlane`), an emulator of CAPI core's MachinePool controller (`startCapiCore`) and the
+ * InfraMachinePool conformance suite (`runMachinePoolConformance`).
+ *
+ * @example
+ * ```ts
+ * import { startApiServer } from "@capi-ts/testing";
+ *
+ * const api = await startApiServer();
+ * // api.kubeConfig is a @kubernetes/client-node KubeConfig for it
+ * await api.stop();
+ * ```
  *
  * @packageDocumentation
  */

@@ -49,9 +49,16 @@ export interface ManagerOptions {
   healthProbeBindAddress?: string;
   /** How long shutdown waits for in-flight reconciles, ms. Default 30,000. */
   gracefulShutdownTimeoutMs?: number;
-  /** Default workers per controller (`--concurrency`). Default 1. */
+  /**
+   * Default workers per controller. Default 1, as controller-runtime's manager; the `--concurrency`
+   * flag defaults to 10, as CAPI providers' flags do, so a binary built with `parseManagerFlags`
+   * gets 10.
+   */
   maxConcurrentReconciles?: number;
-  /** Re-announce every cached object this often, ms (`--sync-period`). Default 10 h. */
+  /**
+   * Re-announce every cached object this often, ms. Default 10 h, as controller-runtime's manager;
+   * the `--sync-period` flag defaults to 10 min, as CAPI providers' flags do.
+   */
   syncPeriodMs?: number;
   /** How long start() waits for caches to sync, ms. Default 120,000. */
   cacheSyncTimeoutMs?: number;

@@ -12,6 +12,59 @@ import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1Obj
 import type { V1OwnerReference } from "@kubernetes/client-node/dist/gen/models/V1OwnerReference.js";
 import { z } from "zod";
 
+/**
+ * The part of zod this module's implementation uses, typed loosely: going through it keeps tsc from
+ * resolving zod's heavily overloaded generic API here, which cost seconds of type-checking in every
+ * project compiling the generated code. Exported declarations keep zod's real types.
+ */
+interface LooseSchema {
+  optional(): LooseSchema;
+  nullable(): LooseSchema;
+  min(limit: number, message?: string): LooseSchema;
+  max(limit: number, message?: string): LooseSchema;
+  regex(pattern: RegExp, message?: string): LooseSchema;
+  gt(limit: number): LooseSchema;
+  gte(limit: number): LooseSchema;
+  lt(limit: number): LooseSchema;
+  lte(limit: number): LooseSchema;
+  multipleOf(step: number): LooseSchema;
+  superRefine(check: (value: never, ctx: RefineContext) => void): LooseSchema;
+  meta(meta: object): LooseSchema;
+}
+
+/** The refinement context of zod's superRefine, as used here. */
+export interface RefineContext {
+  /** Reports a problem. */
+  addIssue(issue: { code: "custom"; message: string; input: unknown; path?: PropertyKey[] }): void;
+}
+
+interface LooseZod {
+  string(): LooseSchema;
+  int(): LooseSchema;
+  int32(): LooseSchema;
+  number(): LooseSchema;
+  boolean(): LooseSchema;
+  date(): LooseSchema;
+  never(): LooseSchema;
+  json(): LooseSchema;
+  base64(): LooseSchema;
+  literal(value: unknown): LooseSchema;
+  enum(values: readonly string[]): LooseSchema;
+  union(options: readonly LooseSchema[]): LooseSchema;
+  array(item: LooseSchema): LooseSchema;
+  record(key: LooseSchema, value: LooseSchema): LooseSchema;
+  looseObject(shape: Record<string, LooseSchema>): LooseSchema;
+  iso: { datetime(options: { offset: boolean }): LooseSchema; date(): LooseSchema };
+}
+
+interface LooseParser<T> {
+  safeParse(value: unknown):
+    | { success: true; data: T }
+    | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string; code: string }[] } };
+}
+
+const zl = z as unknown as LooseZod;
+
 /** Any JSON value: what a field marked "x-kubernetes-preserve-unknown-fields" without a type holds. */
 export type FreeFormJson = string | number | boolean | null | FreeFormJson[] | { [key: string]: FreeFormJson };
 
@@ -21,56 +74,56 @@ export type FreeFormObject = { [key: string]: FreeFormJson };
 /** zod schema for {@link FreeFormJson}: any value that survives a JSON round trip. */
 // zod's own JSON schema, widened without a structural check: relating zod's inferred recursive
 // type to FreeFormJson would cost seconds of type-checking.
-export const FreeFormJsonSchema: z.ZodType<FreeFormJson> = z.json() as unknown as z.ZodType<FreeFormJson>;
+export const FreeFormJsonSchema: z.ZodType<FreeFormJson> = zl.json() as unknown as z.ZodType<FreeFormJson>;
 
 /** zod schema for {@link FreeFormObject}. */
-export const FreeFormObjectSchema: z.ZodType<FreeFormObject> = z.record(z.string(), FreeFormJsonSchema) as unknown as z.ZodType<FreeFormObject>;
+export const FreeFormObjectSchema: z.ZodType<FreeFormObject> = zl.record(zl.string(), FreeFormJsonSchema as unknown as LooseSchema) as unknown as z.ZodType<FreeFormObject>;
 
 /**
  * Timestamps arrive as RFC 3339 strings from raw JSON (custom objects) and as Date objects from
  * client-node's typed models; both are valid object metadata.
  */
-const timestamp = z.union([z.iso.datetime({ offset: true }), z.date()]);
-const stringMap = z.record(z.string(), z.string());
+const timestamp = zl.union([zl.iso.datetime({ offset: true }), zl.date()]);
+const stringMap = zl.record(zl.string(), zl.string());
 
 /** zod schema for an owner reference inside object metadata. */
-export const OwnerReferenceSchema: z.ZodType<V1OwnerReference> = z.looseObject({
-  apiVersion: z.string(),
-  kind: z.string(),
-  name: z.string(),
-  uid: z.string(),
-  controller: z.boolean().optional(),
-  blockOwnerDeletion: z.boolean().optional(),
+export const OwnerReferenceSchema: z.ZodType<V1OwnerReference> = zl.looseObject({
+  apiVersion: zl.string(),
+  kind: zl.string(),
+  name: zl.string(),
+  uid: zl.string(),
+  controller: zl.boolean().optional(),
+  blockOwnerDeletion: zl.boolean().optional(),
 }) as unknown as z.ZodType<V1OwnerReference>;
 
 /**
  * zod schema for Kubernetes object metadata (client-node's V1ObjectMeta). It checks the types of
  * the well-known fields and keeps any other field, so it accepts what any API server version sends.
  */
-export const ObjectMetaSchema: z.ZodType<V1ObjectMeta> = z.looseObject({
-  name: z.string().optional(),
-  generateName: z.string().optional(),
-  namespace: z.string().optional(),
-  uid: z.string().optional(),
-  resourceVersion: z.string().optional(),
-  generation: z.int().optional(),
+export const ObjectMetaSchema: z.ZodType<V1ObjectMeta> = zl.looseObject({
+  name: zl.string().optional(),
+  generateName: zl.string().optional(),
+  namespace: zl.string().optional(),
+  uid: zl.string().optional(),
+  resourceVersion: zl.string().optional(),
+  generation: zl.int().optional(),
   creationTimestamp: timestamp.optional(),
   deletionTimestamp: timestamp.optional(),
-  deletionGracePeriodSeconds: z.int().optional(),
+  deletionGracePeriodSeconds: zl.int().optional(),
   labels: stringMap.optional(),
   annotations: stringMap.optional(),
-  finalizers: z.array(z.string()).optional(),
-  ownerReferences: z.array(OwnerReferenceSchema).optional(),
-  managedFields: z.array(z.looseObject({})).optional(),
-  selfLink: z.string().optional(),
+  finalizers: zl.array(zl.string()).optional(),
+  ownerReferences: zl.array(OwnerReferenceSchema as unknown as LooseSchema).optional(),
+  managedFields: zl.array(zl.looseObject({})).optional(),
+  selfLink: zl.string().optional(),
 }) as unknown as z.ZodType<V1ObjectMeta>;
 
 /** zod schema for list metadata (client-node's V1ListMeta). */
-export const ListMetaSchema: z.ZodType<V1ListMeta> = z.looseObject({
-  continue: z.string().optional(),
-  remainingItemCount: z.int().optional(),
-  resourceVersion: z.string().optional(),
-  selfLink: z.string().optional(),
+export const ListMetaSchema: z.ZodType<V1ListMeta> = zl.looseObject({
+  continue: zl.string().optional(),
+  remainingItemCount: zl.int().optional(),
+  resourceVersion: zl.string().optional(),
+  selfLink: zl.string().optional(),
 }) as unknown as z.ZodType<V1ListMeta>;
 
 /**
@@ -255,7 +308,7 @@ export function formatFieldPath(path: readonly PropertyKey[]): string {
  * @returns the parsed value
  */
 export function validateOrThrow<T>(schema: z.ZodType<T>, value: unknown, subject: string): T {
-  const result = schema.safeParse(value);
+  const result = (schema as unknown as LooseParser<T>).safeParse(value);
   if (result.success) return result.data;
   throw new SchemaValidationError(
     subject,
@@ -289,7 +342,7 @@ function canonicalJson(value: unknown): string {
  * @param items - the list
  * @param ctx - zod refinement context
  */
-export function checkSetItems(items: readonly unknown[], ctx: z.RefinementCtx): void {
+export function checkSetItems(items: readonly unknown[], ctx: RefineContext): void {
   const seen = new Set<string>();
   items.forEach((item, index) => {
     const key = canonicalJson(item);
@@ -306,7 +359,7 @@ export function checkSetItems(items: readonly unknown[], ctx: z.RefinementCtx): 
  * @param keys - the "x-kubernetes-list-map-keys"
  * @returns a zod refinement
  */
-export function checkMapItems(keys: readonly string[]): (items: readonly unknown[], ctx: z.RefinementCtx) => void {
+export function checkMapItems(keys: readonly string[]): (items: readonly unknown[], ctx: RefineContext) => void {
   return (items, ctx) => {
     const seen = new Set<string>();
     items.forEach((item, index) => {
@@ -425,7 +478,7 @@ export function matchesValueValidation(rule: ValueValidation, value: unknown): b
 export function checkPropertyCount(
   min: number | undefined,
   max: number | undefined,
-): (value: unknown, ctx: z.RefinementCtx) => void {
+): (value: unknown, ctx: RefineContext) => void {
   return (value, ctx) => {
     const fields = (value ?? {}) as Record<string, unknown>;
     const count = Object.keys(fields).filter((key) => fields[key] !== undefined).length;
@@ -448,7 +501,7 @@ export function checkPropertyCount(
 export function checkValueValidation(
   rule: ValueValidation,
   description: string,
-): (value: unknown, ctx: z.RefinementCtx) => void {
+): (value: unknown, ctx: RefineContext) => void {
   return (value, ctx) => {
     if (!matchesValueValidation(rule, value)) {
       ctx.addIssue({ code: "custom", message: "must satisfy " + description, input: value });
@@ -515,8 +568,8 @@ function wrap<T>(schema: unknown): Schema<T> {
   return schema as unknown as Schema<T>;
 }
 
-function unwrap(schema: Schema<unknown>): z.ZodType {
-  return schema as unknown as z.ZodType;
+function unwrap(schema: Schema<unknown>): LooseSchema {
+  return schema as unknown as LooseSchema;
 }
 
 /**
@@ -566,24 +619,22 @@ const DURATION = /^(0|-?([0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h))+)$/;
  * @returns the schema
  */
 export function string(options: StringOptions = {}): Schema<string> {
-  // Typed as ZodString through unknown: relating zod's string-format classes to each other would
-  // make tsc compute the variance of zod's generic types, seconds of work for every consumer.
-  let schema: z.ZodString;
+  let schema: LooseSchema;
   switch (options.format) {
     case "date-time":
-      schema = z.iso.datetime({ offset: true }) as unknown as z.ZodString;
+      schema = zl.iso.datetime({ offset: true });
       break;
     case "date":
-      schema = z.iso.date() as unknown as z.ZodString;
+      schema = zl.iso.date();
       break;
     case "byte":
-      schema = z.base64() as unknown as z.ZodString;
+      schema = zl.base64();
       break;
     case "duration":
-      schema = z.string().regex(DURATION, "must be a duration such as 1h30m");
+      schema = zl.string().regex(DURATION, "must be a duration such as 1h30m");
       break;
     default:
-      schema = z.string();
+      schema = zl.string();
   }
   if (options.minLength !== undefined) schema = schema.min(options.minLength);
   if (options.maxLength !== undefined) schema = schema.max(options.maxLength);
@@ -622,7 +673,7 @@ export interface NumberOptions {
 }
 
 function bounded(schema: unknown, options: NumberOptions): Schema<number> {
-  let out = schema as z.ZodNumber;
+  let out = schema as LooseSchema;
   if (options.minimum !== undefined) out = options.exclusiveMinimum === true ? out.gt(options.minimum) : out.gte(options.minimum);
   if (options.maximum !== undefined) out = options.exclusiveMaximum === true ? out.lt(options.maximum) : out.lte(options.maximum);
   if (options.multipleOf !== undefined) out = out.multipleOf(options.multipleOf);
@@ -636,9 +687,7 @@ function bounded(schema: unknown, options: NumberOptions): Schema<number> {
  * @returns the schema
  */
 export function integer(options: NumberOptions = {}): Schema<number> {
-  // Each branch widened on its own: a conditional over two zod classes makes tsc reduce their union
-  // by subtype, which computes the variance of zod's generic types (seconds of type-checking).
-  const base: unknown = options.format === "int32" ? (z.int32() as unknown) : (z.int() as unknown);
+  const base = options.format === "int32" ? zl.int32() : zl.int();
   return bounded(base, options);
 }
 
@@ -649,7 +698,7 @@ export function integer(options: NumberOptions = {}): Schema<number> {
  * @returns the schema
  */
 export function number(options: NumberOptions = {}): Schema<number> {
-  return bounded(z.number(), options);
+  return bounded(zl.number(), options);
 }
 
 /**
@@ -658,7 +707,7 @@ export function number(options: NumberOptions = {}): Schema<number> {
  * @returns the schema
  */
 export function boolean(): Schema<boolean> {
-  return wrap(z.boolean());
+  return wrap(zl.boolean());
 }
 
 /**
@@ -668,7 +717,7 @@ export function boolean(): Schema<boolean> {
  * @returns the schema
  */
 export function literal<T extends string>(value: T): Schema<T> {
-  return wrap(z.literal(value));
+  return wrap(zl.literal(value));
 }
 
 /**
@@ -678,12 +727,12 @@ export function literal<T extends string>(value: T): Schema<T> {
  * @returns the schema
  */
 export function literals<T extends string | number | boolean | null>(values: readonly T[]): Schema<T> {
-  if (values.length === 0) return wrap(z.never());
+  if (values.length === 0) return wrap(zl.never());
   if (values.every((value): value is T & string => typeof value === "string")) {
-    return wrap(z.enum(values as readonly string[] as [string, ...string[]]));
+    return wrap(zl.enum(values as readonly string[]));
   }
-  const schemas = values.map((value) => z.literal(value));
-  return wrap(schemas.length === 1 && schemas[0] !== undefined ? schemas[0] : z.union(schemas));
+  const schemas = values.map((value) => zl.literal(value));
+  return wrap(schemas.length === 1 && schemas[0] !== undefined ? schemas[0] : zl.union(schemas));
 }
 
 /**
@@ -692,7 +741,7 @@ export function literals<T extends string | number | boolean | null>(values: rea
  * @returns the schema
  */
 export function intOrString(): Schema<number | string> {
-  return wrap(z.union([z.int(), z.string()]));
+  return wrap(zl.union([zl.int(), zl.string()]));
 }
 
 /**
@@ -742,7 +791,7 @@ export interface ArrayOptions {
  * @returns the schema
  */
 export function array<T>(items: Schema<T>, options: ArrayOptions = {}): Schema<T[]> {
-  let schema = z.array(unwrap(items));
+  let schema = zl.array(unwrap(items));
   if (options.minItems !== undefined) schema = schema.min(options.minItems);
   if (options.maxItems !== undefined) schema = schema.max(options.maxItems);
   if (options.listType === "set") return wrap(schema.superRefine(checkSetItems));
@@ -763,7 +812,7 @@ export interface ObjectOptions {
 }
 
 function counted(value: unknown, options: ObjectOptions): unknown {
-  const schema = value as z.ZodType;
+  const schema = value as LooseSchema;
   if (options.minProperties === undefined && options.maxProperties === undefined) return schema;
   return schema.superRefine(checkPropertyCount(options.minProperties, options.maxProperties));
 }
@@ -776,7 +825,7 @@ function counted(value: unknown, options: ObjectOptions): unknown {
  * @returns the schema
  */
 export function record<T>(values: Schema<T>, options: ObjectOptions = {}): Schema<{ [key: string]: T }> {
-  return wrap(counted(z.record(z.string(), unwrap(values)), options));
+  return wrap(counted(zl.record(zl.string(), unwrap(values)), options));
 }
 
 /**
@@ -795,7 +844,7 @@ export function freeFormObject(options: ObjectOptions = {}): Schema<FreeFormObje
  * @returns the schema
  */
 export function emptyObject(): Schema<{ [key: string]: never }> {
-  return wrap(z.record(z.string(), z.never()));
+  return wrap(zl.record(zl.string(), zl.never()));
 }
 
 /**
@@ -811,12 +860,11 @@ export function object<T>(
   options: ObjectOptions & { readonly required?: readonly (keyof T & string)[] } = {},
 ): Schema<T> {
   const required = new Set<string>(options.required ?? []);
-  const fields: Record<string, z.ZodType> = {};
+  const fields: Record<string, LooseSchema> = {};
   for (const [key, field] of Object.entries(shape as Record<string, Schema<unknown>>)) {
-    // Widened through unknown: relating ZodOptional to ZodType would make tsc compute zod's variances.
-    fields[key] = required.has(key) ? unwrap(field) : (unwrap(field).optional() as unknown as z.ZodType);
+    fields[key] = required.has(key) ? unwrap(field) : unwrap(field).optional();
   }
-  return wrap(counted(z.looseObject(fields), options));
+  return wrap(counted(zl.looseObject(fields), options));
 }
 
 /**

@@ -125,7 +125,8 @@ async function main(): Promise<void> {
   heading("setup");
   let kubeConfig: KubeConfig;
   let stopApi: () => Promise<void> = async () => undefined;
-  let providerWrites: () => number = () => Number.NaN;
+  // Counted from the in-memory server's request log; a real cluster has none to read.
+  let providerWrites: () => number | string = () => "n/a";
   if (args.kubeconfig) {
     kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(args.kubeconfig);
@@ -167,6 +168,12 @@ async function main(): Promise<void> {
     controller: { pollIntervalMs: 100, resyncPeriodMs: 2000, readiness: "node" },
   });
   say("FakeCloudMachinePool provider running");
+  say(
+    "legend: desired = MachinePool.spec.replicas; observed = status.replicas of pool/MachinePool;",
+  );
+  say(
+    "        nodes = Nodes with a listed providerID; instances: p/r/t = pending/running/terminating, vN = template version",
+  );
   const client = new KubeClient(kubeConfig, { fieldManager: "demo-user" });
 
   // Live progress: one line per change of what a person would look at.
@@ -197,7 +204,7 @@ async function main(): Promise<void> {
       `nodes=${snap.nodes}`,
       `Ready=${snap.ready}`,
       `Paused=${snap.paused}`,
-      `writes=${providerWrites()}`,
+      `provider-writes=${providerWrites()}`,
     ];
     say(parts.join("  "));
     if (changed("ids")) say(`    providerIDList: ${snap.ids}`);

@@ -153,6 +153,16 @@ export interface InfraMachinePoolObject<
   status?: Status & InfraMachinePoolContractStatus;
 }
 
+/** What a defined kind's resource says besides its address: kind, scope and subresources. */
+export interface DefinedResource {
+  /** `kind` of the objects. */
+  readonly kind: string;
+  /** InfraMachinePools and their templates are namespaced (R1). */
+  readonly scope: "Namespaced";
+  /** Whether `/status` is served: true for the pool kind, false for its template. */
+  readonly subresources: { readonly status: boolean };
+}
+
 /** The result of {@link defineInfraMachinePool}. */
 export interface InfraMachinePoolDefinition<Spec extends z.ZodObject, Status extends z.ZodObject> {
   /** API group. */
@@ -171,12 +181,16 @@ export interface InfraMachinePoolDefinition<Spec extends z.ZodObject, Status ext
   readonly storageVersion: string;
   /** `apiVersion` of objects at the storage version. */
   readonly apiVersion: string;
-  /** Where objects are served (storage version), for the patch helper and clients. */
-  readonly resource: ResourceRef;
+  /**
+   * Where objects are served (storage version), for the patch helper and clients. It carries kind,
+   * scope and the status subresource too, so it is a runtime `ResourceDescriptor` as is
+   * (`client.get(definition.resource, ns, name)`).
+   */
+  readonly resource: ResourceRef & DefinedResource;
   /** `<Kind>Template`. */
   readonly templateKind: string;
-  /** Where templates are served. */
-  readonly templateResource: ResourceRef;
+  /** Where templates are served (a runtime `ResourceDescriptor` as is; templates have no status). */
+  readonly templateResource: ResourceRef & DefinedResource;
   /** The conventional finalizer `<kind-lowercase>.<group>` (R23). */
   readonly finalizer: string;
   /** The InfraMachinePool CRD. */
@@ -497,9 +511,23 @@ export function defineInfraMachinePool<
     versions,
     storageVersion,
     apiVersion: `${group}/${storageVersion}`,
-    resource: { group, version: storageVersion, plural },
+    resource: {
+      group,
+      version: storageVersion,
+      plural,
+      kind,
+      scope: "Namespaced",
+      subresources: { status: true },
+    },
     templateKind,
-    templateResource: { group, version: storageVersion, plural: templatePlural },
+    templateResource: {
+      group,
+      version: storageVersion,
+      plural: templatePlural,
+      kind: templateKind,
+      scope: "Namespaced",
+      subresources: { status: false },
+    },
     finalizer: finalizerFor(kind, group),
     crd,
     templateCrd,

@@ -1,4 +1,5 @@
 export {
+  type DefinedResource,
   defineInfraMachinePool,
   generateInfraMachinePoolTypes,
   type InfraMachinePoolContractSpec,

@@ -886,8 +886,17 @@ export class ApiCore {
   // ---- admission -------------------------------------------------------------------------------
 
   private checkBody(res: ResolvedResource, body: unknown): KubeObject {
-    if (!isObject(body)) throw badRequest("the body of the request must be a JSON object");
     const rt = res.rt;
+    if (body === undefined) {
+      throw badRequest(
+        `the object provided is unrecognized (must be of type ${rt.kind}): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)`,
+      );
+    }
+    if (!isObject(body)) {
+      throw badRequest(
+        `the object provided is unrecognized (must be of type ${rt.kind}): couldn't get version/kind; json parse error: json: cannot unmarshal ${Array.isArray(body) ? "array" : typeof body} into Go value of type struct`,
+      );
+    }
     const kind = body.kind;
     if (kind !== undefined && kind !== rt.kind) {
       throw badRequest(

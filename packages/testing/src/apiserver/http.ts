@@ -486,8 +486,10 @@ export class HttpFrontend {
   ): void {
     const resolved = this.core.registry.lookup(route.group, route.version, route.plural);
     if (!resolved) {
-      // A served group/version answers a Status; an unknown one, the mux's plain 404.
-      if (this.core.registry.resourcesOf(route.group, route.version)) throw pageNotFound();
+      // A built-in group/version answers a Status; an unknown one, or one served only by CRDs
+      // (apiextensions delegates to the mux), the mux's plain-text 404.
+      const served = this.core.registry.resourcesOf(route.group, route.version);
+      if (served?.some((r) => r.rt.crdName === undefined)) throw pageNotFound();
       throw unservedPath();
     }
     const rt = resolved.rt;

@@ -11,7 +11,7 @@ import {
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Backend, startBackend } from "../support/backend.js";
-import { apiError, eventually, widgetCrd, widgets } from "../support/fixtures.js";
+import { apiError, eventually, rawRequest, widgetCrd, widgets } from "../support/fixtures.js";
 
 let backend: Backend;
 let custom: CustomObjectsApi;
@@ -74,6 +74,14 @@ describe("discovery", () => {
       custom.getAPIResources({ group: "nope.example", version: "v1" }),
     );
     expect(missing.code).toBe(404);
+    // A group/version served only by CRDs answers an unknown resource with the plain-text 404.
+    const unknown = await rawRequest(
+      backend.kubeConfig,
+      "GET",
+      `/apis/${widgets.group}/v1/nothings`,
+    );
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.trim()).toBe("404 page not found");
   });
 });
 

@@ -314,6 +314,25 @@ describe("HTTP surface", () => {
     expect(JSON.parse(unknown.body)).toMatchObject({ kind: "Status", reason: "NotFound" });
   });
 
+  it("answers an empty create body with 400 as the real decoder words it", async () => {
+    const ns = await freshNamespace();
+    const res = await rawRequest(
+      backend.kubeConfig,
+      "POST",
+      `/api/v1/namespaces/${ns}/configmaps`,
+      {
+        body: "",
+        headers: { "Content-Type": "application/json" },
+      },
+    );
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toMatchObject({
+      reason: "BadRequest",
+      message:
+        "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)",
+    });
+  });
+
   it("streams a watch as chunked, newline-delimited JSON events", async () => {
     const ns = await freshNamespace();
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "w1" } } });

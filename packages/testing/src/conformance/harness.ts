@@ -364,8 +364,10 @@ export class MachinePoolConformance {
       }
       if (Date.now() > deadline) {
         const [check, ...rest] = last.split(": ");
-        const named = /^[a-z]+\.[A-Za-z]+$/.test(check ?? "") ? (check as string) : "converge";
-        const message = named === "converge" ? last : rest.join(": ");
+        // Reasons start with the check they belong to ("status.providerIDsMatchCloud: …").
+        const prefixed = /^[a-z]+(\.[A-Za-z]+)?$/.test(check ?? "") && rest.length > 0;
+        const named = prefixed ? (check as string) : "converge";
+        const message = prefixed ? rest.join(": ") : last;
         throw new ConformanceError(
           named,
           `timed out after ${timeoutMs} ms waiting for ${what}: ${message}`,

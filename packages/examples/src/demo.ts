@@ -4,7 +4,8 @@
  * By default everything runs in this process: the in-memory API server with the CAPI CRDs, the CAPI
  * core emulator (with its bootstrap stand-in), the fake cloud on a sped-up clock with a kubelet that
  * registers Nodes, and the `FakeCloudMachinePool` provider. With `--kubeconfig <file>` the same
- * provider, emulator and fake cloud run against that cluster instead (it needs the CAPI CRDs).
+ * provider, emulator and fake cloud run against that cluster instead. It needs the CAPI CRDs and must
+ * not run CAPI core's own controllers: the emulator plays core (and the bootstrap provider) there too.
  *
  * @module
  */
@@ -59,7 +60,9 @@ function parseArgs(argv: string[]): { kubeconfig?: string } {
       out.kubeconfig = file;
     } else if (arg === "--help" || arg === "-h") {
       process.stdout.write(
-        "usage: ./dev demo [--kubeconfig FILE]\n  without --kubeconfig: an in-memory API server\n",
+        "usage: ./dev demo [--kubeconfig FILE]\n" +
+          "  without --kubeconfig: an in-memory API server with the CAPI CRDs\n" +
+          "  --kubeconfig FILE: a cluster with the CAPI CRDs and no CAPI core controllers (the demo emulates core)\n",
       );
       process.exit(0);
     } else {

@@ -24,17 +24,25 @@ const run = spawnSync(
 let passed = 0;
 let failed = 0;
 let skipped = 0;
-if (existsSync(report)) {
+if (!existsSync(report)) {
+  console.error("vitest wrote no JSON report: the run did not complete");
+} else {
   const result = JSON.parse(readFileSync(report, "utf8"));
   passed = result.numPassedTests;
   failed = result.numFailedTests;
   skipped = result.numPendingTests + result.numTodoTests;
-  // A suite that fails to load has no failed tests but is still a failure.
+  // A file that fails outside its tests (import error, failing beforeAll) reports no failed test,
+  // its tests show as skipped, yet the run failed: count each such file as one failure.
   const brokenFiles = result.testResults.filter(
-    (file) => file.status === "failed" && file.assertionResults.length === 0,
+    (file) =>
+      file.status === "failed" &&
+      !file.assertionResults.some((assertion) => assertion.status === "failed"),
   );
+  for (const file of brokenFiles) console.error(`failed outside its tests: ${file.name}`);
   failed += brokenFiles.length;
-} else {
+}
+if (run.status !== 0 && failed === 0) {
+  // vitest failed without a failing test (e.g. a crash or an unhandled error): never report green.
   failed = 1;
 }
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);

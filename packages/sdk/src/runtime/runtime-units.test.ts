@@ -248,7 +248,7 @@ describe("flags", () => {
     });
     const flags = parseManagerFlags([
       "--kubeconfig",
-      "/tmp/kc",
+      "config/kubeconfig.yaml",
       "--namespace",
       "team-a",
       "--watch-filter",
@@ -268,7 +268,7 @@ describe("flags", () => {
       "text",
     ]);
     expect(flags).toMatchObject({
-      kubeconfig: "/tmp/kc",
+      kubeconfig: "config/kubeconfig.yaml",
       namespace: "team-a",
       watchFilter: "blue",
       leaderElect: true,

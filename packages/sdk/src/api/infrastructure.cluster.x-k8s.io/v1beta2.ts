@@ -9,6 +9,10 @@ import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1Obj
 import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
 import type { z } from "zod";
 import * as c from "../common.js";
+import { buildSchemas } from "./v1beta2.schemas.js";
+
+// The schema expressions live in plain JavaScript (see the .schemas.d.ts next to this file).
+const schemas = buildSchemas(c);
 
 /**
  * FailureDomain is the Schema for Cluster API failure domains.
@@ -23,14 +27,8 @@ export interface DevClusterStatusFailureDomain {
   name: string;
 }
 
-const $DevClusterStatusFailureDomain = c.object<DevClusterStatusFailureDomain>({
-  attributes: c.record(c.string()),
-  controlPlane: c.boolean(),
-  name: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["name"] });
-
 /** zod schema of {@link DevClusterStatusFailureDomain}. */
-export const DevClusterStatusFailureDomainSchema: z.ZodType<DevClusterStatusFailureDomain> = c.zod($DevClusterStatusFailureDomain);
+export const DevClusterStatusFailureDomainSchema: z.ZodType<DevClusterStatusFailureDomain> = schemas.DevClusterStatusFailureDomain;
 
 /**
  * CustomHAProxyConfigTemplateRef allows you to replace the default HAProxy config file.
@@ -55,12 +53,8 @@ export interface DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTempl
   name?: string;
 }
 
-const $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef = c.withMeta(c.object<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef>({
-  name: c.string(),
-}), {"x-kubernetes-map-type":"atomic"});
-
 /** zod schema of {@link DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef}. */
-export const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef> = c.zod($DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef);
+export const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef> = schemas.DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef;
 
 const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
@@ -89,14 +83,8 @@ export interface DevClusterSpecBackendDockerLoadBalancer {
   imageTag?: string;
 }
 
-const $DevClusterSpecBackendDockerLoadBalancer = c.object<DevClusterSpecBackendDockerLoadBalancer>({
-  customHAProxyConfigTemplateRef: $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef,
-  imageRepository: c.string(),
-  imageTag: c.string(),
-});
-
 /** zod schema of {@link DevClusterSpecBackendDockerLoadBalancer}. */
-export const DevClusterSpecBackendDockerLoadBalancerSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancer> = c.zod($DevClusterSpecBackendDockerLoadBalancer);
+export const DevClusterSpecBackendDockerLoadBalancerSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancer> = schemas.DevClusterSpecBackendDockerLoadBalancer;
 
 const DevClusterSpecBackendDockerLoadBalancerDefaults: c.DefaultsNode = { properties: { customHAProxyConfigTemplateRef: { ...DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults } } };
 
@@ -113,13 +101,8 @@ export interface DevClusterSpecBackendDocker {
   loadBalancer?: DevClusterSpecBackendDockerLoadBalancer;
 }
 
-const $DevClusterSpecBackendDocker = c.object<DevClusterSpecBackendDocker>({
-  failureDomains: c.withMeta(c.array($DevClusterStatusFailureDomain, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
-  loadBalancer: $DevClusterSpecBackendDockerLoadBalancer,
-});
-
 /** zod schema of {@link DevClusterSpecBackendDocker}. */
-export const DevClusterSpecBackendDockerSchema: z.ZodType<DevClusterSpecBackendDocker> = c.zod($DevClusterSpecBackendDocker);
+export const DevClusterSpecBackendDockerSchema: z.ZodType<DevClusterSpecBackendDocker> = schemas.DevClusterSpecBackendDocker;
 
 const DevClusterSpecBackendDockerDefaults: c.DefaultsNode = { properties: { loadBalancer: { ...DevClusterSpecBackendDockerLoadBalancerDefaults } } };
 
@@ -131,13 +114,8 @@ export interface DevClusterSpecBackend {
   inMemory?: { [key: string]: never };
 }
 
-const $DevClusterSpecBackend = c.object<DevClusterSpecBackend>({
-  docker: $DevClusterSpecBackendDocker,
-  inMemory: c.emptyObject(),
-});
-
 /** zod schema of {@link DevClusterSpecBackend}. */
-export const DevClusterSpecBackendSchema: z.ZodType<DevClusterSpecBackend> = c.zod($DevClusterSpecBackend);
+export const DevClusterSpecBackendSchema: z.ZodType<DevClusterSpecBackend> = schemas.DevClusterSpecBackend;
 
 const DevClusterSpecBackendDefaults: c.DefaultsNode = { properties: { docker: { ...DevClusterSpecBackendDockerDefaults } } };
 
@@ -149,13 +127,8 @@ export interface DevClusterSpecControlPlaneEndpoint {
   port?: number;
 }
 
-const $DevClusterSpecControlPlaneEndpoint = c.object<DevClusterSpecControlPlaneEndpoint>({
-  host: c.string({ minLength: 1, maxLength: 512 }),
-  port: c.integer({ format: "int32", minimum: 1, maximum: 65535 }),
-}, { minProperties: 1 });
-
 /** zod schema of {@link DevClusterSpecControlPlaneEndpoint}. */
-export const DevClusterSpecControlPlaneEndpointSchema: z.ZodType<DevClusterSpecControlPlaneEndpoint> = c.zod($DevClusterSpecControlPlaneEndpoint);
+export const DevClusterSpecControlPlaneEndpointSchema: z.ZodType<DevClusterSpecControlPlaneEndpoint> = schemas.DevClusterSpecControlPlaneEndpoint;
 
 /** DevClusterSpec defines the desired state of the DevCluster infrastructure. */
 export interface DevClusterSpec {
@@ -165,13 +138,8 @@ export interface DevClusterSpec {
   controlPlaneEndpoint?: DevClusterSpecControlPlaneEndpoint;
 }
 
-const $DevClusterSpec = c.object<DevClusterSpec>({
-  backend: $DevClusterSpecBackend,
-  controlPlaneEndpoint: $DevClusterSpecControlPlaneEndpoint,
-}, { required: ["backend"] });
-
 /** zod schema of {@link DevClusterSpec}. */
-export const DevClusterSpecSchema: z.ZodType<DevClusterSpec> = c.zod($DevClusterSpec);
+export const DevClusterSpecSchema: z.ZodType<DevClusterSpec> = schemas.DevClusterSpec;
 
 const DevClusterSpecDefaults: c.DefaultsNode = { properties: { backend: { ...DevClusterSpecBackendDefaults } } };
 
@@ -207,17 +175,8 @@ export interface DevClusterStatusCondition {
   type: string;
 }
 
-const $DevClusterStatusCondition = c.object<DevClusterStatusCondition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
-  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime","message","reason","status","type"] });
-
 /** zod schema of {@link DevClusterStatusCondition}. */
-export const DevClusterStatusConditionSchema: z.ZodType<DevClusterStatusCondition> = c.zod($DevClusterStatusCondition);
+export const DevClusterStatusConditionSchema: z.ZodType<DevClusterStatusCondition> = schemas.DevClusterStatusCondition;
 
 /**
  * Condition defines an observation of a Cluster API resource operational state.
@@ -258,17 +217,8 @@ export interface DevClusterStatusDeprecatedV1beta1Condition {
   type: string;
 }
 
-const $DevClusterStatusDeprecatedV1beta1Condition = c.object<DevClusterStatusDeprecatedV1beta1Condition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ minLength: 1, maxLength: 10240 }),
-  reason: c.string({ minLength: 1, maxLength: 256 }),
-  severity: c.string({ maxLength: 32 }),
-  status: c.string(),
-  type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime","status","type"] });
-
 /** zod schema of {@link DevClusterStatusDeprecatedV1beta1Condition}. */
-export const DevClusterStatusDeprecatedV1beta1ConditionSchema: z.ZodType<DevClusterStatusDeprecatedV1beta1Condition> = c.zod($DevClusterStatusDeprecatedV1beta1Condition);
+export const DevClusterStatusDeprecatedV1beta1ConditionSchema: z.ZodType<DevClusterStatusDeprecatedV1beta1Condition> = schemas.DevClusterStatusDeprecatedV1beta1Condition;
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface DevClusterStatusDeprecatedV1beta1 {
@@ -282,12 +232,8 @@ export interface DevClusterStatusDeprecatedV1beta1 {
   conditions?: DevClusterStatusDeprecatedV1beta1Condition[];
 }
 
-const $DevClusterStatusDeprecatedV1beta1 = c.object<DevClusterStatusDeprecatedV1beta1>({
-  conditions: c.array($DevClusterStatusDeprecatedV1beta1Condition),
-});
-
 /** zod schema of {@link DevClusterStatusDeprecatedV1beta1}. */
-export const DevClusterStatusDeprecatedV1beta1Schema: z.ZodType<DevClusterStatusDeprecatedV1beta1> = c.zod($DevClusterStatusDeprecatedV1beta1);
+export const DevClusterStatusDeprecatedV1beta1Schema: z.ZodType<DevClusterStatusDeprecatedV1beta1> = schemas.DevClusterStatusDeprecatedV1beta1;
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface DevClusterStatusDeprecated {
@@ -295,12 +241,8 @@ export interface DevClusterStatusDeprecated {
   v1beta1?: DevClusterStatusDeprecatedV1beta1;
 }
 
-const $DevClusterStatusDeprecated = c.object<DevClusterStatusDeprecated>({
-  v1beta1: $DevClusterStatusDeprecatedV1beta1,
-});
-
 /** zod schema of {@link DevClusterStatusDeprecated}. */
-export const DevClusterStatusDeprecatedSchema: z.ZodType<DevClusterStatusDeprecated> = c.zod($DevClusterStatusDeprecated);
+export const DevClusterStatusDeprecatedSchema: z.ZodType<DevClusterStatusDeprecated> = schemas.DevClusterStatusDeprecated;
 
 /**
  * initialization provides observations of the DevCluster initialization process.
@@ -314,12 +256,8 @@ export interface DevClusterStatusInitialization {
   provisioned?: boolean;
 }
 
-const $DevClusterStatusInitialization = c.object<DevClusterStatusInitialization>({
-  provisioned: c.boolean(),
-}, { minProperties: 1 });
-
 /** zod schema of {@link DevClusterStatusInitialization}. */
-export const DevClusterStatusInitializationSchema: z.ZodType<DevClusterStatusInitialization> = c.zod($DevClusterStatusInitialization);
+export const DevClusterStatusInitializationSchema: z.ZodType<DevClusterStatusInitialization> = schemas.DevClusterStatusInitialization;
 
 /** DevClusterStatus defines the observed state of the DevCluster. */
 export interface DevClusterStatus {
@@ -343,15 +281,8 @@ export interface DevClusterStatus {
   initialization?: DevClusterStatusInitialization;
 }
 
-const $DevClusterStatus = c.object<DevClusterStatus>({
-  conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  deprecated: $DevClusterStatusDeprecated,
-  failureDomains: c.withMeta(c.array($DevClusterStatusFailureDomain, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
-  initialization: $DevClusterStatusInitialization,
-});
-
 /** zod schema of {@link DevClusterStatus}. */
-export const DevClusterStatusSchema: z.ZodType<DevClusterStatus> = c.zod($DevClusterStatus);
+export const DevClusterStatusSchema: z.ZodType<DevClusterStatus> = schemas.DevClusterStatus;
 
 /**
  * DevCluster is the schema for the dev cluster infrastructure API.
@@ -394,24 +325,11 @@ export interface DevClusterList {
   items: DevCluster[];
 }
 
-const $DevCluster = c.object<DevCluster>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevCluster"),
-  metadata: c.objectMeta(),
-  spec: $DevClusterSpec,
-  status: $DevClusterStatus,
-}, { required: ["apiVersion","kind"] });
-
 /** zod schema of {@link DevCluster}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevClusterSchema: z.ZodType<DevCluster> = c.zod($DevCluster);
+export const DevClusterSchema: z.ZodType<DevCluster> = schemas.DevCluster;
 
 /** zod schema of {@link DevClusterList}. */
-export const DevClusterListSchema: z.ZodType<DevClusterList> = c.zod(c.object<DevClusterList>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevClusterList"),
-  metadata: c.listMeta(),
-  items: c.array($DevCluster),
-}, { required: ["apiVersion", "kind", "items"] }));
+export const DevClusterListSchema: z.ZodType<DevClusterList> = schemas.DevClusterList;
 
 const DevClusterDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterSpecDefaults } } };
 
@@ -511,13 +429,8 @@ export interface DevClusterTemplateSpecTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
-const $DevClusterTemplateSpecTemplateMetadata = c.object<DevClusterTemplateSpecTemplateMetadata>({
-  annotations: c.record(c.string()),
-  labels: c.record(c.string()),
-}, { minProperties: 1 });
-
 /** zod schema of {@link DevClusterTemplateSpecTemplateMetadata}. */
-export const DevClusterTemplateSpecTemplateMetadataSchema: z.ZodType<DevClusterTemplateSpecTemplateMetadata> = c.zod($DevClusterTemplateSpecTemplateMetadata);
+export const DevClusterTemplateSpecTemplateMetadataSchema: z.ZodType<DevClusterTemplateSpecTemplateMetadata> = schemas.DevClusterTemplateSpecTemplateMetadata;
 
 /** DevClusterTemplateResource describes the data needed to create a DevCluster from a template. */
 export interface DevClusterTemplateSpecTemplate {
@@ -530,13 +443,8 @@ export interface DevClusterTemplateSpecTemplate {
   spec: DevClusterSpec;
 }
 
-const $DevClusterTemplateSpecTemplate = c.object<DevClusterTemplateSpecTemplate>({
-  metadata: $DevClusterTemplateSpecTemplateMetadata,
-  spec: $DevClusterSpec,
-}, { required: ["spec"] });
-
 /** zod schema of {@link DevClusterTemplateSpecTemplate}. */
-export const DevClusterTemplateSpecTemplateSchema: z.ZodType<DevClusterTemplateSpecTemplate> = c.zod($DevClusterTemplateSpecTemplate);
+export const DevClusterTemplateSpecTemplateSchema: z.ZodType<DevClusterTemplateSpecTemplate> = schemas.DevClusterTemplateSpecTemplate;
 
 const DevClusterTemplateSpecTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterSpecDefaults } } };
 
@@ -546,12 +454,8 @@ export interface DevClusterTemplateSpec {
   template: DevClusterTemplateSpecTemplate;
 }
 
-const $DevClusterTemplateSpec = c.object<DevClusterTemplateSpec>({
-  template: $DevClusterTemplateSpecTemplate,
-}, { required: ["template"] });
-
 /** zod schema of {@link DevClusterTemplateSpec}. */
-export const DevClusterTemplateSpecSchema: z.ZodType<DevClusterTemplateSpec> = c.zod($DevClusterTemplateSpec);
+export const DevClusterTemplateSpecSchema: z.ZodType<DevClusterTemplateSpec> = schemas.DevClusterTemplateSpec;
 
 const DevClusterTemplateSpecDefaults: c.DefaultsNode = { properties: { template: { ...DevClusterTemplateSpecTemplateDefaults } } };
 
@@ -594,23 +498,11 @@ export interface DevClusterTemplateList {
   items: DevClusterTemplate[];
 }
 
-const $DevClusterTemplate = c.object<DevClusterTemplate>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevClusterTemplate"),
-  metadata: c.objectMeta(),
-  spec: $DevClusterTemplateSpec,
-}, { required: ["apiVersion","kind"] });
-
 /** zod schema of {@link DevClusterTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevClusterTemplateSchema: z.ZodType<DevClusterTemplate> = c.zod($DevClusterTemplate);
+export const DevClusterTemplateSchema: z.ZodType<DevClusterTemplate> = schemas.DevClusterTemplate;
 
 /** zod schema of {@link DevClusterTemplateList}. */
-export const DevClusterTemplateListSchema: z.ZodType<DevClusterTemplateList> = c.zod(c.object<DevClusterTemplateList>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevClusterTemplateList"),
-  metadata: c.listMeta(),
-  items: c.array($DevClusterTemplate),
-}, { required: ["apiVersion", "kind", "items"] }));
+export const DevClusterTemplateListSchema: z.ZodType<DevClusterTemplateList> = schemas.DevClusterTemplateList;
 
 const DevClusterTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterTemplateSpecDefaults } } };
 
@@ -706,14 +598,8 @@ export interface DevMachineSpecBackendDockerExtraMount {
   readOnly?: boolean;
 }
 
-const $DevMachineSpecBackendDockerExtraMount = c.object<DevMachineSpecBackendDockerExtraMount>({
-  containerPath: c.string(),
-  hostPath: c.string(),
-  readOnly: c.boolean(),
-});
-
 /** zod schema of {@link DevMachineSpecBackendDockerExtraMount}. */
-export const DevMachineSpecBackendDockerExtraMountSchema: z.ZodType<DevMachineSpecBackendDockerExtraMount> = c.zod($DevMachineSpecBackendDockerExtraMount);
+export const DevMachineSpecBackendDockerExtraMountSchema: z.ZodType<DevMachineSpecBackendDockerExtraMount> = schemas.DevMachineSpecBackendDockerExtraMount;
 
 /** docker defines a backend for a DevMachine using docker containers. */
 export interface DevMachineSpecBackendDocker {
@@ -739,15 +625,8 @@ export interface DevMachineSpecBackendDocker {
   preLoadImages?: string[];
 }
 
-const $DevMachineSpecBackendDocker = c.object<DevMachineSpecBackendDocker>({
-  bootstrapTimeout: c.string(),
-  customImage: c.string(),
-  extraMounts: c.array($DevMachineSpecBackendDockerExtraMount),
-  preLoadImages: c.array(c.string()),
-});
-
 /** zod schema of {@link DevMachineSpecBackendDocker}. */
-export const DevMachineSpecBackendDockerSchema: z.ZodType<DevMachineSpecBackendDocker> = c.zod($DevMachineSpecBackendDocker);
+export const DevMachineSpecBackendDockerSchema: z.ZodType<DevMachineSpecBackendDocker> = schemas.DevMachineSpecBackendDocker;
 
 /**
  * provisioning defines variables influencing how the APIServer hosted on the InMemoryMachine is going to be provisioned.
@@ -764,13 +643,8 @@ export interface DevMachineSpecBackendInMemoryVmProvisioning {
   startupJitter?: string;
 }
 
-const $DevMachineSpecBackendInMemoryVmProvisioning = c.object<DevMachineSpecBackendInMemoryVmProvisioning>({
-  startupDuration: c.string(),
-  startupJitter: c.string(),
-}, { required: ["startupDuration"] });
-
 /** zod schema of {@link DevMachineSpecBackendInMemoryVmProvisioning}. */
-export const DevMachineSpecBackendInMemoryVmProvisioningSchema: z.ZodType<DevMachineSpecBackendInMemoryVmProvisioning> = c.zod($DevMachineSpecBackendInMemoryVmProvisioning);
+export const DevMachineSpecBackendInMemoryVmProvisioningSchema: z.ZodType<DevMachineSpecBackendInMemoryVmProvisioning> = schemas.DevMachineSpecBackendInMemoryVmProvisioning;
 
 /** apiServer defines the behaviour of the APIServer hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryApiServer {
@@ -781,12 +655,8 @@ export interface DevMachineSpecBackendInMemoryApiServer {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
-const $DevMachineSpecBackendInMemoryApiServer = c.object<DevMachineSpecBackendInMemoryApiServer>({
-  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
-});
-
 /** zod schema of {@link DevMachineSpecBackendInMemoryApiServer}. */
-export const DevMachineSpecBackendInMemoryApiServerSchema: z.ZodType<DevMachineSpecBackendInMemoryApiServer> = c.zod($DevMachineSpecBackendInMemoryApiServer);
+export const DevMachineSpecBackendInMemoryApiServerSchema: z.ZodType<DevMachineSpecBackendInMemoryApiServer> = schemas.DevMachineSpecBackendInMemoryApiServer;
 
 /** etcd defines the behaviour of the etcd member hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryEtcd {
@@ -797,12 +667,8 @@ export interface DevMachineSpecBackendInMemoryEtcd {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
-const $DevMachineSpecBackendInMemoryEtcd = c.object<DevMachineSpecBackendInMemoryEtcd>({
-  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
-});
-
 /** zod schema of {@link DevMachineSpecBackendInMemoryEtcd}. */
-export const DevMachineSpecBackendInMemoryEtcdSchema: z.ZodType<DevMachineSpecBackendInMemoryEtcd> = c.zod($DevMachineSpecBackendInMemoryEtcd);
+export const DevMachineSpecBackendInMemoryEtcdSchema: z.ZodType<DevMachineSpecBackendInMemoryEtcd> = schemas.DevMachineSpecBackendInMemoryEtcd;
 
 /** node defines the behaviour of the Node (the kubelet) hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryNode {
@@ -813,12 +679,8 @@ export interface DevMachineSpecBackendInMemoryNode {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
-const $DevMachineSpecBackendInMemoryNode = c.object<DevMachineSpecBackendInMemoryNode>({
-  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
-});
-
 /** zod schema of {@link DevMachineSpecBackendInMemoryNode}. */
-export const DevMachineSpecBackendInMemoryNodeSchema: z.ZodType<DevMachineSpecBackendInMemoryNode> = c.zod($DevMachineSpecBackendInMemoryNode);
+export const DevMachineSpecBackendInMemoryNodeSchema: z.ZodType<DevMachineSpecBackendInMemoryNode> = schemas.DevMachineSpecBackendInMemoryNode;
 
 /** vm defines the behaviour of the VM implementing the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryVm {
@@ -829,12 +691,8 @@ export interface DevMachineSpecBackendInMemoryVm {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
-const $DevMachineSpecBackendInMemoryVm = c.object<DevMachineSpecBackendInMemoryVm>({
-  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
-});
-
 /** zod schema of {@link DevMachineSpecBackendInMemoryVm}. */
-export const DevMachineSpecBackendInMemoryVmSchema: z.ZodType<DevMachineSpecBackendInMemoryVm> = c.zod($DevMachineSpecBackendInMemoryVm);
+export const DevMachineSpecBackendInMemoryVmSchema: z.ZodType<DevMachineSpecBackendInMemoryVm> = schemas.DevMachineSpecBackendInMemoryVm;
 
 /** inMemory defines a backend for a DevMachine that runs in memory. */
 export interface DevMachineSpecBackendInMemory {
@@ -848,15 +706,8 @@ export interface DevMachineSpecBackendInMemory {
   vm?: DevMachineSpecBackendInMemoryVm;
 }
 
-const $DevMachineSpecBackendInMemory = c.object<DevMachineSpecBackendInMemory>({
-  apiServer: $DevMachineSpecBackendInMemoryApiServer,
-  etcd: $DevMachineSpecBackendInMemoryEtcd,
-  node: $DevMachineSpecBackendInMemoryNode,
-  vm: $DevMachineSpecBackendInMemoryVm,
-});
-
 /** zod schema of {@link DevMachineSpecBackendInMemory}. */
-export const DevMachineSpecBackendInMemorySchema: z.ZodType<DevMachineSpecBackendInMemory> = c.zod($DevMachineSpecBackendInMemory);
+export const DevMachineSpecBackendInMemorySchema: z.ZodType<DevMachineSpecBackendInMemory> = schemas.DevMachineSpecBackendInMemory;
 
 /** backend defines backends for a DevMachine. */
 export interface DevMachineSpecBackend {
@@ -866,13 +717,8 @@ export interface DevMachineSpecBackend {
   inMemory?: DevMachineSpecBackendInMemory;
 }
 
-const $DevMachineSpecBackend = c.object<DevMachineSpecBackend>({
-  docker: $DevMachineSpecBackendDocker,
-  inMemory: $DevMachineSpecBackendInMemory,
-});
-
 /** zod schema of {@link DevMachineSpecBackend}. */
-export const DevMachineSpecBackendSchema: z.ZodType<DevMachineSpecBackend> = c.zod($DevMachineSpecBackend);
+export const DevMachineSpecBackendSchema: z.ZodType<DevMachineSpecBackend> = schemas.DevMachineSpecBackend;
 
 /** DevMachineSpec defines the desired state of DevMachine. */
 export interface DevMachineSpec {
@@ -882,13 +728,8 @@ export interface DevMachineSpec {
   providerID?: string;
 }
 
-const $DevMachineSpec = c.object<DevMachineSpec>({
-  backend: $DevMachineSpecBackend,
-  providerID: c.string({ minLength: 1, maxLength: 512 }),
-}, { required: ["backend"] });
-
 /** zod schema of {@link DevMachineSpec}. */
-export const DevMachineSpecSchema: z.ZodType<DevMachineSpec> = c.zod($DevMachineSpec);
+export const DevMachineSpecSchema: z.ZodType<DevMachineSpec> = schemas.DevMachineSpec;
 
 /** MachineAddress contains information for the node's address. */
 export interface DevMachineStatusAddress {
@@ -898,13 +739,8 @@ export interface DevMachineStatusAddress {
   type: "Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS";
 }
 
-const $DevMachineStatusAddress = c.object<DevMachineStatusAddress>({
-  address: c.string({ minLength: 1, maxLength: 256 }),
-  type: c.literals<"Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS">(["Hostname","ExternalIP","InternalIP","ExternalDNS","InternalDNS"]),
-}, { required: ["address","type"] });
-
 /** zod schema of {@link DevMachineStatusAddress}. */
-export const DevMachineStatusAddressSchema: z.ZodType<DevMachineStatusAddress> = c.zod($DevMachineStatusAddress);
+export const DevMachineStatusAddressSchema: z.ZodType<DevMachineStatusAddress> = schemas.DevMachineStatusAddress;
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface DevMachineStatusDeprecatedV1beta1 {
@@ -918,12 +754,8 @@ export interface DevMachineStatusDeprecatedV1beta1 {
   conditions?: DevClusterStatusDeprecatedV1beta1Condition[];
 }
 
-const $DevMachineStatusDeprecatedV1beta1 = c.object<DevMachineStatusDeprecatedV1beta1>({
-  conditions: c.array($DevClusterStatusDeprecatedV1beta1Condition),
-});
-
 /** zod schema of {@link DevMachineStatusDeprecatedV1beta1}. */
-export const DevMachineStatusDeprecatedV1beta1Schema: z.ZodType<DevMachineStatusDeprecatedV1beta1> = c.zod($DevMachineStatusDeprecatedV1beta1);
+export const DevMachineStatusDeprecatedV1beta1Schema: z.ZodType<DevMachineStatusDeprecatedV1beta1> = schemas.DevMachineStatusDeprecatedV1beta1;
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface DevMachineStatusDeprecated {
@@ -931,12 +763,8 @@ export interface DevMachineStatusDeprecated {
   v1beta1?: DevMachineStatusDeprecatedV1beta1;
 }
 
-const $DevMachineStatusDeprecated = c.object<DevMachineStatusDeprecated>({
-  v1beta1: $DevMachineStatusDeprecatedV1beta1,
-});
-
 /** zod schema of {@link DevMachineStatusDeprecated}. */
-export const DevMachineStatusDeprecatedSchema: z.ZodType<DevMachineStatusDeprecated> = c.zod($DevMachineStatusDeprecated);
+export const DevMachineStatusDeprecatedSchema: z.ZodType<DevMachineStatusDeprecated> = schemas.DevMachineStatusDeprecated;
 
 /**
  * initialization provides observations of the DevMachine initialization process.
@@ -950,12 +778,8 @@ export interface DevMachineStatusInitialization {
   provisioned?: boolean;
 }
 
-const $DevMachineStatusInitialization = c.object<DevMachineStatusInitialization>({
-  provisioned: c.boolean(),
-}, { minProperties: 1 });
-
 /** zod schema of {@link DevMachineStatusInitialization}. */
-export const DevMachineStatusInitializationSchema: z.ZodType<DevMachineStatusInitialization> = c.zod($DevMachineStatusInitialization);
+export const DevMachineStatusInitializationSchema: z.ZodType<DevMachineStatusInitialization> = schemas.DevMachineStatusInitialization;
 
 /** DevMachineStatus defines the observed state of DevMachine. */
 export interface DevMachineStatus {
@@ -979,16 +803,8 @@ export interface DevMachineStatus {
   initialization?: DevMachineStatusInitialization;
 }
 
-const $DevMachineStatus = c.object<DevMachineStatus>({
-  addresses: c.array($DevMachineStatusAddress),
-  conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  deprecated: $DevMachineStatusDeprecated,
-  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
-  initialization: $DevMachineStatusInitialization,
-});
-
 /** zod schema of {@link DevMachineStatus}. */
-export const DevMachineStatusSchema: z.ZodType<DevMachineStatus> = c.zod($DevMachineStatus);
+export const DevMachineStatusSchema: z.ZodType<DevMachineStatus> = schemas.DevMachineStatus;
 
 /**
  * DevMachine is the schema for the dev machine infrastructure API.
@@ -1031,24 +847,11 @@ export interface DevMachineList {
   items: DevMachine[];
 }
 
-const $DevMachine = c.object<DevMachine>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevMachine"),
-  metadata: c.objectMeta(),
-  spec: $DevMachineSpec,
-  status: $DevMachineStatus,
-}, { required: ["apiVersion","kind"] });
-
 /** zod schema of {@link DevMachine}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevMachineSchema: z.ZodType<DevMachine> = c.zod($DevMachine);
+export const DevMachineSchema: z.ZodType<DevMachine> = schemas.DevMachine;
 
 /** zod schema of {@link DevMachineList}. */
-export const DevMachineListSchema: z.ZodType<DevMachineList> = c.zod(c.object<DevMachineList>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevMachineList"),
-  metadata: c.listMeta(),
-  items: c.array($DevMachine),
-}, { required: ["apiVersion", "kind", "items"] }));
+export const DevMachineListSchema: z.ZodType<DevMachineList> = schemas.DevMachineList;
 
 /** Instance type of the {@link DevMachineModel} class: a {@link DevMachine} with the Model methods. */
 export interface DevMachineModel extends DevMachine {}
@@ -1144,14 +947,8 @@ export interface DevMachinePoolSpecBackendDocker {
   preLoadImages?: string[];
 }
 
-const $DevMachinePoolSpecBackendDocker = c.object<DevMachinePoolSpecBackendDocker>({
-  customImage: c.string(),
-  extraMounts: c.array($DevMachineSpecBackendDockerExtraMount),
-  preLoadImages: c.array(c.string()),
-});
-
 /** zod schema of {@link DevMachinePoolSpecBackendDocker}. */
-export const DevMachinePoolSpecBackendDockerSchema: z.ZodType<DevMachinePoolSpecBackendDocker> = c.zod($DevMachinePoolSpecBackendDocker);
+export const DevMachinePoolSpecBackendDockerSchema: z.ZodType<DevMachinePoolSpecBackendDocker> = schemas.DevMachinePoolSpecBackendDocker;
 
 /** backend contains the details used to build a replica machine within the Machine Pool */
 export interface DevMachinePoolSpecBackend {
@@ -1159,12 +956,8 @@ export interface DevMachinePoolSpecBackend {
   docker?: DevMachinePoolSpecBackendDocker;
 }
 
-const $DevMachinePoolSpecBackend = c.object<DevMachinePoolSpecBackend>({
-  docker: $DevMachinePoolSpecBackendDocker,
-});
-
 /** zod schema of {@link DevMachinePoolSpecBackend}. */
-export const DevMachinePoolSpecBackendSchema: z.ZodType<DevMachinePoolSpecBackend> = c.zod($DevMachinePoolSpecBackend);
+export const DevMachinePoolSpecBackendSchema: z.ZodType<DevMachinePoolSpecBackend> = schemas.DevMachinePoolSpecBackend;
 
 /** DevMachinePoolSpec defines the desired state of DevMachinePool. */
 export interface DevMachinePoolSpec {
@@ -1176,14 +969,8 @@ export interface DevMachinePoolSpec {
   providerIDList?: string[];
 }
 
-const $DevMachinePoolSpec = c.object<DevMachinePoolSpec>({
-  backend: $DevMachinePoolSpecBackend,
-  providerID: c.string(),
-  providerIDList: c.array(c.string()),
-});
-
 /** zod schema of {@link DevMachinePoolSpec}. */
-export const DevMachinePoolSpecSchema: z.ZodType<DevMachinePoolSpec> = c.zod($DevMachinePoolSpec);
+export const DevMachinePoolSpecSchema: z.ZodType<DevMachinePoolSpec> = schemas.DevMachinePoolSpec;
 
 /** DevMachinePoolInstanceStatus contains status information about a DevMachinePool instances. */
 export interface DevMachinePoolStatusInstance {
@@ -1199,16 +986,8 @@ export interface DevMachinePoolStatusInstance {
   version?: string;
 }
 
-const $DevMachinePoolStatusInstance = c.object<DevMachinePoolStatusInstance>({
-  addresses: c.array($DevMachineStatusAddress),
-  instanceName: c.string(),
-  providerID: c.string(),
-  ready: c.boolean(),
-  version: c.string(),
-});
-
 /** zod schema of {@link DevMachinePoolStatusInstance}. */
-export const DevMachinePoolStatusInstanceSchema: z.ZodType<DevMachinePoolStatusInstance> = c.zod($DevMachinePoolStatusInstance);
+export const DevMachinePoolStatusInstanceSchema: z.ZodType<DevMachinePoolStatusInstance> = schemas.DevMachinePoolStatusInstance;
 
 /** DevMachinePoolStatus defines the observed state of DevMachinePool. */
 export interface DevMachinePoolStatus {
@@ -1229,17 +1008,8 @@ export interface DevMachinePoolStatus {
   replicas?: number;
 }
 
-const $DevMachinePoolStatus = c.object<DevMachinePoolStatus>({
-  conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  infrastructureMachineKind: c.string(),
-  instances: c.array($DevMachinePoolStatusInstance),
-  observedGeneration: c.integer({ format: "int64" }),
-  ready: c.boolean(),
-  replicas: c.integer({ format: "int32" }),
-});
-
 /** zod schema of {@link DevMachinePoolStatus}. */
-export const DevMachinePoolStatusSchema: z.ZodType<DevMachinePoolStatus> = c.zod($DevMachinePoolStatus);
+export const DevMachinePoolStatusSchema: z.ZodType<DevMachinePoolStatus> = schemas.DevMachinePoolStatus;
 
 /**
  * DevMachinePool is the Schema for the devmachinepools API.
@@ -1282,24 +1052,11 @@ export interface DevMachinePoolList {
   items: DevMachinePool[];
 }
 
-const $DevMachinePool = c.object<DevMachinePool>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevMachinePool"),
-  metadata: c.objectMeta(),
-  spec: $DevMachinePoolSpec,
-  status: $DevMachinePoolStatus,
-}, { required: ["apiVersion","kind"] });
-
 /** zod schema of {@link DevMachinePool}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevMachinePoolSchema: z.ZodType<DevMachinePool> = c.zod($DevMachinePool);
+export const DevMachinePoolSchema: z.ZodType<DevMachinePool> = schemas.DevMachinePool;
 
 /** zod schema of {@link DevMachinePoolList}. */
-export const DevMachinePoolListSchema: z.ZodType<DevMachinePoolList> = c.zod(c.object<DevMachinePoolList>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevMachinePoolList"),
-  metadata: c.listMeta(),
-  items: c.array($DevMachinePool),
-}, { required: ["apiVersion", "kind", "items"] }));
+export const DevMachinePoolListSchema: z.ZodType<DevMachinePoolList> = schemas.DevMachinePoolList;
 
 /** Instance type of the {@link DevMachinePoolModel} class: a {@link DevMachinePool} with the Model methods. */
 export interface DevMachinePoolModel extends DevMachinePool {}
@@ -1387,13 +1144,8 @@ export interface DevMachinePoolTemplateSpecTemplate {
   spec: DevMachinePoolSpec;
 }
 
-const $DevMachinePoolTemplateSpecTemplate = c.object<DevMachinePoolTemplateSpecTemplate>({
-  metadata: $DevClusterTemplateSpecTemplateMetadata,
-  spec: $DevMachinePoolSpec,
-}, { required: ["spec"] });
-
 /** zod schema of {@link DevMachinePoolTemplateSpecTemplate}. */
-export const DevMachinePoolTemplateSpecTemplateSchema: z.ZodType<DevMachinePoolTemplateSpecTemplate> = c.zod($DevMachinePoolTemplateSpecTemplate);
+export const DevMachinePoolTemplateSpecTemplateSchema: z.ZodType<DevMachinePoolTemplateSpecTemplate> = schemas.DevMachinePoolTemplateSpecTemplate;
 
 /** DevMachinePoolTemplateSpec defines the desired state of DevMachinePoolTemplate. */
 export interface DevMachinePoolTemplateSpec {
@@ -1401,12 +1153,8 @@ export interface DevMachinePoolTemplateSpec {
   template: DevMachinePoolTemplateSpecTemplate;
 }
 
-const $DevMachinePoolTemplateSpec = c.object<DevMachinePoolTemplateSpec>({
-  template: $DevMachinePoolTemplateSpecTemplate,
-}, { required: ["template"] });
-
 /** zod schema of {@link DevMachinePoolTemplateSpec}. */
-export const DevMachinePoolTemplateSpecSchema: z.ZodType<DevMachinePoolTemplateSpec> = c.zod($DevMachinePoolTemplateSpec);
+export const DevMachinePoolTemplateSpecSchema: z.ZodType<DevMachinePoolTemplateSpec> = schemas.DevMachinePoolTemplateSpec;
 
 /**
  * DevMachinePoolTemplate is the Schema for the devmachinepooltemplates API.
@@ -1447,23 +1195,11 @@ export interface DevMachinePoolTemplateList {
   items: DevMachinePoolTemplate[];
 }
 
-const $DevMachinePoolTemplate = c.object<DevMachinePoolTemplate>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevMachinePoolTemplate"),
-  metadata: c.objectMeta(),
-  spec: $DevMachinePoolTemplateSpec,
-}, { required: ["apiVersion","kind"] });
-
 /** zod schema of {@link DevMachinePoolTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevMachinePoolTemplateSchema: z.ZodType<DevMachinePoolTemplate> = c.zod($DevMachinePoolTemplate);
+export const DevMachinePoolTemplateSchema: z.ZodType<DevMachinePoolTemplate> = schemas.DevMachinePoolTemplate;
 
 /** zod schema of {@link DevMachinePoolTemplateList}. */
-export const DevMachinePoolTemplateListSchema: z.ZodType<DevMachinePoolTemplateList> = c.zod(c.object<DevMachinePoolTemplateList>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevMachinePoolTemplateList"),
-  metadata: c.listMeta(),
-  items: c.array($DevMachinePoolTemplate),
-}, { required: ["apiVersion", "kind", "items"] }));
+export const DevMachinePoolTemplateListSchema: z.ZodType<DevMachinePoolTemplateList> = schemas.DevMachinePoolTemplateList;
 
 /** Instance type of the {@link DevMachinePoolTemplateModel} class: a {@link DevMachinePoolTemplate} with the Model methods. */
 export interface DevMachinePoolTemplateModel extends DevMachinePoolTemplate {}
@@ -1551,13 +1287,8 @@ export interface DevMachineTemplateSpecTemplate {
   spec: DevMachineSpec;
 }
 
-const $DevMachineTemplateSpecTemplate = c.object<DevMachineTemplateSpecTemplate>({
-  metadata: $DevClusterTemplateSpecTemplateMetadata,
-  spec: $DevMachineSpec,
-}, { required: ["spec"] });
-
 /** zod schema of {@link DevMachineTemplateSpecTemplate}. */
-export const DevMachineTemplateSpecTemplateSchema: z.ZodType<DevMachineTemplateSpecTemplate> = c.zod($DevMachineTemplateSpecTemplate);
+export const DevMachineTemplateSpecTemplateSchema: z.ZodType<DevMachineTemplateSpecTemplate> = schemas.DevMachineTemplateSpecTemplate;
 
 /** DevMachineTemplateSpec defines the desired state of DevMachineTemplate. */
 export interface DevMachineTemplateSpec {
@@ -1565,12 +1296,8 @@ export interface DevMachineTemplateSpec {
   template: DevMachineTemplateSpecTemplate;
 }
 
-const $DevMachineTemplateSpec = c.object<DevMachineTemplateSpec>({
-  template: $DevMachineTemplateSpecTemplate,
-}, { required: ["template"] });
-
 /** zod schema of {@link DevMachineTemplateSpec}. */
-export const DevMachineTemplateSpecSchema: z.ZodType<DevMachineTemplateSpec> = c.zod($DevMachineTemplateSpec);
+export const DevMachineTemplateSpecSchema: z.ZodType<DevMachineTemplateSpec> = schemas.DevMachineTemplateSpec;
 
 /** DevMachineTemplateStatus defines the observed state of a DevMachineTemplate. */
 export interface DevMachineTemplateStatus {
@@ -1582,12 +1309,8 @@ export interface DevMachineTemplateStatus {
   capacity?: { [key: string]: number | string };
 }
 
-const $DevMachineTemplateStatus = c.object<DevMachineTemplateStatus>({
-  capacity: c.record(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
-});
-
 /** zod schema of {@link DevMachineTemplateStatus}. */
-export const DevMachineTemplateStatusSchema: z.ZodType<DevMachineTemplateStatus> = c.zod($DevMachineTemplateStatus);
+export const DevMachineTemplateStatusSchema: z.ZodType<DevMachineTemplateStatus> = schemas.DevMachineTemplateStatus;
 
 /**
  * DevMachineTemplate is the schema for the in-memory machine template API.
@@ -1630,24 +1353,11 @@ export interface DevMachineTemplateList {
   items: DevMachineTemplate[];
 }
 
-const $DevMachineTemplate = c.object<DevMachineTemplate>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevMachineTemplate"),
-  metadata: c.objectMeta(),
-  spec: $DevMachineTemplateSpec,
-  status: $DevMachineTemplateStatus,
-}, { required: ["apiVersion","kind"] });
-
 /** zod schema of {@link DevMachineTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevMachineTemplateSchema: z.ZodType<DevMachineTemplate> = c.zod($DevMachineTemplate);
+export const DevMachineTemplateSchema: z.ZodType<DevMachineTemplate> = schemas.DevMachineTemplate;
 
 /** zod schema of {@link DevMachineTemplateList}. */
-export const DevMachineTemplateListSchema: z.ZodType<DevMachineTemplateList> = c.zod(c.object<DevMachineTemplateList>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevMachineTemplateList"),
-  metadata: c.listMeta(),
-  items: c.array($DevMachineTemplate),
-}, { required: ["apiVersion", "kind", "items"] }));
+export const DevMachineTemplateListSchema: z.ZodType<DevMachineTemplateList> = schemas.DevMachineTemplateList;
 
 /** Instance type of the {@link DevMachineTemplateModel} class: a {@link DevMachineTemplate} with the Model methods. */
 export interface DevMachineTemplateModel extends DevMachineTemplate {}

@@ -135,11 +135,10 @@ export function generateFromCrds(
   for (const gv of sorted) {
     gv.kinds.sort((a, b) => compare(a.crd.kind, b.crd.kind));
     const path = `${gv.group}/${gv.version}.ts`;
-    const emitted = emitGroupVersion(gv.group, gv.version, gv.kinds);
-    const schemasPath = `${gv.group}/${gv.version}.schemas`;
-    files.push({ path, content: `${GENERATED_HEADER}\n${emitted.ts}` });
-    files.push({ path: `${schemasPath}.js`, content: `${GENERATED_HEADER}\n${emitted.js}` });
-    files.push({ path: `${schemasPath}.d.ts`, content: `${GENERATED_HEADER}\n${emitted.dts}` });
+    files.push({
+      path,
+      content: `${GENERATED_HEADER}\n${emitGroupVersion(gv.group, gv.version, gv.kinds)}`,
+    });
     summaries.push({
       group: gv.group,
       version: gv.version,
@@ -234,7 +233,7 @@ async function listGeneratedFiles(outDir: string): Promise<string[]> {
     for (const entry of entries) {
       const full = join(dir, entry.name);
       if (entry.isDirectory()) await walk(full);
-      else if (entry.name.endsWith(".ts") || entry.name.endsWith(".js")) {
+      else if (entry.name.endsWith(".ts")) {
         const head = (await readFile(full, "utf8")).slice(0, GENERATED_HEADER.length);
         if (head === GENERATED_HEADER) found.push(relative(outDir, full).split(sep).join("/"));
       }

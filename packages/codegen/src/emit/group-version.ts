@@ -139,22 +139,11 @@ function isRecord(value: unknown): value is SchemaNode {
  * @param kinds - the kinds served at this group/version
  * @returns the module source
  */
-/**
- * The three files of one group/version: `ts` (interfaces, Model classes, resources, typed schema
- * exports), `js` (the zod schema expressions, as plain JavaScript so that a consumer's `tsc` never
- * re-checks them) and `dts` (declares the schemas built by `js` against the interfaces of `ts`).
- */
-export interface GroupVersionFiles {
-  readonly ts: string;
-  readonly js: string;
-  readonly dts: string;
-}
-
 export function emitGroupVersion(
   group: string,
   version: string,
   kinds: readonly KindVersion[],
-): GroupVersionFiles {
+): string {
   return new GroupVersionEmitter(group, version, kinds).emit();
 }
 
@@ -165,10 +154,6 @@ class GroupVersionEmitter {
   private readonly order: NamedType[] = [];
   private nextId = 0;
   private location: InputLocation = { source: "" };
-  /** `const $X = ...;` statements of the JavaScript schema module, in declaration order. */
-  private readonly schemaStatements: string[] = [];
-  /** `[name, expression, type]` of every exported schema: `XSchema` = `expression`, typed `z.ZodType<type>`. */
-  private readonly schemaExports: Array<[string, string, string]> = [];
 
   constructor(
     private readonly group: string,
@@ -176,7 +161,7 @@ class GroupVersionEmitter {
     private readonly kinds: readonly KindVersion[],
   ) {}
 
-  emit(): GroupVersionFiles {
+  emit(): string {
     const roots: NamedType[] = [];
     for (const kv of this.kinds) {
       const schema = kv.version.schema;
@@ -189,8 +174,7 @@ class GroupVersionEmitter {
       roots.push(this.visitRoot(kv, schema));
     }
     this.assignNames(roots);
-    const ts = this.render(roots);
-    return { ts, js: this.renderSchemaModule(), dts: this.renderSchemaDeclarations() };
+    return this.render(roots);
   }
 
   private fail(path: string, problem: string): never {
@@ -457,11 +441,11 @@ class GroupVersionEmitter {
     if (!Array.isArray(node.enum)) return { ts: () => ts, zod: () => zod, defaults: () => "" };
     const values = node.enum;
     if (values.length === 0)
-      return { ts: () => "never", zod: () => "c.literals([])", defaults: () => "" };
+      return { ts: () => "never", zod: () => "c.literals<never>([])", defaults: () => "" };
     const literalTs = values.map((v) => JSON.stringify(v)).join(" | ");
     return {
       ts: () => literalTs,
-      zod: () => `c.literals(${JSON.stringify(values)})`,
+      zod: () => `c.literals<${literalTs}>(${JSON.stringify(values)})`,
       defaults: () => "",
     };
   }
@@ -658,10 +642,6 @@ class GroupVersionEmitter {
       'import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";\n';
     out += 'import type { z } from "zod";\n';
     out += 'import * as c from "../common.js";\n';
-    out += `import { buildSchemas } from "./${this.version}.schemas.js";\n`;
-    out +=
-      "\n// The schema expressions live in plain JavaScript (see the .schemas.d.ts next to this file).\n";
-    out += "const schemas = buildSchemas(c);\n";
     for (const named of this.order) {
       out += "\n";
       out +=
@@ -670,33 +650,6 @@ class GroupVersionEmitter {
           : this.renderKind(named, named.root, apiVersion);
     }
     void roots;
-    return out;
-  }
-
-  private renderSchemaModule(): string {
-    const apiVersion = `${this.group}/${this.version}`;
-    let out = `// zod schemas of ${apiVersion}, typed by ${this.version}.schemas.d.ts. Plain JavaScript so that\n`;
-    out +=
-      "// type-checking a project that uses the API does not re-check every schema expression.\n";
-    out += "export function buildSchemas(c) {\n";
-    for (const statement of this.schemaStatements) out += `${indent(statement)}\n`;
-    out += "  return {\n";
-    for (const [name, expression] of this.schemaExports) out += `    ${name}: ${expression},\n`;
-    out += "  };\n}\n";
-    return out;
-  }
-
-  private renderSchemaDeclarations(): string {
-    let out = 'import type { z } from "zod";\n';
-    out += 'import type * as c from "../common.js";\n';
-    out += `import type * as t from "./${this.version}.js";\n\n`;
-    out += `/** The zod schemas of ${escapeDocText(`${this.group}/${this.version}`)}, by type name. */\n`;
-    out += "export interface Schemas {\n";
-    for (const [name, , type] of this.schemaExports)
-      out += `  readonly ${name}: z.ZodType<t.${type}>;\n`;
-    out += "}\n\n";
-    out += "/** Builds the schemas with the shared runtime builders. */\n";
-    out += "export declare function buildSchemas(runtime: typeof c): Schemas;\n";
     return out;
   }
 
@@ -792,12 +745,9 @@ class GroupVersionEmitter {
       ],
       requiredKeys(properties),
     );
-    const body = `c.object({\n${this.renderZodProperties(properties)}}${objectOptions})`;
-    out += `export const ${named.name}Schema: z.ZodType<${named.name}> = schemas.${named.name};\n`;
-    this.schemaStatements.push(
-      `const $${named.name} = ${wrapZod(body, this.valueValidationChecks(node, ""), this.metaCall(node))};`,
-    );
-    this.schemaExports.push([named.name, `c.zod($${named.name})`, named.name]);
+    const body = `c.object<${named.name}>({\n${this.renderZodProperties(properties)}}${objectOptions})`;
+    out += `export const ${named.name}Schema: z.ZodType<${named.name}> = c.zod($${named.name});\n`;
+    out = `${out.slice(0, out.lastIndexOf("/**"))}const $${named.name} = ${wrapZod(body, this.valueValidationChecks(node, ""), this.metaCall(node))};\n\n${out.slice(out.lastIndexOf("/**"))}`;
     if (named.hasDefaults) {
       out += `\nconst ${named.name}Defaults: c.DefaultsNode = { ${this.objectDefaults(named.properties)} };\n`;
     }
@@ -871,11 +821,8 @@ class GroupVersionEmitter {
       ["minProperties", "maxProperties", "x-kubernetes-preserve-unknown-fields"],
       requiredKeys(properties),
     );
-    const rootBody = `c.object({\n${this.renderZodProperties(properties, rootZodOverride)}}${objectOptions})`;
-    this.schemaStatements.push(
-      `const $${kind} = ${wrapZod(rootBody, this.valueValidationChecks(named.node, ""), this.metaCall(named.node))};`,
-    );
-    this.schemaExports.push([kind, `c.zod($${kind})`, kind]);
+    const rootBody = `c.object<${kind}>({\n${this.renderZodProperties(properties, rootZodOverride)}}${objectOptions})`;
+    out += `const $${kind} = ${wrapZod(rootBody, this.valueValidationChecks(named.node, ""), this.metaCall(named.node))};\n\n`;
     out += renderDoc(
       [
         `zod schema of {@link ${kind}}: every OpenAPI constraint of the CRD, unknown fields kept.`,
@@ -883,14 +830,11 @@ class GroupVersionEmitter {
       ],
       "",
     );
-    out += `export const ${kind}Schema: z.ZodType<${kind}> = schemas.${kind};\n\n`;
+    out += `export const ${kind}Schema: z.ZodType<${kind}> = c.zod($${kind});\n\n`;
     out += renderDoc([`zod schema of {@link ${list}}.`, ...deprecated], "");
-    out += `export const ${list}Schema: z.ZodType<${list}> = schemas.${list};\n`;
-    this.schemaExports.push([
-      list,
-      `c.zod(c.object({\n    apiVersion: c.literal(${JSON.stringify(apiVersion)}),\n    kind: c.literal(${JSON.stringify(list)}),\n    metadata: c.listMeta(),\n    items: c.array($${kind}),\n  }, { required: ["apiVersion", "kind", "items"] }))`,
-      list,
-    ]);
+    out += `export const ${list}Schema: z.ZodType<${list}> = c.zod(c.object<${list}>({\n`;
+    out += `  apiVersion: c.literal(${JSON.stringify(apiVersion)}),\n  kind: c.literal(${JSON.stringify(list)}),\n`;
+    out += `  metadata: c.listMeta(),\n  items: c.array($${kind}),\n}, { required: ["apiVersion", "kind", "items"] }));\n`;
     if (named.hasDefaults)
       out += `\nconst ${kind}Defaults: c.DefaultsNode = { ${this.objectDefaults(named.properties)} };\n`;
 
@@ -1016,11 +960,4 @@ function celDoc(node: SchemaNode): string[] {
       .replace(/\s*\n\s*/g, " ")}\`${message ? ":" : ""}${message}`;
   });
   return [`Validation rules (CEL) the API server enforces:\n${lines.join("\n")}`];
-}
-
-function indent(text: string): string {
-  return text
-    .split("\n")
-    .map((line) => (line === "" ? line : `  ${line}`))
-    .join("\n");
 }

@@ -11,10 +11,6 @@ import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1Obj
 import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
 import type { z } from "zod";
 import * as c from "../common.js";
-import { buildSchemas } from "./v1beta1.schemas.js";
-
-// The schema expressions live in plain JavaScript (see the .schemas.d.ts next to this file).
-const schemas = buildSchemas(c);
 
 /**
  * A label selector requirement is a selector that contains values, a key, and an operator that
@@ -37,8 +33,14 @@ export interface ClusterResourceSetSpecClusterSelectorMatchExpression {
   values?: string[];
 }
 
+const $ClusterResourceSetSpecClusterSelectorMatchExpression = c.object<ClusterResourceSetSpecClusterSelectorMatchExpression>({
+  key: c.string(),
+  operator: c.string(),
+  values: c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { required: ["key","operator"] });
+
 /** zod schema of {@link ClusterResourceSetSpecClusterSelectorMatchExpression}. */
-export const ClusterResourceSetSpecClusterSelectorMatchExpressionSchema: z.ZodType<ClusterResourceSetSpecClusterSelectorMatchExpression> = schemas.ClusterResourceSetSpecClusterSelectorMatchExpression;
+export const ClusterResourceSetSpecClusterSelectorMatchExpressionSchema: z.ZodType<ClusterResourceSetSpecClusterSelectorMatchExpression> = c.zod($ClusterResourceSetSpecClusterSelectorMatchExpression);
 
 /**
  * clusterSelector is the label selector for Clusters. The Clusters that are
@@ -57,8 +59,13 @@ export interface ClusterResourceSetSpecClusterSelector {
   matchLabels?: { [key: string]: string };
 }
 
+const $ClusterResourceSetSpecClusterSelector = c.withMeta(c.object<ClusterResourceSetSpecClusterSelector>({
+  matchExpressions: c.withMeta(c.array($ClusterResourceSetSpecClusterSelectorMatchExpression, { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  matchLabels: c.record(c.string()),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link ClusterResourceSetSpecClusterSelector}. */
-export const ClusterResourceSetSpecClusterSelectorSchema: z.ZodType<ClusterResourceSetSpecClusterSelector> = schemas.ClusterResourceSetSpecClusterSelector;
+export const ClusterResourceSetSpecClusterSelectorSchema: z.ZodType<ClusterResourceSetSpecClusterSelector> = c.zod($ClusterResourceSetSpecClusterSelector);
 
 /** ResourceRef specifies a resource. */
 export interface ClusterResourceSetSpecResource2 {
@@ -68,8 +75,13 @@ export interface ClusterResourceSetSpecResource2 {
   name: string;
 }
 
+const $ClusterResourceSetSpecResource2 = c.object<ClusterResourceSetSpecResource2>({
+  kind: c.literals<"Secret" | "ConfigMap">(["Secret","ConfigMap"]),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+}, { required: ["kind","name"] });
+
 /** zod schema of {@link ClusterResourceSetSpecResource2}. */
-export const ClusterResourceSetSpecResource2Schema: z.ZodType<ClusterResourceSetSpecResource2> = schemas.ClusterResourceSetSpecResource2;
+export const ClusterResourceSetSpecResource2Schema: z.ZodType<ClusterResourceSetSpecResource2> = c.zod($ClusterResourceSetSpecResource2);
 
 /** spec is the desired state of ClusterResourceSet. */
 export interface ClusterResourceSetSpec {
@@ -86,8 +98,14 @@ export interface ClusterResourceSetSpec {
   strategy?: "ApplyOnce" | "Reconcile";
 }
 
+const $ClusterResourceSetSpec = c.object<ClusterResourceSetSpec>({
+  clusterSelector: $ClusterResourceSetSpecClusterSelector,
+  resources: c.array($ClusterResourceSetSpecResource2, { maxItems: 100 }),
+  strategy: c.literals<"ApplyOnce" | "Reconcile">(["ApplyOnce","Reconcile"]),
+}, { required: ["clusterSelector"] });
+
 /** zod schema of {@link ClusterResourceSetSpec}. */
-export const ClusterResourceSetSpecSchema: z.ZodType<ClusterResourceSetSpec> = schemas.ClusterResourceSetSpec;
+export const ClusterResourceSetSpecSchema: z.ZodType<ClusterResourceSetSpec> = c.zod($ClusterResourceSetSpec);
 
 /** Condition defines an observation of a Cluster API resource operational state. */
 export interface ClusterResourceSetStatusCondition {
@@ -124,8 +142,17 @@ export interface ClusterResourceSetStatusCondition {
   type: string;
 }
 
+const $ClusterResourceSetStatusCondition = c.object<ClusterResourceSetStatusCondition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
+
 /** zod schema of {@link ClusterResourceSetStatusCondition}. */
-export const ClusterResourceSetStatusConditionSchema: z.ZodType<ClusterResourceSetStatusCondition> = schemas.ClusterResourceSetStatusCondition;
+export const ClusterResourceSetStatusConditionSchema: z.ZodType<ClusterResourceSetStatusCondition> = c.zod($ClusterResourceSetStatusCondition);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface ClusterResourceSetStatusV1beta2Condition {
@@ -159,8 +186,17 @@ export interface ClusterResourceSetStatusV1beta2Condition {
   type: string;
 }
 
+const $ClusterResourceSetStatusV1beta2Condition = c.object<ClusterResourceSetStatusV1beta2Condition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
 /** zod schema of {@link ClusterResourceSetStatusV1beta2Condition}. */
-export const ClusterResourceSetStatusV1beta2ConditionSchema: z.ZodType<ClusterResourceSetStatusV1beta2Condition> = schemas.ClusterResourceSetStatusV1beta2Condition;
+export const ClusterResourceSetStatusV1beta2ConditionSchema: z.ZodType<ClusterResourceSetStatusV1beta2Condition> = c.zod($ClusterResourceSetStatusV1beta2Condition);
 
 /** v1beta2 groups all the fields that will be added or modified in ClusterResourceSet's status with the V1Beta2 version. */
 export interface ClusterResourceSetStatusV1beta2 {
@@ -171,8 +207,12 @@ export interface ClusterResourceSetStatusV1beta2 {
   conditions?: ClusterResourceSetStatusV1beta2Condition[];
 }
 
+const $ClusterResourceSetStatusV1beta2 = c.object<ClusterResourceSetStatusV1beta2>({
+  conditions: c.withMeta(c.array($ClusterResourceSetStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+});
+
 /** zod schema of {@link ClusterResourceSetStatusV1beta2}. */
-export const ClusterResourceSetStatusV1beta2Schema: z.ZodType<ClusterResourceSetStatusV1beta2> = schemas.ClusterResourceSetStatusV1beta2;
+export const ClusterResourceSetStatusV1beta2Schema: z.ZodType<ClusterResourceSetStatusV1beta2> = c.zod($ClusterResourceSetStatusV1beta2);
 
 /** status is the observed state of ClusterResourceSet. */
 export interface ClusterResourceSetStatus {
@@ -184,8 +224,14 @@ export interface ClusterResourceSetStatus {
   v1beta2?: ClusterResourceSetStatusV1beta2;
 }
 
+const $ClusterResourceSetStatus = c.object<ClusterResourceSetStatus>({
+  conditions: c.array($ClusterResourceSetStatusCondition),
+  observedGeneration: c.integer({ format: "int64" }),
+  v1beta2: $ClusterResourceSetStatusV1beta2,
+});
+
 /** zod schema of {@link ClusterResourceSetStatus}. */
-export const ClusterResourceSetStatusSchema: z.ZodType<ClusterResourceSetStatus> = schemas.ClusterResourceSetStatus;
+export const ClusterResourceSetStatusSchema: z.ZodType<ClusterResourceSetStatus> = c.zod($ClusterResourceSetStatus);
 
 /**
  * ClusterResourceSet is the Schema for the clusterresourcesets API.
@@ -235,19 +281,32 @@ export interface ClusterResourceSetList {
   items: ClusterResourceSet[];
 }
 
+const $ClusterResourceSet = c.object<ClusterResourceSet>({
+  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("ClusterResourceSet"),
+  metadata: c.objectMeta(),
+  spec: $ClusterResourceSetSpec,
+  status: $ClusterResourceSetStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link ClusterResourceSet}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSet is deprecated; use a newer version.
  */
-export const ClusterResourceSetSchema: z.ZodType<ClusterResourceSet> = schemas.ClusterResourceSet;
+export const ClusterResourceSetSchema: z.ZodType<ClusterResourceSet> = c.zod($ClusterResourceSet);
 
 /**
  * zod schema of {@link ClusterResourceSetList}.
  *
  * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSet is deprecated; use a newer version.
  */
-export const ClusterResourceSetListSchema: z.ZodType<ClusterResourceSetList> = schemas.ClusterResourceSetList;
+export const ClusterResourceSetListSchema: z.ZodType<ClusterResourceSetList> = c.zod(c.object<ClusterResourceSetList>({
+  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("ClusterResourceSetList"),
+  metadata: c.listMeta(),
+  items: c.array($ClusterResourceSet),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link ClusterResourceSetModel} class: a {@link ClusterResourceSet} with the Model methods.
@@ -353,8 +412,16 @@ export interface ClusterResourceSetBindingSpecBindingResource2 {
   name: string;
 }
 
+const $ClusterResourceSetBindingSpecBindingResource2 = c.object<ClusterResourceSetBindingSpecBindingResource2>({
+  applied: c.boolean(),
+  hash: c.string({ minLength: 1, maxLength: 256 }),
+  kind: c.literals<"Secret" | "ConfigMap">(["Secret","ConfigMap"]),
+  lastAppliedTime: c.string({ format: "date-time" }),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+}, { required: ["applied","kind","name"] });
+
 /** zod schema of {@link ClusterResourceSetBindingSpecBindingResource2}. */
-export const ClusterResourceSetBindingSpecBindingResource2Schema: z.ZodType<ClusterResourceSetBindingSpecBindingResource2> = schemas.ClusterResourceSetBindingSpecBindingResource2;
+export const ClusterResourceSetBindingSpecBindingResource2Schema: z.ZodType<ClusterResourceSetBindingSpecBindingResource2> = c.zod($ClusterResourceSetBindingSpecBindingResource2);
 
 /** ResourceSetBinding keeps info on all of the resources in a ClusterResourceSet. */
 export interface ClusterResourceSetBindingSpecBinding {
@@ -364,8 +431,13 @@ export interface ClusterResourceSetBindingSpecBinding {
   resources?: ClusterResourceSetBindingSpecBindingResource2[];
 }
 
+const $ClusterResourceSetBindingSpecBinding = c.object<ClusterResourceSetBindingSpecBinding>({
+  clusterResourceSetName: c.string({ minLength: 1, maxLength: 253 }),
+  resources: c.array($ClusterResourceSetBindingSpecBindingResource2, { maxItems: 100 }),
+}, { required: ["clusterResourceSetName"] });
+
 /** zod schema of {@link ClusterResourceSetBindingSpecBinding}. */
-export const ClusterResourceSetBindingSpecBindingSchema: z.ZodType<ClusterResourceSetBindingSpecBinding> = schemas.ClusterResourceSetBindingSpecBinding;
+export const ClusterResourceSetBindingSpecBindingSchema: z.ZodType<ClusterResourceSetBindingSpecBinding> = c.zod($ClusterResourceSetBindingSpecBinding);
 
 /** spec is the desired state of ClusterResourceSetBinding. */
 export interface ClusterResourceSetBindingSpec {
@@ -378,8 +450,13 @@ export interface ClusterResourceSetBindingSpec {
   clusterName?: string;
 }
 
+const $ClusterResourceSetBindingSpec = c.object<ClusterResourceSetBindingSpec>({
+  bindings: c.array($ClusterResourceSetBindingSpecBinding, { maxItems: 100 }),
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+});
+
 /** zod schema of {@link ClusterResourceSetBindingSpec}. */
-export const ClusterResourceSetBindingSpecSchema: z.ZodType<ClusterResourceSetBindingSpec> = schemas.ClusterResourceSetBindingSpec;
+export const ClusterResourceSetBindingSpecSchema: z.ZodType<ClusterResourceSetBindingSpec> = c.zod($ClusterResourceSetBindingSpec);
 
 /**
  * ClusterResourceSetBinding lists all matching ClusterResourceSets with the cluster it belongs to.
@@ -426,19 +503,31 @@ export interface ClusterResourceSetBindingList {
   items: ClusterResourceSetBinding[];
 }
 
+const $ClusterResourceSetBinding = c.object<ClusterResourceSetBinding>({
+  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("ClusterResourceSetBinding"),
+  metadata: c.objectMeta(),
+  spec: $ClusterResourceSetBindingSpec,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link ClusterResourceSetBinding}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSetBinding is deprecated; use a newer version.
  */
-export const ClusterResourceSetBindingSchema: z.ZodType<ClusterResourceSetBinding> = schemas.ClusterResourceSetBinding;
+export const ClusterResourceSetBindingSchema: z.ZodType<ClusterResourceSetBinding> = c.zod($ClusterResourceSetBinding);
 
 /**
  * zod schema of {@link ClusterResourceSetBindingList}.
  *
  * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSetBinding is deprecated; use a newer version.
  */
-export const ClusterResourceSetBindingListSchema: z.ZodType<ClusterResourceSetBindingList> = schemas.ClusterResourceSetBindingList;
+export const ClusterResourceSetBindingListSchema: z.ZodType<ClusterResourceSetBindingList> = c.zod(c.object<ClusterResourceSetBindingList>({
+  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("ClusterResourceSetBindingList"),
+  metadata: c.listMeta(),
+  items: c.array($ClusterResourceSetBinding),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link ClusterResourceSetBindingModel} class: a {@link ClusterResourceSetBinding} with the Model methods.

@@ -9,10 +9,6 @@ import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1Obj
 import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
 import type { z } from "zod";
 import * as c from "../common.js";
-import { buildSchemas } from "./v1beta2.schemas.js";
-
-// The schema expressions live in plain JavaScript (see the .schemas.d.ts next to this file).
-const schemas = buildSchemas(c);
 
 /**
  * A label selector requirement is a selector that contains values, a key, and an operator that
@@ -35,8 +31,14 @@ export interface ClusterResourceSetSpecClusterSelectorMatchExpression {
   values?: string[];
 }
 
+const $ClusterResourceSetSpecClusterSelectorMatchExpression = c.object<ClusterResourceSetSpecClusterSelectorMatchExpression>({
+  key: c.string(),
+  operator: c.string(),
+  values: c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { required: ["key","operator"] });
+
 /** zod schema of {@link ClusterResourceSetSpecClusterSelectorMatchExpression}. */
-export const ClusterResourceSetSpecClusterSelectorMatchExpressionSchema: z.ZodType<ClusterResourceSetSpecClusterSelectorMatchExpression> = schemas.ClusterResourceSetSpecClusterSelectorMatchExpression;
+export const ClusterResourceSetSpecClusterSelectorMatchExpressionSchema: z.ZodType<ClusterResourceSetSpecClusterSelectorMatchExpression> = c.zod($ClusterResourceSetSpecClusterSelectorMatchExpression);
 
 /**
  * clusterSelector is the label selector for Clusters. The Clusters that are
@@ -55,8 +57,13 @@ export interface ClusterResourceSetSpecClusterSelector {
   matchLabels?: { [key: string]: string };
 }
 
+const $ClusterResourceSetSpecClusterSelector = c.withMeta(c.object<ClusterResourceSetSpecClusterSelector>({
+  matchExpressions: c.withMeta(c.array($ClusterResourceSetSpecClusterSelectorMatchExpression, { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  matchLabels: c.record(c.string()),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link ClusterResourceSetSpecClusterSelector}. */
-export const ClusterResourceSetSpecClusterSelectorSchema: z.ZodType<ClusterResourceSetSpecClusterSelector> = schemas.ClusterResourceSetSpecClusterSelector;
+export const ClusterResourceSetSpecClusterSelectorSchema: z.ZodType<ClusterResourceSetSpecClusterSelector> = c.zod($ClusterResourceSetSpecClusterSelector);
 
 /** ResourceRef specifies a resource. */
 export interface ClusterResourceSetSpecResource2 {
@@ -66,8 +73,13 @@ export interface ClusterResourceSetSpecResource2 {
   name: string;
 }
 
+const $ClusterResourceSetSpecResource2 = c.object<ClusterResourceSetSpecResource2>({
+  kind: c.literals<"Secret" | "ConfigMap">(["Secret","ConfigMap"]),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+}, { required: ["kind","name"] });
+
 /** zod schema of {@link ClusterResourceSetSpecResource2}. */
-export const ClusterResourceSetSpecResource2Schema: z.ZodType<ClusterResourceSetSpecResource2> = schemas.ClusterResourceSetSpecResource2;
+export const ClusterResourceSetSpecResource2Schema: z.ZodType<ClusterResourceSetSpecResource2> = c.zod($ClusterResourceSetSpecResource2);
 
 /** spec is the desired state of ClusterResourceSet. */
 export interface ClusterResourceSetSpec {
@@ -84,8 +96,14 @@ export interface ClusterResourceSetSpec {
   strategy?: "ApplyOnce" | "Reconcile";
 }
 
+const $ClusterResourceSetSpec = c.object<ClusterResourceSetSpec>({
+  clusterSelector: $ClusterResourceSetSpecClusterSelector,
+  resources: c.withMeta(c.array($ClusterResourceSetSpecResource2, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  strategy: c.literals<"ApplyOnce" | "Reconcile">(["ApplyOnce","Reconcile"]),
+}, { required: ["clusterSelector","resources"] });
+
 /** zod schema of {@link ClusterResourceSetSpec}. */
-export const ClusterResourceSetSpecSchema: z.ZodType<ClusterResourceSetSpec> = schemas.ClusterResourceSetSpec;
+export const ClusterResourceSetSpecSchema: z.ZodType<ClusterResourceSetSpec> = c.zod($ClusterResourceSetSpec);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface ClusterResourceSetStatusCondition {
@@ -119,8 +137,17 @@ export interface ClusterResourceSetStatusCondition {
   type: string;
 }
 
+const $ClusterResourceSetStatusCondition = c.object<ClusterResourceSetStatusCondition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
 /** zod schema of {@link ClusterResourceSetStatusCondition}. */
-export const ClusterResourceSetStatusConditionSchema: z.ZodType<ClusterResourceSetStatusCondition> = schemas.ClusterResourceSetStatusCondition;
+export const ClusterResourceSetStatusConditionSchema: z.ZodType<ClusterResourceSetStatusCondition> = c.zod($ClusterResourceSetStatusCondition);
 
 /**
  * Condition defines an observation of a Cluster API resource operational state.
@@ -161,8 +188,17 @@ export interface ClusterResourceSetStatusDeprecatedV1beta1Condition {
   type: string;
 }
 
+const $ClusterResourceSetStatusDeprecatedV1beta1Condition = c.object<ClusterResourceSetStatusDeprecatedV1beta1Condition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
+
 /** zod schema of {@link ClusterResourceSetStatusDeprecatedV1beta1Condition}. */
-export const ClusterResourceSetStatusDeprecatedV1beta1ConditionSchema: z.ZodType<ClusterResourceSetStatusDeprecatedV1beta1Condition> = schemas.ClusterResourceSetStatusDeprecatedV1beta1Condition;
+export const ClusterResourceSetStatusDeprecatedV1beta1ConditionSchema: z.ZodType<ClusterResourceSetStatusDeprecatedV1beta1Condition> = c.zod($ClusterResourceSetStatusDeprecatedV1beta1Condition);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface ClusterResourceSetStatusDeprecatedV1beta1 {
@@ -176,8 +212,12 @@ export interface ClusterResourceSetStatusDeprecatedV1beta1 {
   conditions?: ClusterResourceSetStatusDeprecatedV1beta1Condition[];
 }
 
+const $ClusterResourceSetStatusDeprecatedV1beta1 = c.object<ClusterResourceSetStatusDeprecatedV1beta1>({
+  conditions: c.array($ClusterResourceSetStatusDeprecatedV1beta1Condition),
+});
+
 /** zod schema of {@link ClusterResourceSetStatusDeprecatedV1beta1}. */
-export const ClusterResourceSetStatusDeprecatedV1beta1Schema: z.ZodType<ClusterResourceSetStatusDeprecatedV1beta1> = schemas.ClusterResourceSetStatusDeprecatedV1beta1;
+export const ClusterResourceSetStatusDeprecatedV1beta1Schema: z.ZodType<ClusterResourceSetStatusDeprecatedV1beta1> = c.zod($ClusterResourceSetStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface ClusterResourceSetStatusDeprecated {
@@ -185,8 +225,12 @@ export interface ClusterResourceSetStatusDeprecated {
   v1beta1?: ClusterResourceSetStatusDeprecatedV1beta1;
 }
 
+const $ClusterResourceSetStatusDeprecated = c.object<ClusterResourceSetStatusDeprecated>({
+  v1beta1: $ClusterResourceSetStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link ClusterResourceSetStatusDeprecated}. */
-export const ClusterResourceSetStatusDeprecatedSchema: z.ZodType<ClusterResourceSetStatusDeprecated> = schemas.ClusterResourceSetStatusDeprecated;
+export const ClusterResourceSetStatusDeprecatedSchema: z.ZodType<ClusterResourceSetStatusDeprecated> = c.zod($ClusterResourceSetStatusDeprecated);
 
 /** status is the observed state of ClusterResourceSet. */
 export interface ClusterResourceSetStatus {
@@ -201,8 +245,14 @@ export interface ClusterResourceSetStatus {
   observedGeneration?: number;
 }
 
+const $ClusterResourceSetStatus = c.object<ClusterResourceSetStatus>({
+  conditions: c.withMeta(c.array($ClusterResourceSetStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $ClusterResourceSetStatusDeprecated,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterResourceSetStatus}. */
-export const ClusterResourceSetStatusSchema: z.ZodType<ClusterResourceSetStatus> = schemas.ClusterResourceSetStatus;
+export const ClusterResourceSetStatusSchema: z.ZodType<ClusterResourceSetStatus> = c.zod($ClusterResourceSetStatus);
 
 /**
  * ClusterResourceSet is the Schema for the clusterresourcesets API.
@@ -246,11 +296,24 @@ export interface ClusterResourceSetList {
   items: ClusterResourceSet[];
 }
 
+const $ClusterResourceSet = c.object<ClusterResourceSet>({
+  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("ClusterResourceSet"),
+  metadata: c.objectMeta(),
+  spec: $ClusterResourceSetSpec,
+  status: $ClusterResourceSetStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
 /** zod schema of {@link ClusterResourceSet}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const ClusterResourceSetSchema: z.ZodType<ClusterResourceSet> = schemas.ClusterResourceSet;
+export const ClusterResourceSetSchema: z.ZodType<ClusterResourceSet> = c.zod($ClusterResourceSet);
 
 /** zod schema of {@link ClusterResourceSetList}. */
-export const ClusterResourceSetListSchema: z.ZodType<ClusterResourceSetList> = schemas.ClusterResourceSetList;
+export const ClusterResourceSetListSchema: z.ZodType<ClusterResourceSetList> = c.zod(c.object<ClusterResourceSetList>({
+  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("ClusterResourceSetList"),
+  metadata: c.listMeta(),
+  items: c.array($ClusterResourceSet),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link ClusterResourceSetModel} class: a {@link ClusterResourceSet} with the Model methods. */
 export interface ClusterResourceSetModel extends ClusterResourceSet {}
@@ -344,8 +407,16 @@ export interface ClusterResourceSetBindingSpecBindingResource2 {
   name: string;
 }
 
+const $ClusterResourceSetBindingSpecBindingResource2 = c.object<ClusterResourceSetBindingSpecBindingResource2>({
+  applied: c.boolean(),
+  hash: c.string({ minLength: 1, maxLength: 256 }),
+  kind: c.literals<"Secret" | "ConfigMap">(["Secret","ConfigMap"]),
+  lastAppliedTime: c.string({ format: "date-time" }),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+}, { required: ["applied","kind","name"] });
+
 /** zod schema of {@link ClusterResourceSetBindingSpecBindingResource2}. */
-export const ClusterResourceSetBindingSpecBindingResource2Schema: z.ZodType<ClusterResourceSetBindingSpecBindingResource2> = schemas.ClusterResourceSetBindingSpecBindingResource2;
+export const ClusterResourceSetBindingSpecBindingResource2Schema: z.ZodType<ClusterResourceSetBindingSpecBindingResource2> = c.zod($ClusterResourceSetBindingSpecBindingResource2);
 
 /** ResourceSetBinding keeps info on all of the resources in a ClusterResourceSet. */
 export interface ClusterResourceSetBindingSpecBinding {
@@ -355,8 +426,13 @@ export interface ClusterResourceSetBindingSpecBinding {
   resources?: ClusterResourceSetBindingSpecBindingResource2[];
 }
 
+const $ClusterResourceSetBindingSpecBinding = c.object<ClusterResourceSetBindingSpecBinding>({
+  clusterResourceSetName: c.string({ minLength: 1, maxLength: 253 }),
+  resources: c.withMeta(c.array($ClusterResourceSetBindingSpecBindingResource2, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { required: ["clusterResourceSetName"] });
+
 /** zod schema of {@link ClusterResourceSetBindingSpecBinding}. */
-export const ClusterResourceSetBindingSpecBindingSchema: z.ZodType<ClusterResourceSetBindingSpecBinding> = schemas.ClusterResourceSetBindingSpecBinding;
+export const ClusterResourceSetBindingSpecBindingSchema: z.ZodType<ClusterResourceSetBindingSpecBinding> = c.zod($ClusterResourceSetBindingSpecBinding);
 
 /** spec is the desired state of ClusterResourceSetBinding. */
 export interface ClusterResourceSetBindingSpec {
@@ -366,8 +442,13 @@ export interface ClusterResourceSetBindingSpec {
   clusterName: string;
 }
 
+const $ClusterResourceSetBindingSpec = c.object<ClusterResourceSetBindingSpec>({
+  bindings: c.withMeta(c.array($ClusterResourceSetBindingSpecBinding, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+}, { required: ["clusterName"] });
+
 /** zod schema of {@link ClusterResourceSetBindingSpec}. */
-export const ClusterResourceSetBindingSpecSchema: z.ZodType<ClusterResourceSetBindingSpec> = schemas.ClusterResourceSetBindingSpec;
+export const ClusterResourceSetBindingSpecSchema: z.ZodType<ClusterResourceSetBindingSpec> = c.zod($ClusterResourceSetBindingSpec);
 
 /**
  * ClusterResourceSetBinding lists all matching ClusterResourceSets with the cluster it belongs to.
@@ -408,11 +489,23 @@ export interface ClusterResourceSetBindingList {
   items: ClusterResourceSetBinding[];
 }
 
+const $ClusterResourceSetBinding = c.object<ClusterResourceSetBinding>({
+  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("ClusterResourceSetBinding"),
+  metadata: c.objectMeta(),
+  spec: $ClusterResourceSetBindingSpec,
+}, { required: ["apiVersion","kind","spec"] });
+
 /** zod schema of {@link ClusterResourceSetBinding}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const ClusterResourceSetBindingSchema: z.ZodType<ClusterResourceSetBinding> = schemas.ClusterResourceSetBinding;
+export const ClusterResourceSetBindingSchema: z.ZodType<ClusterResourceSetBinding> = c.zod($ClusterResourceSetBinding);
 
 /** zod schema of {@link ClusterResourceSetBindingList}. */
-export const ClusterResourceSetBindingListSchema: z.ZodType<ClusterResourceSetBindingList> = schemas.ClusterResourceSetBindingList;
+export const ClusterResourceSetBindingListSchema: z.ZodType<ClusterResourceSetBindingList> = c.zod(c.object<ClusterResourceSetBindingList>({
+  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("ClusterResourceSetBindingList"),
+  metadata: c.listMeta(),
+  items: c.array($ClusterResourceSetBinding),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link ClusterResourceSetBindingModel} class: a {@link ClusterResourceSetBinding} with the Model methods. */
 export interface ClusterResourceSetBindingModel extends ClusterResourceSetBinding {}

@@ -11,10 +11,6 @@ import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1Obj
 import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
 import type { z } from "zod";
 import * as c from "../common.js";
-import { buildSchemas } from "./v1beta1.schemas.js";
-
-// The schema expressions live in plain JavaScript (see the .schemas.d.ts next to this file).
-const schemas = buildSchemas(c);
 
 /** Selects a key of a ConfigMap. */
 export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef {
@@ -34,8 +30,14 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   optional?: boolean;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef = c.withMeta(c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef>({
+  key: c.string(),
+  name: c.string(),
+  optional: c.boolean(),
+}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef> = schemas.KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef;
+export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef);
 
 const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
@@ -50,8 +52,13 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   fieldPath: string;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef = c.withMeta(c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef>({
+  apiVersion: c.string(),
+  fieldPath: c.string(),
+}, { required: ["fieldPath"] }), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef> = schemas.KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef;
+export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef);
 
 /**
  * FileKeyRef selects a key of the env file.
@@ -85,8 +92,15 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   volumeName: string;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef = c.withMeta(c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef>({
+  key: c.string(),
+  optional: c.boolean(),
+  path: c.string(),
+  volumeName: c.string(),
+}, { required: ["key","path","volumeName"] }), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef> = schemas.KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef;
+export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef);
 
 const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults: c.DefaultsNode = { properties: { optional: { default: false } } };
 
@@ -103,8 +117,14 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   resource: string;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef = c.withMeta(c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef>({
+  containerName: c.string(),
+  divisor: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  resource: c.string(),
+}, { required: ["resource"] }), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef> = schemas.KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef;
+export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef);
 
 /** Selects a key of a secret in the pod's namespace */
 export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef {
@@ -124,8 +144,14 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   optional?: boolean;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef = c.withMeta(c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef>({
+  key: c.string(),
+  name: c.string(),
+  optional: c.boolean(),
+}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef> = schemas.KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef;
+export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef);
 
 const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
@@ -152,8 +178,16 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   secretKeyRef?: KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom = c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom>({
+  configMapKeyRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef,
+  fieldRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef,
+  fileKeyRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef,
+  resourceFieldRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef,
+  secretKeyRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef,
+});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom> = schemas.KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom;
+export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom);
 
 const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults: c.DefaultsNode = { properties: { configMapKeyRef: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults }, fileKeyRef: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults }, secretKeyRef: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults } } };
 
@@ -180,8 +214,14 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnv {
   valueFrom?: KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnv = c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnv>({
+  name: c.string(),
+  value: c.string(),
+  valueFrom: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom,
+}, { required: ["name"] });
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnv}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnv> = schemas.KubeadmConfigSpecClusterConfigurationApiServerExtraEnv;
+export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnv> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv);
 
 const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults: c.DefaultsNode = { properties: { valueFrom: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults } } };
 
@@ -205,8 +245,16 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraVolume {
   readOnly?: boolean;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServerExtraVolume = c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraVolume>({
+  hostPath: c.string({ minLength: 1, maxLength: 512 }),
+  mountPath: c.string({ minLength: 1, maxLength: 512 }),
+  name: c.string({ minLength: 1, maxLength: 512 }),
+  pathType: c.string(),
+  readOnly: c.boolean(),
+}, { required: ["hostPath","mountPath","name"] });
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraVolume}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraVolumeSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraVolume> = schemas.KubeadmConfigSpecClusterConfigurationApiServerExtraVolume;
+export const KubeadmConfigSpecClusterConfigurationApiServerExtraVolumeSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraVolume> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraVolume);
 
 /** apiServer contains extra settings for the API server control plane component */
 export interface KubeadmConfigSpecClusterConfigurationApiServer {
@@ -226,8 +274,16 @@ export interface KubeadmConfigSpecClusterConfigurationApiServer {
   timeoutForControlPlane?: string;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServer = c.object<KubeadmConfigSpecClusterConfigurationApiServer>({
+  certSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
+  extraArgs: c.record(c.string()),
+  extraEnvs: c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
+  extraVolumes: c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { maxItems: 100 }),
+  timeoutForControlPlane: c.string(),
+});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServer}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServer> = schemas.KubeadmConfigSpecClusterConfigurationApiServer;
+export const KubeadmConfigSpecClusterConfigurationApiServerSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServer> = c.zod($KubeadmConfigSpecClusterConfigurationApiServer);
 
 const KubeadmConfigSpecClusterConfigurationApiServerDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 
@@ -245,8 +301,14 @@ export interface KubeadmConfigSpecClusterConfigurationScheduler {
   extraVolumes?: KubeadmConfigSpecClusterConfigurationApiServerExtraVolume[];
 }
 
+const $KubeadmConfigSpecClusterConfigurationScheduler = c.object<KubeadmConfigSpecClusterConfigurationScheduler>({
+  extraArgs: c.record(c.string()),
+  extraEnvs: c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
+  extraVolumes: c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { maxItems: 100 }),
+});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationScheduler}. */
-export const KubeadmConfigSpecClusterConfigurationSchedulerSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationScheduler> = schemas.KubeadmConfigSpecClusterConfigurationScheduler;
+export const KubeadmConfigSpecClusterConfigurationSchedulerSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationScheduler> = c.zod($KubeadmConfigSpecClusterConfigurationScheduler);
 
 const KubeadmConfigSpecClusterConfigurationSchedulerDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 
@@ -264,8 +326,13 @@ export interface KubeadmConfigSpecClusterConfigurationDns {
   imageTag?: string;
 }
 
+const $KubeadmConfigSpecClusterConfigurationDns = c.object<KubeadmConfigSpecClusterConfigurationDns>({
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  imageTag: c.string({ minLength: 1, maxLength: 256 }),
+});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationDns}. */
-export const KubeadmConfigSpecClusterConfigurationDnsSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationDns> = schemas.KubeadmConfigSpecClusterConfigurationDns;
+export const KubeadmConfigSpecClusterConfigurationDnsSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationDns> = c.zod($KubeadmConfigSpecClusterConfigurationDns);
 
 /**
  * external describes how to connect to an external etcd cluster
@@ -291,8 +358,15 @@ export interface KubeadmConfigSpecClusterConfigurationEtcdExternal {
   keyFile: string;
 }
 
+const $KubeadmConfigSpecClusterConfigurationEtcdExternal = c.object<KubeadmConfigSpecClusterConfigurationEtcdExternal>({
+  caFile: c.string({ minLength: 1, maxLength: 512 }),
+  certFile: c.string({ minLength: 1, maxLength: 512 }),
+  endpoints: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 50 }),
+  keyFile: c.string({ minLength: 1, maxLength: 512 }),
+}, { required: ["caFile","certFile","endpoints","keyFile"] });
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationEtcdExternal}. */
-export const KubeadmConfigSpecClusterConfigurationEtcdExternalSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationEtcdExternal> = schemas.KubeadmConfigSpecClusterConfigurationEtcdExternal;
+export const KubeadmConfigSpecClusterConfigurationEtcdExternalSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationEtcdExternal> = c.zod($KubeadmConfigSpecClusterConfigurationEtcdExternal);
 
 /**
  * local provides configuration knobs for configuring the local etcd instance
@@ -331,8 +405,18 @@ export interface KubeadmConfigSpecClusterConfigurationEtcdLocal {
   serverCertSANs?: string[];
 }
 
+const $KubeadmConfigSpecClusterConfigurationEtcdLocal = c.object<KubeadmConfigSpecClusterConfigurationEtcdLocal>({
+  dataDir: c.string({ minLength: 1, maxLength: 512 }),
+  extraArgs: c.record(c.string()),
+  extraEnvs: c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  imageTag: c.string({ minLength: 1, maxLength: 256 }),
+  peerCertSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
+  serverCertSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
+});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationEtcdLocal}. */
-export const KubeadmConfigSpecClusterConfigurationEtcdLocalSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationEtcdLocal> = schemas.KubeadmConfigSpecClusterConfigurationEtcdLocal;
+export const KubeadmConfigSpecClusterConfigurationEtcdLocalSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationEtcdLocal> = c.zod($KubeadmConfigSpecClusterConfigurationEtcdLocal);
 
 const KubeadmConfigSpecClusterConfigurationEtcdLocalDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 
@@ -353,8 +437,13 @@ export interface KubeadmConfigSpecClusterConfigurationEtcd {
   local?: KubeadmConfigSpecClusterConfigurationEtcdLocal;
 }
 
+const $KubeadmConfigSpecClusterConfigurationEtcd = c.object<KubeadmConfigSpecClusterConfigurationEtcd>({
+  external: $KubeadmConfigSpecClusterConfigurationEtcdExternal,
+  local: $KubeadmConfigSpecClusterConfigurationEtcdLocal,
+});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationEtcd}. */
-export const KubeadmConfigSpecClusterConfigurationEtcdSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationEtcd> = schemas.KubeadmConfigSpecClusterConfigurationEtcd;
+export const KubeadmConfigSpecClusterConfigurationEtcdSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationEtcd> = c.zod($KubeadmConfigSpecClusterConfigurationEtcd);
 
 const KubeadmConfigSpecClusterConfigurationEtcdDefaults: c.DefaultsNode = { properties: { local: { ...KubeadmConfigSpecClusterConfigurationEtcdLocalDefaults } } };
 
@@ -379,8 +468,14 @@ export interface KubeadmConfigSpecClusterConfigurationNetworking {
   serviceSubnet?: string;
 }
 
+const $KubeadmConfigSpecClusterConfigurationNetworking = c.object<KubeadmConfigSpecClusterConfigurationNetworking>({
+  dnsDomain: c.string({ minLength: 1, maxLength: 253 }),
+  podSubnet: c.string({ minLength: 1, maxLength: 1024 }),
+  serviceSubnet: c.string({ minLength: 1, maxLength: 1024 }),
+});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationNetworking}. */
-export const KubeadmConfigSpecClusterConfigurationNetworkingSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationNetworking> = schemas.KubeadmConfigSpecClusterConfigurationNetworking;
+export const KubeadmConfigSpecClusterConfigurationNetworkingSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationNetworking> = c.zod($KubeadmConfigSpecClusterConfigurationNetworking);
 
 /** clusterConfiguration along with InitConfiguration are the configurations necessary for the init command */
 export interface KubeadmConfigSpecClusterConfiguration {
@@ -484,8 +579,28 @@ export interface KubeadmConfigSpecClusterConfiguration {
   scheduler?: KubeadmConfigSpecClusterConfigurationScheduler;
 }
 
+const $KubeadmConfigSpecClusterConfiguration = c.object<KubeadmConfigSpecClusterConfiguration>({
+  apiServer: $KubeadmConfigSpecClusterConfigurationApiServer,
+  apiVersion: c.string(),
+  caCertificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 36500 }),
+  certificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 1095 }),
+  certificatesDir: c.string({ minLength: 1, maxLength: 512 }),
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  controlPlaneEndpoint: c.string({ minLength: 1, maxLength: 512 }),
+  controllerManager: $KubeadmConfigSpecClusterConfigurationScheduler,
+  dns: $KubeadmConfigSpecClusterConfigurationDns,
+  encryptionAlgorithm: c.literals<"ECDSA-P256" | "ECDSA-P384" | "RSA-2048" | "RSA-3072" | "RSA-4096">(["ECDSA-P256","ECDSA-P384","RSA-2048","RSA-3072","RSA-4096"]),
+  etcd: $KubeadmConfigSpecClusterConfigurationEtcd,
+  featureGates: c.record(c.boolean()),
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  kind: c.string(),
+  kubernetesVersion: c.string({ minLength: 1, maxLength: 256 }),
+  networking: $KubeadmConfigSpecClusterConfigurationNetworking,
+  scheduler: $KubeadmConfigSpecClusterConfigurationScheduler,
+});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfiguration}. */
-export const KubeadmConfigSpecClusterConfigurationSchema: z.ZodType<KubeadmConfigSpecClusterConfiguration> = schemas.KubeadmConfigSpecClusterConfiguration;
+export const KubeadmConfigSpecClusterConfigurationSchema: z.ZodType<KubeadmConfigSpecClusterConfiguration> = c.zod($KubeadmConfigSpecClusterConfiguration);
 
 const KubeadmConfigSpecClusterConfigurationDefaults: c.DefaultsNode = { properties: { apiServer: { ...KubeadmConfigSpecClusterConfigurationApiServerDefaults }, controllerManager: { ...KubeadmConfigSpecClusterConfigurationSchedulerDefaults }, etcd: { ...KubeadmConfigSpecClusterConfigurationEtcdDefaults }, scheduler: { ...KubeadmConfigSpecClusterConfigurationSchedulerDefaults } } };
 
@@ -513,8 +628,18 @@ export interface KubeadmConfigSpecDiskSetupFilesystem {
   replaceFS?: string;
 }
 
+const $KubeadmConfigSpecDiskSetupFilesystem = c.object<KubeadmConfigSpecDiskSetupFilesystem>({
+  device: c.string({ minLength: 1, maxLength: 256 }),
+  extraOpts: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+  filesystem: c.string({ minLength: 1, maxLength: 128 }),
+  label: c.string({ minLength: 1, maxLength: 512 }),
+  overwrite: c.boolean(),
+  partition: c.string({ minLength: 1, maxLength: 128 }),
+  replaceFS: c.string({ minLength: 1, maxLength: 128 }),
+}, { required: ["device","filesystem"] });
+
 /** zod schema of {@link KubeadmConfigSpecDiskSetupFilesystem}. */
-export const KubeadmConfigSpecDiskSetupFilesystemSchema: z.ZodType<KubeadmConfigSpecDiskSetupFilesystem> = schemas.KubeadmConfigSpecDiskSetupFilesystem;
+export const KubeadmConfigSpecDiskSetupFilesystemSchema: z.ZodType<KubeadmConfigSpecDiskSetupFilesystem> = c.zod($KubeadmConfigSpecDiskSetupFilesystem);
 
 /** PartitionSpec defines the size and optional type for a partition. */
 export interface KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem {
@@ -532,8 +657,13 @@ export interface KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem {
   percentage: number;
 }
 
+const $KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem = c.object<KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem>({
+  partitionType: c.withMeta(c.string({ minLength: 1, maxLength: 36 }), {"x-kubernetes-validations":[{"message":"partitionType must be one of Linux, LinuxSwap, LinuxRAID, LVM, Fat32, NTFS, LinuxExtended or a full GPT partition GUID","rule":"self.matches('^(Linux|LinuxSwap|LinuxRAID|LVM|Fat32|NTFS|LinuxExtended|[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12})$')"}]}),
+  percentage: c.integer({ format: "int32", minimum: 1, maximum: 100 }),
+}, { required: ["percentage"] });
+
 /** zod schema of {@link KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem}. */
-export const KubeadmConfigSpecDiskSetupPartitionDiskLayoutItemSchema: z.ZodType<KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem> = schemas.KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem;
+export const KubeadmConfigSpecDiskSetupPartitionDiskLayoutItemSchema: z.ZodType<KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem> = c.zod($KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem);
 
 /** Partition defines how to create and layout a partition. */
 export interface KubeadmConfigSpecDiskSetupPartition {
@@ -564,8 +694,16 @@ export interface KubeadmConfigSpecDiskSetupPartition {
   tableType?: "mbr" | "gpt";
 }
 
+const $KubeadmConfigSpecDiskSetupPartition = c.object<KubeadmConfigSpecDiskSetupPartition>({
+  device: c.string({ minLength: 1, maxLength: 256 }),
+  diskLayout: c.array($KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem, { minItems: 1, maxItems: 100 }),
+  layout: c.boolean(),
+  overwrite: c.boolean(),
+  tableType: c.literals<"mbr" | "gpt">(["mbr","gpt"]),
+}, { required: ["device","layout"] });
+
 /** zod schema of {@link KubeadmConfigSpecDiskSetupPartition}. */
-export const KubeadmConfigSpecDiskSetupPartitionSchema: z.ZodType<KubeadmConfigSpecDiskSetupPartition> = schemas.KubeadmConfigSpecDiskSetupPartition;
+export const KubeadmConfigSpecDiskSetupPartitionSchema: z.ZodType<KubeadmConfigSpecDiskSetupPartition> = c.zod($KubeadmConfigSpecDiskSetupPartition);
 
 /** diskSetup specifies options for the creation of partition tables and file systems on devices. */
 export interface KubeadmConfigSpecDiskSetup {
@@ -575,8 +713,13 @@ export interface KubeadmConfigSpecDiskSetup {
   partitions?: KubeadmConfigSpecDiskSetupPartition[];
 }
 
+const $KubeadmConfigSpecDiskSetup = c.object<KubeadmConfigSpecDiskSetup>({
+  filesystems: c.array($KubeadmConfigSpecDiskSetupFilesystem, { maxItems: 100 }),
+  partitions: c.array($KubeadmConfigSpecDiskSetupPartition, { maxItems: 100 }),
+});
+
 /** zod schema of {@link KubeadmConfigSpecDiskSetup}. */
-export const KubeadmConfigSpecDiskSetupSchema: z.ZodType<KubeadmConfigSpecDiskSetup> = schemas.KubeadmConfigSpecDiskSetup;
+export const KubeadmConfigSpecDiskSetupSchema: z.ZodType<KubeadmConfigSpecDiskSetup> = c.zod($KubeadmConfigSpecDiskSetup);
 
 /** secret represents a secret that should populate this file. */
 export interface KubeadmConfigSpecUserPasswdFromSecret {
@@ -586,8 +729,13 @@ export interface KubeadmConfigSpecUserPasswdFromSecret {
   name: string;
 }
 
+const $KubeadmConfigSpecUserPasswdFromSecret = c.object<KubeadmConfigSpecUserPasswdFromSecret>({
+  key: c.string({ minLength: 1, maxLength: 256 }),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+}, { required: ["key","name"] });
+
 /** zod schema of {@link KubeadmConfigSpecUserPasswdFromSecret}. */
-export const KubeadmConfigSpecUserPasswdFromSecretSchema: z.ZodType<KubeadmConfigSpecUserPasswdFromSecret> = schemas.KubeadmConfigSpecUserPasswdFromSecret;
+export const KubeadmConfigSpecUserPasswdFromSecretSchema: z.ZodType<KubeadmConfigSpecUserPasswdFromSecret> = c.zod($KubeadmConfigSpecUserPasswdFromSecret);
 
 /** contentFrom is a referenced source of content to populate the file. */
 export interface KubeadmConfigSpecFileContentFrom {
@@ -595,8 +743,12 @@ export interface KubeadmConfigSpecFileContentFrom {
   secret: KubeadmConfigSpecUserPasswdFromSecret;
 }
 
+const $KubeadmConfigSpecFileContentFrom = c.object<KubeadmConfigSpecFileContentFrom>({
+  secret: $KubeadmConfigSpecUserPasswdFromSecret,
+}, { required: ["secret"] });
+
 /** zod schema of {@link KubeadmConfigSpecFileContentFrom}. */
-export const KubeadmConfigSpecFileContentFromSchema: z.ZodType<KubeadmConfigSpecFileContentFrom> = schemas.KubeadmConfigSpecFileContentFrom;
+export const KubeadmConfigSpecFileContentFromSchema: z.ZodType<KubeadmConfigSpecFileContentFrom> = c.zod($KubeadmConfigSpecFileContentFrom);
 
 /** File defines the input for generating write_files in cloud-init. */
 export interface KubeadmConfigSpecFile {
@@ -625,8 +777,19 @@ export interface KubeadmConfigSpecFile {
   permissions?: string;
 }
 
+const $KubeadmConfigSpecFile = c.object<KubeadmConfigSpecFile>({
+  append: c.boolean(),
+  content: c.string({ minLength: 1, maxLength: 10240 }),
+  contentFormat: c.literals<"Raw" | "Template">(["Raw","Template"]),
+  contentFrom: $KubeadmConfigSpecFileContentFrom,
+  encoding: c.literals<"base64" | "gzip" | "gzip+base64">(["base64","gzip","gzip+base64"]),
+  owner: c.string({ minLength: 1, maxLength: 256 }),
+  path: c.string({ minLength: 1, maxLength: 512 }),
+  permissions: c.string({ minLength: 1, maxLength: 16 }),
+}, { required: ["path"] });
+
 /** zod schema of {@link KubeadmConfigSpecFile}. */
-export const KubeadmConfigSpecFileSchema: z.ZodType<KubeadmConfigSpecFile> = schemas.KubeadmConfigSpecFile;
+export const KubeadmConfigSpecFileSchema: z.ZodType<KubeadmConfigSpecFile> = c.zod($KubeadmConfigSpecFile);
 
 /** containerLinuxConfig contains CLC specific configuration. */
 export interface KubeadmConfigSpecIgnitionContainerLinuxConfig {
@@ -641,8 +804,13 @@ export interface KubeadmConfigSpecIgnitionContainerLinuxConfig {
   strict?: boolean;
 }
 
+const $KubeadmConfigSpecIgnitionContainerLinuxConfig = c.object<KubeadmConfigSpecIgnitionContainerLinuxConfig>({
+  additionalConfig: c.string({ minLength: 1, maxLength: 32768 }),
+  strict: c.boolean(),
+});
+
 /** zod schema of {@link KubeadmConfigSpecIgnitionContainerLinuxConfig}. */
-export const KubeadmConfigSpecIgnitionContainerLinuxConfigSchema: z.ZodType<KubeadmConfigSpecIgnitionContainerLinuxConfig> = schemas.KubeadmConfigSpecIgnitionContainerLinuxConfig;
+export const KubeadmConfigSpecIgnitionContainerLinuxConfigSchema: z.ZodType<KubeadmConfigSpecIgnitionContainerLinuxConfig> = c.zod($KubeadmConfigSpecIgnitionContainerLinuxConfig);
 
 /** ignition contains Ignition specific configuration. */
 export interface KubeadmConfigSpecIgnition {
@@ -650,8 +818,12 @@ export interface KubeadmConfigSpecIgnition {
   containerLinuxConfig?: KubeadmConfigSpecIgnitionContainerLinuxConfig;
 }
 
+const $KubeadmConfigSpecIgnition = c.object<KubeadmConfigSpecIgnition>({
+  containerLinuxConfig: $KubeadmConfigSpecIgnitionContainerLinuxConfig,
+});
+
 /** zod schema of {@link KubeadmConfigSpecIgnition}. */
-export const KubeadmConfigSpecIgnitionSchema: z.ZodType<KubeadmConfigSpecIgnition> = schemas.KubeadmConfigSpecIgnition;
+export const KubeadmConfigSpecIgnitionSchema: z.ZodType<KubeadmConfigSpecIgnition> = c.zod($KubeadmConfigSpecIgnition);
 
 /** BootstrapToken describes one bootstrap token, stored as a Secret in the cluster. */
 export interface KubeadmConfigSpecInitConfigurationBootstrapToken {
@@ -687,8 +859,17 @@ export interface KubeadmConfigSpecInitConfigurationBootstrapToken {
   usages?: string[];
 }
 
+const $KubeadmConfigSpecInitConfigurationBootstrapToken = c.object<KubeadmConfigSpecInitConfigurationBootstrapToken>({
+  description: c.string({ minLength: 1, maxLength: 512 }),
+  expires: c.string({ format: "date-time" }),
+  groups: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+  token: c.string(),
+  ttl: c.string(),
+  usages: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+}, { required: ["token"] });
+
 /** zod schema of {@link KubeadmConfigSpecInitConfigurationBootstrapToken}. */
-export const KubeadmConfigSpecInitConfigurationBootstrapTokenSchema: z.ZodType<KubeadmConfigSpecInitConfigurationBootstrapToken> = schemas.KubeadmConfigSpecInitConfigurationBootstrapToken;
+export const KubeadmConfigSpecInitConfigurationBootstrapTokenSchema: z.ZodType<KubeadmConfigSpecInitConfigurationBootstrapToken> = c.zod($KubeadmConfigSpecInitConfigurationBootstrapToken);
 
 /**
  * localAPIEndpoint represents the endpoint of the API server instance that's deployed on this control plane node
@@ -708,8 +889,13 @@ export interface KubeadmConfigSpecInitConfigurationLocalAPIEndpoint {
   bindPort?: number;
 }
 
+const $KubeadmConfigSpecInitConfigurationLocalAPIEndpoint = c.object<KubeadmConfigSpecInitConfigurationLocalAPIEndpoint>({
+  advertiseAddress: c.string({ minLength: 1, maxLength: 39 }),
+  bindPort: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link KubeadmConfigSpecInitConfigurationLocalAPIEndpoint}. */
-export const KubeadmConfigSpecInitConfigurationLocalAPIEndpointSchema: z.ZodType<KubeadmConfigSpecInitConfigurationLocalAPIEndpoint> = schemas.KubeadmConfigSpecInitConfigurationLocalAPIEndpoint;
+export const KubeadmConfigSpecInitConfigurationLocalAPIEndpointSchema: z.ZodType<KubeadmConfigSpecInitConfigurationLocalAPIEndpoint> = c.zod($KubeadmConfigSpecInitConfigurationLocalAPIEndpoint);
 
 /**
  * The node this Taint is attached to has the "effect" on
@@ -730,8 +916,15 @@ export interface KubeadmConfigSpecInitConfigurationNodeRegistrationTaint {
   value?: string;
 }
 
+const $KubeadmConfigSpecInitConfigurationNodeRegistrationTaint = c.object<KubeadmConfigSpecInitConfigurationNodeRegistrationTaint>({
+  effect: c.string(),
+  key: c.string(),
+  timeAdded: c.string({ format: "date-time" }),
+  value: c.string(),
+}, { required: ["effect","key"] });
+
 /** zod schema of {@link KubeadmConfigSpecInitConfigurationNodeRegistrationTaint}. */
-export const KubeadmConfigSpecInitConfigurationNodeRegistrationTaintSchema: z.ZodType<KubeadmConfigSpecInitConfigurationNodeRegistrationTaint> = schemas.KubeadmConfigSpecInitConfigurationNodeRegistrationTaint;
+export const KubeadmConfigSpecInitConfigurationNodeRegistrationTaintSchema: z.ZodType<KubeadmConfigSpecInitConfigurationNodeRegistrationTaint> = c.zod($KubeadmConfigSpecInitConfigurationNodeRegistrationTaint);
 
 /**
  * nodeRegistration holds fields that relate to registering the new control-plane node to the cluster.
@@ -777,8 +970,18 @@ export interface KubeadmConfigSpecInitConfigurationNodeRegistration {
   taints?: KubeadmConfigSpecInitConfigurationNodeRegistrationTaint[];
 }
 
+const $KubeadmConfigSpecInitConfigurationNodeRegistration = c.object<KubeadmConfigSpecInitConfigurationNodeRegistration>({
+  criSocket: c.string({ minLength: 1, maxLength: 512 }),
+  ignorePreflightErrors: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 50 }),
+  imagePullPolicy: c.literals<"Always" | "IfNotPresent" | "Never">(["Always","IfNotPresent","Never"]),
+  imagePullSerial: c.boolean(),
+  kubeletExtraArgs: c.record(c.string()),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+  taints: c.array($KubeadmConfigSpecInitConfigurationNodeRegistrationTaint, { maxItems: 100 }),
+});
+
 /** zod schema of {@link KubeadmConfigSpecInitConfigurationNodeRegistration}. */
-export const KubeadmConfigSpecInitConfigurationNodeRegistrationSchema: z.ZodType<KubeadmConfigSpecInitConfigurationNodeRegistration> = schemas.KubeadmConfigSpecInitConfigurationNodeRegistration;
+export const KubeadmConfigSpecInitConfigurationNodeRegistrationSchema: z.ZodType<KubeadmConfigSpecInitConfigurationNodeRegistration> = c.zod($KubeadmConfigSpecInitConfigurationNodeRegistration);
 
 /**
  * patches contains options related to applying patches to components deployed by kubeadm during
@@ -800,8 +1003,12 @@ export interface KubeadmConfigSpecInitConfigurationPatches {
   directory?: string;
 }
 
+const $KubeadmConfigSpecInitConfigurationPatches = c.object<KubeadmConfigSpecInitConfigurationPatches>({
+  directory: c.string({ minLength: 1, maxLength: 512 }),
+});
+
 /** zod schema of {@link KubeadmConfigSpecInitConfigurationPatches}. */
-export const KubeadmConfigSpecInitConfigurationPatchesSchema: z.ZodType<KubeadmConfigSpecInitConfigurationPatches> = schemas.KubeadmConfigSpecInitConfigurationPatches;
+export const KubeadmConfigSpecInitConfigurationPatchesSchema: z.ZodType<KubeadmConfigSpecInitConfigurationPatches> = c.zod($KubeadmConfigSpecInitConfigurationPatches);
 
 /** initConfiguration along with ClusterConfiguration are the configurations necessary for the init command */
 export interface KubeadmConfigSpecInitConfiguration {
@@ -853,8 +1060,18 @@ export interface KubeadmConfigSpecInitConfiguration {
   skipPhases?: string[];
 }
 
+const $KubeadmConfigSpecInitConfiguration = c.object<KubeadmConfigSpecInitConfiguration>({
+  apiVersion: c.string(),
+  bootstrapTokens: c.array($KubeadmConfigSpecInitConfigurationBootstrapToken, { maxItems: 100 }),
+  kind: c.string(),
+  localAPIEndpoint: $KubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
+  nodeRegistration: $KubeadmConfigSpecInitConfigurationNodeRegistration,
+  patches: $KubeadmConfigSpecInitConfigurationPatches,
+  skipPhases: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 50 }),
+});
+
 /** zod schema of {@link KubeadmConfigSpecInitConfiguration}. */
-export const KubeadmConfigSpecInitConfigurationSchema: z.ZodType<KubeadmConfigSpecInitConfiguration> = schemas.KubeadmConfigSpecInitConfiguration;
+export const KubeadmConfigSpecInitConfigurationSchema: z.ZodType<KubeadmConfigSpecInitConfiguration> = c.zod($KubeadmConfigSpecInitConfiguration);
 
 /**
  * controlPlane defines the additional control plane instance to be deployed on the joining node.
@@ -865,8 +1082,12 @@ export interface KubeadmConfigSpecJoinConfigurationControlPlane {
   localAPIEndpoint?: KubeadmConfigSpecInitConfigurationLocalAPIEndpoint;
 }
 
+const $KubeadmConfigSpecJoinConfigurationControlPlane = c.object<KubeadmConfigSpecJoinConfigurationControlPlane>({
+  localAPIEndpoint: $KubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
+});
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationControlPlane}. */
-export const KubeadmConfigSpecJoinConfigurationControlPlaneSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationControlPlane> = schemas.KubeadmConfigSpecJoinConfigurationControlPlane;
+export const KubeadmConfigSpecJoinConfigurationControlPlaneSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationControlPlane> = c.zod($KubeadmConfigSpecJoinConfigurationControlPlane);
 
 /**
  * bootstrapToken is used to set the options for bootstrap token based discovery
@@ -899,8 +1120,15 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken {
   unsafeSkipCAVerification?: boolean;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken>({
+  apiServerEndpoint: c.string({ minLength: 1, maxLength: 512 }),
+  caCertHashes: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
+  token: c.string({ minLength: 1, maxLength: 512 }),
+  unsafeSkipCAVerification: c.boolean(),
+});
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapTokenSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken> = schemas.KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken;
+export const KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapTokenSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken);
 
 /**
  * cluster contains information about how to communicate with the kubernetes cluster.
@@ -940,8 +1168,16 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluste
   tlsServerName?: string;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster>({
+  certificateAuthorityData: c.string({ format: "byte", minLength: 1, maxLength: 51200 }),
+  insecureSkipTLSVerify: c.boolean(),
+  proxyURL: c.string({ minLength: 1, maxLength: 512 }),
+  server: c.string({ minLength: 1, maxLength: 512 }),
+  tlsServerName: c.string({ minLength: 1, maxLength: 512 }),
+});
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigClusterSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster> = schemas.KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster;
+export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigClusterSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster);
 
 /** authProvider specifies a custom authentication plugin for the kubernetes cluster. */
 export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider {
@@ -951,8 +1187,13 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAu
   name: string;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider>({
+  config: c.record(c.string()),
+  name: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["name"] });
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProviderSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider> = schemas.KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider;
+export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProviderSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider);
 
 /**
  * KubeConfigAuthExecEnv is used for setting environment variables when executing an exec-based
@@ -965,8 +1206,13 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserEx
   value: string;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem>({
+  name: c.string({ minLength: 1, maxLength: 512 }),
+  value: c.string({ minLength: 1, maxLength: 512 }),
+}, { required: ["name","value"] });
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItemSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem> = schemas.KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem;
+export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItemSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem);
 
 /** exec specifies a custom exec-based authentication plugin for the kubernetes cluster. */
 export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec {
@@ -996,8 +1242,16 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserEx
   provideClusterInfo?: boolean;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec>({
+  apiVersion: c.string({ minLength: 1, maxLength: 512 }),
+  args: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
+  command: c.string({ minLength: 1, maxLength: 1024 }),
+  env: c.array($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem, { maxItems: 100 }),
+  provideClusterInfo: c.boolean(),
+}, { required: ["command"] });
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec> = schemas.KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec;
+export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec);
 
 /**
  * user contains information that describes identity information.
@@ -1010,8 +1264,13 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser {
   exec?: KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser>({
+  authProvider: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider,
+  exec: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec,
+});
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser> = schemas.KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser;
+export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser);
 
 /**
  * kubeConfig is used (optionally) to generate a KubeConfig based on the KubeadmConfig's information.
@@ -1036,8 +1295,13 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig {
   user: KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig>({
+  cluster: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster,
+  user: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser,
+}, { required: ["user"] });
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig> = schemas.KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig;
+export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig);
 
 /**
  * file is used to specify a file or URL to a kubeconfig file from which to load cluster information
@@ -1056,8 +1320,13 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFile {
   kubeConfigPath: string;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscoveryFile = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFile>({
+  kubeConfig: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig,
+  kubeConfigPath: c.string({ minLength: 1, maxLength: 512 }),
+}, { required: ["kubeConfigPath"] });
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFile}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFile> = schemas.KubeadmConfigSpecJoinConfigurationDiscoveryFile;
+export const KubeadmConfigSpecJoinConfigurationDiscoveryFileSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFile> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFile);
 
 /** discovery specifies the options for the kubelet to use during the TLS Bootstrap process */
 export interface KubeadmConfigSpecJoinConfigurationDiscovery {
@@ -1081,8 +1350,15 @@ export interface KubeadmConfigSpecJoinConfigurationDiscovery {
   tlsBootstrapToken?: string;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscovery = c.object<KubeadmConfigSpecJoinConfigurationDiscovery>({
+  bootstrapToken: $KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken,
+  file: $KubeadmConfigSpecJoinConfigurationDiscoveryFile,
+  timeout: c.string(),
+  tlsBootstrapToken: c.string({ minLength: 1, maxLength: 512 }),
+});
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscovery}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoverySchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscovery> = schemas.KubeadmConfigSpecJoinConfigurationDiscovery;
+export const KubeadmConfigSpecJoinConfigurationDiscoverySchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscovery> = c.zod($KubeadmConfigSpecJoinConfigurationDiscovery);
 
 /** joinConfiguration is the kubeadm configuration for the join command */
 export interface KubeadmConfigSpecJoinConfiguration {
@@ -1133,8 +1409,19 @@ export interface KubeadmConfigSpecJoinConfiguration {
   skipPhases?: string[];
 }
 
+const $KubeadmConfigSpecJoinConfiguration = c.object<KubeadmConfigSpecJoinConfiguration>({
+  apiVersion: c.string(),
+  caCertPath: c.string({ minLength: 1, maxLength: 512 }),
+  controlPlane: $KubeadmConfigSpecJoinConfigurationControlPlane,
+  discovery: $KubeadmConfigSpecJoinConfigurationDiscovery,
+  kind: c.string(),
+  nodeRegistration: $KubeadmConfigSpecInitConfigurationNodeRegistration,
+  patches: $KubeadmConfigSpecInitConfigurationPatches,
+  skipPhases: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 50 }),
+});
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfiguration}. */
-export const KubeadmConfigSpecJoinConfigurationSchema: z.ZodType<KubeadmConfigSpecJoinConfiguration> = schemas.KubeadmConfigSpecJoinConfiguration;
+export const KubeadmConfigSpecJoinConfigurationSchema: z.ZodType<KubeadmConfigSpecJoinConfiguration> = c.zod($KubeadmConfigSpecJoinConfiguration);
 
 /** ntp specifies NTP configuration */
 export interface KubeadmConfigSpecNtp {
@@ -1144,8 +1431,13 @@ export interface KubeadmConfigSpecNtp {
   servers?: string[];
 }
 
+const $KubeadmConfigSpecNtp = c.object<KubeadmConfigSpecNtp>({
+  enabled: c.boolean(),
+  servers: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
+});
+
 /** zod schema of {@link KubeadmConfigSpecNtp}. */
-export const KubeadmConfigSpecNtpSchema: z.ZodType<KubeadmConfigSpecNtp> = schemas.KubeadmConfigSpecNtp;
+export const KubeadmConfigSpecNtpSchema: z.ZodType<KubeadmConfigSpecNtp> = c.zod($KubeadmConfigSpecNtp);
 
 /** passwdFrom is a referenced source of passwd to populate the passwd. */
 export interface KubeadmConfigSpecUserPasswdFrom {
@@ -1153,8 +1445,12 @@ export interface KubeadmConfigSpecUserPasswdFrom {
   secret: KubeadmConfigSpecUserPasswdFromSecret;
 }
 
+const $KubeadmConfigSpecUserPasswdFrom = c.object<KubeadmConfigSpecUserPasswdFrom>({
+  secret: $KubeadmConfigSpecUserPasswdFromSecret,
+}, { required: ["secret"] });
+
 /** zod schema of {@link KubeadmConfigSpecUserPasswdFrom}. */
-export const KubeadmConfigSpecUserPasswdFromSchema: z.ZodType<KubeadmConfigSpecUserPasswdFrom> = schemas.KubeadmConfigSpecUserPasswdFrom;
+export const KubeadmConfigSpecUserPasswdFromSchema: z.ZodType<KubeadmConfigSpecUserPasswdFrom> = c.zod($KubeadmConfigSpecUserPasswdFrom);
 
 /** User defines the input for a generated user in cloud-init. */
 export interface KubeadmConfigSpecUser {
@@ -1184,8 +1480,23 @@ export interface KubeadmConfigSpecUser {
   sudo?: string;
 }
 
+const $KubeadmConfigSpecUser = c.object<KubeadmConfigSpecUser>({
+  gecos: c.string({ minLength: 1, maxLength: 256 }),
+  groups: c.string({ minLength: 1, maxLength: 256 }),
+  homeDir: c.string({ minLength: 1, maxLength: 256 }),
+  inactive: c.boolean(),
+  lockPassword: c.boolean(),
+  name: c.string({ minLength: 1, maxLength: 256 }),
+  passwd: c.string({ minLength: 1, maxLength: 256 }),
+  passwdFrom: $KubeadmConfigSpecUserPasswdFrom,
+  primaryGroup: c.string({ minLength: 1, maxLength: 256 }),
+  shell: c.string({ minLength: 1, maxLength: 256 }),
+  sshAuthorizedKeys: c.array(c.string({ minLength: 1, maxLength: 2048 }), { maxItems: 100 }),
+  sudo: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["name"] });
+
 /** zod schema of {@link KubeadmConfigSpecUser}. */
-export const KubeadmConfigSpecUserSchema: z.ZodType<KubeadmConfigSpecUser> = schemas.KubeadmConfigSpecUser;
+export const KubeadmConfigSpecUserSchema: z.ZodType<KubeadmConfigSpecUser> = c.zod($KubeadmConfigSpecUser);
 
 /** spec is the desired state of KubeadmConfig. */
 export interface KubeadmConfigSpec {
@@ -1252,8 +1563,26 @@ export interface KubeadmConfigSpec {
   verbosity?: number;
 }
 
+const $KubeadmConfigSpec = c.object<KubeadmConfigSpec>({
+  bootCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
+  clusterConfiguration: $KubeadmConfigSpecClusterConfiguration,
+  diskSetup: $KubeadmConfigSpecDiskSetup,
+  files: c.array($KubeadmConfigSpecFile, { maxItems: 200 }),
+  format: c.literals<"cloud-config" | "ignition">(["cloud-config","ignition"]),
+  ignition: $KubeadmConfigSpecIgnition,
+  initConfiguration: $KubeadmConfigSpecInitConfiguration,
+  joinConfiguration: $KubeadmConfigSpecJoinConfiguration,
+  mounts: c.array(c.array(c.string({ minLength: 1, maxLength: 512 })), { maxItems: 100 }),
+  ntp: $KubeadmConfigSpecNtp,
+  postKubeadmCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
+  preKubeadmCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
+  useExperimentalRetryJoin: c.boolean(),
+  users: c.array($KubeadmConfigSpecUser, { maxItems: 100 }),
+  verbosity: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link KubeadmConfigSpec}. */
-export const KubeadmConfigSpecSchema: z.ZodType<KubeadmConfigSpec> = schemas.KubeadmConfigSpec;
+export const KubeadmConfigSpecSchema: z.ZodType<KubeadmConfigSpec> = c.zod($KubeadmConfigSpec);
 
 const KubeadmConfigSpecDefaults: c.DefaultsNode = { properties: { clusterConfiguration: { ...KubeadmConfigSpecClusterConfigurationDefaults } } };
 
@@ -1292,8 +1621,17 @@ export interface KubeadmConfigStatusCondition {
   type: string;
 }
 
+const $KubeadmConfigStatusCondition = c.object<KubeadmConfigStatusCondition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
+
 /** zod schema of {@link KubeadmConfigStatusCondition}. */
-export const KubeadmConfigStatusConditionSchema: z.ZodType<KubeadmConfigStatusCondition> = schemas.KubeadmConfigStatusCondition;
+export const KubeadmConfigStatusConditionSchema: z.ZodType<KubeadmConfigStatusCondition> = c.zod($KubeadmConfigStatusCondition);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface KubeadmConfigStatusV1beta2Condition {
@@ -1327,8 +1665,17 @@ export interface KubeadmConfigStatusV1beta2Condition {
   type: string;
 }
 
+const $KubeadmConfigStatusV1beta2Condition = c.object<KubeadmConfigStatusV1beta2Condition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
 /** zod schema of {@link KubeadmConfigStatusV1beta2Condition}. */
-export const KubeadmConfigStatusV1beta2ConditionSchema: z.ZodType<KubeadmConfigStatusV1beta2Condition> = schemas.KubeadmConfigStatusV1beta2Condition;
+export const KubeadmConfigStatusV1beta2ConditionSchema: z.ZodType<KubeadmConfigStatusV1beta2Condition> = c.zod($KubeadmConfigStatusV1beta2Condition);
 
 /** v1beta2 groups all the fields that will be added or modified in KubeadmConfig's status with the V1Beta2 version. */
 export interface KubeadmConfigStatusV1beta2 {
@@ -1339,8 +1686,12 @@ export interface KubeadmConfigStatusV1beta2 {
   conditions?: KubeadmConfigStatusV1beta2Condition[];
 }
 
+const $KubeadmConfigStatusV1beta2 = c.object<KubeadmConfigStatusV1beta2>({
+  conditions: c.withMeta(c.array($KubeadmConfigStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+});
+
 /** zod schema of {@link KubeadmConfigStatusV1beta2}. */
-export const KubeadmConfigStatusV1beta2Schema: z.ZodType<KubeadmConfigStatusV1beta2> = schemas.KubeadmConfigStatusV1beta2;
+export const KubeadmConfigStatusV1beta2Schema: z.ZodType<KubeadmConfigStatusV1beta2> = c.zod($KubeadmConfigStatusV1beta2);
 
 /** status is the observed state of KubeadmConfig. */
 export interface KubeadmConfigStatus {
@@ -1372,8 +1723,18 @@ export interface KubeadmConfigStatus {
   v1beta2?: KubeadmConfigStatusV1beta2;
 }
 
+const $KubeadmConfigStatus = c.object<KubeadmConfigStatus>({
+  conditions: c.array($KubeadmConfigStatusCondition),
+  dataSecretName: c.string({ minLength: 1, maxLength: 253 }),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string({ minLength: 1, maxLength: 256 }),
+  observedGeneration: c.integer({ format: "int64" }),
+  ready: c.boolean(),
+  v1beta2: $KubeadmConfigStatusV1beta2,
+});
+
 /** zod schema of {@link KubeadmConfigStatus}. */
-export const KubeadmConfigStatusSchema: z.ZodType<KubeadmConfigStatus> = schemas.KubeadmConfigStatus;
+export const KubeadmConfigStatusSchema: z.ZodType<KubeadmConfigStatus> = c.zod($KubeadmConfigStatus);
 
 /**
  * KubeadmConfig is the Schema for the kubeadmconfigs API.
@@ -1422,19 +1783,32 @@ export interface KubeadmConfigList {
   items: KubeadmConfig[];
 }
 
+const $KubeadmConfig = c.object<KubeadmConfig>({
+  apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("KubeadmConfig"),
+  metadata: c.objectMeta(),
+  spec: $KubeadmConfigSpec,
+  status: $KubeadmConfigStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link KubeadmConfig}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfig is deprecated; use a newer version.
  */
-export const KubeadmConfigSchema: z.ZodType<KubeadmConfig> = schemas.KubeadmConfig;
+export const KubeadmConfigSchema: z.ZodType<KubeadmConfig> = c.zod($KubeadmConfig);
 
 /**
  * zod schema of {@link KubeadmConfigList}.
  *
  * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfig is deprecated; use a newer version.
  */
-export const KubeadmConfigListSchema: z.ZodType<KubeadmConfigList> = schemas.KubeadmConfigList;
+export const KubeadmConfigListSchema: z.ZodType<KubeadmConfigList> = c.zod(c.object<KubeadmConfigList>({
+  apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("KubeadmConfigList"),
+  metadata: c.listMeta(),
+  items: c.array($KubeadmConfig),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const KubeadmConfigDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmConfigSpecDefaults } } };
 
@@ -1546,8 +1920,13 @@ export interface KubeadmConfigTemplateSpecTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
+const $KubeadmConfigTemplateSpecTemplateMetadata = c.object<KubeadmConfigTemplateSpecTemplateMetadata>({
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
+});
+
 /** zod schema of {@link KubeadmConfigTemplateSpecTemplateMetadata}. */
-export const KubeadmConfigTemplateSpecTemplateMetadataSchema: z.ZodType<KubeadmConfigTemplateSpecTemplateMetadata> = schemas.KubeadmConfigTemplateSpecTemplateMetadata;
+export const KubeadmConfigTemplateSpecTemplateMetadataSchema: z.ZodType<KubeadmConfigTemplateSpecTemplateMetadata> = c.zod($KubeadmConfigTemplateSpecTemplateMetadata);
 
 /** template defines the desired state of KubeadmConfigTemplate. */
 export interface KubeadmConfigTemplateSpecTemplate {
@@ -1560,8 +1939,13 @@ export interface KubeadmConfigTemplateSpecTemplate {
   spec?: KubeadmConfigSpec;
 }
 
+const $KubeadmConfigTemplateSpecTemplate = c.object<KubeadmConfigTemplateSpecTemplate>({
+  metadata: $KubeadmConfigTemplateSpecTemplateMetadata,
+  spec: $KubeadmConfigSpec,
+});
+
 /** zod schema of {@link KubeadmConfigTemplateSpecTemplate}. */
-export const KubeadmConfigTemplateSpecTemplateSchema: z.ZodType<KubeadmConfigTemplateSpecTemplate> = schemas.KubeadmConfigTemplateSpecTemplate;
+export const KubeadmConfigTemplateSpecTemplateSchema: z.ZodType<KubeadmConfigTemplateSpecTemplate> = c.zod($KubeadmConfigTemplateSpecTemplate);
 
 const KubeadmConfigTemplateSpecTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmConfigSpecDefaults } } };
 
@@ -1571,8 +1955,12 @@ export interface KubeadmConfigTemplateSpec {
   template: KubeadmConfigTemplateSpecTemplate;
 }
 
+const $KubeadmConfigTemplateSpec = c.object<KubeadmConfigTemplateSpec>({
+  template: $KubeadmConfigTemplateSpecTemplate,
+}, { required: ["template"] });
+
 /** zod schema of {@link KubeadmConfigTemplateSpec}. */
-export const KubeadmConfigTemplateSpecSchema: z.ZodType<KubeadmConfigTemplateSpec> = schemas.KubeadmConfigTemplateSpec;
+export const KubeadmConfigTemplateSpecSchema: z.ZodType<KubeadmConfigTemplateSpec> = c.zod($KubeadmConfigTemplateSpec);
 
 const KubeadmConfigTemplateSpecDefaults: c.DefaultsNode = { properties: { template: { ...KubeadmConfigTemplateSpecTemplateDefaults } } };
 
@@ -1621,19 +2009,31 @@ export interface KubeadmConfigTemplateList {
   items: KubeadmConfigTemplate[];
 }
 
+const $KubeadmConfigTemplate = c.object<KubeadmConfigTemplate>({
+  apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("KubeadmConfigTemplate"),
+  metadata: c.objectMeta(),
+  spec: $KubeadmConfigTemplateSpec,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link KubeadmConfigTemplate}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfigTemplate is deprecated; use a newer version.
  */
-export const KubeadmConfigTemplateSchema: z.ZodType<KubeadmConfigTemplate> = schemas.KubeadmConfigTemplate;
+export const KubeadmConfigTemplateSchema: z.ZodType<KubeadmConfigTemplate> = c.zod($KubeadmConfigTemplate);
 
 /**
  * zod schema of {@link KubeadmConfigTemplateList}.
  *
  * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfigTemplate is deprecated; use a newer version.
  */
-export const KubeadmConfigTemplateListSchema: z.ZodType<KubeadmConfigTemplateList> = schemas.KubeadmConfigTemplateList;
+export const KubeadmConfigTemplateListSchema: z.ZodType<KubeadmConfigTemplateList> = c.zod(c.object<KubeadmConfigTemplateList>({
+  apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("KubeadmConfigTemplateList"),
+  metadata: c.listMeta(),
+  items: c.array($KubeadmConfigTemplate),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const KubeadmConfigTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmConfigTemplateSpecDefaults } } };
 

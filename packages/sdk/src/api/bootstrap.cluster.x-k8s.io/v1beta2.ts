@@ -9,10 +9,6 @@ import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1Obj
 import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
 import type { z } from "zod";
 import * as c from "../common.js";
-import { buildSchemas } from "./v1beta2.schemas.js";
-
-// The schema expressions live in plain JavaScript (see the .schemas.d.ts next to this file).
-const schemas = buildSchemas(c);
 
 /** Arg represents an argument with a name and a value. */
 export interface KubeadmConfigSpecClusterConfigurationApiServerExtraArg {
@@ -22,8 +18,13 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraArg {
   value: string;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServerExtraArg = c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraArg>({
+  name: c.string({ minLength: 1, maxLength: 256 }),
+  value: c.string({ minLength: 0, maxLength: 1024 }),
+}, { required: ["name","value"] });
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraArg}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraArgSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraArg> = schemas.KubeadmConfigSpecClusterConfigurationApiServerExtraArg;
+export const KubeadmConfigSpecClusterConfigurationApiServerExtraArgSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraArg> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraArg);
 
 /** Selects a key of a ConfigMap. */
 export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef {
@@ -43,8 +44,14 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   optional?: boolean;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef = c.withMeta(c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef>({
+  key: c.string(),
+  name: c.string(),
+  optional: c.boolean(),
+}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef> = schemas.KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef;
+export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef);
 
 const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
@@ -59,8 +66,13 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   fieldPath: string;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef = c.withMeta(c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef>({
+  apiVersion: c.string(),
+  fieldPath: c.string(),
+}, { required: ["fieldPath"] }), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef> = schemas.KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef;
+export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef);
 
 /**
  * FileKeyRef selects a key of the env file.
@@ -94,8 +106,15 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   volumeName: string;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef = c.withMeta(c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef>({
+  key: c.string(),
+  optional: c.boolean(),
+  path: c.string(),
+  volumeName: c.string(),
+}, { required: ["key","path","volumeName"] }), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef> = schemas.KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef;
+export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef);
 
 const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults: c.DefaultsNode = { properties: { optional: { default: false } } };
 
@@ -112,8 +131,14 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   resource: string;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef = c.withMeta(c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef>({
+  containerName: c.string(),
+  divisor: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  resource: c.string(),
+}, { required: ["resource"] }), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef> = schemas.KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef;
+export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef);
 
 /** Selects a key of a secret in the pod's namespace */
 export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef {
@@ -133,8 +158,14 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   optional?: boolean;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef = c.withMeta(c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef>({
+  key: c.string(),
+  name: c.string(),
+  optional: c.boolean(),
+}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef> = schemas.KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef;
+export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef);
 
 const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
@@ -161,8 +192,16 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   secretKeyRef?: KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom = c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom>({
+  configMapKeyRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef,
+  fieldRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef,
+  fileKeyRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef,
+  resourceFieldRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef,
+  secretKeyRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef,
+});
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom> = schemas.KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom;
+export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom);
 
 const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults: c.DefaultsNode = { properties: { configMapKeyRef: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults }, fileKeyRef: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults }, secretKeyRef: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults } } };
 
@@ -189,8 +228,14 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnv {
   valueFrom?: KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnv = c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnv>({
+  name: c.string(),
+  value: c.string(),
+  valueFrom: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom,
+}, { required: ["name"] });
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnv}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnv> = schemas.KubeadmConfigSpecClusterConfigurationApiServerExtraEnv;
+export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnv> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv);
 
 const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults: c.DefaultsNode = { properties: { valueFrom: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults } } };
 
@@ -214,8 +259,16 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraVolume {
   readOnly?: boolean;
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServerExtraVolume = c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraVolume>({
+  hostPath: c.string({ minLength: 1, maxLength: 512 }),
+  mountPath: c.string({ minLength: 1, maxLength: 512 }),
+  name: c.string({ minLength: 1, maxLength: 512 }),
+  pathType: c.string(),
+  readOnly: c.boolean(),
+}, { required: ["hostPath","mountPath","name"] });
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraVolume}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraVolumeSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraVolume> = schemas.KubeadmConfigSpecClusterConfigurationApiServerExtraVolume;
+export const KubeadmConfigSpecClusterConfigurationApiServerExtraVolumeSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraVolume> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraVolume);
 
 /** apiServer contains extra settings for the API server control plane component */
 export interface KubeadmConfigSpecClusterConfigurationApiServer {
@@ -240,8 +293,15 @@ export interface KubeadmConfigSpecClusterConfigurationApiServer {
   extraVolumes?: KubeadmConfigSpecClusterConfigurationApiServerExtraVolume[];
 }
 
+const $KubeadmConfigSpecClusterConfigurationApiServer = c.object<KubeadmConfigSpecClusterConfigurationApiServer>({
+  certSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  extraArgs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
+  extraEnvs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  extraVolumes: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServer}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServer> = schemas.KubeadmConfigSpecClusterConfigurationApiServer;
+export const KubeadmConfigSpecClusterConfigurationApiServerSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServer> = c.zod($KubeadmConfigSpecClusterConfigurationApiServer);
 
 const KubeadmConfigSpecClusterConfigurationApiServerDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 
@@ -266,8 +326,14 @@ export interface KubeadmConfigSpecClusterConfigurationScheduler {
   extraVolumes?: KubeadmConfigSpecClusterConfigurationApiServerExtraVolume[];
 }
 
+const $KubeadmConfigSpecClusterConfigurationScheduler = c.object<KubeadmConfigSpecClusterConfigurationScheduler>({
+  extraArgs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
+  extraEnvs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  extraVolumes: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationScheduler}. */
-export const KubeadmConfigSpecClusterConfigurationSchedulerSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationScheduler> = schemas.KubeadmConfigSpecClusterConfigurationScheduler;
+export const KubeadmConfigSpecClusterConfigurationSchedulerSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationScheduler> = c.zod($KubeadmConfigSpecClusterConfigurationScheduler);
 
 const KubeadmConfigSpecClusterConfigurationSchedulerDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 
@@ -285,8 +351,13 @@ export interface KubeadmConfigSpecClusterConfigurationDns {
   imageTag?: string;
 }
 
+const $KubeadmConfigSpecClusterConfigurationDns = c.object<KubeadmConfigSpecClusterConfigurationDns>({
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  imageTag: c.string({ minLength: 1, maxLength: 256 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationDns}. */
-export const KubeadmConfigSpecClusterConfigurationDnsSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationDns> = schemas.KubeadmConfigSpecClusterConfigurationDns;
+export const KubeadmConfigSpecClusterConfigurationDnsSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationDns> = c.zod($KubeadmConfigSpecClusterConfigurationDns);
 
 /**
  * external describes how to connect to an external etcd cluster
@@ -312,8 +383,15 @@ export interface KubeadmConfigSpecClusterConfigurationEtcdExternal {
   keyFile: string;
 }
 
+const $KubeadmConfigSpecClusterConfigurationEtcdExternal = c.object<KubeadmConfigSpecClusterConfigurationEtcdExternal>({
+  caFile: c.string({ minLength: 1, maxLength: 512 }),
+  certFile: c.string({ minLength: 1, maxLength: 512 }),
+  endpoints: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  keyFile: c.string({ minLength: 1, maxLength: 512 }),
+}, { required: ["caFile","certFile","endpoints","keyFile"] });
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationEtcdExternal}. */
-export const KubeadmConfigSpecClusterConfigurationEtcdExternalSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationEtcdExternal> = schemas.KubeadmConfigSpecClusterConfigurationEtcdExternal;
+export const KubeadmConfigSpecClusterConfigurationEtcdExternalSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationEtcdExternal> = c.zod($KubeadmConfigSpecClusterConfigurationEtcdExternal);
 
 /**
  * local provides configuration knobs for configuring the local etcd instance
@@ -356,8 +434,18 @@ export interface KubeadmConfigSpecClusterConfigurationEtcdLocal {
   serverCertSANs?: string[];
 }
 
+const $KubeadmConfigSpecClusterConfigurationEtcdLocal = c.object<KubeadmConfigSpecClusterConfigurationEtcdLocal>({
+  dataDir: c.string({ minLength: 1, maxLength: 512 }),
+  extraArgs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
+  extraEnvs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  imageTag: c.string({ minLength: 1, maxLength: 256 }),
+  peerCertSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  serverCertSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationEtcdLocal}. */
-export const KubeadmConfigSpecClusterConfigurationEtcdLocalSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationEtcdLocal> = schemas.KubeadmConfigSpecClusterConfigurationEtcdLocal;
+export const KubeadmConfigSpecClusterConfigurationEtcdLocalSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationEtcdLocal> = c.zod($KubeadmConfigSpecClusterConfigurationEtcdLocal);
 
 const KubeadmConfigSpecClusterConfigurationEtcdLocalDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 
@@ -378,8 +466,13 @@ export interface KubeadmConfigSpecClusterConfigurationEtcd {
   local?: KubeadmConfigSpecClusterConfigurationEtcdLocal;
 }
 
+const $KubeadmConfigSpecClusterConfigurationEtcd = c.object<KubeadmConfigSpecClusterConfigurationEtcd>({
+  external: $KubeadmConfigSpecClusterConfigurationEtcdExternal,
+  local: $KubeadmConfigSpecClusterConfigurationEtcdLocal,
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfigurationEtcd}. */
-export const KubeadmConfigSpecClusterConfigurationEtcdSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationEtcd> = schemas.KubeadmConfigSpecClusterConfigurationEtcd;
+export const KubeadmConfigSpecClusterConfigurationEtcdSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationEtcd> = c.zod($KubeadmConfigSpecClusterConfigurationEtcd);
 
 const KubeadmConfigSpecClusterConfigurationEtcdDefaults: c.DefaultsNode = { properties: { local: { ...KubeadmConfigSpecClusterConfigurationEtcdLocalDefaults } } };
 
@@ -449,8 +542,23 @@ export interface KubeadmConfigSpecClusterConfiguration {
   scheduler?: KubeadmConfigSpecClusterConfigurationScheduler;
 }
 
+const $KubeadmConfigSpecClusterConfiguration = c.object<KubeadmConfigSpecClusterConfiguration>({
+  apiServer: $KubeadmConfigSpecClusterConfigurationApiServer,
+  caCertificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 36500 }),
+  certificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 1095 }),
+  certificatesDir: c.string({ minLength: 1, maxLength: 512 }),
+  controlPlaneEndpoint: c.string({ minLength: 1, maxLength: 512 }),
+  controllerManager: $KubeadmConfigSpecClusterConfigurationScheduler,
+  dns: $KubeadmConfigSpecClusterConfigurationDns,
+  encryptionAlgorithm: c.literals<"ECDSA-P256" | "ECDSA-P384" | "RSA-2048" | "RSA-3072" | "RSA-4096">(["ECDSA-P256","ECDSA-P384","RSA-2048","RSA-3072","RSA-4096"]),
+  etcd: $KubeadmConfigSpecClusterConfigurationEtcd,
+  featureGates: c.record(c.boolean()),
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  scheduler: $KubeadmConfigSpecClusterConfigurationScheduler,
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecClusterConfiguration}. */
-export const KubeadmConfigSpecClusterConfigurationSchema: z.ZodType<KubeadmConfigSpecClusterConfiguration> = schemas.KubeadmConfigSpecClusterConfiguration;
+export const KubeadmConfigSpecClusterConfigurationSchema: z.ZodType<KubeadmConfigSpecClusterConfiguration> = c.zod($KubeadmConfigSpecClusterConfiguration);
 
 const KubeadmConfigSpecClusterConfigurationDefaults: c.DefaultsNode = { properties: { apiServer: { ...KubeadmConfigSpecClusterConfigurationApiServerDefaults }, controllerManager: { ...KubeadmConfigSpecClusterConfigurationSchedulerDefaults }, etcd: { ...KubeadmConfigSpecClusterConfigurationEtcdDefaults }, scheduler: { ...KubeadmConfigSpecClusterConfigurationSchedulerDefaults } } };
 
@@ -478,8 +586,18 @@ export interface KubeadmConfigSpecDiskSetupFilesystem {
   replaceFS?: string;
 }
 
+const $KubeadmConfigSpecDiskSetupFilesystem = c.object<KubeadmConfigSpecDiskSetupFilesystem>({
+  device: c.string({ minLength: 1, maxLength: 256 }),
+  extraOpts: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  filesystem: c.string({ minLength: 1, maxLength: 128 }),
+  label: c.string({ minLength: 1, maxLength: 512 }),
+  overwrite: c.boolean(),
+  partition: c.string({ minLength: 1, maxLength: 128 }),
+  replaceFS: c.string({ minLength: 1, maxLength: 128 }),
+}, { required: ["device","filesystem"] });
+
 /** zod schema of {@link KubeadmConfigSpecDiskSetupFilesystem}. */
-export const KubeadmConfigSpecDiskSetupFilesystemSchema: z.ZodType<KubeadmConfigSpecDiskSetupFilesystem> = schemas.KubeadmConfigSpecDiskSetupFilesystem;
+export const KubeadmConfigSpecDiskSetupFilesystemSchema: z.ZodType<KubeadmConfigSpecDiskSetupFilesystem> = c.zod($KubeadmConfigSpecDiskSetupFilesystem);
 
 /** PartitionSpec defines the size and optional type for a partition. */
 export interface KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem {
@@ -497,8 +615,13 @@ export interface KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem {
   percentage: number;
 }
 
+const $KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem = c.object<KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem>({
+  partitionType: c.withMeta(c.string({ minLength: 1, maxLength: 36 }), {"x-kubernetes-validations":[{"message":"partitionType must be one of Linux, LinuxSwap, LinuxRAID, LVM, Fat32, NTFS, LinuxExtended or a full GPT partition GUID","rule":"self.matches('^(Linux|LinuxSwap|LinuxRAID|LVM|Fat32|NTFS|LinuxExtended|[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12})$')"}]}),
+  percentage: c.integer({ format: "int32", minimum: 1, maximum: 100 }),
+}, { required: ["percentage"] });
+
 /** zod schema of {@link KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem}. */
-export const KubeadmConfigSpecDiskSetupPartitionDiskLayoutItemSchema: z.ZodType<KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem> = schemas.KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem;
+export const KubeadmConfigSpecDiskSetupPartitionDiskLayoutItemSchema: z.ZodType<KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem> = c.zod($KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem);
 
 /**
  * Partition defines how to create and layout a partition.
@@ -536,8 +659,16 @@ export interface KubeadmConfigSpecDiskSetupPartition {
   tableType?: "mbr" | "gpt";
 }
 
+const $KubeadmConfigSpecDiskSetupPartition = c.withMeta(c.object<KubeadmConfigSpecDiskSetupPartition>({
+  device: c.string({ minLength: 1, maxLength: 256 }),
+  diskLayout: c.withMeta(c.array($KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  layout: c.boolean(),
+  overwrite: c.boolean(),
+  tableType: c.literals<"mbr" | "gpt">(["mbr","gpt"]),
+}, { required: ["device"] }), {"x-kubernetes-validations":[{"message":"exactly one of the fields in [layout diskLayout] must be set","rule":"[has(self.layout),has(self.diskLayout)].filter(x,x==true).size() == 1"}]});
+
 /** zod schema of {@link KubeadmConfigSpecDiskSetupPartition}. */
-export const KubeadmConfigSpecDiskSetupPartitionSchema: z.ZodType<KubeadmConfigSpecDiskSetupPartition> = schemas.KubeadmConfigSpecDiskSetupPartition;
+export const KubeadmConfigSpecDiskSetupPartitionSchema: z.ZodType<KubeadmConfigSpecDiskSetupPartition> = c.zod($KubeadmConfigSpecDiskSetupPartition);
 
 /** diskSetup specifies options for the creation of partition tables and file systems on devices. */
 export interface KubeadmConfigSpecDiskSetup {
@@ -547,8 +678,13 @@ export interface KubeadmConfigSpecDiskSetup {
   partitions?: KubeadmConfigSpecDiskSetupPartition[];
 }
 
+const $KubeadmConfigSpecDiskSetup = c.object<KubeadmConfigSpecDiskSetup>({
+  filesystems: c.withMeta(c.array($KubeadmConfigSpecDiskSetupFilesystem, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  partitions: c.withMeta(c.array($KubeadmConfigSpecDiskSetupPartition, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecDiskSetup}. */
-export const KubeadmConfigSpecDiskSetupSchema: z.ZodType<KubeadmConfigSpecDiskSetup> = schemas.KubeadmConfigSpecDiskSetup;
+export const KubeadmConfigSpecDiskSetupSchema: z.ZodType<KubeadmConfigSpecDiskSetup> = c.zod($KubeadmConfigSpecDiskSetup);
 
 /** secret represents a secret that should populate this file. */
 export interface KubeadmConfigSpecUserPasswdFromSecret {
@@ -558,8 +694,13 @@ export interface KubeadmConfigSpecUserPasswdFromSecret {
   name: string;
 }
 
+const $KubeadmConfigSpecUserPasswdFromSecret = c.object<KubeadmConfigSpecUserPasswdFromSecret>({
+  key: c.string({ minLength: 1, maxLength: 256 }),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+}, { required: ["key","name"] });
+
 /** zod schema of {@link KubeadmConfigSpecUserPasswdFromSecret}. */
-export const KubeadmConfigSpecUserPasswdFromSecretSchema: z.ZodType<KubeadmConfigSpecUserPasswdFromSecret> = schemas.KubeadmConfigSpecUserPasswdFromSecret;
+export const KubeadmConfigSpecUserPasswdFromSecretSchema: z.ZodType<KubeadmConfigSpecUserPasswdFromSecret> = c.zod($KubeadmConfigSpecUserPasswdFromSecret);
 
 /** contentFrom is a referenced source of content to populate the file. */
 export interface KubeadmConfigSpecFileContentFrom {
@@ -567,8 +708,12 @@ export interface KubeadmConfigSpecFileContentFrom {
   secret: KubeadmConfigSpecUserPasswdFromSecret;
 }
 
+const $KubeadmConfigSpecFileContentFrom = c.object<KubeadmConfigSpecFileContentFrom>({
+  secret: $KubeadmConfigSpecUserPasswdFromSecret,
+}, { required: ["secret"] });
+
 /** zod schema of {@link KubeadmConfigSpecFileContentFrom}. */
-export const KubeadmConfigSpecFileContentFromSchema: z.ZodType<KubeadmConfigSpecFileContentFrom> = schemas.KubeadmConfigSpecFileContentFrom;
+export const KubeadmConfigSpecFileContentFromSchema: z.ZodType<KubeadmConfigSpecFileContentFrom> = c.zod($KubeadmConfigSpecFileContentFrom);
 
 /** File defines the input for generating write_files in cloud-init. */
 export interface KubeadmConfigSpecFile {
@@ -597,8 +742,19 @@ export interface KubeadmConfigSpecFile {
   permissions?: string;
 }
 
+const $KubeadmConfigSpecFile = c.object<KubeadmConfigSpecFile>({
+  append: c.boolean(),
+  content: c.string({ minLength: 1, maxLength: 10240 }),
+  contentFormat: c.literals<"Raw" | "Template">(["Raw","Template"]),
+  contentFrom: $KubeadmConfigSpecFileContentFrom,
+  encoding: c.literals<"base64" | "gzip" | "gzip+base64">(["base64","gzip","gzip+base64"]),
+  owner: c.string({ minLength: 1, maxLength: 256 }),
+  path: c.string({ minLength: 1, maxLength: 512 }),
+  permissions: c.string({ minLength: 1, maxLength: 16 }),
+}, { required: ["path"] });
+
 /** zod schema of {@link KubeadmConfigSpecFile}. */
-export const KubeadmConfigSpecFileSchema: z.ZodType<KubeadmConfigSpecFile> = schemas.KubeadmConfigSpecFile;
+export const KubeadmConfigSpecFileSchema: z.ZodType<KubeadmConfigSpecFile> = c.zod($KubeadmConfigSpecFile);
 
 /** containerLinuxConfig contains CLC specific configuration. */
 export interface KubeadmConfigSpecIgnitionContainerLinuxConfig {
@@ -613,8 +769,13 @@ export interface KubeadmConfigSpecIgnitionContainerLinuxConfig {
   strict?: boolean;
 }
 
+const $KubeadmConfigSpecIgnitionContainerLinuxConfig = c.object<KubeadmConfigSpecIgnitionContainerLinuxConfig>({
+  additionalConfig: c.string({ minLength: 1, maxLength: 32768 }),
+  strict: c.boolean(),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecIgnitionContainerLinuxConfig}. */
-export const KubeadmConfigSpecIgnitionContainerLinuxConfigSchema: z.ZodType<KubeadmConfigSpecIgnitionContainerLinuxConfig> = schemas.KubeadmConfigSpecIgnitionContainerLinuxConfig;
+export const KubeadmConfigSpecIgnitionContainerLinuxConfigSchema: z.ZodType<KubeadmConfigSpecIgnitionContainerLinuxConfig> = c.zod($KubeadmConfigSpecIgnitionContainerLinuxConfig);
 
 /** ignition contains Ignition specific configuration. */
 export interface KubeadmConfigSpecIgnition {
@@ -622,8 +783,12 @@ export interface KubeadmConfigSpecIgnition {
   containerLinuxConfig?: KubeadmConfigSpecIgnitionContainerLinuxConfig;
 }
 
+const $KubeadmConfigSpecIgnition = c.object<KubeadmConfigSpecIgnition>({
+  containerLinuxConfig: $KubeadmConfigSpecIgnitionContainerLinuxConfig,
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecIgnition}. */
-export const KubeadmConfigSpecIgnitionSchema: z.ZodType<KubeadmConfigSpecIgnition> = schemas.KubeadmConfigSpecIgnition;
+export const KubeadmConfigSpecIgnitionSchema: z.ZodType<KubeadmConfigSpecIgnition> = c.zod($KubeadmConfigSpecIgnition);
 
 /** BootstrapToken describes one bootstrap token, stored as a Secret in the cluster. */
 export interface KubeadmConfigSpecInitConfigurationBootstrapToken {
@@ -659,8 +824,17 @@ export interface KubeadmConfigSpecInitConfigurationBootstrapToken {
   usages?: string[];
 }
 
+const $KubeadmConfigSpecInitConfigurationBootstrapToken = c.object<KubeadmConfigSpecInitConfigurationBootstrapToken>({
+  description: c.string({ minLength: 1, maxLength: 512 }),
+  expires: c.string({ format: "date-time" }),
+  groups: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  token: c.string({ minLength: 1, maxLength: 23 }),
+  ttlSeconds: c.integer({ format: "int32", minimum: 0 }),
+  usages: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { required: ["token"] });
+
 /** zod schema of {@link KubeadmConfigSpecInitConfigurationBootstrapToken}. */
-export const KubeadmConfigSpecInitConfigurationBootstrapTokenSchema: z.ZodType<KubeadmConfigSpecInitConfigurationBootstrapToken> = schemas.KubeadmConfigSpecInitConfigurationBootstrapToken;
+export const KubeadmConfigSpecInitConfigurationBootstrapTokenSchema: z.ZodType<KubeadmConfigSpecInitConfigurationBootstrapToken> = c.zod($KubeadmConfigSpecInitConfigurationBootstrapToken);
 
 /**
  * localAPIEndpoint represents the endpoint of the API server instance that's deployed on this control plane node
@@ -680,8 +854,13 @@ export interface KubeadmConfigSpecInitConfigurationLocalAPIEndpoint {
   bindPort?: number;
 }
 
+const $KubeadmConfigSpecInitConfigurationLocalAPIEndpoint = c.object<KubeadmConfigSpecInitConfigurationLocalAPIEndpoint>({
+  advertiseAddress: c.string({ minLength: 1, maxLength: 39 }),
+  bindPort: c.integer({ format: "int32", minimum: 1 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecInitConfigurationLocalAPIEndpoint}. */
-export const KubeadmConfigSpecInitConfigurationLocalAPIEndpointSchema: z.ZodType<KubeadmConfigSpecInitConfigurationLocalAPIEndpoint> = schemas.KubeadmConfigSpecInitConfigurationLocalAPIEndpoint;
+export const KubeadmConfigSpecInitConfigurationLocalAPIEndpointSchema: z.ZodType<KubeadmConfigSpecInitConfigurationLocalAPIEndpoint> = c.zod($KubeadmConfigSpecInitConfigurationLocalAPIEndpoint);
 
 /**
  * The node this Taint is attached to has the "effect" on
@@ -702,8 +881,15 @@ export interface KubeadmConfigSpecInitConfigurationNodeRegistrationTaint {
   value?: string;
 }
 
+const $KubeadmConfigSpecInitConfigurationNodeRegistrationTaint = c.object<KubeadmConfigSpecInitConfigurationNodeRegistrationTaint>({
+  effect: c.string(),
+  key: c.string(),
+  timeAdded: c.string({ format: "date-time" }),
+  value: c.string(),
+}, { required: ["effect","key"] });
+
 /** zod schema of {@link KubeadmConfigSpecInitConfigurationNodeRegistrationTaint}. */
-export const KubeadmConfigSpecInitConfigurationNodeRegistrationTaintSchema: z.ZodType<KubeadmConfigSpecInitConfigurationNodeRegistrationTaint> = schemas.KubeadmConfigSpecInitConfigurationNodeRegistrationTaint;
+export const KubeadmConfigSpecInitConfigurationNodeRegistrationTaintSchema: z.ZodType<KubeadmConfigSpecInitConfigurationNodeRegistrationTaint> = c.zod($KubeadmConfigSpecInitConfigurationNodeRegistrationTaint);
 
 /**
  * nodeRegistration holds fields that relate to registering the new control-plane node to the cluster.
@@ -754,8 +940,18 @@ export interface KubeadmConfigSpecInitConfigurationNodeRegistration {
   taints?: KubeadmConfigSpecInitConfigurationNodeRegistrationTaint[];
 }
 
+const $KubeadmConfigSpecInitConfigurationNodeRegistration = c.object<KubeadmConfigSpecInitConfigurationNodeRegistration>({
+  criSocket: c.string({ minLength: 1, maxLength: 512 }),
+  ignorePreflightErrors: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  imagePullPolicy: c.literals<"Always" | "IfNotPresent" | "Never">(["Always","IfNotPresent","Never"]),
+  imagePullSerial: c.boolean(),
+  kubeletExtraArgs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"kubeletExtraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+  taints: c.array($KubeadmConfigSpecInitConfigurationNodeRegistrationTaint, { minItems: 0, maxItems: 100 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecInitConfigurationNodeRegistration}. */
-export const KubeadmConfigSpecInitConfigurationNodeRegistrationSchema: z.ZodType<KubeadmConfigSpecInitConfigurationNodeRegistration> = schemas.KubeadmConfigSpecInitConfigurationNodeRegistration;
+export const KubeadmConfigSpecInitConfigurationNodeRegistrationSchema: z.ZodType<KubeadmConfigSpecInitConfigurationNodeRegistration> = c.zod($KubeadmConfigSpecInitConfigurationNodeRegistration);
 
 /**
  * patches contains options related to applying patches to components deployed by kubeadm during
@@ -777,8 +973,12 @@ export interface KubeadmConfigSpecInitConfigurationPatches {
   directory?: string;
 }
 
+const $KubeadmConfigSpecInitConfigurationPatches = c.object<KubeadmConfigSpecInitConfigurationPatches>({
+  directory: c.string({ minLength: 1, maxLength: 512 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecInitConfigurationPatches}. */
-export const KubeadmConfigSpecInitConfigurationPatchesSchema: z.ZodType<KubeadmConfigSpecInitConfigurationPatches> = schemas.KubeadmConfigSpecInitConfigurationPatches;
+export const KubeadmConfigSpecInitConfigurationPatchesSchema: z.ZodType<KubeadmConfigSpecInitConfigurationPatches> = c.zod($KubeadmConfigSpecInitConfigurationPatches);
 
 /** timeouts holds various timeouts that apply to kubeadm commands. */
 export interface KubeadmConfigSpecInitConfigurationTimeouts {
@@ -820,8 +1020,17 @@ export interface KubeadmConfigSpecInitConfigurationTimeouts {
   tlsBootstrapSeconds?: number;
 }
 
+const $KubeadmConfigSpecInitConfigurationTimeouts = c.object<KubeadmConfigSpecInitConfigurationTimeouts>({
+  controlPlaneComponentHealthCheckSeconds: c.integer({ format: "int32", minimum: 0 }),
+  discoverySeconds: c.integer({ format: "int32", minimum: 0 }),
+  etcdAPICallSeconds: c.integer({ format: "int32", minimum: 0 }),
+  kubeletHealthCheckSeconds: c.integer({ format: "int32", minimum: 0 }),
+  kubernetesAPICallSeconds: c.integer({ format: "int32", minimum: 0 }),
+  tlsBootstrapSeconds: c.integer({ format: "int32", minimum: 0 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecInitConfigurationTimeouts}. */
-export const KubeadmConfigSpecInitConfigurationTimeoutsSchema: z.ZodType<KubeadmConfigSpecInitConfigurationTimeouts> = schemas.KubeadmConfigSpecInitConfigurationTimeouts;
+export const KubeadmConfigSpecInitConfigurationTimeoutsSchema: z.ZodType<KubeadmConfigSpecInitConfigurationTimeouts> = c.zod($KubeadmConfigSpecInitConfigurationTimeouts);
 
 /** initConfiguration along with ClusterConfiguration are the configurations necessary for the init command */
 export interface KubeadmConfigSpecInitConfiguration {
@@ -860,8 +1069,17 @@ export interface KubeadmConfigSpecInitConfiguration {
   timeouts?: KubeadmConfigSpecInitConfigurationTimeouts;
 }
 
+const $KubeadmConfigSpecInitConfiguration = c.object<KubeadmConfigSpecInitConfiguration>({
+  bootstrapTokens: c.withMeta(c.array($KubeadmConfigSpecInitConfigurationBootstrapToken, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  localAPIEndpoint: $KubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
+  nodeRegistration: $KubeadmConfigSpecInitConfigurationNodeRegistration,
+  patches: $KubeadmConfigSpecInitConfigurationPatches,
+  skipPhases: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  timeouts: $KubeadmConfigSpecInitConfigurationTimeouts,
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecInitConfiguration}. */
-export const KubeadmConfigSpecInitConfigurationSchema: z.ZodType<KubeadmConfigSpecInitConfiguration> = schemas.KubeadmConfigSpecInitConfiguration;
+export const KubeadmConfigSpecInitConfigurationSchema: z.ZodType<KubeadmConfigSpecInitConfiguration> = c.zod($KubeadmConfigSpecInitConfiguration);
 
 /**
  * controlPlane defines the additional control plane instance to be deployed on the joining node.
@@ -872,8 +1090,12 @@ export interface KubeadmConfigSpecJoinConfigurationControlPlane {
   localAPIEndpoint?: KubeadmConfigSpecInitConfigurationLocalAPIEndpoint;
 }
 
+const $KubeadmConfigSpecJoinConfigurationControlPlane = c.object<KubeadmConfigSpecJoinConfigurationControlPlane>({
+  localAPIEndpoint: $KubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
+});
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationControlPlane}. */
-export const KubeadmConfigSpecJoinConfigurationControlPlaneSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationControlPlane> = schemas.KubeadmConfigSpecJoinConfigurationControlPlane;
+export const KubeadmConfigSpecJoinConfigurationControlPlaneSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationControlPlane> = c.zod($KubeadmConfigSpecJoinConfigurationControlPlane);
 
 /**
  * bootstrapToken is used to set the options for bootstrap token based discovery
@@ -906,8 +1128,15 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken {
   unsafeSkipCAVerification?: boolean;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken>({
+  apiServerEndpoint: c.string({ minLength: 1, maxLength: 512 }),
+  caCertHashes: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  token: c.string({ minLength: 1, maxLength: 512 }),
+  unsafeSkipCAVerification: c.boolean(),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapTokenSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken> = schemas.KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken;
+export const KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapTokenSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken);
 
 /**
  * cluster contains information about how to communicate with the kubernetes cluster.
@@ -947,8 +1176,16 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluste
   tlsServerName?: string;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster>({
+  certificateAuthorityData: c.string({ format: "byte", minLength: 1, maxLength: 51200 }),
+  insecureSkipTLSVerify: c.boolean(),
+  proxyURL: c.string({ minLength: 1, maxLength: 512 }),
+  server: c.string({ minLength: 1, maxLength: 512 }),
+  tlsServerName: c.string({ minLength: 1, maxLength: 512 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigClusterSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster> = schemas.KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster;
+export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigClusterSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster);
 
 /** authProvider specifies a custom authentication plugin for the kubernetes cluster. */
 export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider {
@@ -958,8 +1195,13 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAu
   name: string;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider>({
+  config: c.record(c.string()),
+  name: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["name"] });
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProviderSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider> = schemas.KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider;
+export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProviderSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider);
 
 /**
  * KubeConfigAuthExecEnv is used for setting environment variables when executing an exec-based
@@ -972,8 +1214,13 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserEx
   value: string;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem>({
+  name: c.string({ minLength: 1, maxLength: 512 }),
+  value: c.string({ minLength: 1, maxLength: 512 }),
+}, { required: ["name","value"] });
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItemSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem> = schemas.KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem;
+export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItemSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem);
 
 /** exec specifies a custom exec-based authentication plugin for the kubernetes cluster. */
 export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec {
@@ -1003,8 +1250,16 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserEx
   provideClusterInfo?: boolean;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec>({
+  apiVersion: c.string({ minLength: 1, maxLength: 512 }),
+  args: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  command: c.string({ minLength: 1, maxLength: 1024 }),
+  env: c.withMeta(c.array($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  provideClusterInfo: c.boolean(),
+}, { required: ["command"] });
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec> = schemas.KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec;
+export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec);
 
 /**
  * user contains information that describes identity information.
@@ -1017,8 +1272,13 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser {
   exec?: KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser>({
+  authProvider: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider,
+  exec: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec,
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser> = schemas.KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser;
+export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser);
 
 /**
  * kubeConfig is used (optionally) to generate a KubeConfig based on the KubeadmConfig's information.
@@ -1043,8 +1303,13 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig {
   user: KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig>({
+  cluster: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster,
+  user: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser,
+}, { required: ["user"] });
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig> = schemas.KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig;
+export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig);
 
 /**
  * file is used to specify a file or URL to a kubeconfig file from which to load cluster information
@@ -1063,8 +1328,13 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFile {
   kubeConfigPath: string;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscoveryFile = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFile>({
+  kubeConfig: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig,
+  kubeConfigPath: c.string({ minLength: 1, maxLength: 512 }),
+}, { required: ["kubeConfigPath"] });
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFile}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFile> = schemas.KubeadmConfigSpecJoinConfigurationDiscoveryFile;
+export const KubeadmConfigSpecJoinConfigurationDiscoveryFileSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFile> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFile);
 
 /** discovery specifies the options for the kubelet to use during the TLS Bootstrap process */
 export interface KubeadmConfigSpecJoinConfigurationDiscovery {
@@ -1086,8 +1356,14 @@ export interface KubeadmConfigSpecJoinConfigurationDiscovery {
   tlsBootstrapToken?: string;
 }
 
+const $KubeadmConfigSpecJoinConfigurationDiscovery = c.object<KubeadmConfigSpecJoinConfigurationDiscovery>({
+  bootstrapToken: $KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken,
+  file: $KubeadmConfigSpecJoinConfigurationDiscoveryFile,
+  tlsBootstrapToken: c.string({ minLength: 1, maxLength: 512 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscovery}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoverySchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscovery> = schemas.KubeadmConfigSpecJoinConfigurationDiscovery;
+export const KubeadmConfigSpecJoinConfigurationDiscoverySchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscovery> = c.zod($KubeadmConfigSpecJoinConfigurationDiscovery);
 
 /** joinConfiguration is the kubeadm configuration for the join command */
 export interface KubeadmConfigSpecJoinConfiguration {
@@ -1125,8 +1401,18 @@ export interface KubeadmConfigSpecJoinConfiguration {
   timeouts?: KubeadmConfigSpecInitConfigurationTimeouts;
 }
 
+const $KubeadmConfigSpecJoinConfiguration = c.object<KubeadmConfigSpecJoinConfiguration>({
+  caCertPath: c.string({ minLength: 1, maxLength: 512 }),
+  controlPlane: $KubeadmConfigSpecJoinConfigurationControlPlane,
+  discovery: $KubeadmConfigSpecJoinConfigurationDiscovery,
+  nodeRegistration: $KubeadmConfigSpecInitConfigurationNodeRegistration,
+  patches: $KubeadmConfigSpecInitConfigurationPatches,
+  skipPhases: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  timeouts: $KubeadmConfigSpecInitConfigurationTimeouts,
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecJoinConfiguration}. */
-export const KubeadmConfigSpecJoinConfigurationSchema: z.ZodType<KubeadmConfigSpecJoinConfiguration> = schemas.KubeadmConfigSpecJoinConfiguration;
+export const KubeadmConfigSpecJoinConfigurationSchema: z.ZodType<KubeadmConfigSpecJoinConfiguration> = c.zod($KubeadmConfigSpecJoinConfiguration);
 
 /** ntp specifies NTP configuration */
 export interface KubeadmConfigSpecNtp {
@@ -1136,8 +1422,13 @@ export interface KubeadmConfigSpecNtp {
   servers?: string[];
 }
 
+const $KubeadmConfigSpecNtp = c.object<KubeadmConfigSpecNtp>({
+  enabled: c.boolean(),
+  servers: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpecNtp}. */
-export const KubeadmConfigSpecNtpSchema: z.ZodType<KubeadmConfigSpecNtp> = schemas.KubeadmConfigSpecNtp;
+export const KubeadmConfigSpecNtpSchema: z.ZodType<KubeadmConfigSpecNtp> = c.zod($KubeadmConfigSpecNtp);
 
 /** passwdFrom is a referenced source of passwd to populate the passwd. */
 export interface KubeadmConfigSpecUserPasswdFrom {
@@ -1145,8 +1436,12 @@ export interface KubeadmConfigSpecUserPasswdFrom {
   secret: KubeadmConfigSpecUserPasswdFromSecret;
 }
 
+const $KubeadmConfigSpecUserPasswdFrom = c.object<KubeadmConfigSpecUserPasswdFrom>({
+  secret: $KubeadmConfigSpecUserPasswdFromSecret,
+}, { required: ["secret"] });
+
 /** zod schema of {@link KubeadmConfigSpecUserPasswdFrom}. */
-export const KubeadmConfigSpecUserPasswdFromSchema: z.ZodType<KubeadmConfigSpecUserPasswdFrom> = schemas.KubeadmConfigSpecUserPasswdFrom;
+export const KubeadmConfigSpecUserPasswdFromSchema: z.ZodType<KubeadmConfigSpecUserPasswdFrom> = c.zod($KubeadmConfigSpecUserPasswdFrom);
 
 /** User defines the input for a generated user in cloud-init. */
 export interface KubeadmConfigSpecUser {
@@ -1176,8 +1471,23 @@ export interface KubeadmConfigSpecUser {
   sudo?: string;
 }
 
+const $KubeadmConfigSpecUser = c.object<KubeadmConfigSpecUser>({
+  gecos: c.string({ minLength: 1, maxLength: 256 }),
+  groups: c.string({ minLength: 1, maxLength: 256 }),
+  homeDir: c.string({ minLength: 1, maxLength: 256 }),
+  inactive: c.boolean(),
+  lockPassword: c.boolean(),
+  name: c.string({ minLength: 1, maxLength: 256 }),
+  passwd: c.string({ minLength: 1, maxLength: 256 }),
+  passwdFrom: $KubeadmConfigSpecUserPasswdFrom,
+  primaryGroup: c.string({ minLength: 1, maxLength: 256 }),
+  shell: c.string({ minLength: 1, maxLength: 256 }),
+  sshAuthorizedKeys: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 2048 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  sudo: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["name"] });
+
 /** zod schema of {@link KubeadmConfigSpecUser}. */
-export const KubeadmConfigSpecUserSchema: z.ZodType<KubeadmConfigSpecUser> = schemas.KubeadmConfigSpecUser;
+export const KubeadmConfigSpecUserSchema: z.ZodType<KubeadmConfigSpecUser> = c.zod($KubeadmConfigSpecUser);
 
 /** spec is the desired state of KubeadmConfig. */
 export interface KubeadmConfigSpec {
@@ -1229,8 +1539,25 @@ export interface KubeadmConfigSpec {
   verbosity?: number;
 }
 
+const $KubeadmConfigSpec = c.object<KubeadmConfigSpec>({
+  bootCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  clusterConfiguration: $KubeadmConfigSpecClusterConfiguration,
+  diskSetup: $KubeadmConfigSpecDiskSetup,
+  files: c.withMeta(c.array($KubeadmConfigSpecFile, { minItems: 1, maxItems: 200, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  format: c.literals<"cloud-config" | "ignition">(["cloud-config","ignition"]),
+  ignition: $KubeadmConfigSpecIgnition,
+  initConfiguration: $KubeadmConfigSpecInitConfiguration,
+  joinConfiguration: $KubeadmConfigSpecJoinConfiguration,
+  mounts: c.withMeta(c.array(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  ntp: $KubeadmConfigSpecNtp,
+  postKubeadmCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  preKubeadmCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  users: c.withMeta(c.array($KubeadmConfigSpecUser, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  verbosity: c.integer({ format: "int32" }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigSpec}. */
-export const KubeadmConfigSpecSchema: z.ZodType<KubeadmConfigSpec> = schemas.KubeadmConfigSpec;
+export const KubeadmConfigSpecSchema: z.ZodType<KubeadmConfigSpec> = c.zod($KubeadmConfigSpec);
 
 const KubeadmConfigSpecDefaults: c.DefaultsNode = { properties: { clusterConfiguration: { ...KubeadmConfigSpecClusterConfigurationDefaults } } };
 
@@ -1266,8 +1593,17 @@ export interface KubeadmConfigStatusCondition {
   type: string;
 }
 
+const $KubeadmConfigStatusCondition = c.object<KubeadmConfigStatusCondition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
 /** zod schema of {@link KubeadmConfigStatusCondition}. */
-export const KubeadmConfigStatusConditionSchema: z.ZodType<KubeadmConfigStatusCondition> = schemas.KubeadmConfigStatusCondition;
+export const KubeadmConfigStatusConditionSchema: z.ZodType<KubeadmConfigStatusCondition> = c.zod($KubeadmConfigStatusCondition);
 
 /**
  * Condition defines an observation of a Cluster API resource operational state.
@@ -1308,8 +1644,17 @@ export interface KubeadmConfigStatusDeprecatedV1beta1Condition {
   type: string;
 }
 
+const $KubeadmConfigStatusDeprecatedV1beta1Condition = c.object<KubeadmConfigStatusDeprecatedV1beta1Condition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
+
 /** zod schema of {@link KubeadmConfigStatusDeprecatedV1beta1Condition}. */
-export const KubeadmConfigStatusDeprecatedV1beta1ConditionSchema: z.ZodType<KubeadmConfigStatusDeprecatedV1beta1Condition> = schemas.KubeadmConfigStatusDeprecatedV1beta1Condition;
+export const KubeadmConfigStatusDeprecatedV1beta1ConditionSchema: z.ZodType<KubeadmConfigStatusDeprecatedV1beta1Condition> = c.zod($KubeadmConfigStatusDeprecatedV1beta1Condition);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface KubeadmConfigStatusDeprecatedV1beta1 {
@@ -1339,8 +1684,14 @@ export interface KubeadmConfigStatusDeprecatedV1beta1 {
   failureReason?: string;
 }
 
+const $KubeadmConfigStatusDeprecatedV1beta1 = c.object<KubeadmConfigStatusDeprecatedV1beta1>({
+  conditions: c.array($KubeadmConfigStatusDeprecatedV1beta1Condition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string({ minLength: 1, maxLength: 256 }),
+});
+
 /** zod schema of {@link KubeadmConfigStatusDeprecatedV1beta1}. */
-export const KubeadmConfigStatusDeprecatedV1beta1Schema: z.ZodType<KubeadmConfigStatusDeprecatedV1beta1> = schemas.KubeadmConfigStatusDeprecatedV1beta1;
+export const KubeadmConfigStatusDeprecatedV1beta1Schema: z.ZodType<KubeadmConfigStatusDeprecatedV1beta1> = c.zod($KubeadmConfigStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface KubeadmConfigStatusDeprecated {
@@ -1348,8 +1699,12 @@ export interface KubeadmConfigStatusDeprecated {
   v1beta1?: KubeadmConfigStatusDeprecatedV1beta1;
 }
 
+const $KubeadmConfigStatusDeprecated = c.object<KubeadmConfigStatusDeprecated>({
+  v1beta1: $KubeadmConfigStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link KubeadmConfigStatusDeprecated}. */
-export const KubeadmConfigStatusDeprecatedSchema: z.ZodType<KubeadmConfigStatusDeprecated> = schemas.KubeadmConfigStatusDeprecated;
+export const KubeadmConfigStatusDeprecatedSchema: z.ZodType<KubeadmConfigStatusDeprecated> = c.zod($KubeadmConfigStatusDeprecated);
 
 /**
  * initialization provides observations of the KubeadmConfig initialization process.
@@ -1363,8 +1718,12 @@ export interface KubeadmConfigStatusInitialization {
   dataSecretCreated?: boolean;
 }
 
+const $KubeadmConfigStatusInitialization = c.object<KubeadmConfigStatusInitialization>({
+  dataSecretCreated: c.boolean(),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigStatusInitialization}. */
-export const KubeadmConfigStatusInitializationSchema: z.ZodType<KubeadmConfigStatusInitialization> = schemas.KubeadmConfigStatusInitialization;
+export const KubeadmConfigStatusInitializationSchema: z.ZodType<KubeadmConfigStatusInitialization> = c.zod($KubeadmConfigStatusInitialization);
 
 /** status is the observed state of KubeadmConfig. */
 export interface KubeadmConfigStatus {
@@ -1386,8 +1745,16 @@ export interface KubeadmConfigStatus {
   observedGeneration?: number;
 }
 
+const $KubeadmConfigStatus = c.object<KubeadmConfigStatus>({
+  conditions: c.withMeta(c.array($KubeadmConfigStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  dataSecretName: c.string({ minLength: 1, maxLength: 253 }),
+  deprecated: $KubeadmConfigStatusDeprecated,
+  initialization: $KubeadmConfigStatusInitialization,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigStatus}. */
-export const KubeadmConfigStatusSchema: z.ZodType<KubeadmConfigStatus> = schemas.KubeadmConfigStatus;
+export const KubeadmConfigStatusSchema: z.ZodType<KubeadmConfigStatus> = c.zod($KubeadmConfigStatus);
 
 /**
  * KubeadmConfig is the Schema for the kubeadmconfigs API.
@@ -1430,11 +1797,24 @@ export interface KubeadmConfigList {
   items: KubeadmConfig[];
 }
 
+const $KubeadmConfig = c.object<KubeadmConfig>({
+  apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("KubeadmConfig"),
+  metadata: c.objectMeta(),
+  spec: $KubeadmConfigSpec,
+  status: $KubeadmConfigStatus,
+}, { required: ["apiVersion","kind"] });
+
 /** zod schema of {@link KubeadmConfig}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const KubeadmConfigSchema: z.ZodType<KubeadmConfig> = schemas.KubeadmConfig;
+export const KubeadmConfigSchema: z.ZodType<KubeadmConfig> = c.zod($KubeadmConfig);
 
 /** zod schema of {@link KubeadmConfigList}. */
-export const KubeadmConfigListSchema: z.ZodType<KubeadmConfigList> = schemas.KubeadmConfigList;
+export const KubeadmConfigListSchema: z.ZodType<KubeadmConfigList> = c.zod(c.object<KubeadmConfigList>({
+  apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("KubeadmConfigList"),
+  metadata: c.listMeta(),
+  items: c.array($KubeadmConfig),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const KubeadmConfigDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmConfigSpecDefaults } } };
 
@@ -1534,8 +1914,13 @@ export interface KubeadmConfigTemplateSpecTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
+const $KubeadmConfigTemplateSpecTemplateMetadata = c.object<KubeadmConfigTemplateSpecTemplateMetadata>({
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigTemplateSpecTemplateMetadata}. */
-export const KubeadmConfigTemplateSpecTemplateMetadataSchema: z.ZodType<KubeadmConfigTemplateSpecTemplateMetadata> = schemas.KubeadmConfigTemplateSpecTemplateMetadata;
+export const KubeadmConfigTemplateSpecTemplateMetadataSchema: z.ZodType<KubeadmConfigTemplateSpecTemplateMetadata> = c.zod($KubeadmConfigTemplateSpecTemplateMetadata);
 
 /** template defines the desired state of KubeadmConfigTemplate. */
 export interface KubeadmConfigTemplateSpecTemplate {
@@ -1548,8 +1933,13 @@ export interface KubeadmConfigTemplateSpecTemplate {
   spec?: KubeadmConfigSpec;
 }
 
+const $KubeadmConfigTemplateSpecTemplate = c.object<KubeadmConfigTemplateSpecTemplate>({
+  metadata: $KubeadmConfigTemplateSpecTemplateMetadata,
+  spec: $KubeadmConfigSpec,
+}, { minProperties: 1 });
+
 /** zod schema of {@link KubeadmConfigTemplateSpecTemplate}. */
-export const KubeadmConfigTemplateSpecTemplateSchema: z.ZodType<KubeadmConfigTemplateSpecTemplate> = schemas.KubeadmConfigTemplateSpecTemplate;
+export const KubeadmConfigTemplateSpecTemplateSchema: z.ZodType<KubeadmConfigTemplateSpecTemplate> = c.zod($KubeadmConfigTemplateSpecTemplate);
 
 const KubeadmConfigTemplateSpecTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmConfigSpecDefaults } } };
 
@@ -1559,8 +1949,12 @@ export interface KubeadmConfigTemplateSpec {
   template: KubeadmConfigTemplateSpecTemplate;
 }
 
+const $KubeadmConfigTemplateSpec = c.object<KubeadmConfigTemplateSpec>({
+  template: $KubeadmConfigTemplateSpecTemplate,
+}, { required: ["template"] });
+
 /** zod schema of {@link KubeadmConfigTemplateSpec}. */
-export const KubeadmConfigTemplateSpecSchema: z.ZodType<KubeadmConfigTemplateSpec> = schemas.KubeadmConfigTemplateSpec;
+export const KubeadmConfigTemplateSpecSchema: z.ZodType<KubeadmConfigTemplateSpec> = c.zod($KubeadmConfigTemplateSpec);
 
 const KubeadmConfigTemplateSpecDefaults: c.DefaultsNode = { properties: { template: { ...KubeadmConfigTemplateSpecTemplateDefaults } } };
 
@@ -1603,11 +1997,23 @@ export interface KubeadmConfigTemplateList {
   items: KubeadmConfigTemplate[];
 }
 
+const $KubeadmConfigTemplate = c.object<KubeadmConfigTemplate>({
+  apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("KubeadmConfigTemplate"),
+  metadata: c.objectMeta(),
+  spec: $KubeadmConfigTemplateSpec,
+}, { required: ["apiVersion","kind"] });
+
 /** zod schema of {@link KubeadmConfigTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const KubeadmConfigTemplateSchema: z.ZodType<KubeadmConfigTemplate> = schemas.KubeadmConfigTemplate;
+export const KubeadmConfigTemplateSchema: z.ZodType<KubeadmConfigTemplate> = c.zod($KubeadmConfigTemplate);
 
 /** zod schema of {@link KubeadmConfigTemplateList}. */
-export const KubeadmConfigTemplateListSchema: z.ZodType<KubeadmConfigTemplateList> = schemas.KubeadmConfigTemplateList;
+export const KubeadmConfigTemplateListSchema: z.ZodType<KubeadmConfigTemplateList> = c.zod(c.object<KubeadmConfigTemplateList>({
+  apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("KubeadmConfigTemplateList"),
+  metadata: c.listMeta(),
+  items: c.array($KubeadmConfigTemplate),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const KubeadmConfigTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmConfigTemplateSpecDefaults } } };
 

@@ -11,10 +11,6 @@ import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1Obj
 import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
 import type { z } from "zod";
 import * as c from "../common.js";
-import { buildSchemas } from "./v1beta1.schemas.js";
-
-// The schema expressions live in plain JavaScript (see the .schemas.d.ts next to this file).
-const schemas = buildSchemas(c);
 
 /** ClusterAvailabilityGate contains the type of a Cluster condition to be used as availability gate. */
 export interface ClusterSpecAvailabilityGate {
@@ -34,8 +30,13 @@ export interface ClusterSpecAvailabilityGate {
   polarity?: "Positive" | "Negative";
 }
 
+const $ClusterSpecAvailabilityGate = c.object<ClusterSpecAvailabilityGate>({
+  conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+  polarity: c.literals<"Positive" | "Negative">(["Positive","Negative"]),
+}, { required: ["conditionType"] });
+
 /** zod schema of {@link ClusterSpecAvailabilityGate}. */
-export const ClusterSpecAvailabilityGateSchema: z.ZodType<ClusterSpecAvailabilityGate> = schemas.ClusterSpecAvailabilityGate;
+export const ClusterSpecAvailabilityGateSchema: z.ZodType<ClusterSpecAvailabilityGate> = c.zod($ClusterSpecAvailabilityGate);
 
 /** pods is the network ranges from which Pod networks are allocated. */
 export interface ClusterSpecClusterNetworkPods {
@@ -43,8 +44,12 @@ export interface ClusterSpecClusterNetworkPods {
   cidrBlocks: string[];
 }
 
+const $ClusterSpecClusterNetworkPods = c.object<ClusterSpecClusterNetworkPods>({
+  cidrBlocks: c.array(c.string({ minLength: 1, maxLength: 43 }), { maxItems: 100 }),
+}, { required: ["cidrBlocks"] });
+
 /** zod schema of {@link ClusterSpecClusterNetworkPods}. */
-export const ClusterSpecClusterNetworkPodsSchema: z.ZodType<ClusterSpecClusterNetworkPods> = schemas.ClusterSpecClusterNetworkPods;
+export const ClusterSpecClusterNetworkPodsSchema: z.ZodType<ClusterSpecClusterNetworkPods> = c.zod($ClusterSpecClusterNetworkPods);
 
 /** clusterNetwork represents the cluster network configuration. */
 export interface ClusterSpecClusterNetwork {
@@ -61,8 +66,15 @@ export interface ClusterSpecClusterNetwork {
   services?: ClusterSpecClusterNetworkPods;
 }
 
+const $ClusterSpecClusterNetwork = c.object<ClusterSpecClusterNetwork>({
+  apiServerPort: c.integer({ format: "int32" }),
+  pods: $ClusterSpecClusterNetworkPods,
+  serviceDomain: c.string({ minLength: 1, maxLength: 253 }),
+  services: $ClusterSpecClusterNetworkPods,
+});
+
 /** zod schema of {@link ClusterSpecClusterNetwork}. */
-export const ClusterSpecClusterNetworkSchema: z.ZodType<ClusterSpecClusterNetwork> = schemas.ClusterSpecClusterNetwork;
+export const ClusterSpecClusterNetworkSchema: z.ZodType<ClusterSpecClusterNetwork> = c.zod($ClusterSpecClusterNetwork);
 
 /** controlPlaneEndpoint represents the endpoint used to communicate with the control plane. */
 export interface ClusterSpecControlPlaneEndpoint {
@@ -72,8 +84,13 @@ export interface ClusterSpecControlPlaneEndpoint {
   port?: number;
 }
 
+const $ClusterSpecControlPlaneEndpoint = c.object<ClusterSpecControlPlaneEndpoint>({
+  host: c.string({ maxLength: 512 }),
+  port: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link ClusterSpecControlPlaneEndpoint}. */
-export const ClusterSpecControlPlaneEndpointSchema: z.ZodType<ClusterSpecControlPlaneEndpoint> = schemas.ClusterSpecControlPlaneEndpoint;
+export const ClusterSpecControlPlaneEndpointSchema: z.ZodType<ClusterSpecControlPlaneEndpoint> = c.zod($ClusterSpecControlPlaneEndpoint);
 
 /**
  * controlPlaneRef is an optional reference to a provider-specific resource that holds
@@ -119,8 +136,18 @@ export interface MachineStatusNodeRef {
   uid?: string;
 }
 
+const $MachineStatusNodeRef = c.withMeta(c.object<MachineStatusNodeRef>({
+  apiVersion: c.string(),
+  fieldPath: c.string(),
+  kind: c.string(),
+  name: c.string(),
+  namespace: c.string(),
+  resourceVersion: c.string(),
+  uid: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link MachineStatusNodeRef}. */
-export const MachineStatusNodeRefSchema: z.ZodType<MachineStatusNodeRef> = schemas.MachineStatusNodeRef;
+export const MachineStatusNodeRefSchema: z.ZodType<MachineStatusNodeRef> = c.zod($MachineStatusNodeRef);
 
 /**
  * UnhealthyCondition represents a Node condition type and value with a timeout
@@ -141,8 +168,14 @@ export interface MachineHealthCheckSpecUnhealthyCondition {
   type: string;
 }
 
+const $MachineHealthCheckSpecUnhealthyCondition = c.object<MachineHealthCheckSpecUnhealthyCondition>({
+  status: c.string({ minLength: 1 }),
+  timeout: c.string(),
+  type: c.string({ minLength: 1 }),
+}, { required: ["status","timeout","type"] });
+
 /** zod schema of {@link MachineHealthCheckSpecUnhealthyCondition}. */
-export const MachineHealthCheckSpecUnhealthyConditionSchema: z.ZodType<MachineHealthCheckSpecUnhealthyCondition> = schemas.MachineHealthCheckSpecUnhealthyCondition;
+export const MachineHealthCheckSpecUnhealthyConditionSchema: z.ZodType<MachineHealthCheckSpecUnhealthyCondition> = c.zod($MachineHealthCheckSpecUnhealthyCondition);
 
 /**
  * UnhealthyMachineCondition represents a Machine condition type and value with a timeout
@@ -168,8 +201,14 @@ export interface MachineHealthCheckSpecUnhealthyMachineCondition {
   type: string;
 }
 
+const $MachineHealthCheckSpecUnhealthyMachineCondition = c.object<MachineHealthCheckSpecUnhealthyMachineCondition>({
+  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
+  timeout: c.string(),
+  type: c.withMeta(c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }), {"x-kubernetes-validations":[{"message":"type must not be one of: Ready, Available, HealthCheckSucceeded, OwnerRemediated, ExternallyRemediated","rule":"!(self in ['Ready','Available','HealthCheckSucceeded','OwnerRemediated','ExternallyRemediated'])"}]}),
+}, { required: ["status","timeout","type"] });
+
 /** zod schema of {@link MachineHealthCheckSpecUnhealthyMachineCondition}. */
-export const MachineHealthCheckSpecUnhealthyMachineConditionSchema: z.ZodType<MachineHealthCheckSpecUnhealthyMachineCondition> = schemas.MachineHealthCheckSpecUnhealthyMachineCondition;
+export const MachineHealthCheckSpecUnhealthyMachineConditionSchema: z.ZodType<MachineHealthCheckSpecUnhealthyMachineCondition> = c.zod($MachineHealthCheckSpecUnhealthyMachineCondition);
 
 /**
  * machineHealthCheck allows to enable, disable and override
@@ -241,8 +280,18 @@ export interface ClusterSpecTopologyControlPlaneMachineHealthCheck {
   unhealthyRange?: string;
 }
 
+const $ClusterSpecTopologyControlPlaneMachineHealthCheck = c.object<ClusterSpecTopologyControlPlaneMachineHealthCheck>({
+  enable: c.boolean(),
+  maxUnhealthy: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  nodeStartupTimeout: c.string(),
+  remediationTemplate: $MachineStatusNodeRef,
+  unhealthyConditions: c.array($MachineHealthCheckSpecUnhealthyCondition, { maxItems: 100 }),
+  unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  unhealthyRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
+});
+
 /** zod schema of {@link ClusterSpecTopologyControlPlaneMachineHealthCheck}. */
-export const ClusterSpecTopologyControlPlaneMachineHealthCheckSchema: z.ZodType<ClusterSpecTopologyControlPlaneMachineHealthCheck> = schemas.ClusterSpecTopologyControlPlaneMachineHealthCheck;
+export const ClusterSpecTopologyControlPlaneMachineHealthCheckSchema: z.ZodType<ClusterSpecTopologyControlPlaneMachineHealthCheck> = c.zod($ClusterSpecTopologyControlPlaneMachineHealthCheck);
 
 /**
  * metadata is the metadata applied to the ControlPlane and the Machines of the ControlPlane
@@ -267,8 +316,13 @@ export interface MachineSetSpecTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
+const $MachineSetSpecTemplateMetadata = c.object<MachineSetSpecTemplateMetadata>({
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
+});
+
 /** zod schema of {@link MachineSetSpecTemplateMetadata}. */
-export const MachineSetSpecTemplateMetadataSchema: z.ZodType<MachineSetSpecTemplateMetadata> = schemas.MachineSetSpecTemplateMetadata;
+export const MachineSetSpecTemplateMetadataSchema: z.ZodType<MachineSetSpecTemplateMetadata> = c.zod($MachineSetSpecTemplateMetadata);
 
 /** MachineReadinessGate contains the type of a Machine condition to be used as a readiness gate. */
 export interface MachineSpecReadinessGate {
@@ -288,8 +342,13 @@ export interface MachineSpecReadinessGate {
   polarity?: "Positive" | "Negative";
 }
 
+const $MachineSpecReadinessGate = c.object<MachineSpecReadinessGate>({
+  conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+  polarity: c.literals<"Positive" | "Negative">(["Positive","Negative"]),
+}, { required: ["conditionType"] });
+
 /** zod schema of {@link MachineSpecReadinessGate}. */
-export const MachineSpecReadinessGateSchema: z.ZodType<MachineSpecReadinessGate> = schemas.MachineSpecReadinessGate;
+export const MachineSpecReadinessGateSchema: z.ZodType<MachineSpecReadinessGate> = c.zod($MachineSpecReadinessGate);
 
 /** rollout allows you to configure the behavior of rolling updates to the control plane. */
 export interface ClusterSpecTopologyControlPlaneRollout {
@@ -303,8 +362,12 @@ export interface ClusterSpecTopologyControlPlaneRollout {
   after?: string;
 }
 
+const $ClusterSpecTopologyControlPlaneRollout = c.object<ClusterSpecTopologyControlPlaneRollout>({
+  after: c.string({ format: "date-time" }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyControlPlaneRollout}. */
-export const ClusterSpecTopologyControlPlaneRolloutSchema: z.ZodType<ClusterSpecTopologyControlPlaneRollout> = schemas.ClusterSpecTopologyControlPlaneRollout;
+export const ClusterSpecTopologyControlPlaneRolloutSchema: z.ZodType<ClusterSpecTopologyControlPlaneRollout> = c.zod($ClusterSpecTopologyControlPlaneRollout);
 
 /** MachineTaint defines a taint equivalent to corev1.Taint, but additionally having a propagation field. */
 export interface MachineSpecTaint {
@@ -331,8 +394,15 @@ export interface MachineSpecTaint {
   value?: string;
 }
 
+const $MachineSpecTaint = c.object<MachineSpecTaint>({
+  effect: c.literals<"NoSchedule" | "PreferNoSchedule" | "NoExecute">(["NoSchedule","PreferNoSchedule","NoExecute"]),
+  key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
+  propagation: c.literals<"Always" | "OnInitialization">(["Always","OnInitialization"]),
+  value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
+}, { required: ["effect","key","propagation"] });
+
 /** zod schema of {@link MachineSpecTaint}. */
-export const MachineSpecTaintSchema: z.ZodType<MachineSpecTaint> = schemas.MachineSpecTaint;
+export const MachineSpecTaintSchema: z.ZodType<MachineSpecTaint> = c.zod($MachineSpecTaint);
 
 /**
  * ClusterVariable can be used to customize the Cluster through patches. Each ClusterVariable is associated with a
@@ -361,8 +431,14 @@ export interface ClusterSpecTopologyVariable {
   value: c.FreeFormJson;
 }
 
+const $ClusterSpecTopologyVariable = c.object<ClusterSpecTopologyVariable>({
+  definitionFrom: c.string({ maxLength: 256 }),
+  name: c.string({ minLength: 1, maxLength: 256 }),
+  value: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+}, { required: ["name","value"] });
+
 /** zod schema of {@link ClusterSpecTopologyVariable}. */
-export const ClusterSpecTopologyVariableSchema: z.ZodType<ClusterSpecTopologyVariable> = schemas.ClusterSpecTopologyVariable;
+export const ClusterSpecTopologyVariableSchema: z.ZodType<ClusterSpecTopologyVariable> = c.zod($ClusterSpecTopologyVariable);
 
 /** variables can be used to customize the ControlPlane through patches. */
 export interface ClusterSpecTopologyControlPlaneVariables {
@@ -370,8 +446,12 @@ export interface ClusterSpecTopologyControlPlaneVariables {
   overrides?: ClusterSpecTopologyVariable[];
 }
 
+const $ClusterSpecTopologyControlPlaneVariables = c.object<ClusterSpecTopologyControlPlaneVariables>({
+  overrides: c.withMeta(c.array($ClusterSpecTopologyVariable, { maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+});
+
 /** zod schema of {@link ClusterSpecTopologyControlPlaneVariables}. */
-export const ClusterSpecTopologyControlPlaneVariablesSchema: z.ZodType<ClusterSpecTopologyControlPlaneVariables> = schemas.ClusterSpecTopologyControlPlaneVariables;
+export const ClusterSpecTopologyControlPlaneVariablesSchema: z.ZodType<ClusterSpecTopologyControlPlaneVariables> = c.zod($ClusterSpecTopologyControlPlaneVariables);
 
 /** controlPlane describes the cluster control plane. */
 export interface ClusterSpecTopologyControlPlane {
@@ -442,8 +522,21 @@ export interface ClusterSpecTopologyControlPlane {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
+const $ClusterSpecTopologyControlPlane = c.object<ClusterSpecTopologyControlPlane>({
+  machineHealthCheck: $ClusterSpecTopologyControlPlaneMachineHealthCheck,
+  metadata: $MachineSetSpecTemplateMetadata,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  replicas: c.integer({ format: "int32" }),
+  rollout: $ClusterSpecTopologyControlPlaneRollout,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
+});
+
 /** zod schema of {@link ClusterSpecTopologyControlPlane}. */
-export const ClusterSpecTopologyControlPlaneSchema: z.ZodType<ClusterSpecTopologyControlPlane> = schemas.ClusterSpecTopologyControlPlane;
+export const ClusterSpecTopologyControlPlaneSchema: z.ZodType<ClusterSpecTopologyControlPlane> = c.zod($ClusterSpecTopologyControlPlane);
 
 /**
  * rollout allows you to configure the behaviour of rolling updates to the MachineDeployment Machines.
@@ -461,8 +554,12 @@ export interface ClusterSpecTopologyWorkersMachineDeploymentRollout {
   after?: string;
 }
 
+const $ClusterSpecTopologyWorkersMachineDeploymentRollout = c.object<ClusterSpecTopologyWorkersMachineDeploymentRollout>({
+  after: c.string({ format: "date-time" }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyWorkersMachineDeploymentRollout}. */
-export const ClusterSpecTopologyWorkersMachineDeploymentRolloutSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeploymentRollout> = schemas.ClusterSpecTopologyWorkersMachineDeploymentRollout;
+export const ClusterSpecTopologyWorkersMachineDeploymentRolloutSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeploymentRollout> = c.zod($ClusterSpecTopologyWorkersMachineDeploymentRollout);
 
 /**
  * remediation controls the strategy of remediating unhealthy machines
@@ -488,8 +585,12 @@ export interface MachineDeploymentSpecStrategyRemediation {
   maxInFlight?: number | string;
 }
 
+const $MachineDeploymentSpecStrategyRemediation = c.object<MachineDeploymentSpecStrategyRemediation>({
+  maxInFlight: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+});
+
 /** zod schema of {@link MachineDeploymentSpecStrategyRemediation}. */
-export const MachineDeploymentSpecStrategyRemediationSchema: z.ZodType<MachineDeploymentSpecStrategyRemediation> = schemas.MachineDeploymentSpecStrategyRemediation;
+export const MachineDeploymentSpecStrategyRemediationSchema: z.ZodType<MachineDeploymentSpecStrategyRemediation> = c.zod($MachineDeploymentSpecStrategyRemediation);
 
 /**
  * rollingUpdate is the rolling update config params. Present only if
@@ -535,8 +636,14 @@ export interface MachineDeploymentSpecStrategyRollingUpdate {
   maxUnavailable?: number | string;
 }
 
+const $MachineDeploymentSpecStrategyRollingUpdate = c.object<MachineDeploymentSpecStrategyRollingUpdate>({
+  deletePolicy: c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"]),
+  maxSurge: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  maxUnavailable: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+});
+
 /** zod schema of {@link MachineDeploymentSpecStrategyRollingUpdate}. */
-export const MachineDeploymentSpecStrategyRollingUpdateSchema: z.ZodType<MachineDeploymentSpecStrategyRollingUpdate> = schemas.MachineDeploymentSpecStrategyRollingUpdate;
+export const MachineDeploymentSpecStrategyRollingUpdateSchema: z.ZodType<MachineDeploymentSpecStrategyRollingUpdate> = c.zod($MachineDeploymentSpecStrategyRollingUpdate);
 
 /**
  * strategy is the deployment strategy to use to replace existing machines with
@@ -560,8 +667,14 @@ export interface MachineDeploymentSpecStrategy {
   type?: "RollingUpdate" | "OnDelete";
 }
 
+const $MachineDeploymentSpecStrategy = c.object<MachineDeploymentSpecStrategy>({
+  remediation: $MachineDeploymentSpecStrategyRemediation,
+  rollingUpdate: $MachineDeploymentSpecStrategyRollingUpdate,
+  type: c.literals<"RollingUpdate" | "OnDelete">(["RollingUpdate","OnDelete"]),
+});
+
 /** zod schema of {@link MachineDeploymentSpecStrategy}. */
-export const MachineDeploymentSpecStrategySchema: z.ZodType<MachineDeploymentSpecStrategy> = schemas.MachineDeploymentSpecStrategy;
+export const MachineDeploymentSpecStrategySchema: z.ZodType<MachineDeploymentSpecStrategy> = c.zod($MachineDeploymentSpecStrategy);
 
 /**
  * MachineDeploymentTopology specifies the different parameters for a set of worker nodes in the topology.
@@ -664,8 +777,26 @@ export interface ClusterSpecTopologyWorkersMachineDeployment {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
+const $ClusterSpecTopologyWorkersMachineDeployment = c.object<ClusterSpecTopologyWorkersMachineDeployment>({
+  class: c.string({ minLength: 1, maxLength: 256 }),
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  machineHealthCheck: $ClusterSpecTopologyControlPlaneMachineHealthCheck,
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32" }),
+  name: c.string({ minLength: 1, maxLength: 63 }),
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  replicas: c.integer({ format: "int32" }),
+  rollout: $ClusterSpecTopologyWorkersMachineDeploymentRollout,
+  strategy: $MachineDeploymentSpecStrategy,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
+}, { required: ["class","name"] });
+
 /** zod schema of {@link ClusterSpecTopologyWorkersMachineDeployment}. */
-export const ClusterSpecTopologyWorkersMachineDeploymentSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeployment> = schemas.ClusterSpecTopologyWorkersMachineDeployment;
+export const ClusterSpecTopologyWorkersMachineDeploymentSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeployment> = c.zod($ClusterSpecTopologyWorkersMachineDeployment);
 
 /**
  * MachinePoolTopology specifies the different parameters for a pool of worker nodes in the topology.
@@ -742,8 +873,22 @@ export interface ClusterSpecTopologyWorkersMachinePool {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
+const $ClusterSpecTopologyWorkersMachinePool = c.object<ClusterSpecTopologyWorkersMachinePool>({
+  class: c.string({ minLength: 1, maxLength: 256 }),
+  failureDomains: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32" }),
+  name: c.string({ minLength: 1, maxLength: 63 }),
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  replicas: c.integer({ format: "int32" }),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
+}, { required: ["class","name"] });
+
 /** zod schema of {@link ClusterSpecTopologyWorkersMachinePool}. */
-export const ClusterSpecTopologyWorkersMachinePoolSchema: z.ZodType<ClusterSpecTopologyWorkersMachinePool> = schemas.ClusterSpecTopologyWorkersMachinePool;
+export const ClusterSpecTopologyWorkersMachinePoolSchema: z.ZodType<ClusterSpecTopologyWorkersMachinePool> = c.zod($ClusterSpecTopologyWorkersMachinePool);
 
 /**
  * workers encapsulates the different constructs that form the worker nodes
@@ -756,8 +901,13 @@ export interface ClusterSpecTopologyWorkers {
   machinePools?: ClusterSpecTopologyWorkersMachinePool[];
 }
 
+const $ClusterSpecTopologyWorkers = c.object<ClusterSpecTopologyWorkers>({
+  machineDeployments: c.withMeta(c.array($ClusterSpecTopologyWorkersMachineDeployment, { maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  machinePools: c.withMeta(c.array($ClusterSpecTopologyWorkersMachinePool, { maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+});
+
 /** zod schema of {@link ClusterSpecTopologyWorkers}. */
-export const ClusterSpecTopologyWorkersSchema: z.ZodType<ClusterSpecTopologyWorkers> = schemas.ClusterSpecTopologyWorkers;
+export const ClusterSpecTopologyWorkersSchema: z.ZodType<ClusterSpecTopologyWorkers> = c.zod($ClusterSpecTopologyWorkers);
 
 /**
  * topology encapsulates the topology for the cluster.
@@ -801,8 +951,18 @@ export interface ClusterSpecTopology {
   workers?: ClusterSpecTopologyWorkers;
 }
 
+const $ClusterSpecTopology = c.object<ClusterSpecTopology>({
+  class: c.string({ minLength: 1, maxLength: 253 }),
+  classNamespace: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" }),
+  controlPlane: $ClusterSpecTopologyControlPlane,
+  rolloutAfter: c.string({ format: "date-time" }),
+  variables: c.withMeta(c.array($ClusterSpecTopologyVariable, { maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  version: c.string({ minLength: 1, maxLength: 256 }),
+  workers: $ClusterSpecTopologyWorkers,
+}, { required: ["class","version"] });
+
 /** zod schema of {@link ClusterSpecTopology}. */
-export const ClusterSpecTopologySchema: z.ZodType<ClusterSpecTopology> = schemas.ClusterSpecTopology;
+export const ClusterSpecTopologySchema: z.ZodType<ClusterSpecTopology> = c.zod($ClusterSpecTopology);
 
 /** spec is the desired state of Cluster. */
 export interface ClusterSpec {
@@ -839,8 +999,18 @@ export interface ClusterSpec {
   topology?: ClusterSpecTopology;
 }
 
+const $ClusterSpec = c.object<ClusterSpec>({
+  availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  clusterNetwork: $ClusterSpecClusterNetwork,
+  controlPlaneEndpoint: $ClusterSpecControlPlaneEndpoint,
+  controlPlaneRef: $MachineStatusNodeRef,
+  infrastructureRef: $MachineStatusNodeRef,
+  paused: c.boolean(),
+  topology: $ClusterSpecTopology,
+});
+
 /** zod schema of {@link ClusterSpec}. */
-export const ClusterSpecSchema: z.ZodType<ClusterSpec> = schemas.ClusterSpec;
+export const ClusterSpecSchema: z.ZodType<ClusterSpec> = c.zod($ClusterSpec);
 
 /** Condition defines an observation of a Cluster API resource operational state. */
 export interface ClusterStatusCondition {
@@ -877,8 +1047,17 @@ export interface ClusterStatusCondition {
   type: string;
 }
 
+const $ClusterStatusCondition = c.object<ClusterStatusCondition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
+
 /** zod schema of {@link ClusterStatusCondition}. */
-export const ClusterStatusConditionSchema: z.ZodType<ClusterStatusCondition> = schemas.ClusterStatusCondition;
+export const ClusterStatusConditionSchema: z.ZodType<ClusterStatusCondition> = c.zod($ClusterStatusCondition);
 
 /**
  * FailureDomainSpec is the Schema for Cluster API failure domains.
@@ -891,8 +1070,13 @@ export interface ClusterStatusFailureDomainsValue {
   controlPlane?: boolean;
 }
 
+const $ClusterStatusFailureDomainsValue = c.object<ClusterStatusFailureDomainsValue>({
+  attributes: c.record(c.string()),
+  controlPlane: c.boolean(),
+});
+
 /** zod schema of {@link ClusterStatusFailureDomainsValue}. */
-export const ClusterStatusFailureDomainsValueSchema: z.ZodType<ClusterStatusFailureDomainsValue> = schemas.ClusterStatusFailureDomainsValue;
+export const ClusterStatusFailureDomainsValueSchema: z.ZodType<ClusterStatusFailureDomainsValue> = c.zod($ClusterStatusFailureDomainsValue);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface ClusterStatusV1beta2Condition {
@@ -926,8 +1110,17 @@ export interface ClusterStatusV1beta2Condition {
   type: string;
 }
 
+const $ClusterStatusV1beta2Condition = c.object<ClusterStatusV1beta2Condition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
 /** zod schema of {@link ClusterStatusV1beta2Condition}. */
-export const ClusterStatusV1beta2ConditionSchema: z.ZodType<ClusterStatusV1beta2Condition> = schemas.ClusterStatusV1beta2Condition;
+export const ClusterStatusV1beta2ConditionSchema: z.ZodType<ClusterStatusV1beta2Condition> = c.zod($ClusterStatusV1beta2Condition);
 
 /** StatusUpgradePlanVersion groups upgrade plan version-related status information. */
 export interface ClusterStatusV1beta2WorkersUpgradePlanItem {
@@ -935,8 +1128,12 @@ export interface ClusterStatusV1beta2WorkersUpgradePlanItem {
   version: string;
 }
 
+const $ClusterStatusV1beta2WorkersUpgradePlanItem = c.object<ClusterStatusV1beta2WorkersUpgradePlanItem>({
+  version: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["version"] });
+
 /** zod schema of {@link ClusterStatusV1beta2WorkersUpgradePlanItem}. */
-export const ClusterStatusV1beta2WorkersUpgradePlanItemSchema: z.ZodType<ClusterStatusV1beta2WorkersUpgradePlanItem> = schemas.ClusterStatusV1beta2WorkersUpgradePlanItem;
+export const ClusterStatusV1beta2WorkersUpgradePlanItemSchema: z.ZodType<ClusterStatusV1beta2WorkersUpgradePlanItem> = c.zod($ClusterStatusV1beta2WorkersUpgradePlanItem);
 
 /** StatusVersion groups version-related status information. */
 export interface MachineSetStatusVersion {
@@ -946,8 +1143,13 @@ export interface MachineSetStatusVersion {
   version: string;
 }
 
+const $MachineSetStatusVersion = c.object<MachineSetStatusVersion>({
+  replicas: c.integer({ format: "int32", minimum: 1 }),
+  version: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["version"] });
+
 /** zod schema of {@link MachineSetStatusVersion}. */
-export const MachineSetStatusVersionSchema: z.ZodType<MachineSetStatusVersion> = schemas.MachineSetStatusVersion;
+export const MachineSetStatusVersionSchema: z.ZodType<MachineSetStatusVersion> = c.zod($MachineSetStatusVersion);
 
 /** controlPlane groups all the observations about Cluster's ControlPlane current state. */
 export interface ClusterStatusV1beta2ControlPlane {
@@ -978,8 +1180,18 @@ export interface ClusterStatusV1beta2ControlPlane {
   versions?: MachineSetStatusVersion[];
 }
 
+const $ClusterStatusV1beta2ControlPlane = c.object<ClusterStatusV1beta2ControlPlane>({
+  availableReplicas: c.integer({ format: "int32" }),
+  desiredReplicas: c.integer({ format: "int32" }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  upgradePlan: c.withMeta(c.array($ClusterStatusV1beta2WorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+});
+
 /** zod schema of {@link ClusterStatusV1beta2ControlPlane}. */
-export const ClusterStatusV1beta2ControlPlaneSchema: z.ZodType<ClusterStatusV1beta2ControlPlane> = schemas.ClusterStatusV1beta2ControlPlane;
+export const ClusterStatusV1beta2ControlPlaneSchema: z.ZodType<ClusterStatusV1beta2ControlPlane> = c.zod($ClusterStatusV1beta2ControlPlane);
 
 /** workers groups all the observations about Cluster's Workers current state. */
 export interface ClusterStatusV1beta2Workers {
@@ -1010,8 +1222,18 @@ export interface ClusterStatusV1beta2Workers {
   versions?: MachineSetStatusVersion[];
 }
 
+const $ClusterStatusV1beta2Workers = c.object<ClusterStatusV1beta2Workers>({
+  availableReplicas: c.integer({ format: "int32" }),
+  desiredReplicas: c.integer({ format: "int32" }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  upgradePlan: c.withMeta(c.array($ClusterStatusV1beta2WorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+});
+
 /** zod schema of {@link ClusterStatusV1beta2Workers}. */
-export const ClusterStatusV1beta2WorkersSchema: z.ZodType<ClusterStatusV1beta2Workers> = schemas.ClusterStatusV1beta2Workers;
+export const ClusterStatusV1beta2WorkersSchema: z.ZodType<ClusterStatusV1beta2Workers> = c.zod($ClusterStatusV1beta2Workers);
 
 /** v1beta2 groups all the fields that will be added or modified in Cluster's status with the V1Beta2 version. */
 export interface ClusterStatusV1beta2 {
@@ -1028,8 +1250,14 @@ export interface ClusterStatusV1beta2 {
   workers?: ClusterStatusV1beta2Workers;
 }
 
+const $ClusterStatusV1beta2 = c.object<ClusterStatusV1beta2>({
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  controlPlane: $ClusterStatusV1beta2ControlPlane,
+  workers: $ClusterStatusV1beta2Workers,
+});
+
 /** zod schema of {@link ClusterStatusV1beta2}. */
-export const ClusterStatusV1beta2Schema: z.ZodType<ClusterStatusV1beta2> = schemas.ClusterStatusV1beta2;
+export const ClusterStatusV1beta2Schema: z.ZodType<ClusterStatusV1beta2> = c.zod($ClusterStatusV1beta2);
 
 /** status is the observed state of Cluster. */
 export interface ClusterStatus {
@@ -1074,8 +1302,20 @@ export interface ClusterStatus {
   v1beta2?: ClusterStatusV1beta2;
 }
 
+const $ClusterStatus = c.object<ClusterStatus>({
+  conditions: c.array($ClusterStatusCondition),
+  controlPlaneReady: c.boolean(),
+  failureDomains: c.record($ClusterStatusFailureDomainsValue),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  infrastructureReady: c.boolean(),
+  observedGeneration: c.integer({ format: "int64" }),
+  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Deleting" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Deleting","Failed","Unknown"]),
+  v1beta2: $ClusterStatusV1beta2,
+});
+
 /** zod schema of {@link ClusterStatus}. */
-export const ClusterStatusSchema: z.ZodType<ClusterStatus> = schemas.ClusterStatus;
+export const ClusterStatusSchema: z.ZodType<ClusterStatus> = c.zod($ClusterStatus);
 
 /**
  * Cluster is the Schema for the clusters API.
@@ -1124,19 +1364,32 @@ export interface ClusterList {
   items: Cluster[];
 }
 
+const $Cluster = c.object<Cluster>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("Cluster"),
+  metadata: c.objectMeta(),
+  spec: $ClusterSpec,
+  status: $ClusterStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link Cluster}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 Cluster is deprecated; use a newer version.
  */
-export const ClusterSchema: z.ZodType<Cluster> = schemas.Cluster;
+export const ClusterSchema: z.ZodType<Cluster> = c.zod($Cluster);
 
 /**
  * zod schema of {@link ClusterList}.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 Cluster is deprecated; use a newer version.
  */
-export const ClusterListSchema: z.ZodType<ClusterList> = schemas.ClusterList;
+export const ClusterListSchema: z.ZodType<ClusterList> = c.zod(c.object<ClusterList>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("ClusterList"),
+  metadata: c.listMeta(),
+  items: c.array($Cluster),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link ClusterModel} class: a {@link Cluster} with the Model methods.
@@ -1284,8 +1537,17 @@ export interface ClusterClassSpecControlPlaneMachineHealthCheck {
   unhealthyRange?: string;
 }
 
+const $ClusterClassSpecControlPlaneMachineHealthCheck = c.object<ClusterClassSpecControlPlaneMachineHealthCheck>({
+  maxUnhealthy: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  nodeStartupTimeout: c.string(),
+  remediationTemplate: $MachineStatusNodeRef,
+  unhealthyConditions: c.array($MachineHealthCheckSpecUnhealthyCondition, { maxItems: 100 }),
+  unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  unhealthyRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
+});
+
 /** zod schema of {@link ClusterClassSpecControlPlaneMachineHealthCheck}. */
-export const ClusterClassSpecControlPlaneMachineHealthCheckSchema: z.ZodType<ClusterClassSpecControlPlaneMachineHealthCheck> = schemas.ClusterClassSpecControlPlaneMachineHealthCheck;
+export const ClusterClassSpecControlPlaneMachineHealthCheckSchema: z.ZodType<ClusterClassSpecControlPlaneMachineHealthCheck> = c.zod($ClusterClassSpecControlPlaneMachineHealthCheck);
 
 /**
  * machineInfrastructure defines the metadata and infrastructure information
@@ -1302,8 +1564,12 @@ export interface ClusterClassSpecInfrastructure {
   ref: MachineStatusNodeRef;
 }
 
+const $ClusterClassSpecInfrastructure = c.object<ClusterClassSpecInfrastructure>({
+  ref: $MachineStatusNodeRef,
+}, { required: ["ref"] });
+
 /** zod schema of {@link ClusterClassSpecInfrastructure}. */
-export const ClusterClassSpecInfrastructureSchema: z.ZodType<ClusterClassSpecInfrastructure> = schemas.ClusterClassSpecInfrastructure;
+export const ClusterClassSpecInfrastructureSchema: z.ZodType<ClusterClassSpecInfrastructure> = c.zod($ClusterClassSpecInfrastructure);
 
 /** namingStrategy allows changing the naming pattern used when creating the control plane provider object. */
 export interface ClusterClassSpecControlPlaneNamingStrategy {
@@ -1319,8 +1585,12 @@ export interface ClusterClassSpecControlPlaneNamingStrategy {
   template?: string;
 }
 
+const $ClusterClassSpecControlPlaneNamingStrategy = c.object<ClusterClassSpecControlPlaneNamingStrategy>({
+  template: c.string({ minLength: 1, maxLength: 1024 }),
+});
+
 /** zod schema of {@link ClusterClassSpecControlPlaneNamingStrategy}. */
-export const ClusterClassSpecControlPlaneNamingStrategySchema: z.ZodType<ClusterClassSpecControlPlaneNamingStrategy> = schemas.ClusterClassSpecControlPlaneNamingStrategy;
+export const ClusterClassSpecControlPlaneNamingStrategySchema: z.ZodType<ClusterClassSpecControlPlaneNamingStrategy> = c.zod($ClusterClassSpecControlPlaneNamingStrategy);
 
 /**
  * controlPlane is a reference to a local struct that holds the details
@@ -1405,8 +1675,21 @@ export interface ClusterClassSpecControlPlane {
   taints?: MachineSpecTaint[];
 }
 
+const $ClusterClassSpecControlPlane = c.object<ClusterClassSpecControlPlane>({
+  machineHealthCheck: $ClusterClassSpecControlPlaneMachineHealthCheck,
+  machineInfrastructure: $ClusterClassSpecInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+  namingStrategy: $ClusterClassSpecControlPlaneNamingStrategy,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  ref: $MachineStatusNodeRef,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+}, { required: ["ref"] });
+
 /** zod schema of {@link ClusterClassSpecControlPlane}. */
-export const ClusterClassSpecControlPlaneSchema: z.ZodType<ClusterClassSpecControlPlane> = schemas.ClusterClassSpecControlPlane;
+export const ClusterClassSpecControlPlaneSchema: z.ZodType<ClusterClassSpecControlPlane> = c.zod($ClusterClassSpecControlPlane);
 
 /** infrastructureNamingStrategy allows changing the naming pattern used when creating the infrastructure object. */
 export interface ClusterClassSpecInfrastructureNamingStrategy {
@@ -1422,8 +1705,12 @@ export interface ClusterClassSpecInfrastructureNamingStrategy {
   template?: string;
 }
 
+const $ClusterClassSpecInfrastructureNamingStrategy = c.object<ClusterClassSpecInfrastructureNamingStrategy>({
+  template: c.string({ minLength: 1, maxLength: 1024 }),
+});
+
 /** zod schema of {@link ClusterClassSpecInfrastructureNamingStrategy}. */
-export const ClusterClassSpecInfrastructureNamingStrategySchema: z.ZodType<ClusterClassSpecInfrastructureNamingStrategy> = schemas.ClusterClassSpecInfrastructureNamingStrategy;
+export const ClusterClassSpecInfrastructureNamingStrategySchema: z.ZodType<ClusterClassSpecInfrastructureNamingStrategy> = c.zod($ClusterClassSpecInfrastructureNamingStrategy);
 
 /**
  * valueFrom defines the value of the patch.
@@ -1444,8 +1731,13 @@ export interface ClusterClassSpecPatchDefinitionJsonPatchValueFrom {
   variable?: string;
 }
 
+const $ClusterClassSpecPatchDefinitionJsonPatchValueFrom = c.object<ClusterClassSpecPatchDefinitionJsonPatchValueFrom>({
+  template: c.string({ minLength: 1, maxLength: 10240 }),
+  variable: c.string({ minLength: 1, maxLength: 256 }),
+});
+
 /** zod schema of {@link ClusterClassSpecPatchDefinitionJsonPatchValueFrom}. */
-export const ClusterClassSpecPatchDefinitionJsonPatchValueFromSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatchValueFrom> = schemas.ClusterClassSpecPatchDefinitionJsonPatchValueFrom;
+export const ClusterClassSpecPatchDefinitionJsonPatchValueFromSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatchValueFrom> = c.zod($ClusterClassSpecPatchDefinitionJsonPatchValueFrom);
 
 /** JSONPatch defines a JSON patch. */
 export interface ClusterClassSpecPatchDefinitionJsonPatch {
@@ -1480,8 +1772,15 @@ export interface ClusterClassSpecPatchDefinitionJsonPatch {
   valueFrom?: ClusterClassSpecPatchDefinitionJsonPatchValueFrom;
 }
 
+const $ClusterClassSpecPatchDefinitionJsonPatch = c.object<ClusterClassSpecPatchDefinitionJsonPatch>({
+  op: c.literals<"add" | "replace" | "remove">(["add","replace","remove"]),
+  path: c.string({ minLength: 1, maxLength: 512 }),
+  value: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  valueFrom: $ClusterClassSpecPatchDefinitionJsonPatchValueFrom,
+}, { required: ["op","path"] });
+
 /** zod schema of {@link ClusterClassSpecPatchDefinitionJsonPatch}. */
-export const ClusterClassSpecPatchDefinitionJsonPatchSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatch> = schemas.ClusterClassSpecPatchDefinitionJsonPatch;
+export const ClusterClassSpecPatchDefinitionJsonPatchSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatch> = c.zod($ClusterClassSpecPatchDefinitionJsonPatch);
 
 /**
  * machineDeploymentClass selects templates referenced in specific MachineDeploymentClasses in
@@ -1492,8 +1791,12 @@ export interface ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoo
   names?: string[];
 }
 
+const $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass = c.object<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass>({
+  names: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+});
+
 /** zod schema of {@link ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass}. */
-export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClassSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass> = schemas.ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass;
+export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClassSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass> = c.zod($ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass);
 
 /** matchResources selects templates based on where they are referenced. */
 export interface ClusterClassSpecPatchDefinitionSelectorMatchResources {
@@ -1517,8 +1820,15 @@ export interface ClusterClassSpecPatchDefinitionSelectorMatchResources {
   machinePoolClass?: ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass;
 }
 
+const $ClusterClassSpecPatchDefinitionSelectorMatchResources = c.object<ClusterClassSpecPatchDefinitionSelectorMatchResources>({
+  controlPlane: c.boolean(),
+  infrastructureCluster: c.boolean(),
+  machineDeploymentClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
+  machinePoolClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
+});
+
 /** zod schema of {@link ClusterClassSpecPatchDefinitionSelectorMatchResources}. */
-export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResources> = schemas.ClusterClassSpecPatchDefinitionSelectorMatchResources;
+export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResources> = c.zod($ClusterClassSpecPatchDefinitionSelectorMatchResources);
 
 /** selector defines on which templates the patch should be applied. */
 export interface ClusterClassSpecPatchDefinitionSelector {
@@ -1530,8 +1840,14 @@ export interface ClusterClassSpecPatchDefinitionSelector {
   matchResources: ClusterClassSpecPatchDefinitionSelectorMatchResources;
 }
 
+const $ClusterClassSpecPatchDefinitionSelector = c.object<ClusterClassSpecPatchDefinitionSelector>({
+  apiVersion: c.string({ minLength: 1, maxLength: 512 }),
+  kind: c.string({ minLength: 1, maxLength: 256 }),
+  matchResources: $ClusterClassSpecPatchDefinitionSelectorMatchResources,
+}, { required: ["apiVersion","kind","matchResources"] });
+
 /** zod schema of {@link ClusterClassSpecPatchDefinitionSelector}. */
-export const ClusterClassSpecPatchDefinitionSelectorSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelector> = schemas.ClusterClassSpecPatchDefinitionSelector;
+export const ClusterClassSpecPatchDefinitionSelectorSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelector> = c.zod($ClusterClassSpecPatchDefinitionSelector);
 
 /** PatchDefinition defines a patch which is applied to customize the referenced templates. */
 export interface ClusterClassSpecPatchDefinition {
@@ -1545,8 +1861,13 @@ export interface ClusterClassSpecPatchDefinition {
   selector: ClusterClassSpecPatchDefinitionSelector;
 }
 
+const $ClusterClassSpecPatchDefinition = c.object<ClusterClassSpecPatchDefinition>({
+  jsonPatches: c.array($ClusterClassSpecPatchDefinitionJsonPatch, { maxItems: 100 }),
+  selector: $ClusterClassSpecPatchDefinitionSelector,
+}, { required: ["jsonPatches","selector"] });
+
 /** zod schema of {@link ClusterClassSpecPatchDefinition}. */
-export const ClusterClassSpecPatchDefinitionSchema: z.ZodType<ClusterClassSpecPatchDefinition> = schemas.ClusterClassSpecPatchDefinition;
+export const ClusterClassSpecPatchDefinitionSchema: z.ZodType<ClusterClassSpecPatchDefinition> = c.zod($ClusterClassSpecPatchDefinition);
 
 /**
  * external defines an external patch.
@@ -1567,8 +1888,15 @@ export interface ClusterClassSpecPatchExternal {
   validateExtension?: string;
 }
 
+const $ClusterClassSpecPatchExternal = c.object<ClusterClassSpecPatchExternal>({
+  discoverVariablesExtension: c.string({ minLength: 1, maxLength: 512 }),
+  generateExtension: c.string({ minLength: 1, maxLength: 512 }),
+  settings: c.record(c.string()),
+  validateExtension: c.string({ minLength: 1, maxLength: 512 }),
+});
+
 /** zod schema of {@link ClusterClassSpecPatchExternal}. */
-export const ClusterClassSpecPatchExternalSchema: z.ZodType<ClusterClassSpecPatchExternal> = schemas.ClusterClassSpecPatchExternal;
+export const ClusterClassSpecPatchExternalSchema: z.ZodType<ClusterClassSpecPatchExternal> = c.zod($ClusterClassSpecPatchExternal);
 
 /** ClusterClassPatch defines a patch which is applied to customize the referenced templates. */
 export interface ClusterClassSpecPatch {
@@ -1597,8 +1925,16 @@ export interface ClusterClassSpecPatch {
   name: string;
 }
 
+const $ClusterClassSpecPatch = c.object<ClusterClassSpecPatch>({
+  definitions: c.array($ClusterClassSpecPatchDefinition, { maxItems: 100 }),
+  description: c.string({ minLength: 1, maxLength: 1024 }),
+  enabledIf: c.string({ minLength: 1, maxLength: 256 }),
+  external: $ClusterClassSpecPatchExternal,
+  name: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["name"] });
+
 /** zod schema of {@link ClusterClassSpecPatch}. */
-export const ClusterClassSpecPatchSchema: z.ZodType<ClusterClassSpecPatch> = schemas.ClusterClassSpecPatch;
+export const ClusterClassSpecPatchSchema: z.ZodType<ClusterClassSpecPatch> = c.zod($ClusterClassSpecPatch);
 
 /** external defines external runtime extensions for upgrade operations. */
 export interface ClusterClassSpecUpgradeExternal {
@@ -1606,8 +1942,12 @@ export interface ClusterClassSpecUpgradeExternal {
   generateUpgradePlanExtension?: string;
 }
 
+const $ClusterClassSpecUpgradeExternal = c.object<ClusterClassSpecUpgradeExternal>({
+  generateUpgradePlanExtension: c.string({ minLength: 1, maxLength: 512 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecUpgradeExternal}. */
-export const ClusterClassSpecUpgradeExternalSchema: z.ZodType<ClusterClassSpecUpgradeExternal> = schemas.ClusterClassSpecUpgradeExternal;
+export const ClusterClassSpecUpgradeExternalSchema: z.ZodType<ClusterClassSpecUpgradeExternal> = c.zod($ClusterClassSpecUpgradeExternal);
 
 /** upgrade defines the upgrade configuration for clusters using this ClusterClass. */
 export interface ClusterClassSpecUpgrade {
@@ -1615,8 +1955,12 @@ export interface ClusterClassSpecUpgrade {
   external?: ClusterClassSpecUpgradeExternal;
 }
 
+const $ClusterClassSpecUpgrade = c.object<ClusterClassSpecUpgrade>({
+  external: $ClusterClassSpecUpgradeExternal,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecUpgrade}. */
-export const ClusterClassSpecUpgradeSchema: z.ZodType<ClusterClassSpecUpgrade> = schemas.ClusterClassSpecUpgrade;
+export const ClusterClassSpecUpgradeSchema: z.ZodType<ClusterClassSpecUpgrade> = c.zod($ClusterClassSpecUpgrade);
 
 /**
  * metadata is the metadata of a variable.
@@ -1639,8 +1983,13 @@ export interface ClusterClassSpecVariableMetadata {
   labels?: { [key: string]: string };
 }
 
+const $ClusterClassSpecVariableMetadata = c.object<ClusterClassSpecVariableMetadata>({
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
+});
+
 /** zod schema of {@link ClusterClassSpecVariableMetadata}. */
-export const ClusterClassSpecVariableMetadataSchema: z.ZodType<ClusterClassSpecVariableMetadata> = schemas.ClusterClassSpecVariableMetadata;
+export const ClusterClassSpecVariableMetadataSchema: z.ZodType<ClusterClassSpecVariableMetadata> = c.zod($ClusterClassSpecVariableMetadata);
 
 /** ValidationRule describes a validation rule written in the CEL expression language. */
 export interface ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation {
@@ -1735,8 +2084,16 @@ export interface ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidat
   rule: string;
 }
 
+const $ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation = c.object<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation>({
+  fieldPath: c.string({ minLength: 1, maxLength: 512 }),
+  message: c.string({ minLength: 1, maxLength: 512 }),
+  messageExpression: c.string({ minLength: 1, maxLength: 1024 }),
+  reason: c.literals<"FieldValueInvalid" | "FieldValueForbidden" | "FieldValueRequired" | "FieldValueDuplicate">(["FieldValueInvalid","FieldValueForbidden","FieldValueRequired","FieldValueDuplicate"]),
+  rule: c.string({ minLength: 1, maxLength: 4096 }),
+}, { required: ["rule"] });
+
 /** zod schema of {@link ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation}. */
-export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation> = schemas.ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation;
+export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation> = c.zod($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation);
 
 const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationDefaults: c.DefaultsNode = { properties: { reason: { default: "FieldValueInvalid" } } };
 
@@ -1919,8 +2276,41 @@ export interface ClusterClassSpecVariableSchemaOpenAPIV3Schema {
   "x-metadata"?: ClusterClassSpecVariableMetadata;
 }
 
+const $ClusterClassSpecVariableSchemaOpenAPIV3Schema = c.object<ClusterClassSpecVariableSchemaOpenAPIV3Schema>({
+  additionalProperties: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  allOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  anyOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  default: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  description: c.string({ minLength: 1, maxLength: 4096 }),
+  enum: c.array(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}), { maxItems: 100 }),
+  example: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  exclusiveMaximum: c.boolean(),
+  exclusiveMinimum: c.boolean(),
+  format: c.string({ minLength: 1, maxLength: 32 }),
+  items: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  maxItems: c.integer({ format: "int64" }),
+  maxLength: c.integer({ format: "int64" }),
+  maxProperties: c.integer({ format: "int64" }),
+  maximum: c.integer({ format: "int64" }),
+  minItems: c.integer({ format: "int64" }),
+  minLength: c.integer({ format: "int64" }),
+  minProperties: c.integer({ format: "int64" }),
+  minimum: c.integer({ format: "int64" }),
+  not: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  oneOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  pattern: c.string({ minLength: 1, maxLength: 512 }),
+  properties: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  required: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 1000 }),
+  type: c.literals<"object" | "array" | "string" | "integer" | "number" | "boolean">(["object","array","string","integer","number","boolean"]),
+  uniqueItems: c.boolean(),
+  "x-kubernetes-int-or-string": c.boolean(),
+  "x-kubernetes-preserve-unknown-fields": c.boolean(),
+  "x-kubernetes-validations": c.withMeta(c.array($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation, { maxItems: 100, listType: "map", listMapKeys: ["rule"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["rule"]}),
+  "x-metadata": $ClusterClassSpecVariableMetadata,
+});
+
 /** zod schema of {@link ClusterClassSpecVariableSchemaOpenAPIV3Schema}. */
-export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3Schema> = schemas.ClusterClassSpecVariableSchemaOpenAPIV3Schema;
+export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3Schema> = c.zod($ClusterClassSpecVariableSchemaOpenAPIV3Schema);
 
 const ClusterClassSpecVariableSchemaOpenAPIV3SchemaDefaults: c.DefaultsNode = { properties: { "x-kubernetes-validations": { items: { ...ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationDefaults } } } };
 
@@ -1934,8 +2324,12 @@ export interface ClusterClassStatusVariableDefinitionSchema {
   openAPIV3Schema: ClusterClassSpecVariableSchemaOpenAPIV3Schema;
 }
 
+const $ClusterClassStatusVariableDefinitionSchema = c.object<ClusterClassStatusVariableDefinitionSchema>({
+  openAPIV3Schema: $ClusterClassSpecVariableSchemaOpenAPIV3Schema,
+}, { required: ["openAPIV3Schema"] });
+
 /** zod schema of {@link ClusterClassStatusVariableDefinitionSchema}. */
-export const ClusterClassStatusVariableDefinitionSchemaSchema: z.ZodType<ClusterClassStatusVariableDefinitionSchema> = schemas.ClusterClassStatusVariableDefinitionSchema;
+export const ClusterClassStatusVariableDefinitionSchemaSchema: z.ZodType<ClusterClassStatusVariableDefinitionSchema> = c.zod($ClusterClassStatusVariableDefinitionSchema);
 
 const ClusterClassStatusVariableDefinitionSchemaDefaults: c.DefaultsNode = { properties: { openAPIV3Schema: { ...ClusterClassSpecVariableSchemaOpenAPIV3SchemaDefaults } } };
 
@@ -1967,8 +2361,15 @@ export interface ClusterClassSpecVariable {
   schema: ClusterClassStatusVariableDefinitionSchema;
 }
 
+const $ClusterClassSpecVariable = c.object<ClusterClassSpecVariable>({
+  metadata: $ClusterClassSpecVariableMetadata,
+  name: c.string({ minLength: 1, maxLength: 256 }),
+  required: c.boolean(),
+  schema: $ClusterClassStatusVariableDefinitionSchema,
+}, { required: ["name","required","schema"] });
+
 /** zod schema of {@link ClusterClassSpecVariable}. */
-export const ClusterClassSpecVariableSchema: z.ZodType<ClusterClassSpecVariable> = schemas.ClusterClassSpecVariable;
+export const ClusterClassSpecVariableSchema: z.ZodType<ClusterClassSpecVariable> = c.zod($ClusterClassSpecVariable);
 
 const ClusterClassSpecVariableDefaults: c.DefaultsNode = { properties: { schema: { ...ClusterClassStatusVariableDefinitionSchemaDefaults } } };
 
@@ -1987,8 +2388,12 @@ export interface ClusterClassSpecWorkersMachineDeploymentNamingStrategy {
   template?: string;
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentNamingStrategy = c.object<ClusterClassSpecWorkersMachineDeploymentNamingStrategy>({
+  template: c.string({ minLength: 1, maxLength: 1024 }),
+});
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentNamingStrategy}. */
-export const ClusterClassSpecWorkersMachineDeploymentNamingStrategySchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentNamingStrategy> = schemas.ClusterClassSpecWorkersMachineDeploymentNamingStrategy;
+export const ClusterClassSpecWorkersMachineDeploymentNamingStrategySchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentNamingStrategy> = c.zod($ClusterClassSpecWorkersMachineDeploymentNamingStrategy);
 
 /**
  * template is a local struct containing a collection of templates for creation of
@@ -2012,8 +2417,14 @@ export interface ClusterClassSpecWorkersMachineDeploymentTemplate {
   metadata?: MachineSetSpecTemplateMetadata;
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentTemplate = c.object<ClusterClassSpecWorkersMachineDeploymentTemplate>({
+  bootstrap: $ClusterClassSpecInfrastructure,
+  infrastructure: $ClusterClassSpecInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+}, { required: ["bootstrap","infrastructure"] });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentTemplate}. */
-export const ClusterClassSpecWorkersMachineDeploymentTemplateSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentTemplate> = schemas.ClusterClassSpecWorkersMachineDeploymentTemplate;
+export const ClusterClassSpecWorkersMachineDeploymentTemplateSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentTemplate> = c.zod($ClusterClassSpecWorkersMachineDeploymentTemplate);
 
 /**
  * MachineDeploymentClass serves as a template to define a set of worker nodes of the cluster
@@ -2100,8 +2511,23 @@ export interface ClusterClassSpecWorkersMachineDeployment {
   template: ClusterClassSpecWorkersMachineDeploymentTemplate;
 }
 
+const $ClusterClassSpecWorkersMachineDeployment = c.object<ClusterClassSpecWorkersMachineDeployment>({
+  class: c.string({ minLength: 1, maxLength: 256 }),
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  machineHealthCheck: $ClusterClassSpecControlPlaneMachineHealthCheck,
+  minReadySeconds: c.integer({ format: "int32" }),
+  namingStrategy: $ClusterClassSpecWorkersMachineDeploymentNamingStrategy,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  strategy: $MachineDeploymentSpecStrategy,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  template: $ClusterClassSpecWorkersMachineDeploymentTemplate,
+}, { required: ["class","template"] });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeployment}. */
-export const ClusterClassSpecWorkersMachineDeploymentSchema: z.ZodType<ClusterClassSpecWorkersMachineDeployment> = schemas.ClusterClassSpecWorkersMachineDeployment;
+export const ClusterClassSpecWorkersMachineDeploymentSchema: z.ZodType<ClusterClassSpecWorkersMachineDeployment> = c.zod($ClusterClassSpecWorkersMachineDeployment);
 
 /** namingStrategy allows changing the naming pattern used when creating the MachinePool. */
 export interface ClusterClassSpecWorkersMachinePoolNamingStrategy {
@@ -2118,8 +2544,12 @@ export interface ClusterClassSpecWorkersMachinePoolNamingStrategy {
   template?: string;
 }
 
+const $ClusterClassSpecWorkersMachinePoolNamingStrategy = c.object<ClusterClassSpecWorkersMachinePoolNamingStrategy>({
+  template: c.string({ minLength: 1, maxLength: 1024 }),
+});
+
 /** zod schema of {@link ClusterClassSpecWorkersMachinePoolNamingStrategy}. */
-export const ClusterClassSpecWorkersMachinePoolNamingStrategySchema: z.ZodType<ClusterClassSpecWorkersMachinePoolNamingStrategy> = schemas.ClusterClassSpecWorkersMachinePoolNamingStrategy;
+export const ClusterClassSpecWorkersMachinePoolNamingStrategySchema: z.ZodType<ClusterClassSpecWorkersMachinePoolNamingStrategy> = c.zod($ClusterClassSpecWorkersMachinePoolNamingStrategy);
 
 /**
  * template is a local struct containing a collection of templates for creation of
@@ -2143,8 +2573,14 @@ export interface ClusterClassSpecWorkersMachinePoolTemplate {
   metadata?: MachineSetSpecTemplateMetadata;
 }
 
+const $ClusterClassSpecWorkersMachinePoolTemplate = c.object<ClusterClassSpecWorkersMachinePoolTemplate>({
+  bootstrap: $ClusterClassSpecInfrastructure,
+  infrastructure: $ClusterClassSpecInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+}, { required: ["bootstrap","infrastructure"] });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachinePoolTemplate}. */
-export const ClusterClassSpecWorkersMachinePoolTemplateSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolTemplate> = schemas.ClusterClassSpecWorkersMachinePoolTemplate;
+export const ClusterClassSpecWorkersMachinePoolTemplateSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolTemplate> = c.zod($ClusterClassSpecWorkersMachinePoolTemplate);
 
 /**
  * MachinePoolClass serves as a template to define a pool of worker nodes of the cluster
@@ -2212,8 +2648,20 @@ export interface ClusterClassSpecWorkersMachinePool {
   template: ClusterClassSpecWorkersMachinePoolTemplate;
 }
 
+const $ClusterClassSpecWorkersMachinePool = c.object<ClusterClassSpecWorkersMachinePool>({
+  class: c.string({ minLength: 1, maxLength: 256 }),
+  failureDomains: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+  minReadySeconds: c.integer({ format: "int32" }),
+  namingStrategy: $ClusterClassSpecWorkersMachinePoolNamingStrategy,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  template: $ClusterClassSpecWorkersMachinePoolTemplate,
+}, { required: ["class","template"] });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachinePool}. */
-export const ClusterClassSpecWorkersMachinePoolSchema: z.ZodType<ClusterClassSpecWorkersMachinePool> = schemas.ClusterClassSpecWorkersMachinePool;
+export const ClusterClassSpecWorkersMachinePoolSchema: z.ZodType<ClusterClassSpecWorkersMachinePool> = c.zod($ClusterClassSpecWorkersMachinePool);
 
 /**
  * workers describes the worker nodes for the cluster.
@@ -2233,8 +2681,13 @@ export interface ClusterClassSpecWorkers {
   machinePools?: ClusterClassSpecWorkersMachinePool[];
 }
 
+const $ClusterClassSpecWorkers = c.object<ClusterClassSpecWorkers>({
+  machineDeployments: c.withMeta(c.array($ClusterClassSpecWorkersMachineDeployment, { maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]}),
+  machinePools: c.withMeta(c.array($ClusterClassSpecWorkersMachinePool, { maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]}),
+});
+
 /** zod schema of {@link ClusterClassSpecWorkers}. */
-export const ClusterClassSpecWorkersSchema: z.ZodType<ClusterClassSpecWorkers> = schemas.ClusterClassSpecWorkers;
+export const ClusterClassSpecWorkersSchema: z.ZodType<ClusterClassSpecWorkers> = c.zod($ClusterClassSpecWorkers);
 
 /** spec is the desired state of ClusterClass. */
 export interface ClusterClassSpec {
@@ -2289,8 +2742,20 @@ export interface ClusterClassSpec {
   workers?: ClusterClassSpecWorkers;
 }
 
+const $ClusterClassSpec = c.object<ClusterClassSpec>({
+  availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  controlPlane: $ClusterClassSpecControlPlane,
+  infrastructure: $ClusterClassSpecInfrastructure,
+  infrastructureNamingStrategy: $ClusterClassSpecInfrastructureNamingStrategy,
+  kubernetesVersions: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  patches: c.array($ClusterClassSpecPatch, { maxItems: 1000 }),
+  upgrade: $ClusterClassSpecUpgrade,
+  variables: c.array($ClusterClassSpecVariable, { maxItems: 1000 }),
+  workers: $ClusterClassSpecWorkers,
+});
+
 /** zod schema of {@link ClusterClassSpec}. */
-export const ClusterClassSpecSchema: z.ZodType<ClusterClassSpec> = schemas.ClusterClassSpec;
+export const ClusterClassSpecSchema: z.ZodType<ClusterClassSpec> = c.zod($ClusterClassSpec);
 
 const ClusterClassSpecDefaults: c.DefaultsNode = { properties: { variables: { items: { ...ClusterClassSpecVariableDefaults } } } };
 
@@ -2303,8 +2768,12 @@ export interface ClusterClassStatusV1beta2 {
   conditions?: ClusterStatusV1beta2Condition[];
 }
 
+const $ClusterClassStatusV1beta2 = c.object<ClusterClassStatusV1beta2>({
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+});
+
 /** zod schema of {@link ClusterClassStatusV1beta2}. */
-export const ClusterClassStatusV1beta2Schema: z.ZodType<ClusterClassStatusV1beta2> = schemas.ClusterClassStatusV1beta2;
+export const ClusterClassStatusV1beta2Schema: z.ZodType<ClusterClassStatusV1beta2> = c.zod($ClusterClassStatusV1beta2);
 
 /** ClusterClassStatusVariableDefinition defines a variable which appears in the status of a ClusterClass. */
 export interface ClusterClassStatusVariableDefinition2 {
@@ -2335,8 +2804,15 @@ export interface ClusterClassStatusVariableDefinition2 {
   schema: ClusterClassStatusVariableDefinitionSchema;
 }
 
+const $ClusterClassStatusVariableDefinition2 = c.object<ClusterClassStatusVariableDefinition2>({
+  from: c.string({ minLength: 1, maxLength: 256 }),
+  metadata: $ClusterClassSpecVariableMetadata,
+  required: c.boolean(),
+  schema: $ClusterClassStatusVariableDefinitionSchema,
+}, { required: ["from","required","schema"] });
+
 /** zod schema of {@link ClusterClassStatusVariableDefinition2}. */
-export const ClusterClassStatusVariableDefinition2Schema: z.ZodType<ClusterClassStatusVariableDefinition2> = schemas.ClusterClassStatusVariableDefinition2;
+export const ClusterClassStatusVariableDefinition2Schema: z.ZodType<ClusterClassStatusVariableDefinition2> = c.zod($ClusterClassStatusVariableDefinition2);
 
 const ClusterClassStatusVariableDefinition2Defaults: c.DefaultsNode = { properties: { schema: { ...ClusterClassStatusVariableDefinitionSchemaDefaults } } };
 
@@ -2350,8 +2826,14 @@ export interface ClusterClassStatusVariable {
   name: string;
 }
 
+const $ClusterClassStatusVariable = c.object<ClusterClassStatusVariable>({
+  definitions: c.array($ClusterClassStatusVariableDefinition2, { maxItems: 100 }),
+  definitionsConflict: c.boolean(),
+  name: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["definitions","name"] });
+
 /** zod schema of {@link ClusterClassStatusVariable}. */
-export const ClusterClassStatusVariableSchema: z.ZodType<ClusterClassStatusVariable> = schemas.ClusterClassStatusVariable;
+export const ClusterClassStatusVariableSchema: z.ZodType<ClusterClassStatusVariable> = c.zod($ClusterClassStatusVariable);
 
 const ClusterClassStatusVariableDefaults: c.DefaultsNode = { properties: { definitions: { items: { ...ClusterClassStatusVariableDefinition2Defaults } } } };
 
@@ -2367,8 +2849,15 @@ export interface ClusterClassStatus {
   variables?: ClusterClassStatusVariable[];
 }
 
+const $ClusterClassStatus = c.object<ClusterClassStatus>({
+  conditions: c.array($ClusterStatusCondition),
+  observedGeneration: c.integer({ format: "int64" }),
+  v1beta2: $ClusterClassStatusV1beta2,
+  variables: c.array($ClusterClassStatusVariable, { maxItems: 1000 }),
+});
+
 /** zod schema of {@link ClusterClassStatus}. */
-export const ClusterClassStatusSchema: z.ZodType<ClusterClassStatus> = schemas.ClusterClassStatus;
+export const ClusterClassStatusSchema: z.ZodType<ClusterClassStatus> = c.zod($ClusterClassStatus);
 
 const ClusterClassStatusDefaults: c.DefaultsNode = { properties: { variables: { items: { ...ClusterClassStatusVariableDefaults } } } };
 
@@ -2419,19 +2908,32 @@ export interface ClusterClassList {
   items: ClusterClass[];
 }
 
+const $ClusterClass = c.object<ClusterClass>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("ClusterClass"),
+  metadata: c.objectMeta(),
+  spec: $ClusterClassSpec,
+  status: $ClusterClassStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link ClusterClass}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 ClusterClass is deprecated; use a newer version.
  */
-export const ClusterClassSchema: z.ZodType<ClusterClass> = schemas.ClusterClass;
+export const ClusterClassSchema: z.ZodType<ClusterClass> = c.zod($ClusterClass);
 
 /**
  * zod schema of {@link ClusterClassList}.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 ClusterClass is deprecated; use a newer version.
  */
-export const ClusterClassListSchema: z.ZodType<ClusterClassList> = schemas.ClusterClassList;
+export const ClusterClassListSchema: z.ZodType<ClusterClassList> = c.zod(c.object<ClusterClassList>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("ClusterClassList"),
+  metadata: c.listMeta(),
+  items: c.array($ClusterClass),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const ClusterClassDefaults: c.DefaultsNode = { properties: { spec: { ...ClusterClassSpecDefaults }, status: { ...ClusterClassStatusDefaults } } };
 
@@ -2541,8 +3043,13 @@ export interface MachineSpecBootstrap {
   dataSecretName?: string;
 }
 
+const $MachineSpecBootstrap = c.object<MachineSpecBootstrap>({
+  configRef: $MachineStatusNodeRef,
+  dataSecretName: c.string({ minLength: 0, maxLength: 253 }),
+});
+
 /** zod schema of {@link MachineSpecBootstrap}. */
-export const MachineSpecBootstrapSchema: z.ZodType<MachineSpecBootstrap> = schemas.MachineSpecBootstrap;
+export const MachineSpecBootstrapSchema: z.ZodType<MachineSpecBootstrap> = c.zod($MachineSpecBootstrap);
 
 /** spec is the desired state of Machine. */
 export interface MachineSpec {
@@ -2629,8 +3136,22 @@ export interface MachineSpec {
   version?: string;
 }
 
+const $MachineSpec = c.object<MachineSpec>({
+  bootstrap: $MachineSpecBootstrap,
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  infrastructureRef: $MachineStatusNodeRef,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  providerID: c.string({ minLength: 1, maxLength: 512 }),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  version: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["bootstrap","clusterName","infrastructureRef"] });
+
 /** zod schema of {@link MachineSpec}. */
-export const MachineSpecSchema: z.ZodType<MachineSpec> = schemas.MachineSpec;
+export const MachineSpecSchema: z.ZodType<MachineSpec> = c.zod($MachineSpec);
 
 /** MachineAddress contains information for the node's address. */
 export interface MachineStatusAddress {
@@ -2640,8 +3161,13 @@ export interface MachineStatusAddress {
   type: "Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS";
 }
 
+const $MachineStatusAddress = c.object<MachineStatusAddress>({
+  address: c.string({ minLength: 1, maxLength: 256 }),
+  type: c.literals<"Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS">(["Hostname","ExternalIP","InternalIP","ExternalDNS","InternalDNS"]),
+}, { required: ["address","type"] });
+
 /** zod schema of {@link MachineStatusAddress}. */
-export const MachineStatusAddressSchema: z.ZodType<MachineStatusAddress> = schemas.MachineStatusAddress;
+export const MachineStatusAddressSchema: z.ZodType<MachineStatusAddress> = c.zod($MachineStatusAddress);
 
 /**
  * deletion contains information relating to removal of the Machine.
@@ -2676,8 +3202,15 @@ export interface MachineStatusDeletion {
   waitForPreTerminateHookStartTime?: string;
 }
 
+const $MachineStatusDeletion = c.object<MachineStatusDeletion>({
+  nodeDrainStartTime: c.string({ format: "date-time" }),
+  waitForNodeVolumeDetachStartTime: c.string({ format: "date-time" }),
+  waitForPreDrainHookStartTime: c.string({ format: "date-time" }),
+  waitForPreTerminateHookStartTime: c.string({ format: "date-time" }),
+});
+
 /** zod schema of {@link MachineStatusDeletion}. */
-export const MachineStatusDeletionSchema: z.ZodType<MachineStatusDeletion> = schemas.MachineStatusDeletion;
+export const MachineStatusDeletionSchema: z.ZodType<MachineStatusDeletion> = c.zod($MachineStatusDeletion);
 
 /** Swap Info reported by the node. */
 export interface MachineStatusNodeInfoSwap {
@@ -2685,8 +3218,12 @@ export interface MachineStatusNodeInfoSwap {
   capacity?: number;
 }
 
+const $MachineStatusNodeInfoSwap = c.object<MachineStatusNodeInfoSwap>({
+  capacity: c.integer({ format: "int64" }),
+});
+
 /** zod schema of {@link MachineStatusNodeInfoSwap}. */
-export const MachineStatusNodeInfoSwapSchema: z.ZodType<MachineStatusNodeInfoSwap> = schemas.MachineStatusNodeInfoSwap;
+export const MachineStatusNodeInfoSwapSchema: z.ZodType<MachineStatusNodeInfoSwap> = c.zod($MachineStatusNodeInfoSwap);
 
 /**
  * nodeInfo is a set of ids/uuids to uniquely identify the node.
@@ -2729,8 +3266,22 @@ export interface MachineStatusNodeInfo {
   systemUUID: string;
 }
 
+const $MachineStatusNodeInfo = c.object<MachineStatusNodeInfo>({
+  architecture: c.string(),
+  bootID: c.string(),
+  containerRuntimeVersion: c.string(),
+  kernelVersion: c.string(),
+  kubeProxyVersion: c.string(),
+  kubeletVersion: c.string(),
+  machineID: c.string(),
+  operatingSystem: c.string(),
+  osImage: c.string(),
+  swap: $MachineStatusNodeInfoSwap,
+  systemUUID: c.string(),
+}, { required: ["architecture","bootID","containerRuntimeVersion","kernelVersion","kubeProxyVersion","kubeletVersion","machineID","operatingSystem","osImage","systemUUID"] });
+
 /** zod schema of {@link MachineStatusNodeInfo}. */
-export const MachineStatusNodeInfoSchema: z.ZodType<MachineStatusNodeInfo> = schemas.MachineStatusNodeInfo;
+export const MachineStatusNodeInfoSchema: z.ZodType<MachineStatusNodeInfo> = c.zod($MachineStatusNodeInfo);
 
 /** v1beta2 groups all the fields that will be added or modified in Machine's status with the V1Beta2 version. */
 export interface MachineStatusV1beta2 {
@@ -2745,8 +3296,12 @@ export interface MachineStatusV1beta2 {
   conditions?: ClusterStatusV1beta2Condition[];
 }
 
+const $MachineStatusV1beta2 = c.object<MachineStatusV1beta2>({
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+});
+
 /** zod schema of {@link MachineStatusV1beta2}. */
-export const MachineStatusV1beta2Schema: z.ZodType<MachineStatusV1beta2> = schemas.MachineStatusV1beta2;
+export const MachineStatusV1beta2Schema: z.ZodType<MachineStatusV1beta2> = c.zod($MachineStatusV1beta2);
 
 /** status is the observed state of Machine. */
 export interface MachineStatus {
@@ -2834,8 +3389,25 @@ export interface MachineStatus {
   v1beta2?: MachineStatusV1beta2;
 }
 
+const $MachineStatus = c.object<MachineStatus>({
+  addresses: c.array($MachineStatusAddress),
+  bootstrapReady: c.boolean(),
+  certificatesExpiryDate: c.string({ format: "date-time" }),
+  conditions: c.array($ClusterStatusCondition),
+  deletion: $MachineStatusDeletion,
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  infrastructureReady: c.boolean(),
+  lastUpdated: c.string({ format: "date-time" }),
+  nodeInfo: $MachineStatusNodeInfo,
+  nodeRef: $MachineStatusNodeRef,
+  observedGeneration: c.integer({ format: "int64" }),
+  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Running" | "Deleting" | "Deleted" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Running","Deleting","Deleted","Failed","Unknown"]),
+  v1beta2: $MachineStatusV1beta2,
+});
+
 /** zod schema of {@link MachineStatus}. */
-export const MachineStatusSchema: z.ZodType<MachineStatus> = schemas.MachineStatus;
+export const MachineStatusSchema: z.ZodType<MachineStatus> = c.zod($MachineStatus);
 
 /**
  * Machine is the Schema for the machines API.
@@ -2884,19 +3456,32 @@ export interface MachineList {
   items: Machine[];
 }
 
+const $Machine = c.object<Machine>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("Machine"),
+  metadata: c.objectMeta(),
+  spec: $MachineSpec,
+  status: $MachineStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link Machine}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 Machine is deprecated; use a newer version.
  */
-export const MachineSchema: z.ZodType<Machine> = schemas.Machine;
+export const MachineSchema: z.ZodType<Machine> = c.zod($Machine);
 
 /**
  * zod schema of {@link MachineList}.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 Machine is deprecated; use a newer version.
  */
-export const MachineListSchema: z.ZodType<MachineList> = schemas.MachineList;
+export const MachineListSchema: z.ZodType<MachineList> = c.zod(c.object<MachineList>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineList"),
+  metadata: c.listMeta(),
+  items: c.array($Machine),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link MachineModel} class: a {@link Machine} with the Model methods.
@@ -3011,8 +3596,12 @@ export interface MachineSetSpecMachineNamingStrategy {
   template?: string;
 }
 
+const $MachineSetSpecMachineNamingStrategy = c.object<MachineSetSpecMachineNamingStrategy>({
+  template: c.string({ minLength: 1, maxLength: 256 }),
+});
+
 /** zod schema of {@link MachineSetSpecMachineNamingStrategy}. */
-export const MachineSetSpecMachineNamingStrategySchema: z.ZodType<MachineSetSpecMachineNamingStrategy> = schemas.MachineSetSpecMachineNamingStrategy;
+export const MachineSetSpecMachineNamingStrategySchema: z.ZodType<MachineSetSpecMachineNamingStrategy> = c.zod($MachineSetSpecMachineNamingStrategy);
 
 /**
  * A label selector requirement is a selector that contains values, a key, and an operator that
@@ -3035,8 +3624,14 @@ export interface MachineSetSpecSelectorMatchExpression {
   values?: string[];
 }
 
+const $MachineSetSpecSelectorMatchExpression = c.object<MachineSetSpecSelectorMatchExpression>({
+  key: c.string(),
+  operator: c.string(),
+  values: c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { required: ["key","operator"] });
+
 /** zod schema of {@link MachineSetSpecSelectorMatchExpression}. */
-export const MachineSetSpecSelectorMatchExpressionSchema: z.ZodType<MachineSetSpecSelectorMatchExpression> = schemas.MachineSetSpecSelectorMatchExpression;
+export const MachineSetSpecSelectorMatchExpressionSchema: z.ZodType<MachineSetSpecSelectorMatchExpression> = c.zod($MachineSetSpecSelectorMatchExpression);
 
 /**
  * selector is the label selector for machines. Existing MachineSets whose machines are
@@ -3054,8 +3649,13 @@ export interface MachineSetSpecSelector {
   matchLabels?: { [key: string]: string };
 }
 
+const $MachineSetSpecSelector = c.withMeta(c.object<MachineSetSpecSelector>({
+  matchExpressions: c.withMeta(c.array($MachineSetSpecSelectorMatchExpression, { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  matchLabels: c.record(c.string()),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link MachineSetSpecSelector}. */
-export const MachineSetSpecSelectorSchema: z.ZodType<MachineSetSpecSelector> = schemas.MachineSetSpecSelector;
+export const MachineSetSpecSelectorSchema: z.ZodType<MachineSetSpecSelector> = c.zod($MachineSetSpecSelector);
 
 /** template describes the machines that will be created. */
 export interface MachineSetSpecTemplate {
@@ -3071,8 +3671,13 @@ export interface MachineSetSpecTemplate {
   spec?: MachineSpec;
 }
 
+const $MachineSetSpecTemplate = c.object<MachineSetSpecTemplate>({
+  metadata: $MachineSetSpecTemplateMetadata,
+  spec: $MachineSpec,
+});
+
 /** zod schema of {@link MachineSetSpecTemplate}. */
-export const MachineSetSpecTemplateSchema: z.ZodType<MachineSetSpecTemplate> = schemas.MachineSetSpecTemplate;
+export const MachineSetSpecTemplateSchema: z.ZodType<MachineSetSpecTemplate> = c.zod($MachineSetSpecTemplate);
 
 /** spec is the desired state of MachineDeployment. */
 export interface MachineDeploymentSpec {
@@ -3156,8 +3761,22 @@ export interface MachineDeploymentSpec {
   template: MachineSetSpecTemplate;
 }
 
+const $MachineDeploymentSpec = c.object<MachineDeploymentSpec>({
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  machineNamingStrategy: $MachineSetSpecMachineNamingStrategy,
+  minReadySeconds: c.integer({ format: "int32" }),
+  paused: c.boolean(),
+  progressDeadlineSeconds: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  revisionHistoryLimit: c.integer({ format: "int32" }),
+  rolloutAfter: c.string({ format: "date-time" }),
+  selector: $MachineSetSpecSelector,
+  strategy: $MachineDeploymentSpecStrategy,
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","selector","template"] });
+
 /** zod schema of {@link MachineDeploymentSpec}. */
-export const MachineDeploymentSpecSchema: z.ZodType<MachineDeploymentSpec> = schemas.MachineDeploymentSpec;
+export const MachineDeploymentSpecSchema: z.ZodType<MachineDeploymentSpec> = c.zod($MachineDeploymentSpec);
 
 /** v1beta2 groups all the fields that will be added or modified in MachineDeployment's status with the V1Beta2 version. */
 export interface MachineDeploymentStatusV1beta2 {
@@ -3174,8 +3793,15 @@ export interface MachineDeploymentStatusV1beta2 {
   upToDateReplicas?: number;
 }
 
+const $MachineDeploymentStatusV1beta2 = c.object<MachineDeploymentStatusV1beta2>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  readyReplicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link MachineDeploymentStatusV1beta2}. */
-export const MachineDeploymentStatusV1beta2Schema: z.ZodType<MachineDeploymentStatusV1beta2> = schemas.MachineDeploymentStatusV1beta2;
+export const MachineDeploymentStatusV1beta2Schema: z.ZodType<MachineDeploymentStatusV1beta2> = c.zod($MachineDeploymentStatusV1beta2);
 
 /** status is the observed state of MachineDeployment. */
 export interface MachineDeploymentStatus {
@@ -3226,8 +3852,22 @@ export interface MachineDeploymentStatus {
   versions?: MachineSetStatusVersion[];
 }
 
+const $MachineDeploymentStatus = c.object<MachineDeploymentStatus>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.array($ClusterStatusCondition),
+  observedGeneration: c.integer({ format: "int64" }),
+  phase: c.literals<"ScalingUp" | "ScalingDown" | "Running" | "Failed" | "Unknown">(["ScalingUp","ScalingDown","Running","Failed","Unknown"]),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: c.string({ minLength: 1, maxLength: 4096 }),
+  unavailableReplicas: c.integer({ format: "int32" }),
+  updatedReplicas: c.integer({ format: "int32" }),
+  v1beta2: $MachineDeploymentStatusV1beta2,
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
+});
+
 /** zod schema of {@link MachineDeploymentStatus}. */
-export const MachineDeploymentStatusSchema: z.ZodType<MachineDeploymentStatus> = schemas.MachineDeploymentStatus;
+export const MachineDeploymentStatusSchema: z.ZodType<MachineDeploymentStatus> = c.zod($MachineDeploymentStatus);
 
 /**
  * MachineDeployment is the Schema for the machinedeployments API.
@@ -3276,19 +3916,32 @@ export interface MachineDeploymentList {
   items: MachineDeployment[];
 }
 
+const $MachineDeployment = c.object<MachineDeployment>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineDeployment"),
+  metadata: c.objectMeta(),
+  spec: $MachineDeploymentSpec,
+  status: $MachineDeploymentStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link MachineDeployment}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachineDeployment is deprecated; use a newer version.
  */
-export const MachineDeploymentSchema: z.ZodType<MachineDeployment> = schemas.MachineDeployment;
+export const MachineDeploymentSchema: z.ZodType<MachineDeployment> = c.zod($MachineDeployment);
 
 /**
  * zod schema of {@link MachineDeploymentList}.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachineDeployment is deprecated; use a newer version.
  */
-export const MachineDeploymentListSchema: z.ZodType<MachineDeploymentList> = schemas.MachineDeploymentList;
+export const MachineDeploymentListSchema: z.ZodType<MachineDeploymentList> = c.zod(c.object<MachineDeploymentList>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineDeploymentList"),
+  metadata: c.listMeta(),
+  items: c.array($MachineDeployment),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link MachineDeploymentModel} class: a {@link MachineDeployment} with the Model methods.
@@ -3403,8 +4056,13 @@ export interface MachineDrainRuleSpecDrain {
   order?: number;
 }
 
+const $MachineDrainRuleSpecDrain = c.object<MachineDrainRuleSpecDrain>({
+  behavior: c.literals<"Drain" | "Skip" | "WaitCompleted">(["Drain","Skip","WaitCompleted"]),
+  order: c.integer({ format: "int32" }),
+}, { required: ["behavior"] });
+
 /** zod schema of {@link MachineDrainRuleSpecDrain}. */
-export const MachineDrainRuleSpecDrainSchema: z.ZodType<MachineDrainRuleSpecDrain> = schemas.MachineDrainRuleSpecDrain;
+export const MachineDrainRuleSpecDrainSchema: z.ZodType<MachineDrainRuleSpecDrain> = c.zod($MachineDrainRuleSpecDrain);
 
 /** MachineDrainRuleMachineSelector defines to which Machines this MachineDrainRule should be applied. */
 export interface MachineDrainRuleSpecMachine {
@@ -3433,8 +4091,13 @@ export interface MachineDrainRuleSpecMachine {
   selector?: MachineSetSpecSelector;
 }
 
+const $MachineDrainRuleSpecMachine = c.object<MachineDrainRuleSpecMachine>({
+  clusterSelector: $MachineSetSpecSelector,
+  selector: $MachineSetSpecSelector,
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineDrainRuleSpecMachine}. */
-export const MachineDrainRuleSpecMachineSchema: z.ZodType<MachineDrainRuleSpecMachine> = schemas.MachineDrainRuleSpecMachine;
+export const MachineDrainRuleSpecMachineSchema: z.ZodType<MachineDrainRuleSpecMachine> = c.zod($MachineDrainRuleSpecMachine);
 
 /** MachineDrainRulePodSelector defines to which Pods this MachineDrainRule should be applied. */
 export interface MachineDrainRuleSpecPod {
@@ -3463,8 +4126,13 @@ export interface MachineDrainRuleSpecPod {
   selector?: MachineSetSpecSelector;
 }
 
+const $MachineDrainRuleSpecPod = c.object<MachineDrainRuleSpecPod>({
+  namespaceSelector: $MachineSetSpecSelector,
+  selector: $MachineSetSpecSelector,
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineDrainRuleSpecPod}. */
-export const MachineDrainRuleSpecPodSchema: z.ZodType<MachineDrainRuleSpecPod> = schemas.MachineDrainRuleSpecPod;
+export const MachineDrainRuleSpecPodSchema: z.ZodType<MachineDrainRuleSpecPod> = c.zod($MachineDrainRuleSpecPod);
 
 /** spec defines the spec of a MachineDrainRule. */
 export interface MachineDrainRuleSpec {
@@ -3533,8 +4201,14 @@ export interface MachineDrainRuleSpec {
   pods?: MachineDrainRuleSpecPod[];
 }
 
+const $MachineDrainRuleSpec = c.object<MachineDrainRuleSpec>({
+  drain: $MachineDrainRuleSpecDrain,
+  machines: c.withMeta(c.array($MachineDrainRuleSpecMachine, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in machines must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]}),
+  pods: c.withMeta(c.array($MachineDrainRuleSpecPod, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in pods must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]}),
+}, { required: ["drain"] });
+
 /** zod schema of {@link MachineDrainRuleSpec}. */
-export const MachineDrainRuleSpecSchema: z.ZodType<MachineDrainRuleSpec> = schemas.MachineDrainRuleSpec;
+export const MachineDrainRuleSpecSchema: z.ZodType<MachineDrainRuleSpec> = c.zod($MachineDrainRuleSpec);
 
 /**
  * MachineDrainRule is the Schema for the MachineDrainRule API.
@@ -3581,19 +4255,31 @@ export interface MachineDrainRuleList {
   items: MachineDrainRule[];
 }
 
+const $MachineDrainRule = c.object<MachineDrainRule>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineDrainRule"),
+  metadata: c.objectMeta(),
+  spec: $MachineDrainRuleSpec,
+}, { required: ["apiVersion","kind","spec"] });
+
 /**
  * zod schema of {@link MachineDrainRule}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachineDrainRule is deprecated; use a newer version.
  */
-export const MachineDrainRuleSchema: z.ZodType<MachineDrainRule> = schemas.MachineDrainRule;
+export const MachineDrainRuleSchema: z.ZodType<MachineDrainRule> = c.zod($MachineDrainRule);
 
 /**
  * zod schema of {@link MachineDrainRuleList}.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachineDrainRule is deprecated; use a newer version.
  */
-export const MachineDrainRuleListSchema: z.ZodType<MachineDrainRuleList> = schemas.MachineDrainRuleList;
+export const MachineDrainRuleListSchema: z.ZodType<MachineDrainRuleList> = c.zod(c.object<MachineDrainRuleList>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineDrainRuleList"),
+  metadata: c.listMeta(),
+  items: c.array($MachineDrainRule),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link MachineDrainRuleModel} class: a {@link MachineDrainRule} with the Model methods.
@@ -3749,8 +4435,19 @@ export interface MachineHealthCheckSpec {
   unhealthyRange?: string;
 }
 
+const $MachineHealthCheckSpec = c.object<MachineHealthCheckSpec>({
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  maxUnhealthy: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  nodeStartupTimeout: c.string(),
+  remediationTemplate: $MachineStatusNodeRef,
+  selector: $MachineSetSpecSelector,
+  unhealthyConditions: c.array($MachineHealthCheckSpecUnhealthyCondition, { maxItems: 100 }),
+  unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  unhealthyRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
+}, { required: ["clusterName","selector"] });
+
 /** zod schema of {@link MachineHealthCheckSpec}. */
-export const MachineHealthCheckSpecSchema: z.ZodType<MachineHealthCheckSpec> = schemas.MachineHealthCheckSpec;
+export const MachineHealthCheckSpecSchema: z.ZodType<MachineHealthCheckSpec> = c.zod($MachineHealthCheckSpec);
 
 /** v1beta2 groups all the fields that will be added or modified in MachineHealthCheck's status with the V1Beta2 version. */
 export interface MachineHealthCheckStatusV1beta2 {
@@ -3761,8 +4458,12 @@ export interface MachineHealthCheckStatusV1beta2 {
   conditions?: ClusterStatusV1beta2Condition[];
 }
 
+const $MachineHealthCheckStatusV1beta2 = c.object<MachineHealthCheckStatusV1beta2>({
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+});
+
 /** zod schema of {@link MachineHealthCheckStatusV1beta2}. */
-export const MachineHealthCheckStatusV1beta2Schema: z.ZodType<MachineHealthCheckStatusV1beta2> = schemas.MachineHealthCheckStatusV1beta2;
+export const MachineHealthCheckStatusV1beta2Schema: z.ZodType<MachineHealthCheckStatusV1beta2> = c.zod($MachineHealthCheckStatusV1beta2);
 
 /** status is the most recently observed status of MachineHealthCheck resource */
 export interface MachineHealthCheckStatus {
@@ -3785,8 +4486,18 @@ export interface MachineHealthCheckStatus {
   v1beta2?: MachineHealthCheckStatusV1beta2;
 }
 
+const $MachineHealthCheckStatus = c.object<MachineHealthCheckStatus>({
+  conditions: c.array($ClusterStatusCondition),
+  currentHealthy: c.integer({ format: "int32", minimum: 0 }),
+  expectedMachines: c.integer({ format: "int32", minimum: 0 }),
+  observedGeneration: c.integer({ format: "int64" }),
+  remediationsAllowed: c.integer({ format: "int32", minimum: 0 }),
+  targets: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 10000 }),
+  v1beta2: $MachineHealthCheckStatusV1beta2,
+});
+
 /** zod schema of {@link MachineHealthCheckStatus}. */
-export const MachineHealthCheckStatusSchema: z.ZodType<MachineHealthCheckStatus> = schemas.MachineHealthCheckStatus;
+export const MachineHealthCheckStatusSchema: z.ZodType<MachineHealthCheckStatus> = c.zod($MachineHealthCheckStatus);
 
 /**
  * MachineHealthCheck is the Schema for the machinehealthchecks API.
@@ -3835,19 +4546,32 @@ export interface MachineHealthCheckList {
   items: MachineHealthCheck[];
 }
 
+const $MachineHealthCheck = c.object<MachineHealthCheck>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineHealthCheck"),
+  metadata: c.objectMeta(),
+  spec: $MachineHealthCheckSpec,
+  status: $MachineHealthCheckStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link MachineHealthCheck}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachineHealthCheck is deprecated; use a newer version.
  */
-export const MachineHealthCheckSchema: z.ZodType<MachineHealthCheck> = schemas.MachineHealthCheck;
+export const MachineHealthCheckSchema: z.ZodType<MachineHealthCheck> = c.zod($MachineHealthCheck);
 
 /**
  * zod schema of {@link MachineHealthCheckList}.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachineHealthCheck is deprecated; use a newer version.
  */
-export const MachineHealthCheckListSchema: z.ZodType<MachineHealthCheckList> = schemas.MachineHealthCheckList;
+export const MachineHealthCheckListSchema: z.ZodType<MachineHealthCheckList> = c.zod(c.object<MachineHealthCheckList>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineHealthCheckList"),
+  metadata: c.listMeta(),
+  items: c.array($MachineHealthCheck),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link MachineHealthCheckModel} class: a {@link MachineHealthCheck} with the Model methods.
@@ -3963,8 +4687,17 @@ export interface MachinePoolSpec {
   template: MachineSetSpecTemplate;
 }
 
+const $MachinePoolSpec = c.object<MachinePoolSpec>({
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  failureDomains: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+  minReadySeconds: c.integer({ format: "int32" }),
+  providerIDList: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 10000 }),
+  replicas: c.integer({ format: "int32" }),
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","template"] });
+
 /** zod schema of {@link MachinePoolSpec}. */
-export const MachinePoolSpecSchema: z.ZodType<MachinePoolSpec> = schemas.MachinePoolSpec;
+export const MachinePoolSpecSchema: z.ZodType<MachinePoolSpec> = c.zod($MachinePoolSpec);
 
 /** v1beta2 groups all the fields that will be added or modified in MachinePool's status with the V1Beta2 version. */
 export interface MachinePoolStatusV1beta2 {
@@ -3982,8 +4715,15 @@ export interface MachinePoolStatusV1beta2 {
   upToDateReplicas?: number;
 }
 
+const $MachinePoolStatusV1beta2 = c.object<MachinePoolStatusV1beta2>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  readyReplicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link MachinePoolStatusV1beta2}. */
-export const MachinePoolStatusV1beta2Schema: z.ZodType<MachinePoolStatusV1beta2> = schemas.MachinePoolStatusV1beta2;
+export const MachinePoolStatusV1beta2Schema: z.ZodType<MachinePoolStatusV1beta2> = c.zod($MachinePoolStatusV1beta2);
 
 /** status is the observed state of MachinePool. */
 export interface MachinePoolStatus {
@@ -4041,8 +4781,25 @@ export interface MachinePoolStatus {
   versions?: MachineSetStatusVersion[];
 }
 
+const $MachinePoolStatus = c.object<MachinePoolStatus>({
+  availableReplicas: c.integer({ format: "int32" }),
+  bootstrapReady: c.boolean(),
+  conditions: c.array($ClusterStatusCondition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  infrastructureReady: c.boolean(),
+  nodeRefs: c.array($MachineStatusNodeRef, { maxItems: 10000 }),
+  observedGeneration: c.integer({ format: "int64" }),
+  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Running" | "ScalingUp" | "ScalingDown" | "Scaling" | "Deleting" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Running","ScalingUp","ScalingDown","Scaling","Deleting","Failed","Unknown"]),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  unavailableReplicas: c.integer({ format: "int32" }),
+  v1beta2: $MachinePoolStatusV1beta2,
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
+});
+
 /** zod schema of {@link MachinePoolStatus}. */
-export const MachinePoolStatusSchema: z.ZodType<MachinePoolStatus> = schemas.MachinePoolStatus;
+export const MachinePoolStatusSchema: z.ZodType<MachinePoolStatus> = c.zod($MachinePoolStatus);
 
 /**
  * MachinePool is the Schema for the machinepools API.
@@ -4091,19 +4848,32 @@ export interface MachinePoolList {
   items: MachinePool[];
 }
 
+const $MachinePool = c.object<MachinePool>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachinePool"),
+  metadata: c.objectMeta(),
+  spec: $MachinePoolSpec,
+  status: $MachinePoolStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link MachinePool}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachinePool is deprecated; use a newer version.
  */
-export const MachinePoolSchema: z.ZodType<MachinePool> = schemas.MachinePool;
+export const MachinePoolSchema: z.ZodType<MachinePool> = c.zod($MachinePool);
 
 /**
  * zod schema of {@link MachinePoolList}.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachinePool is deprecated; use a newer version.
  */
-export const MachinePoolListSchema: z.ZodType<MachinePoolList> = schemas.MachinePoolList;
+export const MachinePoolListSchema: z.ZodType<MachinePoolList> = c.zod(c.object<MachinePoolList>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachinePoolList"),
+  metadata: c.listMeta(),
+  items: c.array($MachinePool),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link MachinePoolModel} class: a {@link MachinePool} with the Model methods.
@@ -4246,8 +5016,18 @@ export interface MachineSetSpec {
   template?: MachineSetSpecTemplate;
 }
 
+const $MachineSetSpec = c.object<MachineSetSpec>({
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  deletePolicy: c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"]),
+  machineNamingStrategy: $MachineSetSpecMachineNamingStrategy,
+  minReadySeconds: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: $MachineSetSpecSelector,
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","selector"] });
+
 /** zod schema of {@link MachineSetSpec}. */
-export const MachineSetSpecSchema: z.ZodType<MachineSetSpec> = schemas.MachineSetSpec;
+export const MachineSetSpecSchema: z.ZodType<MachineSetSpec> = c.zod($MachineSetSpec);
 
 /** v1beta2 groups all the fields that will be added or modified in MachineSet's status with the V1Beta2 version. */
 export interface MachineSetStatusV1beta2 {
@@ -4264,8 +5044,15 @@ export interface MachineSetStatusV1beta2 {
   upToDateReplicas?: number;
 }
 
+const $MachineSetStatusV1beta2 = c.object<MachineSetStatusV1beta2>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  readyReplicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link MachineSetStatusV1beta2}. */
-export const MachineSetStatusV1beta2Schema: z.ZodType<MachineSetStatusV1beta2> = schemas.MachineSetStatusV1beta2;
+export const MachineSetStatusV1beta2Schema: z.ZodType<MachineSetStatusV1beta2> = c.zod($MachineSetStatusV1beta2);
 
 /** status is the observed state of MachineSet. */
 export interface MachineSetStatus {
@@ -4338,8 +5125,22 @@ export interface MachineSetStatus {
   versions?: MachineSetStatusVersion[];
 }
 
+const $MachineSetStatus = c.object<MachineSetStatus>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.array($ClusterStatusCondition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  fullyLabeledReplicas: c.integer({ format: "int32" }),
+  observedGeneration: c.integer({ format: "int64" }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: c.string({ minLength: 1, maxLength: 4096 }),
+  v1beta2: $MachineSetStatusV1beta2,
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
+});
+
 /** zod schema of {@link MachineSetStatus}. */
-export const MachineSetStatusSchema: z.ZodType<MachineSetStatus> = schemas.MachineSetStatus;
+export const MachineSetStatusSchema: z.ZodType<MachineSetStatus> = c.zod($MachineSetStatus);
 
 /**
  * MachineSet is the Schema for the machinesets API.
@@ -4388,19 +5189,32 @@ export interface MachineSetList {
   items: MachineSet[];
 }
 
+const $MachineSet = c.object<MachineSet>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineSet"),
+  metadata: c.objectMeta(),
+  spec: $MachineSetSpec,
+  status: $MachineSetStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link MachineSet}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachineSet is deprecated; use a newer version.
  */
-export const MachineSetSchema: z.ZodType<MachineSet> = schemas.MachineSet;
+export const MachineSetSchema: z.ZodType<MachineSet> = c.zod($MachineSet);
 
 /**
  * zod schema of {@link MachineSetList}.
  *
  * @deprecated cluster.x-k8s.io/v1beta1 MachineSet is deprecated; use a newer version.
  */
-export const MachineSetListSchema: z.ZodType<MachineSetList> = schemas.MachineSetList;
+export const MachineSetListSchema: z.ZodType<MachineSetList> = c.zod(c.object<MachineSetList>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineSetList"),
+  metadata: c.listMeta(),
+  items: c.array($MachineSet),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link MachineSetModel} class: a {@link MachineSet} with the Model methods.

@@ -9,10 +9,6 @@ import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1Obj
 import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
 import type { z } from "zod";
 import * as c from "../common.js";
-import { buildSchemas } from "./v1beta2.schemas.js";
-
-// The schema expressions live in plain JavaScript (see the .schemas.d.ts next to this file).
-const schemas = buildSchemas(c);
 
 /** ClusterAvailabilityGate contains the type of a Cluster condition to be used as availability gate. */
 export interface ClusterSpecAvailabilityGate {
@@ -32,8 +28,13 @@ export interface ClusterSpecAvailabilityGate {
   polarity?: "Positive" | "Negative";
 }
 
+const $ClusterSpecAvailabilityGate = c.object<ClusterSpecAvailabilityGate>({
+  conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+  polarity: c.literals<"Positive" | "Negative">(["Positive","Negative"]),
+}, { required: ["conditionType"] });
+
 /** zod schema of {@link ClusterSpecAvailabilityGate}. */
-export const ClusterSpecAvailabilityGateSchema: z.ZodType<ClusterSpecAvailabilityGate> = schemas.ClusterSpecAvailabilityGate;
+export const ClusterSpecAvailabilityGateSchema: z.ZodType<ClusterSpecAvailabilityGate> = c.zod($ClusterSpecAvailabilityGate);
 
 /** pods is the network ranges from which Pod networks are allocated. */
 export interface ClusterSpecClusterNetworkPods {
@@ -41,8 +42,12 @@ export interface ClusterSpecClusterNetworkPods {
   cidrBlocks: string[];
 }
 
+const $ClusterSpecClusterNetworkPods = c.object<ClusterSpecClusterNetworkPods>({
+  cidrBlocks: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 43 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { required: ["cidrBlocks"] });
+
 /** zod schema of {@link ClusterSpecClusterNetworkPods}. */
-export const ClusterSpecClusterNetworkPodsSchema: z.ZodType<ClusterSpecClusterNetworkPods> = schemas.ClusterSpecClusterNetworkPods;
+export const ClusterSpecClusterNetworkPodsSchema: z.ZodType<ClusterSpecClusterNetworkPods> = c.zod($ClusterSpecClusterNetworkPods);
 
 /** clusterNetwork represents the cluster network configuration. */
 export interface ClusterSpecClusterNetwork {
@@ -59,8 +64,15 @@ export interface ClusterSpecClusterNetwork {
   services?: ClusterSpecClusterNetworkPods;
 }
 
+const $ClusterSpecClusterNetwork = c.object<ClusterSpecClusterNetwork>({
+  apiServerPort: c.integer({ format: "int32", minimum: 1, maximum: 65535 }),
+  pods: $ClusterSpecClusterNetworkPods,
+  serviceDomain: c.string({ minLength: 1, maxLength: 253 }),
+  services: $ClusterSpecClusterNetworkPods,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecClusterNetwork}. */
-export const ClusterSpecClusterNetworkSchema: z.ZodType<ClusterSpecClusterNetwork> = schemas.ClusterSpecClusterNetwork;
+export const ClusterSpecClusterNetworkSchema: z.ZodType<ClusterSpecClusterNetwork> = c.zod($ClusterSpecClusterNetwork);
 
 /** controlPlaneEndpoint represents the endpoint used to communicate with the control plane. */
 export interface ClusterSpecControlPlaneEndpoint {
@@ -70,8 +82,13 @@ export interface ClusterSpecControlPlaneEndpoint {
   port?: number;
 }
 
+const $ClusterSpecControlPlaneEndpoint = c.object<ClusterSpecControlPlaneEndpoint>({
+  host: c.string({ minLength: 1, maxLength: 512 }),
+  port: c.integer({ format: "int32", minimum: 1, maximum: 65535 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecControlPlaneEndpoint}. */
-export const ClusterSpecControlPlaneEndpointSchema: z.ZodType<ClusterSpecControlPlaneEndpoint> = schemas.ClusterSpecControlPlaneEndpoint;
+export const ClusterSpecControlPlaneEndpointSchema: z.ZodType<ClusterSpecControlPlaneEndpoint> = c.zod($ClusterSpecControlPlaneEndpoint);
 
 /**
  * controlPlaneRef is an optional reference to a provider-specific resource that holds
@@ -97,8 +114,14 @@ export interface ClusterSpecControlPlaneRef {
   name: string;
 }
 
+const $ClusterSpecControlPlaneRef = c.object<ClusterSpecControlPlaneRef>({
+  apiGroup: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+  kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
+  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+}, { required: ["apiGroup","kind","name"] });
+
 /** zod schema of {@link ClusterSpecControlPlaneRef}. */
-export const ClusterSpecControlPlaneRefSchema: z.ZodType<ClusterSpecControlPlaneRef> = schemas.ClusterSpecControlPlaneRef;
+export const ClusterSpecControlPlaneRefSchema: z.ZodType<ClusterSpecControlPlaneRef> = c.zod($ClusterSpecControlPlaneRef);
 
 /** classRef is the ref to the ClusterClass that should be used for the topology. */
 export interface ClusterSpecTopologyClassRef {
@@ -119,8 +142,13 @@ export interface ClusterSpecTopologyClassRef {
   namespace?: string;
 }
 
+const $ClusterSpecTopologyClassRef = c.object<ClusterSpecTopologyClassRef>({
+  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+  namespace: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" }),
+}, { required: ["name"] });
+
 /** zod schema of {@link ClusterSpecTopologyClassRef}. */
-export const ClusterSpecTopologyClassRefSchema: z.ZodType<ClusterSpecTopologyClassRef> = schemas.ClusterSpecTopologyClassRef;
+export const ClusterSpecTopologyClassRefSchema: z.ZodType<ClusterSpecTopologyClassRef> = c.zod($ClusterSpecTopologyClassRef);
 
 /** deletion contains configuration options for Machine deletion. */
 export interface MachineSpecDeletion {
@@ -143,8 +171,14 @@ export interface MachineSpecDeletion {
   nodeVolumeDetachTimeoutSeconds?: number;
 }
 
+const $MachineSpecDeletion = c.object<MachineSpecDeletion>({
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineSpecDeletion}. */
-export const MachineSpecDeletionSchema: z.ZodType<MachineSpecDeletion> = schemas.MachineSpecDeletion;
+export const MachineSpecDeletionSchema: z.ZodType<MachineSpecDeletion> = c.zod($MachineSpecDeletion);
 
 /**
  * UnhealthyMachineCondition represents a Machine condition type and value with a timeout
@@ -170,8 +204,14 @@ export interface MachineHealthCheckSpecChecksUnhealthyMachineCondition {
   type: string;
 }
 
+const $MachineHealthCheckSpecChecksUnhealthyMachineCondition = c.object<MachineHealthCheckSpecChecksUnhealthyMachineCondition>({
+  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
+  timeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  type: c.withMeta(c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }), {"x-kubernetes-validations":[{"message":"type must not be one of: Ready, Available, HealthCheckSucceeded, OwnerRemediated, ExternallyRemediated","rule":"!(self in ['Ready','Available','HealthCheckSucceeded','OwnerRemediated','ExternallyRemediated'])"}]}),
+}, { required: ["status","timeoutSeconds","type"] });
+
 /** zod schema of {@link MachineHealthCheckSpecChecksUnhealthyMachineCondition}. */
-export const MachineHealthCheckSpecChecksUnhealthyMachineConditionSchema: z.ZodType<MachineHealthCheckSpecChecksUnhealthyMachineCondition> = schemas.MachineHealthCheckSpecChecksUnhealthyMachineCondition;
+export const MachineHealthCheckSpecChecksUnhealthyMachineConditionSchema: z.ZodType<MachineHealthCheckSpecChecksUnhealthyMachineCondition> = c.zod($MachineHealthCheckSpecChecksUnhealthyMachineCondition);
 
 /**
  * UnhealthyNodeCondition represents a Node condition type and value with a timeout
@@ -192,8 +232,14 @@ export interface MachineHealthCheckSpecChecksUnhealthyNodeCondition {
   type: string;
 }
 
+const $MachineHealthCheckSpecChecksUnhealthyNodeCondition = c.object<MachineHealthCheckSpecChecksUnhealthyNodeCondition>({
+  status: c.string({ minLength: 1 }),
+  timeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  type: c.string({ minLength: 1 }),
+}, { required: ["status","timeoutSeconds","type"] });
+
 /** zod schema of {@link MachineHealthCheckSpecChecksUnhealthyNodeCondition}. */
-export const MachineHealthCheckSpecChecksUnhealthyNodeConditionSchema: z.ZodType<MachineHealthCheckSpecChecksUnhealthyNodeCondition> = schemas.MachineHealthCheckSpecChecksUnhealthyNodeCondition;
+export const MachineHealthCheckSpecChecksUnhealthyNodeConditionSchema: z.ZodType<MachineHealthCheckSpecChecksUnhealthyNodeCondition> = c.zod($MachineHealthCheckSpecChecksUnhealthyNodeCondition);
 
 /**
  * checks are the checks that are used to evaluate if a Machine is healthy.
@@ -239,8 +285,14 @@ export interface MachineHealthCheckSpecChecks {
   unhealthyNodeConditions?: MachineHealthCheckSpecChecksUnhealthyNodeCondition[];
 }
 
+const $MachineHealthCheckSpecChecks = c.object<MachineHealthCheckSpecChecks>({
+  nodeStartupTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecChecksUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  unhealthyNodeConditions: c.withMeta(c.array($MachineHealthCheckSpecChecksUnhealthyNodeCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineHealthCheckSpecChecks}. */
-export const MachineHealthCheckSpecChecksSchema: z.ZodType<MachineHealthCheckSpecChecks> = schemas.MachineHealthCheckSpecChecks;
+export const MachineHealthCheckSpecChecksSchema: z.ZodType<MachineHealthCheckSpecChecks> = c.zod($MachineHealthCheckSpecChecks);
 
 /**
  * templateRef is a reference to a remediation template
@@ -269,8 +321,14 @@ export interface MachineHealthCheckSpecRemediationTemplateRef {
   name: string;
 }
 
+const $MachineHealthCheckSpecRemediationTemplateRef = c.object<MachineHealthCheckSpecRemediationTemplateRef>({
+  apiVersion: c.string({ minLength: 1, maxLength: 317, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[a-z]([-a-z0-9]*[a-z0-9])?$" }),
+  kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
+  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+}, { required: ["apiVersion","kind","name"] });
+
 /** zod schema of {@link MachineHealthCheckSpecRemediationTemplateRef}. */
-export const MachineHealthCheckSpecRemediationTemplateRefSchema: z.ZodType<MachineHealthCheckSpecRemediationTemplateRef> = schemas.MachineHealthCheckSpecRemediationTemplateRef;
+export const MachineHealthCheckSpecRemediationTemplateRefSchema: z.ZodType<MachineHealthCheckSpecRemediationTemplateRef> = c.zod($MachineHealthCheckSpecRemediationTemplateRef);
 
 /**
  * triggerIf configures if remediations are triggered.
@@ -294,8 +352,13 @@ export interface MachineHealthCheckSpecRemediationTriggerIf {
   unhealthyLessThanOrEqualTo?: number | string;
 }
 
+const $MachineHealthCheckSpecRemediationTriggerIf = c.object<MachineHealthCheckSpecRemediationTriggerIf>({
+  unhealthyInRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
+  unhealthyLessThanOrEqualTo: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineHealthCheckSpecRemediationTriggerIf}. */
-export const MachineHealthCheckSpecRemediationTriggerIfSchema: z.ZodType<MachineHealthCheckSpecRemediationTriggerIf> = schemas.MachineHealthCheckSpecRemediationTriggerIf;
+export const MachineHealthCheckSpecRemediationTriggerIfSchema: z.ZodType<MachineHealthCheckSpecRemediationTriggerIf> = c.zod($MachineHealthCheckSpecRemediationTriggerIf);
 
 /**
  * remediation configures if and how remediations are triggered if a Machine is unhealthy.
@@ -328,8 +391,13 @@ export interface MachineHealthCheckSpecRemediation {
   triggerIf?: MachineHealthCheckSpecRemediationTriggerIf;
 }
 
+const $MachineHealthCheckSpecRemediation = c.object<MachineHealthCheckSpecRemediation>({
+  templateRef: $MachineHealthCheckSpecRemediationTemplateRef,
+  triggerIf: $MachineHealthCheckSpecRemediationTriggerIf,
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineHealthCheckSpecRemediation}. */
-export const MachineHealthCheckSpecRemediationSchema: z.ZodType<MachineHealthCheckSpecRemediation> = schemas.MachineHealthCheckSpecRemediation;
+export const MachineHealthCheckSpecRemediationSchema: z.ZodType<MachineHealthCheckSpecRemediation> = c.zod($MachineHealthCheckSpecRemediation);
 
 /**
  * healthCheck allows to enable, disable and override control plane health check
@@ -380,8 +448,14 @@ export interface ClusterSpecTopologyControlPlaneHealthCheck {
   remediation?: MachineHealthCheckSpecRemediation;
 }
 
+const $ClusterSpecTopologyControlPlaneHealthCheck = c.object<ClusterSpecTopologyControlPlaneHealthCheck>({
+  checks: $MachineHealthCheckSpecChecks,
+  enabled: c.boolean(),
+  remediation: $MachineHealthCheckSpecRemediation,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyControlPlaneHealthCheck}. */
-export const ClusterSpecTopologyControlPlaneHealthCheckSchema: z.ZodType<ClusterSpecTopologyControlPlaneHealthCheck> = schemas.ClusterSpecTopologyControlPlaneHealthCheck;
+export const ClusterSpecTopologyControlPlaneHealthCheckSchema: z.ZodType<ClusterSpecTopologyControlPlaneHealthCheck> = c.zod($ClusterSpecTopologyControlPlaneHealthCheck);
 
 /**
  * metadata is the metadata applied to the ControlPlane and the Machines of the ControlPlane
@@ -406,8 +480,13 @@ export interface MachineSetSpecTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
+const $MachineSetSpecTemplateMetadata = c.object<MachineSetSpecTemplateMetadata>({
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineSetSpecTemplateMetadata}. */
-export const MachineSetSpecTemplateMetadataSchema: z.ZodType<MachineSetSpecTemplateMetadata> = schemas.MachineSetSpecTemplateMetadata;
+export const MachineSetSpecTemplateMetadataSchema: z.ZodType<MachineSetSpecTemplateMetadata> = c.zod($MachineSetSpecTemplateMetadata);
 
 /** MachineReadinessGate contains the type of a Machine condition to be used as a readiness gate. */
 export interface MachineSpecReadinessGate {
@@ -427,8 +506,13 @@ export interface MachineSpecReadinessGate {
   polarity?: "Positive" | "Negative";
 }
 
+const $MachineSpecReadinessGate = c.object<MachineSpecReadinessGate>({
+  conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+  polarity: c.literals<"Positive" | "Negative">(["Positive","Negative"]),
+}, { required: ["conditionType"] });
+
 /** zod schema of {@link MachineSpecReadinessGate}. */
-export const MachineSpecReadinessGateSchema: z.ZodType<MachineSpecReadinessGate> = schemas.MachineSpecReadinessGate;
+export const MachineSpecReadinessGateSchema: z.ZodType<MachineSpecReadinessGate> = c.zod($MachineSpecReadinessGate);
 
 /** rollout allows you to configure the behavior of rolling updates to the control plane. */
 export interface ClusterSpecTopologyControlPlaneRollout {
@@ -442,8 +526,12 @@ export interface ClusterSpecTopologyControlPlaneRollout {
   after?: string;
 }
 
+const $ClusterSpecTopologyControlPlaneRollout = c.object<ClusterSpecTopologyControlPlaneRollout>({
+  after: c.string({ format: "date-time" }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyControlPlaneRollout}. */
-export const ClusterSpecTopologyControlPlaneRolloutSchema: z.ZodType<ClusterSpecTopologyControlPlaneRollout> = schemas.ClusterSpecTopologyControlPlaneRollout;
+export const ClusterSpecTopologyControlPlaneRolloutSchema: z.ZodType<ClusterSpecTopologyControlPlaneRollout> = c.zod($ClusterSpecTopologyControlPlaneRollout);
 
 /** MachineTaint defines a taint equivalent to corev1.Taint, but additionally having a propagation field. */
 export interface MachineSpecTaint {
@@ -470,8 +558,15 @@ export interface MachineSpecTaint {
   value?: string;
 }
 
+const $MachineSpecTaint = c.object<MachineSpecTaint>({
+  effect: c.literals<"NoSchedule" | "PreferNoSchedule" | "NoExecute">(["NoSchedule","PreferNoSchedule","NoExecute"]),
+  key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
+  propagation: c.literals<"Always" | "OnInitialization">(["Always","OnInitialization"]),
+  value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
+}, { required: ["effect","key","propagation"] });
+
 /** zod schema of {@link MachineSpecTaint}. */
-export const MachineSpecTaintSchema: z.ZodType<MachineSpecTaint> = schemas.MachineSpecTaint;
+export const MachineSpecTaintSchema: z.ZodType<MachineSpecTaint> = c.zod($MachineSpecTaint);
 
 /**
  * ClusterVariable can be used to customize the Cluster through patches. Each ClusterVariable is associated with a
@@ -492,8 +587,13 @@ export interface ClusterSpecTopologyVariable {
   value: c.FreeFormJson;
 }
 
+const $ClusterSpecTopologyVariable = c.object<ClusterSpecTopologyVariable>({
+  name: c.string({ minLength: 1, maxLength: 256 }),
+  value: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+}, { required: ["name","value"] });
+
 /** zod schema of {@link ClusterSpecTopologyVariable}. */
-export const ClusterSpecTopologyVariableSchema: z.ZodType<ClusterSpecTopologyVariable> = schemas.ClusterSpecTopologyVariable;
+export const ClusterSpecTopologyVariableSchema: z.ZodType<ClusterSpecTopologyVariable> = c.zod($ClusterSpecTopologyVariable);
 
 /** variables can be used to customize the ControlPlane through patches. */
 export interface ClusterSpecTopologyControlPlaneVariables {
@@ -501,8 +601,12 @@ export interface ClusterSpecTopologyControlPlaneVariables {
   overrides?: ClusterSpecTopologyVariable[];
 }
 
+const $ClusterSpecTopologyControlPlaneVariables = c.object<ClusterSpecTopologyControlPlaneVariables>({
+  overrides: c.withMeta(c.array($ClusterSpecTopologyVariable, { minItems: 1, maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyControlPlaneVariables}. */
-export const ClusterSpecTopologyControlPlaneVariablesSchema: z.ZodType<ClusterSpecTopologyControlPlaneVariables> = schemas.ClusterSpecTopologyControlPlaneVariables;
+export const ClusterSpecTopologyControlPlaneVariablesSchema: z.ZodType<ClusterSpecTopologyControlPlaneVariables> = c.zod($ClusterSpecTopologyControlPlaneVariables);
 
 /** controlPlane describes the cluster control plane. */
 export interface ClusterSpecTopologyControlPlane {
@@ -557,8 +661,19 @@ export interface ClusterSpecTopologyControlPlane {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
+const $ClusterSpecTopologyControlPlane = c.object<ClusterSpecTopologyControlPlane>({
+  deletion: $MachineSpecDeletion,
+  healthCheck: $ClusterSpecTopologyControlPlaneHealthCheck,
+  metadata: $MachineSetSpecTemplateMetadata,
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  replicas: c.integer({ format: "int32" }),
+  rollout: $ClusterSpecTopologyControlPlaneRollout,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyControlPlane}. */
-export const ClusterSpecTopologyControlPlaneSchema: z.ZodType<ClusterSpecTopologyControlPlane> = schemas.ClusterSpecTopologyControlPlane;
+export const ClusterSpecTopologyControlPlaneSchema: z.ZodType<ClusterSpecTopologyControlPlane> = c.zod($ClusterSpecTopologyControlPlane);
 
 /** deletion contains configuration options for Machine deletion. */
 export interface ClusterSpecTopologyWorkersMachineDeploymentDeletion {
@@ -586,8 +701,15 @@ export interface ClusterSpecTopologyWorkersMachineDeploymentDeletion {
   order?: "Random" | "Newest" | "Oldest";
 }
 
+const $ClusterSpecTopologyWorkersMachineDeploymentDeletion = c.object<ClusterSpecTopologyWorkersMachineDeploymentDeletion>({
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  order: c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"]),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyWorkersMachineDeploymentDeletion}. */
-export const ClusterSpecTopologyWorkersMachineDeploymentDeletionSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeploymentDeletion> = schemas.ClusterSpecTopologyWorkersMachineDeploymentDeletion;
+export const ClusterSpecTopologyWorkersMachineDeploymentDeletionSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeploymentDeletion> = c.zod($ClusterSpecTopologyWorkersMachineDeploymentDeletion);
 
 /**
  * remediation configures if and how remediations are triggered if a Machine is unhealthy.
@@ -637,8 +759,14 @@ export interface ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation 
   triggerIf?: MachineHealthCheckSpecRemediationTriggerIf;
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation = c.object<ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation>({
+  maxInFlight: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  templateRef: $MachineHealthCheckSpecRemediationTemplateRef,
+  triggerIf: $MachineHealthCheckSpecRemediationTriggerIf,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation}. */
-export const ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediationSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation> = schemas.ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation;
+export const ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediationSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation> = c.zod($ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation);
 
 /**
  * healthCheck allows to enable, disable and override MachineDeployment health check
@@ -689,8 +817,14 @@ export interface ClusterSpecTopologyWorkersMachineDeploymentHealthCheck {
   remediation?: ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation;
 }
 
+const $ClusterSpecTopologyWorkersMachineDeploymentHealthCheck = c.object<ClusterSpecTopologyWorkersMachineDeploymentHealthCheck>({
+  checks: $MachineHealthCheckSpecChecks,
+  enabled: c.boolean(),
+  remediation: $ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyWorkersMachineDeploymentHealthCheck}. */
-export const ClusterSpecTopologyWorkersMachineDeploymentHealthCheckSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeploymentHealthCheck> = schemas.ClusterSpecTopologyWorkersMachineDeploymentHealthCheck;
+export const ClusterSpecTopologyWorkersMachineDeploymentHealthCheckSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeploymentHealthCheck> = c.zod($ClusterSpecTopologyWorkersMachineDeploymentHealthCheck);
 
 /**
  * rollingUpdate is the rolling update config params. Present only if
@@ -730,8 +864,13 @@ export interface MachineDeploymentSpecRolloutStrategyRollingUpdate {
   maxUnavailable?: number | string;
 }
 
+const $MachineDeploymentSpecRolloutStrategyRollingUpdate = c.object<MachineDeploymentSpecRolloutStrategyRollingUpdate>({
+  maxSurge: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  maxUnavailable: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineDeploymentSpecRolloutStrategyRollingUpdate}. */
-export const MachineDeploymentSpecRolloutStrategyRollingUpdateSchema: z.ZodType<MachineDeploymentSpecRolloutStrategyRollingUpdate> = schemas.MachineDeploymentSpecRolloutStrategyRollingUpdate;
+export const MachineDeploymentSpecRolloutStrategyRollingUpdateSchema: z.ZodType<MachineDeploymentSpecRolloutStrategyRollingUpdate> = c.zod($MachineDeploymentSpecRolloutStrategyRollingUpdate);
 
 /** strategy specifies how to roll out control plane Machines. */
 export interface MachineDeploymentSpecRolloutStrategy {
@@ -747,8 +886,13 @@ export interface MachineDeploymentSpecRolloutStrategy {
   type: "RollingUpdate" | "OnDelete";
 }
 
+const $MachineDeploymentSpecRolloutStrategy = c.object<MachineDeploymentSpecRolloutStrategy>({
+  rollingUpdate: $MachineDeploymentSpecRolloutStrategyRollingUpdate,
+  type: c.literals<"RollingUpdate" | "OnDelete">(["RollingUpdate","OnDelete"]),
+}, { required: ["type"], minProperties: 1 });
+
 /** zod schema of {@link MachineDeploymentSpecRolloutStrategy}. */
-export const MachineDeploymentSpecRolloutStrategySchema: z.ZodType<MachineDeploymentSpecRolloutStrategy> = schemas.MachineDeploymentSpecRolloutStrategy;
+export const MachineDeploymentSpecRolloutStrategySchema: z.ZodType<MachineDeploymentSpecRolloutStrategy> = c.zod($MachineDeploymentSpecRolloutStrategy);
 
 /**
  * rollout allows you to configure the behaviour of rolling updates to the MachineDeployment Machines.
@@ -768,8 +912,13 @@ export interface MachineDeploymentSpecRollout {
   strategy?: MachineDeploymentSpecRolloutStrategy;
 }
 
+const $MachineDeploymentSpecRollout = c.object<MachineDeploymentSpecRollout>({
+  after: c.string({ format: "date-time" }),
+  strategy: $MachineDeploymentSpecRolloutStrategy,
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineDeploymentSpecRollout}. */
-export const MachineDeploymentSpecRolloutSchema: z.ZodType<MachineDeploymentSpecRollout> = schemas.MachineDeploymentSpecRollout;
+export const MachineDeploymentSpecRolloutSchema: z.ZodType<MachineDeploymentSpecRollout> = c.zod($MachineDeploymentSpecRollout);
 
 /**
  * MachineDeploymentTopology specifies the different parameters for a set of worker nodes in the topology.
@@ -850,8 +999,23 @@ export interface ClusterSpecTopologyWorkersMachineDeployment {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
+const $ClusterSpecTopologyWorkersMachineDeployment = c.object<ClusterSpecTopologyWorkersMachineDeployment>({
+  class: c.string({ minLength: 1, maxLength: 256 }),
+  deletion: $ClusterSpecTopologyWorkersMachineDeploymentDeletion,
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  healthCheck: $ClusterSpecTopologyWorkersMachineDeploymentHealthCheck,
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
+  name: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  replicas: c.integer({ format: "int32" }),
+  rollout: $MachineDeploymentSpecRollout,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
+}, { required: ["class","name"] });
+
 /** zod schema of {@link ClusterSpecTopologyWorkersMachineDeployment}. */
-export const ClusterSpecTopologyWorkersMachineDeploymentSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeployment> = schemas.ClusterSpecTopologyWorkersMachineDeployment;
+export const ClusterSpecTopologyWorkersMachineDeploymentSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeployment> = c.zod($ClusterSpecTopologyWorkersMachineDeployment);
 
 /** deletion contains configuration options for Machine deletion. */
 export interface ClusterSpecTopologyWorkersMachinePoolDeletion {
@@ -874,8 +1038,14 @@ export interface ClusterSpecTopologyWorkersMachinePoolDeletion {
   nodeVolumeDetachTimeoutSeconds?: number;
 }
 
+const $ClusterSpecTopologyWorkersMachinePoolDeletion = c.object<ClusterSpecTopologyWorkersMachinePoolDeletion>({
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyWorkersMachinePoolDeletion}. */
-export const ClusterSpecTopologyWorkersMachinePoolDeletionSchema: z.ZodType<ClusterSpecTopologyWorkersMachinePoolDeletion> = schemas.ClusterSpecTopologyWorkersMachinePoolDeletion;
+export const ClusterSpecTopologyWorkersMachinePoolDeletionSchema: z.ZodType<ClusterSpecTopologyWorkersMachinePoolDeletion> = c.zod($ClusterSpecTopologyWorkersMachinePoolDeletion);
 
 /**
  * MachinePoolTopology specifies the different parameters for a pool of worker nodes in the topology.
@@ -937,8 +1107,20 @@ export interface ClusterSpecTopologyWorkersMachinePool {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
+const $ClusterSpecTopologyWorkersMachinePool = c.object<ClusterSpecTopologyWorkersMachinePool>({
+  class: c.string({ minLength: 1, maxLength: 256 }),
+  deletion: $ClusterSpecTopologyWorkersMachinePoolDeletion,
+  failureDomains: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
+  name: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+  replicas: c.integer({ format: "int32" }),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
+}, { required: ["class","name"] });
+
 /** zod schema of {@link ClusterSpecTopologyWorkersMachinePool}. */
-export const ClusterSpecTopologyWorkersMachinePoolSchema: z.ZodType<ClusterSpecTopologyWorkersMachinePool> = schemas.ClusterSpecTopologyWorkersMachinePool;
+export const ClusterSpecTopologyWorkersMachinePoolSchema: z.ZodType<ClusterSpecTopologyWorkersMachinePool> = c.zod($ClusterSpecTopologyWorkersMachinePool);
 
 /**
  * workers encapsulates the different constructs that form the worker nodes
@@ -951,8 +1133,13 @@ export interface ClusterSpecTopologyWorkers {
   machinePools?: ClusterSpecTopologyWorkersMachinePool[];
 }
 
+const $ClusterSpecTopologyWorkers = c.object<ClusterSpecTopologyWorkers>({
+  machineDeployments: c.withMeta(c.array($ClusterSpecTopologyWorkersMachineDeployment, { minItems: 1, maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  machinePools: c.withMeta(c.array($ClusterSpecTopologyWorkersMachinePool, { minItems: 1, maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpecTopologyWorkers}. */
-export const ClusterSpecTopologyWorkersSchema: z.ZodType<ClusterSpecTopologyWorkers> = schemas.ClusterSpecTopologyWorkers;
+export const ClusterSpecTopologyWorkersSchema: z.ZodType<ClusterSpecTopologyWorkers> = c.zod($ClusterSpecTopologyWorkers);
 
 /**
  * topology encapsulates the topology for the cluster.
@@ -979,8 +1166,16 @@ export interface ClusterSpecTopology {
   workers?: ClusterSpecTopologyWorkers;
 }
 
+const $ClusterSpecTopology = c.object<ClusterSpecTopology>({
+  classRef: $ClusterSpecTopologyClassRef,
+  controlPlane: $ClusterSpecTopologyControlPlane,
+  variables: c.withMeta(c.array($ClusterSpecTopologyVariable, { minItems: 1, maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  version: c.string({ minLength: 1, maxLength: 256 }),
+  workers: $ClusterSpecTopologyWorkers,
+}, { required: ["classRef","version"] });
+
 /** zod schema of {@link ClusterSpecTopology}. */
-export const ClusterSpecTopologySchema: z.ZodType<ClusterSpecTopology> = schemas.ClusterSpecTopology;
+export const ClusterSpecTopologySchema: z.ZodType<ClusterSpecTopology> = c.zod($ClusterSpecTopology);
 
 /** spec is the desired state of Cluster. */
 export interface ClusterSpec {
@@ -1015,8 +1210,18 @@ export interface ClusterSpec {
   topology?: ClusterSpecTopology;
 }
 
+const $ClusterSpec = c.object<ClusterSpec>({
+  availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  clusterNetwork: $ClusterSpecClusterNetwork,
+  controlPlaneEndpoint: $ClusterSpecControlPlaneEndpoint,
+  controlPlaneRef: $ClusterSpecControlPlaneRef,
+  infrastructureRef: $ClusterSpecControlPlaneRef,
+  paused: c.boolean(),
+  topology: $ClusterSpecTopology,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterSpec}. */
-export const ClusterSpecSchema: z.ZodType<ClusterSpec> = schemas.ClusterSpec;
+export const ClusterSpecSchema: z.ZodType<ClusterSpec> = c.zod($ClusterSpec);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface ClusterStatusCondition {
@@ -1050,8 +1255,17 @@ export interface ClusterStatusCondition {
   type: string;
 }
 
+const $ClusterStatusCondition = c.object<ClusterStatusCondition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
 /** zod schema of {@link ClusterStatusCondition}. */
-export const ClusterStatusConditionSchema: z.ZodType<ClusterStatusCondition> = schemas.ClusterStatusCondition;
+export const ClusterStatusConditionSchema: z.ZodType<ClusterStatusCondition> = c.zod($ClusterStatusCondition);
 
 /** StatusUpgradePlanVersion groups upgrade plan version-related status information. */
 export interface ClusterStatusWorkersUpgradePlanItem {
@@ -1059,8 +1273,12 @@ export interface ClusterStatusWorkersUpgradePlanItem {
   version: string;
 }
 
+const $ClusterStatusWorkersUpgradePlanItem = c.object<ClusterStatusWorkersUpgradePlanItem>({
+  version: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["version"] });
+
 /** zod schema of {@link ClusterStatusWorkersUpgradePlanItem}. */
-export const ClusterStatusWorkersUpgradePlanItemSchema: z.ZodType<ClusterStatusWorkersUpgradePlanItem> = schemas.ClusterStatusWorkersUpgradePlanItem;
+export const ClusterStatusWorkersUpgradePlanItemSchema: z.ZodType<ClusterStatusWorkersUpgradePlanItem> = c.zod($ClusterStatusWorkersUpgradePlanItem);
 
 /** StatusVersion groups version-related status information. */
 export interface MachineSetStatusVersion {
@@ -1070,8 +1288,13 @@ export interface MachineSetStatusVersion {
   version: string;
 }
 
+const $MachineSetStatusVersion = c.object<MachineSetStatusVersion>({
+  replicas: c.integer({ format: "int32", minimum: 1 }),
+  version: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["version"] });
+
 /** zod schema of {@link MachineSetStatusVersion}. */
-export const MachineSetStatusVersionSchema: z.ZodType<MachineSetStatusVersion> = schemas.MachineSetStatusVersion;
+export const MachineSetStatusVersionSchema: z.ZodType<MachineSetStatusVersion> = c.zod($MachineSetStatusVersion);
 
 /** controlPlane groups all the observations about Cluster's ControlPlane current state. */
 export interface ClusterStatusControlPlane {
@@ -1102,8 +1325,18 @@ export interface ClusterStatusControlPlane {
   versions?: MachineSetStatusVersion[];
 }
 
+const $ClusterStatusControlPlane = c.object<ClusterStatusControlPlane>({
+  availableReplicas: c.integer({ format: "int32" }),
+  desiredReplicas: c.integer({ format: "int32" }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  upgradePlan: c.withMeta(c.array($ClusterStatusWorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+});
+
 /** zod schema of {@link ClusterStatusControlPlane}. */
-export const ClusterStatusControlPlaneSchema: z.ZodType<ClusterStatusControlPlane> = schemas.ClusterStatusControlPlane;
+export const ClusterStatusControlPlaneSchema: z.ZodType<ClusterStatusControlPlane> = c.zod($ClusterStatusControlPlane);
 
 /**
  * Condition defines an observation of a Cluster API resource operational state.
@@ -1144,8 +1377,17 @@ export interface ClusterStatusDeprecatedV1beta1Condition {
   type: string;
 }
 
+const $ClusterStatusDeprecatedV1beta1Condition = c.object<ClusterStatusDeprecatedV1beta1Condition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
+
 /** zod schema of {@link ClusterStatusDeprecatedV1beta1Condition}. */
-export const ClusterStatusDeprecatedV1beta1ConditionSchema: z.ZodType<ClusterStatusDeprecatedV1beta1Condition> = schemas.ClusterStatusDeprecatedV1beta1Condition;
+export const ClusterStatusDeprecatedV1beta1ConditionSchema: z.ZodType<ClusterStatusDeprecatedV1beta1Condition> = c.zod($ClusterStatusDeprecatedV1beta1Condition);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface ClusterStatusDeprecatedV1beta1 {
@@ -1178,8 +1420,14 @@ export interface ClusterStatusDeprecatedV1beta1 {
   failureReason?: string;
 }
 
+const $ClusterStatusDeprecatedV1beta1 = c.object<ClusterStatusDeprecatedV1beta1>({
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+});
+
 /** zod schema of {@link ClusterStatusDeprecatedV1beta1}. */
-export const ClusterStatusDeprecatedV1beta1Schema: z.ZodType<ClusterStatusDeprecatedV1beta1> = schemas.ClusterStatusDeprecatedV1beta1;
+export const ClusterStatusDeprecatedV1beta1Schema: z.ZodType<ClusterStatusDeprecatedV1beta1> = c.zod($ClusterStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface ClusterStatusDeprecated {
@@ -1187,8 +1435,12 @@ export interface ClusterStatusDeprecated {
   v1beta1?: ClusterStatusDeprecatedV1beta1;
 }
 
+const $ClusterStatusDeprecated = c.object<ClusterStatusDeprecated>({
+  v1beta1: $ClusterStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link ClusterStatusDeprecated}. */
-export const ClusterStatusDeprecatedSchema: z.ZodType<ClusterStatusDeprecated> = schemas.ClusterStatusDeprecated;
+export const ClusterStatusDeprecatedSchema: z.ZodType<ClusterStatusDeprecated> = c.zod($ClusterStatusDeprecated);
 
 /**
  * FailureDomain is the Schema for Cluster API failure domains.
@@ -1203,8 +1455,14 @@ export interface ClusterStatusFailureDomain {
   name: string;
 }
 
+const $ClusterStatusFailureDomain = c.object<ClusterStatusFailureDomain>({
+  attributes: c.record(c.string()),
+  controlPlane: c.boolean(),
+  name: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["name"] });
+
 /** zod schema of {@link ClusterStatusFailureDomain}. */
-export const ClusterStatusFailureDomainSchema: z.ZodType<ClusterStatusFailureDomain> = schemas.ClusterStatusFailureDomain;
+export const ClusterStatusFailureDomainSchema: z.ZodType<ClusterStatusFailureDomain> = c.zod($ClusterStatusFailureDomain);
 
 /**
  * initialization provides observations of the Cluster initialization process.
@@ -1228,8 +1486,13 @@ export interface ClusterStatusInitialization {
   infrastructureProvisioned?: boolean;
 }
 
+const $ClusterStatusInitialization = c.object<ClusterStatusInitialization>({
+  controlPlaneInitialized: c.boolean(),
+  infrastructureProvisioned: c.boolean(),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterStatusInitialization}. */
-export const ClusterStatusInitializationSchema: z.ZodType<ClusterStatusInitialization> = schemas.ClusterStatusInitialization;
+export const ClusterStatusInitializationSchema: z.ZodType<ClusterStatusInitialization> = c.zod($ClusterStatusInitialization);
 
 /** workers groups all the observations about Cluster's Workers current state. */
 export interface ClusterStatusWorkers {
@@ -1260,8 +1523,18 @@ export interface ClusterStatusWorkers {
   versions?: MachineSetStatusVersion[];
 }
 
+const $ClusterStatusWorkers = c.object<ClusterStatusWorkers>({
+  availableReplicas: c.integer({ format: "int32" }),
+  desiredReplicas: c.integer({ format: "int32" }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  upgradePlan: c.withMeta(c.array($ClusterStatusWorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+});
+
 /** zod schema of {@link ClusterStatusWorkers}. */
-export const ClusterStatusWorkersSchema: z.ZodType<ClusterStatusWorkers> = schemas.ClusterStatusWorkers;
+export const ClusterStatusWorkersSchema: z.ZodType<ClusterStatusWorkers> = c.zod($ClusterStatusWorkers);
 
 /** status is the observed state of Cluster. */
 export interface ClusterStatus {
@@ -1291,8 +1564,19 @@ export interface ClusterStatus {
   workers?: ClusterStatusWorkers;
 }
 
+const $ClusterStatus = c.object<ClusterStatus>({
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  controlPlane: $ClusterStatusControlPlane,
+  deprecated: $ClusterStatusDeprecated,
+  failureDomains: c.withMeta(c.array($ClusterStatusFailureDomain, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  initialization: $ClusterStatusInitialization,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Deleting" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Deleting","Failed","Unknown"]),
+  workers: $ClusterStatusWorkers,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterStatus}. */
-export const ClusterStatusSchema: z.ZodType<ClusterStatus> = schemas.ClusterStatus;
+export const ClusterStatusSchema: z.ZodType<ClusterStatus> = c.zod($ClusterStatus);
 
 /**
  * Cluster is the Schema for the clusters API.
@@ -1335,11 +1619,24 @@ export interface ClusterList {
   items: Cluster[];
 }
 
+const $Cluster = c.object<Cluster>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("Cluster"),
+  metadata: c.objectMeta(),
+  spec: $ClusterSpec,
+  status: $ClusterStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
 /** zod schema of {@link Cluster}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const ClusterSchema: z.ZodType<Cluster> = schemas.Cluster;
+export const ClusterSchema: z.ZodType<Cluster> = c.zod($Cluster);
 
 /** zod schema of {@link ClusterList}. */
-export const ClusterListSchema: z.ZodType<ClusterList> = schemas.ClusterList;
+export const ClusterListSchema: z.ZodType<ClusterList> = c.zod(c.object<ClusterList>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("ClusterList"),
+  metadata: c.listMeta(),
+  items: c.array($Cluster),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link ClusterModel} class: a {@link Cluster} with the Model methods. */
 export interface ClusterModel extends Cluster {}
@@ -1440,8 +1737,14 @@ export interface ClusterClassSpecControlPlaneDeletion {
   nodeVolumeDetachTimeoutSeconds?: number;
 }
 
+const $ClusterClassSpecControlPlaneDeletion = c.object<ClusterClassSpecControlPlaneDeletion>({
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecControlPlaneDeletion}. */
-export const ClusterClassSpecControlPlaneDeletionSchema: z.ZodType<ClusterClassSpecControlPlaneDeletion> = schemas.ClusterClassSpecControlPlaneDeletion;
+export const ClusterClassSpecControlPlaneDeletionSchema: z.ZodType<ClusterClassSpecControlPlaneDeletion> = c.zod($ClusterClassSpecControlPlaneDeletion);
 
 /**
  * healthCheck defines a MachineHealthCheck for this ControlPlaneClass.
@@ -1473,8 +1776,13 @@ export interface ClusterClassSpecControlPlaneHealthCheck {
   remediation?: MachineHealthCheckSpecRemediation;
 }
 
+const $ClusterClassSpecControlPlaneHealthCheck = c.object<ClusterClassSpecControlPlaneHealthCheck>({
+  checks: $MachineHealthCheckSpecChecks,
+  remediation: $MachineHealthCheckSpecRemediation,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecControlPlaneHealthCheck}. */
-export const ClusterClassSpecControlPlaneHealthCheckSchema: z.ZodType<ClusterClassSpecControlPlaneHealthCheck> = schemas.ClusterClassSpecControlPlaneHealthCheck;
+export const ClusterClassSpecControlPlaneHealthCheckSchema: z.ZodType<ClusterClassSpecControlPlaneHealthCheck> = c.zod($ClusterClassSpecControlPlaneHealthCheck);
 
 /** templateRef is a required reference to the template for a MachineInfrastructure of a ControlPlane. */
 export interface ClusterClassSpecControlPlaneTemplateRef {
@@ -1495,8 +1803,14 @@ export interface ClusterClassSpecControlPlaneTemplateRef {
   name: string;
 }
 
+const $ClusterClassSpecControlPlaneTemplateRef = c.object<ClusterClassSpecControlPlaneTemplateRef>({
+  apiVersion: c.string({ minLength: 1, maxLength: 317, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[a-z]([-a-z0-9]*[a-z0-9])?$" }),
+  kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
+  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+}, { required: ["apiVersion","kind","name"] });
+
 /** zod schema of {@link ClusterClassSpecControlPlaneTemplateRef}. */
-export const ClusterClassSpecControlPlaneTemplateRefSchema: z.ZodType<ClusterClassSpecControlPlaneTemplateRef> = schemas.ClusterClassSpecControlPlaneTemplateRef;
+export const ClusterClassSpecControlPlaneTemplateRefSchema: z.ZodType<ClusterClassSpecControlPlaneTemplateRef> = c.zod($ClusterClassSpecControlPlaneTemplateRef);
 
 /**
  * machineInfrastructure defines the metadata and infrastructure information
@@ -1510,8 +1824,12 @@ export interface ClusterClassSpecControlPlaneMachineInfrastructure {
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
 
+const $ClusterClassSpecControlPlaneMachineInfrastructure = c.object<ClusterClassSpecControlPlaneMachineInfrastructure>({
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+}, { required: ["templateRef"] });
+
 /** zod schema of {@link ClusterClassSpecControlPlaneMachineInfrastructure}. */
-export const ClusterClassSpecControlPlaneMachineInfrastructureSchema: z.ZodType<ClusterClassSpecControlPlaneMachineInfrastructure> = schemas.ClusterClassSpecControlPlaneMachineInfrastructure;
+export const ClusterClassSpecControlPlaneMachineInfrastructureSchema: z.ZodType<ClusterClassSpecControlPlaneMachineInfrastructure> = c.zod($ClusterClassSpecControlPlaneMachineInfrastructure);
 
 /** naming allows changing the naming pattern used when creating the control plane provider object. */
 export interface ClusterClassSpecControlPlaneNaming {
@@ -1527,8 +1845,12 @@ export interface ClusterClassSpecControlPlaneNaming {
   template?: string;
 }
 
+const $ClusterClassSpecControlPlaneNaming = c.object<ClusterClassSpecControlPlaneNaming>({
+  template: c.string({ minLength: 1, maxLength: 1024 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecControlPlaneNaming}. */
-export const ClusterClassSpecControlPlaneNamingSchema: z.ZodType<ClusterClassSpecControlPlaneNaming> = schemas.ClusterClassSpecControlPlaneNaming;
+export const ClusterClassSpecControlPlaneNamingSchema: z.ZodType<ClusterClassSpecControlPlaneNaming> = c.zod($ClusterClassSpecControlPlaneNaming);
 
 /**
  * controlPlane is a reference to a local struct that holds the details
@@ -1591,8 +1913,19 @@ export interface ClusterClassSpecControlPlane {
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
 
+const $ClusterClassSpecControlPlane = c.object<ClusterClassSpecControlPlane>({
+  deletion: $ClusterClassSpecControlPlaneDeletion,
+  healthCheck: $ClusterClassSpecControlPlaneHealthCheck,
+  machineInfrastructure: $ClusterClassSpecControlPlaneMachineInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+  naming: $ClusterClassSpecControlPlaneNaming,
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+}, { required: ["templateRef"] });
+
 /** zod schema of {@link ClusterClassSpecControlPlane}. */
-export const ClusterClassSpecControlPlaneSchema: z.ZodType<ClusterClassSpecControlPlane> = schemas.ClusterClassSpecControlPlane;
+export const ClusterClassSpecControlPlaneSchema: z.ZodType<ClusterClassSpecControlPlane> = c.zod($ClusterClassSpecControlPlane);
 
 /** naming allows changing the naming pattern used when creating the infrastructure cluster object. */
 export interface ClusterClassSpecInfrastructureNaming {
@@ -1608,8 +1941,12 @@ export interface ClusterClassSpecInfrastructureNaming {
   template?: string;
 }
 
+const $ClusterClassSpecInfrastructureNaming = c.object<ClusterClassSpecInfrastructureNaming>({
+  template: c.string({ minLength: 1, maxLength: 1024 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecInfrastructureNaming}. */
-export const ClusterClassSpecInfrastructureNamingSchema: z.ZodType<ClusterClassSpecInfrastructureNaming> = schemas.ClusterClassSpecInfrastructureNaming;
+export const ClusterClassSpecInfrastructureNamingSchema: z.ZodType<ClusterClassSpecInfrastructureNaming> = c.zod($ClusterClassSpecInfrastructureNaming);
 
 /**
  * infrastructure is a reference to a local struct that holds the details
@@ -1622,8 +1959,13 @@ export interface ClusterClassSpecInfrastructure {
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
 
+const $ClusterClassSpecInfrastructure = c.object<ClusterClassSpecInfrastructure>({
+  naming: $ClusterClassSpecInfrastructureNaming,
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+}, { required: ["templateRef"] });
+
 /** zod schema of {@link ClusterClassSpecInfrastructure}. */
-export const ClusterClassSpecInfrastructureSchema: z.ZodType<ClusterClassSpecInfrastructure> = schemas.ClusterClassSpecInfrastructure;
+export const ClusterClassSpecInfrastructureSchema: z.ZodType<ClusterClassSpecInfrastructure> = c.zod($ClusterClassSpecInfrastructure);
 
 /**
  * valueFrom defines the value of the patch.
@@ -1644,8 +1986,13 @@ export interface ClusterClassSpecPatchDefinitionJsonPatchValueFrom {
   variable?: string;
 }
 
+const $ClusterClassSpecPatchDefinitionJsonPatchValueFrom = c.object<ClusterClassSpecPatchDefinitionJsonPatchValueFrom>({
+  template: c.string({ minLength: 1, maxLength: 10240 }),
+  variable: c.string({ minLength: 1, maxLength: 256 }),
+});
+
 /** zod schema of {@link ClusterClassSpecPatchDefinitionJsonPatchValueFrom}. */
-export const ClusterClassSpecPatchDefinitionJsonPatchValueFromSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatchValueFrom> = schemas.ClusterClassSpecPatchDefinitionJsonPatchValueFrom;
+export const ClusterClassSpecPatchDefinitionJsonPatchValueFromSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatchValueFrom> = c.zod($ClusterClassSpecPatchDefinitionJsonPatchValueFrom);
 
 /** JSONPatch defines a JSON patch. */
 export interface ClusterClassSpecPatchDefinitionJsonPatch {
@@ -1680,8 +2027,15 @@ export interface ClusterClassSpecPatchDefinitionJsonPatch {
   valueFrom?: ClusterClassSpecPatchDefinitionJsonPatchValueFrom;
 }
 
+const $ClusterClassSpecPatchDefinitionJsonPatch = c.object<ClusterClassSpecPatchDefinitionJsonPatch>({
+  op: c.literals<"add" | "replace" | "remove">(["add","replace","remove"]),
+  path: c.string({ minLength: 1, maxLength: 512 }),
+  value: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  valueFrom: $ClusterClassSpecPatchDefinitionJsonPatchValueFrom,
+}, { required: ["op","path"] });
+
 /** zod schema of {@link ClusterClassSpecPatchDefinitionJsonPatch}. */
-export const ClusterClassSpecPatchDefinitionJsonPatchSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatch> = schemas.ClusterClassSpecPatchDefinitionJsonPatch;
+export const ClusterClassSpecPatchDefinitionJsonPatchSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatch> = c.zod($ClusterClassSpecPatchDefinitionJsonPatch);
 
 /**
  * machineDeploymentClass selects templates referenced in specific MachineDeploymentClasses in
@@ -1692,8 +2046,12 @@ export interface ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoo
   names?: string[];
 }
 
+const $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass = c.object<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass>({
+  names: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+});
+
 /** zod schema of {@link ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass}. */
-export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClassSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass> = schemas.ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass;
+export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClassSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass> = c.zod($ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass);
 
 /** matchResources selects templates based on where they are referenced. */
 export interface ClusterClassSpecPatchDefinitionSelectorMatchResources {
@@ -1717,8 +2075,15 @@ export interface ClusterClassSpecPatchDefinitionSelectorMatchResources {
   machinePoolClass?: ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass;
 }
 
+const $ClusterClassSpecPatchDefinitionSelectorMatchResources = c.object<ClusterClassSpecPatchDefinitionSelectorMatchResources>({
+  controlPlane: c.boolean(),
+  infrastructureCluster: c.boolean(),
+  machineDeploymentClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
+  machinePoolClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecPatchDefinitionSelectorMatchResources}. */
-export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResources> = schemas.ClusterClassSpecPatchDefinitionSelectorMatchResources;
+export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResources> = c.zod($ClusterClassSpecPatchDefinitionSelectorMatchResources);
 
 /** selector defines on which templates the patch should be applied. */
 export interface ClusterClassSpecPatchDefinitionSelector {
@@ -1736,8 +2101,14 @@ export interface ClusterClassSpecPatchDefinitionSelector {
   matchResources: ClusterClassSpecPatchDefinitionSelectorMatchResources;
 }
 
+const $ClusterClassSpecPatchDefinitionSelector = c.object<ClusterClassSpecPatchDefinitionSelector>({
+  apiVersion: c.string({ minLength: 1, maxLength: 317, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[a-z]([-a-z0-9]*[a-z0-9])?$" }),
+  kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
+  matchResources: $ClusterClassSpecPatchDefinitionSelectorMatchResources,
+}, { required: ["apiVersion","kind","matchResources"] });
+
 /** zod schema of {@link ClusterClassSpecPatchDefinitionSelector}. */
-export const ClusterClassSpecPatchDefinitionSelectorSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelector> = schemas.ClusterClassSpecPatchDefinitionSelector;
+export const ClusterClassSpecPatchDefinitionSelectorSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelector> = c.zod($ClusterClassSpecPatchDefinitionSelector);
 
 /** PatchDefinition defines a patch which is applied to customize the referenced templates. */
 export interface ClusterClassSpecPatchDefinition {
@@ -1751,8 +2122,13 @@ export interface ClusterClassSpecPatchDefinition {
   selector: ClusterClassSpecPatchDefinitionSelector;
 }
 
+const $ClusterClassSpecPatchDefinition = c.object<ClusterClassSpecPatchDefinition>({
+  jsonPatches: c.withMeta(c.array($ClusterClassSpecPatchDefinitionJsonPatch, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  selector: $ClusterClassSpecPatchDefinitionSelector,
+}, { required: ["jsonPatches","selector"] });
+
 /** zod schema of {@link ClusterClassSpecPatchDefinition}. */
-export const ClusterClassSpecPatchDefinitionSchema: z.ZodType<ClusterClassSpecPatchDefinition> = schemas.ClusterClassSpecPatchDefinition;
+export const ClusterClassSpecPatchDefinitionSchema: z.ZodType<ClusterClassSpecPatchDefinition> = c.zod($ClusterClassSpecPatchDefinition);
 
 /**
  * external defines an external patch.
@@ -1773,8 +2149,15 @@ export interface ClusterClassSpecPatchExternal {
   validateTopologyExtension?: string;
 }
 
+const $ClusterClassSpecPatchExternal = c.object<ClusterClassSpecPatchExternal>({
+  discoverVariablesExtension: c.string({ minLength: 1, maxLength: 512 }),
+  generatePatchesExtension: c.string({ minLength: 1, maxLength: 512 }),
+  settings: c.record(c.string()),
+  validateTopologyExtension: c.string({ minLength: 1, maxLength: 512 }),
+});
+
 /** zod schema of {@link ClusterClassSpecPatchExternal}. */
-export const ClusterClassSpecPatchExternalSchema: z.ZodType<ClusterClassSpecPatchExternal> = schemas.ClusterClassSpecPatchExternal;
+export const ClusterClassSpecPatchExternalSchema: z.ZodType<ClusterClassSpecPatchExternal> = c.zod($ClusterClassSpecPatchExternal);
 
 /** ClusterClassPatch defines a patch which is applied to customize the referenced templates. */
 export interface ClusterClassSpecPatch {
@@ -1803,8 +2186,16 @@ export interface ClusterClassSpecPatch {
   name: string;
 }
 
+const $ClusterClassSpecPatch = c.object<ClusterClassSpecPatch>({
+  definitions: c.withMeta(c.array($ClusterClassSpecPatchDefinition, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  description: c.string({ minLength: 1, maxLength: 1024 }),
+  enabledIf: c.string({ minLength: 1, maxLength: 256 }),
+  external: $ClusterClassSpecPatchExternal,
+  name: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["name"] });
+
 /** zod schema of {@link ClusterClassSpecPatch}. */
-export const ClusterClassSpecPatchSchema: z.ZodType<ClusterClassSpecPatch> = schemas.ClusterClassSpecPatch;
+export const ClusterClassSpecPatchSchema: z.ZodType<ClusterClassSpecPatch> = c.zod($ClusterClassSpecPatch);
 
 /** external defines external runtime extensions for upgrade operations. */
 export interface ClusterClassSpecUpgradeExternal {
@@ -1812,8 +2203,12 @@ export interface ClusterClassSpecUpgradeExternal {
   generateUpgradePlanExtension?: string;
 }
 
+const $ClusterClassSpecUpgradeExternal = c.object<ClusterClassSpecUpgradeExternal>({
+  generateUpgradePlanExtension: c.string({ minLength: 1, maxLength: 512 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecUpgradeExternal}. */
-export const ClusterClassSpecUpgradeExternalSchema: z.ZodType<ClusterClassSpecUpgradeExternal> = schemas.ClusterClassSpecUpgradeExternal;
+export const ClusterClassSpecUpgradeExternalSchema: z.ZodType<ClusterClassSpecUpgradeExternal> = c.zod($ClusterClassSpecUpgradeExternal);
 
 /** upgrade defines the upgrade configuration for clusters using this ClusterClass. */
 export interface ClusterClassSpecUpgrade {
@@ -1821,8 +2216,12 @@ export interface ClusterClassSpecUpgrade {
   external?: ClusterClassSpecUpgradeExternal;
 }
 
+const $ClusterClassSpecUpgrade = c.object<ClusterClassSpecUpgrade>({
+  external: $ClusterClassSpecUpgradeExternal,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecUpgrade}. */
-export const ClusterClassSpecUpgradeSchema: z.ZodType<ClusterClassSpecUpgrade> = schemas.ClusterClassSpecUpgrade;
+export const ClusterClassSpecUpgradeSchema: z.ZodType<ClusterClassSpecUpgrade> = c.zod($ClusterClassSpecUpgrade);
 
 /**
  * deprecatedV1Beta1Metadata is the metadata of a variable.
@@ -1845,8 +2244,13 @@ export interface ClusterClassSpecVariableDeprecatedV1Beta1Metadata {
   labels?: { [key: string]: string };
 }
 
+const $ClusterClassSpecVariableDeprecatedV1Beta1Metadata = c.object<ClusterClassSpecVariableDeprecatedV1Beta1Metadata>({
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecVariableDeprecatedV1Beta1Metadata}. */
-export const ClusterClassSpecVariableDeprecatedV1Beta1MetadataSchema: z.ZodType<ClusterClassSpecVariableDeprecatedV1Beta1Metadata> = schemas.ClusterClassSpecVariableDeprecatedV1Beta1Metadata;
+export const ClusterClassSpecVariableDeprecatedV1Beta1MetadataSchema: z.ZodType<ClusterClassSpecVariableDeprecatedV1Beta1Metadata> = c.zod($ClusterClassSpecVariableDeprecatedV1Beta1Metadata);
 
 /** ValidationRule describes a validation rule written in the CEL expression language. */
 export interface ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation {
@@ -1941,8 +2345,16 @@ export interface ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidat
   rule: string;
 }
 
+const $ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation = c.object<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation>({
+  fieldPath: c.string({ minLength: 1, maxLength: 512 }),
+  message: c.string({ minLength: 1, maxLength: 512 }),
+  messageExpression: c.string({ minLength: 1, maxLength: 1024 }),
+  reason: c.literals<"FieldValueInvalid" | "FieldValueForbidden" | "FieldValueRequired" | "FieldValueDuplicate">(["FieldValueInvalid","FieldValueForbidden","FieldValueRequired","FieldValueDuplicate"]),
+  rule: c.string({ minLength: 1, maxLength: 4096 }),
+}, { required: ["rule"] });
+
 /** zod schema of {@link ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation}. */
-export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation> = schemas.ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation;
+export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation> = c.zod($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation);
 
 const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationDefaults: c.DefaultsNode = { properties: { reason: { default: "FieldValueInvalid" } } };
 
@@ -2125,8 +2537,41 @@ export interface ClusterClassSpecVariableSchemaOpenAPIV3Schema {
   "x-metadata"?: ClusterClassSpecVariableDeprecatedV1Beta1Metadata;
 }
 
+const $ClusterClassSpecVariableSchemaOpenAPIV3Schema = c.object<ClusterClassSpecVariableSchemaOpenAPIV3Schema>({
+  additionalProperties: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  allOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  anyOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  default: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  description: c.string({ minLength: 1, maxLength: 4096 }),
+  enum: c.withMeta(c.array(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  example: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  exclusiveMaximum: c.boolean(),
+  exclusiveMinimum: c.boolean(),
+  format: c.string({ minLength: 1, maxLength: 32 }),
+  items: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  maxItems: c.integer({ format: "int64" }),
+  maxLength: c.integer({ format: "int64" }),
+  maxProperties: c.integer({ format: "int64" }),
+  maximum: c.integer({ format: "int64" }),
+  minItems: c.integer({ format: "int64" }),
+  minLength: c.integer({ format: "int64" }),
+  minProperties: c.integer({ format: "int64" }),
+  minimum: c.integer({ format: "int64" }),
+  not: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  oneOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  pattern: c.string({ minLength: 1, maxLength: 512 }),
+  properties: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  required: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  type: c.literals<"object" | "array" | "string" | "integer" | "number" | "boolean">(["object","array","string","integer","number","boolean"]),
+  uniqueItems: c.boolean(),
+  "x-kubernetes-int-or-string": c.boolean(),
+  "x-kubernetes-preserve-unknown-fields": c.boolean(),
+  "x-kubernetes-validations": c.withMeta(c.array($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["rule"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["rule"]}),
+  "x-metadata": $ClusterClassSpecVariableDeprecatedV1Beta1Metadata,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecVariableSchemaOpenAPIV3Schema}. */
-export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3Schema> = schemas.ClusterClassSpecVariableSchemaOpenAPIV3Schema;
+export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3Schema> = c.zod($ClusterClassSpecVariableSchemaOpenAPIV3Schema);
 
 const ClusterClassSpecVariableSchemaOpenAPIV3SchemaDefaults: c.DefaultsNode = { properties: { "x-kubernetes-validations": { items: { ...ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationDefaults } } } };
 
@@ -2140,8 +2585,12 @@ export interface ClusterClassStatusVariableDefinitionSchema {
   openAPIV3Schema: ClusterClassSpecVariableSchemaOpenAPIV3Schema;
 }
 
+const $ClusterClassStatusVariableDefinitionSchema = c.object<ClusterClassStatusVariableDefinitionSchema>({
+  openAPIV3Schema: $ClusterClassSpecVariableSchemaOpenAPIV3Schema,
+}, { required: ["openAPIV3Schema"] });
+
 /** zod schema of {@link ClusterClassStatusVariableDefinitionSchema}. */
-export const ClusterClassStatusVariableDefinitionSchemaSchema: z.ZodType<ClusterClassStatusVariableDefinitionSchema> = schemas.ClusterClassStatusVariableDefinitionSchema;
+export const ClusterClassStatusVariableDefinitionSchemaSchema: z.ZodType<ClusterClassStatusVariableDefinitionSchema> = c.zod($ClusterClassStatusVariableDefinitionSchema);
 
 const ClusterClassStatusVariableDefinitionSchemaDefaults: c.DefaultsNode = { properties: { openAPIV3Schema: { ...ClusterClassSpecVariableSchemaOpenAPIV3SchemaDefaults } } };
 
@@ -2173,8 +2622,15 @@ export interface ClusterClassSpecVariable {
   schema: ClusterClassStatusVariableDefinitionSchema;
 }
 
+const $ClusterClassSpecVariable = c.object<ClusterClassSpecVariable>({
+  deprecatedV1Beta1Metadata: $ClusterClassSpecVariableDeprecatedV1Beta1Metadata,
+  name: c.string({ minLength: 1, maxLength: 256 }),
+  required: c.boolean(),
+  schema: $ClusterClassStatusVariableDefinitionSchema,
+}, { required: ["name","required","schema"] });
+
 /** zod schema of {@link ClusterClassSpecVariable}. */
-export const ClusterClassSpecVariableSchema: z.ZodType<ClusterClassSpecVariable> = schemas.ClusterClassSpecVariable;
+export const ClusterClassSpecVariableSchema: z.ZodType<ClusterClassSpecVariable> = c.zod($ClusterClassSpecVariable);
 
 const ClusterClassSpecVariableDefaults: c.DefaultsNode = { properties: { schema: { ...ClusterClassStatusVariableDefinitionSchemaDefaults } } };
 
@@ -2187,8 +2643,12 @@ export interface ClusterClassSpecWorkersMachineDeploymentBootstrap {
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentBootstrap = c.object<ClusterClassSpecWorkersMachineDeploymentBootstrap>({
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+}, { required: ["templateRef"] });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentBootstrap}. */
-export const ClusterClassSpecWorkersMachineDeploymentBootstrapSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentBootstrap> = schemas.ClusterClassSpecWorkersMachineDeploymentBootstrap;
+export const ClusterClassSpecWorkersMachineDeploymentBootstrapSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentBootstrap> = c.zod($ClusterClassSpecWorkersMachineDeploymentBootstrap);
 
 /** deletion contains configuration options for Machine deletion. */
 export interface ClusterClassSpecWorkersMachineDeploymentDeletion {
@@ -2219,8 +2679,15 @@ export interface ClusterClassSpecWorkersMachineDeploymentDeletion {
   order?: "Random" | "Newest" | "Oldest";
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentDeletion = c.object<ClusterClassSpecWorkersMachineDeploymentDeletion>({
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  order: c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"]),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentDeletion}. */
-export const ClusterClassSpecWorkersMachineDeploymentDeletionSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentDeletion> = schemas.ClusterClassSpecWorkersMachineDeploymentDeletion;
+export const ClusterClassSpecWorkersMachineDeploymentDeletionSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentDeletion> = c.zod($ClusterClassSpecWorkersMachineDeploymentDeletion);
 
 /** healthCheck defines a MachineHealthCheck for this MachineDeploymentClass. */
 export interface ClusterClassSpecWorkersMachineDeploymentHealthCheck {
@@ -2248,8 +2715,13 @@ export interface ClusterClassSpecWorkersMachineDeploymentHealthCheck {
   remediation?: ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation;
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentHealthCheck = c.object<ClusterClassSpecWorkersMachineDeploymentHealthCheck>({
+  checks: $MachineHealthCheckSpecChecks,
+  remediation: $ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentHealthCheck}. */
-export const ClusterClassSpecWorkersMachineDeploymentHealthCheckSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentHealthCheck> = schemas.ClusterClassSpecWorkersMachineDeploymentHealthCheck;
+export const ClusterClassSpecWorkersMachineDeploymentHealthCheckSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentHealthCheck> = c.zod($ClusterClassSpecWorkersMachineDeploymentHealthCheck);
 
 /**
  * infrastructure contains the infrastructure template reference to be used
@@ -2260,8 +2732,12 @@ export interface ClusterClassSpecWorkersMachineDeploymentInfrastructure {
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentInfrastructure = c.object<ClusterClassSpecWorkersMachineDeploymentInfrastructure>({
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+}, { required: ["templateRef"] });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentInfrastructure}. */
-export const ClusterClassSpecWorkersMachineDeploymentInfrastructureSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentInfrastructure> = schemas.ClusterClassSpecWorkersMachineDeploymentInfrastructure;
+export const ClusterClassSpecWorkersMachineDeploymentInfrastructureSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentInfrastructure> = c.zod($ClusterClassSpecWorkersMachineDeploymentInfrastructure);
 
 /** naming allows changing the naming pattern used when creating the MachineDeployment. */
 export interface ClusterClassSpecWorkersMachineDeploymentNaming {
@@ -2278,8 +2754,12 @@ export interface ClusterClassSpecWorkersMachineDeploymentNaming {
   template?: string;
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentNaming = c.object<ClusterClassSpecWorkersMachineDeploymentNaming>({
+  template: c.string({ minLength: 1, maxLength: 1024 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentNaming}. */
-export const ClusterClassSpecWorkersMachineDeploymentNamingSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentNaming> = schemas.ClusterClassSpecWorkersMachineDeploymentNaming;
+export const ClusterClassSpecWorkersMachineDeploymentNamingSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentNaming> = c.zod($ClusterClassSpecWorkersMachineDeploymentNaming);
 
 /**
  * rollout allows you to configure the behaviour of rolling updates to the MachineDeployment Machines.
@@ -2290,8 +2770,12 @@ export interface ClusterClassSpecWorkersMachineDeploymentRollout {
   strategy?: MachineDeploymentSpecRolloutStrategy;
 }
 
+const $ClusterClassSpecWorkersMachineDeploymentRollout = c.object<ClusterClassSpecWorkersMachineDeploymentRollout>({
+  strategy: $MachineDeploymentSpecRolloutStrategy,
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentRollout}. */
-export const ClusterClassSpecWorkersMachineDeploymentRolloutSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentRollout> = schemas.ClusterClassSpecWorkersMachineDeploymentRollout;
+export const ClusterClassSpecWorkersMachineDeploymentRolloutSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentRollout> = c.zod($ClusterClassSpecWorkersMachineDeploymentRollout);
 
 /**
  * MachineDeploymentClass serves as a template to define a set of worker nodes of the cluster
@@ -2368,8 +2852,23 @@ export interface ClusterClassSpecWorkersMachineDeployment {
   taints?: MachineSpecTaint[];
 }
 
+const $ClusterClassSpecWorkersMachineDeployment = c.object<ClusterClassSpecWorkersMachineDeployment>({
+  bootstrap: $ClusterClassSpecWorkersMachineDeploymentBootstrap,
+  class: c.string({ minLength: 1, maxLength: 256 }),
+  deletion: $ClusterClassSpecWorkersMachineDeploymentDeletion,
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  healthCheck: $ClusterClassSpecWorkersMachineDeploymentHealthCheck,
+  infrastructure: $ClusterClassSpecWorkersMachineDeploymentInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
+  naming: $ClusterClassSpecWorkersMachineDeploymentNaming,
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  rollout: $ClusterClassSpecWorkersMachineDeploymentRollout,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+}, { required: ["bootstrap","class","infrastructure"] });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachineDeployment}. */
-export const ClusterClassSpecWorkersMachineDeploymentSchema: z.ZodType<ClusterClassSpecWorkersMachineDeployment> = schemas.ClusterClassSpecWorkersMachineDeployment;
+export const ClusterClassSpecWorkersMachineDeploymentSchema: z.ZodType<ClusterClassSpecWorkersMachineDeployment> = c.zod($ClusterClassSpecWorkersMachineDeployment);
 
 /**
  * bootstrap contains the bootstrap template reference to be used
@@ -2380,8 +2879,12 @@ export interface ClusterClassSpecWorkersMachinePoolBootstrap {
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
 
+const $ClusterClassSpecWorkersMachinePoolBootstrap = c.object<ClusterClassSpecWorkersMachinePoolBootstrap>({
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+}, { required: ["templateRef"] });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachinePoolBootstrap}. */
-export const ClusterClassSpecWorkersMachinePoolBootstrapSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolBootstrap> = schemas.ClusterClassSpecWorkersMachinePoolBootstrap;
+export const ClusterClassSpecWorkersMachinePoolBootstrapSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolBootstrap> = c.zod($ClusterClassSpecWorkersMachinePoolBootstrap);
 
 /** deletion contains configuration options for Machine deletion. */
 export interface ClusterClassSpecWorkersMachinePoolDeletion {
@@ -2407,8 +2910,14 @@ export interface ClusterClassSpecWorkersMachinePoolDeletion {
   nodeVolumeDetachTimeoutSeconds?: number;
 }
 
+const $ClusterClassSpecWorkersMachinePoolDeletion = c.object<ClusterClassSpecWorkersMachinePoolDeletion>({
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachinePoolDeletion}. */
-export const ClusterClassSpecWorkersMachinePoolDeletionSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolDeletion> = schemas.ClusterClassSpecWorkersMachinePoolDeletion;
+export const ClusterClassSpecWorkersMachinePoolDeletionSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolDeletion> = c.zod($ClusterClassSpecWorkersMachinePoolDeletion);
 
 /**
  * infrastructure contains the infrastructure template reference to be used
@@ -2419,8 +2928,12 @@ export interface ClusterClassSpecWorkersMachinePoolInfrastructure {
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
 
+const $ClusterClassSpecWorkersMachinePoolInfrastructure = c.object<ClusterClassSpecWorkersMachinePoolInfrastructure>({
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+}, { required: ["templateRef"] });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachinePoolInfrastructure}. */
-export const ClusterClassSpecWorkersMachinePoolInfrastructureSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolInfrastructure> = schemas.ClusterClassSpecWorkersMachinePoolInfrastructure;
+export const ClusterClassSpecWorkersMachinePoolInfrastructureSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolInfrastructure> = c.zod($ClusterClassSpecWorkersMachinePoolInfrastructure);
 
 /** naming allows changing the naming pattern used when creating the MachinePool. */
 export interface ClusterClassSpecWorkersMachinePoolNaming {
@@ -2437,8 +2950,12 @@ export interface ClusterClassSpecWorkersMachinePoolNaming {
   template?: string;
 }
 
+const $ClusterClassSpecWorkersMachinePoolNaming = c.object<ClusterClassSpecWorkersMachinePoolNaming>({
+  template: c.string({ minLength: 1, maxLength: 1024 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachinePoolNaming}. */
-export const ClusterClassSpecWorkersMachinePoolNamingSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolNaming> = schemas.ClusterClassSpecWorkersMachinePoolNaming;
+export const ClusterClassSpecWorkersMachinePoolNamingSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolNaming> = c.zod($ClusterClassSpecWorkersMachinePoolNaming);
 
 /**
  * MachinePoolClass serves as a template to define a pool of worker nodes of the cluster
@@ -2498,8 +3015,20 @@ export interface ClusterClassSpecWorkersMachinePool {
   taints?: MachineSpecTaint[];
 }
 
+const $ClusterClassSpecWorkersMachinePool = c.object<ClusterClassSpecWorkersMachinePool>({
+  bootstrap: $ClusterClassSpecWorkersMachinePoolBootstrap,
+  class: c.string({ minLength: 1, maxLength: 256 }),
+  deletion: $ClusterClassSpecWorkersMachinePoolDeletion,
+  failureDomains: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  infrastructure: $ClusterClassSpecWorkersMachinePoolInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
+  naming: $ClusterClassSpecWorkersMachinePoolNaming,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+}, { required: ["bootstrap","class","infrastructure"] });
+
 /** zod schema of {@link ClusterClassSpecWorkersMachinePool}. */
-export const ClusterClassSpecWorkersMachinePoolSchema: z.ZodType<ClusterClassSpecWorkersMachinePool> = schemas.ClusterClassSpecWorkersMachinePool;
+export const ClusterClassSpecWorkersMachinePoolSchema: z.ZodType<ClusterClassSpecWorkersMachinePool> = c.zod($ClusterClassSpecWorkersMachinePool);
 
 /**
  * workers describes the worker nodes for the cluster.
@@ -2519,8 +3048,13 @@ export interface ClusterClassSpecWorkers {
   machinePools?: ClusterClassSpecWorkersMachinePool[];
 }
 
+const $ClusterClassSpecWorkers = c.object<ClusterClassSpecWorkers>({
+  machineDeployments: c.withMeta(c.array($ClusterClassSpecWorkersMachineDeployment, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]}),
+  machinePools: c.withMeta(c.array($ClusterClassSpecWorkersMachinePool, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassSpecWorkers}. */
-export const ClusterClassSpecWorkersSchema: z.ZodType<ClusterClassSpecWorkers> = schemas.ClusterClassSpecWorkers;
+export const ClusterClassSpecWorkersSchema: z.ZodType<ClusterClassSpecWorkers> = c.zod($ClusterClassSpecWorkers);
 
 /** spec is the desired state of ClusterClass. */
 export interface ClusterClassSpec {
@@ -2569,8 +3103,19 @@ export interface ClusterClassSpec {
   workers?: ClusterClassSpecWorkers;
 }
 
+const $ClusterClassSpec = c.object<ClusterClassSpec>({
+  availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  controlPlane: $ClusterClassSpecControlPlane,
+  infrastructure: $ClusterClassSpecInfrastructure,
+  kubernetesVersions: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  patches: c.withMeta(c.array($ClusterClassSpecPatch, { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  upgrade: $ClusterClassSpecUpgrade,
+  variables: c.withMeta(c.array($ClusterClassSpecVariable, { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  workers: $ClusterClassSpecWorkers,
+}, { required: ["controlPlane","infrastructure"] });
+
 /** zod schema of {@link ClusterClassSpec}. */
-export const ClusterClassSpecSchema: z.ZodType<ClusterClassSpec> = schemas.ClusterClassSpec;
+export const ClusterClassSpecSchema: z.ZodType<ClusterClassSpec> = c.zod($ClusterClassSpec);
 
 const ClusterClassSpecDefaults: c.DefaultsNode = { properties: { variables: { items: { ...ClusterClassSpecVariableDefaults } } } };
 
@@ -2586,8 +3131,12 @@ export interface ClusterClassStatusDeprecatedV1beta1 {
   conditions?: ClusterStatusDeprecatedV1beta1Condition[];
 }
 
+const $ClusterClassStatusDeprecatedV1beta1 = c.object<ClusterClassStatusDeprecatedV1beta1>({
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+});
+
 /** zod schema of {@link ClusterClassStatusDeprecatedV1beta1}. */
-export const ClusterClassStatusDeprecatedV1beta1Schema: z.ZodType<ClusterClassStatusDeprecatedV1beta1> = schemas.ClusterClassStatusDeprecatedV1beta1;
+export const ClusterClassStatusDeprecatedV1beta1Schema: z.ZodType<ClusterClassStatusDeprecatedV1beta1> = c.zod($ClusterClassStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface ClusterClassStatusDeprecated {
@@ -2595,8 +3144,12 @@ export interface ClusterClassStatusDeprecated {
   v1beta1?: ClusterClassStatusDeprecatedV1beta1;
 }
 
+const $ClusterClassStatusDeprecated = c.object<ClusterClassStatusDeprecated>({
+  v1beta1: $ClusterClassStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link ClusterClassStatusDeprecated}. */
-export const ClusterClassStatusDeprecatedSchema: z.ZodType<ClusterClassStatusDeprecated> = schemas.ClusterClassStatusDeprecated;
+export const ClusterClassStatusDeprecatedSchema: z.ZodType<ClusterClassStatusDeprecated> = c.zod($ClusterClassStatusDeprecated);
 
 /** ClusterClassStatusVariableDefinition defines a variable which appears in the status of a ClusterClass. */
 export interface ClusterClassStatusVariableDefinition2 {
@@ -2627,8 +3180,15 @@ export interface ClusterClassStatusVariableDefinition2 {
   schema: ClusterClassStatusVariableDefinitionSchema;
 }
 
+const $ClusterClassStatusVariableDefinition2 = c.object<ClusterClassStatusVariableDefinition2>({
+  deprecatedV1Beta1Metadata: $ClusterClassSpecVariableDeprecatedV1Beta1Metadata,
+  from: c.string({ minLength: 1, maxLength: 256 }),
+  required: c.boolean(),
+  schema: $ClusterClassStatusVariableDefinitionSchema,
+}, { required: ["from","required","schema"] });
+
 /** zod schema of {@link ClusterClassStatusVariableDefinition2}. */
-export const ClusterClassStatusVariableDefinition2Schema: z.ZodType<ClusterClassStatusVariableDefinition2> = schemas.ClusterClassStatusVariableDefinition2;
+export const ClusterClassStatusVariableDefinition2Schema: z.ZodType<ClusterClassStatusVariableDefinition2> = c.zod($ClusterClassStatusVariableDefinition2);
 
 const ClusterClassStatusVariableDefinition2Defaults: c.DefaultsNode = { properties: { schema: { ...ClusterClassStatusVariableDefinitionSchemaDefaults } } };
 
@@ -2642,8 +3202,14 @@ export interface ClusterClassStatusVariable {
   name: string;
 }
 
+const $ClusterClassStatusVariable = c.object<ClusterClassStatusVariable>({
+  definitions: c.withMeta(c.array($ClusterClassStatusVariableDefinition2, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  definitionsConflict: c.boolean(),
+  name: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["definitions","name"] });
+
 /** zod schema of {@link ClusterClassStatusVariable}. */
-export const ClusterClassStatusVariableSchema: z.ZodType<ClusterClassStatusVariable> = schemas.ClusterClassStatusVariable;
+export const ClusterClassStatusVariableSchema: z.ZodType<ClusterClassStatusVariable> = c.zod($ClusterClassStatusVariable);
 
 const ClusterClassStatusVariableDefaults: c.DefaultsNode = { properties: { definitions: { items: { ...ClusterClassStatusVariableDefinition2Defaults } } } };
 
@@ -2662,8 +3228,15 @@ export interface ClusterClassStatus {
   variables?: ClusterClassStatusVariable[];
 }
 
+const $ClusterClassStatus = c.object<ClusterClassStatus>({
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $ClusterClassStatusDeprecated,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  variables: c.withMeta(c.array($ClusterClassStatusVariable, { maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link ClusterClassStatus}. */
-export const ClusterClassStatusSchema: z.ZodType<ClusterClassStatus> = schemas.ClusterClassStatus;
+export const ClusterClassStatusSchema: z.ZodType<ClusterClassStatus> = c.zod($ClusterClassStatus);
 
 const ClusterClassStatusDefaults: c.DefaultsNode = { properties: { variables: { items: { ...ClusterClassStatusVariableDefaults } } } };
 
@@ -2709,11 +3282,24 @@ export interface ClusterClassList {
   items: ClusterClass[];
 }
 
+const $ClusterClass = c.object<ClusterClass>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("ClusterClass"),
+  metadata: c.objectMeta(),
+  spec: $ClusterClassSpec,
+  status: $ClusterClassStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
 /** zod schema of {@link ClusterClass}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const ClusterClassSchema: z.ZodType<ClusterClass> = schemas.ClusterClass;
+export const ClusterClassSchema: z.ZodType<ClusterClass> = c.zod($ClusterClass);
 
 /** zod schema of {@link ClusterClassList}. */
-export const ClusterClassListSchema: z.ZodType<ClusterClassList> = schemas.ClusterClassList;
+export const ClusterClassListSchema: z.ZodType<ClusterClassList> = c.zod(c.object<ClusterClassList>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("ClusterClassList"),
+  metadata: c.listMeta(),
+  items: c.array($ClusterClass),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const ClusterClassDefaults: c.DefaultsNode = { properties: { spec: { ...ClusterClassSpecDefaults }, status: { ...ClusterClassStatusDefaults } } };
 
@@ -2811,8 +3397,13 @@ export interface MachineSpecBootstrap {
   dataSecretName?: string;
 }
 
+const $MachineSpecBootstrap = c.object<MachineSpecBootstrap>({
+  configRef: $ClusterSpecControlPlaneRef,
+  dataSecretName: c.string({ minLength: 0, maxLength: 253 }),
+});
+
 /** zod schema of {@link MachineSpecBootstrap}. */
-export const MachineSpecBootstrapSchema: z.ZodType<MachineSpecBootstrap> = schemas.MachineSpecBootstrap;
+export const MachineSpecBootstrapSchema: z.ZodType<MachineSpecBootstrap> = c.zod($MachineSpecBootstrap);
 
 /** spec is the desired state of Machine. */
 export interface MachineSpec {
@@ -2888,8 +3479,21 @@ export interface MachineSpec {
   version?: string;
 }
 
+const $MachineSpec = c.object<MachineSpec>({
+  bootstrap: $MachineSpecBootstrap,
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  deletion: $MachineSpecDeletion,
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  infrastructureRef: $ClusterSpecControlPlaneRef,
+  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
+  providerID: c.string({ minLength: 1, maxLength: 512 }),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  version: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["bootstrap","clusterName","infrastructureRef"] });
+
 /** zod schema of {@link MachineSpec}. */
-export const MachineSpecSchema: z.ZodType<MachineSpec> = schemas.MachineSpec;
+export const MachineSpecSchema: z.ZodType<MachineSpec> = c.zod($MachineSpec);
 
 /** MachineAddress contains information for the node's address. */
 export interface MachineStatusAddress {
@@ -2899,8 +3503,13 @@ export interface MachineStatusAddress {
   type: "Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS";
 }
 
+const $MachineStatusAddress = c.object<MachineStatusAddress>({
+  address: c.string({ minLength: 1, maxLength: 256 }),
+  type: c.literals<"Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS">(["Hostname","ExternalIP","InternalIP","ExternalDNS","InternalDNS"]),
+}, { required: ["address","type"] });
+
 /** zod schema of {@link MachineStatusAddress}. */
-export const MachineStatusAddressSchema: z.ZodType<MachineStatusAddress> = schemas.MachineStatusAddress;
+export const MachineStatusAddressSchema: z.ZodType<MachineStatusAddress> = c.zod($MachineStatusAddress);
 
 /**
  * deletion contains information relating to removal of the Machine.
@@ -2935,8 +3544,15 @@ export interface MachineStatusDeletion {
   waitForPreTerminateHookStartTime?: string;
 }
 
+const $MachineStatusDeletion = c.object<MachineStatusDeletion>({
+  nodeDrainStartTime: c.string({ format: "date-time" }),
+  waitForNodeVolumeDetachStartTime: c.string({ format: "date-time" }),
+  waitForPreDrainHookStartTime: c.string({ format: "date-time" }),
+  waitForPreTerminateHookStartTime: c.string({ format: "date-time" }),
+});
+
 /** zod schema of {@link MachineStatusDeletion}. */
-export const MachineStatusDeletionSchema: z.ZodType<MachineStatusDeletion> = schemas.MachineStatusDeletion;
+export const MachineStatusDeletionSchema: z.ZodType<MachineStatusDeletion> = c.zod($MachineStatusDeletion);
 
 /**
  * v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped.
@@ -3000,8 +3616,14 @@ export interface MachineStatusDeprecatedV1beta1 {
   failureReason?: string;
 }
 
+const $MachineStatusDeprecatedV1beta1 = c.object<MachineStatusDeprecatedV1beta1>({
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+});
+
 /** zod schema of {@link MachineStatusDeprecatedV1beta1}. */
-export const MachineStatusDeprecatedV1beta1Schema: z.ZodType<MachineStatusDeprecatedV1beta1> = schemas.MachineStatusDeprecatedV1beta1;
+export const MachineStatusDeprecatedV1beta1Schema: z.ZodType<MachineStatusDeprecatedV1beta1> = c.zod($MachineStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface MachineStatusDeprecated {
@@ -3015,8 +3637,12 @@ export interface MachineStatusDeprecated {
   v1beta1?: MachineStatusDeprecatedV1beta1;
 }
 
+const $MachineStatusDeprecated = c.object<MachineStatusDeprecated>({
+  v1beta1: $MachineStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link MachineStatusDeprecated}. */
-export const MachineStatusDeprecatedSchema: z.ZodType<MachineStatusDeprecated> = schemas.MachineStatusDeprecated;
+export const MachineStatusDeprecatedSchema: z.ZodType<MachineStatusDeprecated> = c.zod($MachineStatusDeprecated);
 
 /**
  * initialization provides observations of the Machine initialization process.
@@ -3037,8 +3663,13 @@ export interface MachineStatusInitialization {
   infrastructureProvisioned?: boolean;
 }
 
+const $MachineStatusInitialization = c.object<MachineStatusInitialization>({
+  bootstrapDataSecretCreated: c.boolean(),
+  infrastructureProvisioned: c.boolean(),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineStatusInitialization}. */
-export const MachineStatusInitializationSchema: z.ZodType<MachineStatusInitialization> = schemas.MachineStatusInitialization;
+export const MachineStatusInitializationSchema: z.ZodType<MachineStatusInitialization> = c.zod($MachineStatusInitialization);
 
 /** Swap Info reported by the node. */
 export interface MachineStatusNodeInfoSwap {
@@ -3046,8 +3677,12 @@ export interface MachineStatusNodeInfoSwap {
   capacity?: number;
 }
 
+const $MachineStatusNodeInfoSwap = c.object<MachineStatusNodeInfoSwap>({
+  capacity: c.integer({ format: "int64" }),
+});
+
 /** zod schema of {@link MachineStatusNodeInfoSwap}. */
-export const MachineStatusNodeInfoSwapSchema: z.ZodType<MachineStatusNodeInfoSwap> = schemas.MachineStatusNodeInfoSwap;
+export const MachineStatusNodeInfoSwapSchema: z.ZodType<MachineStatusNodeInfoSwap> = c.zod($MachineStatusNodeInfoSwap);
 
 /**
  * nodeInfo is a set of ids/uuids to uniquely identify the node.
@@ -3090,8 +3725,22 @@ export interface MachineStatusNodeInfo {
   systemUUID: string;
 }
 
+const $MachineStatusNodeInfo = c.object<MachineStatusNodeInfo>({
+  architecture: c.string(),
+  bootID: c.string(),
+  containerRuntimeVersion: c.string(),
+  kernelVersion: c.string(),
+  kubeProxyVersion: c.string(),
+  kubeletVersion: c.string(),
+  machineID: c.string(),
+  operatingSystem: c.string(),
+  osImage: c.string(),
+  swap: $MachineStatusNodeInfoSwap,
+  systemUUID: c.string(),
+}, { required: ["architecture","bootID","containerRuntimeVersion","kernelVersion","kubeProxyVersion","kubeletVersion","machineID","operatingSystem","osImage","systemUUID"] });
+
 /** zod schema of {@link MachineStatusNodeInfo}. */
-export const MachineStatusNodeInfoSchema: z.ZodType<MachineStatusNodeInfo> = schemas.MachineStatusNodeInfo;
+export const MachineStatusNodeInfoSchema: z.ZodType<MachineStatusNodeInfo> = c.zod($MachineStatusNodeInfo);
 
 /** nodeRef will point to the corresponding Node if it exists. */
 export interface MachineStatusNodeRef {
@@ -3102,8 +3751,12 @@ export interface MachineStatusNodeRef {
   name: string;
 }
 
+const $MachineStatusNodeRef = c.object<MachineStatusNodeRef>({
+  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+}, { required: ["name"] });
+
 /** zod schema of {@link MachineStatusNodeRef}. */
-export const MachineStatusNodeRefSchema: z.ZodType<MachineStatusNodeRef> = schemas.MachineStatusNodeRef;
+export const MachineStatusNodeRefSchema: z.ZodType<MachineStatusNodeRef> = c.zod($MachineStatusNodeRef);
 
 /** status is the observed state of Machine. */
 export interface MachineStatus {
@@ -3155,8 +3808,23 @@ export interface MachineStatus {
   phase?: "Pending" | "Provisioning" | "Provisioned" | "Running" | "Updating" | "Deleting" | "Deleted" | "Failed" | "Unknown";
 }
 
+const $MachineStatus = c.object<MachineStatus>({
+  addresses: c.withMeta(c.array($MachineStatusAddress, { maxItems: 256, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  certificatesExpiryDate: c.string({ format: "date-time" }),
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deletion: $MachineStatusDeletion,
+  deprecated: $MachineStatusDeprecated,
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  initialization: $MachineStatusInitialization,
+  lastUpdated: c.string({ format: "date-time" }),
+  nodeInfo: $MachineStatusNodeInfo,
+  nodeRef: $MachineStatusNodeRef,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Running" | "Updating" | "Deleting" | "Deleted" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Running","Updating","Deleting","Deleted","Failed","Unknown"]),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineStatus}. */
-export const MachineStatusSchema: z.ZodType<MachineStatus> = schemas.MachineStatus;
+export const MachineStatusSchema: z.ZodType<MachineStatus> = c.zod($MachineStatus);
 
 /**
  * Machine is the Schema for the machines API.
@@ -3199,11 +3867,24 @@ export interface MachineList {
   items: Machine[];
 }
 
+const $Machine = c.object<Machine>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("Machine"),
+  metadata: c.objectMeta(),
+  spec: $MachineSpec,
+  status: $MachineStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
 /** zod schema of {@link Machine}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachineSchema: z.ZodType<Machine> = schemas.Machine;
+export const MachineSchema: z.ZodType<Machine> = c.zod($Machine);
 
 /** zod schema of {@link MachineList}. */
-export const MachineListSchema: z.ZodType<MachineList> = schemas.MachineList;
+export const MachineListSchema: z.ZodType<MachineList> = c.zod(c.object<MachineList>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineList"),
+  metadata: c.listMeta(),
+  items: c.array($Machine),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link MachineModel} class: a {@link Machine} with the Model methods. */
 export interface MachineModel extends Machine {}
@@ -3289,8 +3970,12 @@ export interface MachineSetSpecDeletion {
   order?: "Random" | "Newest" | "Oldest";
 }
 
+const $MachineSetSpecDeletion = c.object<MachineSetSpecDeletion>({
+  order: c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"]),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineSetSpecDeletion}. */
-export const MachineSetSpecDeletionSchema: z.ZodType<MachineSetSpecDeletion> = schemas.MachineSetSpecDeletion;
+export const MachineSetSpecDeletionSchema: z.ZodType<MachineSetSpecDeletion> = c.zod($MachineSetSpecDeletion);
 
 /**
  * machineNaming allows changing the naming pattern used when creating Machines.
@@ -3318,8 +4003,12 @@ export interface MachineSetSpecMachineNaming {
   template?: string;
 }
 
+const $MachineSetSpecMachineNaming = c.object<MachineSetSpecMachineNaming>({
+  template: c.string({ minLength: 1, maxLength: 256 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineSetSpecMachineNaming}. */
-export const MachineSetSpecMachineNamingSchema: z.ZodType<MachineSetSpecMachineNaming> = schemas.MachineSetSpecMachineNaming;
+export const MachineSetSpecMachineNamingSchema: z.ZodType<MachineSetSpecMachineNaming> = c.zod($MachineSetSpecMachineNaming);
 
 /** remediation controls how unhealthy Machines are remediated. */
 export interface MachineDeploymentSpecRemediation {
@@ -3342,8 +4031,12 @@ export interface MachineDeploymentSpecRemediation {
   maxInFlight?: number | string;
 }
 
+const $MachineDeploymentSpecRemediation = c.object<MachineDeploymentSpecRemediation>({
+  maxInFlight: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineDeploymentSpecRemediation}. */
-export const MachineDeploymentSpecRemediationSchema: z.ZodType<MachineDeploymentSpecRemediation> = schemas.MachineDeploymentSpecRemediation;
+export const MachineDeploymentSpecRemediationSchema: z.ZodType<MachineDeploymentSpecRemediation> = c.zod($MachineDeploymentSpecRemediation);
 
 /**
  * A label selector requirement is a selector that contains values, a key, and an operator that
@@ -3366,8 +4059,14 @@ export interface MachineSetSpecSelectorMatchExpression {
   values?: string[];
 }
 
+const $MachineSetSpecSelectorMatchExpression = c.object<MachineSetSpecSelectorMatchExpression>({
+  key: c.string(),
+  operator: c.string(),
+  values: c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { required: ["key","operator"] });
+
 /** zod schema of {@link MachineSetSpecSelectorMatchExpression}. */
-export const MachineSetSpecSelectorMatchExpressionSchema: z.ZodType<MachineSetSpecSelectorMatchExpression> = schemas.MachineSetSpecSelectorMatchExpression;
+export const MachineSetSpecSelectorMatchExpressionSchema: z.ZodType<MachineSetSpecSelectorMatchExpression> = c.zod($MachineSetSpecSelectorMatchExpression);
 
 /**
  * selector is the label selector for machines. Existing MachineSets whose machines are
@@ -3385,8 +4084,13 @@ export interface MachineSetSpecSelector {
   matchLabels?: { [key: string]: string };
 }
 
+const $MachineSetSpecSelector = c.withMeta(c.object<MachineSetSpecSelector>({
+  matchExpressions: c.withMeta(c.array($MachineSetSpecSelectorMatchExpression, { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  matchLabels: c.record(c.string()),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link MachineSetSpecSelector}. */
-export const MachineSetSpecSelectorSchema: z.ZodType<MachineSetSpecSelector> = schemas.MachineSetSpecSelector;
+export const MachineSetSpecSelectorSchema: z.ZodType<MachineSetSpecSelector> = c.zod($MachineSetSpecSelector);
 
 /** template describes the machines that will be created. */
 export interface MachineSetSpecTemplate {
@@ -3402,8 +4106,13 @@ export interface MachineSetSpecTemplate {
   spec: MachineSpec;
 }
 
+const $MachineSetSpecTemplate = c.object<MachineSetSpecTemplate>({
+  metadata: $MachineSetSpecTemplateMetadata,
+  spec: $MachineSpec,
+}, { required: ["spec"] });
+
 /** zod schema of {@link MachineSetSpecTemplate}. */
-export const MachineSetSpecTemplateSchema: z.ZodType<MachineSetSpecTemplate> = schemas.MachineSetSpecTemplate;
+export const MachineSetSpecTemplateSchema: z.ZodType<MachineSetSpecTemplate> = c.zod($MachineSetSpecTemplate);
 
 /** spec is the desired state of MachineDeployment. */
 export interface MachineDeploymentSpec {
@@ -3456,8 +4165,20 @@ export interface MachineDeploymentSpec {
   template: MachineSetSpecTemplate;
 }
 
+const $MachineDeploymentSpec = c.object<MachineDeploymentSpec>({
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  deletion: $MachineSetSpecDeletion,
+  machineNaming: $MachineSetSpecMachineNaming,
+  paused: c.boolean(),
+  remediation: $MachineDeploymentSpecRemediation,
+  replicas: c.integer({ format: "int32" }),
+  rollout: $MachineDeploymentSpecRollout,
+  selector: $MachineSetSpecSelector,
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","selector","template"] });
+
 /** zod schema of {@link MachineDeploymentSpec}. */
-export const MachineDeploymentSpecSchema: z.ZodType<MachineDeploymentSpec> = schemas.MachineDeploymentSpec;
+export const MachineDeploymentSpecSchema: z.ZodType<MachineDeploymentSpec> = c.zod($MachineDeploymentSpec);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface MachineDeploymentStatusDeprecatedV1beta1 {
@@ -3509,8 +4230,16 @@ export interface MachineDeploymentStatusDeprecatedV1beta1 {
   updatedReplicas?: number;
 }
 
+const $MachineDeploymentStatusDeprecatedV1beta1 = c.object<MachineDeploymentStatusDeprecatedV1beta1>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+  readyReplicas: c.integer({ format: "int32" }),
+  unavailableReplicas: c.integer({ format: "int32" }),
+  updatedReplicas: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link MachineDeploymentStatusDeprecatedV1beta1}. */
-export const MachineDeploymentStatusDeprecatedV1beta1Schema: z.ZodType<MachineDeploymentStatusDeprecatedV1beta1> = schemas.MachineDeploymentStatusDeprecatedV1beta1;
+export const MachineDeploymentStatusDeprecatedV1beta1Schema: z.ZodType<MachineDeploymentStatusDeprecatedV1beta1> = c.zod($MachineDeploymentStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface MachineDeploymentStatusDeprecated {
@@ -3518,8 +4247,12 @@ export interface MachineDeploymentStatusDeprecated {
   v1beta1?: MachineDeploymentStatusDeprecatedV1beta1;
 }
 
+const $MachineDeploymentStatusDeprecated = c.object<MachineDeploymentStatusDeprecated>({
+  v1beta1: $MachineDeploymentStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link MachineDeploymentStatusDeprecated}. */
-export const MachineDeploymentStatusDeprecatedSchema: z.ZodType<MachineDeploymentStatusDeprecated> = schemas.MachineDeploymentStatusDeprecated;
+export const MachineDeploymentStatusDeprecatedSchema: z.ZodType<MachineDeploymentStatusDeprecated> = c.zod($MachineDeploymentStatusDeprecated);
 
 /** status is the observed state of MachineDeployment. */
 export interface MachineDeploymentStatus {
@@ -3555,8 +4288,21 @@ export interface MachineDeploymentStatus {
   versions?: MachineSetStatusVersion[];
 }
 
+const $MachineDeploymentStatus = c.object<MachineDeploymentStatus>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $MachineDeploymentStatusDeprecated,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  phase: c.literals<"ScalingUp" | "ScalingDown" | "Running" | "Failed" | "Unknown">(["ScalingUp","ScalingDown","Running","Failed","Unknown"]),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: c.string({ minLength: 1, maxLength: 4096 }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineDeploymentStatus}. */
-export const MachineDeploymentStatusSchema: z.ZodType<MachineDeploymentStatus> = schemas.MachineDeploymentStatus;
+export const MachineDeploymentStatusSchema: z.ZodType<MachineDeploymentStatus> = c.zod($MachineDeploymentStatus);
 
 /**
  * MachineDeployment is the Schema for the machinedeployments API.
@@ -3599,11 +4345,24 @@ export interface MachineDeploymentList {
   items: MachineDeployment[];
 }
 
+const $MachineDeployment = c.object<MachineDeployment>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineDeployment"),
+  metadata: c.objectMeta(),
+  spec: $MachineDeploymentSpec,
+  status: $MachineDeploymentStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
 /** zod schema of {@link MachineDeployment}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachineDeploymentSchema: z.ZodType<MachineDeployment> = schemas.MachineDeployment;
+export const MachineDeploymentSchema: z.ZodType<MachineDeployment> = c.zod($MachineDeployment);
 
 /** zod schema of {@link MachineDeploymentList}. */
-export const MachineDeploymentListSchema: z.ZodType<MachineDeploymentList> = schemas.MachineDeploymentList;
+export const MachineDeploymentListSchema: z.ZodType<MachineDeploymentList> = c.zod(c.object<MachineDeploymentList>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineDeploymentList"),
+  metadata: c.listMeta(),
+  items: c.array($MachineDeployment),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link MachineDeploymentModel} class: a {@link MachineDeployment} with the Model methods. */
 export interface MachineDeploymentModel extends MachineDeployment {}
@@ -3706,8 +4465,13 @@ export interface MachineDrainRuleSpecDrain {
   order?: number;
 }
 
+const $MachineDrainRuleSpecDrain = c.object<MachineDrainRuleSpecDrain>({
+  behavior: c.literals<"Drain" | "Skip" | "WaitCompleted">(["Drain","Skip","WaitCompleted"]),
+  order: c.integer({ format: "int32" }),
+}, { required: ["behavior"] });
+
 /** zod schema of {@link MachineDrainRuleSpecDrain}. */
-export const MachineDrainRuleSpecDrainSchema: z.ZodType<MachineDrainRuleSpecDrain> = schemas.MachineDrainRuleSpecDrain;
+export const MachineDrainRuleSpecDrainSchema: z.ZodType<MachineDrainRuleSpecDrain> = c.zod($MachineDrainRuleSpecDrain);
 
 /** MachineDrainRuleMachineSelector defines to which Machines this MachineDrainRule should be applied. */
 export interface MachineDrainRuleSpecMachine {
@@ -3736,8 +4500,13 @@ export interface MachineDrainRuleSpecMachine {
   selector?: MachineSetSpecSelector;
 }
 
+const $MachineDrainRuleSpecMachine = c.object<MachineDrainRuleSpecMachine>({
+  clusterSelector: $MachineSetSpecSelector,
+  selector: $MachineSetSpecSelector,
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineDrainRuleSpecMachine}. */
-export const MachineDrainRuleSpecMachineSchema: z.ZodType<MachineDrainRuleSpecMachine> = schemas.MachineDrainRuleSpecMachine;
+export const MachineDrainRuleSpecMachineSchema: z.ZodType<MachineDrainRuleSpecMachine> = c.zod($MachineDrainRuleSpecMachine);
 
 /** MachineDrainRulePodSelector defines to which Pods this MachineDrainRule should be applied. */
 export interface MachineDrainRuleSpecPod {
@@ -3766,8 +4535,13 @@ export interface MachineDrainRuleSpecPod {
   selector?: MachineSetSpecSelector;
 }
 
+const $MachineDrainRuleSpecPod = c.object<MachineDrainRuleSpecPod>({
+  namespaceSelector: $MachineSetSpecSelector,
+  selector: $MachineSetSpecSelector,
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineDrainRuleSpecPod}. */
-export const MachineDrainRuleSpecPodSchema: z.ZodType<MachineDrainRuleSpecPod> = schemas.MachineDrainRuleSpecPod;
+export const MachineDrainRuleSpecPodSchema: z.ZodType<MachineDrainRuleSpecPod> = c.zod($MachineDrainRuleSpecPod);
 
 /** spec defines the spec of a MachineDrainRule. */
 export interface MachineDrainRuleSpec {
@@ -3836,8 +4610,14 @@ export interface MachineDrainRuleSpec {
   pods?: MachineDrainRuleSpecPod[];
 }
 
+const $MachineDrainRuleSpec = c.object<MachineDrainRuleSpec>({
+  drain: $MachineDrainRuleSpecDrain,
+  machines: c.withMeta(c.array($MachineDrainRuleSpecMachine, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in machines must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]}),
+  pods: c.withMeta(c.array($MachineDrainRuleSpecPod, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in pods must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]}),
+}, { required: ["drain"] });
+
 /** zod schema of {@link MachineDrainRuleSpec}. */
-export const MachineDrainRuleSpecSchema: z.ZodType<MachineDrainRuleSpec> = schemas.MachineDrainRuleSpec;
+export const MachineDrainRuleSpecSchema: z.ZodType<MachineDrainRuleSpec> = c.zod($MachineDrainRuleSpec);
 
 /**
  * MachineDrainRule is the Schema for the MachineDrainRule API.
@@ -3878,11 +4658,23 @@ export interface MachineDrainRuleList {
   items: MachineDrainRule[];
 }
 
+const $MachineDrainRule = c.object<MachineDrainRule>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineDrainRule"),
+  metadata: c.objectMeta(),
+  spec: $MachineDrainRuleSpec,
+}, { required: ["apiVersion","kind","spec"] });
+
 /** zod schema of {@link MachineDrainRule}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachineDrainRuleSchema: z.ZodType<MachineDrainRule> = schemas.MachineDrainRule;
+export const MachineDrainRuleSchema: z.ZodType<MachineDrainRule> = c.zod($MachineDrainRule);
 
 /** zod schema of {@link MachineDrainRuleList}. */
-export const MachineDrainRuleListSchema: z.ZodType<MachineDrainRuleList> = schemas.MachineDrainRuleList;
+export const MachineDrainRuleListSchema: z.ZodType<MachineDrainRuleList> = c.zod(c.object<MachineDrainRuleList>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineDrainRuleList"),
+  metadata: c.listMeta(),
+  items: c.array($MachineDrainRule),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link MachineDrainRuleModel} class: a {@link MachineDrainRule} with the Model methods. */
 export interface MachineDrainRuleModel extends MachineDrainRule {}
@@ -3989,8 +4781,15 @@ export interface MachineHealthCheckSpec {
   selector: MachineSetSpecSelector;
 }
 
+const $MachineHealthCheckSpec = c.object<MachineHealthCheckSpec>({
+  checks: $MachineHealthCheckSpecChecks,
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  remediation: $MachineHealthCheckSpecRemediation,
+  selector: $MachineSetSpecSelector,
+}, { required: ["clusterName","selector"] });
+
 /** zod schema of {@link MachineHealthCheckSpec}. */
-export const MachineHealthCheckSpecSchema: z.ZodType<MachineHealthCheckSpec> = schemas.MachineHealthCheckSpec;
+export const MachineHealthCheckSpecSchema: z.ZodType<MachineHealthCheckSpec> = c.zod($MachineHealthCheckSpec);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface MachineHealthCheckStatusDeprecatedV1beta1 {
@@ -4004,8 +4803,12 @@ export interface MachineHealthCheckStatusDeprecatedV1beta1 {
   conditions?: ClusterStatusDeprecatedV1beta1Condition[];
 }
 
+const $MachineHealthCheckStatusDeprecatedV1beta1 = c.object<MachineHealthCheckStatusDeprecatedV1beta1>({
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+});
+
 /** zod schema of {@link MachineHealthCheckStatusDeprecatedV1beta1}. */
-export const MachineHealthCheckStatusDeprecatedV1beta1Schema: z.ZodType<MachineHealthCheckStatusDeprecatedV1beta1> = schemas.MachineHealthCheckStatusDeprecatedV1beta1;
+export const MachineHealthCheckStatusDeprecatedV1beta1Schema: z.ZodType<MachineHealthCheckStatusDeprecatedV1beta1> = c.zod($MachineHealthCheckStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface MachineHealthCheckStatusDeprecated {
@@ -4013,8 +4816,12 @@ export interface MachineHealthCheckStatusDeprecated {
   v1beta1?: MachineHealthCheckStatusDeprecatedV1beta1;
 }
 
+const $MachineHealthCheckStatusDeprecated = c.object<MachineHealthCheckStatusDeprecated>({
+  v1beta1: $MachineHealthCheckStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link MachineHealthCheckStatusDeprecated}. */
-export const MachineHealthCheckStatusDeprecatedSchema: z.ZodType<MachineHealthCheckStatusDeprecated> = schemas.MachineHealthCheckStatusDeprecated;
+export const MachineHealthCheckStatusDeprecatedSchema: z.ZodType<MachineHealthCheckStatusDeprecated> = c.zod($MachineHealthCheckStatusDeprecated);
 
 /** status is the most recently observed status of MachineHealthCheck resource */
 export interface MachineHealthCheckStatus {
@@ -4040,8 +4847,18 @@ export interface MachineHealthCheckStatus {
   targets?: string[];
 }
 
+const $MachineHealthCheckStatus = c.object<MachineHealthCheckStatus>({
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  currentHealthy: c.integer({ format: "int32", minimum: 0 }),
+  deprecated: $MachineHealthCheckStatusDeprecated,
+  expectedMachines: c.integer({ format: "int32", minimum: 0 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  remediationsAllowed: c.integer({ format: "int32", minimum: 0 }),
+  targets: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 10000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineHealthCheckStatus}. */
-export const MachineHealthCheckStatusSchema: z.ZodType<MachineHealthCheckStatus> = schemas.MachineHealthCheckStatus;
+export const MachineHealthCheckStatusSchema: z.ZodType<MachineHealthCheckStatus> = c.zod($MachineHealthCheckStatus);
 
 /**
  * MachineHealthCheck is the Schema for the machinehealthchecks API.
@@ -4084,11 +4901,24 @@ export interface MachineHealthCheckList {
   items: MachineHealthCheck[];
 }
 
+const $MachineHealthCheck = c.object<MachineHealthCheck>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineHealthCheck"),
+  metadata: c.objectMeta(),
+  spec: $MachineHealthCheckSpec,
+  status: $MachineHealthCheckStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
 /** zod schema of {@link MachineHealthCheck}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachineHealthCheckSchema: z.ZodType<MachineHealthCheck> = schemas.MachineHealthCheck;
+export const MachineHealthCheckSchema: z.ZodType<MachineHealthCheck> = c.zod($MachineHealthCheck);
 
 /** zod schema of {@link MachineHealthCheckList}. */
-export const MachineHealthCheckListSchema: z.ZodType<MachineHealthCheckList> = schemas.MachineHealthCheckList;
+export const MachineHealthCheckListSchema: z.ZodType<MachineHealthCheckList> = c.zod(c.object<MachineHealthCheckList>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineHealthCheckList"),
+  metadata: c.listMeta(),
+  items: c.array($MachineHealthCheck),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link MachineHealthCheckModel} class: a {@link MachineHealthCheck} with the Model methods. */
 export interface MachineHealthCheckModel extends MachineHealthCheck {}
@@ -4185,8 +5015,16 @@ export interface MachinePoolSpec {
   template: MachineSetSpecTemplate;
 }
 
+const $MachinePoolSpec = c.object<MachinePoolSpec>({
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  failureDomains: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  providerIDList: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 10000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  replicas: c.integer({ format: "int32" }),
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","template"] });
+
 /** zod schema of {@link MachinePoolSpec}. */
-export const MachinePoolSpecSchema: z.ZodType<MachinePoolSpec> = schemas.MachinePoolSpec;
+export const MachinePoolSpecSchema: z.ZodType<MachinePoolSpec> = c.zod($MachinePoolSpec);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface MachinePoolStatusDeprecatedV1beta1 {
@@ -4246,8 +5084,17 @@ export interface MachinePoolStatusDeprecatedV1beta1 {
   unavailableReplicas?: number;
 }
 
+const $MachinePoolStatusDeprecatedV1beta1 = c.object<MachinePoolStatusDeprecatedV1beta1>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  readyReplicas: c.integer({ format: "int32" }),
+  unavailableReplicas: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link MachinePoolStatusDeprecatedV1beta1}. */
-export const MachinePoolStatusDeprecatedV1beta1Schema: z.ZodType<MachinePoolStatusDeprecatedV1beta1> = schemas.MachinePoolStatusDeprecatedV1beta1;
+export const MachinePoolStatusDeprecatedV1beta1Schema: z.ZodType<MachinePoolStatusDeprecatedV1beta1> = c.zod($MachinePoolStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface MachinePoolStatusDeprecated {
@@ -4255,8 +5102,12 @@ export interface MachinePoolStatusDeprecated {
   v1beta1?: MachinePoolStatusDeprecatedV1beta1;
 }
 
+const $MachinePoolStatusDeprecated = c.object<MachinePoolStatusDeprecated>({
+  v1beta1: $MachinePoolStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link MachinePoolStatusDeprecated}. */
-export const MachinePoolStatusDeprecatedSchema: z.ZodType<MachinePoolStatusDeprecated> = schemas.MachinePoolStatusDeprecated;
+export const MachinePoolStatusDeprecatedSchema: z.ZodType<MachinePoolStatusDeprecated> = c.zod($MachinePoolStatusDeprecated);
 
 /**
  * initialization provides observations of the MachinePool initialization process.
@@ -4277,8 +5128,13 @@ export interface MachinePoolStatusInitialization {
   infrastructureProvisioned?: boolean;
 }
 
+const $MachinePoolStatusInitialization = c.object<MachinePoolStatusInitialization>({
+  bootstrapDataSecretCreated: c.boolean(),
+  infrastructureProvisioned: c.boolean(),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachinePoolStatusInitialization}. */
-export const MachinePoolStatusInitializationSchema: z.ZodType<MachinePoolStatusInitialization> = schemas.MachinePoolStatusInitialization;
+export const MachinePoolStatusInitializationSchema: z.ZodType<MachinePoolStatusInitialization> = c.zod($MachinePoolStatusInitialization);
 
 /** ObjectReference contains enough information to let you inspect or modify the referred object. */
 export interface MachinePoolStatusNodeRef {
@@ -4321,8 +5177,18 @@ export interface MachinePoolStatusNodeRef {
   uid?: string;
 }
 
+const $MachinePoolStatusNodeRef = c.withMeta(c.object<MachinePoolStatusNodeRef>({
+  apiVersion: c.string(),
+  fieldPath: c.string(),
+  kind: c.string(),
+  name: c.string(),
+  namespace: c.string(),
+  resourceVersion: c.string(),
+  uid: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link MachinePoolStatusNodeRef}. */
-export const MachinePoolStatusNodeRefSchema: z.ZodType<MachinePoolStatusNodeRef> = schemas.MachinePoolStatusNodeRef;
+export const MachinePoolStatusNodeRefSchema: z.ZodType<MachinePoolStatusNodeRef> = c.zod($MachinePoolStatusNodeRef);
 
 /** status is the observed state of MachinePool. */
 export interface MachinePoolStatus {
@@ -4357,8 +5223,22 @@ export interface MachinePoolStatus {
   versions?: MachineSetStatusVersion[];
 }
 
+const $MachinePoolStatus = c.object<MachinePoolStatus>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $MachinePoolStatusDeprecated,
+  initialization: $MachinePoolStatusInitialization,
+  nodeRefs: c.withMeta(c.array($MachinePoolStatusNodeRef, { maxItems: 10000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Running" | "ScalingUp" | "ScalingDown" | "Scaling" | "Deleting" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Running","ScalingUp","ScalingDown","Scaling","Deleting","Failed","Unknown"]),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachinePoolStatus}. */
-export const MachinePoolStatusSchema: z.ZodType<MachinePoolStatus> = schemas.MachinePoolStatus;
+export const MachinePoolStatusSchema: z.ZodType<MachinePoolStatus> = c.zod($MachinePoolStatus);
 
 /**
  * MachinePool is the Schema for the machinepools API.
@@ -4402,11 +5282,24 @@ export interface MachinePoolList {
   items: MachinePool[];
 }
 
+const $MachinePool = c.object<MachinePool>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachinePool"),
+  metadata: c.objectMeta(),
+  spec: $MachinePoolSpec,
+  status: $MachinePoolStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
 /** zod schema of {@link MachinePool}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachinePoolSchema: z.ZodType<MachinePool> = schemas.MachinePool;
+export const MachinePoolSchema: z.ZodType<MachinePool> = c.zod($MachinePool);
 
 /** zod schema of {@link MachinePoolList}. */
-export const MachinePoolListSchema: z.ZodType<MachinePoolList> = schemas.MachinePoolList;
+export const MachinePoolListSchema: z.ZodType<MachinePoolList> = c.zod(c.object<MachinePoolList>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachinePoolList"),
+  metadata: c.listMeta(),
+  items: c.array($MachinePool),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link MachinePoolModel} class: a {@link MachinePool} with the Model methods. */
 export interface MachinePoolModel extends MachinePool {}
@@ -4529,8 +5422,17 @@ export interface MachineSetSpec {
   template: MachineSetSpecTemplate;
 }
 
+const $MachineSetSpec = c.object<MachineSetSpec>({
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  deletion: $MachineSetSpecDeletion,
+  machineNaming: $MachineSetSpecMachineNaming,
+  replicas: c.integer({ format: "int32" }),
+  selector: $MachineSetSpecSelector,
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","selector","template"] });
+
 /** zod schema of {@link MachineSetSpec}. */
-export const MachineSetSpecSchema: z.ZodType<MachineSetSpec> = schemas.MachineSetSpec;
+export const MachineSetSpecSchema: z.ZodType<MachineSetSpec> = c.zod($MachineSetSpec);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface MachineSetStatusDeprecatedV1beta1 {
@@ -4607,8 +5509,17 @@ export interface MachineSetStatusDeprecatedV1beta1 {
   readyReplicas?: number;
 }
 
+const $MachineSetStatusDeprecatedV1beta1 = c.object<MachineSetStatusDeprecatedV1beta1>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  fullyLabeledReplicas: c.integer({ format: "int32" }),
+  readyReplicas: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link MachineSetStatusDeprecatedV1beta1}. */
-export const MachineSetStatusDeprecatedV1beta1Schema: z.ZodType<MachineSetStatusDeprecatedV1beta1> = schemas.MachineSetStatusDeprecatedV1beta1;
+export const MachineSetStatusDeprecatedV1beta1Schema: z.ZodType<MachineSetStatusDeprecatedV1beta1> = c.zod($MachineSetStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface MachineSetStatusDeprecated {
@@ -4616,8 +5527,12 @@ export interface MachineSetStatusDeprecated {
   v1beta1?: MachineSetStatusDeprecatedV1beta1;
 }
 
+const $MachineSetStatusDeprecated = c.object<MachineSetStatusDeprecated>({
+  v1beta1: $MachineSetStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link MachineSetStatusDeprecated}. */
-export const MachineSetStatusDeprecatedSchema: z.ZodType<MachineSetStatusDeprecated> = schemas.MachineSetStatusDeprecated;
+export const MachineSetStatusDeprecatedSchema: z.ZodType<MachineSetStatusDeprecated> = c.zod($MachineSetStatusDeprecated);
 
 /** status is the observed state of MachineSet. */
 export interface MachineSetStatus {
@@ -4648,8 +5563,20 @@ export interface MachineSetStatus {
   versions?: MachineSetStatusVersion[];
 }
 
+const $MachineSetStatus = c.object<MachineSetStatus>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $MachineSetStatusDeprecated,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: c.string({ minLength: 1, maxLength: 4096 }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
+}, { minProperties: 1 });
+
 /** zod schema of {@link MachineSetStatus}. */
-export const MachineSetStatusSchema: z.ZodType<MachineSetStatus> = schemas.MachineSetStatus;
+export const MachineSetStatusSchema: z.ZodType<MachineSetStatus> = c.zod($MachineSetStatus);
 
 /**
  * MachineSet is the Schema for the machinesets API.
@@ -4692,11 +5619,24 @@ export interface MachineSetList {
   items: MachineSet[];
 }
 
+const $MachineSet = c.object<MachineSet>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineSet"),
+  metadata: c.objectMeta(),
+  spec: $MachineSetSpec,
+  status: $MachineSetStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
 /** zod schema of {@link MachineSet}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachineSetSchema: z.ZodType<MachineSet> = schemas.MachineSet;
+export const MachineSetSchema: z.ZodType<MachineSet> = c.zod($MachineSet);
 
 /** zod schema of {@link MachineSetList}. */
-export const MachineSetListSchema: z.ZodType<MachineSetList> = schemas.MachineSetList;
+export const MachineSetListSchema: z.ZodType<MachineSetList> = c.zod(c.object<MachineSetList>({
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineSetList"),
+  metadata: c.listMeta(),
+  items: c.array($MachineSet),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link MachineSetModel} class: a {@link MachineSet} with the Model methods. */
 export interface MachineSetModel extends MachineSet {}

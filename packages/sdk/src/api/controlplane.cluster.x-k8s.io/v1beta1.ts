@@ -11,10 +11,6 @@ import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1Obj
 import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
 import type { z } from "zod";
 import * as c from "../common.js";
-import { buildSchemas } from "./v1beta1.schemas.js";
-
-// The schema expressions live in plain JavaScript (see the .schemas.d.ts next to this file).
-const schemas = buildSchemas(c);
 
 /** Selects a key of a ConfigMap. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef {
@@ -34,8 +30,14 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   optional?: boolean;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef>({
+  key: c.string(),
+  name: c.string(),
+  optional: c.boolean(),
+}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
@@ -50,8 +52,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   fieldPath: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef>({
+  apiVersion: c.string(),
+  fieldPath: c.string(),
+}, { required: ["fieldPath"] }), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef);
 
 /**
  * FileKeyRef selects a key of the env file.
@@ -85,8 +92,15 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   volumeName: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef>({
+  key: c.string(),
+  optional: c.boolean(),
+  path: c.string(),
+  volumeName: c.string(),
+}, { required: ["key","path","volumeName"] }), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults: c.DefaultsNode = { properties: { optional: { default: false } } };
 
@@ -103,8 +117,14 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   resource: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef>({
+  containerName: c.string(),
+  divisor: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  resource: c.string(),
+}, { required: ["resource"] }), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef);
 
 /** Selects a key of a secret in the pod's namespace */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef {
@@ -124,8 +144,14 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   optional?: boolean;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef>({
+  key: c.string(),
+  name: c.string(),
+  optional: c.boolean(),
+}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
@@ -152,8 +178,16 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   secretKeyRef?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom>({
+  configMapKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef,
+  fieldRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef,
+  fileKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef,
+  resourceFieldRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef,
+  secretKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef,
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults: c.DefaultsNode = { properties: { configMapKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults }, fileKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults }, secretKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults } } };
 
@@ -180,8 +214,14 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   valueFrom?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv>({
+  name: c.string(),
+  value: c.string(),
+  valueFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom,
+}, { required: ["name"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults: c.DefaultsNode = { properties: { valueFrom: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults } } };
 
@@ -205,8 +245,16 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   readOnly?: boolean;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume>({
+  hostPath: c.string({ minLength: 1, maxLength: 512 }),
+  mountPath: c.string({ minLength: 1, maxLength: 512 }),
+  name: c.string({ minLength: 1, maxLength: 512 }),
+  pathType: c.string(),
+  readOnly: c.boolean(),
+}, { required: ["hostPath","mountPath","name"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolumeSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolumeSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume);
 
 /** apiServer contains extra settings for the API server control plane component */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer {
@@ -226,8 +274,16 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   timeoutForControlPlane?: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer>({
+  certSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
+  extraArgs: c.record(c.string()),
+  extraEnvs: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
+  extraVolumes: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { maxItems: 100 }),
+  timeoutForControlPlane: c.string(),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 
@@ -245,8 +301,14 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSch
   extraVolumes?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume[];
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler>({
+  extraArgs: c.record(c.string()),
+  extraEnvs: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
+  extraVolumes: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { maxItems: 100 }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 
@@ -264,8 +326,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns
   imageTag?: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns>({
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  imageTag: c.string({ minLength: 1, maxLength: 256 }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDnsSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDnsSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns);
 
 /**
  * external describes how to connect to an external etcd cluster
@@ -291,8 +358,15 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtc
   keyFile: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal>({
+  caFile: c.string({ minLength: 1, maxLength: 512 }),
+  certFile: c.string({ minLength: 1, maxLength: 512 }),
+  endpoints: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 50 }),
+  keyFile: c.string({ minLength: 1, maxLength: 512 }),
+}, { required: ["caFile","certFile","endpoints","keyFile"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternalSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternalSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal);
 
 /**
  * local provides configuration knobs for configuring the local etcd instance
@@ -331,8 +405,18 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtc
   serverCertSANs?: string[];
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal>({
+  dataDir: c.string({ minLength: 1, maxLength: 512 }),
+  extraArgs: c.record(c.string()),
+  extraEnvs: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  imageTag: c.string({ minLength: 1, maxLength: 256 }),
+  peerCertSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
+  serverCertSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 
@@ -353,8 +437,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtc
   local?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd>({
+  external: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal,
+  local: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal,
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdDefaults: c.DefaultsNode = { properties: { local: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalDefaults } } };
 
@@ -379,8 +468,14 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNet
   serviceSubnet?: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking>({
+  dnsDomain: c.string({ minLength: 1, maxLength: 253 }),
+  podSubnet: c.string({ minLength: 1, maxLength: 1024 }),
+  serviceSubnet: c.string({ minLength: 1, maxLength: 1024 }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworkingSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworkingSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking);
 
 /** clusterConfiguration along with InitConfiguration are the configurations necessary for the init command */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration {
@@ -484,8 +579,28 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration {
   scheduler?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration>({
+  apiServer: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer,
+  apiVersion: c.string(),
+  caCertificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 36500 }),
+  certificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 1095 }),
+  certificatesDir: c.string({ minLength: 1, maxLength: 512 }),
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  controlPlaneEndpoint: c.string({ minLength: 1, maxLength: 512 }),
+  controllerManager: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler,
+  dns: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns,
+  encryptionAlgorithm: c.literals<"ECDSA-P256" | "ECDSA-P384" | "RSA-2048" | "RSA-3072" | "RSA-4096">(["ECDSA-P256","ECDSA-P384","RSA-2048","RSA-3072","RSA-4096"]),
+  etcd: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd,
+  featureGates: c.record(c.boolean()),
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  kind: c.string(),
+  kubernetesVersion: c.string({ minLength: 1, maxLength: 256 }),
+  networking: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking,
+  scheduler: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler,
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDefaults: c.DefaultsNode = { properties: { apiServer: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerDefaults }, controllerManager: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults }, etcd: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdDefaults }, scheduler: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults } } };
 
@@ -513,8 +628,18 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem {
   replaceFS?: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem>({
+  device: c.string({ minLength: 1, maxLength: 256 }),
+  extraOpts: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+  filesystem: c.string({ minLength: 1, maxLength: 128 }),
+  label: c.string({ minLength: 1, maxLength: 512 }),
+  overwrite: c.boolean(),
+  partition: c.string({ minLength: 1, maxLength: 128 }),
+  replaceFS: c.string({ minLength: 1, maxLength: 128 }),
+}, { required: ["device","filesystem"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem);
 
 /** PartitionSpec defines the size and optional type for a partition. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem {
@@ -532,8 +657,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskL
   percentage: number;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem>({
+  partitionType: c.withMeta(c.string({ minLength: 1, maxLength: 36 }), {"x-kubernetes-validations":[{"message":"partitionType must be one of Linux, LinuxSwap, LinuxRAID, LVM, Fat32, NTFS, LinuxExtended or a full GPT partition GUID","rule":"self.matches('^(Linux|LinuxSwap|LinuxRAID|LVM|Fat32|NTFS|LinuxExtended|[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12})$')"}]}),
+  percentage: c.integer({ format: "int32", minimum: 1, maximum: 100 }),
+}, { required: ["percentage"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem);
 
 /** Partition defines how to create and layout a partition. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition {
@@ -564,8 +694,16 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition {
   tableType?: "mbr" | "gpt";
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition>({
+  device: c.string({ minLength: 1, maxLength: 256 }),
+  diskLayout: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem, { minItems: 1, maxItems: 100 }),
+  layout: c.boolean(),
+  overwrite: c.boolean(),
+  tableType: c.literals<"mbr" | "gpt">(["mbr","gpt"]),
+}, { required: ["device","layout"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition);
 
 /** diskSetup specifies options for the creation of partition tables and file systems on devices. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup {
@@ -575,8 +713,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup {
   partitions?: KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition[];
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup>({
+  filesystems: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem, { maxItems: 100 }),
+  partitions: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition, { maxItems: 100 }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup);
 
 /** secret represents a secret that should populate this file. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret {
@@ -586,8 +729,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret {
   name: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret>({
+  key: c.string({ minLength: 1, maxLength: 256 }),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+}, { required: ["key","name"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecretSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecretSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret);
 
 /** contentFrom is a referenced source of content to populate the file. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom {
@@ -595,8 +743,12 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom {
   secret: KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom>({
+  secret: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret,
+}, { required: ["secret"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom);
 
 /** File defines the input for generating write_files in cloud-init. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecFile {
@@ -625,8 +777,19 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecFile {
   permissions?: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecFile = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecFile>({
+  append: c.boolean(),
+  content: c.string({ minLength: 1, maxLength: 10240 }),
+  contentFormat: c.literals<"Raw" | "Template">(["Raw","Template"]),
+  contentFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom,
+  encoding: c.literals<"base64" | "gzip" | "gzip+base64">(["base64","gzip","gzip+base64"]),
+  owner: c.string({ minLength: 1, maxLength: 256 }),
+  path: c.string({ minLength: 1, maxLength: 512 }),
+  permissions: c.string({ minLength: 1, maxLength: 16 }),
+}, { required: ["path"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecFile}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecFileSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecFile> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecFile;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecFileSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecFile> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecFile);
 
 /** containerLinuxConfig contains CLC specific configuration. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig {
@@ -641,8 +804,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxC
   strict?: boolean;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig>({
+  additionalConfig: c.string({ minLength: 1, maxLength: 32768 }),
+  strict: c.boolean(),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfigSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfigSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig);
 
 /** ignition contains Ignition specific configuration. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecIgnition {
@@ -650,8 +818,12 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecIgnition {
   containerLinuxConfig?: KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecIgnition = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecIgnition>({
+  containerLinuxConfig: $KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig,
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecIgnition}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecIgnition> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecIgnition;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecIgnition> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecIgnition);
 
 /** BootstrapToken describes one bootstrap token, stored as a Secret in the cluster. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken {
@@ -687,8 +859,17 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootst
   usages?: string[];
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken>({
+  description: c.string({ minLength: 1, maxLength: 512 }),
+  expires: c.string({ format: "date-time" }),
+  groups: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+  token: c.string(),
+  ttl: c.string(),
+  usages: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+}, { required: ["token"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapTokenSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapTokenSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken);
 
 /**
  * localAPIEndpoint represents the endpoint of the API server instance that's deployed on this control plane node
@@ -708,8 +889,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalA
   bindPort?: number;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint>({
+  advertiseAddress: c.string({ minLength: 1, maxLength: 39 }),
+  bindPort: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpointSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpointSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint);
 
 /**
  * The node this Taint is attached to has the "effect" on
@@ -730,8 +916,15 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRe
   value?: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint>({
+  effect: c.string(),
+  key: c.string(),
+  timeAdded: c.string({ format: "date-time" }),
+  value: c.string(),
+}, { required: ["effect","key"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaintSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaintSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint);
 
 /**
  * nodeRegistration holds fields that relate to registering the new control-plane node to the cluster.
@@ -777,8 +970,18 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRe
   taints?: KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint[];
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration>({
+  criSocket: c.string({ minLength: 1, maxLength: 512 }),
+  ignorePreflightErrors: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 50 }),
+  imagePullPolicy: c.literals<"Always" | "IfNotPresent" | "Never">(["Always","IfNotPresent","Never"]),
+  imagePullSerial: c.boolean(),
+  kubeletExtraArgs: c.record(c.string()),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+  taints: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint, { maxItems: 100 }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration);
 
 /**
  * patches contains options related to applying patches to components deployed by kubeadm during
@@ -800,8 +1003,12 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatche
   directory?: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches>({
+  directory: c.string({ minLength: 1, maxLength: 512 }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatchesSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatchesSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches);
 
 /** initConfiguration along with ClusterConfiguration are the configurations necessary for the init command */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration {
@@ -853,8 +1060,18 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration {
   skipPhases?: string[];
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration>({
+  apiVersion: c.string(),
+  bootstrapTokens: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken, { maxItems: 100 }),
+  kind: c.string(),
+  localAPIEndpoint: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
+  nodeRegistration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration,
+  patches: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches,
+  skipPhases: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 50 }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration);
 
 /**
  * controlPlane defines the additional control plane instance to be deployed on the joining node.
@@ -865,8 +1082,12 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationContro
   localAPIEndpoint?: KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane>({
+  localAPIEndpoint: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlaneSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlaneSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane);
 
 /**
  * bootstrapToken is used to set the options for bootstrap token based discovery
@@ -899,8 +1120,15 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   unsafeSkipCAVerification?: boolean;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken>({
+  apiServerEndpoint: c.string({ minLength: 1, maxLength: 512 }),
+  caCertHashes: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
+  token: c.string({ minLength: 1, maxLength: 512 }),
+  unsafeSkipCAVerification: c.boolean(),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapTokenSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapTokenSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken);
 
 /**
  * cluster contains information about how to communicate with the kubernetes cluster.
@@ -940,8 +1168,16 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   tlsServerName?: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster>({
+  certificateAuthorityData: c.string({ format: "byte", minLength: 1, maxLength: 51200 }),
+  insecureSkipTLSVerify: c.boolean(),
+  proxyURL: c.string({ minLength: 1, maxLength: 512 }),
+  server: c.string({ minLength: 1, maxLength: 512 }),
+  tlsServerName: c.string({ minLength: 1, maxLength: 512 }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigClusterSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigClusterSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster);
 
 /** authProvider specifies a custom authentication plugin for the kubernetes cluster. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider {
@@ -951,8 +1187,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   name: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider>({
+  config: c.record(c.string()),
+  name: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["name"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProviderSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProviderSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider);
 
 /**
  * KubeConfigAuthExecEnv is used for setting environment variables when executing an exec-based
@@ -965,8 +1206,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   value: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem>({
+  name: c.string({ minLength: 1, maxLength: 512 }),
+  value: c.string({ minLength: 1, maxLength: 512 }),
+}, { required: ["name","value"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem);
 
 /** exec specifies a custom exec-based authentication plugin for the kubernetes cluster. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec {
@@ -996,8 +1242,16 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   provideClusterInfo?: boolean;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec>({
+  apiVersion: c.string({ minLength: 1, maxLength: 512 }),
+  args: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
+  command: c.string({ minLength: 1, maxLength: 1024 }),
+  env: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem, { maxItems: 100 }),
+  provideClusterInfo: c.boolean(),
+}, { required: ["command"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec);
 
 /**
  * user contains information that describes identity information.
@@ -1010,8 +1264,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   exec?: KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser>({
+  authProvider: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider,
+  exec: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec,
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser);
 
 /**
  * kubeConfig is used (optionally) to generate a KubeConfig based on the KubeadmConfig's information.
@@ -1036,8 +1295,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   user: KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig>({
+  cluster: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster,
+  user: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser,
+}, { required: ["user"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig);
 
 /**
  * file is used to specify a file or URL to a kubeconfig file from which to load cluster information
@@ -1056,8 +1320,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   kubeConfigPath: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile>({
+  kubeConfig: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig,
+  kubeConfigPath: c.string({ minLength: 1, maxLength: 512 }),
+}, { required: ["kubeConfigPath"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile);
 
 /** discovery specifies the options for the kubelet to use during the TLS Bootstrap process */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery {
@@ -1081,8 +1350,15 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   tlsBootstrapToken?: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery>({
+  bootstrapToken: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken,
+  file: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile,
+  timeout: c.string(),
+  tlsBootstrapToken: c.string({ minLength: 1, maxLength: 512 }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoverySchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoverySchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery);
 
 /** joinConfiguration is the kubeadm configuration for the join command */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration {
@@ -1133,8 +1409,19 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration {
   skipPhases?: string[];
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration>({
+  apiVersion: c.string(),
+  caCertPath: c.string({ minLength: 1, maxLength: 512 }),
+  controlPlane: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane,
+  discovery: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery,
+  kind: c.string(),
+  nodeRegistration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration,
+  patches: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches,
+  skipPhases: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 50 }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration);
 
 /** ntp specifies NTP configuration */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecNtp {
@@ -1144,8 +1431,13 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecNtp {
   servers?: string[];
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecNtp = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecNtp>({
+  enabled: c.boolean(),
+  servers: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecNtp}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecNtpSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecNtp> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecNtp;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecNtpSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecNtp> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecNtp);
 
 /** passwdFrom is a referenced source of passwd to populate the passwd. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom {
@@ -1153,8 +1445,12 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom {
   secret: KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom>({
+  secret: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret,
+}, { required: ["secret"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom);
 
 /** User defines the input for a generated user in cloud-init. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecUser {
@@ -1184,8 +1480,23 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecUser {
   sudo?: string;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpecUser = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecUser>({
+  gecos: c.string({ minLength: 1, maxLength: 256 }),
+  groups: c.string({ minLength: 1, maxLength: 256 }),
+  homeDir: c.string({ minLength: 1, maxLength: 256 }),
+  inactive: c.boolean(),
+  lockPassword: c.boolean(),
+  name: c.string({ minLength: 1, maxLength: 256 }),
+  passwd: c.string({ minLength: 1, maxLength: 256 }),
+  passwdFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom,
+  primaryGroup: c.string({ minLength: 1, maxLength: 256 }),
+  shell: c.string({ minLength: 1, maxLength: 256 }),
+  sshAuthorizedKeys: c.array(c.string({ minLength: 1, maxLength: 2048 }), { maxItems: 100 }),
+  sudo: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["name"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecUser}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecUserSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUser> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpecUser;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecUserSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUser> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUser);
 
 /**
  * kubeadmConfigSpec is a KubeadmConfigSpec
@@ -1255,8 +1566,26 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpec {
   verbosity?: number;
 }
 
+const $KubeadmControlPlaneSpecKubeadmConfigSpec = c.object<KubeadmControlPlaneSpecKubeadmConfigSpec>({
+  bootCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
+  clusterConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration,
+  diskSetup: $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup,
+  files: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecFile, { maxItems: 200 }),
+  format: c.literals<"cloud-config" | "ignition">(["cloud-config","ignition"]),
+  ignition: $KubeadmControlPlaneSpecKubeadmConfigSpecIgnition,
+  initConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration,
+  joinConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration,
+  mounts: c.array(c.array(c.string({ minLength: 1, maxLength: 512 })), { maxItems: 100 }),
+  ntp: $KubeadmControlPlaneSpecKubeadmConfigSpecNtp,
+  postKubeadmCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
+  preKubeadmCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
+  useExperimentalRetryJoin: c.boolean(),
+  users: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecUser, { maxItems: 100 }),
+  verbosity: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpec}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpec> = schemas.KubeadmControlPlaneSpecKubeadmConfigSpec;
+export const KubeadmControlPlaneSpecKubeadmConfigSpecSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpec> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpec);
 
 const KubeadmControlPlaneSpecKubeadmConfigSpecDefaults: c.DefaultsNode = { properties: { clusterConfiguration: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDefaults } } };
 
@@ -1280,8 +1609,12 @@ export interface KubeadmControlPlaneSpecMachineNamingStrategy {
   template?: string;
 }
 
+const $KubeadmControlPlaneSpecMachineNamingStrategy = c.object<KubeadmControlPlaneSpecMachineNamingStrategy>({
+  template: c.string({ minLength: 1, maxLength: 256 }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecMachineNamingStrategy}. */
-export const KubeadmControlPlaneSpecMachineNamingStrategySchema: z.ZodType<KubeadmControlPlaneSpecMachineNamingStrategy> = schemas.KubeadmControlPlaneSpecMachineNamingStrategy;
+export const KubeadmControlPlaneSpecMachineNamingStrategySchema: z.ZodType<KubeadmControlPlaneSpecMachineNamingStrategy> = c.zod($KubeadmControlPlaneSpecMachineNamingStrategy);
 
 /**
  * infrastructureRef is a required reference to a custom resource
@@ -1327,8 +1660,18 @@ export interface KubeadmControlPlaneSpecMachineTemplateInfrastructureRef {
   uid?: string;
 }
 
+const $KubeadmControlPlaneSpecMachineTemplateInfrastructureRef = c.withMeta(c.object<KubeadmControlPlaneSpecMachineTemplateInfrastructureRef>({
+  apiVersion: c.string(),
+  fieldPath: c.string(),
+  kind: c.string(),
+  name: c.string(),
+  namespace: c.string(),
+  resourceVersion: c.string(),
+  uid: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateInfrastructureRef}. */
-export const KubeadmControlPlaneSpecMachineTemplateInfrastructureRefSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateInfrastructureRef> = schemas.KubeadmControlPlaneSpecMachineTemplateInfrastructureRef;
+export const KubeadmControlPlaneSpecMachineTemplateInfrastructureRefSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateInfrastructureRef> = c.zod($KubeadmControlPlaneSpecMachineTemplateInfrastructureRef);
 
 /**
  * metadata is the standard object's metadata.
@@ -1351,8 +1694,13 @@ export interface KubeadmControlPlaneSpecMachineTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
+const $KubeadmControlPlaneSpecMachineTemplateMetadata = c.object<KubeadmControlPlaneSpecMachineTemplateMetadata>({
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateMetadata}. */
-export const KubeadmControlPlaneSpecMachineTemplateMetadataSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateMetadata> = schemas.KubeadmControlPlaneSpecMachineTemplateMetadata;
+export const KubeadmControlPlaneSpecMachineTemplateMetadataSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateMetadata> = c.zod($KubeadmControlPlaneSpecMachineTemplateMetadata);
 
 /** MachineReadinessGate contains the type of a Machine condition to be used as a readiness gate. */
 export interface KubeadmControlPlaneSpecMachineTemplateReadinessGate {
@@ -1372,8 +1720,13 @@ export interface KubeadmControlPlaneSpecMachineTemplateReadinessGate {
   polarity?: "Positive" | "Negative";
 }
 
+const $KubeadmControlPlaneSpecMachineTemplateReadinessGate = c.object<KubeadmControlPlaneSpecMachineTemplateReadinessGate>({
+  conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+  polarity: c.literals<"Positive" | "Negative">(["Positive","Negative"]),
+}, { required: ["conditionType"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateReadinessGate}. */
-export const KubeadmControlPlaneSpecMachineTemplateReadinessGateSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateReadinessGate> = schemas.KubeadmControlPlaneSpecMachineTemplateReadinessGate;
+export const KubeadmControlPlaneSpecMachineTemplateReadinessGateSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateReadinessGate> = c.zod($KubeadmControlPlaneSpecMachineTemplateReadinessGate);
 
 /** MachineTaint defines a taint equivalent to corev1.Taint, but additionally having a propagation field. */
 export interface KubeadmControlPlaneSpecMachineTemplateTaint {
@@ -1400,8 +1753,15 @@ export interface KubeadmControlPlaneSpecMachineTemplateTaint {
   value?: string;
 }
 
+const $KubeadmControlPlaneSpecMachineTemplateTaint = c.object<KubeadmControlPlaneSpecMachineTemplateTaint>({
+  effect: c.literals<"NoSchedule" | "PreferNoSchedule" | "NoExecute">(["NoSchedule","PreferNoSchedule","NoExecute"]),
+  key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
+  propagation: c.literals<"Always" | "OnInitialization">(["Always","OnInitialization"]),
+  value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
+}, { required: ["effect","key","propagation"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateTaint}. */
-export const KubeadmControlPlaneSpecMachineTemplateTaintSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateTaint> = schemas.KubeadmControlPlaneSpecMachineTemplateTaint;
+export const KubeadmControlPlaneSpecMachineTemplateTaintSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateTaint> = c.zod($KubeadmControlPlaneSpecMachineTemplateTaint);
 
 /**
  * machineTemplate contains information about how machines
@@ -1461,8 +1821,18 @@ export interface KubeadmControlPlaneSpecMachineTemplate {
   taints?: KubeadmControlPlaneSpecMachineTemplateTaint[];
 }
 
+const $KubeadmControlPlaneSpecMachineTemplate = c.object<KubeadmControlPlaneSpecMachineTemplate>({
+  infrastructureRef: $KubeadmControlPlaneSpecMachineTemplateInfrastructureRef,
+  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  readinessGates: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  taints: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+}, { required: ["infrastructureRef"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpecMachineTemplate}. */
-export const KubeadmControlPlaneSpecMachineTemplateSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplate> = schemas.KubeadmControlPlaneSpecMachineTemplate;
+export const KubeadmControlPlaneSpecMachineTemplateSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplate> = c.zod($KubeadmControlPlaneSpecMachineTemplate);
 
 /** remediationStrategy is the RemediationStrategy that controls how control plane machine remediation happens. */
 export interface KubeadmControlPlaneSpecRemediationStrategy {
@@ -1509,8 +1879,14 @@ export interface KubeadmControlPlaneSpecRemediationStrategy {
   retryPeriod?: string;
 }
 
+const $KubeadmControlPlaneSpecRemediationStrategy = c.object<KubeadmControlPlaneSpecRemediationStrategy>({
+  maxRetry: c.integer({ format: "int32" }),
+  minHealthyPeriod: c.string(),
+  retryPeriod: c.string(),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecRemediationStrategy}. */
-export const KubeadmControlPlaneSpecRemediationStrategySchema: z.ZodType<KubeadmControlPlaneSpecRemediationStrategy> = schemas.KubeadmControlPlaneSpecRemediationStrategy;
+export const KubeadmControlPlaneSpecRemediationStrategySchema: z.ZodType<KubeadmControlPlaneSpecRemediationStrategy> = c.zod($KubeadmControlPlaneSpecRemediationStrategy);
 
 /**
  * rolloutBefore is a field to indicate a rollout should be performed
@@ -1524,8 +1900,12 @@ export interface KubeadmControlPlaneSpecRolloutBefore {
   certificatesExpiryDays?: number;
 }
 
+const $KubeadmControlPlaneSpecRolloutBefore = c.object<KubeadmControlPlaneSpecRolloutBefore>({
+  certificatesExpiryDays: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecRolloutBefore}. */
-export const KubeadmControlPlaneSpecRolloutBeforeSchema: z.ZodType<KubeadmControlPlaneSpecRolloutBefore> = schemas.KubeadmControlPlaneSpecRolloutBefore;
+export const KubeadmControlPlaneSpecRolloutBeforeSchema: z.ZodType<KubeadmControlPlaneSpecRolloutBefore> = c.zod($KubeadmControlPlaneSpecRolloutBefore);
 
 /**
  * rollingUpdate is the rolling update config params. Present only if
@@ -1543,8 +1923,12 @@ export interface KubeadmControlPlaneSpecRolloutStrategyRollingUpdate {
   maxSurge?: number | string;
 }
 
+const $KubeadmControlPlaneSpecRolloutStrategyRollingUpdate = c.object<KubeadmControlPlaneSpecRolloutStrategyRollingUpdate>({
+  maxSurge: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecRolloutStrategyRollingUpdate}. */
-export const KubeadmControlPlaneSpecRolloutStrategyRollingUpdateSchema: z.ZodType<KubeadmControlPlaneSpecRolloutStrategyRollingUpdate> = schemas.KubeadmControlPlaneSpecRolloutStrategyRollingUpdate;
+export const KubeadmControlPlaneSpecRolloutStrategyRollingUpdateSchema: z.ZodType<KubeadmControlPlaneSpecRolloutStrategyRollingUpdate> = c.zod($KubeadmControlPlaneSpecRolloutStrategyRollingUpdate);
 
 /**
  * rolloutStrategy is the RolloutStrategy to use to replace control plane machines with
@@ -1564,8 +1948,13 @@ export interface KubeadmControlPlaneSpecRolloutStrategy {
   type?: "RollingUpdate";
 }
 
+const $KubeadmControlPlaneSpecRolloutStrategy = c.object<KubeadmControlPlaneSpecRolloutStrategy>({
+  rollingUpdate: $KubeadmControlPlaneSpecRolloutStrategyRollingUpdate,
+  type: c.literals<"RollingUpdate">(["RollingUpdate"]),
+});
+
 /** zod schema of {@link KubeadmControlPlaneSpecRolloutStrategy}. */
-export const KubeadmControlPlaneSpecRolloutStrategySchema: z.ZodType<KubeadmControlPlaneSpecRolloutStrategy> = schemas.KubeadmControlPlaneSpecRolloutStrategy;
+export const KubeadmControlPlaneSpecRolloutStrategySchema: z.ZodType<KubeadmControlPlaneSpecRolloutStrategy> = c.zod($KubeadmControlPlaneSpecRolloutStrategy);
 
 /** spec is the desired state of KubeadmControlPlane. */
 export interface KubeadmControlPlaneSpec {
@@ -1624,8 +2013,20 @@ export interface KubeadmControlPlaneSpec {
   version: string;
 }
 
+const $KubeadmControlPlaneSpec = c.object<KubeadmControlPlaneSpec>({
+  kubeadmConfigSpec: $KubeadmControlPlaneSpecKubeadmConfigSpec,
+  machineNamingStrategy: $KubeadmControlPlaneSpecMachineNamingStrategy,
+  machineTemplate: $KubeadmControlPlaneSpecMachineTemplate,
+  remediationStrategy: $KubeadmControlPlaneSpecRemediationStrategy,
+  replicas: c.integer({ format: "int32" }),
+  rolloutAfter: c.string({ format: "date-time" }),
+  rolloutBefore: $KubeadmControlPlaneSpecRolloutBefore,
+  rolloutStrategy: $KubeadmControlPlaneSpecRolloutStrategy,
+  version: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["kubeadmConfigSpec","machineTemplate","version"] });
+
 /** zod schema of {@link KubeadmControlPlaneSpec}. */
-export const KubeadmControlPlaneSpecSchema: z.ZodType<KubeadmControlPlaneSpec> = schemas.KubeadmControlPlaneSpec;
+export const KubeadmControlPlaneSpecSchema: z.ZodType<KubeadmControlPlaneSpec> = c.zod($KubeadmControlPlaneSpec);
 
 const KubeadmControlPlaneSpecDefaults: c.DefaultsNode = { properties: { kubeadmConfigSpec: { ...KubeadmControlPlaneSpecKubeadmConfigSpecDefaults }, rolloutStrategy: { default: {"rollingUpdate":{"maxSurge":1},"type":"RollingUpdate"} } } };
 
@@ -1664,8 +2065,17 @@ export interface KubeadmControlPlaneStatusCondition {
   type: string;
 }
 
+const $KubeadmControlPlaneStatusCondition = c.object<KubeadmControlPlaneStatusCondition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
+
 /** zod schema of {@link KubeadmControlPlaneStatusCondition}. */
-export const KubeadmControlPlaneStatusConditionSchema: z.ZodType<KubeadmControlPlaneStatusCondition> = schemas.KubeadmControlPlaneStatusCondition;
+export const KubeadmControlPlaneStatusConditionSchema: z.ZodType<KubeadmControlPlaneStatusCondition> = c.zod($KubeadmControlPlaneStatusCondition);
 
 /** lastRemediation stores info about last remediation performed. */
 export interface KubeadmControlPlaneStatusLastRemediation {
@@ -1680,8 +2090,14 @@ export interface KubeadmControlPlaneStatusLastRemediation {
   timestamp: string;
 }
 
+const $KubeadmControlPlaneStatusLastRemediation = c.object<KubeadmControlPlaneStatusLastRemediation>({
+  machine: c.string({ minLength: 1, maxLength: 253 }),
+  retryCount: c.integer({ format: "int32" }),
+  timestamp: c.string({ format: "date-time" }),
+}, { required: ["machine","retryCount","timestamp"] });
+
 /** zod schema of {@link KubeadmControlPlaneStatusLastRemediation}. */
-export const KubeadmControlPlaneStatusLastRemediationSchema: z.ZodType<KubeadmControlPlaneStatusLastRemediation> = schemas.KubeadmControlPlaneStatusLastRemediation;
+export const KubeadmControlPlaneStatusLastRemediationSchema: z.ZodType<KubeadmControlPlaneStatusLastRemediation> = c.zod($KubeadmControlPlaneStatusLastRemediation);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface KubeadmControlPlaneStatusV1beta2Condition {
@@ -1715,8 +2131,17 @@ export interface KubeadmControlPlaneStatusV1beta2Condition {
   type: string;
 }
 
+const $KubeadmControlPlaneStatusV1beta2Condition = c.object<KubeadmControlPlaneStatusV1beta2Condition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
 /** zod schema of {@link KubeadmControlPlaneStatusV1beta2Condition}. */
-export const KubeadmControlPlaneStatusV1beta2ConditionSchema: z.ZodType<KubeadmControlPlaneStatusV1beta2Condition> = schemas.KubeadmControlPlaneStatusV1beta2Condition;
+export const KubeadmControlPlaneStatusV1beta2ConditionSchema: z.ZodType<KubeadmControlPlaneStatusV1beta2Condition> = c.zod($KubeadmControlPlaneStatusV1beta2Condition);
 
 /** v1beta2 groups all the fields that will be added or modified in KubeadmControlPlane's status with the V1Beta2 version. */
 export interface KubeadmControlPlaneStatusV1beta2 {
@@ -1734,8 +2159,15 @@ export interface KubeadmControlPlaneStatusV1beta2 {
   upToDateReplicas?: number;
 }
 
+const $KubeadmControlPlaneStatusV1beta2 = c.object<KubeadmControlPlaneStatusV1beta2>({
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($KubeadmControlPlaneStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  readyReplicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link KubeadmControlPlaneStatusV1beta2}. */
-export const KubeadmControlPlaneStatusV1beta2Schema: z.ZodType<KubeadmControlPlaneStatusV1beta2> = schemas.KubeadmControlPlaneStatusV1beta2;
+export const KubeadmControlPlaneStatusV1beta2Schema: z.ZodType<KubeadmControlPlaneStatusV1beta2> = c.zod($KubeadmControlPlaneStatusV1beta2);
 
 /** StatusVersion groups version-related status information. */
 export interface KubeadmControlPlaneStatusVersion {
@@ -1745,8 +2177,13 @@ export interface KubeadmControlPlaneStatusVersion {
   version: string;
 }
 
+const $KubeadmControlPlaneStatusVersion = c.object<KubeadmControlPlaneStatusVersion>({
+  replicas: c.integer({ format: "int32", minimum: 1 }),
+  version: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["version"] });
+
 /** zod schema of {@link KubeadmControlPlaneStatusVersion}. */
-export const KubeadmControlPlaneStatusVersionSchema: z.ZodType<KubeadmControlPlaneStatusVersion> = schemas.KubeadmControlPlaneStatusVersion;
+export const KubeadmControlPlaneStatusVersionSchema: z.ZodType<KubeadmControlPlaneStatusVersion> = c.zod($KubeadmControlPlaneStatusVersion);
 
 /** status is the observed state of KubeadmControlPlane. */
 export interface KubeadmControlPlaneStatus {
@@ -1834,8 +2271,26 @@ export interface KubeadmControlPlaneStatus {
   versions?: KubeadmControlPlaneStatusVersion[];
 }
 
+const $KubeadmControlPlaneStatus = c.object<KubeadmControlPlaneStatus>({
+  conditions: c.array($KubeadmControlPlaneStatusCondition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  initialized: c.boolean(),
+  lastRemediation: $KubeadmControlPlaneStatusLastRemediation,
+  observedGeneration: c.integer({ format: "int64" }),
+  ready: c.boolean(),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: c.string({ minLength: 1, maxLength: 4096 }),
+  unavailableReplicas: c.integer({ format: "int32" }),
+  updatedReplicas: c.integer({ format: "int32" }),
+  v1beta2: $KubeadmControlPlaneStatusV1beta2,
+  version: c.string({ minLength: 1, maxLength: 256 }),
+  versions: c.withMeta(c.array($KubeadmControlPlaneStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
+});
+
 /** zod schema of {@link KubeadmControlPlaneStatus}. */
-export const KubeadmControlPlaneStatusSchema: z.ZodType<KubeadmControlPlaneStatus> = schemas.KubeadmControlPlaneStatus;
+export const KubeadmControlPlaneStatusSchema: z.ZodType<KubeadmControlPlaneStatus> = c.zod($KubeadmControlPlaneStatus);
 
 /**
  * KubeadmControlPlane is the Schema for the KubeadmControlPlane API.
@@ -1884,19 +2339,32 @@ export interface KubeadmControlPlaneList {
   items: KubeadmControlPlane[];
 }
 
+const $KubeadmControlPlane = c.object<KubeadmControlPlane>({
+  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("KubeadmControlPlane"),
+  metadata: c.objectMeta(),
+  spec: $KubeadmControlPlaneSpec,
+  status: $KubeadmControlPlaneStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link KubeadmControlPlane}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlane is deprecated; use a newer version.
  */
-export const KubeadmControlPlaneSchema: z.ZodType<KubeadmControlPlane> = schemas.KubeadmControlPlane;
+export const KubeadmControlPlaneSchema: z.ZodType<KubeadmControlPlane> = c.zod($KubeadmControlPlane);
 
 /**
  * zod schema of {@link KubeadmControlPlaneList}.
  *
  * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlane is deprecated; use a newer version.
  */
-export const KubeadmControlPlaneListSchema: z.ZodType<KubeadmControlPlaneList> = schemas.KubeadmControlPlaneList;
+export const KubeadmControlPlaneListSchema: z.ZodType<KubeadmControlPlaneList> = c.zod(c.object<KubeadmControlPlaneList>({
+  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("KubeadmControlPlaneList"),
+  metadata: c.listMeta(),
+  items: c.array($KubeadmControlPlane),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const KubeadmControlPlaneDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmControlPlaneSpecDefaults } } };
 
@@ -2028,8 +2496,16 @@ export interface KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate {
   taints?: KubeadmControlPlaneSpecMachineTemplateTaint[];
 }
 
+const $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate = c.object<KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate>({
+  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  taints: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+});
+
 /** zod schema of {@link KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate}. */
-export const KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate> = schemas.KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate;
+export const KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate> = c.zod($KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate);
 
 /** spec is the desired state of KubeadmControlPlaneTemplateResource. */
 export interface KubeadmControlPlaneTemplateSpecTemplateSpec {
@@ -2070,8 +2546,18 @@ export interface KubeadmControlPlaneTemplateSpecTemplateSpec {
   rolloutStrategy?: KubeadmControlPlaneSpecRolloutStrategy;
 }
 
+const $KubeadmControlPlaneTemplateSpecTemplateSpec = c.object<KubeadmControlPlaneTemplateSpecTemplateSpec>({
+  kubeadmConfigSpec: $KubeadmControlPlaneSpecKubeadmConfigSpec,
+  machineNamingStrategy: $KubeadmControlPlaneSpecMachineNamingStrategy,
+  machineTemplate: $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate,
+  remediationStrategy: $KubeadmControlPlaneSpecRemediationStrategy,
+  rolloutAfter: c.string({ format: "date-time" }),
+  rolloutBefore: $KubeadmControlPlaneSpecRolloutBefore,
+  rolloutStrategy: $KubeadmControlPlaneSpecRolloutStrategy,
+}, { required: ["kubeadmConfigSpec"] });
+
 /** zod schema of {@link KubeadmControlPlaneTemplateSpecTemplateSpec}. */
-export const KubeadmControlPlaneTemplateSpecTemplateSpecSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplateSpec> = schemas.KubeadmControlPlaneTemplateSpecTemplateSpec;
+export const KubeadmControlPlaneTemplateSpecTemplateSpecSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplateSpec> = c.zod($KubeadmControlPlaneTemplateSpecTemplateSpec);
 
 const KubeadmControlPlaneTemplateSpecTemplateSpecDefaults: c.DefaultsNode = { properties: { kubeadmConfigSpec: { ...KubeadmControlPlaneSpecKubeadmConfigSpecDefaults }, rolloutStrategy: { default: {"rollingUpdate":{"maxSurge":1},"type":"RollingUpdate"} } } };
 
@@ -2086,8 +2572,13 @@ export interface KubeadmControlPlaneTemplateSpecTemplate {
   spec: KubeadmControlPlaneTemplateSpecTemplateSpec;
 }
 
+const $KubeadmControlPlaneTemplateSpecTemplate = c.object<KubeadmControlPlaneTemplateSpecTemplate>({
+  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
+  spec: $KubeadmControlPlaneTemplateSpecTemplateSpec,
+}, { required: ["spec"] });
+
 /** zod schema of {@link KubeadmControlPlaneTemplateSpecTemplate}. */
-export const KubeadmControlPlaneTemplateSpecTemplateSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplate> = schemas.KubeadmControlPlaneTemplateSpecTemplate;
+export const KubeadmControlPlaneTemplateSpecTemplateSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplate> = c.zod($KubeadmControlPlaneTemplateSpecTemplate);
 
 const KubeadmControlPlaneTemplateSpecTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmControlPlaneTemplateSpecTemplateSpecDefaults } } };
 
@@ -2097,8 +2588,12 @@ export interface KubeadmControlPlaneTemplateSpec {
   template: KubeadmControlPlaneTemplateSpecTemplate;
 }
 
+const $KubeadmControlPlaneTemplateSpec = c.object<KubeadmControlPlaneTemplateSpec>({
+  template: $KubeadmControlPlaneTemplateSpecTemplate,
+}, { required: ["template"] });
+
 /** zod schema of {@link KubeadmControlPlaneTemplateSpec}. */
-export const KubeadmControlPlaneTemplateSpecSchema: z.ZodType<KubeadmControlPlaneTemplateSpec> = schemas.KubeadmControlPlaneTemplateSpec;
+export const KubeadmControlPlaneTemplateSpecSchema: z.ZodType<KubeadmControlPlaneTemplateSpec> = c.zod($KubeadmControlPlaneTemplateSpec);
 
 const KubeadmControlPlaneTemplateSpecDefaults: c.DefaultsNode = { properties: { template: { ...KubeadmControlPlaneTemplateSpecTemplateDefaults } } };
 
@@ -2147,19 +2642,31 @@ export interface KubeadmControlPlaneTemplateList {
   items: KubeadmControlPlaneTemplate[];
 }
 
+const $KubeadmControlPlaneTemplate = c.object<KubeadmControlPlaneTemplate>({
+  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("KubeadmControlPlaneTemplate"),
+  metadata: c.objectMeta(),
+  spec: $KubeadmControlPlaneTemplateSpec,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link KubeadmControlPlaneTemplate}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlaneTemplate is deprecated; use a newer version.
  */
-export const KubeadmControlPlaneTemplateSchema: z.ZodType<KubeadmControlPlaneTemplate> = schemas.KubeadmControlPlaneTemplate;
+export const KubeadmControlPlaneTemplateSchema: z.ZodType<KubeadmControlPlaneTemplate> = c.zod($KubeadmControlPlaneTemplate);
 
 /**
  * zod schema of {@link KubeadmControlPlaneTemplateList}.
  *
  * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlaneTemplate is deprecated; use a newer version.
  */
-export const KubeadmControlPlaneTemplateListSchema: z.ZodType<KubeadmControlPlaneTemplateList> = schemas.KubeadmControlPlaneTemplateList;
+export const KubeadmControlPlaneTemplateListSchema: z.ZodType<KubeadmControlPlaneTemplateList> = c.zod(c.object<KubeadmControlPlaneTemplateList>({
+  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("KubeadmControlPlaneTemplateList"),
+  metadata: c.listMeta(),
+  items: c.array($KubeadmControlPlaneTemplate),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const KubeadmControlPlaneTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmControlPlaneTemplateSpecDefaults } } };
 

@@ -11,10 +11,6 @@ import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1Obj
 import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
 import type { z } from "zod";
 import * as c from "../common.js";
-import { buildSchemas } from "./v1beta1.schemas.js";
-
-// The schema expressions live in plain JavaScript (see the .schemas.d.ts next to this file).
-const schemas = buildSchemas(c);
 
 /**
  * FailureDomainSpec is the Schema for Cluster API failure domains.
@@ -27,8 +23,13 @@ export interface DevClusterStatusFailureDomainsValue {
   controlPlane?: boolean;
 }
 
+const $DevClusterStatusFailureDomainsValue = c.object<DevClusterStatusFailureDomainsValue>({
+  attributes: c.record(c.string()),
+  controlPlane: c.boolean(),
+});
+
 /** zod schema of {@link DevClusterStatusFailureDomainsValue}. */
-export const DevClusterStatusFailureDomainsValueSchema: z.ZodType<DevClusterStatusFailureDomainsValue> = schemas.DevClusterStatusFailureDomainsValue;
+export const DevClusterStatusFailureDomainsValueSchema: z.ZodType<DevClusterStatusFailureDomainsValue> = c.zod($DevClusterStatusFailureDomainsValue);
 
 /**
  * CustomHAProxyConfigTemplateRef allows you to replace the default HAProxy config file.
@@ -53,8 +54,12 @@ export interface DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTempl
   name?: string;
 }
 
+const $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef = c.withMeta(c.object<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef>({
+  name: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef}. */
-export const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef> = schemas.DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef;
+export const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef> = c.zod($DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef);
 
 const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
@@ -83,8 +88,14 @@ export interface DevClusterSpecBackendDockerLoadBalancer {
   imageTag?: string;
 }
 
+const $DevClusterSpecBackendDockerLoadBalancer = c.object<DevClusterSpecBackendDockerLoadBalancer>({
+  customHAProxyConfigTemplateRef: $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef,
+  imageRepository: c.string(),
+  imageTag: c.string(),
+});
+
 /** zod schema of {@link DevClusterSpecBackendDockerLoadBalancer}. */
-export const DevClusterSpecBackendDockerLoadBalancerSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancer> = schemas.DevClusterSpecBackendDockerLoadBalancer;
+export const DevClusterSpecBackendDockerLoadBalancerSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancer> = c.zod($DevClusterSpecBackendDockerLoadBalancer);
 
 const DevClusterSpecBackendDockerLoadBalancerDefaults: c.DefaultsNode = { properties: { customHAProxyConfigTemplateRef: { ...DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults } } };
 
@@ -101,8 +112,13 @@ export interface DevClusterSpecBackendDocker {
   loadBalancer?: DevClusterSpecBackendDockerLoadBalancer;
 }
 
+const $DevClusterSpecBackendDocker = c.object<DevClusterSpecBackendDocker>({
+  failureDomains: c.record($DevClusterStatusFailureDomainsValue),
+  loadBalancer: $DevClusterSpecBackendDockerLoadBalancer,
+});
+
 /** zod schema of {@link DevClusterSpecBackendDocker}. */
-export const DevClusterSpecBackendDockerSchema: z.ZodType<DevClusterSpecBackendDocker> = schemas.DevClusterSpecBackendDocker;
+export const DevClusterSpecBackendDockerSchema: z.ZodType<DevClusterSpecBackendDocker> = c.zod($DevClusterSpecBackendDocker);
 
 const DevClusterSpecBackendDockerDefaults: c.DefaultsNode = { properties: { loadBalancer: { ...DevClusterSpecBackendDockerLoadBalancerDefaults } } };
 
@@ -114,8 +130,13 @@ export interface DevClusterSpecBackend {
   inMemory?: { [key: string]: never };
 }
 
+const $DevClusterSpecBackend = c.object<DevClusterSpecBackend>({
+  docker: $DevClusterSpecBackendDocker,
+  inMemory: c.emptyObject(),
+});
+
 /** zod schema of {@link DevClusterSpecBackend}. */
-export const DevClusterSpecBackendSchema: z.ZodType<DevClusterSpecBackend> = schemas.DevClusterSpecBackend;
+export const DevClusterSpecBackendSchema: z.ZodType<DevClusterSpecBackend> = c.zod($DevClusterSpecBackend);
 
 const DevClusterSpecBackendDefaults: c.DefaultsNode = { properties: { docker: { ...DevClusterSpecBackendDockerDefaults } } };
 
@@ -130,8 +151,13 @@ export interface DevClusterSpecControlPlaneEndpoint {
   port?: number;
 }
 
+const $DevClusterSpecControlPlaneEndpoint = c.object<DevClusterSpecControlPlaneEndpoint>({
+  host: c.string(),
+  port: c.integer(),
+});
+
 /** zod schema of {@link DevClusterSpecControlPlaneEndpoint}. */
-export const DevClusterSpecControlPlaneEndpointSchema: z.ZodType<DevClusterSpecControlPlaneEndpoint> = schemas.DevClusterSpecControlPlaneEndpoint;
+export const DevClusterSpecControlPlaneEndpointSchema: z.ZodType<DevClusterSpecControlPlaneEndpoint> = c.zod($DevClusterSpecControlPlaneEndpoint);
 
 /** DevClusterSpec defines the desired state of the DevCluster infrastructure. */
 export interface DevClusterSpec {
@@ -141,8 +167,13 @@ export interface DevClusterSpec {
   controlPlaneEndpoint?: DevClusterSpecControlPlaneEndpoint;
 }
 
+const $DevClusterSpec = c.object<DevClusterSpec>({
+  backend: $DevClusterSpecBackend,
+  controlPlaneEndpoint: $DevClusterSpecControlPlaneEndpoint,
+}, { required: ["backend"] });
+
 /** zod schema of {@link DevClusterSpec}. */
-export const DevClusterSpecSchema: z.ZodType<DevClusterSpec> = schemas.DevClusterSpec;
+export const DevClusterSpecSchema: z.ZodType<DevClusterSpec> = c.zod($DevClusterSpec);
 
 const DevClusterSpecDefaults: c.DefaultsNode = { properties: { backend: { ...DevClusterSpecBackendDefaults } } };
 
@@ -181,8 +212,17 @@ export interface DevClusterStatusCondition {
   type: string;
 }
 
+const $DevClusterStatusCondition = c.object<DevClusterStatusCondition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
+
 /** zod schema of {@link DevClusterStatusCondition}. */
-export const DevClusterStatusConditionSchema: z.ZodType<DevClusterStatusCondition> = schemas.DevClusterStatusCondition;
+export const DevClusterStatusConditionSchema: z.ZodType<DevClusterStatusCondition> = c.zod($DevClusterStatusCondition);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface DevClusterStatusV1beta2Condition {
@@ -216,8 +256,17 @@ export interface DevClusterStatusV1beta2Condition {
   type: string;
 }
 
+const $DevClusterStatusV1beta2Condition = c.object<DevClusterStatusV1beta2Condition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
 /** zod schema of {@link DevClusterStatusV1beta2Condition}. */
-export const DevClusterStatusV1beta2ConditionSchema: z.ZodType<DevClusterStatusV1beta2Condition> = schemas.DevClusterStatusV1beta2Condition;
+export const DevClusterStatusV1beta2ConditionSchema: z.ZodType<DevClusterStatusV1beta2Condition> = c.zod($DevClusterStatusV1beta2Condition);
 
 /** v1beta2 groups all the fields that will be added or modified in DevCluster's status with the V1Beta2 version. */
 export interface DevClusterStatusV1beta2 {
@@ -225,8 +274,12 @@ export interface DevClusterStatusV1beta2 {
   conditions?: DevClusterStatusV1beta2Condition[];
 }
 
+const $DevClusterStatusV1beta2 = c.object<DevClusterStatusV1beta2>({
+  conditions: c.withMeta(c.array($DevClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+});
+
 /** zod schema of {@link DevClusterStatusV1beta2}. */
-export const DevClusterStatusV1beta2Schema: z.ZodType<DevClusterStatusV1beta2> = schemas.DevClusterStatusV1beta2;
+export const DevClusterStatusV1beta2Schema: z.ZodType<DevClusterStatusV1beta2> = c.zod($DevClusterStatusV1beta2);
 
 /** DevClusterStatus defines the observed state of the DevCluster. */
 export interface DevClusterStatus {
@@ -243,8 +296,15 @@ export interface DevClusterStatus {
   v1beta2?: DevClusterStatusV1beta2;
 }
 
+const $DevClusterStatus = c.object<DevClusterStatus>({
+  conditions: c.array($DevClusterStatusCondition),
+  failureDomains: c.record($DevClusterStatusFailureDomainsValue),
+  ready: c.boolean(),
+  v1beta2: $DevClusterStatusV1beta2,
+});
+
 /** zod schema of {@link DevClusterStatus}. */
-export const DevClusterStatusSchema: z.ZodType<DevClusterStatus> = schemas.DevClusterStatus;
+export const DevClusterStatusSchema: z.ZodType<DevClusterStatus> = c.zod($DevClusterStatus);
 
 /**
  * DevCluster is the schema for the dev cluster infrastructure API.
@@ -293,19 +353,32 @@ export interface DevClusterList {
   items: DevCluster[];
 }
 
+const $DevCluster = c.object<DevCluster>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevCluster"),
+  metadata: c.objectMeta(),
+  spec: $DevClusterSpec,
+  status: $DevClusterStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link DevCluster}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevCluster is deprecated; use a newer version.
  */
-export const DevClusterSchema: z.ZodType<DevCluster> = schemas.DevCluster;
+export const DevClusterSchema: z.ZodType<DevCluster> = c.zod($DevCluster);
 
 /**
  * zod schema of {@link DevClusterList}.
  *
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevCluster is deprecated; use a newer version.
  */
-export const DevClusterListSchema: z.ZodType<DevClusterList> = schemas.DevClusterList;
+export const DevClusterListSchema: z.ZodType<DevClusterList> = c.zod(c.object<DevClusterList>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevClusterList"),
+  metadata: c.listMeta(),
+  items: c.array($DevCluster),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const DevClusterDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterSpecDefaults } } };
 
@@ -417,8 +490,13 @@ export interface DevClusterTemplateSpecTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
+const $DevClusterTemplateSpecTemplateMetadata = c.object<DevClusterTemplateSpecTemplateMetadata>({
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
+});
+
 /** zod schema of {@link DevClusterTemplateSpecTemplateMetadata}. */
-export const DevClusterTemplateSpecTemplateMetadataSchema: z.ZodType<DevClusterTemplateSpecTemplateMetadata> = schemas.DevClusterTemplateSpecTemplateMetadata;
+export const DevClusterTemplateSpecTemplateMetadataSchema: z.ZodType<DevClusterTemplateSpecTemplateMetadata> = c.zod($DevClusterTemplateSpecTemplateMetadata);
 
 /** DevClusterTemplateResource describes the data needed to create a DevCluster from a template. */
 export interface DevClusterTemplateSpecTemplate {
@@ -431,8 +509,13 @@ export interface DevClusterTemplateSpecTemplate {
   spec: DevClusterSpec;
 }
 
+const $DevClusterTemplateSpecTemplate = c.object<DevClusterTemplateSpecTemplate>({
+  metadata: $DevClusterTemplateSpecTemplateMetadata,
+  spec: $DevClusterSpec,
+}, { required: ["spec"] });
+
 /** zod schema of {@link DevClusterTemplateSpecTemplate}. */
-export const DevClusterTemplateSpecTemplateSchema: z.ZodType<DevClusterTemplateSpecTemplate> = schemas.DevClusterTemplateSpecTemplate;
+export const DevClusterTemplateSpecTemplateSchema: z.ZodType<DevClusterTemplateSpecTemplate> = c.zod($DevClusterTemplateSpecTemplate);
 
 const DevClusterTemplateSpecTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterSpecDefaults } } };
 
@@ -442,8 +525,12 @@ export interface DevClusterTemplateSpec {
   template: DevClusterTemplateSpecTemplate;
 }
 
+const $DevClusterTemplateSpec = c.object<DevClusterTemplateSpec>({
+  template: $DevClusterTemplateSpecTemplate,
+}, { required: ["template"] });
+
 /** zod schema of {@link DevClusterTemplateSpec}. */
-export const DevClusterTemplateSpecSchema: z.ZodType<DevClusterTemplateSpec> = schemas.DevClusterTemplateSpec;
+export const DevClusterTemplateSpecSchema: z.ZodType<DevClusterTemplateSpec> = c.zod($DevClusterTemplateSpec);
 
 const DevClusterTemplateSpecDefaults: c.DefaultsNode = { properties: { template: { ...DevClusterTemplateSpecTemplateDefaults } } };
 
@@ -492,19 +579,31 @@ export interface DevClusterTemplateList {
   items: DevClusterTemplate[];
 }
 
+const $DevClusterTemplate = c.object<DevClusterTemplate>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevClusterTemplate"),
+  metadata: c.objectMeta(),
+  spec: $DevClusterTemplateSpec,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link DevClusterTemplate}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevClusterTemplate is deprecated; use a newer version.
  */
-export const DevClusterTemplateSchema: z.ZodType<DevClusterTemplate> = schemas.DevClusterTemplate;
+export const DevClusterTemplateSchema: z.ZodType<DevClusterTemplate> = c.zod($DevClusterTemplate);
 
 /**
  * zod schema of {@link DevClusterTemplateList}.
  *
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevClusterTemplate is deprecated; use a newer version.
  */
-export const DevClusterTemplateListSchema: z.ZodType<DevClusterTemplateList> = schemas.DevClusterTemplateList;
+export const DevClusterTemplateListSchema: z.ZodType<DevClusterTemplateList> = c.zod(c.object<DevClusterTemplateList>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevClusterTemplateList"),
+  metadata: c.listMeta(),
+  items: c.array($DevClusterTemplate),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const DevClusterTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterTemplateSpecDefaults } } };
 
@@ -612,8 +711,14 @@ export interface DevMachineSpecBackendDockerExtraMount {
   readOnly?: boolean;
 }
 
+const $DevMachineSpecBackendDockerExtraMount = c.object<DevMachineSpecBackendDockerExtraMount>({
+  containerPath: c.string(),
+  hostPath: c.string(),
+  readOnly: c.boolean(),
+});
+
 /** zod schema of {@link DevMachineSpecBackendDockerExtraMount}. */
-export const DevMachineSpecBackendDockerExtraMountSchema: z.ZodType<DevMachineSpecBackendDockerExtraMount> = schemas.DevMachineSpecBackendDockerExtraMount;
+export const DevMachineSpecBackendDockerExtraMountSchema: z.ZodType<DevMachineSpecBackendDockerExtraMount> = c.zod($DevMachineSpecBackendDockerExtraMount);
 
 /** docker defines a backend for a DevMachine using docker containers. */
 export interface DevMachineSpecBackendDocker {
@@ -639,8 +744,15 @@ export interface DevMachineSpecBackendDocker {
   preLoadImages?: string[];
 }
 
+const $DevMachineSpecBackendDocker = c.object<DevMachineSpecBackendDocker>({
+  bootstrapTimeout: c.string(),
+  customImage: c.string(),
+  extraMounts: c.array($DevMachineSpecBackendDockerExtraMount),
+  preLoadImages: c.array(c.string()),
+});
+
 /** zod schema of {@link DevMachineSpecBackendDocker}. */
-export const DevMachineSpecBackendDockerSchema: z.ZodType<DevMachineSpecBackendDocker> = schemas.DevMachineSpecBackendDocker;
+export const DevMachineSpecBackendDockerSchema: z.ZodType<DevMachineSpecBackendDocker> = c.zod($DevMachineSpecBackendDocker);
 
 /**
  * provisioning defines variables influencing how the APIServer hosted on the InMemoryMachine is going to be provisioned.
@@ -657,8 +769,13 @@ export interface DevMachineSpecBackendInMemoryVmProvisioning {
   startupJitter?: string;
 }
 
+const $DevMachineSpecBackendInMemoryVmProvisioning = c.object<DevMachineSpecBackendInMemoryVmProvisioning>({
+  startupDuration: c.string(),
+  startupJitter: c.string(),
+}, { required: ["startupDuration"] });
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryVmProvisioning}. */
-export const DevMachineSpecBackendInMemoryVmProvisioningSchema: z.ZodType<DevMachineSpecBackendInMemoryVmProvisioning> = schemas.DevMachineSpecBackendInMemoryVmProvisioning;
+export const DevMachineSpecBackendInMemoryVmProvisioningSchema: z.ZodType<DevMachineSpecBackendInMemoryVmProvisioning> = c.zod($DevMachineSpecBackendInMemoryVmProvisioning);
 
 /** apiServer defines the behaviour of the APIServer hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryApiServer {
@@ -669,8 +786,12 @@ export interface DevMachineSpecBackendInMemoryApiServer {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
+const $DevMachineSpecBackendInMemoryApiServer = c.object<DevMachineSpecBackendInMemoryApiServer>({
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryApiServer}. */
-export const DevMachineSpecBackendInMemoryApiServerSchema: z.ZodType<DevMachineSpecBackendInMemoryApiServer> = schemas.DevMachineSpecBackendInMemoryApiServer;
+export const DevMachineSpecBackendInMemoryApiServerSchema: z.ZodType<DevMachineSpecBackendInMemoryApiServer> = c.zod($DevMachineSpecBackendInMemoryApiServer);
 
 /** etcd defines the behaviour of the etcd member hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryEtcd {
@@ -681,8 +802,12 @@ export interface DevMachineSpecBackendInMemoryEtcd {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
+const $DevMachineSpecBackendInMemoryEtcd = c.object<DevMachineSpecBackendInMemoryEtcd>({
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryEtcd}. */
-export const DevMachineSpecBackendInMemoryEtcdSchema: z.ZodType<DevMachineSpecBackendInMemoryEtcd> = schemas.DevMachineSpecBackendInMemoryEtcd;
+export const DevMachineSpecBackendInMemoryEtcdSchema: z.ZodType<DevMachineSpecBackendInMemoryEtcd> = c.zod($DevMachineSpecBackendInMemoryEtcd);
 
 /** node defines the behaviour of the Node (the kubelet) hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryNode {
@@ -693,8 +818,12 @@ export interface DevMachineSpecBackendInMemoryNode {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
+const $DevMachineSpecBackendInMemoryNode = c.object<DevMachineSpecBackendInMemoryNode>({
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryNode}. */
-export const DevMachineSpecBackendInMemoryNodeSchema: z.ZodType<DevMachineSpecBackendInMemoryNode> = schemas.DevMachineSpecBackendInMemoryNode;
+export const DevMachineSpecBackendInMemoryNodeSchema: z.ZodType<DevMachineSpecBackendInMemoryNode> = c.zod($DevMachineSpecBackendInMemoryNode);
 
 /** vm defines the behaviour of the VM implementing the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryVm {
@@ -705,8 +834,12 @@ export interface DevMachineSpecBackendInMemoryVm {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
+const $DevMachineSpecBackendInMemoryVm = c.object<DevMachineSpecBackendInMemoryVm>({
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryVm}. */
-export const DevMachineSpecBackendInMemoryVmSchema: z.ZodType<DevMachineSpecBackendInMemoryVm> = schemas.DevMachineSpecBackendInMemoryVm;
+export const DevMachineSpecBackendInMemoryVmSchema: z.ZodType<DevMachineSpecBackendInMemoryVm> = c.zod($DevMachineSpecBackendInMemoryVm);
 
 /** inMemory defines a backend for a DevMachine that runs in memory. */
 export interface DevMachineSpecBackendInMemory {
@@ -720,8 +853,15 @@ export interface DevMachineSpecBackendInMemory {
   vm?: DevMachineSpecBackendInMemoryVm;
 }
 
+const $DevMachineSpecBackendInMemory = c.object<DevMachineSpecBackendInMemory>({
+  apiServer: $DevMachineSpecBackendInMemoryApiServer,
+  etcd: $DevMachineSpecBackendInMemoryEtcd,
+  node: $DevMachineSpecBackendInMemoryNode,
+  vm: $DevMachineSpecBackendInMemoryVm,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemory}. */
-export const DevMachineSpecBackendInMemorySchema: z.ZodType<DevMachineSpecBackendInMemory> = schemas.DevMachineSpecBackendInMemory;
+export const DevMachineSpecBackendInMemorySchema: z.ZodType<DevMachineSpecBackendInMemory> = c.zod($DevMachineSpecBackendInMemory);
 
 /** backend defines backends for a DevMachine. */
 export interface DevMachineSpecBackend {
@@ -731,8 +871,13 @@ export interface DevMachineSpecBackend {
   inMemory?: DevMachineSpecBackendInMemory;
 }
 
+const $DevMachineSpecBackend = c.object<DevMachineSpecBackend>({
+  docker: $DevMachineSpecBackendDocker,
+  inMemory: $DevMachineSpecBackendInMemory,
+});
+
 /** zod schema of {@link DevMachineSpecBackend}. */
-export const DevMachineSpecBackendSchema: z.ZodType<DevMachineSpecBackend> = schemas.DevMachineSpecBackend;
+export const DevMachineSpecBackendSchema: z.ZodType<DevMachineSpecBackend> = c.zod($DevMachineSpecBackend);
 
 /** DevMachineSpec defines the desired state of DevMachine. */
 export interface DevMachineSpec {
@@ -742,8 +887,13 @@ export interface DevMachineSpec {
   providerID?: string;
 }
 
+const $DevMachineSpec = c.object<DevMachineSpec>({
+  backend: $DevMachineSpecBackend,
+  providerID: c.string(),
+}, { required: ["backend"] });
+
 /** zod schema of {@link DevMachineSpec}. */
-export const DevMachineSpecSchema: z.ZodType<DevMachineSpec> = schemas.DevMachineSpec;
+export const DevMachineSpecSchema: z.ZodType<DevMachineSpec> = c.zod($DevMachineSpec);
 
 /** MachineAddress contains information for the node's address. */
 export interface DevMachineStatusAddress {
@@ -753,8 +903,13 @@ export interface DevMachineStatusAddress {
   type: "Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS";
 }
 
+const $DevMachineStatusAddress = c.object<DevMachineStatusAddress>({
+  address: c.string({ minLength: 1, maxLength: 256 }),
+  type: c.literals<"Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS">(["Hostname","ExternalIP","InternalIP","ExternalDNS","InternalDNS"]),
+}, { required: ["address","type"] });
+
 /** zod schema of {@link DevMachineStatusAddress}. */
-export const DevMachineStatusAddressSchema: z.ZodType<DevMachineStatusAddress> = schemas.DevMachineStatusAddress;
+export const DevMachineStatusAddressSchema: z.ZodType<DevMachineStatusAddress> = c.zod($DevMachineStatusAddress);
 
 /** v1beta2 groups all the fields that will be added or modified in DevMachine's status with the V1Beta2 version. */
 export interface DevMachineStatusV1beta2 {
@@ -762,8 +917,12 @@ export interface DevMachineStatusV1beta2 {
   conditions?: DevClusterStatusV1beta2Condition[];
 }
 
+const $DevMachineStatusV1beta2 = c.object<DevMachineStatusV1beta2>({
+  conditions: c.withMeta(c.array($DevClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+});
+
 /** zod schema of {@link DevMachineStatusV1beta2}. */
-export const DevMachineStatusV1beta2Schema: z.ZodType<DevMachineStatusV1beta2> = schemas.DevMachineStatusV1beta2;
+export const DevMachineStatusV1beta2Schema: z.ZodType<DevMachineStatusV1beta2> = c.zod($DevMachineStatusV1beta2);
 
 /** DevMachineStatus defines the observed state of DevMachine. */
 export interface DevMachineStatus {
@@ -777,8 +936,15 @@ export interface DevMachineStatus {
   v1beta2?: DevMachineStatusV1beta2;
 }
 
+const $DevMachineStatus = c.object<DevMachineStatus>({
+  addresses: c.array($DevMachineStatusAddress),
+  conditions: c.array($DevClusterStatusCondition),
+  ready: c.boolean(),
+  v1beta2: $DevMachineStatusV1beta2,
+});
+
 /** zod schema of {@link DevMachineStatus}. */
-export const DevMachineStatusSchema: z.ZodType<DevMachineStatus> = schemas.DevMachineStatus;
+export const DevMachineStatusSchema: z.ZodType<DevMachineStatus> = c.zod($DevMachineStatus);
 
 /**
  * DevMachine is the schema for the dev machine infrastructure API.
@@ -827,19 +993,32 @@ export interface DevMachineList {
   items: DevMachine[];
 }
 
+const $DevMachine = c.object<DevMachine>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevMachine"),
+  metadata: c.objectMeta(),
+  spec: $DevMachineSpec,
+  status: $DevMachineStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link DevMachine}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachine is deprecated; use a newer version.
  */
-export const DevMachineSchema: z.ZodType<DevMachine> = schemas.DevMachine;
+export const DevMachineSchema: z.ZodType<DevMachine> = c.zod($DevMachine);
 
 /**
  * zod schema of {@link DevMachineList}.
  *
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachine is deprecated; use a newer version.
  */
-export const DevMachineListSchema: z.ZodType<DevMachineList> = schemas.DevMachineList;
+export const DevMachineListSchema: z.ZodType<DevMachineList> = c.zod(c.object<DevMachineList>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevMachineList"),
+  metadata: c.listMeta(),
+  items: c.array($DevMachine),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link DevMachineModel} class: a {@link DevMachine} with the Model methods.
@@ -939,8 +1118,13 @@ export interface DevMachineTemplateSpecTemplate {
   spec: DevMachineSpec;
 }
 
+const $DevMachineTemplateSpecTemplate = c.object<DevMachineTemplateSpecTemplate>({
+  metadata: $DevClusterTemplateSpecTemplateMetadata,
+  spec: $DevMachineSpec,
+}, { required: ["spec"] });
+
 /** zod schema of {@link DevMachineTemplateSpecTemplate}. */
-export const DevMachineTemplateSpecTemplateSchema: z.ZodType<DevMachineTemplateSpecTemplate> = schemas.DevMachineTemplateSpecTemplate;
+export const DevMachineTemplateSpecTemplateSchema: z.ZodType<DevMachineTemplateSpecTemplate> = c.zod($DevMachineTemplateSpecTemplate);
 
 /** DevMachineTemplateSpec defines the desired state of DevMachineTemplate. */
 export interface DevMachineTemplateSpec {
@@ -948,8 +1132,12 @@ export interface DevMachineTemplateSpec {
   template: DevMachineTemplateSpecTemplate;
 }
 
+const $DevMachineTemplateSpec = c.object<DevMachineTemplateSpec>({
+  template: $DevMachineTemplateSpecTemplate,
+}, { required: ["template"] });
+
 /** zod schema of {@link DevMachineTemplateSpec}. */
-export const DevMachineTemplateSpecSchema: z.ZodType<DevMachineTemplateSpec> = schemas.DevMachineTemplateSpec;
+export const DevMachineTemplateSpecSchema: z.ZodType<DevMachineTemplateSpec> = c.zod($DevMachineTemplateSpec);
 
 /**
  * DevMachineTemplate is the schema for the in-memory machine template API.
@@ -996,19 +1184,31 @@ export interface DevMachineTemplateList {
   items: DevMachineTemplate[];
 }
 
+const $DevMachineTemplate = c.object<DevMachineTemplate>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevMachineTemplate"),
+  metadata: c.objectMeta(),
+  spec: $DevMachineTemplateSpec,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link DevMachineTemplate}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachineTemplate is deprecated; use a newer version.
  */
-export const DevMachineTemplateSchema: z.ZodType<DevMachineTemplate> = schemas.DevMachineTemplate;
+export const DevMachineTemplateSchema: z.ZodType<DevMachineTemplate> = c.zod($DevMachineTemplate);
 
 /**
  * zod schema of {@link DevMachineTemplateList}.
  *
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachineTemplate is deprecated; use a newer version.
  */
-export const DevMachineTemplateListSchema: z.ZodType<DevMachineTemplateList> = schemas.DevMachineTemplateList;
+export const DevMachineTemplateListSchema: z.ZodType<DevMachineTemplateList> = c.zod(c.object<DevMachineTemplateList>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevMachineTemplateList"),
+  metadata: c.listMeta(),
+  items: c.array($DevMachineTemplate),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /**
  * Instance type of the {@link DevMachineTemplateModel} class: a {@link DevMachineTemplate} with the Model methods.

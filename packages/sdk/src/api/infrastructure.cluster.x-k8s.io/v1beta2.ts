@@ -9,10 +9,6 @@ import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1Obj
 import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
 import type { z } from "zod";
 import * as c from "../common.js";
-import { buildSchemas } from "./v1beta2.schemas.js";
-
-// The schema expressions live in plain JavaScript (see the .schemas.d.ts next to this file).
-const schemas = buildSchemas(c);
 
 /**
  * FailureDomain is the Schema for Cluster API failure domains.
@@ -27,8 +23,14 @@ export interface DevClusterStatusFailureDomain {
   name: string;
 }
 
+const $DevClusterStatusFailureDomain = c.object<DevClusterStatusFailureDomain>({
+  attributes: c.record(c.string()),
+  controlPlane: c.boolean(),
+  name: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["name"] });
+
 /** zod schema of {@link DevClusterStatusFailureDomain}. */
-export const DevClusterStatusFailureDomainSchema: z.ZodType<DevClusterStatusFailureDomain> = schemas.DevClusterStatusFailureDomain;
+export const DevClusterStatusFailureDomainSchema: z.ZodType<DevClusterStatusFailureDomain> = c.zod($DevClusterStatusFailureDomain);
 
 /**
  * CustomHAProxyConfigTemplateRef allows you to replace the default HAProxy config file.
@@ -53,8 +55,12 @@ export interface DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTempl
   name?: string;
 }
 
+const $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef = c.withMeta(c.object<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef>({
+  name: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef}. */
-export const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef> = schemas.DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef;
+export const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef> = c.zod($DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef);
 
 const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
@@ -83,8 +89,14 @@ export interface DevClusterSpecBackendDockerLoadBalancer {
   imageTag?: string;
 }
 
+const $DevClusterSpecBackendDockerLoadBalancer = c.object<DevClusterSpecBackendDockerLoadBalancer>({
+  customHAProxyConfigTemplateRef: $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef,
+  imageRepository: c.string(),
+  imageTag: c.string(),
+});
+
 /** zod schema of {@link DevClusterSpecBackendDockerLoadBalancer}. */
-export const DevClusterSpecBackendDockerLoadBalancerSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancer> = schemas.DevClusterSpecBackendDockerLoadBalancer;
+export const DevClusterSpecBackendDockerLoadBalancerSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancer> = c.zod($DevClusterSpecBackendDockerLoadBalancer);
 
 const DevClusterSpecBackendDockerLoadBalancerDefaults: c.DefaultsNode = { properties: { customHAProxyConfigTemplateRef: { ...DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults } } };
 
@@ -101,8 +113,13 @@ export interface DevClusterSpecBackendDocker {
   loadBalancer?: DevClusterSpecBackendDockerLoadBalancer;
 }
 
+const $DevClusterSpecBackendDocker = c.object<DevClusterSpecBackendDocker>({
+  failureDomains: c.withMeta(c.array($DevClusterStatusFailureDomain, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  loadBalancer: $DevClusterSpecBackendDockerLoadBalancer,
+});
+
 /** zod schema of {@link DevClusterSpecBackendDocker}. */
-export const DevClusterSpecBackendDockerSchema: z.ZodType<DevClusterSpecBackendDocker> = schemas.DevClusterSpecBackendDocker;
+export const DevClusterSpecBackendDockerSchema: z.ZodType<DevClusterSpecBackendDocker> = c.zod($DevClusterSpecBackendDocker);
 
 const DevClusterSpecBackendDockerDefaults: c.DefaultsNode = { properties: { loadBalancer: { ...DevClusterSpecBackendDockerLoadBalancerDefaults } } };
 
@@ -114,8 +131,13 @@ export interface DevClusterSpecBackend {
   inMemory?: { [key: string]: never };
 }
 
+const $DevClusterSpecBackend = c.object<DevClusterSpecBackend>({
+  docker: $DevClusterSpecBackendDocker,
+  inMemory: c.emptyObject(),
+});
+
 /** zod schema of {@link DevClusterSpecBackend}. */
-export const DevClusterSpecBackendSchema: z.ZodType<DevClusterSpecBackend> = schemas.DevClusterSpecBackend;
+export const DevClusterSpecBackendSchema: z.ZodType<DevClusterSpecBackend> = c.zod($DevClusterSpecBackend);
 
 const DevClusterSpecBackendDefaults: c.DefaultsNode = { properties: { docker: { ...DevClusterSpecBackendDockerDefaults } } };
 
@@ -127,8 +149,13 @@ export interface DevClusterSpecControlPlaneEndpoint {
   port?: number;
 }
 
+const $DevClusterSpecControlPlaneEndpoint = c.object<DevClusterSpecControlPlaneEndpoint>({
+  host: c.string({ minLength: 1, maxLength: 512 }),
+  port: c.integer({ format: "int32", minimum: 1, maximum: 65535 }),
+}, { minProperties: 1 });
+
 /** zod schema of {@link DevClusterSpecControlPlaneEndpoint}. */
-export const DevClusterSpecControlPlaneEndpointSchema: z.ZodType<DevClusterSpecControlPlaneEndpoint> = schemas.DevClusterSpecControlPlaneEndpoint;
+export const DevClusterSpecControlPlaneEndpointSchema: z.ZodType<DevClusterSpecControlPlaneEndpoint> = c.zod($DevClusterSpecControlPlaneEndpoint);
 
 /** DevClusterSpec defines the desired state of the DevCluster infrastructure. */
 export interface DevClusterSpec {
@@ -138,8 +165,13 @@ export interface DevClusterSpec {
   controlPlaneEndpoint?: DevClusterSpecControlPlaneEndpoint;
 }
 
+const $DevClusterSpec = c.object<DevClusterSpec>({
+  backend: $DevClusterSpecBackend,
+  controlPlaneEndpoint: $DevClusterSpecControlPlaneEndpoint,
+}, { required: ["backend"] });
+
 /** zod schema of {@link DevClusterSpec}. */
-export const DevClusterSpecSchema: z.ZodType<DevClusterSpec> = schemas.DevClusterSpec;
+export const DevClusterSpecSchema: z.ZodType<DevClusterSpec> = c.zod($DevClusterSpec);
 
 const DevClusterSpecDefaults: c.DefaultsNode = { properties: { backend: { ...DevClusterSpecBackendDefaults } } };
 
@@ -175,8 +207,17 @@ export interface DevClusterStatusCondition {
   type: string;
 }
 
+const $DevClusterStatusCondition = c.object<DevClusterStatusCondition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
 /** zod schema of {@link DevClusterStatusCondition}. */
-export const DevClusterStatusConditionSchema: z.ZodType<DevClusterStatusCondition> = schemas.DevClusterStatusCondition;
+export const DevClusterStatusConditionSchema: z.ZodType<DevClusterStatusCondition> = c.zod($DevClusterStatusCondition);
 
 /**
  * Condition defines an observation of a Cluster API resource operational state.
@@ -217,8 +258,17 @@ export interface DevClusterStatusDeprecatedV1beta1Condition {
   type: string;
 }
 
+const $DevClusterStatusDeprecatedV1beta1Condition = c.object<DevClusterStatusDeprecatedV1beta1Condition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
+
 /** zod schema of {@link DevClusterStatusDeprecatedV1beta1Condition}. */
-export const DevClusterStatusDeprecatedV1beta1ConditionSchema: z.ZodType<DevClusterStatusDeprecatedV1beta1Condition> = schemas.DevClusterStatusDeprecatedV1beta1Condition;
+export const DevClusterStatusDeprecatedV1beta1ConditionSchema: z.ZodType<DevClusterStatusDeprecatedV1beta1Condition> = c.zod($DevClusterStatusDeprecatedV1beta1Condition);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface DevClusterStatusDeprecatedV1beta1 {
@@ -232,8 +282,12 @@ export interface DevClusterStatusDeprecatedV1beta1 {
   conditions?: DevClusterStatusDeprecatedV1beta1Condition[];
 }
 
+const $DevClusterStatusDeprecatedV1beta1 = c.object<DevClusterStatusDeprecatedV1beta1>({
+  conditions: c.array($DevClusterStatusDeprecatedV1beta1Condition),
+});
+
 /** zod schema of {@link DevClusterStatusDeprecatedV1beta1}. */
-export const DevClusterStatusDeprecatedV1beta1Schema: z.ZodType<DevClusterStatusDeprecatedV1beta1> = schemas.DevClusterStatusDeprecatedV1beta1;
+export const DevClusterStatusDeprecatedV1beta1Schema: z.ZodType<DevClusterStatusDeprecatedV1beta1> = c.zod($DevClusterStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface DevClusterStatusDeprecated {
@@ -241,8 +295,12 @@ export interface DevClusterStatusDeprecated {
   v1beta1?: DevClusterStatusDeprecatedV1beta1;
 }
 
+const $DevClusterStatusDeprecated = c.object<DevClusterStatusDeprecated>({
+  v1beta1: $DevClusterStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link DevClusterStatusDeprecated}. */
-export const DevClusterStatusDeprecatedSchema: z.ZodType<DevClusterStatusDeprecated> = schemas.DevClusterStatusDeprecated;
+export const DevClusterStatusDeprecatedSchema: z.ZodType<DevClusterStatusDeprecated> = c.zod($DevClusterStatusDeprecated);
 
 /**
  * initialization provides observations of the DevCluster initialization process.
@@ -256,8 +314,12 @@ export interface DevClusterStatusInitialization {
   provisioned?: boolean;
 }
 
+const $DevClusterStatusInitialization = c.object<DevClusterStatusInitialization>({
+  provisioned: c.boolean(),
+}, { minProperties: 1 });
+
 /** zod schema of {@link DevClusterStatusInitialization}. */
-export const DevClusterStatusInitializationSchema: z.ZodType<DevClusterStatusInitialization> = schemas.DevClusterStatusInitialization;
+export const DevClusterStatusInitializationSchema: z.ZodType<DevClusterStatusInitialization> = c.zod($DevClusterStatusInitialization);
 
 /** DevClusterStatus defines the observed state of the DevCluster. */
 export interface DevClusterStatus {
@@ -281,8 +343,15 @@ export interface DevClusterStatus {
   initialization?: DevClusterStatusInitialization;
 }
 
+const $DevClusterStatus = c.object<DevClusterStatus>({
+  conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $DevClusterStatusDeprecated,
+  failureDomains: c.withMeta(c.array($DevClusterStatusFailureDomain, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  initialization: $DevClusterStatusInitialization,
+});
+
 /** zod schema of {@link DevClusterStatus}. */
-export const DevClusterStatusSchema: z.ZodType<DevClusterStatus> = schemas.DevClusterStatus;
+export const DevClusterStatusSchema: z.ZodType<DevClusterStatus> = c.zod($DevClusterStatus);
 
 /**
  * DevCluster is the schema for the dev cluster infrastructure API.
@@ -325,11 +394,24 @@ export interface DevClusterList {
   items: DevCluster[];
 }
 
+const $DevCluster = c.object<DevCluster>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevCluster"),
+  metadata: c.objectMeta(),
+  spec: $DevClusterSpec,
+  status: $DevClusterStatus,
+}, { required: ["apiVersion","kind"] });
+
 /** zod schema of {@link DevCluster}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevClusterSchema: z.ZodType<DevCluster> = schemas.DevCluster;
+export const DevClusterSchema: z.ZodType<DevCluster> = c.zod($DevCluster);
 
 /** zod schema of {@link DevClusterList}. */
-export const DevClusterListSchema: z.ZodType<DevClusterList> = schemas.DevClusterList;
+export const DevClusterListSchema: z.ZodType<DevClusterList> = c.zod(c.object<DevClusterList>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevClusterList"),
+  metadata: c.listMeta(),
+  items: c.array($DevCluster),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const DevClusterDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterSpecDefaults } } };
 
@@ -429,8 +511,13 @@ export interface DevClusterTemplateSpecTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
+const $DevClusterTemplateSpecTemplateMetadata = c.object<DevClusterTemplateSpecTemplateMetadata>({
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
+}, { minProperties: 1 });
+
 /** zod schema of {@link DevClusterTemplateSpecTemplateMetadata}. */
-export const DevClusterTemplateSpecTemplateMetadataSchema: z.ZodType<DevClusterTemplateSpecTemplateMetadata> = schemas.DevClusterTemplateSpecTemplateMetadata;
+export const DevClusterTemplateSpecTemplateMetadataSchema: z.ZodType<DevClusterTemplateSpecTemplateMetadata> = c.zod($DevClusterTemplateSpecTemplateMetadata);
 
 /** DevClusterTemplateResource describes the data needed to create a DevCluster from a template. */
 export interface DevClusterTemplateSpecTemplate {
@@ -443,8 +530,13 @@ export interface DevClusterTemplateSpecTemplate {
   spec: DevClusterSpec;
 }
 
+const $DevClusterTemplateSpecTemplate = c.object<DevClusterTemplateSpecTemplate>({
+  metadata: $DevClusterTemplateSpecTemplateMetadata,
+  spec: $DevClusterSpec,
+}, { required: ["spec"] });
+
 /** zod schema of {@link DevClusterTemplateSpecTemplate}. */
-export const DevClusterTemplateSpecTemplateSchema: z.ZodType<DevClusterTemplateSpecTemplate> = schemas.DevClusterTemplateSpecTemplate;
+export const DevClusterTemplateSpecTemplateSchema: z.ZodType<DevClusterTemplateSpecTemplate> = c.zod($DevClusterTemplateSpecTemplate);
 
 const DevClusterTemplateSpecTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterSpecDefaults } } };
 
@@ -454,8 +546,12 @@ export interface DevClusterTemplateSpec {
   template: DevClusterTemplateSpecTemplate;
 }
 
+const $DevClusterTemplateSpec = c.object<DevClusterTemplateSpec>({
+  template: $DevClusterTemplateSpecTemplate,
+}, { required: ["template"] });
+
 /** zod schema of {@link DevClusterTemplateSpec}. */
-export const DevClusterTemplateSpecSchema: z.ZodType<DevClusterTemplateSpec> = schemas.DevClusterTemplateSpec;
+export const DevClusterTemplateSpecSchema: z.ZodType<DevClusterTemplateSpec> = c.zod($DevClusterTemplateSpec);
 
 const DevClusterTemplateSpecDefaults: c.DefaultsNode = { properties: { template: { ...DevClusterTemplateSpecTemplateDefaults } } };
 
@@ -498,11 +594,23 @@ export interface DevClusterTemplateList {
   items: DevClusterTemplate[];
 }
 
+const $DevClusterTemplate = c.object<DevClusterTemplate>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevClusterTemplate"),
+  metadata: c.objectMeta(),
+  spec: $DevClusterTemplateSpec,
+}, { required: ["apiVersion","kind"] });
+
 /** zod schema of {@link DevClusterTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevClusterTemplateSchema: z.ZodType<DevClusterTemplate> = schemas.DevClusterTemplate;
+export const DevClusterTemplateSchema: z.ZodType<DevClusterTemplate> = c.zod($DevClusterTemplate);
 
 /** zod schema of {@link DevClusterTemplateList}. */
-export const DevClusterTemplateListSchema: z.ZodType<DevClusterTemplateList> = schemas.DevClusterTemplateList;
+export const DevClusterTemplateListSchema: z.ZodType<DevClusterTemplateList> = c.zod(c.object<DevClusterTemplateList>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevClusterTemplateList"),
+  metadata: c.listMeta(),
+  items: c.array($DevClusterTemplate),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const DevClusterTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterTemplateSpecDefaults } } };
 
@@ -598,8 +706,14 @@ export interface DevMachineSpecBackendDockerExtraMount {
   readOnly?: boolean;
 }
 
+const $DevMachineSpecBackendDockerExtraMount = c.object<DevMachineSpecBackendDockerExtraMount>({
+  containerPath: c.string(),
+  hostPath: c.string(),
+  readOnly: c.boolean(),
+});
+
 /** zod schema of {@link DevMachineSpecBackendDockerExtraMount}. */
-export const DevMachineSpecBackendDockerExtraMountSchema: z.ZodType<DevMachineSpecBackendDockerExtraMount> = schemas.DevMachineSpecBackendDockerExtraMount;
+export const DevMachineSpecBackendDockerExtraMountSchema: z.ZodType<DevMachineSpecBackendDockerExtraMount> = c.zod($DevMachineSpecBackendDockerExtraMount);
 
 /** docker defines a backend for a DevMachine using docker containers. */
 export interface DevMachineSpecBackendDocker {
@@ -625,8 +739,15 @@ export interface DevMachineSpecBackendDocker {
   preLoadImages?: string[];
 }
 
+const $DevMachineSpecBackendDocker = c.object<DevMachineSpecBackendDocker>({
+  bootstrapTimeout: c.string(),
+  customImage: c.string(),
+  extraMounts: c.array($DevMachineSpecBackendDockerExtraMount),
+  preLoadImages: c.array(c.string()),
+});
+
 /** zod schema of {@link DevMachineSpecBackendDocker}. */
-export const DevMachineSpecBackendDockerSchema: z.ZodType<DevMachineSpecBackendDocker> = schemas.DevMachineSpecBackendDocker;
+export const DevMachineSpecBackendDockerSchema: z.ZodType<DevMachineSpecBackendDocker> = c.zod($DevMachineSpecBackendDocker);
 
 /**
  * provisioning defines variables influencing how the APIServer hosted on the InMemoryMachine is going to be provisioned.
@@ -643,8 +764,13 @@ export interface DevMachineSpecBackendInMemoryVmProvisioning {
   startupJitter?: string;
 }
 
+const $DevMachineSpecBackendInMemoryVmProvisioning = c.object<DevMachineSpecBackendInMemoryVmProvisioning>({
+  startupDuration: c.string(),
+  startupJitter: c.string(),
+}, { required: ["startupDuration"] });
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryVmProvisioning}. */
-export const DevMachineSpecBackendInMemoryVmProvisioningSchema: z.ZodType<DevMachineSpecBackendInMemoryVmProvisioning> = schemas.DevMachineSpecBackendInMemoryVmProvisioning;
+export const DevMachineSpecBackendInMemoryVmProvisioningSchema: z.ZodType<DevMachineSpecBackendInMemoryVmProvisioning> = c.zod($DevMachineSpecBackendInMemoryVmProvisioning);
 
 /** apiServer defines the behaviour of the APIServer hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryApiServer {
@@ -655,8 +781,12 @@ export interface DevMachineSpecBackendInMemoryApiServer {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
+const $DevMachineSpecBackendInMemoryApiServer = c.object<DevMachineSpecBackendInMemoryApiServer>({
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryApiServer}. */
-export const DevMachineSpecBackendInMemoryApiServerSchema: z.ZodType<DevMachineSpecBackendInMemoryApiServer> = schemas.DevMachineSpecBackendInMemoryApiServer;
+export const DevMachineSpecBackendInMemoryApiServerSchema: z.ZodType<DevMachineSpecBackendInMemoryApiServer> = c.zod($DevMachineSpecBackendInMemoryApiServer);
 
 /** etcd defines the behaviour of the etcd member hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryEtcd {
@@ -667,8 +797,12 @@ export interface DevMachineSpecBackendInMemoryEtcd {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
+const $DevMachineSpecBackendInMemoryEtcd = c.object<DevMachineSpecBackendInMemoryEtcd>({
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryEtcd}. */
-export const DevMachineSpecBackendInMemoryEtcdSchema: z.ZodType<DevMachineSpecBackendInMemoryEtcd> = schemas.DevMachineSpecBackendInMemoryEtcd;
+export const DevMachineSpecBackendInMemoryEtcdSchema: z.ZodType<DevMachineSpecBackendInMemoryEtcd> = c.zod($DevMachineSpecBackendInMemoryEtcd);
 
 /** node defines the behaviour of the Node (the kubelet) hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryNode {
@@ -679,8 +813,12 @@ export interface DevMachineSpecBackendInMemoryNode {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
+const $DevMachineSpecBackendInMemoryNode = c.object<DevMachineSpecBackendInMemoryNode>({
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryNode}. */
-export const DevMachineSpecBackendInMemoryNodeSchema: z.ZodType<DevMachineSpecBackendInMemoryNode> = schemas.DevMachineSpecBackendInMemoryNode;
+export const DevMachineSpecBackendInMemoryNodeSchema: z.ZodType<DevMachineSpecBackendInMemoryNode> = c.zod($DevMachineSpecBackendInMemoryNode);
 
 /** vm defines the behaviour of the VM implementing the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryVm {
@@ -691,8 +829,12 @@ export interface DevMachineSpecBackendInMemoryVm {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
+const $DevMachineSpecBackendInMemoryVm = c.object<DevMachineSpecBackendInMemoryVm>({
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemoryVm}. */
-export const DevMachineSpecBackendInMemoryVmSchema: z.ZodType<DevMachineSpecBackendInMemoryVm> = schemas.DevMachineSpecBackendInMemoryVm;
+export const DevMachineSpecBackendInMemoryVmSchema: z.ZodType<DevMachineSpecBackendInMemoryVm> = c.zod($DevMachineSpecBackendInMemoryVm);
 
 /** inMemory defines a backend for a DevMachine that runs in memory. */
 export interface DevMachineSpecBackendInMemory {
@@ -706,8 +848,15 @@ export interface DevMachineSpecBackendInMemory {
   vm?: DevMachineSpecBackendInMemoryVm;
 }
 
+const $DevMachineSpecBackendInMemory = c.object<DevMachineSpecBackendInMemory>({
+  apiServer: $DevMachineSpecBackendInMemoryApiServer,
+  etcd: $DevMachineSpecBackendInMemoryEtcd,
+  node: $DevMachineSpecBackendInMemoryNode,
+  vm: $DevMachineSpecBackendInMemoryVm,
+});
+
 /** zod schema of {@link DevMachineSpecBackendInMemory}. */
-export const DevMachineSpecBackendInMemorySchema: z.ZodType<DevMachineSpecBackendInMemory> = schemas.DevMachineSpecBackendInMemory;
+export const DevMachineSpecBackendInMemorySchema: z.ZodType<DevMachineSpecBackendInMemory> = c.zod($DevMachineSpecBackendInMemory);
 
 /** backend defines backends for a DevMachine. */
 export interface DevMachineSpecBackend {
@@ -717,8 +866,13 @@ export interface DevMachineSpecBackend {
   inMemory?: DevMachineSpecBackendInMemory;
 }
 
+const $DevMachineSpecBackend = c.object<DevMachineSpecBackend>({
+  docker: $DevMachineSpecBackendDocker,
+  inMemory: $DevMachineSpecBackendInMemory,
+});
+
 /** zod schema of {@link DevMachineSpecBackend}. */
-export const DevMachineSpecBackendSchema: z.ZodType<DevMachineSpecBackend> = schemas.DevMachineSpecBackend;
+export const DevMachineSpecBackendSchema: z.ZodType<DevMachineSpecBackend> = c.zod($DevMachineSpecBackend);
 
 /** DevMachineSpec defines the desired state of DevMachine. */
 export interface DevMachineSpec {
@@ -728,8 +882,13 @@ export interface DevMachineSpec {
   providerID?: string;
 }
 
+const $DevMachineSpec = c.object<DevMachineSpec>({
+  backend: $DevMachineSpecBackend,
+  providerID: c.string({ minLength: 1, maxLength: 512 }),
+}, { required: ["backend"] });
+
 /** zod schema of {@link DevMachineSpec}. */
-export const DevMachineSpecSchema: z.ZodType<DevMachineSpec> = schemas.DevMachineSpec;
+export const DevMachineSpecSchema: z.ZodType<DevMachineSpec> = c.zod($DevMachineSpec);
 
 /** MachineAddress contains information for the node's address. */
 export interface DevMachineStatusAddress {
@@ -739,8 +898,13 @@ export interface DevMachineStatusAddress {
   type: "Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS";
 }
 
+const $DevMachineStatusAddress = c.object<DevMachineStatusAddress>({
+  address: c.string({ minLength: 1, maxLength: 256 }),
+  type: c.literals<"Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS">(["Hostname","ExternalIP","InternalIP","ExternalDNS","InternalDNS"]),
+}, { required: ["address","type"] });
+
 /** zod schema of {@link DevMachineStatusAddress}. */
-export const DevMachineStatusAddressSchema: z.ZodType<DevMachineStatusAddress> = schemas.DevMachineStatusAddress;
+export const DevMachineStatusAddressSchema: z.ZodType<DevMachineStatusAddress> = c.zod($DevMachineStatusAddress);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface DevMachineStatusDeprecatedV1beta1 {
@@ -754,8 +918,12 @@ export interface DevMachineStatusDeprecatedV1beta1 {
   conditions?: DevClusterStatusDeprecatedV1beta1Condition[];
 }
 
+const $DevMachineStatusDeprecatedV1beta1 = c.object<DevMachineStatusDeprecatedV1beta1>({
+  conditions: c.array($DevClusterStatusDeprecatedV1beta1Condition),
+});
+
 /** zod schema of {@link DevMachineStatusDeprecatedV1beta1}. */
-export const DevMachineStatusDeprecatedV1beta1Schema: z.ZodType<DevMachineStatusDeprecatedV1beta1> = schemas.DevMachineStatusDeprecatedV1beta1;
+export const DevMachineStatusDeprecatedV1beta1Schema: z.ZodType<DevMachineStatusDeprecatedV1beta1> = c.zod($DevMachineStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface DevMachineStatusDeprecated {
@@ -763,8 +931,12 @@ export interface DevMachineStatusDeprecated {
   v1beta1?: DevMachineStatusDeprecatedV1beta1;
 }
 
+const $DevMachineStatusDeprecated = c.object<DevMachineStatusDeprecated>({
+  v1beta1: $DevMachineStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link DevMachineStatusDeprecated}. */
-export const DevMachineStatusDeprecatedSchema: z.ZodType<DevMachineStatusDeprecated> = schemas.DevMachineStatusDeprecated;
+export const DevMachineStatusDeprecatedSchema: z.ZodType<DevMachineStatusDeprecated> = c.zod($DevMachineStatusDeprecated);
 
 /**
  * initialization provides observations of the DevMachine initialization process.
@@ -778,8 +950,12 @@ export interface DevMachineStatusInitialization {
   provisioned?: boolean;
 }
 
+const $DevMachineStatusInitialization = c.object<DevMachineStatusInitialization>({
+  provisioned: c.boolean(),
+}, { minProperties: 1 });
+
 /** zod schema of {@link DevMachineStatusInitialization}. */
-export const DevMachineStatusInitializationSchema: z.ZodType<DevMachineStatusInitialization> = schemas.DevMachineStatusInitialization;
+export const DevMachineStatusInitializationSchema: z.ZodType<DevMachineStatusInitialization> = c.zod($DevMachineStatusInitialization);
 
 /** DevMachineStatus defines the observed state of DevMachine. */
 export interface DevMachineStatus {
@@ -803,8 +979,16 @@ export interface DevMachineStatus {
   initialization?: DevMachineStatusInitialization;
 }
 
+const $DevMachineStatus = c.object<DevMachineStatus>({
+  addresses: c.array($DevMachineStatusAddress),
+  conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $DevMachineStatusDeprecated,
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  initialization: $DevMachineStatusInitialization,
+});
+
 /** zod schema of {@link DevMachineStatus}. */
-export const DevMachineStatusSchema: z.ZodType<DevMachineStatus> = schemas.DevMachineStatus;
+export const DevMachineStatusSchema: z.ZodType<DevMachineStatus> = c.zod($DevMachineStatus);
 
 /**
  * DevMachine is the schema for the dev machine infrastructure API.
@@ -847,11 +1031,24 @@ export interface DevMachineList {
   items: DevMachine[];
 }
 
+const $DevMachine = c.object<DevMachine>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevMachine"),
+  metadata: c.objectMeta(),
+  spec: $DevMachineSpec,
+  status: $DevMachineStatus,
+}, { required: ["apiVersion","kind"] });
+
 /** zod schema of {@link DevMachine}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevMachineSchema: z.ZodType<DevMachine> = schemas.DevMachine;
+export const DevMachineSchema: z.ZodType<DevMachine> = c.zod($DevMachine);
 
 /** zod schema of {@link DevMachineList}. */
-export const DevMachineListSchema: z.ZodType<DevMachineList> = schemas.DevMachineList;
+export const DevMachineListSchema: z.ZodType<DevMachineList> = c.zod(c.object<DevMachineList>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevMachineList"),
+  metadata: c.listMeta(),
+  items: c.array($DevMachine),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link DevMachineModel} class: a {@link DevMachine} with the Model methods. */
 export interface DevMachineModel extends DevMachine {}
@@ -947,8 +1144,14 @@ export interface DevMachinePoolSpecBackendDocker {
   preLoadImages?: string[];
 }
 
+const $DevMachinePoolSpecBackendDocker = c.object<DevMachinePoolSpecBackendDocker>({
+  customImage: c.string(),
+  extraMounts: c.array($DevMachineSpecBackendDockerExtraMount),
+  preLoadImages: c.array(c.string()),
+});
+
 /** zod schema of {@link DevMachinePoolSpecBackendDocker}. */
-export const DevMachinePoolSpecBackendDockerSchema: z.ZodType<DevMachinePoolSpecBackendDocker> = schemas.DevMachinePoolSpecBackendDocker;
+export const DevMachinePoolSpecBackendDockerSchema: z.ZodType<DevMachinePoolSpecBackendDocker> = c.zod($DevMachinePoolSpecBackendDocker);
 
 /** backend contains the details used to build a replica machine within the Machine Pool */
 export interface DevMachinePoolSpecBackend {
@@ -956,8 +1159,12 @@ export interface DevMachinePoolSpecBackend {
   docker?: DevMachinePoolSpecBackendDocker;
 }
 
+const $DevMachinePoolSpecBackend = c.object<DevMachinePoolSpecBackend>({
+  docker: $DevMachinePoolSpecBackendDocker,
+});
+
 /** zod schema of {@link DevMachinePoolSpecBackend}. */
-export const DevMachinePoolSpecBackendSchema: z.ZodType<DevMachinePoolSpecBackend> = schemas.DevMachinePoolSpecBackend;
+export const DevMachinePoolSpecBackendSchema: z.ZodType<DevMachinePoolSpecBackend> = c.zod($DevMachinePoolSpecBackend);
 
 /** DevMachinePoolSpec defines the desired state of DevMachinePool. */
 export interface DevMachinePoolSpec {
@@ -969,8 +1176,14 @@ export interface DevMachinePoolSpec {
   providerIDList?: string[];
 }
 
+const $DevMachinePoolSpec = c.object<DevMachinePoolSpec>({
+  backend: $DevMachinePoolSpecBackend,
+  providerID: c.string(),
+  providerIDList: c.array(c.string()),
+});
+
 /** zod schema of {@link DevMachinePoolSpec}. */
-export const DevMachinePoolSpecSchema: z.ZodType<DevMachinePoolSpec> = schemas.DevMachinePoolSpec;
+export const DevMachinePoolSpecSchema: z.ZodType<DevMachinePoolSpec> = c.zod($DevMachinePoolSpec);
 
 /** DevMachinePoolInstanceStatus contains status information about a DevMachinePool instances. */
 export interface DevMachinePoolStatusInstance {
@@ -986,8 +1199,16 @@ export interface DevMachinePoolStatusInstance {
   version?: string;
 }
 
+const $DevMachinePoolStatusInstance = c.object<DevMachinePoolStatusInstance>({
+  addresses: c.array($DevMachineStatusAddress),
+  instanceName: c.string(),
+  providerID: c.string(),
+  ready: c.boolean(),
+  version: c.string(),
+});
+
 /** zod schema of {@link DevMachinePoolStatusInstance}. */
-export const DevMachinePoolStatusInstanceSchema: z.ZodType<DevMachinePoolStatusInstance> = schemas.DevMachinePoolStatusInstance;
+export const DevMachinePoolStatusInstanceSchema: z.ZodType<DevMachinePoolStatusInstance> = c.zod($DevMachinePoolStatusInstance);
 
 /** DevMachinePoolStatus defines the observed state of DevMachinePool. */
 export interface DevMachinePoolStatus {
@@ -1008,8 +1229,17 @@ export interface DevMachinePoolStatus {
   replicas?: number;
 }
 
+const $DevMachinePoolStatus = c.object<DevMachinePoolStatus>({
+  conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  infrastructureMachineKind: c.string(),
+  instances: c.array($DevMachinePoolStatusInstance),
+  observedGeneration: c.integer({ format: "int64" }),
+  ready: c.boolean(),
+  replicas: c.integer({ format: "int32" }),
+});
+
 /** zod schema of {@link DevMachinePoolStatus}. */
-export const DevMachinePoolStatusSchema: z.ZodType<DevMachinePoolStatus> = schemas.DevMachinePoolStatus;
+export const DevMachinePoolStatusSchema: z.ZodType<DevMachinePoolStatus> = c.zod($DevMachinePoolStatus);
 
 /**
  * DevMachinePool is the Schema for the devmachinepools API.
@@ -1052,11 +1282,24 @@ export interface DevMachinePoolList {
   items: DevMachinePool[];
 }
 
+const $DevMachinePool = c.object<DevMachinePool>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevMachinePool"),
+  metadata: c.objectMeta(),
+  spec: $DevMachinePoolSpec,
+  status: $DevMachinePoolStatus,
+}, { required: ["apiVersion","kind"] });
+
 /** zod schema of {@link DevMachinePool}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevMachinePoolSchema: z.ZodType<DevMachinePool> = schemas.DevMachinePool;
+export const DevMachinePoolSchema: z.ZodType<DevMachinePool> = c.zod($DevMachinePool);
 
 /** zod schema of {@link DevMachinePoolList}. */
-export const DevMachinePoolListSchema: z.ZodType<DevMachinePoolList> = schemas.DevMachinePoolList;
+export const DevMachinePoolListSchema: z.ZodType<DevMachinePoolList> = c.zod(c.object<DevMachinePoolList>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevMachinePoolList"),
+  metadata: c.listMeta(),
+  items: c.array($DevMachinePool),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link DevMachinePoolModel} class: a {@link DevMachinePool} with the Model methods. */
 export interface DevMachinePoolModel extends DevMachinePool {}
@@ -1144,8 +1387,13 @@ export interface DevMachinePoolTemplateSpecTemplate {
   spec: DevMachinePoolSpec;
 }
 
+const $DevMachinePoolTemplateSpecTemplate = c.object<DevMachinePoolTemplateSpecTemplate>({
+  metadata: $DevClusterTemplateSpecTemplateMetadata,
+  spec: $DevMachinePoolSpec,
+}, { required: ["spec"] });
+
 /** zod schema of {@link DevMachinePoolTemplateSpecTemplate}. */
-export const DevMachinePoolTemplateSpecTemplateSchema: z.ZodType<DevMachinePoolTemplateSpecTemplate> = schemas.DevMachinePoolTemplateSpecTemplate;
+export const DevMachinePoolTemplateSpecTemplateSchema: z.ZodType<DevMachinePoolTemplateSpecTemplate> = c.zod($DevMachinePoolTemplateSpecTemplate);
 
 /** DevMachinePoolTemplateSpec defines the desired state of DevMachinePoolTemplate. */
 export interface DevMachinePoolTemplateSpec {
@@ -1153,8 +1401,12 @@ export interface DevMachinePoolTemplateSpec {
   template: DevMachinePoolTemplateSpecTemplate;
 }
 
+const $DevMachinePoolTemplateSpec = c.object<DevMachinePoolTemplateSpec>({
+  template: $DevMachinePoolTemplateSpecTemplate,
+}, { required: ["template"] });
+
 /** zod schema of {@link DevMachinePoolTemplateSpec}. */
-export const DevMachinePoolTemplateSpecSchema: z.ZodType<DevMachinePoolTemplateSpec> = schemas.DevMachinePoolTemplateSpec;
+export const DevMachinePoolTemplateSpecSchema: z.ZodType<DevMachinePoolTemplateSpec> = c.zod($DevMachinePoolTemplateSpec);
 
 /**
  * DevMachinePoolTemplate is the Schema for the devmachinepooltemplates API.
@@ -1195,11 +1447,23 @@ export interface DevMachinePoolTemplateList {
   items: DevMachinePoolTemplate[];
 }
 
+const $DevMachinePoolTemplate = c.object<DevMachinePoolTemplate>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevMachinePoolTemplate"),
+  metadata: c.objectMeta(),
+  spec: $DevMachinePoolTemplateSpec,
+}, { required: ["apiVersion","kind"] });
+
 /** zod schema of {@link DevMachinePoolTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevMachinePoolTemplateSchema: z.ZodType<DevMachinePoolTemplate> = schemas.DevMachinePoolTemplate;
+export const DevMachinePoolTemplateSchema: z.ZodType<DevMachinePoolTemplate> = c.zod($DevMachinePoolTemplate);
 
 /** zod schema of {@link DevMachinePoolTemplateList}. */
-export const DevMachinePoolTemplateListSchema: z.ZodType<DevMachinePoolTemplateList> = schemas.DevMachinePoolTemplateList;
+export const DevMachinePoolTemplateListSchema: z.ZodType<DevMachinePoolTemplateList> = c.zod(c.object<DevMachinePoolTemplateList>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevMachinePoolTemplateList"),
+  metadata: c.listMeta(),
+  items: c.array($DevMachinePoolTemplate),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link DevMachinePoolTemplateModel} class: a {@link DevMachinePoolTemplate} with the Model methods. */
 export interface DevMachinePoolTemplateModel extends DevMachinePoolTemplate {}
@@ -1287,8 +1551,13 @@ export interface DevMachineTemplateSpecTemplate {
   spec: DevMachineSpec;
 }
 
+const $DevMachineTemplateSpecTemplate = c.object<DevMachineTemplateSpecTemplate>({
+  metadata: $DevClusterTemplateSpecTemplateMetadata,
+  spec: $DevMachineSpec,
+}, { required: ["spec"] });
+
 /** zod schema of {@link DevMachineTemplateSpecTemplate}. */
-export const DevMachineTemplateSpecTemplateSchema: z.ZodType<DevMachineTemplateSpecTemplate> = schemas.DevMachineTemplateSpecTemplate;
+export const DevMachineTemplateSpecTemplateSchema: z.ZodType<DevMachineTemplateSpecTemplate> = c.zod($DevMachineTemplateSpecTemplate);
 
 /** DevMachineTemplateSpec defines the desired state of DevMachineTemplate. */
 export interface DevMachineTemplateSpec {
@@ -1296,8 +1565,12 @@ export interface DevMachineTemplateSpec {
   template: DevMachineTemplateSpecTemplate;
 }
 
+const $DevMachineTemplateSpec = c.object<DevMachineTemplateSpec>({
+  template: $DevMachineTemplateSpecTemplate,
+}, { required: ["template"] });
+
 /** zod schema of {@link DevMachineTemplateSpec}. */
-export const DevMachineTemplateSpecSchema: z.ZodType<DevMachineTemplateSpec> = schemas.DevMachineTemplateSpec;
+export const DevMachineTemplateSpecSchema: z.ZodType<DevMachineTemplateSpec> = c.zod($DevMachineTemplateSpec);
 
 /** DevMachineTemplateStatus defines the observed state of a DevMachineTemplate. */
 export interface DevMachineTemplateStatus {
@@ -1309,8 +1582,12 @@ export interface DevMachineTemplateStatus {
   capacity?: { [key: string]: number | string };
 }
 
+const $DevMachineTemplateStatus = c.object<DevMachineTemplateStatus>({
+  capacity: c.record(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
+});
+
 /** zod schema of {@link DevMachineTemplateStatus}. */
-export const DevMachineTemplateStatusSchema: z.ZodType<DevMachineTemplateStatus> = schemas.DevMachineTemplateStatus;
+export const DevMachineTemplateStatusSchema: z.ZodType<DevMachineTemplateStatus> = c.zod($DevMachineTemplateStatus);
 
 /**
  * DevMachineTemplate is the schema for the in-memory machine template API.
@@ -1353,11 +1630,24 @@ export interface DevMachineTemplateList {
   items: DevMachineTemplate[];
 }
 
+const $DevMachineTemplate = c.object<DevMachineTemplate>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevMachineTemplate"),
+  metadata: c.objectMeta(),
+  spec: $DevMachineTemplateSpec,
+  status: $DevMachineTemplateStatus,
+}, { required: ["apiVersion","kind"] });
+
 /** zod schema of {@link DevMachineTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevMachineTemplateSchema: z.ZodType<DevMachineTemplate> = schemas.DevMachineTemplate;
+export const DevMachineTemplateSchema: z.ZodType<DevMachineTemplate> = c.zod($DevMachineTemplate);
 
 /** zod schema of {@link DevMachineTemplateList}. */
-export const DevMachineTemplateListSchema: z.ZodType<DevMachineTemplateList> = schemas.DevMachineTemplateList;
+export const DevMachineTemplateListSchema: z.ZodType<DevMachineTemplateList> = c.zod(c.object<DevMachineTemplateList>({
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevMachineTemplateList"),
+  metadata: c.listMeta(),
+  items: c.array($DevMachineTemplate),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link DevMachineTemplateModel} class: a {@link DevMachineTemplate} with the Model methods. */
 export interface DevMachineTemplateModel extends DevMachineTemplate {}

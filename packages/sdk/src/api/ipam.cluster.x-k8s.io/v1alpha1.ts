@@ -9,10 +9,6 @@ import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1Obj
 import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
 import type { z } from "zod";
 import * as c from "../common.js";
-import { buildSchemas } from "./v1alpha1.schemas.js";
-
-// The schema expressions live in plain JavaScript (see the .schemas.d.ts next to this file).
-const schemas = buildSchemas(c);
 
 /** claimRef is a reference to the claim this IPAddress was created for. */
 export interface IPAddressSpecClaimRef {
@@ -28,8 +24,12 @@ export interface IPAddressSpecClaimRef {
   name?: string;
 }
 
+const $IPAddressSpecClaimRef = c.withMeta(c.object<IPAddressSpecClaimRef>({
+  name: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link IPAddressSpecClaimRef}. */
-export const IPAddressSpecClaimRefSchema: z.ZodType<IPAddressSpecClaimRef> = schemas.IPAddressSpecClaimRef;
+export const IPAddressSpecClaimRefSchema: z.ZodType<IPAddressSpecClaimRef> = c.zod($IPAddressSpecClaimRef);
 
 const IPAddressSpecClaimRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
@@ -47,8 +47,14 @@ export interface IPAddressSpecPoolRef {
   name: string;
 }
 
+const $IPAddressSpecPoolRef = c.withMeta(c.object<IPAddressSpecPoolRef>({
+  apiGroup: c.string(),
+  kind: c.string(),
+  name: c.string(),
+}, { required: ["kind","name"] }), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link IPAddressSpecPoolRef}. */
-export const IPAddressSpecPoolRefSchema: z.ZodType<IPAddressSpecPoolRef> = schemas.IPAddressSpecPoolRef;
+export const IPAddressSpecPoolRefSchema: z.ZodType<IPAddressSpecPoolRef> = c.zod($IPAddressSpecPoolRef);
 
 /** spec is the desired state of IPAddress. */
 export interface IPAddressSpec {
@@ -64,8 +70,16 @@ export interface IPAddressSpec {
   prefix: number;
 }
 
+const $IPAddressSpec = c.object<IPAddressSpec>({
+  address: c.string({ minLength: 1, maxLength: 39 }),
+  claimRef: $IPAddressSpecClaimRef,
+  gateway: c.string({ minLength: 1, maxLength: 39 }),
+  poolRef: $IPAddressSpecPoolRef,
+  prefix: c.integer(),
+}, { required: ["address","claimRef","poolRef","prefix"] });
+
 /** zod schema of {@link IPAddressSpec}. */
-export const IPAddressSpecSchema: z.ZodType<IPAddressSpec> = schemas.IPAddressSpec;
+export const IPAddressSpecSchema: z.ZodType<IPAddressSpec> = c.zod($IPAddressSpec);
 
 const IPAddressSpecDefaults: c.DefaultsNode = { properties: { claimRef: { ...IPAddressSpecClaimRefDefaults } } };
 
@@ -108,11 +122,23 @@ export interface IPAddressList {
   items: IPAddress[];
 }
 
+const $IPAddress = c.object<IPAddress>({
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
+  kind: c.literal("IPAddress"),
+  metadata: c.objectMeta(),
+  spec: $IPAddressSpec,
+}, { required: ["apiVersion","kind"] });
+
 /** zod schema of {@link IPAddress}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const IPAddressSchema: z.ZodType<IPAddress> = schemas.IPAddress;
+export const IPAddressSchema: z.ZodType<IPAddress> = c.zod($IPAddress);
 
 /** zod schema of {@link IPAddressList}. */
-export const IPAddressListSchema: z.ZodType<IPAddressList> = schemas.IPAddressList;
+export const IPAddressListSchema: z.ZodType<IPAddressList> = c.zod(c.object<IPAddressList>({
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
+  kind: c.literal("IPAddressList"),
+  metadata: c.listMeta(),
+  items: c.array($IPAddress),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const IPAddressDefaults: c.DefaultsNode = { properties: { spec: { ...IPAddressSpecDefaults } } };
 
@@ -197,8 +223,12 @@ export interface IPAddressClaimSpec {
   poolRef: IPAddressSpecPoolRef;
 }
 
+const $IPAddressClaimSpec = c.object<IPAddressClaimSpec>({
+  poolRef: $IPAddressSpecPoolRef,
+}, { required: ["poolRef"] });
+
 /** zod schema of {@link IPAddressClaimSpec}. */
-export const IPAddressClaimSpecSchema: z.ZodType<IPAddressClaimSpec> = schemas.IPAddressClaimSpec;
+export const IPAddressClaimSpecSchema: z.ZodType<IPAddressClaimSpec> = c.zod($IPAddressClaimSpec);
 
 /** Condition defines an observation of a Cluster API resource operational state. */
 export interface IPAddressClaimStatusCondition {
@@ -235,8 +265,17 @@ export interface IPAddressClaimStatusCondition {
   type: string;
 }
 
+const $IPAddressClaimStatusCondition = c.object<IPAddressClaimStatusCondition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
+
 /** zod schema of {@link IPAddressClaimStatusCondition}. */
-export const IPAddressClaimStatusConditionSchema: z.ZodType<IPAddressClaimStatusCondition> = schemas.IPAddressClaimStatusCondition;
+export const IPAddressClaimStatusConditionSchema: z.ZodType<IPAddressClaimStatusCondition> = c.zod($IPAddressClaimStatusCondition);
 
 /** status is the observed state of IPAddressClaim. */
 export interface IPAddressClaimStatus {
@@ -246,8 +285,13 @@ export interface IPAddressClaimStatus {
   conditions?: IPAddressClaimStatusCondition[];
 }
 
+const $IPAddressClaimStatus = c.object<IPAddressClaimStatus>({
+  addressRef: $IPAddressSpecClaimRef,
+  conditions: c.array($IPAddressClaimStatusCondition),
+});
+
 /** zod schema of {@link IPAddressClaimStatus}. */
-export const IPAddressClaimStatusSchema: z.ZodType<IPAddressClaimStatus> = schemas.IPAddressClaimStatus;
+export const IPAddressClaimStatusSchema: z.ZodType<IPAddressClaimStatus> = c.zod($IPAddressClaimStatus);
 
 const IPAddressClaimStatusDefaults: c.DefaultsNode = { properties: { addressRef: { ...IPAddressSpecClaimRefDefaults } } };
 
@@ -292,11 +336,24 @@ export interface IPAddressClaimList {
   items: IPAddressClaim[];
 }
 
+const $IPAddressClaim = c.object<IPAddressClaim>({
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
+  kind: c.literal("IPAddressClaim"),
+  metadata: c.objectMeta(),
+  spec: $IPAddressClaimSpec,
+  status: $IPAddressClaimStatus,
+}, { required: ["apiVersion","kind"] });
+
 /** zod schema of {@link IPAddressClaim}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = schemas.IPAddressClaim;
+export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = c.zod($IPAddressClaim);
 
 /** zod schema of {@link IPAddressClaimList}. */
-export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = schemas.IPAddressClaimList;
+export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = c.zod(c.object<IPAddressClaimList>({
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
+  kind: c.literal("IPAddressClaimList"),
+  metadata: c.listMeta(),
+  items: c.array($IPAddressClaim),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const IPAddressClaimDefaults: c.DefaultsNode = { properties: { status: { ...IPAddressClaimStatusDefaults } } };
 

@@ -11,10 +11,6 @@ import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1Obj
 import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
 import type { z } from "zod";
 import * as c from "../common.js";
-import { buildSchemas } from "./v1beta1.schemas.js";
-
-// The schema expressions live in plain JavaScript (see the .schemas.d.ts next to this file).
-const schemas = buildSchemas(c);
 
 /** claimRef is a reference to the claim this IPAddress was created for. */
 export interface IPAddressSpecClaimRef {
@@ -30,8 +26,12 @@ export interface IPAddressSpecClaimRef {
   name?: string;
 }
 
+const $IPAddressSpecClaimRef = c.withMeta(c.object<IPAddressSpecClaimRef>({
+  name: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link IPAddressSpecClaimRef}. */
-export const IPAddressSpecClaimRefSchema: z.ZodType<IPAddressSpecClaimRef> = schemas.IPAddressSpecClaimRef;
+export const IPAddressSpecClaimRefSchema: z.ZodType<IPAddressSpecClaimRef> = c.zod($IPAddressSpecClaimRef);
 
 const IPAddressSpecClaimRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
@@ -49,8 +49,14 @@ export interface IPAddressSpecPoolRef {
   name: string;
 }
 
+const $IPAddressSpecPoolRef = c.withMeta(c.object<IPAddressSpecPoolRef>({
+  apiGroup: c.string(),
+  kind: c.string(),
+  name: c.string(),
+}, { required: ["kind","name"] }), {"x-kubernetes-map-type":"atomic"});
+
 /** zod schema of {@link IPAddressSpecPoolRef}. */
-export const IPAddressSpecPoolRefSchema: z.ZodType<IPAddressSpecPoolRef> = schemas.IPAddressSpecPoolRef;
+export const IPAddressSpecPoolRefSchema: z.ZodType<IPAddressSpecPoolRef> = c.zod($IPAddressSpecPoolRef);
 
 /** spec is the desired state of IPAddress. */
 export interface IPAddressSpec {
@@ -66,8 +72,16 @@ export interface IPAddressSpec {
   prefix: number;
 }
 
+const $IPAddressSpec = c.object<IPAddressSpec>({
+  address: c.string({ minLength: 1, maxLength: 39 }),
+  claimRef: $IPAddressSpecClaimRef,
+  gateway: c.string({ minLength: 1, maxLength: 39 }),
+  poolRef: $IPAddressSpecPoolRef,
+  prefix: c.integer(),
+}, { required: ["address","claimRef","poolRef","prefix"] });
+
 /** zod schema of {@link IPAddressSpec}. */
-export const IPAddressSpecSchema: z.ZodType<IPAddressSpec> = schemas.IPAddressSpec;
+export const IPAddressSpecSchema: z.ZodType<IPAddressSpec> = c.zod($IPAddressSpec);
 
 const IPAddressSpecDefaults: c.DefaultsNode = { properties: { claimRef: { ...IPAddressSpecClaimRefDefaults } } };
 
@@ -116,19 +130,31 @@ export interface IPAddressList {
   items: IPAddress[];
 }
 
+const $IPAddress = c.object<IPAddress>({
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("IPAddress"),
+  metadata: c.objectMeta(),
+  spec: $IPAddressSpec,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link IPAddress}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddress is deprecated; use a newer version.
  */
-export const IPAddressSchema: z.ZodType<IPAddress> = schemas.IPAddress;
+export const IPAddressSchema: z.ZodType<IPAddress> = c.zod($IPAddress);
 
 /**
  * zod schema of {@link IPAddressList}.
  *
  * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddress is deprecated; use a newer version.
  */
-export const IPAddressListSchema: z.ZodType<IPAddressList> = schemas.IPAddressList;
+export const IPAddressListSchema: z.ZodType<IPAddressList> = c.zod(c.object<IPAddressList>({
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("IPAddressList"),
+  metadata: c.listMeta(),
+  items: c.array($IPAddress),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const IPAddressDefaults: c.DefaultsNode = { properties: { spec: { ...IPAddressSpecDefaults } } };
 
@@ -227,8 +253,13 @@ export interface IPAddressClaimSpec {
   poolRef: IPAddressSpecPoolRef;
 }
 
+const $IPAddressClaimSpec = c.object<IPAddressClaimSpec>({
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  poolRef: $IPAddressSpecPoolRef,
+}, { required: ["poolRef"] });
+
 /** zod schema of {@link IPAddressClaimSpec}. */
-export const IPAddressClaimSpecSchema: z.ZodType<IPAddressClaimSpec> = schemas.IPAddressClaimSpec;
+export const IPAddressClaimSpecSchema: z.ZodType<IPAddressClaimSpec> = c.zod($IPAddressClaimSpec);
 
 /** Condition defines an observation of a Cluster API resource operational state. */
 export interface IPAddressClaimStatusCondition {
@@ -265,8 +296,17 @@ export interface IPAddressClaimStatusCondition {
   type: string;
 }
 
+const $IPAddressClaimStatusCondition = c.object<IPAddressClaimStatusCondition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
+
 /** zod schema of {@link IPAddressClaimStatusCondition}. */
-export const IPAddressClaimStatusConditionSchema: z.ZodType<IPAddressClaimStatusCondition> = schemas.IPAddressClaimStatusCondition;
+export const IPAddressClaimStatusConditionSchema: z.ZodType<IPAddressClaimStatusCondition> = c.zod($IPAddressClaimStatusCondition);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface IPAddressClaimStatusV1beta2Condition {
@@ -300,8 +340,17 @@ export interface IPAddressClaimStatusV1beta2Condition {
   type: string;
 }
 
+const $IPAddressClaimStatusV1beta2Condition = c.object<IPAddressClaimStatusV1beta2Condition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
 /** zod schema of {@link IPAddressClaimStatusV1beta2Condition}. */
-export const IPAddressClaimStatusV1beta2ConditionSchema: z.ZodType<IPAddressClaimStatusV1beta2Condition> = schemas.IPAddressClaimStatusV1beta2Condition;
+export const IPAddressClaimStatusV1beta2ConditionSchema: z.ZodType<IPAddressClaimStatusV1beta2Condition> = c.zod($IPAddressClaimStatusV1beta2Condition);
 
 /** v1beta2 groups all the fields that will be added or modified in IPAddressClaim's status with the V1Beta2 version. */
 export interface IPAddressClaimStatusV1beta2 {
@@ -309,8 +358,12 @@ export interface IPAddressClaimStatusV1beta2 {
   conditions?: IPAddressClaimStatusV1beta2Condition[];
 }
 
+const $IPAddressClaimStatusV1beta2 = c.object<IPAddressClaimStatusV1beta2>({
+  conditions: c.withMeta(c.array($IPAddressClaimStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+});
+
 /** zod schema of {@link IPAddressClaimStatusV1beta2}. */
-export const IPAddressClaimStatusV1beta2Schema: z.ZodType<IPAddressClaimStatusV1beta2> = schemas.IPAddressClaimStatusV1beta2;
+export const IPAddressClaimStatusV1beta2Schema: z.ZodType<IPAddressClaimStatusV1beta2> = c.zod($IPAddressClaimStatusV1beta2);
 
 /** status is the observed state of IPAddressClaim. */
 export interface IPAddressClaimStatus {
@@ -322,8 +375,14 @@ export interface IPAddressClaimStatus {
   v1beta2?: IPAddressClaimStatusV1beta2;
 }
 
+const $IPAddressClaimStatus = c.object<IPAddressClaimStatus>({
+  addressRef: $IPAddressSpecClaimRef,
+  conditions: c.array($IPAddressClaimStatusCondition),
+  v1beta2: $IPAddressClaimStatusV1beta2,
+});
+
 /** zod schema of {@link IPAddressClaimStatus}. */
-export const IPAddressClaimStatusSchema: z.ZodType<IPAddressClaimStatus> = schemas.IPAddressClaimStatus;
+export const IPAddressClaimStatusSchema: z.ZodType<IPAddressClaimStatus> = c.zod($IPAddressClaimStatus);
 
 const IPAddressClaimStatusDefaults: c.DefaultsNode = { properties: { addressRef: { ...IPAddressSpecClaimRefDefaults } } };
 
@@ -374,19 +433,32 @@ export interface IPAddressClaimList {
   items: IPAddressClaim[];
 }
 
+const $IPAddressClaim = c.object<IPAddressClaim>({
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("IPAddressClaim"),
+  metadata: c.objectMeta(),
+  spec: $IPAddressClaimSpec,
+  status: $IPAddressClaimStatus,
+}, { required: ["apiVersion","kind"] });
+
 /**
  * zod schema of {@link IPAddressClaim}: every OpenAPI constraint of the CRD, unknown fields kept.
  *
  * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddressClaim is deprecated; use a newer version.
  */
-export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = schemas.IPAddressClaim;
+export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = c.zod($IPAddressClaim);
 
 /**
  * zod schema of {@link IPAddressClaimList}.
  *
  * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddressClaim is deprecated; use a newer version.
  */
-export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = schemas.IPAddressClaimList;
+export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = c.zod(c.object<IPAddressClaimList>({
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("IPAddressClaimList"),
+  metadata: c.listMeta(),
+  items: c.array($IPAddressClaim),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 const IPAddressClaimDefaults: c.DefaultsNode = { properties: { status: { ...IPAddressClaimStatusDefaults } } };
 

@@ -9,10 +9,6 @@ import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1Obj
 import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
 import type { z } from "zod";
 import * as c from "../common.js";
-import { buildSchemas } from "./v1beta2.schemas.js";
-
-// The schema expressions live in plain JavaScript (see the .schemas.d.ts next to this file).
-const schemas = buildSchemas(c);
 
 /** claimRef is a reference to the claim this IPAddress was created for. */
 export interface IPAddressSpecClaimRef {
@@ -23,8 +19,12 @@ export interface IPAddressSpecClaimRef {
   name: string;
 }
 
+const $IPAddressSpecClaimRef = c.object<IPAddressSpecClaimRef>({
+  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+}, { required: ["name"] });
+
 /** zod schema of {@link IPAddressSpecClaimRef}. */
-export const IPAddressSpecClaimRefSchema: z.ZodType<IPAddressSpecClaimRef> = schemas.IPAddressSpecClaimRef;
+export const IPAddressSpecClaimRefSchema: z.ZodType<IPAddressSpecClaimRef> = c.zod($IPAddressSpecClaimRef);
 
 /** poolRef is a reference to the pool that this IPAddress was created from. */
 export interface IPAddressSpecPoolRef {
@@ -45,8 +45,14 @@ export interface IPAddressSpecPoolRef {
   name: string;
 }
 
+const $IPAddressSpecPoolRef = c.object<IPAddressSpecPoolRef>({
+  apiGroup: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+  kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
+  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+}, { required: ["apiGroup","kind","name"] });
+
 /** zod schema of {@link IPAddressSpecPoolRef}. */
-export const IPAddressSpecPoolRefSchema: z.ZodType<IPAddressSpecPoolRef> = schemas.IPAddressSpecPoolRef;
+export const IPAddressSpecPoolRefSchema: z.ZodType<IPAddressSpecPoolRef> = c.zod($IPAddressSpecPoolRef);
 
 /** spec is the desired state of IPAddress. */
 export interface IPAddressSpec {
@@ -62,8 +68,16 @@ export interface IPAddressSpec {
   prefix: number;
 }
 
+const $IPAddressSpec = c.object<IPAddressSpec>({
+  address: c.string({ minLength: 1, maxLength: 39 }),
+  claimRef: $IPAddressSpecClaimRef,
+  gateway: c.string({ minLength: 1, maxLength: 39 }),
+  poolRef: $IPAddressSpecPoolRef,
+  prefix: c.integer({ format: "int32", minimum: 0, maximum: 128 }),
+}, { required: ["address","claimRef","poolRef","prefix"] });
+
 /** zod schema of {@link IPAddressSpec}. */
-export const IPAddressSpecSchema: z.ZodType<IPAddressSpec> = schemas.IPAddressSpec;
+export const IPAddressSpecSchema: z.ZodType<IPAddressSpec> = c.zod($IPAddressSpec);
 
 /**
  * IPAddress is the Schema for the ipaddress API.
@@ -104,11 +118,23 @@ export interface IPAddressList {
   items: IPAddress[];
 }
 
+const $IPAddress = c.object<IPAddress>({
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("IPAddress"),
+  metadata: c.objectMeta(),
+  spec: $IPAddressSpec,
+}, { required: ["apiVersion","kind","spec"] });
+
 /** zod schema of {@link IPAddress}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const IPAddressSchema: z.ZodType<IPAddress> = schemas.IPAddress;
+export const IPAddressSchema: z.ZodType<IPAddress> = c.zod($IPAddress);
 
 /** zod schema of {@link IPAddressList}. */
-export const IPAddressListSchema: z.ZodType<IPAddressList> = schemas.IPAddressList;
+export const IPAddressListSchema: z.ZodType<IPAddressList> = c.zod(c.object<IPAddressList>({
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("IPAddressList"),
+  metadata: c.listMeta(),
+  items: c.array($IPAddress),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link IPAddressModel} class: a {@link IPAddress} with the Model methods. */
 export interface IPAddressModel extends IPAddress {}
@@ -193,8 +219,13 @@ export interface IPAddressClaimSpec {
   poolRef: IPAddressSpecPoolRef;
 }
 
+const $IPAddressClaimSpec = c.object<IPAddressClaimSpec>({
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  poolRef: $IPAddressSpecPoolRef,
+}, { required: ["poolRef"] });
+
 /** zod schema of {@link IPAddressClaimSpec}. */
-export const IPAddressClaimSpecSchema: z.ZodType<IPAddressClaimSpec> = schemas.IPAddressClaimSpec;
+export const IPAddressClaimSpecSchema: z.ZodType<IPAddressClaimSpec> = c.zod($IPAddressClaimSpec);
 
 /** addressRef is a reference to the address that was created for this claim. */
 export interface IPAddressClaimStatusAddressRef {
@@ -205,8 +236,12 @@ export interface IPAddressClaimStatusAddressRef {
   name: string;
 }
 
+const $IPAddressClaimStatusAddressRef = c.object<IPAddressClaimStatusAddressRef>({
+  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+}, { required: ["name"] });
+
 /** zod schema of {@link IPAddressClaimStatusAddressRef}. */
-export const IPAddressClaimStatusAddressRefSchema: z.ZodType<IPAddressClaimStatusAddressRef> = schemas.IPAddressClaimStatusAddressRef;
+export const IPAddressClaimStatusAddressRefSchema: z.ZodType<IPAddressClaimStatusAddressRef> = c.zod($IPAddressClaimStatusAddressRef);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface IPAddressClaimStatusCondition {
@@ -240,8 +275,17 @@ export interface IPAddressClaimStatusCondition {
   type: string;
 }
 
+const $IPAddressClaimStatusCondition = c.object<IPAddressClaimStatusCondition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
+
 /** zod schema of {@link IPAddressClaimStatusCondition}. */
-export const IPAddressClaimStatusConditionSchema: z.ZodType<IPAddressClaimStatusCondition> = schemas.IPAddressClaimStatusCondition;
+export const IPAddressClaimStatusConditionSchema: z.ZodType<IPAddressClaimStatusCondition> = c.zod($IPAddressClaimStatusCondition);
 
 /**
  * Condition defines an observation of a Cluster API resource operational state.
@@ -282,8 +326,17 @@ export interface IPAddressClaimStatusDeprecatedV1beta1Condition {
   type: string;
 }
 
+const $IPAddressClaimStatusDeprecatedV1beta1Condition = c.object<IPAddressClaimStatusDeprecatedV1beta1Condition>({
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
+
 /** zod schema of {@link IPAddressClaimStatusDeprecatedV1beta1Condition}. */
-export const IPAddressClaimStatusDeprecatedV1beta1ConditionSchema: z.ZodType<IPAddressClaimStatusDeprecatedV1beta1Condition> = schemas.IPAddressClaimStatusDeprecatedV1beta1Condition;
+export const IPAddressClaimStatusDeprecatedV1beta1ConditionSchema: z.ZodType<IPAddressClaimStatusDeprecatedV1beta1Condition> = c.zod($IPAddressClaimStatusDeprecatedV1beta1Condition);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface IPAddressClaimStatusDeprecatedV1beta1 {
@@ -297,8 +350,12 @@ export interface IPAddressClaimStatusDeprecatedV1beta1 {
   conditions?: IPAddressClaimStatusDeprecatedV1beta1Condition[];
 }
 
+const $IPAddressClaimStatusDeprecatedV1beta1 = c.object<IPAddressClaimStatusDeprecatedV1beta1>({
+  conditions: c.array($IPAddressClaimStatusDeprecatedV1beta1Condition),
+});
+
 /** zod schema of {@link IPAddressClaimStatusDeprecatedV1beta1}. */
-export const IPAddressClaimStatusDeprecatedV1beta1Schema: z.ZodType<IPAddressClaimStatusDeprecatedV1beta1> = schemas.IPAddressClaimStatusDeprecatedV1beta1;
+export const IPAddressClaimStatusDeprecatedV1beta1Schema: z.ZodType<IPAddressClaimStatusDeprecatedV1beta1> = c.zod($IPAddressClaimStatusDeprecatedV1beta1);
 
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface IPAddressClaimStatusDeprecated {
@@ -306,8 +363,12 @@ export interface IPAddressClaimStatusDeprecated {
   v1beta1?: IPAddressClaimStatusDeprecatedV1beta1;
 }
 
+const $IPAddressClaimStatusDeprecated = c.object<IPAddressClaimStatusDeprecated>({
+  v1beta1: $IPAddressClaimStatusDeprecatedV1beta1,
+});
+
 /** zod schema of {@link IPAddressClaimStatusDeprecated}. */
-export const IPAddressClaimStatusDeprecatedSchema: z.ZodType<IPAddressClaimStatusDeprecated> = schemas.IPAddressClaimStatusDeprecated;
+export const IPAddressClaimStatusDeprecatedSchema: z.ZodType<IPAddressClaimStatusDeprecated> = c.zod($IPAddressClaimStatusDeprecated);
 
 /** status is the observed state of IPAddressClaim. */
 export interface IPAddressClaimStatus {
@@ -322,8 +383,14 @@ export interface IPAddressClaimStatus {
   deprecated?: IPAddressClaimStatusDeprecated;
 }
 
+const $IPAddressClaimStatus = c.object<IPAddressClaimStatus>({
+  addressRef: $IPAddressClaimStatusAddressRef,
+  conditions: c.withMeta(c.array($IPAddressClaimStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $IPAddressClaimStatusDeprecated,
+}, { minProperties: 1 });
+
 /** zod schema of {@link IPAddressClaimStatus}. */
-export const IPAddressClaimStatusSchema: z.ZodType<IPAddressClaimStatus> = schemas.IPAddressClaimStatus;
+export const IPAddressClaimStatusSchema: z.ZodType<IPAddressClaimStatus> = c.zod($IPAddressClaimStatus);
 
 /**
  * IPAddressClaim is the Schema for the ipaddressclaim API.
@@ -366,11 +433,24 @@ export interface IPAddressClaimList {
   items: IPAddressClaim[];
 }
 
+const $IPAddressClaim = c.object<IPAddressClaim>({
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("IPAddressClaim"),
+  metadata: c.objectMeta(),
+  spec: $IPAddressClaimSpec,
+  status: $IPAddressClaimStatus,
+}, { required: ["apiVersion","kind","spec"] });
+
 /** zod schema of {@link IPAddressClaim}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = schemas.IPAddressClaim;
+export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = c.zod($IPAddressClaim);
 
 /** zod schema of {@link IPAddressClaimList}. */
-export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = schemas.IPAddressClaimList;
+export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = c.zod(c.object<IPAddressClaimList>({
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("IPAddressClaimList"),
+  metadata: c.listMeta(),
+  items: c.array($IPAddressClaim),
+}, { required: ["apiVersion", "kind", "items"] }));
 
 /** Instance type of the {@link IPAddressClaimModel} class: a {@link IPAddressClaim} with the Model methods. */
 export interface IPAddressClaimModel extends IPAddressClaim {}

@@ -73,6 +73,9 @@ describe("defineInfraMachinePool", () => {
       group: "infrastructure.foo.com",
       version: "v1beta2",
       plural: "foomachinepools",
+      kind: "FooMachinePool",
+      scope: "Namespaced",
+      subresources: { status: true },
     });
     expect(Foo.finalizer).toBe("foomachinepool.infrastructure.foo.com");
   });

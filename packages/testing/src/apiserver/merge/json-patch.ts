@@ -1,4 +1,4 @@
-import { cloneJSON } from "./typed.js";
+import { cloneJSON, deepEqual } from "./typed.js";
 
 /**
  * A JSON patch the server refuses. `status` is what kube-apiserver answers: 400 `BadRequest` when the
@@ -56,24 +56,6 @@ function parsePointer(pointer: string, opIndex: number, field: string): string[]
     .slice(1)
     .split("/")
     .map((token) => token.replaceAll("~1", "/").replaceAll("~0", "~"));
-}
-
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) {
-    return Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  }
-  if (isContainer(a) && isContainer(b) && !Array.isArray(b)) {
-    const ka = Object.keys(a);
-    const kb = Object.keys(b);
-    if (ka.length !== kb.length) return false;
-    return ka.every(
-      (k) =>
-        Object.hasOwn(b, k) &&
-        deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
-    );
-  }
-  return false;
 }
 
 function arrayIndex(

@@ -13,6 +13,7 @@ interface GenerateFlags {
   readonly kubeconfig?: string;
   readonly context?: string;
   readonly group?: string[];
+  readonly runtimeSource?: boolean;
 }
 
 /**
@@ -46,6 +47,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     )
     .option("--context <name>", "kubeconfig context for --from-cluster")
     .option("--group <group...>", "only generate these API groups (repeatable)")
+    .option(
+      "--runtime-source",
+      "write the runtime modules (schemas, Model classes, resource metadata) as TypeScript your compiler checks against the interfaces, instead of compiled JavaScript with declarations",
+    )
     .action(async (inputs: string[], flags: GenerateFlags) => {
       if (inputs.length === 0 && flags.fromCluster !== true) {
         throw new CodegenError(
@@ -61,6 +66,7 @@ export async function main(argv: readonly string[]): Promise<number> {
             ? { kubeconfig: flags.kubeconfig, context: flags.context }
             : undefined,
         groups: flags.group,
+        runtime: flags.runtimeSource === true ? "source" : "compiled",
       });
       const out = flags.output;
       if (flags.check === true) {

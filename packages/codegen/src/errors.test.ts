@@ -1,6 +1,7 @@
 import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
+import { compileModule } from "./emit/compile.js";
 import { CodegenError } from "./errors.js";
 import { generate } from "./generate.js";
 import { tempDir } from "./test-helpers.js";
@@ -218,5 +219,25 @@ describe("inputs", () => {
     await expect(
       generate({ inputs: [{ source: "a.yaml", text: goodCrd }], groups: ["other.io"] }),
     ).rejects.toThrow("no CRDs of the groups other.io found in the input");
+  });
+
+  test("an unknown runtime form is refused", async () => {
+    await expect(
+      // @ts-expect-error not a runtime form
+      generate({ inputs: [{ source: "a.yaml", text: goodCrd }], runtime: "javascript" }),
+    ).rejects.toThrow('runtime must be "compiled" or "source", not "javascript"');
+  });
+
+  test("a module the compiler cannot turn into declarations is reported as a generator bug", () => {
+    // An export without a type annotation: declarations would need inference.
+    expect(() =>
+      compileModule("x.runtime.ts", "export const x = [1].map((n) => n + 1);\n"),
+    ).toThrow(
+      /produced a module it cannot compile \(x\.runtime\.ts:1: .*\); this is a bug in the generator/,
+    );
+    expect(compileModule("y.runtime.ts", "export const y: number = 1;\n")).toEqual({
+      js: "export const y = 1;\n",
+      dts: "export declare const y: number;\n",
+    });
   });
 });

@@ -1,6 +1,7 @@
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import { type ClusterOptions, loadClusterCrds } from "./cluster.js";
+import { compileModule } from "./emit/compile.js";
 import { escapeDocText, renderDoc } from "./emit/docs.js";
 import { emitGroupVersion, type KindVersion } from "./emit/group-version.js";
 import { groupAliases } from "./emit/names.js";
@@ -21,7 +22,20 @@ export interface GenerateOptions {
   readonly groups?: readonly string[];
   /** How to read standard input (for the input "-"); defaults to process.stdin. */
   readonly readStdin?: () => Promise<string>;
+  /**
+   * How the runtime modules (zod schemas, defaults, Model classes, resource metadata, and the
+   * shared `common` module) are written:
+   * - `"compiled"` (default): `<version>.runtime.js` with `<version>.runtime.d.ts`, compiled from the
+   *   TypeScript the generator emits. Projects compiling the output then type-check only the
+   *   interfaces and declarations, several times faster than the schema code.
+   * - `"source"`: `<version>.runtime.ts` and `common.ts`, the same code as TypeScript, so your
+   *   compiler checks every schema, class and resource against its interface (slower to compile).
+   */
+  readonly runtime?: RuntimeEmit;
 }
+
+/** How {@link generate} writes the runtime modules; see {@link GenerateOptions.runtime}. */
+export type RuntimeEmit = "compiled" | "source";
 
 /** A generated file, relative to the output folder. */
 export interface GeneratedFile {
@@ -55,9 +69,11 @@ export interface GenerateResult {
 
 /**
  * Generates TypeScript from CRDs, in memory: one module per API group and version
- * (`<group>/<version>.ts`) with interfaces, zod schemas, defaults, Model classes and resource
- * metadata for every served version; `common.ts` (the shared runtime) and `index.ts` (namespaces
- * such as `clusterv1beta2`). Nothing is written; pass the result to {@link writeGenerated}.
+ * (`<group>/<version>.ts`) with the interfaces of every served version, re-exporting its runtime
+ * module (`<version>.runtime`: zod schemas, defaults, Model classes and resource metadata); the
+ * shared runtime `common`; and `index.ts` (namespaces such as `clusterv1beta2`). Runtime modules
+ * are compiled JavaScript with declarations unless {@link GenerateOptions.runtime} is `"source"`.
+ * Nothing is written; pass the result to {@link writeGenerated}.
  * The output is deterministic: the same CRDs give byte-identical files, whatever their order.
  *
  * @param options - inputs and filters
@@ -76,7 +92,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       ...(await loadClusterCrds(options.fromCluster === true ? {} : options.fromCluster)),
     );
   }
-  return generateFromCrds(readCrds(documents), options.groups);
+  return generateFromCrds(readCrds(documents), options.groups, options.runtime);
 }
 
 /**
@@ -84,12 +100,20 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
  *
  * @param crds - checked CRDs
  * @param groups - only emit these groups (all when empty or absent)
+ * @param runtime - how to write the runtime modules (see {@link GenerateOptions.runtime})
  * @returns the files
  */
 export function generateFromCrds(
   crds: readonly CrdDefinition[],
   groups?: readonly string[],
+  runtime: RuntimeEmit = "compiled",
 ): GenerateResult {
+  if (runtime !== "compiled" && runtime !== "source") {
+    throw new CodegenError(
+      { source: "options" },
+      `runtime must be "compiled" or "source", not ${JSON.stringify(runtime)}`,
+    );
+  }
   const wanted = groups !== undefined && groups.length > 0 ? new Set(groups) : undefined;
   const byName = new Map<string, CrdDefinition>();
   for (const crd of crds) {
@@ -135,10 +159,9 @@ export function generateFromCrds(
   for (const gv of sorted) {
     gv.kinds.sort((a, b) => compare(a.crd.kind, b.crd.kind));
     const path = `${gv.group}/${gv.version}.ts`;
-    files.push({
-      path,
-      content: `${GENERATED_HEADER}\n${emitGroupVersion(gv.group, gv.version, gv.kinds)}`,
-    });
+    const source = emitGroupVersion(gv.group, gv.version, gv.kinds);
+    files.push({ path, content: `${GENERATED_HEADER}\n${source.types}` });
+    files.push(...runtimeFiles(`${gv.group}/${gv.version}.runtime`, source.runtime, runtime));
     summaries.push({
       group: gv.group,
       version: gv.version,
@@ -147,10 +170,21 @@ export function generateFromCrds(
       kinds: gv.kinds.map((k) => k.crd.kind),
     });
   }
-  files.push({ path: "common.ts", content: `${GENERATED_HEADER}\n${RUNTIME_SOURCE}` });
+  files.push(...runtimeFiles("common", RUNTIME_SOURCE, runtime));
   files.push({ path: "index.ts", content: renderIndex(summaries, [...byName.values()]) });
   files.sort((a, b) => compare(a.path, b.path));
   return { files, groupVersions: summaries };
+}
+
+/** The files of one runtime module: its TypeScript, or the JavaScript and declarations compiled from it. */
+function runtimeFiles(base: string, source: string, runtime: RuntimeEmit): GeneratedFile[] {
+  if (runtime === "source")
+    return [{ path: `${base}.ts`, content: `${GENERATED_HEADER}\n${source}` }];
+  const compiled = compileModule(`${base}.ts`, source);
+  return [
+    { path: `${base}.d.ts`, content: `${GENERATED_HEADER}\n${compiled.dts}` },
+    { path: `${base}.js`, content: `${GENERATED_HEADER}\n${compiled.js}` },
+  ];
 }
 
 /** What the generated index re-exports from common.ts (the schema builders stay internal). */
@@ -233,7 +267,7 @@ async function listGeneratedFiles(outDir: string): Promise<string[]> {
     for (const entry of entries) {
       const full = join(dir, entry.name);
       if (entry.isDirectory()) await walk(full);
-      else if (entry.name.endsWith(".ts")) {
+      else if (entry.name.endsWith(".ts") || entry.name.endsWith(".js")) {
         const head = (await readFile(full, "utf8")).slice(0, GENERATED_HEADER.length);
         if (head === GENERATED_HEADER) found.push(relative(outDir, full).split(sep).join("/"));
       }

@@ -25,6 +25,7 @@ export {
   type GenerateResult,
   generate,
   generateFromCrds,
+  type RuntimeEmit,
   type StaleReport,
   writeGenerated,
 } from "./generate.js";

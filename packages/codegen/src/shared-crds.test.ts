@@ -1,9 +1,10 @@
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { load } from "js-yaml";
 import { beforeAll, describe, expect, test } from "vitest";
 import type { z } from "zod";
-import { checkGenerated, type GenerateResult, generate } from "./generate.js";
+import { compileModule } from "./emit/compile.js";
+import { checkGenerated, GENERATED_HEADER, type GenerateResult, generate } from "./generate.js";
 import {
   generateInto,
   importModule,
@@ -63,44 +64,8 @@ beforeAll(async () => {
   index = await importModule<Module>(join(dir, "index.ts"));
 }, 120_000);
 
-describe("every CRD under shared/crds", () => {
-  test("generates one module per served group/version, skipping unserved versions", () => {
-    const summary = result.groupVersions.map((gv) => `${gv.alias}: ${gv.kinds.join(",")}`);
-    expect(summary).toContain(
-      "clusterv1beta2: Cluster,ClusterClass,Machine,MachineDeployment,MachineDrainRule,MachineHealthCheck,MachinePool,MachineSet",
-    );
-    expect(summary).toContain("bootstrapv1beta1: KubeadmConfig,KubeadmConfigTemplate");
-    expect(summary).toContain(
-      "controlplanev1beta2: KubeadmControlPlane,KubeadmControlPlaneTemplate",
-    );
-    const infraV1beta2 = result.groupVersions.find((gv) => gv.alias === "infrastructurev1beta2");
-    expect(infraV1beta2?.kinds).toEqual(
-      expect.arrayContaining([
-        "AWSMachinePool",
-        "DevMachinePool",
-        "DevMachinePoolTemplate",
-        "ROSAMachinePool",
-      ]),
-    );
-    // The AWS v1beta1 versions are served: false, so v1beta1 holds only the Dev kinds.
-    const infraV1beta1 = result.groupVersions.find((gv) => gv.alias === "infrastructurev1beta1");
-    expect(infraV1beta1?.kinds.some((kind) => kind.startsWith("AWS"))).toBe(false);
-    expect(result.files.map((f) => f.path)).toEqual(
-      expect.arrayContaining(["common.ts", "index.ts"]),
-    );
-  });
-
-  test("regenerates byte-identically, whatever the input order", async () => {
-    const files = [capi, aws];
-    const again = await generate({ inputs: [...files].reverse() });
-    expect(again.files).toEqual(result.files);
-  });
-
-  test("type-checks under strict NodeNext, with typed int-or-string and free-form fields", async () => {
-    // Consumer cases: what must and must not compile against the generated types.
-    await writeText(
-      join(dir, "consumer.ts"),
-      `import { clusterv1beta2 } from "./index.js";
+/** A consumer of the generated types: what must and must not compile against them. */
+const CONSUMER = `import { clusterv1beta2 } from "./index.js";
 type MP = clusterv1beta2.MachinePool;
 const base = { apiVersion: "cluster.x-k8s.io/v1beta2", kind: "MachinePool" } as const;
 const template = { spec: { clusterName: "c", bootstrap: {}, infrastructureRef: { apiGroup: "g", kind: "K", name: "n" } } };
@@ -134,10 +99,86 @@ export const model = new clusterv1beta2.MachinePool({ spec: { clusterName: "c", 
 export const fromModel: MP = model;
 export const version: "cluster.x-k8s.io/v1beta2" = clusterv1beta2.MachinePool.apiVersion;
 export const guard = (x: unknown): string | undefined => (clusterv1beta2.MachinePool.is(x) ? x.spec?.clusterName : undefined);
-`,
+`;
+
+describe("every CRD under shared/crds", () => {
+  test("generates one module per served group/version, skipping unserved versions", () => {
+    const summary = result.groupVersions.map((gv) => `${gv.alias}: ${gv.kinds.join(",")}`);
+    expect(summary).toContain(
+      "clusterv1beta2: Cluster,ClusterClass,Machine,MachineDeployment,MachineDrainRule,MachineHealthCheck,MachinePool,MachineSet",
     );
+    expect(summary).toContain("bootstrapv1beta1: KubeadmConfig,KubeadmConfigTemplate");
+    expect(summary).toContain(
+      "controlplanev1beta2: KubeadmControlPlane,KubeadmControlPlaneTemplate",
+    );
+    const infraV1beta2 = result.groupVersions.find((gv) => gv.alias === "infrastructurev1beta2");
+    expect(infraV1beta2?.kinds).toEqual(
+      expect.arrayContaining([
+        "AWSMachinePool",
+        "DevMachinePool",
+        "DevMachinePoolTemplate",
+        "ROSAMachinePool",
+      ]),
+    );
+    // The AWS v1beta1 versions are served: false, so v1beta1 holds only the Dev kinds.
+    const infraV1beta1 = result.groupVersions.find((gv) => gv.alias === "infrastructurev1beta1");
+    expect(infraV1beta1?.kinds.some((kind) => kind.startsWith("AWS"))).toBe(false);
+    expect(result.files.map((f) => f.path)).toEqual(
+      expect.arrayContaining([
+        "cluster.x-k8s.io/v1beta2.ts",
+        "cluster.x-k8s.io/v1beta2.runtime.d.ts",
+        "cluster.x-k8s.io/v1beta2.runtime.js",
+        "common.d.ts",
+        "common.js",
+        "index.ts",
+      ]),
+    );
+  });
+
+  test("regenerates byte-identically, whatever the input order", async () => {
+    const files = [capi, aws];
+    const again = await generate({ inputs: [...files].reverse() });
+    expect(again.files).toEqual(result.files);
+  });
+
+  test("type-checks under strict NodeNext, with typed int-or-string and free-form fields", async () => {
+    await writeText(join(dir, "consumer.ts"), CONSUMER);
     expect(await typecheck(dir)).toEqual([]);
   }, 240_000);
+
+  test("with the runtime as TypeScript, every schema, Model class and resource type-checks against its interface", async () => {
+    // The compiled runtime's declarations are only as right as the code they come from: this is
+    // where the compiler proves that code against the interfaces.
+    const source = await generateInto(
+      { inputs: [join(sharedDir, "crds")], runtime: "source" },
+      "shared-source",
+    );
+    try {
+      expect(source.result.files.some((f) => f.path.endsWith(".js"))).toBe(false);
+      await writeText(join(source.dir, "consumer.ts"), CONSUMER);
+      expect(await typecheck(source.dir)).toEqual([]);
+    } finally {
+      await rm(source.dir, { recursive: true, force: true });
+    }
+  }, 240_000);
+
+  test("the compiled runtime is exactly the TypeScript runtime, compiled", async () => {
+    const source = await generate({ inputs: [join(sharedDir, "crds")], runtime: "source" });
+    const compiled = new Map(result.files.map((f) => [f.path, f.content]));
+    const runtimeSources = source.files.filter(
+      (f) => f.path.endsWith(".runtime.ts") || f.path === "common.ts",
+    );
+    expect(runtimeSources.length).toBe(result.groupVersions.length + 1);
+    for (const file of runtimeSources) {
+      const base = file.path.replace(/\.ts$/, "");
+      const { js, dts } = compileModule(file.path, file.content.slice(GENERATED_HEADER.length + 1));
+      expect(compiled.get(`${base}.js`)).toBe(`${GENERATED_HEADER}\n${js}`);
+      expect(compiled.get(`${base}.d.ts`)).toBe(`${GENERATED_HEADER}\n${dts}`);
+    }
+    // Everything else is the same in both forms.
+    const others = source.files.filter((f) => !runtimeSources.includes(f));
+    for (const file of others) expect(compiled.get(file.path)).toBe(file.content);
+  }, 120_000);
 });
 
 describe("validation of real objects", () => {

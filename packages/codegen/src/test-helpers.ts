@@ -1,6 +1,6 @@
 // Helpers shared by the codegen tests (not part of the package's API).
 import { mkdir, mkdtemp, readdir, writeFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import ts from "typescript";
 import { type GenerateOptions, type GenerateResult, generate, writeGenerated } from "./generate.js";
@@ -52,7 +52,8 @@ async function tsFiles(dir: string): Promise<string[]> {
 
 /**
  * Type-checks every .ts file of a folder with the repository's strict settings (NodeNext,
- * verbatimModuleSyntax, noUncheckedIndexedAccess) and no @types/node.
+ * verbatimModuleSyntax, noUncheckedIndexedAccess) and no @types/node. The folder's own declaration
+ * files (the compiled runtime's `.d.ts`) are checked too; those of dependencies are not.
  *
  * @param dir - the folder
  * @returns the diagnostics, formatted; empty when it type-checks
@@ -66,14 +67,26 @@ export async function typecheck(dir: string): Promise<string[]> {
     strict: true,
     noUncheckedIndexedAccess: true,
     noImplicitOverride: true,
+    noUnusedLocals: true,
+    noUnusedParameters: true,
     verbatimModuleSyntax: true,
     isolatedModules: true,
-    skipLibCheck: true,
+    skipLibCheck: false,
     noEmit: true,
     types: [],
   };
   const program = ts.createProgram(await tsFiles(dir), options);
-  return ts.getPreEmitDiagnostics(program).map((d) => {
+  const prefix = dir.split(sep).join("/");
+  const ours = program.getSourceFiles().filter((file) => file.fileName.startsWith(`${prefix}/`));
+  const diagnostics = [
+    ...program.getOptionsDiagnostics(),
+    ...program.getGlobalDiagnostics(),
+    ...ours.flatMap((file) => [
+      ...program.getSyntacticDiagnostics(file),
+      ...program.getSemanticDiagnostics(file),
+    ]),
+  ];
+  return diagnostics.map((d) => {
     const text = ts.flattenDiagnosticMessageText(d.messageText, "\n");
     if (d.file === undefined || d.start === undefined) return text;
     const { line, character } = d.file.getLineAndCharacterOfPosition(d.start);

@@ -110,6 +110,8 @@ const RESERVED = new Set([
   "Model",
   "ModelData",
   "createTypeMetaGuard",
+  "TypeMetaGuard",
+  "t",
   "V1ObjectMeta",
   "V1ListMeta",
   "Object",
@@ -130,21 +132,41 @@ function isRecord(value: unknown): value is SchemaNode {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** The two modules of one group/version, as TypeScript source. */
+export interface GroupVersionSource {
+  /**
+   * The public module (`<version>.ts`): the interfaces, the `new Kind({...})` constructors, and a
+   * re-export of everything in the runtime module.
+   */
+  readonly types: string;
+  /**
+   * The runtime module (`<version>.runtime.ts`): zod schemas, defaults, Model classes and resource
+   * metadata, each typed against the interfaces, so that compiling this source proves they agree.
+   */
+  readonly runtime: string;
+}
+
 /**
- * Emits the TypeScript module of one API group/version: interfaces, zod schemas, defaults,
- * Model classes and resource metadata for every kind.
+ * Emits the modules of one API group/version: interfaces, zod schemas, defaults, Model classes and
+ * resource metadata for every kind.
  *
  * @param group - API group
  * @param version - API version
  * @param kinds - the kinds served at this group/version
- * @returns the module source
+ * @returns the two module sources
  */
 export function emitGroupVersion(
   group: string,
   version: string,
   kinds: readonly KindVersion[],
-): string {
+): GroupVersionSource {
   return new GroupVersionEmitter(group, version, kinds).emit();
+}
+
+/** What one named type or kind contributes to each module. */
+interface Rendered {
+  types: string;
+  runtime: string;
 }
 
 class GroupVersionEmitter {
@@ -153,6 +175,8 @@ class GroupVersionEmitter {
   /** Named types in post-order (dependencies first), the order schemas must be declared in. */
   private readonly order: NamedType[] = [];
   private nextId = 0;
+  /** Whether the interfaces reference a type of the shared runtime (the free-form JSON types). */
+  private usesCommonTypes = false;
   private location: InputLocation = { source: "" };
 
   constructor(
@@ -161,7 +185,7 @@ class GroupVersionEmitter {
     private readonly kinds: readonly KindVersion[],
   ) {}
 
-  emit(): string {
+  emit(): GroupVersionSource {
     const roots: NamedType[] = [];
     for (const kv of this.kinds) {
       const schema = kv.version.schema;
@@ -174,7 +198,13 @@ class GroupVersionEmitter {
       roots.push(this.visitRoot(kv, schema));
     }
     this.assignNames(roots);
-    return this.render(roots);
+    return this.render();
+  }
+
+  /** A type of the shared runtime, referenced from the interfaces module. */
+  private commonType(name: string): string {
+    this.usesCommonTypes = true;
+    return `c.${name}`;
   }
 
   private fail(path: string, problem: string): never {
@@ -364,7 +394,7 @@ class GroupVersionEmitter {
         }
         if (preserve || additional === true) {
           return finish({
-            ts: () => "c.FreeFormObject",
+            ts: () => this.commonType("FreeFormObject"),
             zod: () =>
               `c.freeFormObject(${options(node, ["minProperties", "maxProperties"]).slice(2)})`,
             defaults: () => "",
@@ -421,7 +451,7 @@ class GroupVersionEmitter {
       case undefined:
         if (preserve)
           return finish({
-            ts: () => "c.FreeFormJson",
+            ts: () => this.commonType("FreeFormJson"),
             zod: () => "c.freeFormJson()",
             defaults: () => "",
           });
@@ -621,12 +651,12 @@ class GroupVersionEmitter {
 
   // ---------------------------------------------------------------- rendering
 
-  private render(roots: readonly NamedType[]): string {
+  private render(): GroupVersionSource {
     const apiVersion = `${this.group}/${this.version}`;
     const kindNames = this.kinds.map((kv) => kv.crd.kind).join(", ");
     const deprecatedAll = this.kinds.every((kv) => kv.version.deprecated);
-    let out = "";
-    out += renderDoc(
+    const runtimeModule = `./${this.version}.runtime.js`;
+    let types = renderDoc(
       [
         `Types, zod schemas, Model classes and resource metadata of the ${escapeDocText(apiVersion)} API: ${kindNames}.`,
         deprecatedAll ? `@deprecated ${escapeDocText(apiVersion)} is deprecated.` : "",
@@ -634,23 +664,39 @@ class GroupVersionEmitter {
       ],
       "",
     );
-    out +=
+    types +=
       'import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";\n';
-    out +=
+    types +=
       'import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";\n';
-    out +=
-      'import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";\n';
-    out += 'import type { z } from "zod";\n';
-    out += 'import * as c from "../common.js";\n';
+    const commonTypes = types.length;
+    const models = this.kinds.map((kv) => `${kv.crd.kind}Model`).sort();
+    types += `import { ${models.join(", ")} } from "${runtimeModule}";\n\n`;
+    types += `export * from "${runtimeModule}";\n`;
+
+    let runtime = renderDoc(
+      [
+        `Runtime part of the ${escapeDocText(apiVersion)} API module: zod schemas, defaults, Model classes and resource metadata, typed against the interfaces of \`./${escapeDocText(this.version)}.ts\`. Import from that module, which re-exports all of this.`,
+      ],
+      "",
+    );
+    runtime +=
+      'import { createTypeMetaGuard, Model, type ModelData, type TypeMetaGuard } from "@kubernetes-models/base";\n';
+    runtime += 'import type { z } from "zod";\n';
+    runtime += 'import * as c from "../common.js";\n';
+    runtime += `import type * as t from "./${this.version}.js";\n`;
     for (const named of this.order) {
-      out += "\n";
-      out +=
+      const part =
         named.root === undefined
           ? this.renderNamed(named)
           : this.renderKind(named, named.root, apiVersion);
+      types += `\n${part.types}`;
+      runtime += `\n${part.runtime}`;
     }
-    void roots;
-    return out;
+    // Only when a free-form field needs it: an unused import fails projects with noUnusedLocals.
+    if (this.usesCommonTypes) {
+      types = `${types.slice(0, commonTypes)}import type * as c from "../common.js";\n${types.slice(commonTypes)}`;
+    }
+    return { types, runtime };
   }
 
   private propertyDoc(property: Property, fallback: string): string[] {
@@ -701,7 +747,7 @@ class GroupVersionEmitter {
     return out;
   }
 
-  private renderNamed(named: NamedType): string {
+  private renderNamed(named: NamedType): Rendered {
     const node = named.node;
     const embedded = node["x-kubernetes-embedded-resource"] === true;
     const preserve = node["x-kubernetes-preserve-unknown-fields"] === true;
@@ -727,14 +773,13 @@ class GroupVersionEmitter {
       }
       properties.unshift(...extra);
     }
-    let out = renderDoc(this.typeDoc(named), "");
-    out += `export interface ${named.name} {\n`;
-    out += this.renderProperties(properties);
+    let types = renderDoc(this.typeDoc(named), "");
+    types += `export interface ${named.name} {\n`;
+    types += this.renderProperties(properties);
     if (preserve)
-      out +=
+      types +=
         "  /** Fields not in the schema are kept (x-kubernetes-preserve-unknown-fields). */\n  [key: string]: unknown;\n";
-    out += "}\n\n";
-    out += renderDoc([`zod schema of {@link ${named.name}}.`], "");
+    types += "}\n";
     const objectOptions = options(
       node,
       [
@@ -745,16 +790,19 @@ class GroupVersionEmitter {
       ],
       requiredKeys(properties),
     );
-    const body = `c.object<${named.name}>({\n${this.renderZodProperties(properties)}}${objectOptions})`;
-    out += `export const ${named.name}Schema: z.ZodType<${named.name}> = c.zod($${named.name});\n`;
-    out = `${out.slice(0, out.lastIndexOf("/**"))}const $${named.name} = ${wrapZod(body, this.valueValidationChecks(node, ""), this.metaCall(node))};\n\n${out.slice(out.lastIndexOf("/**"))}`;
+    const body = `c.object<t.${named.name}>({\n${this.renderZodProperties(properties)}}${objectOptions})`;
+    let runtime = `const $${named.name} = ${wrapZod(body, this.valueValidationChecks(node, ""), this.metaCall(node))};\n\n`;
+    // Plain text, no {@link}: a link makes tsc parse the whole comment, in every consumer's build,
+    // and this comment repeats for every nested type.
+    runtime += renderDoc([`zod schema of \`${named.name}\`.`], "");
+    runtime += `export const ${named.name}Schema: z.ZodType<t.${named.name}> = c.zod($${named.name});\n`;
     if (named.hasDefaults) {
-      out += `\nconst ${named.name}Defaults: c.DefaultsNode = { ${this.objectDefaults(named.properties)} };\n`;
+      runtime += `\nconst ${named.name}Defaults: c.DefaultsNode = { ${this.objectDefaults(named.properties)} };\n`;
     }
-    return out;
+    return { types, runtime };
   }
 
-  private renderKind(named: NamedType, kv: KindVersion, apiVersion: string): string {
+  private renderKind(named: NamedType, kv: KindVersion, apiVersion: string): Rendered {
     const { crd, version } = kv;
     const kind = crd.kind;
     const list = crd.listKind;
@@ -795,8 +843,7 @@ class GroupVersionEmitter {
         ? splitDescription(named.node.description).text
         : "";
     const sources = `Generated from the ${escapeDocText(crd.name)} CustomResourceDefinition.`;
-    let out = "";
-    out += renderDoc(
+    let types = renderDoc(
       [
         description === "" ? `A ${kind} object (${escapeDocText(apiVersion)}).` : description,
         sources,
@@ -805,34 +852,44 @@ class GroupVersionEmitter {
       ],
       "",
     );
-    out += `export interface ${kind} {\n${this.renderProperties(properties, rootOverride)}}\n\n`;
-    out += renderDoc(
+    types += `export interface ${kind} {\n${this.renderProperties(properties, rootOverride)}}\n\n`;
+    types += renderDoc(
       [`A list of {@link ${kind}} objects, as returned by list calls.`, ...deprecated],
       "",
     );
-    out += `export interface ${list} {\n`;
-    out += `  /** apiVersion of the list. */\n  apiVersion: ${JSON.stringify(apiVersion)};\n`;
-    out += `  /** kind of the list. */\n  kind: ${JSON.stringify(list)};\n`;
-    out +=
+    types += `export interface ${list} {\n`;
+    types += `  /** apiVersion of the list. */\n  apiVersion: ${JSON.stringify(apiVersion)};\n`;
+    types += `  /** kind of the list. */\n  kind: ${JSON.stringify(list)};\n`;
+    types +=
       "  /** Standard list metadata (resourceVersion, continue token). */\n  metadata?: V1ListMeta;\n";
-    out += `  /** The objects. */\n  items: ${kind}[];\n}\n\n`;
+    types += `  /** The objects. */\n  items: ${kind}[];\n}\n\n`;
+    types += renderDoc(
+      [
+        `Constructor of {@link ${kind}} objects (the {@link ${kind}Model} class), so that \`new ${kind}({...})\` works like in \`@kubernetes-models\`.`,
+        `@example\n\`\`\`ts\nconst object = new ${kind}({ metadata: { name: "example" } });\n\`\`\``,
+        ...deprecated,
+      ],
+      "",
+    );
+    types += `export const ${kind}: typeof ${kind}Model = ${kind}Model;\n`;
+
     const objectOptions = options(
       named.node,
       ["minProperties", "maxProperties", "x-kubernetes-preserve-unknown-fields"],
       requiredKeys(properties),
     );
-    const rootBody = `c.object<${kind}>({\n${this.renderZodProperties(properties, rootZodOverride)}}${objectOptions})`;
-    out += `const $${kind} = ${wrapZod(rootBody, this.valueValidationChecks(named.node, ""), this.metaCall(named.node))};\n\n`;
+    const rootBody = `c.object<t.${kind}>({\n${this.renderZodProperties(properties, rootZodOverride)}}${objectOptions})`;
+    let out = `const $${kind} = ${wrapZod(rootBody, this.valueValidationChecks(named.node, ""), this.metaCall(named.node))};\n\n`;
     out += renderDoc(
       [
-        `zod schema of {@link ${kind}}: every OpenAPI constraint of the CRD, unknown fields kept.`,
+        `zod schema of {@link t.${kind}}: every OpenAPI constraint of the CRD, unknown fields kept.`,
         ...deprecated,
       ],
       "",
     );
-    out += `export const ${kind}Schema: z.ZodType<${kind}> = c.zod($${kind});\n\n`;
-    out += renderDoc([`zod schema of {@link ${list}}.`, ...deprecated], "");
-    out += `export const ${list}Schema: z.ZodType<${list}> = c.zod(c.object<${list}>({\n`;
+    out += `export const ${kind}Schema: z.ZodType<t.${kind}> = c.zod($${kind});\n\n`;
+    out += renderDoc([`zod schema of {@link t.${list}}.`, ...deprecated], "");
+    out += `export const ${list}Schema: z.ZodType<t.${list}> = c.zod(c.object<t.${list}>({\n`;
     out += `  apiVersion: c.literal(${JSON.stringify(apiVersion)}),\n  kind: c.literal(${JSON.stringify(list)}),\n`;
     out += `  metadata: c.listMeta(),\n  items: c.array($${kind}),\n}, { required: ["apiVersion", "kind", "items"] }));\n`;
     if (named.hasDefaults)
@@ -843,39 +900,29 @@ class GroupVersionEmitter {
     out += "\n";
     out += renderDoc(
       [
-        `Instance type of the {@link ${kind}Model} class: a {@link ${kind}} with the Model methods.`,
+        `Instance type of the {@link ${kind}Model} class: a {@link t.${kind}} with the Model methods.`,
         ...deprecated,
       ],
       "",
     );
-    out += `export interface ${kind}Model extends ${kind} {}\n\n`;
+    out += `export interface ${kind}Model extends t.${kind} {}\n\n`;
     out += renderDoc(
       [
-        `Model class of {@link ${kind}}, compatible with \`@kubernetes-models/base\`: the constructor fills in apiVersion and kind, \`toJSON()\` drops undefined fields and \`validate()\` checks the object against {@link ${kind}Schema}.`,
+        `Model class of {@link t.${kind}}, compatible with \`@kubernetes-models/base\`: the constructor fills in apiVersion and kind, \`toJSON()\` drops undefined fields and \`validate()\` checks the object against {@link ${kind}Schema}.`,
         `@example\n\`\`\`ts\nconst object = new ${kind}Model({ metadata: { name: "example", namespace: "default" } });\nobject.validate();\n\`\`\``,
         ...deprecated,
       ],
       "",
     );
-    out += `export class ${kind}Model extends Model<${kind}> {\n`;
+    out += `export class ${kind}Model extends Model<t.${kind}> {\n`;
     out += `  /** The apiVersion of every ${escapeDocText(kind)}: ${JSON.stringify(apiVersion)}. */\n  static readonly apiVersion = ${JSON.stringify(apiVersion)};\n`;
     out += `  /** The kind: ${JSON.stringify(kind)}. */\n  static readonly kind = ${JSON.stringify(kind)};\n`;
-    out += `  /** Type guard: true when a value has this apiVersion and kind. */\n  static readonly is = createTypeMetaGuard<${kind}>(${kind}Model);\n\n`;
+    out += `  /** Type guard: true when a value has this apiVersion and kind. */\n  static readonly is: TypeMetaGuard<t.${kind}> = createTypeMetaGuard<t.${kind}>(${kind}Model);\n\n`;
     out += `  /**\n   * @param data - the object's fields; apiVersion and kind are set for you\n   */\n`;
-    out += `  constructor(data?: ModelData<${kind}>) {\n    super();\n`;
-    out += `    this.setDefinedProps({ apiVersion: ${kind}Model.apiVersion, kind: ${kind}Model.kind, ...data } as ModelData<${kind}>);\n  }\n\n`;
+    out += `  constructor(data?: ModelData<t.${kind}>) {\n    super();\n`;
+    out += `    this.setDefinedProps({ apiVersion: ${kind}Model.apiVersion, kind: ${kind}Model.kind, ...data } as ModelData<t.${kind}>);\n  }\n\n`;
     out += `  /**\n   * Checks the object against {@link ${kind}Schema}.\n   *\n   * @throws \`SchemaValidationError\` listing every problem with its field path\n   */\n`;
     out += `  override validate(): void {\n    c.validateOrThrow(${kind}Schema, this.toJSON(), ${JSON.stringify(subject)});\n  }\n}\n\n`;
-    out += renderDoc(
-      [
-        `Constructor of {@link ${kind}} objects (the {@link ${kind}Model} class), so that \`new ${kind}({...})\` works like in \`@kubernetes-models\`.`,
-        `@example\n\`\`\`ts\nconst object = new ${kind}({ metadata: { name: "example" } });\n\`\`\``,
-        ...deprecated,
-      ],
-      "",
-    );
-    out += `export const ${kind}: typeof ${kind}Model = ${kind}Model;\n\n`;
-
     const statusNote = version.statusSubresource
       ? "has a status subresource"
       : "has no status subresource";
@@ -889,7 +936,7 @@ class GroupVersionEmitter {
     const servedVersions = crd.versions.filter((v) => v.served).map((v) => v.name);
     const storageVersion = crd.versions.find((v) => v.storage)?.name ?? version.name;
     const scale = version.scale;
-    out += `export const ${kind}Resource: c.ResourceInfo<${kind}> = {\n`;
+    out += `export const ${kind}Resource: c.ResourceInfo<t.${kind}> = {\n`;
     out += `  group: ${JSON.stringify(this.group)},\n  version: ${JSON.stringify(this.version)},\n  apiVersion: ${JSON.stringify(apiVersion)},\n`;
     out += `  kind: ${JSON.stringify(kind)},\n  listKind: ${JSON.stringify(list)},\n  plural: ${JSON.stringify(crd.plural)},\n  singular: ${JSON.stringify(crd.singular)},\n`;
     out += `  scope: ${JSON.stringify(crd.scope)},\n  served: ${version.served},\n  storage: ${version.storage},\n  storageVersion: ${JSON.stringify(storageVersion)},\n`;
@@ -902,7 +949,7 @@ class GroupVersionEmitter {
         : `{ specReplicasPath: ${JSON.stringify(scale.specReplicasPath)}, statusReplicasPath: ${JSON.stringify(scale.statusReplicasPath)}, labelSelectorPath: ${scale.labelSelectorPath === undefined ? "undefined" : JSON.stringify(scale.labelSelectorPath)} }`
     },\n  },\n`;
     out += `  schema: ${kind}Schema,\n  defaults: ${named.hasDefaults ? `${kind}Defaults` : "undefined"},\n};\n`;
-    return out;
+    return { types, runtime: out };
   }
 }
 

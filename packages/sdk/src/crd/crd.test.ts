@@ -214,21 +214,32 @@ describe("defineInfraMachinePool", () => {
 
   it("generates the TypeScript types from the CRDs through the codegen", async () => {
     const files = await generateInfraMachinePoolTypes(Foo);
-    // One module per served version.
+    // One module per served version, its runtime compiled to JavaScript with declarations.
     expect(files.map((f) => f.path)).toEqual([
-      "common.ts",
+      "common.d.ts",
+      "common.js",
       "index.ts",
+      "infrastructure.foo.com/v1beta1.runtime.d.ts",
+      "infrastructure.foo.com/v1beta1.runtime.js",
       "infrastructure.foo.com/v1beta1.ts",
+      "infrastructure.foo.com/v1beta2.runtime.d.ts",
+      "infrastructure.foo.com/v1beta2.runtime.js",
       "infrastructure.foo.com/v1beta2.ts",
     ]);
-    const module = files.find((f) => f.path === "infrastructure.foo.com/v1beta2.ts")?.content ?? "";
+    const content = (path: string) => files.find((f) => f.path === path)?.content ?? "";
+    const module = content("infrastructure.foo.com/v1beta2.ts");
     const spec = module.slice(module.indexOf("export interface FooMachinePoolSpec {"));
     expect(spec.slice(0, spec.indexOf("\n}"))).toMatch(
       /instanceType: string;[\s\S]*providerIDList\?: string\[\];[\s\S]*providerID\?: string;/,
     );
     expect(module).toContain("export interface FooMachinePoolTemplate {");
-    expect(module).toContain("export const FooMachinePoolResource");
-    expect(module).toContain("export class FooMachinePoolModel");
+    const runtime = content("infrastructure.foo.com/v1beta2.runtime.d.ts");
+    expect(runtime).toContain("export declare const FooMachinePoolResource");
+    expect(runtime).toContain("export declare class FooMachinePoolModel");
+
+    const source = await generateInfraMachinePoolTypes(Foo, { runtime: "source" });
+    expect(source.map((f) => f.path)).toContain("infrastructure.foo.com/v1beta2.runtime.ts");
+    expect(source.some((f) => f.path.endsWith(".js"))).toBe(false);
   }, 60_000);
 });
 

@@ -547,6 +547,10 @@ export function defineInfraMachinePool<
  * one source of truth. Returns the files in memory; write them with codegen's `writeGenerated`. Needs
  * `@capi-ts/codegen` installed (a build-time dependency).
  *
+ * @param definition - the defined kind (its CRD and template CRD are read)
+ * @param options - `runtime: "source"` writes the runtime modules as TypeScript instead of compiled
+ *   JavaScript with declarations (see codegen's `GenerateOptions.runtime`)
+ * @returns the generated files, paths relative to the output folder
  * @example
  * ```ts
  * const files = await generateInfraMachinePoolTypes(FooMachinePool);
@@ -555,6 +559,7 @@ export function defineInfraMachinePool<
  */
 export async function generateInfraMachinePoolTypes(
   definition: Pick<InfraMachinePoolDefinition<z.ZodObject, z.ZodObject>, "crd" | "templateCrd">,
+  options: { readonly runtime?: "compiled" | "source" } = {},
 ): Promise<ReadonlyArray<{ readonly path: string; readonly content: string }>> {
   let codegen: typeof import("@capi-ts/codegen");
   try {
@@ -577,6 +582,7 @@ export async function generateInfraMachinePoolTypes(
         object: structuredClone(definition.templateCrd),
       },
     ],
+    runtime: options.runtime,
   });
   return result.files;
 }

@@ -8,9 +8,9 @@
  */
 import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";
 import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";
-import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
-import type { z } from "zod";
-import * as c from "../common.js";
+import { ClusterResourceSetBindingModel, ClusterResourceSetModel } from "./v1beta1.runtime.js";
+
+export * from "./v1beta1.runtime.js";
 
 /**
  * A label selector requirement is a selector that contains values, a key, and an operator that
@@ -33,15 +33,6 @@ export interface ClusterResourceSetSpecClusterSelectorMatchExpression {
   values?: string[];
 }
 
-const $ClusterResourceSetSpecClusterSelectorMatchExpression = c.object<ClusterResourceSetSpecClusterSelectorMatchExpression>({
-  key: c.string(),
-  operator: c.string(),
-  values: c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}, { required: ["key","operator"] });
-
-/** zod schema of {@link ClusterResourceSetSpecClusterSelectorMatchExpression}. */
-export const ClusterResourceSetSpecClusterSelectorMatchExpressionSchema: z.ZodType<ClusterResourceSetSpecClusterSelectorMatchExpression> = c.zod($ClusterResourceSetSpecClusterSelectorMatchExpression);
-
 /**
  * clusterSelector is the label selector for Clusters. The Clusters that are
  * selected by this will be the ones affected by this ClusterResourceSet.
@@ -59,14 +50,6 @@ export interface ClusterResourceSetSpecClusterSelector {
   matchLabels?: { [key: string]: string };
 }
 
-const $ClusterResourceSetSpecClusterSelector = c.withMeta(c.object<ClusterResourceSetSpecClusterSelector>({
-  matchExpressions: c.withMeta(c.array($ClusterResourceSetSpecClusterSelectorMatchExpression, { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  matchLabels: c.record(c.string()),
-}), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link ClusterResourceSetSpecClusterSelector}. */
-export const ClusterResourceSetSpecClusterSelectorSchema: z.ZodType<ClusterResourceSetSpecClusterSelector> = c.zod($ClusterResourceSetSpecClusterSelector);
-
 /** ResourceRef specifies a resource. */
 export interface ClusterResourceSetSpecResource2 {
   /** kind of the resource. Supported kinds are: Secrets and ConfigMaps. */
@@ -74,14 +57,6 @@ export interface ClusterResourceSetSpecResource2 {
   /** name of the resource that is in the same namespace with ClusterResourceSet object. */
   name: string;
 }
-
-const $ClusterResourceSetSpecResource2 = c.object<ClusterResourceSetSpecResource2>({
-  kind: c.literals<"Secret" | "ConfigMap">(["Secret","ConfigMap"]),
-  name: c.string({ minLength: 1, maxLength: 253 }),
-}, { required: ["kind","name"] });
-
-/** zod schema of {@link ClusterResourceSetSpecResource2}. */
-export const ClusterResourceSetSpecResource2Schema: z.ZodType<ClusterResourceSetSpecResource2> = c.zod($ClusterResourceSetSpecResource2);
 
 /** spec is the desired state of ClusterResourceSet. */
 export interface ClusterResourceSetSpec {
@@ -97,15 +72,6 @@ export interface ClusterResourceSetSpec {
   /** strategy is the strategy to be used during applying resources. Defaults to ApplyOnce. This field is immutable. */
   strategy?: "ApplyOnce" | "Reconcile";
 }
-
-const $ClusterResourceSetSpec = c.object<ClusterResourceSetSpec>({
-  clusterSelector: $ClusterResourceSetSpecClusterSelector,
-  resources: c.array($ClusterResourceSetSpecResource2, { maxItems: 100 }),
-  strategy: c.literals<"ApplyOnce" | "Reconcile">(["ApplyOnce","Reconcile"]),
-}, { required: ["clusterSelector"] });
-
-/** zod schema of {@link ClusterResourceSetSpec}. */
-export const ClusterResourceSetSpecSchema: z.ZodType<ClusterResourceSetSpec> = c.zod($ClusterResourceSetSpec);
 
 /** Condition defines an observation of a Cluster API resource operational state. */
 export interface ClusterResourceSetStatusCondition {
@@ -142,18 +108,6 @@ export interface ClusterResourceSetStatusCondition {
   type: string;
 }
 
-const $ClusterResourceSetStatusCondition = c.object<ClusterResourceSetStatusCondition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ minLength: 1, maxLength: 10240 }),
-  reason: c.string({ minLength: 1, maxLength: 256 }),
-  severity: c.string({ maxLength: 32 }),
-  status: c.string(),
-  type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime","status","type"] });
-
-/** zod schema of {@link ClusterResourceSetStatusCondition}. */
-export const ClusterResourceSetStatusConditionSchema: z.ZodType<ClusterResourceSetStatusCondition> = c.zod($ClusterResourceSetStatusCondition);
-
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface ClusterResourceSetStatusV1beta2Condition {
   /**
@@ -186,18 +140,6 @@ export interface ClusterResourceSetStatusV1beta2Condition {
   type: string;
 }
 
-const $ClusterResourceSetStatusV1beta2Condition = c.object<ClusterResourceSetStatusV1beta2Condition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
-  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime","message","reason","status","type"] });
-
-/** zod schema of {@link ClusterResourceSetStatusV1beta2Condition}. */
-export const ClusterResourceSetStatusV1beta2ConditionSchema: z.ZodType<ClusterResourceSetStatusV1beta2Condition> = c.zod($ClusterResourceSetStatusV1beta2Condition);
-
 /** v1beta2 groups all the fields that will be added or modified in ClusterResourceSet's status with the V1Beta2 version. */
 export interface ClusterResourceSetStatusV1beta2 {
   /**
@@ -206,13 +148,6 @@ export interface ClusterResourceSetStatusV1beta2 {
    */
   conditions?: ClusterResourceSetStatusV1beta2Condition[];
 }
-
-const $ClusterResourceSetStatusV1beta2 = c.object<ClusterResourceSetStatusV1beta2>({
-  conditions: c.withMeta(c.array($ClusterResourceSetStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-});
-
-/** zod schema of {@link ClusterResourceSetStatusV1beta2}. */
-export const ClusterResourceSetStatusV1beta2Schema: z.ZodType<ClusterResourceSetStatusV1beta2> = c.zod($ClusterResourceSetStatusV1beta2);
 
 /** status is the observed state of ClusterResourceSet. */
 export interface ClusterResourceSetStatus {
@@ -223,15 +158,6 @@ export interface ClusterResourceSetStatus {
   /** v1beta2 groups all the fields that will be added or modified in ClusterResourceSet's status with the V1Beta2 version. */
   v1beta2?: ClusterResourceSetStatusV1beta2;
 }
-
-const $ClusterResourceSetStatus = c.object<ClusterResourceSetStatus>({
-  conditions: c.array($ClusterResourceSetStatusCondition),
-  observedGeneration: c.integer({ format: "int64" }),
-  v1beta2: $ClusterResourceSetStatusV1beta2,
-});
-
-/** zod schema of {@link ClusterResourceSetStatus}. */
-export const ClusterResourceSetStatusSchema: z.ZodType<ClusterResourceSetStatus> = c.zod($ClusterResourceSetStatus);
 
 /**
  * ClusterResourceSet is the Schema for the clusterresourcesets API.
@@ -281,77 +207,6 @@ export interface ClusterResourceSetList {
   items: ClusterResourceSet[];
 }
 
-const $ClusterResourceSet = c.object<ClusterResourceSet>({
-  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("ClusterResourceSet"),
-  metadata: c.objectMeta(),
-  spec: $ClusterResourceSetSpec,
-  status: $ClusterResourceSetStatus,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link ClusterResourceSet}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSet is deprecated; use a newer version.
- */
-export const ClusterResourceSetSchema: z.ZodType<ClusterResourceSet> = c.zod($ClusterResourceSet);
-
-/**
- * zod schema of {@link ClusterResourceSetList}.
- *
- * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSet is deprecated; use a newer version.
- */
-export const ClusterResourceSetListSchema: z.ZodType<ClusterResourceSetList> = c.zod(c.object<ClusterResourceSetList>({
-  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("ClusterResourceSetList"),
-  metadata: c.listMeta(),
-  items: c.array($ClusterResourceSet),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/**
- * Instance type of the {@link ClusterResourceSetModel} class: a {@link ClusterResourceSet} with the Model methods.
- *
- * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSet is deprecated; use a newer version.
- */
-export interface ClusterResourceSetModel extends ClusterResourceSet {}
-
-/**
- * Model class of {@link ClusterResourceSet}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link ClusterResourceSetSchema}.
- *
- * @example
- * ```ts
- * const object = new ClusterResourceSetModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSet is deprecated; use a newer version.
- */
-export class ClusterResourceSetModel extends Model<ClusterResourceSet> {
-  /** The apiVersion of every ClusterResourceSet: "addons.cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "addons.cluster.x-k8s.io/v1beta1";
-  /** The kind: "ClusterResourceSet". */
-  static readonly kind = "ClusterResourceSet";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<ClusterResourceSet>(ClusterResourceSetModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<ClusterResourceSet>) {
-    super();
-    this.setDefinedProps({ apiVersion: ClusterResourceSetModel.apiVersion, kind: ClusterResourceSetModel.kind, ...data } as ModelData<ClusterResourceSet>);
-  }
-
-  /**
-   * Checks the object against {@link ClusterResourceSetSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(ClusterResourceSetSchema, this.toJSON(), "ClusterResourceSet addons.cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link ClusterResourceSet} objects (the {@link ClusterResourceSetModel} class), so that `new ClusterResourceSet({...})` works like in `@kubernetes-models`.
  *
@@ -363,37 +218,6 @@ export class ClusterResourceSetModel extends Model<ClusterResourceSet> {
  * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSet is deprecated; use a newer version.
  */
 export const ClusterResourceSet: typeof ClusterResourceSetModel = ClusterResourceSetModel;
-
-/**
- * Resource metadata of ClusterResourceSet addons.cluster.x-k8s.io/v1beta1 (plural "clusterresourcesets", namespaced, has a status subresource), with its schema and defaults.
- *
- * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSet is deprecated; use a newer version.
- */
-export const ClusterResourceSetResource: c.ResourceInfo<ClusterResourceSet> = {
-  group: "addons.cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "addons.cluster.x-k8s.io/v1beta1",
-  kind: "ClusterResourceSet",
-  listKind: "ClusterResourceSetList",
-  plural: "clusterresourcesets",
-  singular: "clusterresourceset",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: ClusterResourceSetSchema,
-  defaults: undefined,
-};
 
 /** ResourceBinding shows the status of a resource that belongs to a ClusterResourceSet matched by the owner cluster of the ClusterResourceSetBinding object. */
 export interface ClusterResourceSetBindingSpecBindingResource2 {
@@ -412,17 +236,6 @@ export interface ClusterResourceSetBindingSpecBindingResource2 {
   name: string;
 }
 
-const $ClusterResourceSetBindingSpecBindingResource2 = c.object<ClusterResourceSetBindingSpecBindingResource2>({
-  applied: c.boolean(),
-  hash: c.string({ minLength: 1, maxLength: 256 }),
-  kind: c.literals<"Secret" | "ConfigMap">(["Secret","ConfigMap"]),
-  lastAppliedTime: c.string({ format: "date-time" }),
-  name: c.string({ minLength: 1, maxLength: 253 }),
-}, { required: ["applied","kind","name"] });
-
-/** zod schema of {@link ClusterResourceSetBindingSpecBindingResource2}. */
-export const ClusterResourceSetBindingSpecBindingResource2Schema: z.ZodType<ClusterResourceSetBindingSpecBindingResource2> = c.zod($ClusterResourceSetBindingSpecBindingResource2);
-
 /** ResourceSetBinding keeps info on all of the resources in a ClusterResourceSet. */
 export interface ClusterResourceSetBindingSpecBinding {
   /** clusterResourceSetName is the name of the ClusterResourceSet that is applied to the owner cluster of the binding. */
@@ -430,14 +243,6 @@ export interface ClusterResourceSetBindingSpecBinding {
   /** resources is a list of resources that the ClusterResourceSet has. */
   resources?: ClusterResourceSetBindingSpecBindingResource2[];
 }
-
-const $ClusterResourceSetBindingSpecBinding = c.object<ClusterResourceSetBindingSpecBinding>({
-  clusterResourceSetName: c.string({ minLength: 1, maxLength: 253 }),
-  resources: c.array($ClusterResourceSetBindingSpecBindingResource2, { maxItems: 100 }),
-}, { required: ["clusterResourceSetName"] });
-
-/** zod schema of {@link ClusterResourceSetBindingSpecBinding}. */
-export const ClusterResourceSetBindingSpecBindingSchema: z.ZodType<ClusterResourceSetBindingSpecBinding> = c.zod($ClusterResourceSetBindingSpecBinding);
 
 /** spec is the desired state of ClusterResourceSetBinding. */
 export interface ClusterResourceSetBindingSpec {
@@ -449,14 +254,6 @@ export interface ClusterResourceSetBindingSpec {
    */
   clusterName?: string;
 }
-
-const $ClusterResourceSetBindingSpec = c.object<ClusterResourceSetBindingSpec>({
-  bindings: c.array($ClusterResourceSetBindingSpecBinding, { maxItems: 100 }),
-  clusterName: c.string({ minLength: 1, maxLength: 63 }),
-});
-
-/** zod schema of {@link ClusterResourceSetBindingSpec}. */
-export const ClusterResourceSetBindingSpecSchema: z.ZodType<ClusterResourceSetBindingSpec> = c.zod($ClusterResourceSetBindingSpec);
 
 /**
  * ClusterResourceSetBinding lists all matching ClusterResourceSets with the cluster it belongs to.
@@ -503,76 +300,6 @@ export interface ClusterResourceSetBindingList {
   items: ClusterResourceSetBinding[];
 }
 
-const $ClusterResourceSetBinding = c.object<ClusterResourceSetBinding>({
-  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("ClusterResourceSetBinding"),
-  metadata: c.objectMeta(),
-  spec: $ClusterResourceSetBindingSpec,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link ClusterResourceSetBinding}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSetBinding is deprecated; use a newer version.
- */
-export const ClusterResourceSetBindingSchema: z.ZodType<ClusterResourceSetBinding> = c.zod($ClusterResourceSetBinding);
-
-/**
- * zod schema of {@link ClusterResourceSetBindingList}.
- *
- * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSetBinding is deprecated; use a newer version.
- */
-export const ClusterResourceSetBindingListSchema: z.ZodType<ClusterResourceSetBindingList> = c.zod(c.object<ClusterResourceSetBindingList>({
-  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("ClusterResourceSetBindingList"),
-  metadata: c.listMeta(),
-  items: c.array($ClusterResourceSetBinding),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/**
- * Instance type of the {@link ClusterResourceSetBindingModel} class: a {@link ClusterResourceSetBinding} with the Model methods.
- *
- * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSetBinding is deprecated; use a newer version.
- */
-export interface ClusterResourceSetBindingModel extends ClusterResourceSetBinding {}
-
-/**
- * Model class of {@link ClusterResourceSetBinding}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link ClusterResourceSetBindingSchema}.
- *
- * @example
- * ```ts
- * const object = new ClusterResourceSetBindingModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSetBinding is deprecated; use a newer version.
- */
-export class ClusterResourceSetBindingModel extends Model<ClusterResourceSetBinding> {
-  /** The apiVersion of every ClusterResourceSetBinding: "addons.cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "addons.cluster.x-k8s.io/v1beta1";
-  /** The kind: "ClusterResourceSetBinding". */
-  static readonly kind = "ClusterResourceSetBinding";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<ClusterResourceSetBinding>(ClusterResourceSetBindingModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<ClusterResourceSetBinding>) {
-    super();
-    this.setDefinedProps({ apiVersion: ClusterResourceSetBindingModel.apiVersion, kind: ClusterResourceSetBindingModel.kind, ...data } as ModelData<ClusterResourceSetBinding>);
-  }
-
-  /**
-   * Checks the object against {@link ClusterResourceSetBindingSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(ClusterResourceSetBindingSchema, this.toJSON(), "ClusterResourceSetBinding addons.cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link ClusterResourceSetBinding} objects (the {@link ClusterResourceSetBindingModel} class), so that `new ClusterResourceSetBinding({...})` works like in `@kubernetes-models`.
  *
@@ -584,34 +311,3 @@ export class ClusterResourceSetBindingModel extends Model<ClusterResourceSetBind
  * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSetBinding is deprecated; use a newer version.
  */
 export const ClusterResourceSetBinding: typeof ClusterResourceSetBindingModel = ClusterResourceSetBindingModel;
-
-/**
- * Resource metadata of ClusterResourceSetBinding addons.cluster.x-k8s.io/v1beta1 (plural "clusterresourcesetbindings", namespaced, has a status subresource), with its schema and defaults.
- *
- * @deprecated addons.cluster.x-k8s.io/v1beta1 ClusterResourceSetBinding is deprecated; use a newer version.
- */
-export const ClusterResourceSetBindingResource: c.ResourceInfo<ClusterResourceSetBinding> = {
-  group: "addons.cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "addons.cluster.x-k8s.io/v1beta1",
-  kind: "ClusterResourceSetBinding",
-  listKind: "ClusterResourceSetBindingList",
-  plural: "clusterresourcesetbindings",
-  singular: "clusterresourcesetbinding",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: ClusterResourceSetBindingSchema,
-  defaults: undefined,
-};

@@ -6,9 +6,9 @@
  */
 import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";
 import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";
-import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
-import type { z } from "zod";
-import * as c from "../common.js";
+import { ClusterResourceSetBindingModel, ClusterResourceSetModel } from "./v1beta2.runtime.js";
+
+export * from "./v1beta2.runtime.js";
 
 /**
  * A label selector requirement is a selector that contains values, a key, and an operator that
@@ -31,15 +31,6 @@ export interface ClusterResourceSetSpecClusterSelectorMatchExpression {
   values?: string[];
 }
 
-const $ClusterResourceSetSpecClusterSelectorMatchExpression = c.object<ClusterResourceSetSpecClusterSelectorMatchExpression>({
-  key: c.string(),
-  operator: c.string(),
-  values: c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}, { required: ["key","operator"] });
-
-/** zod schema of {@link ClusterResourceSetSpecClusterSelectorMatchExpression}. */
-export const ClusterResourceSetSpecClusterSelectorMatchExpressionSchema: z.ZodType<ClusterResourceSetSpecClusterSelectorMatchExpression> = c.zod($ClusterResourceSetSpecClusterSelectorMatchExpression);
-
 /**
  * clusterSelector is the label selector for Clusters. The Clusters that are
  * selected by this will be the ones affected by this ClusterResourceSet.
@@ -57,14 +48,6 @@ export interface ClusterResourceSetSpecClusterSelector {
   matchLabels?: { [key: string]: string };
 }
 
-const $ClusterResourceSetSpecClusterSelector = c.withMeta(c.object<ClusterResourceSetSpecClusterSelector>({
-  matchExpressions: c.withMeta(c.array($ClusterResourceSetSpecClusterSelectorMatchExpression, { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  matchLabels: c.record(c.string()),
-}), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link ClusterResourceSetSpecClusterSelector}. */
-export const ClusterResourceSetSpecClusterSelectorSchema: z.ZodType<ClusterResourceSetSpecClusterSelector> = c.zod($ClusterResourceSetSpecClusterSelector);
-
 /** ResourceRef specifies a resource. */
 export interface ClusterResourceSetSpecResource2 {
   /** kind of the resource. Supported kinds are: Secrets and ConfigMaps. */
@@ -72,14 +55,6 @@ export interface ClusterResourceSetSpecResource2 {
   /** name of the resource that is in the same namespace with ClusterResourceSet object. */
   name: string;
 }
-
-const $ClusterResourceSetSpecResource2 = c.object<ClusterResourceSetSpecResource2>({
-  kind: c.literals<"Secret" | "ConfigMap">(["Secret","ConfigMap"]),
-  name: c.string({ minLength: 1, maxLength: 253 }),
-}, { required: ["kind","name"] });
-
-/** zod schema of {@link ClusterResourceSetSpecResource2}. */
-export const ClusterResourceSetSpecResource2Schema: z.ZodType<ClusterResourceSetSpecResource2> = c.zod($ClusterResourceSetSpecResource2);
 
 /** spec is the desired state of ClusterResourceSet. */
 export interface ClusterResourceSetSpec {
@@ -95,15 +70,6 @@ export interface ClusterResourceSetSpec {
   /** strategy is the strategy to be used during applying resources. Defaults to ApplyOnce. This field is immutable. */
   strategy?: "ApplyOnce" | "Reconcile";
 }
-
-const $ClusterResourceSetSpec = c.object<ClusterResourceSetSpec>({
-  clusterSelector: $ClusterResourceSetSpecClusterSelector,
-  resources: c.withMeta(c.array($ClusterResourceSetSpecResource2, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  strategy: c.literals<"ApplyOnce" | "Reconcile">(["ApplyOnce","Reconcile"]),
-}, { required: ["clusterSelector","resources"] });
-
-/** zod schema of {@link ClusterResourceSetSpec}. */
-export const ClusterResourceSetSpecSchema: z.ZodType<ClusterResourceSetSpec> = c.zod($ClusterResourceSetSpec);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface ClusterResourceSetStatusCondition {
@@ -136,18 +102,6 @@ export interface ClusterResourceSetStatusCondition {
   /** type of condition in CamelCase or in foo.example.com/CamelCase. */
   type: string;
 }
-
-const $ClusterResourceSetStatusCondition = c.object<ClusterResourceSetStatusCondition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
-  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime","message","reason","status","type"] });
-
-/** zod schema of {@link ClusterResourceSetStatusCondition}. */
-export const ClusterResourceSetStatusConditionSchema: z.ZodType<ClusterResourceSetStatusCondition> = c.zod($ClusterResourceSetStatusCondition);
 
 /**
  * Condition defines an observation of a Cluster API resource operational state.
@@ -188,18 +142,6 @@ export interface ClusterResourceSetStatusDeprecatedV1beta1Condition {
   type: string;
 }
 
-const $ClusterResourceSetStatusDeprecatedV1beta1Condition = c.object<ClusterResourceSetStatusDeprecatedV1beta1Condition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ minLength: 1, maxLength: 10240 }),
-  reason: c.string({ minLength: 1, maxLength: 256 }),
-  severity: c.string({ maxLength: 32 }),
-  status: c.string(),
-  type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime","status","type"] });
-
-/** zod schema of {@link ClusterResourceSetStatusDeprecatedV1beta1Condition}. */
-export const ClusterResourceSetStatusDeprecatedV1beta1ConditionSchema: z.ZodType<ClusterResourceSetStatusDeprecatedV1beta1Condition> = c.zod($ClusterResourceSetStatusDeprecatedV1beta1Condition);
-
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface ClusterResourceSetStatusDeprecatedV1beta1 {
   /**
@@ -212,25 +154,11 @@ export interface ClusterResourceSetStatusDeprecatedV1beta1 {
   conditions?: ClusterResourceSetStatusDeprecatedV1beta1Condition[];
 }
 
-const $ClusterResourceSetStatusDeprecatedV1beta1 = c.object<ClusterResourceSetStatusDeprecatedV1beta1>({
-  conditions: c.array($ClusterResourceSetStatusDeprecatedV1beta1Condition),
-});
-
-/** zod schema of {@link ClusterResourceSetStatusDeprecatedV1beta1}. */
-export const ClusterResourceSetStatusDeprecatedV1beta1Schema: z.ZodType<ClusterResourceSetStatusDeprecatedV1beta1> = c.zod($ClusterResourceSetStatusDeprecatedV1beta1);
-
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface ClusterResourceSetStatusDeprecated {
   /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
   v1beta1?: ClusterResourceSetStatusDeprecatedV1beta1;
 }
-
-const $ClusterResourceSetStatusDeprecated = c.object<ClusterResourceSetStatusDeprecated>({
-  v1beta1: $ClusterResourceSetStatusDeprecatedV1beta1,
-});
-
-/** zod schema of {@link ClusterResourceSetStatusDeprecated}. */
-export const ClusterResourceSetStatusDeprecatedSchema: z.ZodType<ClusterResourceSetStatusDeprecated> = c.zod($ClusterResourceSetStatusDeprecated);
 
 /** status is the observed state of ClusterResourceSet. */
 export interface ClusterResourceSetStatus {
@@ -244,15 +172,6 @@ export interface ClusterResourceSetStatus {
   /** observedGeneration reflects the generation of the most recently observed ClusterResourceSet. */
   observedGeneration?: number;
 }
-
-const $ClusterResourceSetStatus = c.object<ClusterResourceSetStatus>({
-  conditions: c.withMeta(c.array($ClusterResourceSetStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  deprecated: $ClusterResourceSetStatusDeprecated,
-  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterResourceSetStatus}. */
-export const ClusterResourceSetStatusSchema: z.ZodType<ClusterResourceSetStatus> = c.zod($ClusterResourceSetStatus);
 
 /**
  * ClusterResourceSet is the Schema for the clusterresourcesets API.
@@ -296,63 +215,6 @@ export interface ClusterResourceSetList {
   items: ClusterResourceSet[];
 }
 
-const $ClusterResourceSet = c.object<ClusterResourceSet>({
-  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("ClusterResourceSet"),
-  metadata: c.objectMeta(),
-  spec: $ClusterResourceSetSpec,
-  status: $ClusterResourceSetStatus,
-}, { required: ["apiVersion","kind","spec"] });
-
-/** zod schema of {@link ClusterResourceSet}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const ClusterResourceSetSchema: z.ZodType<ClusterResourceSet> = c.zod($ClusterResourceSet);
-
-/** zod schema of {@link ClusterResourceSetList}. */
-export const ClusterResourceSetListSchema: z.ZodType<ClusterResourceSetList> = c.zod(c.object<ClusterResourceSetList>({
-  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("ClusterResourceSetList"),
-  metadata: c.listMeta(),
-  items: c.array($ClusterResourceSet),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/** Instance type of the {@link ClusterResourceSetModel} class: a {@link ClusterResourceSet} with the Model methods. */
-export interface ClusterResourceSetModel extends ClusterResourceSet {}
-
-/**
- * Model class of {@link ClusterResourceSet}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link ClusterResourceSetSchema}.
- *
- * @example
- * ```ts
- * const object = new ClusterResourceSetModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class ClusterResourceSetModel extends Model<ClusterResourceSet> {
-  /** The apiVersion of every ClusterResourceSet: "addons.cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "addons.cluster.x-k8s.io/v1beta2";
-  /** The kind: "ClusterResourceSet". */
-  static readonly kind = "ClusterResourceSet";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<ClusterResourceSet>(ClusterResourceSetModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<ClusterResourceSet>) {
-    super();
-    this.setDefinedProps({ apiVersion: ClusterResourceSetModel.apiVersion, kind: ClusterResourceSetModel.kind, ...data } as ModelData<ClusterResourceSet>);
-  }
-
-  /**
-   * Checks the object against {@link ClusterResourceSetSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(ClusterResourceSetSchema, this.toJSON(), "ClusterResourceSet addons.cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link ClusterResourceSet} objects (the {@link ClusterResourceSetModel} class), so that `new ClusterResourceSet({...})` works like in `@kubernetes-models`.
  *
@@ -362,33 +224,6 @@ export class ClusterResourceSetModel extends Model<ClusterResourceSet> {
  * ```
  */
 export const ClusterResourceSet: typeof ClusterResourceSetModel = ClusterResourceSetModel;
-
-/** Resource metadata of ClusterResourceSet addons.cluster.x-k8s.io/v1beta2 (plural "clusterresourcesets", namespaced, has a status subresource), with its schema and defaults. */
-export const ClusterResourceSetResource: c.ResourceInfo<ClusterResourceSet> = {
-  group: "addons.cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "addons.cluster.x-k8s.io/v1beta2",
-  kind: "ClusterResourceSet",
-  listKind: "ClusterResourceSetList",
-  plural: "clusterresourcesets",
-  singular: "clusterresourceset",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: ClusterResourceSetSchema,
-  defaults: undefined,
-};
 
 /** ResourceBinding shows the status of a resource that belongs to a ClusterResourceSet matched by the owner cluster of the ClusterResourceSetBinding object. */
 export interface ClusterResourceSetBindingSpecBindingResource2 {
@@ -407,17 +242,6 @@ export interface ClusterResourceSetBindingSpecBindingResource2 {
   name: string;
 }
 
-const $ClusterResourceSetBindingSpecBindingResource2 = c.object<ClusterResourceSetBindingSpecBindingResource2>({
-  applied: c.boolean(),
-  hash: c.string({ minLength: 1, maxLength: 256 }),
-  kind: c.literals<"Secret" | "ConfigMap">(["Secret","ConfigMap"]),
-  lastAppliedTime: c.string({ format: "date-time" }),
-  name: c.string({ minLength: 1, maxLength: 253 }),
-}, { required: ["applied","kind","name"] });
-
-/** zod schema of {@link ClusterResourceSetBindingSpecBindingResource2}. */
-export const ClusterResourceSetBindingSpecBindingResource2Schema: z.ZodType<ClusterResourceSetBindingSpecBindingResource2> = c.zod($ClusterResourceSetBindingSpecBindingResource2);
-
 /** ResourceSetBinding keeps info on all of the resources in a ClusterResourceSet. */
 export interface ClusterResourceSetBindingSpecBinding {
   /** clusterResourceSetName is the name of the ClusterResourceSet that is applied to the owner cluster of the binding. */
@@ -426,14 +250,6 @@ export interface ClusterResourceSetBindingSpecBinding {
   resources?: ClusterResourceSetBindingSpecBindingResource2[];
 }
 
-const $ClusterResourceSetBindingSpecBinding = c.object<ClusterResourceSetBindingSpecBinding>({
-  clusterResourceSetName: c.string({ minLength: 1, maxLength: 253 }),
-  resources: c.withMeta(c.array($ClusterResourceSetBindingSpecBindingResource2, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}, { required: ["clusterResourceSetName"] });
-
-/** zod schema of {@link ClusterResourceSetBindingSpecBinding}. */
-export const ClusterResourceSetBindingSpecBindingSchema: z.ZodType<ClusterResourceSetBindingSpecBinding> = c.zod($ClusterResourceSetBindingSpecBinding);
-
 /** spec is the desired state of ClusterResourceSetBinding. */
 export interface ClusterResourceSetBindingSpec {
   /** bindings is a list of ClusterResourceSets and their resources. */
@@ -441,14 +257,6 @@ export interface ClusterResourceSetBindingSpec {
   /** clusterName is the name of the Cluster this binding applies to. */
   clusterName: string;
 }
-
-const $ClusterResourceSetBindingSpec = c.object<ClusterResourceSetBindingSpec>({
-  bindings: c.withMeta(c.array($ClusterResourceSetBindingSpecBinding, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  clusterName: c.string({ minLength: 1, maxLength: 63 }),
-}, { required: ["clusterName"] });
-
-/** zod schema of {@link ClusterResourceSetBindingSpec}. */
-export const ClusterResourceSetBindingSpecSchema: z.ZodType<ClusterResourceSetBindingSpec> = c.zod($ClusterResourceSetBindingSpec);
 
 /**
  * ClusterResourceSetBinding lists all matching ClusterResourceSets with the cluster it belongs to.
@@ -489,62 +297,6 @@ export interface ClusterResourceSetBindingList {
   items: ClusterResourceSetBinding[];
 }
 
-const $ClusterResourceSetBinding = c.object<ClusterResourceSetBinding>({
-  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("ClusterResourceSetBinding"),
-  metadata: c.objectMeta(),
-  spec: $ClusterResourceSetBindingSpec,
-}, { required: ["apiVersion","kind","spec"] });
-
-/** zod schema of {@link ClusterResourceSetBinding}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const ClusterResourceSetBindingSchema: z.ZodType<ClusterResourceSetBinding> = c.zod($ClusterResourceSetBinding);
-
-/** zod schema of {@link ClusterResourceSetBindingList}. */
-export const ClusterResourceSetBindingListSchema: z.ZodType<ClusterResourceSetBindingList> = c.zod(c.object<ClusterResourceSetBindingList>({
-  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("ClusterResourceSetBindingList"),
-  metadata: c.listMeta(),
-  items: c.array($ClusterResourceSetBinding),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/** Instance type of the {@link ClusterResourceSetBindingModel} class: a {@link ClusterResourceSetBinding} with the Model methods. */
-export interface ClusterResourceSetBindingModel extends ClusterResourceSetBinding {}
-
-/**
- * Model class of {@link ClusterResourceSetBinding}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link ClusterResourceSetBindingSchema}.
- *
- * @example
- * ```ts
- * const object = new ClusterResourceSetBindingModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class ClusterResourceSetBindingModel extends Model<ClusterResourceSetBinding> {
-  /** The apiVersion of every ClusterResourceSetBinding: "addons.cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "addons.cluster.x-k8s.io/v1beta2";
-  /** The kind: "ClusterResourceSetBinding". */
-  static readonly kind = "ClusterResourceSetBinding";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<ClusterResourceSetBinding>(ClusterResourceSetBindingModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<ClusterResourceSetBinding>) {
-    super();
-    this.setDefinedProps({ apiVersion: ClusterResourceSetBindingModel.apiVersion, kind: ClusterResourceSetBindingModel.kind, ...data } as ModelData<ClusterResourceSetBinding>);
-  }
-
-  /**
-   * Checks the object against {@link ClusterResourceSetBindingSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(ClusterResourceSetBindingSchema, this.toJSON(), "ClusterResourceSetBinding addons.cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link ClusterResourceSetBinding} objects (the {@link ClusterResourceSetBindingModel} class), so that `new ClusterResourceSetBinding({...})` works like in `@kubernetes-models`.
  *
@@ -554,30 +306,3 @@ export class ClusterResourceSetBindingModel extends Model<ClusterResourceSetBind
  * ```
  */
 export const ClusterResourceSetBinding: typeof ClusterResourceSetBindingModel = ClusterResourceSetBindingModel;
-
-/** Resource metadata of ClusterResourceSetBinding addons.cluster.x-k8s.io/v1beta2 (plural "clusterresourcesetbindings", namespaced, has no status subresource), with its schema and defaults. */
-export const ClusterResourceSetBindingResource: c.ResourceInfo<ClusterResourceSetBinding> = {
-  group: "addons.cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "addons.cluster.x-k8s.io/v1beta2",
-  kind: "ClusterResourceSetBinding",
-  listKind: "ClusterResourceSetBindingList",
-  plural: "clusterresourcesetbindings",
-  singular: "clusterresourcesetbinding",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: false,
-    scale: undefined,
-  },
-  schema: ClusterResourceSetBindingSchema,
-  defaults: undefined,
-};

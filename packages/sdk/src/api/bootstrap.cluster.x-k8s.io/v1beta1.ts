@@ -8,9 +8,9 @@
  */
 import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";
 import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";
-import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
-import type { z } from "zod";
-import * as c from "../common.js";
+import { KubeadmConfigModel, KubeadmConfigTemplateModel } from "./v1beta1.runtime.js";
+
+export * from "./v1beta1.runtime.js";
 
 /** Selects a key of a ConfigMap. */
 export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef {
@@ -30,17 +30,6 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   optional?: boolean;
 }
 
-const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef = c.withMeta(c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef>({
-  key: c.string(),
-  name: c.string(),
-  optional: c.boolean(),
-}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef);
-
-const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
-
 /**
  * Selects a field of the pod: supports metadata.name, metadata.namespace, `metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`,
  * spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.
@@ -51,14 +40,6 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   /** Path of the field to select in the specified API version. */
   fieldPath: string;
 }
-
-const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef = c.withMeta(c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef>({
-  apiVersion: c.string(),
-  fieldPath: c.string(),
-}, { required: ["fieldPath"] }), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef);
 
 /**
  * FileKeyRef selects a key of the env file.
@@ -92,18 +73,6 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   volumeName: string;
 }
 
-const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef = c.withMeta(c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef>({
-  key: c.string(),
-  optional: c.boolean(),
-  path: c.string(),
-  volumeName: c.string(),
-}, { required: ["key","path","volumeName"] }), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef);
-
-const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults: c.DefaultsNode = { properties: { optional: { default: false } } };
-
 /**
  * Selects a resource of the container: only resources limits and requests
  * (limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory and requests.ephemeral-storage) are currently supported.
@@ -116,15 +85,6 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   /** Required: resource to select */
   resource: string;
 }
-
-const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef = c.withMeta(c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef>({
-  containerName: c.string(),
-  divisor: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
-  resource: c.string(),
-}, { required: ["resource"] }), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef);
 
 /** Selects a key of a secret in the pod's namespace */
 export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef {
@@ -143,17 +103,6 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   /** Specify whether the Secret or its key must be defined */
   optional?: boolean;
 }
-
-const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef = c.withMeta(c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef>({
-  key: c.string(),
-  name: c.string(),
-  optional: c.boolean(),
-}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef);
-
-const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
 /** Source for the environment variable's value. Cannot be used if value is not empty. */
 export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom {
@@ -178,19 +127,6 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom
   secretKeyRef?: KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef;
 }
 
-const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom = c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom>({
-  configMapKeyRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef,
-  fieldRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef,
-  fileKeyRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef,
-  resourceFieldRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef,
-  secretKeyRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef,
-});
-
-/** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom);
-
-const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults: c.DefaultsNode = { properties: { configMapKeyRef: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults }, fileKeyRef: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults }, secretKeyRef: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults } } };
-
 /** EnvVar represents an environment variable present in a Container. */
 export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnv {
   /**
@@ -214,17 +150,6 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraEnv {
   valueFrom?: KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom;
 }
 
-const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnv = c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraEnv>({
-  name: c.string(),
-  value: c.string(),
-  valueFrom: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom,
-}, { required: ["name"] });
-
-/** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraEnv}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraEnv> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv);
-
-const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults: c.DefaultsNode = { properties: { valueFrom: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults } } };
-
 /**
  * HostPathMount contains elements describing volumes that are mounted from the
  * host.
@@ -245,17 +170,6 @@ export interface KubeadmConfigSpecClusterConfigurationApiServerExtraVolume {
   readOnly?: boolean;
 }
 
-const $KubeadmConfigSpecClusterConfigurationApiServerExtraVolume = c.object<KubeadmConfigSpecClusterConfigurationApiServerExtraVolume>({
-  hostPath: c.string({ minLength: 1, maxLength: 512 }),
-  mountPath: c.string({ minLength: 1, maxLength: 512 }),
-  name: c.string({ minLength: 1, maxLength: 512 }),
-  pathType: c.string(),
-  readOnly: c.boolean(),
-}, { required: ["hostPath","mountPath","name"] });
-
-/** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServerExtraVolume}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerExtraVolumeSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServerExtraVolume> = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraVolume);
-
 /** apiServer contains extra settings for the API server control plane component */
 export interface KubeadmConfigSpecClusterConfigurationApiServer {
   /** certSANs sets extra Subject Alternative Names for the API Server signing cert. */
@@ -274,19 +188,6 @@ export interface KubeadmConfigSpecClusterConfigurationApiServer {
   timeoutForControlPlane?: string;
 }
 
-const $KubeadmConfigSpecClusterConfigurationApiServer = c.object<KubeadmConfigSpecClusterConfigurationApiServer>({
-  certSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
-  extraArgs: c.record(c.string()),
-  extraEnvs: c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
-  extraVolumes: c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { maxItems: 100 }),
-  timeoutForControlPlane: c.string(),
-});
-
-/** zod schema of {@link KubeadmConfigSpecClusterConfigurationApiServer}. */
-export const KubeadmConfigSpecClusterConfigurationApiServerSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationApiServer> = c.zod($KubeadmConfigSpecClusterConfigurationApiServer);
-
-const KubeadmConfigSpecClusterConfigurationApiServerDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
-
 /** controllerManager contains extra settings for the controller manager control plane component */
 export interface KubeadmConfigSpecClusterConfigurationScheduler {
   /** extraArgs is an extra set of flags to pass to the control plane component. */
@@ -301,17 +202,6 @@ export interface KubeadmConfigSpecClusterConfigurationScheduler {
   extraVolumes?: KubeadmConfigSpecClusterConfigurationApiServerExtraVolume[];
 }
 
-const $KubeadmConfigSpecClusterConfigurationScheduler = c.object<KubeadmConfigSpecClusterConfigurationScheduler>({
-  extraArgs: c.record(c.string()),
-  extraEnvs: c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
-  extraVolumes: c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { maxItems: 100 }),
-});
-
-/** zod schema of {@link KubeadmConfigSpecClusterConfigurationScheduler}. */
-export const KubeadmConfigSpecClusterConfigurationSchedulerSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationScheduler> = c.zod($KubeadmConfigSpecClusterConfigurationScheduler);
-
-const KubeadmConfigSpecClusterConfigurationSchedulerDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
-
 /** dns defines the options for the DNS add-on installed in the cluster. */
 export interface KubeadmConfigSpecClusterConfigurationDns {
   /**
@@ -325,14 +215,6 @@ export interface KubeadmConfigSpecClusterConfigurationDns {
    */
   imageTag?: string;
 }
-
-const $KubeadmConfigSpecClusterConfigurationDns = c.object<KubeadmConfigSpecClusterConfigurationDns>({
-  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-  imageTag: c.string({ minLength: 1, maxLength: 256 }),
-});
-
-/** zod schema of {@link KubeadmConfigSpecClusterConfigurationDns}. */
-export const KubeadmConfigSpecClusterConfigurationDnsSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationDns> = c.zod($KubeadmConfigSpecClusterConfigurationDns);
 
 /**
  * external describes how to connect to an external etcd cluster
@@ -357,16 +239,6 @@ export interface KubeadmConfigSpecClusterConfigurationEtcdExternal {
    */
   keyFile: string;
 }
-
-const $KubeadmConfigSpecClusterConfigurationEtcdExternal = c.object<KubeadmConfigSpecClusterConfigurationEtcdExternal>({
-  caFile: c.string({ minLength: 1, maxLength: 512 }),
-  certFile: c.string({ minLength: 1, maxLength: 512 }),
-  endpoints: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 50 }),
-  keyFile: c.string({ minLength: 1, maxLength: 512 }),
-}, { required: ["caFile","certFile","endpoints","keyFile"] });
-
-/** zod schema of {@link KubeadmConfigSpecClusterConfigurationEtcdExternal}. */
-export const KubeadmConfigSpecClusterConfigurationEtcdExternalSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationEtcdExternal> = c.zod($KubeadmConfigSpecClusterConfigurationEtcdExternal);
 
 /**
  * local provides configuration knobs for configuring the local etcd instance
@@ -405,21 +277,6 @@ export interface KubeadmConfigSpecClusterConfigurationEtcdLocal {
   serverCertSANs?: string[];
 }
 
-const $KubeadmConfigSpecClusterConfigurationEtcdLocal = c.object<KubeadmConfigSpecClusterConfigurationEtcdLocal>({
-  dataDir: c.string({ minLength: 1, maxLength: 512 }),
-  extraArgs: c.record(c.string()),
-  extraEnvs: c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
-  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-  imageTag: c.string({ minLength: 1, maxLength: 256 }),
-  peerCertSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
-  serverCertSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
-});
-
-/** zod schema of {@link KubeadmConfigSpecClusterConfigurationEtcdLocal}. */
-export const KubeadmConfigSpecClusterConfigurationEtcdLocalSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationEtcdLocal> = c.zod($KubeadmConfigSpecClusterConfigurationEtcdLocal);
-
-const KubeadmConfigSpecClusterConfigurationEtcdLocalDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
-
 /**
  * etcd holds configuration for etcd.
  * NB: This value defaults to a Local (stacked) etcd
@@ -436,16 +293,6 @@ export interface KubeadmConfigSpecClusterConfigurationEtcd {
    */
   local?: KubeadmConfigSpecClusterConfigurationEtcdLocal;
 }
-
-const $KubeadmConfigSpecClusterConfigurationEtcd = c.object<KubeadmConfigSpecClusterConfigurationEtcd>({
-  external: $KubeadmConfigSpecClusterConfigurationEtcdExternal,
-  local: $KubeadmConfigSpecClusterConfigurationEtcdLocal,
-});
-
-/** zod schema of {@link KubeadmConfigSpecClusterConfigurationEtcd}. */
-export const KubeadmConfigSpecClusterConfigurationEtcdSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationEtcd> = c.zod($KubeadmConfigSpecClusterConfigurationEtcd);
-
-const KubeadmConfigSpecClusterConfigurationEtcdDefaults: c.DefaultsNode = { properties: { local: { ...KubeadmConfigSpecClusterConfigurationEtcdLocalDefaults } } };
 
 /**
  * networking holds configuration for the networking topology of the cluster.
@@ -467,15 +314,6 @@ export interface KubeadmConfigSpecClusterConfigurationNetworking {
    */
   serviceSubnet?: string;
 }
-
-const $KubeadmConfigSpecClusterConfigurationNetworking = c.object<KubeadmConfigSpecClusterConfigurationNetworking>({
-  dnsDomain: c.string({ minLength: 1, maxLength: 253 }),
-  podSubnet: c.string({ minLength: 1, maxLength: 1024 }),
-  serviceSubnet: c.string({ minLength: 1, maxLength: 1024 }),
-});
-
-/** zod schema of {@link KubeadmConfigSpecClusterConfigurationNetworking}. */
-export const KubeadmConfigSpecClusterConfigurationNetworkingSchema: z.ZodType<KubeadmConfigSpecClusterConfigurationNetworking> = c.zod($KubeadmConfigSpecClusterConfigurationNetworking);
 
 /** clusterConfiguration along with InitConfiguration are the configurations necessary for the init command */
 export interface KubeadmConfigSpecClusterConfiguration {
@@ -579,31 +417,6 @@ export interface KubeadmConfigSpecClusterConfiguration {
   scheduler?: KubeadmConfigSpecClusterConfigurationScheduler;
 }
 
-const $KubeadmConfigSpecClusterConfiguration = c.object<KubeadmConfigSpecClusterConfiguration>({
-  apiServer: $KubeadmConfigSpecClusterConfigurationApiServer,
-  apiVersion: c.string(),
-  caCertificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 36500 }),
-  certificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 1095 }),
-  certificatesDir: c.string({ minLength: 1, maxLength: 512 }),
-  clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  controlPlaneEndpoint: c.string({ minLength: 1, maxLength: 512 }),
-  controllerManager: $KubeadmConfigSpecClusterConfigurationScheduler,
-  dns: $KubeadmConfigSpecClusterConfigurationDns,
-  encryptionAlgorithm: c.literals<"ECDSA-P256" | "ECDSA-P384" | "RSA-2048" | "RSA-3072" | "RSA-4096">(["ECDSA-P256","ECDSA-P384","RSA-2048","RSA-3072","RSA-4096"]),
-  etcd: $KubeadmConfigSpecClusterConfigurationEtcd,
-  featureGates: c.record(c.boolean()),
-  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-  kind: c.string(),
-  kubernetesVersion: c.string({ minLength: 1, maxLength: 256 }),
-  networking: $KubeadmConfigSpecClusterConfigurationNetworking,
-  scheduler: $KubeadmConfigSpecClusterConfigurationScheduler,
-});
-
-/** zod schema of {@link KubeadmConfigSpecClusterConfiguration}. */
-export const KubeadmConfigSpecClusterConfigurationSchema: z.ZodType<KubeadmConfigSpecClusterConfiguration> = c.zod($KubeadmConfigSpecClusterConfiguration);
-
-const KubeadmConfigSpecClusterConfigurationDefaults: c.DefaultsNode = { properties: { apiServer: { ...KubeadmConfigSpecClusterConfigurationApiServerDefaults }, controllerManager: { ...KubeadmConfigSpecClusterConfigurationSchedulerDefaults }, etcd: { ...KubeadmConfigSpecClusterConfigurationEtcdDefaults }, scheduler: { ...KubeadmConfigSpecClusterConfigurationSchedulerDefaults } } };
-
 /** Filesystem defines the file systems to be created. */
 export interface KubeadmConfigSpecDiskSetupFilesystem {
   /** device specifies the device name */
@@ -628,19 +441,6 @@ export interface KubeadmConfigSpecDiskSetupFilesystem {
   replaceFS?: string;
 }
 
-const $KubeadmConfigSpecDiskSetupFilesystem = c.object<KubeadmConfigSpecDiskSetupFilesystem>({
-  device: c.string({ minLength: 1, maxLength: 256 }),
-  extraOpts: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
-  filesystem: c.string({ minLength: 1, maxLength: 128 }),
-  label: c.string({ minLength: 1, maxLength: 512 }),
-  overwrite: c.boolean(),
-  partition: c.string({ minLength: 1, maxLength: 128 }),
-  replaceFS: c.string({ minLength: 1, maxLength: 128 }),
-}, { required: ["device","filesystem"] });
-
-/** zod schema of {@link KubeadmConfigSpecDiskSetupFilesystem}. */
-export const KubeadmConfigSpecDiskSetupFilesystemSchema: z.ZodType<KubeadmConfigSpecDiskSetupFilesystem> = c.zod($KubeadmConfigSpecDiskSetupFilesystem);
-
 /** PartitionSpec defines the size and optional type for a partition. */
 export interface KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem {
   /**
@@ -656,14 +456,6 @@ export interface KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem {
   /** percentage of disk that partition will take (1-100) */
   percentage: number;
 }
-
-const $KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem = c.object<KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem>({
-  partitionType: c.withMeta(c.string({ minLength: 1, maxLength: 36 }), {"x-kubernetes-validations":[{"message":"partitionType must be one of Linux, LinuxSwap, LinuxRAID, LVM, Fat32, NTFS, LinuxExtended or a full GPT partition GUID","rule":"self.matches('^(Linux|LinuxSwap|LinuxRAID|LVM|Fat32|NTFS|LinuxExtended|[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12})$')"}]}),
-  percentage: c.integer({ format: "int32", minimum: 1, maximum: 100 }),
-}, { required: ["percentage"] });
-
-/** zod schema of {@link KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem}. */
-export const KubeadmConfigSpecDiskSetupPartitionDiskLayoutItemSchema: z.ZodType<KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem> = c.zod($KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem);
 
 /** Partition defines how to create and layout a partition. */
 export interface KubeadmConfigSpecDiskSetupPartition {
@@ -694,17 +486,6 @@ export interface KubeadmConfigSpecDiskSetupPartition {
   tableType?: "mbr" | "gpt";
 }
 
-const $KubeadmConfigSpecDiskSetupPartition = c.object<KubeadmConfigSpecDiskSetupPartition>({
-  device: c.string({ minLength: 1, maxLength: 256 }),
-  diskLayout: c.array($KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem, { minItems: 1, maxItems: 100 }),
-  layout: c.boolean(),
-  overwrite: c.boolean(),
-  tableType: c.literals<"mbr" | "gpt">(["mbr","gpt"]),
-}, { required: ["device","layout"] });
-
-/** zod schema of {@link KubeadmConfigSpecDiskSetupPartition}. */
-export const KubeadmConfigSpecDiskSetupPartitionSchema: z.ZodType<KubeadmConfigSpecDiskSetupPartition> = c.zod($KubeadmConfigSpecDiskSetupPartition);
-
 /** diskSetup specifies options for the creation of partition tables and file systems on devices. */
 export interface KubeadmConfigSpecDiskSetup {
   /** filesystems specifies the list of file systems to setup. */
@@ -712,14 +493,6 @@ export interface KubeadmConfigSpecDiskSetup {
   /** partitions specifies the list of the partitions to setup. */
   partitions?: KubeadmConfigSpecDiskSetupPartition[];
 }
-
-const $KubeadmConfigSpecDiskSetup = c.object<KubeadmConfigSpecDiskSetup>({
-  filesystems: c.array($KubeadmConfigSpecDiskSetupFilesystem, { maxItems: 100 }),
-  partitions: c.array($KubeadmConfigSpecDiskSetupPartition, { maxItems: 100 }),
-});
-
-/** zod schema of {@link KubeadmConfigSpecDiskSetup}. */
-export const KubeadmConfigSpecDiskSetupSchema: z.ZodType<KubeadmConfigSpecDiskSetup> = c.zod($KubeadmConfigSpecDiskSetup);
 
 /** secret represents a secret that should populate this file. */
 export interface KubeadmConfigSpecUserPasswdFromSecret {
@@ -729,26 +502,11 @@ export interface KubeadmConfigSpecUserPasswdFromSecret {
   name: string;
 }
 
-const $KubeadmConfigSpecUserPasswdFromSecret = c.object<KubeadmConfigSpecUserPasswdFromSecret>({
-  key: c.string({ minLength: 1, maxLength: 256 }),
-  name: c.string({ minLength: 1, maxLength: 253 }),
-}, { required: ["key","name"] });
-
-/** zod schema of {@link KubeadmConfigSpecUserPasswdFromSecret}. */
-export const KubeadmConfigSpecUserPasswdFromSecretSchema: z.ZodType<KubeadmConfigSpecUserPasswdFromSecret> = c.zod($KubeadmConfigSpecUserPasswdFromSecret);
-
 /** contentFrom is a referenced source of content to populate the file. */
 export interface KubeadmConfigSpecFileContentFrom {
   /** secret represents a secret that should populate this file. */
   secret: KubeadmConfigSpecUserPasswdFromSecret;
 }
-
-const $KubeadmConfigSpecFileContentFrom = c.object<KubeadmConfigSpecFileContentFrom>({
-  secret: $KubeadmConfigSpecUserPasswdFromSecret,
-}, { required: ["secret"] });
-
-/** zod schema of {@link KubeadmConfigSpecFileContentFrom}. */
-export const KubeadmConfigSpecFileContentFromSchema: z.ZodType<KubeadmConfigSpecFileContentFrom> = c.zod($KubeadmConfigSpecFileContentFrom);
 
 /** File defines the input for generating write_files in cloud-init. */
 export interface KubeadmConfigSpecFile {
@@ -777,20 +535,6 @@ export interface KubeadmConfigSpecFile {
   permissions?: string;
 }
 
-const $KubeadmConfigSpecFile = c.object<KubeadmConfigSpecFile>({
-  append: c.boolean(),
-  content: c.string({ minLength: 1, maxLength: 10240 }),
-  contentFormat: c.literals<"Raw" | "Template">(["Raw","Template"]),
-  contentFrom: $KubeadmConfigSpecFileContentFrom,
-  encoding: c.literals<"base64" | "gzip" | "gzip+base64">(["base64","gzip","gzip+base64"]),
-  owner: c.string({ minLength: 1, maxLength: 256 }),
-  path: c.string({ minLength: 1, maxLength: 512 }),
-  permissions: c.string({ minLength: 1, maxLength: 16 }),
-}, { required: ["path"] });
-
-/** zod schema of {@link KubeadmConfigSpecFile}. */
-export const KubeadmConfigSpecFileSchema: z.ZodType<KubeadmConfigSpecFile> = c.zod($KubeadmConfigSpecFile);
-
 /** containerLinuxConfig contains CLC specific configuration. */
 export interface KubeadmConfigSpecIgnitionContainerLinuxConfig {
   /**
@@ -804,26 +548,11 @@ export interface KubeadmConfigSpecIgnitionContainerLinuxConfig {
   strict?: boolean;
 }
 
-const $KubeadmConfigSpecIgnitionContainerLinuxConfig = c.object<KubeadmConfigSpecIgnitionContainerLinuxConfig>({
-  additionalConfig: c.string({ minLength: 1, maxLength: 32768 }),
-  strict: c.boolean(),
-});
-
-/** zod schema of {@link KubeadmConfigSpecIgnitionContainerLinuxConfig}. */
-export const KubeadmConfigSpecIgnitionContainerLinuxConfigSchema: z.ZodType<KubeadmConfigSpecIgnitionContainerLinuxConfig> = c.zod($KubeadmConfigSpecIgnitionContainerLinuxConfig);
-
 /** ignition contains Ignition specific configuration. */
 export interface KubeadmConfigSpecIgnition {
   /** containerLinuxConfig contains CLC specific configuration. */
   containerLinuxConfig?: KubeadmConfigSpecIgnitionContainerLinuxConfig;
 }
-
-const $KubeadmConfigSpecIgnition = c.object<KubeadmConfigSpecIgnition>({
-  containerLinuxConfig: $KubeadmConfigSpecIgnitionContainerLinuxConfig,
-});
-
-/** zod schema of {@link KubeadmConfigSpecIgnition}. */
-export const KubeadmConfigSpecIgnitionSchema: z.ZodType<KubeadmConfigSpecIgnition> = c.zod($KubeadmConfigSpecIgnition);
 
 /** BootstrapToken describes one bootstrap token, stored as a Secret in the cluster. */
 export interface KubeadmConfigSpecInitConfigurationBootstrapToken {
@@ -859,18 +588,6 @@ export interface KubeadmConfigSpecInitConfigurationBootstrapToken {
   usages?: string[];
 }
 
-const $KubeadmConfigSpecInitConfigurationBootstrapToken = c.object<KubeadmConfigSpecInitConfigurationBootstrapToken>({
-  description: c.string({ minLength: 1, maxLength: 512 }),
-  expires: c.string({ format: "date-time" }),
-  groups: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
-  token: c.string(),
-  ttl: c.string(),
-  usages: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
-}, { required: ["token"] });
-
-/** zod schema of {@link KubeadmConfigSpecInitConfigurationBootstrapToken}. */
-export const KubeadmConfigSpecInitConfigurationBootstrapTokenSchema: z.ZodType<KubeadmConfigSpecInitConfigurationBootstrapToken> = c.zod($KubeadmConfigSpecInitConfigurationBootstrapToken);
-
 /**
  * localAPIEndpoint represents the endpoint of the API server instance that's deployed on this control plane node
  * In HA setups, this differs from ClusterConfiguration.ControlPlaneEndpoint in the sense that ControlPlaneEndpoint
@@ -888,14 +605,6 @@ export interface KubeadmConfigSpecInitConfigurationLocalAPIEndpoint {
    */
   bindPort?: number;
 }
-
-const $KubeadmConfigSpecInitConfigurationLocalAPIEndpoint = c.object<KubeadmConfigSpecInitConfigurationLocalAPIEndpoint>({
-  advertiseAddress: c.string({ minLength: 1, maxLength: 39 }),
-  bindPort: c.integer({ format: "int32" }),
-});
-
-/** zod schema of {@link KubeadmConfigSpecInitConfigurationLocalAPIEndpoint}. */
-export const KubeadmConfigSpecInitConfigurationLocalAPIEndpointSchema: z.ZodType<KubeadmConfigSpecInitConfigurationLocalAPIEndpoint> = c.zod($KubeadmConfigSpecInitConfigurationLocalAPIEndpoint);
 
 /**
  * The node this Taint is attached to has the "effect" on
@@ -915,16 +624,6 @@ export interface KubeadmConfigSpecInitConfigurationNodeRegistrationTaint {
   /** The taint value corresponding to the taint key. */
   value?: string;
 }
-
-const $KubeadmConfigSpecInitConfigurationNodeRegistrationTaint = c.object<KubeadmConfigSpecInitConfigurationNodeRegistrationTaint>({
-  effect: c.string(),
-  key: c.string(),
-  timeAdded: c.string({ format: "date-time" }),
-  value: c.string(),
-}, { required: ["effect","key"] });
-
-/** zod schema of {@link KubeadmConfigSpecInitConfigurationNodeRegistrationTaint}. */
-export const KubeadmConfigSpecInitConfigurationNodeRegistrationTaintSchema: z.ZodType<KubeadmConfigSpecInitConfigurationNodeRegistrationTaint> = c.zod($KubeadmConfigSpecInitConfigurationNodeRegistrationTaint);
 
 /**
  * nodeRegistration holds fields that relate to registering the new control-plane node to the cluster.
@@ -970,19 +669,6 @@ export interface KubeadmConfigSpecInitConfigurationNodeRegistration {
   taints?: KubeadmConfigSpecInitConfigurationNodeRegistrationTaint[];
 }
 
-const $KubeadmConfigSpecInitConfigurationNodeRegistration = c.object<KubeadmConfigSpecInitConfigurationNodeRegistration>({
-  criSocket: c.string({ minLength: 1, maxLength: 512 }),
-  ignorePreflightErrors: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 50 }),
-  imagePullPolicy: c.literals<"Always" | "IfNotPresent" | "Never">(["Always","IfNotPresent","Never"]),
-  imagePullSerial: c.boolean(),
-  kubeletExtraArgs: c.record(c.string()),
-  name: c.string({ minLength: 1, maxLength: 253 }),
-  taints: c.array($KubeadmConfigSpecInitConfigurationNodeRegistrationTaint, { maxItems: 100 }),
-});
-
-/** zod schema of {@link KubeadmConfigSpecInitConfigurationNodeRegistration}. */
-export const KubeadmConfigSpecInitConfigurationNodeRegistrationSchema: z.ZodType<KubeadmConfigSpecInitConfigurationNodeRegistration> = c.zod($KubeadmConfigSpecInitConfigurationNodeRegistration);
-
 /**
  * patches contains options related to applying patches to components deployed by kubeadm during
  * "kubeadm init". The minimum kubernetes version needed to support Patches is v1.22
@@ -1002,13 +688,6 @@ export interface KubeadmConfigSpecInitConfigurationPatches {
    */
   directory?: string;
 }
-
-const $KubeadmConfigSpecInitConfigurationPatches = c.object<KubeadmConfigSpecInitConfigurationPatches>({
-  directory: c.string({ minLength: 1, maxLength: 512 }),
-});
-
-/** zod schema of {@link KubeadmConfigSpecInitConfigurationPatches}. */
-export const KubeadmConfigSpecInitConfigurationPatchesSchema: z.ZodType<KubeadmConfigSpecInitConfigurationPatches> = c.zod($KubeadmConfigSpecInitConfigurationPatches);
 
 /** initConfiguration along with ClusterConfiguration are the configurations necessary for the init command */
 export interface KubeadmConfigSpecInitConfiguration {
@@ -1060,19 +739,6 @@ export interface KubeadmConfigSpecInitConfiguration {
   skipPhases?: string[];
 }
 
-const $KubeadmConfigSpecInitConfiguration = c.object<KubeadmConfigSpecInitConfiguration>({
-  apiVersion: c.string(),
-  bootstrapTokens: c.array($KubeadmConfigSpecInitConfigurationBootstrapToken, { maxItems: 100 }),
-  kind: c.string(),
-  localAPIEndpoint: $KubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
-  nodeRegistration: $KubeadmConfigSpecInitConfigurationNodeRegistration,
-  patches: $KubeadmConfigSpecInitConfigurationPatches,
-  skipPhases: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 50 }),
-});
-
-/** zod schema of {@link KubeadmConfigSpecInitConfiguration}. */
-export const KubeadmConfigSpecInitConfigurationSchema: z.ZodType<KubeadmConfigSpecInitConfiguration> = c.zod($KubeadmConfigSpecInitConfiguration);
-
 /**
  * controlPlane defines the additional control plane instance to be deployed on the joining node.
  * If nil, no additional control plane instance will be deployed.
@@ -1081,13 +747,6 @@ export interface KubeadmConfigSpecJoinConfigurationControlPlane {
   /** localAPIEndpoint represents the endpoint of the API server instance to be deployed on this node. */
   localAPIEndpoint?: KubeadmConfigSpecInitConfigurationLocalAPIEndpoint;
 }
-
-const $KubeadmConfigSpecJoinConfigurationControlPlane = c.object<KubeadmConfigSpecJoinConfigurationControlPlane>({
-  localAPIEndpoint: $KubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
-});
-
-/** zod schema of {@link KubeadmConfigSpecJoinConfigurationControlPlane}. */
-export const KubeadmConfigSpecJoinConfigurationControlPlaneSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationControlPlane> = c.zod($KubeadmConfigSpecJoinConfigurationControlPlane);
 
 /**
  * bootstrapToken is used to set the options for bootstrap token based discovery
@@ -1119,16 +778,6 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken {
    */
   unsafeSkipCAVerification?: boolean;
 }
-
-const $KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken>({
-  apiServerEndpoint: c.string({ minLength: 1, maxLength: 512 }),
-  caCertHashes: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
-  token: c.string({ minLength: 1, maxLength: 512 }),
-  unsafeSkipCAVerification: c.boolean(),
-});
-
-/** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapTokenSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken);
 
 /**
  * cluster contains information about how to communicate with the kubernetes cluster.
@@ -1168,17 +817,6 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluste
   tlsServerName?: string;
 }
 
-const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster>({
-  certificateAuthorityData: c.string({ format: "byte", minLength: 1, maxLength: 51200 }),
-  insecureSkipTLSVerify: c.boolean(),
-  proxyURL: c.string({ minLength: 1, maxLength: 512 }),
-  server: c.string({ minLength: 1, maxLength: 512 }),
-  tlsServerName: c.string({ minLength: 1, maxLength: 512 }),
-});
-
-/** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigClusterSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster);
-
 /** authProvider specifies a custom authentication plugin for the kubernetes cluster. */
 export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider {
   /** config holds the parameters for the authentication plugin. */
@@ -1186,14 +824,6 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAu
   /** name is the name of the authentication plugin. */
   name: string;
 }
-
-const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider>({
-  config: c.record(c.string()),
-  name: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["name"] });
-
-/** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProviderSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider);
 
 /**
  * KubeConfigAuthExecEnv is used for setting environment variables when executing an exec-based
@@ -1205,14 +835,6 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserEx
   /** value of the environment variable */
   value: string;
 }
-
-const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem>({
-  name: c.string({ minLength: 1, maxLength: 512 }),
-  value: c.string({ minLength: 1, maxLength: 512 }),
-}, { required: ["name","value"] });
-
-/** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItemSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem);
 
 /** exec specifies a custom exec-based authentication plugin for the kubernetes cluster. */
 export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec {
@@ -1242,17 +864,6 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserEx
   provideClusterInfo?: boolean;
 }
 
-const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec>({
-  apiVersion: c.string({ minLength: 1, maxLength: 512 }),
-  args: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
-  command: c.string({ minLength: 1, maxLength: 1024 }),
-  env: c.array($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem, { maxItems: 100 }),
-  provideClusterInfo: c.boolean(),
-}, { required: ["command"] });
-
-/** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec);
-
 /**
  * user contains information that describes identity information.
  * This is used to tell the kubernetes cluster who you are.
@@ -1263,14 +874,6 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser {
   /** exec specifies a custom exec-based authentication plugin for the kubernetes cluster. */
   exec?: KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec;
 }
-
-const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser>({
-  authProvider: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider,
-  exec: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec,
-});
-
-/** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser);
 
 /**
  * kubeConfig is used (optionally) to generate a KubeConfig based on the KubeadmConfig's information.
@@ -1295,14 +898,6 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig {
   user: KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser;
 }
 
-const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig>({
-  cluster: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster,
-  user: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser,
-}, { required: ["user"] });
-
-/** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig);
-
 /**
  * file is used to specify a file or URL to a kubeconfig file from which to load cluster information
  * BootstrapToken and File are mutually exclusive
@@ -1319,14 +914,6 @@ export interface KubeadmConfigSpecJoinConfigurationDiscoveryFile {
   /** kubeConfigPath is used to specify the actual file path or URL to the kubeconfig file from which to load cluster information */
   kubeConfigPath: string;
 }
-
-const $KubeadmConfigSpecJoinConfigurationDiscoveryFile = c.object<KubeadmConfigSpecJoinConfigurationDiscoveryFile>({
-  kubeConfig: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig,
-  kubeConfigPath: c.string({ minLength: 1, maxLength: 512 }),
-}, { required: ["kubeConfigPath"] });
-
-/** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscoveryFile}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoveryFileSchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscoveryFile> = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFile);
 
 /** discovery specifies the options for the kubelet to use during the TLS Bootstrap process */
 export interface KubeadmConfigSpecJoinConfigurationDiscovery {
@@ -1349,16 +936,6 @@ export interface KubeadmConfigSpecJoinConfigurationDiscovery {
    */
   tlsBootstrapToken?: string;
 }
-
-const $KubeadmConfigSpecJoinConfigurationDiscovery = c.object<KubeadmConfigSpecJoinConfigurationDiscovery>({
-  bootstrapToken: $KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken,
-  file: $KubeadmConfigSpecJoinConfigurationDiscoveryFile,
-  timeout: c.string(),
-  tlsBootstrapToken: c.string({ minLength: 1, maxLength: 512 }),
-});
-
-/** zod schema of {@link KubeadmConfigSpecJoinConfigurationDiscovery}. */
-export const KubeadmConfigSpecJoinConfigurationDiscoverySchema: z.ZodType<KubeadmConfigSpecJoinConfigurationDiscovery> = c.zod($KubeadmConfigSpecJoinConfigurationDiscovery);
 
 /** joinConfiguration is the kubeadm configuration for the join command */
 export interface KubeadmConfigSpecJoinConfiguration {
@@ -1409,20 +986,6 @@ export interface KubeadmConfigSpecJoinConfiguration {
   skipPhases?: string[];
 }
 
-const $KubeadmConfigSpecJoinConfiguration = c.object<KubeadmConfigSpecJoinConfiguration>({
-  apiVersion: c.string(),
-  caCertPath: c.string({ minLength: 1, maxLength: 512 }),
-  controlPlane: $KubeadmConfigSpecJoinConfigurationControlPlane,
-  discovery: $KubeadmConfigSpecJoinConfigurationDiscovery,
-  kind: c.string(),
-  nodeRegistration: $KubeadmConfigSpecInitConfigurationNodeRegistration,
-  patches: $KubeadmConfigSpecInitConfigurationPatches,
-  skipPhases: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 50 }),
-});
-
-/** zod schema of {@link KubeadmConfigSpecJoinConfiguration}. */
-export const KubeadmConfigSpecJoinConfigurationSchema: z.ZodType<KubeadmConfigSpecJoinConfiguration> = c.zod($KubeadmConfigSpecJoinConfiguration);
-
 /** ntp specifies NTP configuration */
 export interface KubeadmConfigSpecNtp {
   /** enabled specifies whether NTP should be enabled */
@@ -1431,26 +994,11 @@ export interface KubeadmConfigSpecNtp {
   servers?: string[];
 }
 
-const $KubeadmConfigSpecNtp = c.object<KubeadmConfigSpecNtp>({
-  enabled: c.boolean(),
-  servers: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
-});
-
-/** zod schema of {@link KubeadmConfigSpecNtp}. */
-export const KubeadmConfigSpecNtpSchema: z.ZodType<KubeadmConfigSpecNtp> = c.zod($KubeadmConfigSpecNtp);
-
 /** passwdFrom is a referenced source of passwd to populate the passwd. */
 export interface KubeadmConfigSpecUserPasswdFrom {
   /** secret represents a secret that should populate this password. */
   secret: KubeadmConfigSpecUserPasswdFromSecret;
 }
-
-const $KubeadmConfigSpecUserPasswdFrom = c.object<KubeadmConfigSpecUserPasswdFrom>({
-  secret: $KubeadmConfigSpecUserPasswdFromSecret,
-}, { required: ["secret"] });
-
-/** zod schema of {@link KubeadmConfigSpecUserPasswdFrom}. */
-export const KubeadmConfigSpecUserPasswdFromSchema: z.ZodType<KubeadmConfigSpecUserPasswdFrom> = c.zod($KubeadmConfigSpecUserPasswdFrom);
 
 /** User defines the input for a generated user in cloud-init. */
 export interface KubeadmConfigSpecUser {
@@ -1479,24 +1027,6 @@ export interface KubeadmConfigSpecUser {
   /** sudo specifies a sudo role for the user */
   sudo?: string;
 }
-
-const $KubeadmConfigSpecUser = c.object<KubeadmConfigSpecUser>({
-  gecos: c.string({ minLength: 1, maxLength: 256 }),
-  groups: c.string({ minLength: 1, maxLength: 256 }),
-  homeDir: c.string({ minLength: 1, maxLength: 256 }),
-  inactive: c.boolean(),
-  lockPassword: c.boolean(),
-  name: c.string({ minLength: 1, maxLength: 256 }),
-  passwd: c.string({ minLength: 1, maxLength: 256 }),
-  passwdFrom: $KubeadmConfigSpecUserPasswdFrom,
-  primaryGroup: c.string({ minLength: 1, maxLength: 256 }),
-  shell: c.string({ minLength: 1, maxLength: 256 }),
-  sshAuthorizedKeys: c.array(c.string({ minLength: 1, maxLength: 2048 }), { maxItems: 100 }),
-  sudo: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["name"] });
-
-/** zod schema of {@link KubeadmConfigSpecUser}. */
-export const KubeadmConfigSpecUserSchema: z.ZodType<KubeadmConfigSpecUser> = c.zod($KubeadmConfigSpecUser);
 
 /** spec is the desired state of KubeadmConfig. */
 export interface KubeadmConfigSpec {
@@ -1563,29 +1093,6 @@ export interface KubeadmConfigSpec {
   verbosity?: number;
 }
 
-const $KubeadmConfigSpec = c.object<KubeadmConfigSpec>({
-  bootCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
-  clusterConfiguration: $KubeadmConfigSpecClusterConfiguration,
-  diskSetup: $KubeadmConfigSpecDiskSetup,
-  files: c.array($KubeadmConfigSpecFile, { maxItems: 200 }),
-  format: c.literals<"cloud-config" | "ignition">(["cloud-config","ignition"]),
-  ignition: $KubeadmConfigSpecIgnition,
-  initConfiguration: $KubeadmConfigSpecInitConfiguration,
-  joinConfiguration: $KubeadmConfigSpecJoinConfiguration,
-  mounts: c.array(c.array(c.string({ minLength: 1, maxLength: 512 })), { maxItems: 100 }),
-  ntp: $KubeadmConfigSpecNtp,
-  postKubeadmCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
-  preKubeadmCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
-  useExperimentalRetryJoin: c.boolean(),
-  users: c.array($KubeadmConfigSpecUser, { maxItems: 100 }),
-  verbosity: c.integer({ format: "int32" }),
-});
-
-/** zod schema of {@link KubeadmConfigSpec}. */
-export const KubeadmConfigSpecSchema: z.ZodType<KubeadmConfigSpec> = c.zod($KubeadmConfigSpec);
-
-const KubeadmConfigSpecDefaults: c.DefaultsNode = { properties: { clusterConfiguration: { ...KubeadmConfigSpecClusterConfigurationDefaults } } };
-
 /** Condition defines an observation of a Cluster API resource operational state. */
 export interface KubeadmConfigStatusCondition {
   /**
@@ -1621,18 +1128,6 @@ export interface KubeadmConfigStatusCondition {
   type: string;
 }
 
-const $KubeadmConfigStatusCondition = c.object<KubeadmConfigStatusCondition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ minLength: 1, maxLength: 10240 }),
-  reason: c.string({ minLength: 1, maxLength: 256 }),
-  severity: c.string({ maxLength: 32 }),
-  status: c.string(),
-  type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime","status","type"] });
-
-/** zod schema of {@link KubeadmConfigStatusCondition}. */
-export const KubeadmConfigStatusConditionSchema: z.ZodType<KubeadmConfigStatusCondition> = c.zod($KubeadmConfigStatusCondition);
-
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface KubeadmConfigStatusV1beta2Condition {
   /**
@@ -1665,18 +1160,6 @@ export interface KubeadmConfigStatusV1beta2Condition {
   type: string;
 }
 
-const $KubeadmConfigStatusV1beta2Condition = c.object<KubeadmConfigStatusV1beta2Condition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
-  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime","message","reason","status","type"] });
-
-/** zod schema of {@link KubeadmConfigStatusV1beta2Condition}. */
-export const KubeadmConfigStatusV1beta2ConditionSchema: z.ZodType<KubeadmConfigStatusV1beta2Condition> = c.zod($KubeadmConfigStatusV1beta2Condition);
-
 /** v1beta2 groups all the fields that will be added or modified in KubeadmConfig's status with the V1Beta2 version. */
 export interface KubeadmConfigStatusV1beta2 {
   /**
@@ -1685,13 +1168,6 @@ export interface KubeadmConfigStatusV1beta2 {
    */
   conditions?: KubeadmConfigStatusV1beta2Condition[];
 }
-
-const $KubeadmConfigStatusV1beta2 = c.object<KubeadmConfigStatusV1beta2>({
-  conditions: c.withMeta(c.array($KubeadmConfigStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-});
-
-/** zod schema of {@link KubeadmConfigStatusV1beta2}. */
-export const KubeadmConfigStatusV1beta2Schema: z.ZodType<KubeadmConfigStatusV1beta2> = c.zod($KubeadmConfigStatusV1beta2);
 
 /** status is the observed state of KubeadmConfig. */
 export interface KubeadmConfigStatus {
@@ -1722,19 +1198,6 @@ export interface KubeadmConfigStatus {
   /** v1beta2 groups all the fields that will be added or modified in KubeadmConfig's status with the V1Beta2 version. */
   v1beta2?: KubeadmConfigStatusV1beta2;
 }
-
-const $KubeadmConfigStatus = c.object<KubeadmConfigStatus>({
-  conditions: c.array($KubeadmConfigStatusCondition),
-  dataSecretName: c.string({ minLength: 1, maxLength: 253 }),
-  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-  failureReason: c.string({ minLength: 1, maxLength: 256 }),
-  observedGeneration: c.integer({ format: "int64" }),
-  ready: c.boolean(),
-  v1beta2: $KubeadmConfigStatusV1beta2,
-});
-
-/** zod schema of {@link KubeadmConfigStatus}. */
-export const KubeadmConfigStatusSchema: z.ZodType<KubeadmConfigStatus> = c.zod($KubeadmConfigStatus);
 
 /**
  * KubeadmConfig is the Schema for the kubeadmconfigs API.
@@ -1783,79 +1246,6 @@ export interface KubeadmConfigList {
   items: KubeadmConfig[];
 }
 
-const $KubeadmConfig = c.object<KubeadmConfig>({
-  apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("KubeadmConfig"),
-  metadata: c.objectMeta(),
-  spec: $KubeadmConfigSpec,
-  status: $KubeadmConfigStatus,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link KubeadmConfig}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfig is deprecated; use a newer version.
- */
-export const KubeadmConfigSchema: z.ZodType<KubeadmConfig> = c.zod($KubeadmConfig);
-
-/**
- * zod schema of {@link KubeadmConfigList}.
- *
- * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfig is deprecated; use a newer version.
- */
-export const KubeadmConfigListSchema: z.ZodType<KubeadmConfigList> = c.zod(c.object<KubeadmConfigList>({
-  apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("KubeadmConfigList"),
-  metadata: c.listMeta(),
-  items: c.array($KubeadmConfig),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-const KubeadmConfigDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmConfigSpecDefaults } } };
-
-/**
- * Instance type of the {@link KubeadmConfigModel} class: a {@link KubeadmConfig} with the Model methods.
- *
- * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfig is deprecated; use a newer version.
- */
-export interface KubeadmConfigModel extends KubeadmConfig {}
-
-/**
- * Model class of {@link KubeadmConfig}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link KubeadmConfigSchema}.
- *
- * @example
- * ```ts
- * const object = new KubeadmConfigModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfig is deprecated; use a newer version.
- */
-export class KubeadmConfigModel extends Model<KubeadmConfig> {
-  /** The apiVersion of every KubeadmConfig: "bootstrap.cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "bootstrap.cluster.x-k8s.io/v1beta1";
-  /** The kind: "KubeadmConfig". */
-  static readonly kind = "KubeadmConfig";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<KubeadmConfig>(KubeadmConfigModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<KubeadmConfig>) {
-    super();
-    this.setDefinedProps({ apiVersion: KubeadmConfigModel.apiVersion, kind: KubeadmConfigModel.kind, ...data } as ModelData<KubeadmConfig>);
-  }
-
-  /**
-   * Checks the object against {@link KubeadmConfigSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(KubeadmConfigSchema, this.toJSON(), "KubeadmConfig bootstrap.cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link KubeadmConfig} objects (the {@link KubeadmConfigModel} class), so that `new KubeadmConfig({...})` works like in `@kubernetes-models`.
  *
@@ -1867,37 +1257,6 @@ export class KubeadmConfigModel extends Model<KubeadmConfig> {
  * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfig is deprecated; use a newer version.
  */
 export const KubeadmConfig: typeof KubeadmConfigModel = KubeadmConfigModel;
-
-/**
- * Resource metadata of KubeadmConfig bootstrap.cluster.x-k8s.io/v1beta1 (plural "kubeadmconfigs", namespaced, has a status subresource), with its schema and defaults.
- *
- * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfig is deprecated; use a newer version.
- */
-export const KubeadmConfigResource: c.ResourceInfo<KubeadmConfig> = {
-  group: "bootstrap.cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "bootstrap.cluster.x-k8s.io/v1beta1",
-  kind: "KubeadmConfig",
-  listKind: "KubeadmConfigList",
-  plural: "kubeadmconfigs",
-  singular: "kubeadmconfig",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: KubeadmConfigSchema,
-  defaults: KubeadmConfigDefaults,
-};
 
 /**
  * metadata is the standard object's metadata.
@@ -1920,14 +1279,6 @@ export interface KubeadmConfigTemplateSpecTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
-const $KubeadmConfigTemplateSpecTemplateMetadata = c.object<KubeadmConfigTemplateSpecTemplateMetadata>({
-  annotations: c.record(c.string()),
-  labels: c.record(c.string()),
-});
-
-/** zod schema of {@link KubeadmConfigTemplateSpecTemplateMetadata}. */
-export const KubeadmConfigTemplateSpecTemplateMetadataSchema: z.ZodType<KubeadmConfigTemplateSpecTemplateMetadata> = c.zod($KubeadmConfigTemplateSpecTemplateMetadata);
-
 /** template defines the desired state of KubeadmConfigTemplate. */
 export interface KubeadmConfigTemplateSpecTemplate {
   /**
@@ -1939,30 +1290,11 @@ export interface KubeadmConfigTemplateSpecTemplate {
   spec?: KubeadmConfigSpec;
 }
 
-const $KubeadmConfigTemplateSpecTemplate = c.object<KubeadmConfigTemplateSpecTemplate>({
-  metadata: $KubeadmConfigTemplateSpecTemplateMetadata,
-  spec: $KubeadmConfigSpec,
-});
-
-/** zod schema of {@link KubeadmConfigTemplateSpecTemplate}. */
-export const KubeadmConfigTemplateSpecTemplateSchema: z.ZodType<KubeadmConfigTemplateSpecTemplate> = c.zod($KubeadmConfigTemplateSpecTemplate);
-
-const KubeadmConfigTemplateSpecTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmConfigSpecDefaults } } };
-
 /** spec is the desired state of KubeadmConfigTemplate. */
 export interface KubeadmConfigTemplateSpec {
   /** template defines the desired state of KubeadmConfigTemplate. */
   template: KubeadmConfigTemplateSpecTemplate;
 }
-
-const $KubeadmConfigTemplateSpec = c.object<KubeadmConfigTemplateSpec>({
-  template: $KubeadmConfigTemplateSpecTemplate,
-}, { required: ["template"] });
-
-/** zod schema of {@link KubeadmConfigTemplateSpec}. */
-export const KubeadmConfigTemplateSpecSchema: z.ZodType<KubeadmConfigTemplateSpec> = c.zod($KubeadmConfigTemplateSpec);
-
-const KubeadmConfigTemplateSpecDefaults: c.DefaultsNode = { properties: { template: { ...KubeadmConfigTemplateSpecTemplateDefaults } } };
 
 /**
  * KubeadmConfigTemplate is the Schema for the kubeadmconfigtemplates API.
@@ -2009,78 +1341,6 @@ export interface KubeadmConfigTemplateList {
   items: KubeadmConfigTemplate[];
 }
 
-const $KubeadmConfigTemplate = c.object<KubeadmConfigTemplate>({
-  apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("KubeadmConfigTemplate"),
-  metadata: c.objectMeta(),
-  spec: $KubeadmConfigTemplateSpec,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link KubeadmConfigTemplate}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfigTemplate is deprecated; use a newer version.
- */
-export const KubeadmConfigTemplateSchema: z.ZodType<KubeadmConfigTemplate> = c.zod($KubeadmConfigTemplate);
-
-/**
- * zod schema of {@link KubeadmConfigTemplateList}.
- *
- * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfigTemplate is deprecated; use a newer version.
- */
-export const KubeadmConfigTemplateListSchema: z.ZodType<KubeadmConfigTemplateList> = c.zod(c.object<KubeadmConfigTemplateList>({
-  apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("KubeadmConfigTemplateList"),
-  metadata: c.listMeta(),
-  items: c.array($KubeadmConfigTemplate),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-const KubeadmConfigTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmConfigTemplateSpecDefaults } } };
-
-/**
- * Instance type of the {@link KubeadmConfigTemplateModel} class: a {@link KubeadmConfigTemplate} with the Model methods.
- *
- * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfigTemplate is deprecated; use a newer version.
- */
-export interface KubeadmConfigTemplateModel extends KubeadmConfigTemplate {}
-
-/**
- * Model class of {@link KubeadmConfigTemplate}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link KubeadmConfigTemplateSchema}.
- *
- * @example
- * ```ts
- * const object = new KubeadmConfigTemplateModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfigTemplate is deprecated; use a newer version.
- */
-export class KubeadmConfigTemplateModel extends Model<KubeadmConfigTemplate> {
-  /** The apiVersion of every KubeadmConfigTemplate: "bootstrap.cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "bootstrap.cluster.x-k8s.io/v1beta1";
-  /** The kind: "KubeadmConfigTemplate". */
-  static readonly kind = "KubeadmConfigTemplate";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<KubeadmConfigTemplate>(KubeadmConfigTemplateModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<KubeadmConfigTemplate>) {
-    super();
-    this.setDefinedProps({ apiVersion: KubeadmConfigTemplateModel.apiVersion, kind: KubeadmConfigTemplateModel.kind, ...data } as ModelData<KubeadmConfigTemplate>);
-  }
-
-  /**
-   * Checks the object against {@link KubeadmConfigTemplateSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(KubeadmConfigTemplateSchema, this.toJSON(), "KubeadmConfigTemplate bootstrap.cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link KubeadmConfigTemplate} objects (the {@link KubeadmConfigTemplateModel} class), so that `new KubeadmConfigTemplate({...})` works like in `@kubernetes-models`.
  *
@@ -2092,34 +1352,3 @@ export class KubeadmConfigTemplateModel extends Model<KubeadmConfigTemplate> {
  * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfigTemplate is deprecated; use a newer version.
  */
 export const KubeadmConfigTemplate: typeof KubeadmConfigTemplateModel = KubeadmConfigTemplateModel;
-
-/**
- * Resource metadata of KubeadmConfigTemplate bootstrap.cluster.x-k8s.io/v1beta1 (plural "kubeadmconfigtemplates", namespaced, has no status subresource), with its schema and defaults.
- *
- * @deprecated bootstrap.cluster.x-k8s.io/v1beta1 KubeadmConfigTemplate is deprecated; use a newer version.
- */
-export const KubeadmConfigTemplateResource: c.ResourceInfo<KubeadmConfigTemplate> = {
-  group: "bootstrap.cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "bootstrap.cluster.x-k8s.io/v1beta1",
-  kind: "KubeadmConfigTemplate",
-  listKind: "KubeadmConfigTemplateList",
-  plural: "kubeadmconfigtemplates",
-  singular: "kubeadmconfigtemplate",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: false,
-    scale: undefined,
-  },
-  schema: KubeadmConfigTemplateSchema,
-  defaults: KubeadmConfigTemplateDefaults,
-};

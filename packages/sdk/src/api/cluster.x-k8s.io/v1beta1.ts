@@ -8,9 +8,10 @@
  */
 import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";
 import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";
-import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
-import type { z } from "zod";
-import * as c from "../common.js";
+import type * as c from "../common.js";
+import { ClusterClassModel, ClusterModel, MachineDeploymentModel, MachineDrainRuleModel, MachineHealthCheckModel, MachineModel, MachinePoolModel, MachineSetModel } from "./v1beta1.runtime.js";
+
+export * from "./v1beta1.runtime.js";
 
 /** ClusterAvailabilityGate contains the type of a Cluster condition to be used as availability gate. */
 export interface ClusterSpecAvailabilityGate {
@@ -30,26 +31,11 @@ export interface ClusterSpecAvailabilityGate {
   polarity?: "Positive" | "Negative";
 }
 
-const $ClusterSpecAvailabilityGate = c.object<ClusterSpecAvailabilityGate>({
-  conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-  polarity: c.literals<"Positive" | "Negative">(["Positive","Negative"]),
-}, { required: ["conditionType"] });
-
-/** zod schema of {@link ClusterSpecAvailabilityGate}. */
-export const ClusterSpecAvailabilityGateSchema: z.ZodType<ClusterSpecAvailabilityGate> = c.zod($ClusterSpecAvailabilityGate);
-
 /** pods is the network ranges from which Pod networks are allocated. */
 export interface ClusterSpecClusterNetworkPods {
   /** cidrBlocks is a list of CIDR blocks. */
   cidrBlocks: string[];
 }
-
-const $ClusterSpecClusterNetworkPods = c.object<ClusterSpecClusterNetworkPods>({
-  cidrBlocks: c.array(c.string({ minLength: 1, maxLength: 43 }), { maxItems: 100 }),
-}, { required: ["cidrBlocks"] });
-
-/** zod schema of {@link ClusterSpecClusterNetworkPods}. */
-export const ClusterSpecClusterNetworkPodsSchema: z.ZodType<ClusterSpecClusterNetworkPods> = c.zod($ClusterSpecClusterNetworkPods);
 
 /** clusterNetwork represents the cluster network configuration. */
 export interface ClusterSpecClusterNetwork {
@@ -66,16 +52,6 @@ export interface ClusterSpecClusterNetwork {
   services?: ClusterSpecClusterNetworkPods;
 }
 
-const $ClusterSpecClusterNetwork = c.object<ClusterSpecClusterNetwork>({
-  apiServerPort: c.integer({ format: "int32" }),
-  pods: $ClusterSpecClusterNetworkPods,
-  serviceDomain: c.string({ minLength: 1, maxLength: 253 }),
-  services: $ClusterSpecClusterNetworkPods,
-});
-
-/** zod schema of {@link ClusterSpecClusterNetwork}. */
-export const ClusterSpecClusterNetworkSchema: z.ZodType<ClusterSpecClusterNetwork> = c.zod($ClusterSpecClusterNetwork);
-
 /** controlPlaneEndpoint represents the endpoint used to communicate with the control plane. */
 export interface ClusterSpecControlPlaneEndpoint {
   /** host is the hostname on which the API server is serving. */
@@ -83,14 +59,6 @@ export interface ClusterSpecControlPlaneEndpoint {
   /** port is the port on which the API server is serving. */
   port?: number;
 }
-
-const $ClusterSpecControlPlaneEndpoint = c.object<ClusterSpecControlPlaneEndpoint>({
-  host: c.string({ maxLength: 512 }),
-  port: c.integer({ format: "int32" }),
-});
-
-/** zod schema of {@link ClusterSpecControlPlaneEndpoint}. */
-export const ClusterSpecControlPlaneEndpointSchema: z.ZodType<ClusterSpecControlPlaneEndpoint> = c.zod($ClusterSpecControlPlaneEndpoint);
 
 /**
  * controlPlaneRef is an optional reference to a provider-specific resource that holds
@@ -136,19 +104,6 @@ export interface MachineStatusNodeRef {
   uid?: string;
 }
 
-const $MachineStatusNodeRef = c.withMeta(c.object<MachineStatusNodeRef>({
-  apiVersion: c.string(),
-  fieldPath: c.string(),
-  kind: c.string(),
-  name: c.string(),
-  namespace: c.string(),
-  resourceVersion: c.string(),
-  uid: c.string(),
-}), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link MachineStatusNodeRef}. */
-export const MachineStatusNodeRefSchema: z.ZodType<MachineStatusNodeRef> = c.zod($MachineStatusNodeRef);
-
 /**
  * UnhealthyCondition represents a Node condition type and value with a timeout
  * specified as a duration.  When the named condition has been in the given
@@ -167,15 +122,6 @@ export interface MachineHealthCheckSpecUnhealthyCondition {
   /** type of Node condition */
   type: string;
 }
-
-const $MachineHealthCheckSpecUnhealthyCondition = c.object<MachineHealthCheckSpecUnhealthyCondition>({
-  status: c.string({ minLength: 1 }),
-  timeout: c.string(),
-  type: c.string({ minLength: 1 }),
-}, { required: ["status","timeout","type"] });
-
-/** zod schema of {@link MachineHealthCheckSpecUnhealthyCondition}. */
-export const MachineHealthCheckSpecUnhealthyConditionSchema: z.ZodType<MachineHealthCheckSpecUnhealthyCondition> = c.zod($MachineHealthCheckSpecUnhealthyCondition);
 
 /**
  * UnhealthyMachineCondition represents a Machine condition type and value with a timeout
@@ -200,15 +146,6 @@ export interface MachineHealthCheckSpecUnhealthyMachineCondition {
    */
   type: string;
 }
-
-const $MachineHealthCheckSpecUnhealthyMachineCondition = c.object<MachineHealthCheckSpecUnhealthyMachineCondition>({
-  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
-  timeout: c.string(),
-  type: c.withMeta(c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }), {"x-kubernetes-validations":[{"message":"type must not be one of: Ready, Available, HealthCheckSucceeded, OwnerRemediated, ExternallyRemediated","rule":"!(self in ['Ready','Available','HealthCheckSucceeded','OwnerRemediated','ExternallyRemediated'])"}]}),
-}, { required: ["status","timeout","type"] });
-
-/** zod schema of {@link MachineHealthCheckSpecUnhealthyMachineCondition}. */
-export const MachineHealthCheckSpecUnhealthyMachineConditionSchema: z.ZodType<MachineHealthCheckSpecUnhealthyMachineCondition> = c.zod($MachineHealthCheckSpecUnhealthyMachineCondition);
 
 /**
  * machineHealthCheck allows to enable, disable and override
@@ -280,19 +217,6 @@ export interface ClusterSpecTopologyControlPlaneMachineHealthCheck {
   unhealthyRange?: string;
 }
 
-const $ClusterSpecTopologyControlPlaneMachineHealthCheck = c.object<ClusterSpecTopologyControlPlaneMachineHealthCheck>({
-  enable: c.boolean(),
-  maxUnhealthy: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
-  nodeStartupTimeout: c.string(),
-  remediationTemplate: $MachineStatusNodeRef,
-  unhealthyConditions: c.array($MachineHealthCheckSpecUnhealthyCondition, { maxItems: 100 }),
-  unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  unhealthyRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
-});
-
-/** zod schema of {@link ClusterSpecTopologyControlPlaneMachineHealthCheck}. */
-export const ClusterSpecTopologyControlPlaneMachineHealthCheckSchema: z.ZodType<ClusterSpecTopologyControlPlaneMachineHealthCheck> = c.zod($ClusterSpecTopologyControlPlaneMachineHealthCheck);
-
 /**
  * metadata is the metadata applied to the ControlPlane and the Machines of the ControlPlane
  * if the ControlPlaneTemplate referenced by the ClusterClass is machine based. If not, it
@@ -316,14 +240,6 @@ export interface MachineSetSpecTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
-const $MachineSetSpecTemplateMetadata = c.object<MachineSetSpecTemplateMetadata>({
-  annotations: c.record(c.string()),
-  labels: c.record(c.string()),
-});
-
-/** zod schema of {@link MachineSetSpecTemplateMetadata}. */
-export const MachineSetSpecTemplateMetadataSchema: z.ZodType<MachineSetSpecTemplateMetadata> = c.zod($MachineSetSpecTemplateMetadata);
-
 /** MachineReadinessGate contains the type of a Machine condition to be used as a readiness gate. */
 export interface MachineSpecReadinessGate {
   /**
@@ -342,14 +258,6 @@ export interface MachineSpecReadinessGate {
   polarity?: "Positive" | "Negative";
 }
 
-const $MachineSpecReadinessGate = c.object<MachineSpecReadinessGate>({
-  conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-  polarity: c.literals<"Positive" | "Negative">(["Positive","Negative"]),
-}, { required: ["conditionType"] });
-
-/** zod schema of {@link MachineSpecReadinessGate}. */
-export const MachineSpecReadinessGateSchema: z.ZodType<MachineSpecReadinessGate> = c.zod($MachineSpecReadinessGate);
-
 /** rollout allows you to configure the behavior of rolling updates to the control plane. */
 export interface ClusterSpecTopologyControlPlaneRollout {
   /**
@@ -361,13 +269,6 @@ export interface ClusterSpecTopologyControlPlaneRollout {
    */
   after?: string;
 }
-
-const $ClusterSpecTopologyControlPlaneRollout = c.object<ClusterSpecTopologyControlPlaneRollout>({
-  after: c.string({ format: "date-time" }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterSpecTopologyControlPlaneRollout}. */
-export const ClusterSpecTopologyControlPlaneRolloutSchema: z.ZodType<ClusterSpecTopologyControlPlaneRollout> = c.zod($ClusterSpecTopologyControlPlaneRollout);
 
 /** MachineTaint defines a taint equivalent to corev1.Taint, but additionally having a propagation field. */
 export interface MachineSpecTaint {
@@ -393,16 +294,6 @@ export interface MachineSpecTaint {
    */
   value?: string;
 }
-
-const $MachineSpecTaint = c.object<MachineSpecTaint>({
-  effect: c.literals<"NoSchedule" | "PreferNoSchedule" | "NoExecute">(["NoSchedule","PreferNoSchedule","NoExecute"]),
-  key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
-  propagation: c.literals<"Always" | "OnInitialization">(["Always","OnInitialization"]),
-  value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
-}, { required: ["effect","key","propagation"] });
-
-/** zod schema of {@link MachineSpecTaint}. */
-export const MachineSpecTaintSchema: z.ZodType<MachineSpecTaint> = c.zod($MachineSpecTaint);
 
 /**
  * ClusterVariable can be used to customize the Cluster through patches. Each ClusterVariable is associated with a
@@ -431,27 +322,11 @@ export interface ClusterSpecTopologyVariable {
   value: c.FreeFormJson;
 }
 
-const $ClusterSpecTopologyVariable = c.object<ClusterSpecTopologyVariable>({
-  definitionFrom: c.string({ maxLength: 256 }),
-  name: c.string({ minLength: 1, maxLength: 256 }),
-  value: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-}, { required: ["name","value"] });
-
-/** zod schema of {@link ClusterSpecTopologyVariable}. */
-export const ClusterSpecTopologyVariableSchema: z.ZodType<ClusterSpecTopologyVariable> = c.zod($ClusterSpecTopologyVariable);
-
 /** variables can be used to customize the ControlPlane through patches. */
 export interface ClusterSpecTopologyControlPlaneVariables {
   /** overrides can be used to override Cluster level variables. */
   overrides?: ClusterSpecTopologyVariable[];
 }
-
-const $ClusterSpecTopologyControlPlaneVariables = c.object<ClusterSpecTopologyControlPlaneVariables>({
-  overrides: c.withMeta(c.array($ClusterSpecTopologyVariable, { maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
-});
-
-/** zod schema of {@link ClusterSpecTopologyControlPlaneVariables}. */
-export const ClusterSpecTopologyControlPlaneVariablesSchema: z.ZodType<ClusterSpecTopologyControlPlaneVariables> = c.zod($ClusterSpecTopologyControlPlaneVariables);
 
 /** controlPlane describes the cluster control plane. */
 export interface ClusterSpecTopologyControlPlane {
@@ -522,22 +397,6 @@ export interface ClusterSpecTopologyControlPlane {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
-const $ClusterSpecTopologyControlPlane = c.object<ClusterSpecTopologyControlPlane>({
-  machineHealthCheck: $ClusterSpecTopologyControlPlaneMachineHealthCheck,
-  metadata: $MachineSetSpecTemplateMetadata,
-  nodeDeletionTimeout: c.string(),
-  nodeDrainTimeout: c.string(),
-  nodeVolumeDetachTimeout: c.string(),
-  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
-  replicas: c.integer({ format: "int32" }),
-  rollout: $ClusterSpecTopologyControlPlaneRollout,
-  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-  variables: $ClusterSpecTopologyControlPlaneVariables,
-});
-
-/** zod schema of {@link ClusterSpecTopologyControlPlane}. */
-export const ClusterSpecTopologyControlPlaneSchema: z.ZodType<ClusterSpecTopologyControlPlane> = c.zod($ClusterSpecTopologyControlPlane);
-
 /**
  * rollout allows you to configure the behaviour of rolling updates to the MachineDeployment Machines.
  * It allows you to define the strategy used during rolling replacements.
@@ -553,13 +412,6 @@ export interface ClusterSpecTopologyWorkersMachineDeploymentRollout {
    */
   after?: string;
 }
-
-const $ClusterSpecTopologyWorkersMachineDeploymentRollout = c.object<ClusterSpecTopologyWorkersMachineDeploymentRollout>({
-  after: c.string({ format: "date-time" }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterSpecTopologyWorkersMachineDeploymentRollout}. */
-export const ClusterSpecTopologyWorkersMachineDeploymentRolloutSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeploymentRollout> = c.zod($ClusterSpecTopologyWorkersMachineDeploymentRollout);
 
 /**
  * remediation controls the strategy of remediating unhealthy machines
@@ -584,13 +436,6 @@ export interface MachineDeploymentSpecStrategyRemediation {
    */
   maxInFlight?: number | string;
 }
-
-const $MachineDeploymentSpecStrategyRemediation = c.object<MachineDeploymentSpecStrategyRemediation>({
-  maxInFlight: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
-});
-
-/** zod schema of {@link MachineDeploymentSpecStrategyRemediation}. */
-export const MachineDeploymentSpecStrategyRemediationSchema: z.ZodType<MachineDeploymentSpecStrategyRemediation> = c.zod($MachineDeploymentSpecStrategyRemediation);
 
 /**
  * rollingUpdate is the rolling update config params. Present only if
@@ -636,15 +481,6 @@ export interface MachineDeploymentSpecStrategyRollingUpdate {
   maxUnavailable?: number | string;
 }
 
-const $MachineDeploymentSpecStrategyRollingUpdate = c.object<MachineDeploymentSpecStrategyRollingUpdate>({
-  deletePolicy: c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"]),
-  maxSurge: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
-  maxUnavailable: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
-});
-
-/** zod schema of {@link MachineDeploymentSpecStrategyRollingUpdate}. */
-export const MachineDeploymentSpecStrategyRollingUpdateSchema: z.ZodType<MachineDeploymentSpecStrategyRollingUpdate> = c.zod($MachineDeploymentSpecStrategyRollingUpdate);
-
 /**
  * strategy is the deployment strategy to use to replace existing machines with
  * new ones.
@@ -666,15 +502,6 @@ export interface MachineDeploymentSpecStrategy {
    */
   type?: "RollingUpdate" | "OnDelete";
 }
-
-const $MachineDeploymentSpecStrategy = c.object<MachineDeploymentSpecStrategy>({
-  remediation: $MachineDeploymentSpecStrategyRemediation,
-  rollingUpdate: $MachineDeploymentSpecStrategyRollingUpdate,
-  type: c.literals<"RollingUpdate" | "OnDelete">(["RollingUpdate","OnDelete"]),
-});
-
-/** zod schema of {@link MachineDeploymentSpecStrategy}. */
-export const MachineDeploymentSpecStrategySchema: z.ZodType<MachineDeploymentSpecStrategy> = c.zod($MachineDeploymentSpecStrategy);
 
 /**
  * MachineDeploymentTopology specifies the different parameters for a set of worker nodes in the topology.
@@ -777,27 +604,6 @@ export interface ClusterSpecTopologyWorkersMachineDeployment {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
-const $ClusterSpecTopologyWorkersMachineDeployment = c.object<ClusterSpecTopologyWorkersMachineDeployment>({
-  class: c.string({ minLength: 1, maxLength: 256 }),
-  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
-  machineHealthCheck: $ClusterSpecTopologyControlPlaneMachineHealthCheck,
-  metadata: $MachineSetSpecTemplateMetadata,
-  minReadySeconds: c.integer({ format: "int32" }),
-  name: c.string({ minLength: 1, maxLength: 63 }),
-  nodeDeletionTimeout: c.string(),
-  nodeDrainTimeout: c.string(),
-  nodeVolumeDetachTimeout: c.string(),
-  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
-  replicas: c.integer({ format: "int32" }),
-  rollout: $ClusterSpecTopologyWorkersMachineDeploymentRollout,
-  strategy: $MachineDeploymentSpecStrategy,
-  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-  variables: $ClusterSpecTopologyControlPlaneVariables,
-}, { required: ["class","name"] });
-
-/** zod schema of {@link ClusterSpecTopologyWorkersMachineDeployment}. */
-export const ClusterSpecTopologyWorkersMachineDeploymentSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeployment> = c.zod($ClusterSpecTopologyWorkersMachineDeployment);
-
 /**
  * MachinePoolTopology specifies the different parameters for a pool of worker nodes in the topology.
  * This pool of nodes is managed by a MachinePool object whose lifecycle is managed by the Cluster controller.
@@ -873,23 +679,6 @@ export interface ClusterSpecTopologyWorkersMachinePool {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
-const $ClusterSpecTopologyWorkersMachinePool = c.object<ClusterSpecTopologyWorkersMachinePool>({
-  class: c.string({ minLength: 1, maxLength: 256 }),
-  failureDomains: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
-  metadata: $MachineSetSpecTemplateMetadata,
-  minReadySeconds: c.integer({ format: "int32" }),
-  name: c.string({ minLength: 1, maxLength: 63 }),
-  nodeDeletionTimeout: c.string(),
-  nodeDrainTimeout: c.string(),
-  nodeVolumeDetachTimeout: c.string(),
-  replicas: c.integer({ format: "int32" }),
-  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-  variables: $ClusterSpecTopologyControlPlaneVariables,
-}, { required: ["class","name"] });
-
-/** zod schema of {@link ClusterSpecTopologyWorkersMachinePool}. */
-export const ClusterSpecTopologyWorkersMachinePoolSchema: z.ZodType<ClusterSpecTopologyWorkersMachinePool> = c.zod($ClusterSpecTopologyWorkersMachinePool);
-
 /**
  * workers encapsulates the different constructs that form the worker nodes
  * for the cluster.
@@ -900,14 +689,6 @@ export interface ClusterSpecTopologyWorkers {
   /** machinePools is a list of machine pools in the cluster. */
   machinePools?: ClusterSpecTopologyWorkersMachinePool[];
 }
-
-const $ClusterSpecTopologyWorkers = c.object<ClusterSpecTopologyWorkers>({
-  machineDeployments: c.withMeta(c.array($ClusterSpecTopologyWorkersMachineDeployment, { maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
-  machinePools: c.withMeta(c.array($ClusterSpecTopologyWorkersMachinePool, { maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
-});
-
-/** zod schema of {@link ClusterSpecTopologyWorkers}. */
-export const ClusterSpecTopologyWorkersSchema: z.ZodType<ClusterSpecTopologyWorkers> = c.zod($ClusterSpecTopologyWorkers);
 
 /**
  * topology encapsulates the topology for the cluster.
@@ -951,19 +732,6 @@ export interface ClusterSpecTopology {
   workers?: ClusterSpecTopologyWorkers;
 }
 
-const $ClusterSpecTopology = c.object<ClusterSpecTopology>({
-  class: c.string({ minLength: 1, maxLength: 253 }),
-  classNamespace: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" }),
-  controlPlane: $ClusterSpecTopologyControlPlane,
-  rolloutAfter: c.string({ format: "date-time" }),
-  variables: c.withMeta(c.array($ClusterSpecTopologyVariable, { maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
-  version: c.string({ minLength: 1, maxLength: 256 }),
-  workers: $ClusterSpecTopologyWorkers,
-}, { required: ["class","version"] });
-
-/** zod schema of {@link ClusterSpecTopology}. */
-export const ClusterSpecTopologySchema: z.ZodType<ClusterSpecTopology> = c.zod($ClusterSpecTopology);
-
 /** spec is the desired state of Cluster. */
 export interface ClusterSpec {
   /**
@@ -998,19 +766,6 @@ export interface ClusterSpec {
    */
   topology?: ClusterSpecTopology;
 }
-
-const $ClusterSpec = c.object<ClusterSpec>({
-  availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
-  clusterNetwork: $ClusterSpecClusterNetwork,
-  controlPlaneEndpoint: $ClusterSpecControlPlaneEndpoint,
-  controlPlaneRef: $MachineStatusNodeRef,
-  infrastructureRef: $MachineStatusNodeRef,
-  paused: c.boolean(),
-  topology: $ClusterSpecTopology,
-});
-
-/** zod schema of {@link ClusterSpec}. */
-export const ClusterSpecSchema: z.ZodType<ClusterSpec> = c.zod($ClusterSpec);
 
 /** Condition defines an observation of a Cluster API resource operational state. */
 export interface ClusterStatusCondition {
@@ -1047,18 +802,6 @@ export interface ClusterStatusCondition {
   type: string;
 }
 
-const $ClusterStatusCondition = c.object<ClusterStatusCondition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ minLength: 1, maxLength: 10240 }),
-  reason: c.string({ minLength: 1, maxLength: 256 }),
-  severity: c.string({ maxLength: 32 }),
-  status: c.string(),
-  type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime","status","type"] });
-
-/** zod schema of {@link ClusterStatusCondition}. */
-export const ClusterStatusConditionSchema: z.ZodType<ClusterStatusCondition> = c.zod($ClusterStatusCondition);
-
 /**
  * FailureDomainSpec is the Schema for Cluster API failure domains.
  * It allows controllers to understand how many failure domains a cluster can optionally span across.
@@ -1069,14 +812,6 @@ export interface ClusterStatusFailureDomainsValue {
   /** controlPlane determines if this failure domain is suitable for use by control plane machines. */
   controlPlane?: boolean;
 }
-
-const $ClusterStatusFailureDomainsValue = c.object<ClusterStatusFailureDomainsValue>({
-  attributes: c.record(c.string()),
-  controlPlane: c.boolean(),
-});
-
-/** zod schema of {@link ClusterStatusFailureDomainsValue}. */
-export const ClusterStatusFailureDomainsValueSchema: z.ZodType<ClusterStatusFailureDomainsValue> = c.zod($ClusterStatusFailureDomainsValue);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface ClusterStatusV1beta2Condition {
@@ -1110,30 +845,11 @@ export interface ClusterStatusV1beta2Condition {
   type: string;
 }
 
-const $ClusterStatusV1beta2Condition = c.object<ClusterStatusV1beta2Condition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
-  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime","message","reason","status","type"] });
-
-/** zod schema of {@link ClusterStatusV1beta2Condition}. */
-export const ClusterStatusV1beta2ConditionSchema: z.ZodType<ClusterStatusV1beta2Condition> = c.zod($ClusterStatusV1beta2Condition);
-
 /** StatusUpgradePlanVersion groups upgrade plan version-related status information. */
 export interface ClusterStatusV1beta2WorkersUpgradePlanItem {
   /** version is the Kubernetes version. */
   version: string;
 }
-
-const $ClusterStatusV1beta2WorkersUpgradePlanItem = c.object<ClusterStatusV1beta2WorkersUpgradePlanItem>({
-  version: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["version"] });
-
-/** zod schema of {@link ClusterStatusV1beta2WorkersUpgradePlanItem}. */
-export const ClusterStatusV1beta2WorkersUpgradePlanItemSchema: z.ZodType<ClusterStatusV1beta2WorkersUpgradePlanItem> = c.zod($ClusterStatusV1beta2WorkersUpgradePlanItem);
 
 /** StatusVersion groups version-related status information. */
 export interface MachineSetStatusVersion {
@@ -1142,14 +858,6 @@ export interface MachineSetStatusVersion {
   /** version is the Kubernetes version. */
   version: string;
 }
-
-const $MachineSetStatusVersion = c.object<MachineSetStatusVersion>({
-  replicas: c.integer({ format: "int32", minimum: 1 }),
-  version: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["version"] });
-
-/** zod schema of {@link MachineSetStatusVersion}. */
-export const MachineSetStatusVersionSchema: z.ZodType<MachineSetStatusVersion> = c.zod($MachineSetStatusVersion);
 
 /** controlPlane groups all the observations about Cluster's ControlPlane current state. */
 export interface ClusterStatusV1beta2ControlPlane {
@@ -1180,19 +888,6 @@ export interface ClusterStatusV1beta2ControlPlane {
   versions?: MachineSetStatusVersion[];
 }
 
-const $ClusterStatusV1beta2ControlPlane = c.object<ClusterStatusV1beta2ControlPlane>({
-  availableReplicas: c.integer({ format: "int32" }),
-  desiredReplicas: c.integer({ format: "int32" }),
-  readyReplicas: c.integer({ format: "int32" }),
-  replicas: c.integer({ format: "int32" }),
-  upToDateReplicas: c.integer({ format: "int32" }),
-  upgradePlan: c.withMeta(c.array($ClusterStatusV1beta2WorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-});
-
-/** zod schema of {@link ClusterStatusV1beta2ControlPlane}. */
-export const ClusterStatusV1beta2ControlPlaneSchema: z.ZodType<ClusterStatusV1beta2ControlPlane> = c.zod($ClusterStatusV1beta2ControlPlane);
-
 /** workers groups all the observations about Cluster's Workers current state. */
 export interface ClusterStatusV1beta2Workers {
   /** availableReplicas is the total number of available worker machines in this cluster. A machine is considered available when Machine's Available condition is true. */
@@ -1222,19 +917,6 @@ export interface ClusterStatusV1beta2Workers {
   versions?: MachineSetStatusVersion[];
 }
 
-const $ClusterStatusV1beta2Workers = c.object<ClusterStatusV1beta2Workers>({
-  availableReplicas: c.integer({ format: "int32" }),
-  desiredReplicas: c.integer({ format: "int32" }),
-  readyReplicas: c.integer({ format: "int32" }),
-  replicas: c.integer({ format: "int32" }),
-  upToDateReplicas: c.integer({ format: "int32" }),
-  upgradePlan: c.withMeta(c.array($ClusterStatusV1beta2WorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-});
-
-/** zod schema of {@link ClusterStatusV1beta2Workers}. */
-export const ClusterStatusV1beta2WorkersSchema: z.ZodType<ClusterStatusV1beta2Workers> = c.zod($ClusterStatusV1beta2Workers);
-
 /** v1beta2 groups all the fields that will be added or modified in Cluster's status with the V1Beta2 version. */
 export interface ClusterStatusV1beta2 {
   /**
@@ -1249,15 +931,6 @@ export interface ClusterStatusV1beta2 {
   /** workers groups all the observations about Cluster's Workers current state. */
   workers?: ClusterStatusV1beta2Workers;
 }
-
-const $ClusterStatusV1beta2 = c.object<ClusterStatusV1beta2>({
-  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  controlPlane: $ClusterStatusV1beta2ControlPlane,
-  workers: $ClusterStatusV1beta2Workers,
-});
-
-/** zod schema of {@link ClusterStatusV1beta2}. */
-export const ClusterStatusV1beta2Schema: z.ZodType<ClusterStatusV1beta2> = c.zod($ClusterStatusV1beta2);
 
 /** status is the observed state of Cluster. */
 export interface ClusterStatus {
@@ -1301,21 +974,6 @@ export interface ClusterStatus {
   /** v1beta2 groups all the fields that will be added or modified in Cluster's status with the V1Beta2 version. */
   v1beta2?: ClusterStatusV1beta2;
 }
-
-const $ClusterStatus = c.object<ClusterStatus>({
-  conditions: c.array($ClusterStatusCondition),
-  controlPlaneReady: c.boolean(),
-  failureDomains: c.record($ClusterStatusFailureDomainsValue),
-  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-  failureReason: c.string(),
-  infrastructureReady: c.boolean(),
-  observedGeneration: c.integer({ format: "int64" }),
-  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Deleting" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Deleting","Failed","Unknown"]),
-  v1beta2: $ClusterStatusV1beta2,
-});
-
-/** zod schema of {@link ClusterStatus}. */
-export const ClusterStatusSchema: z.ZodType<ClusterStatus> = c.zod($ClusterStatus);
 
 /**
  * Cluster is the Schema for the clusters API.
@@ -1364,77 +1022,6 @@ export interface ClusterList {
   items: Cluster[];
 }
 
-const $Cluster = c.object<Cluster>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("Cluster"),
-  metadata: c.objectMeta(),
-  spec: $ClusterSpec,
-  status: $ClusterStatus,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link Cluster}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 Cluster is deprecated; use a newer version.
- */
-export const ClusterSchema: z.ZodType<Cluster> = c.zod($Cluster);
-
-/**
- * zod schema of {@link ClusterList}.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 Cluster is deprecated; use a newer version.
- */
-export const ClusterListSchema: z.ZodType<ClusterList> = c.zod(c.object<ClusterList>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("ClusterList"),
-  metadata: c.listMeta(),
-  items: c.array($Cluster),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/**
- * Instance type of the {@link ClusterModel} class: a {@link Cluster} with the Model methods.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 Cluster is deprecated; use a newer version.
- */
-export interface ClusterModel extends Cluster {}
-
-/**
- * Model class of {@link Cluster}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link ClusterSchema}.
- *
- * @example
- * ```ts
- * const object = new ClusterModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated cluster.x-k8s.io/v1beta1 Cluster is deprecated; use a newer version.
- */
-export class ClusterModel extends Model<Cluster> {
-  /** The apiVersion of every Cluster: "cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "cluster.x-k8s.io/v1beta1";
-  /** The kind: "Cluster". */
-  static readonly kind = "Cluster";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<Cluster>(ClusterModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<Cluster>) {
-    super();
-    this.setDefinedProps({ apiVersion: ClusterModel.apiVersion, kind: ClusterModel.kind, ...data } as ModelData<Cluster>);
-  }
-
-  /**
-   * Checks the object against {@link ClusterSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(ClusterSchema, this.toJSON(), "Cluster cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link Cluster} objects (the {@link ClusterModel} class), so that `new Cluster({...})` works like in `@kubernetes-models`.
  *
@@ -1446,37 +1033,6 @@ export class ClusterModel extends Model<Cluster> {
  * @deprecated cluster.x-k8s.io/v1beta1 Cluster is deprecated; use a newer version.
  */
 export const Cluster: typeof ClusterModel = ClusterModel;
-
-/**
- * Resource metadata of Cluster cluster.x-k8s.io/v1beta1 (plural "clusters", namespaced, has a status subresource), with its schema and defaults.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 Cluster is deprecated; use a newer version.
- */
-export const ClusterResource: c.ResourceInfo<Cluster> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "cluster.x-k8s.io/v1beta1",
-  kind: "Cluster",
-  listKind: "ClusterList",
-  plural: "clusters",
-  singular: "cluster",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: ["cl"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: ClusterSchema,
-  defaults: undefined,
-};
 
 /**
  * machineHealthCheck defines a MachineHealthCheck for this ControlPlaneClass.
@@ -1537,18 +1093,6 @@ export interface ClusterClassSpecControlPlaneMachineHealthCheck {
   unhealthyRange?: string;
 }
 
-const $ClusterClassSpecControlPlaneMachineHealthCheck = c.object<ClusterClassSpecControlPlaneMachineHealthCheck>({
-  maxUnhealthy: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
-  nodeStartupTimeout: c.string(),
-  remediationTemplate: $MachineStatusNodeRef,
-  unhealthyConditions: c.array($MachineHealthCheckSpecUnhealthyCondition, { maxItems: 100 }),
-  unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  unhealthyRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
-});
-
-/** zod schema of {@link ClusterClassSpecControlPlaneMachineHealthCheck}. */
-export const ClusterClassSpecControlPlaneMachineHealthCheckSchema: z.ZodType<ClusterClassSpecControlPlaneMachineHealthCheck> = c.zod($ClusterClassSpecControlPlaneMachineHealthCheck);
-
 /**
  * machineInfrastructure defines the metadata and infrastructure information
  * for control plane machines.
@@ -1564,13 +1108,6 @@ export interface ClusterClassSpecInfrastructure {
   ref: MachineStatusNodeRef;
 }
 
-const $ClusterClassSpecInfrastructure = c.object<ClusterClassSpecInfrastructure>({
-  ref: $MachineStatusNodeRef,
-}, { required: ["ref"] });
-
-/** zod schema of {@link ClusterClassSpecInfrastructure}. */
-export const ClusterClassSpecInfrastructureSchema: z.ZodType<ClusterClassSpecInfrastructure> = c.zod($ClusterClassSpecInfrastructure);
-
 /** namingStrategy allows changing the naming pattern used when creating the control plane provider object. */
 export interface ClusterClassSpecControlPlaneNamingStrategy {
   /**
@@ -1584,13 +1121,6 @@ export interface ClusterClassSpecControlPlaneNamingStrategy {
    */
   template?: string;
 }
-
-const $ClusterClassSpecControlPlaneNamingStrategy = c.object<ClusterClassSpecControlPlaneNamingStrategy>({
-  template: c.string({ minLength: 1, maxLength: 1024 }),
-});
-
-/** zod schema of {@link ClusterClassSpecControlPlaneNamingStrategy}. */
-export const ClusterClassSpecControlPlaneNamingStrategySchema: z.ZodType<ClusterClassSpecControlPlaneNamingStrategy> = c.zod($ClusterClassSpecControlPlaneNamingStrategy);
 
 /**
  * controlPlane is a reference to a local struct that holds the details
@@ -1675,22 +1205,6 @@ export interface ClusterClassSpecControlPlane {
   taints?: MachineSpecTaint[];
 }
 
-const $ClusterClassSpecControlPlane = c.object<ClusterClassSpecControlPlane>({
-  machineHealthCheck: $ClusterClassSpecControlPlaneMachineHealthCheck,
-  machineInfrastructure: $ClusterClassSpecInfrastructure,
-  metadata: $MachineSetSpecTemplateMetadata,
-  namingStrategy: $ClusterClassSpecControlPlaneNamingStrategy,
-  nodeDeletionTimeout: c.string(),
-  nodeDrainTimeout: c.string(),
-  nodeVolumeDetachTimeout: c.string(),
-  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
-  ref: $MachineStatusNodeRef,
-  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-}, { required: ["ref"] });
-
-/** zod schema of {@link ClusterClassSpecControlPlane}. */
-export const ClusterClassSpecControlPlaneSchema: z.ZodType<ClusterClassSpecControlPlane> = c.zod($ClusterClassSpecControlPlane);
-
 /** infrastructureNamingStrategy allows changing the naming pattern used when creating the infrastructure object. */
 export interface ClusterClassSpecInfrastructureNamingStrategy {
   /**
@@ -1704,13 +1218,6 @@ export interface ClusterClassSpecInfrastructureNamingStrategy {
    */
   template?: string;
 }
-
-const $ClusterClassSpecInfrastructureNamingStrategy = c.object<ClusterClassSpecInfrastructureNamingStrategy>({
-  template: c.string({ minLength: 1, maxLength: 1024 }),
-});
-
-/** zod schema of {@link ClusterClassSpecInfrastructureNamingStrategy}. */
-export const ClusterClassSpecInfrastructureNamingStrategySchema: z.ZodType<ClusterClassSpecInfrastructureNamingStrategy> = c.zod($ClusterClassSpecInfrastructureNamingStrategy);
 
 /**
  * valueFrom defines the value of the patch.
@@ -1730,14 +1237,6 @@ export interface ClusterClassSpecPatchDefinitionJsonPatchValueFrom {
    */
   variable?: string;
 }
-
-const $ClusterClassSpecPatchDefinitionJsonPatchValueFrom = c.object<ClusterClassSpecPatchDefinitionJsonPatchValueFrom>({
-  template: c.string({ minLength: 1, maxLength: 10240 }),
-  variable: c.string({ minLength: 1, maxLength: 256 }),
-});
-
-/** zod schema of {@link ClusterClassSpecPatchDefinitionJsonPatchValueFrom}. */
-export const ClusterClassSpecPatchDefinitionJsonPatchValueFromSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatchValueFrom> = c.zod($ClusterClassSpecPatchDefinitionJsonPatchValueFrom);
 
 /** JSONPatch defines a JSON patch. */
 export interface ClusterClassSpecPatchDefinitionJsonPatch {
@@ -1772,16 +1271,6 @@ export interface ClusterClassSpecPatchDefinitionJsonPatch {
   valueFrom?: ClusterClassSpecPatchDefinitionJsonPatchValueFrom;
 }
 
-const $ClusterClassSpecPatchDefinitionJsonPatch = c.object<ClusterClassSpecPatchDefinitionJsonPatch>({
-  op: c.literals<"add" | "replace" | "remove">(["add","replace","remove"]),
-  path: c.string({ minLength: 1, maxLength: 512 }),
-  value: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  valueFrom: $ClusterClassSpecPatchDefinitionJsonPatchValueFrom,
-}, { required: ["op","path"] });
-
-/** zod schema of {@link ClusterClassSpecPatchDefinitionJsonPatch}. */
-export const ClusterClassSpecPatchDefinitionJsonPatchSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatch> = c.zod($ClusterClassSpecPatchDefinitionJsonPatch);
-
 /**
  * machineDeploymentClass selects templates referenced in specific MachineDeploymentClasses in
  * .spec.workers.machineDeployments.
@@ -1790,13 +1279,6 @@ export interface ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoo
   /** names selects templates by class names. */
   names?: string[];
 }
-
-const $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass = c.object<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass>({
-  names: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
-});
-
-/** zod schema of {@link ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass}. */
-export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClassSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass> = c.zod($ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass);
 
 /** matchResources selects templates based on where they are referenced. */
 export interface ClusterClassSpecPatchDefinitionSelectorMatchResources {
@@ -1820,16 +1302,6 @@ export interface ClusterClassSpecPatchDefinitionSelectorMatchResources {
   machinePoolClass?: ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass;
 }
 
-const $ClusterClassSpecPatchDefinitionSelectorMatchResources = c.object<ClusterClassSpecPatchDefinitionSelectorMatchResources>({
-  controlPlane: c.boolean(),
-  infrastructureCluster: c.boolean(),
-  machineDeploymentClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
-  machinePoolClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
-});
-
-/** zod schema of {@link ClusterClassSpecPatchDefinitionSelectorMatchResources}. */
-export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResources> = c.zod($ClusterClassSpecPatchDefinitionSelectorMatchResources);
-
 /** selector defines on which templates the patch should be applied. */
 export interface ClusterClassSpecPatchDefinitionSelector {
   /** apiVersion filters templates by apiVersion. */
@@ -1839,15 +1311,6 @@ export interface ClusterClassSpecPatchDefinitionSelector {
   /** matchResources selects templates based on where they are referenced. */
   matchResources: ClusterClassSpecPatchDefinitionSelectorMatchResources;
 }
-
-const $ClusterClassSpecPatchDefinitionSelector = c.object<ClusterClassSpecPatchDefinitionSelector>({
-  apiVersion: c.string({ minLength: 1, maxLength: 512 }),
-  kind: c.string({ minLength: 1, maxLength: 256 }),
-  matchResources: $ClusterClassSpecPatchDefinitionSelectorMatchResources,
-}, { required: ["apiVersion","kind","matchResources"] });
-
-/** zod schema of {@link ClusterClassSpecPatchDefinitionSelector}. */
-export const ClusterClassSpecPatchDefinitionSelectorSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelector> = c.zod($ClusterClassSpecPatchDefinitionSelector);
 
 /** PatchDefinition defines a patch which is applied to customize the referenced templates. */
 export interface ClusterClassSpecPatchDefinition {
@@ -1860,14 +1323,6 @@ export interface ClusterClassSpecPatchDefinition {
   /** selector defines on which templates the patch should be applied. */
   selector: ClusterClassSpecPatchDefinitionSelector;
 }
-
-const $ClusterClassSpecPatchDefinition = c.object<ClusterClassSpecPatchDefinition>({
-  jsonPatches: c.array($ClusterClassSpecPatchDefinitionJsonPatch, { maxItems: 100 }),
-  selector: $ClusterClassSpecPatchDefinitionSelector,
-}, { required: ["jsonPatches","selector"] });
-
-/** zod schema of {@link ClusterClassSpecPatchDefinition}. */
-export const ClusterClassSpecPatchDefinitionSchema: z.ZodType<ClusterClassSpecPatchDefinition> = c.zod($ClusterClassSpecPatchDefinition);
 
 /**
  * external defines an external patch.
@@ -1887,16 +1342,6 @@ export interface ClusterClassSpecPatchExternal {
   /** validateExtension references an extension which is called to validate the topology. */
   validateExtension?: string;
 }
-
-const $ClusterClassSpecPatchExternal = c.object<ClusterClassSpecPatchExternal>({
-  discoverVariablesExtension: c.string({ minLength: 1, maxLength: 512 }),
-  generateExtension: c.string({ minLength: 1, maxLength: 512 }),
-  settings: c.record(c.string()),
-  validateExtension: c.string({ minLength: 1, maxLength: 512 }),
-});
-
-/** zod schema of {@link ClusterClassSpecPatchExternal}. */
-export const ClusterClassSpecPatchExternalSchema: z.ZodType<ClusterClassSpecPatchExternal> = c.zod($ClusterClassSpecPatchExternal);
 
 /** ClusterClassPatch defines a patch which is applied to customize the referenced templates. */
 export interface ClusterClassSpecPatch {
@@ -1925,42 +1370,17 @@ export interface ClusterClassSpecPatch {
   name: string;
 }
 
-const $ClusterClassSpecPatch = c.object<ClusterClassSpecPatch>({
-  definitions: c.array($ClusterClassSpecPatchDefinition, { maxItems: 100 }),
-  description: c.string({ minLength: 1, maxLength: 1024 }),
-  enabledIf: c.string({ minLength: 1, maxLength: 256 }),
-  external: $ClusterClassSpecPatchExternal,
-  name: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["name"] });
-
-/** zod schema of {@link ClusterClassSpecPatch}. */
-export const ClusterClassSpecPatchSchema: z.ZodType<ClusterClassSpecPatch> = c.zod($ClusterClassSpecPatch);
-
 /** external defines external runtime extensions for upgrade operations. */
 export interface ClusterClassSpecUpgradeExternal {
   /** generateUpgradePlanExtension references an extension which is called to generate upgrade plan. */
   generateUpgradePlanExtension?: string;
 }
 
-const $ClusterClassSpecUpgradeExternal = c.object<ClusterClassSpecUpgradeExternal>({
-  generateUpgradePlanExtension: c.string({ minLength: 1, maxLength: 512 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecUpgradeExternal}. */
-export const ClusterClassSpecUpgradeExternalSchema: z.ZodType<ClusterClassSpecUpgradeExternal> = c.zod($ClusterClassSpecUpgradeExternal);
-
 /** upgrade defines the upgrade configuration for clusters using this ClusterClass. */
 export interface ClusterClassSpecUpgrade {
   /** external defines external runtime extensions for upgrade operations. */
   external?: ClusterClassSpecUpgradeExternal;
 }
-
-const $ClusterClassSpecUpgrade = c.object<ClusterClassSpecUpgrade>({
-  external: $ClusterClassSpecUpgradeExternal,
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecUpgrade}. */
-export const ClusterClassSpecUpgradeSchema: z.ZodType<ClusterClassSpecUpgrade> = c.zod($ClusterClassSpecUpgrade);
 
 /**
  * metadata is the metadata of a variable.
@@ -1982,14 +1402,6 @@ export interface ClusterClassSpecVariableMetadata {
    */
   labels?: { [key: string]: string };
 }
-
-const $ClusterClassSpecVariableMetadata = c.object<ClusterClassSpecVariableMetadata>({
-  annotations: c.record(c.string()),
-  labels: c.record(c.string()),
-});
-
-/** zod schema of {@link ClusterClassSpecVariableMetadata}. */
-export const ClusterClassSpecVariableMetadataSchema: z.ZodType<ClusterClassSpecVariableMetadata> = c.zod($ClusterClassSpecVariableMetadata);
 
 /** ValidationRule describes a validation rule written in the CEL expression language. */
 export interface ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation {
@@ -2083,19 +1495,6 @@ export interface ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidat
    */
   rule: string;
 }
-
-const $ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation = c.object<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation>({
-  fieldPath: c.string({ minLength: 1, maxLength: 512 }),
-  message: c.string({ minLength: 1, maxLength: 512 }),
-  messageExpression: c.string({ minLength: 1, maxLength: 1024 }),
-  reason: c.literals<"FieldValueInvalid" | "FieldValueForbidden" | "FieldValueRequired" | "FieldValueDuplicate">(["FieldValueInvalid","FieldValueForbidden","FieldValueRequired","FieldValueDuplicate"]),
-  rule: c.string({ minLength: 1, maxLength: 4096 }),
-}, { required: ["rule"] });
-
-/** zod schema of {@link ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation}. */
-export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation> = c.zod($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation);
-
-const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationDefaults: c.DefaultsNode = { properties: { reason: { default: "FieldValueInvalid" } } };
 
 /**
  * openAPIV3Schema defines the schema of a variable via OpenAPI v3
@@ -2276,44 +1675,6 @@ export interface ClusterClassSpecVariableSchemaOpenAPIV3Schema {
   "x-metadata"?: ClusterClassSpecVariableMetadata;
 }
 
-const $ClusterClassSpecVariableSchemaOpenAPIV3Schema = c.object<ClusterClassSpecVariableSchemaOpenAPIV3Schema>({
-  additionalProperties: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  allOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  anyOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  default: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  description: c.string({ minLength: 1, maxLength: 4096 }),
-  enum: c.array(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}), { maxItems: 100 }),
-  example: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  exclusiveMaximum: c.boolean(),
-  exclusiveMinimum: c.boolean(),
-  format: c.string({ minLength: 1, maxLength: 32 }),
-  items: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  maxItems: c.integer({ format: "int64" }),
-  maxLength: c.integer({ format: "int64" }),
-  maxProperties: c.integer({ format: "int64" }),
-  maximum: c.integer({ format: "int64" }),
-  minItems: c.integer({ format: "int64" }),
-  minLength: c.integer({ format: "int64" }),
-  minProperties: c.integer({ format: "int64" }),
-  minimum: c.integer({ format: "int64" }),
-  not: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  oneOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  pattern: c.string({ minLength: 1, maxLength: 512 }),
-  properties: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  required: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 1000 }),
-  type: c.literals<"object" | "array" | "string" | "integer" | "number" | "boolean">(["object","array","string","integer","number","boolean"]),
-  uniqueItems: c.boolean(),
-  "x-kubernetes-int-or-string": c.boolean(),
-  "x-kubernetes-preserve-unknown-fields": c.boolean(),
-  "x-kubernetes-validations": c.withMeta(c.array($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation, { maxItems: 100, listType: "map", listMapKeys: ["rule"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["rule"]}),
-  "x-metadata": $ClusterClassSpecVariableMetadata,
-});
-
-/** zod schema of {@link ClusterClassSpecVariableSchemaOpenAPIV3Schema}. */
-export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3Schema> = c.zod($ClusterClassSpecVariableSchemaOpenAPIV3Schema);
-
-const ClusterClassSpecVariableSchemaOpenAPIV3SchemaDefaults: c.DefaultsNode = { properties: { "x-kubernetes-validations": { items: { ...ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationDefaults } } } };
-
 /** schema defines the schema of the variable. */
 export interface ClusterClassStatusVariableDefinitionSchema {
   /**
@@ -2323,15 +1684,6 @@ export interface ClusterClassStatusVariableDefinitionSchema {
    */
   openAPIV3Schema: ClusterClassSpecVariableSchemaOpenAPIV3Schema;
 }
-
-const $ClusterClassStatusVariableDefinitionSchema = c.object<ClusterClassStatusVariableDefinitionSchema>({
-  openAPIV3Schema: $ClusterClassSpecVariableSchemaOpenAPIV3Schema,
-}, { required: ["openAPIV3Schema"] });
-
-/** zod schema of {@link ClusterClassStatusVariableDefinitionSchema}. */
-export const ClusterClassStatusVariableDefinitionSchemaSchema: z.ZodType<ClusterClassStatusVariableDefinitionSchema> = c.zod($ClusterClassStatusVariableDefinitionSchema);
-
-const ClusterClassStatusVariableDefinitionSchemaDefaults: c.DefaultsNode = { properties: { openAPIV3Schema: { ...ClusterClassSpecVariableSchemaOpenAPIV3SchemaDefaults } } };
 
 /**
  * ClusterClassVariable defines a variable which can
@@ -2361,18 +1713,6 @@ export interface ClusterClassSpecVariable {
   schema: ClusterClassStatusVariableDefinitionSchema;
 }
 
-const $ClusterClassSpecVariable = c.object<ClusterClassSpecVariable>({
-  metadata: $ClusterClassSpecVariableMetadata,
-  name: c.string({ minLength: 1, maxLength: 256 }),
-  required: c.boolean(),
-  schema: $ClusterClassStatusVariableDefinitionSchema,
-}, { required: ["name","required","schema"] });
-
-/** zod schema of {@link ClusterClassSpecVariable}. */
-export const ClusterClassSpecVariableSchema: z.ZodType<ClusterClassSpecVariable> = c.zod($ClusterClassSpecVariable);
-
-const ClusterClassSpecVariableDefaults: c.DefaultsNode = { properties: { schema: { ...ClusterClassStatusVariableDefinitionSchemaDefaults } } };
-
 /** namingStrategy allows changing the naming pattern used when creating the MachineDeployment. */
 export interface ClusterClassSpecWorkersMachineDeploymentNamingStrategy {
   /**
@@ -2387,13 +1727,6 @@ export interface ClusterClassSpecWorkersMachineDeploymentNamingStrategy {
    */
   template?: string;
 }
-
-const $ClusterClassSpecWorkersMachineDeploymentNamingStrategy = c.object<ClusterClassSpecWorkersMachineDeploymentNamingStrategy>({
-  template: c.string({ minLength: 1, maxLength: 1024 }),
-});
-
-/** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentNamingStrategy}. */
-export const ClusterClassSpecWorkersMachineDeploymentNamingStrategySchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentNamingStrategy> = c.zod($ClusterClassSpecWorkersMachineDeploymentNamingStrategy);
 
 /**
  * template is a local struct containing a collection of templates for creation of
@@ -2416,15 +1749,6 @@ export interface ClusterClassSpecWorkersMachineDeploymentTemplate {
    */
   metadata?: MachineSetSpecTemplateMetadata;
 }
-
-const $ClusterClassSpecWorkersMachineDeploymentTemplate = c.object<ClusterClassSpecWorkersMachineDeploymentTemplate>({
-  bootstrap: $ClusterClassSpecInfrastructure,
-  infrastructure: $ClusterClassSpecInfrastructure,
-  metadata: $MachineSetSpecTemplateMetadata,
-}, { required: ["bootstrap","infrastructure"] });
-
-/** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentTemplate}. */
-export const ClusterClassSpecWorkersMachineDeploymentTemplateSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentTemplate> = c.zod($ClusterClassSpecWorkersMachineDeploymentTemplate);
 
 /**
  * MachineDeploymentClass serves as a template to define a set of worker nodes of the cluster
@@ -2511,24 +1835,6 @@ export interface ClusterClassSpecWorkersMachineDeployment {
   template: ClusterClassSpecWorkersMachineDeploymentTemplate;
 }
 
-const $ClusterClassSpecWorkersMachineDeployment = c.object<ClusterClassSpecWorkersMachineDeployment>({
-  class: c.string({ minLength: 1, maxLength: 256 }),
-  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
-  machineHealthCheck: $ClusterClassSpecControlPlaneMachineHealthCheck,
-  minReadySeconds: c.integer({ format: "int32" }),
-  namingStrategy: $ClusterClassSpecWorkersMachineDeploymentNamingStrategy,
-  nodeDeletionTimeout: c.string(),
-  nodeDrainTimeout: c.string(),
-  nodeVolumeDetachTimeout: c.string(),
-  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
-  strategy: $MachineDeploymentSpecStrategy,
-  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-  template: $ClusterClassSpecWorkersMachineDeploymentTemplate,
-}, { required: ["class","template"] });
-
-/** zod schema of {@link ClusterClassSpecWorkersMachineDeployment}. */
-export const ClusterClassSpecWorkersMachineDeploymentSchema: z.ZodType<ClusterClassSpecWorkersMachineDeployment> = c.zod($ClusterClassSpecWorkersMachineDeployment);
-
 /** namingStrategy allows changing the naming pattern used when creating the MachinePool. */
 export interface ClusterClassSpecWorkersMachinePoolNamingStrategy {
   /**
@@ -2543,13 +1849,6 @@ export interface ClusterClassSpecWorkersMachinePoolNamingStrategy {
    */
   template?: string;
 }
-
-const $ClusterClassSpecWorkersMachinePoolNamingStrategy = c.object<ClusterClassSpecWorkersMachinePoolNamingStrategy>({
-  template: c.string({ minLength: 1, maxLength: 1024 }),
-});
-
-/** zod schema of {@link ClusterClassSpecWorkersMachinePoolNamingStrategy}. */
-export const ClusterClassSpecWorkersMachinePoolNamingStrategySchema: z.ZodType<ClusterClassSpecWorkersMachinePoolNamingStrategy> = c.zod($ClusterClassSpecWorkersMachinePoolNamingStrategy);
 
 /**
  * template is a local struct containing a collection of templates for creation of
@@ -2572,15 +1871,6 @@ export interface ClusterClassSpecWorkersMachinePoolTemplate {
    */
   metadata?: MachineSetSpecTemplateMetadata;
 }
-
-const $ClusterClassSpecWorkersMachinePoolTemplate = c.object<ClusterClassSpecWorkersMachinePoolTemplate>({
-  bootstrap: $ClusterClassSpecInfrastructure,
-  infrastructure: $ClusterClassSpecInfrastructure,
-  metadata: $MachineSetSpecTemplateMetadata,
-}, { required: ["bootstrap","infrastructure"] });
-
-/** zod schema of {@link ClusterClassSpecWorkersMachinePoolTemplate}. */
-export const ClusterClassSpecWorkersMachinePoolTemplateSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolTemplate> = c.zod($ClusterClassSpecWorkersMachinePoolTemplate);
 
 /**
  * MachinePoolClass serves as a template to define a pool of worker nodes of the cluster
@@ -2648,21 +1938,6 @@ export interface ClusterClassSpecWorkersMachinePool {
   template: ClusterClassSpecWorkersMachinePoolTemplate;
 }
 
-const $ClusterClassSpecWorkersMachinePool = c.object<ClusterClassSpecWorkersMachinePool>({
-  class: c.string({ minLength: 1, maxLength: 256 }),
-  failureDomains: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
-  minReadySeconds: c.integer({ format: "int32" }),
-  namingStrategy: $ClusterClassSpecWorkersMachinePoolNamingStrategy,
-  nodeDeletionTimeout: c.string(),
-  nodeDrainTimeout: c.string(),
-  nodeVolumeDetachTimeout: c.string(),
-  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-  template: $ClusterClassSpecWorkersMachinePoolTemplate,
-}, { required: ["class","template"] });
-
-/** zod schema of {@link ClusterClassSpecWorkersMachinePool}. */
-export const ClusterClassSpecWorkersMachinePoolSchema: z.ZodType<ClusterClassSpecWorkersMachinePool> = c.zod($ClusterClassSpecWorkersMachinePool);
-
 /**
  * workers describes the worker nodes for the cluster.
  * It is a collection of node types which can be used to create
@@ -2680,14 +1955,6 @@ export interface ClusterClassSpecWorkers {
    */
   machinePools?: ClusterClassSpecWorkersMachinePool[];
 }
-
-const $ClusterClassSpecWorkers = c.object<ClusterClassSpecWorkers>({
-  machineDeployments: c.withMeta(c.array($ClusterClassSpecWorkersMachineDeployment, { maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]}),
-  machinePools: c.withMeta(c.array($ClusterClassSpecWorkersMachinePool, { maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]}),
-});
-
-/** zod schema of {@link ClusterClassSpecWorkers}. */
-export const ClusterClassSpecWorkersSchema: z.ZodType<ClusterClassSpecWorkers> = c.zod($ClusterClassSpecWorkers);
 
 /** spec is the desired state of ClusterClass. */
 export interface ClusterClassSpec {
@@ -2742,23 +2009,6 @@ export interface ClusterClassSpec {
   workers?: ClusterClassSpecWorkers;
 }
 
-const $ClusterClassSpec = c.object<ClusterClassSpec>({
-  availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
-  controlPlane: $ClusterClassSpecControlPlane,
-  infrastructure: $ClusterClassSpecInfrastructure,
-  infrastructureNamingStrategy: $ClusterClassSpecInfrastructureNamingStrategy,
-  kubernetesVersions: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  patches: c.array($ClusterClassSpecPatch, { maxItems: 1000 }),
-  upgrade: $ClusterClassSpecUpgrade,
-  variables: c.array($ClusterClassSpecVariable, { maxItems: 1000 }),
-  workers: $ClusterClassSpecWorkers,
-});
-
-/** zod schema of {@link ClusterClassSpec}. */
-export const ClusterClassSpecSchema: z.ZodType<ClusterClassSpec> = c.zod($ClusterClassSpec);
-
-const ClusterClassSpecDefaults: c.DefaultsNode = { properties: { variables: { items: { ...ClusterClassSpecVariableDefaults } } } };
-
 /** v1beta2 groups all the fields that will be added or modified in ClusterClass's status with the V1Beta2 version. */
 export interface ClusterClassStatusV1beta2 {
   /**
@@ -2767,13 +2017,6 @@ export interface ClusterClassStatusV1beta2 {
    */
   conditions?: ClusterStatusV1beta2Condition[];
 }
-
-const $ClusterClassStatusV1beta2 = c.object<ClusterClassStatusV1beta2>({
-  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-});
-
-/** zod schema of {@link ClusterClassStatusV1beta2}. */
-export const ClusterClassStatusV1beta2Schema: z.ZodType<ClusterClassStatusV1beta2> = c.zod($ClusterClassStatusV1beta2);
 
 /** ClusterClassStatusVariableDefinition defines a variable which appears in the status of a ClusterClass. */
 export interface ClusterClassStatusVariableDefinition2 {
@@ -2804,18 +2047,6 @@ export interface ClusterClassStatusVariableDefinition2 {
   schema: ClusterClassStatusVariableDefinitionSchema;
 }
 
-const $ClusterClassStatusVariableDefinition2 = c.object<ClusterClassStatusVariableDefinition2>({
-  from: c.string({ minLength: 1, maxLength: 256 }),
-  metadata: $ClusterClassSpecVariableMetadata,
-  required: c.boolean(),
-  schema: $ClusterClassStatusVariableDefinitionSchema,
-}, { required: ["from","required","schema"] });
-
-/** zod schema of {@link ClusterClassStatusVariableDefinition2}. */
-export const ClusterClassStatusVariableDefinition2Schema: z.ZodType<ClusterClassStatusVariableDefinition2> = c.zod($ClusterClassStatusVariableDefinition2);
-
-const ClusterClassStatusVariableDefinition2Defaults: c.DefaultsNode = { properties: { schema: { ...ClusterClassStatusVariableDefinitionSchemaDefaults } } };
-
 /** ClusterClassStatusVariable defines a variable which appears in the status of a ClusterClass. */
 export interface ClusterClassStatusVariable {
   /** definitions is a list of definitions for a variable. */
@@ -2825,17 +2056,6 @@ export interface ClusterClassStatusVariable {
   /** name is the name of the variable. */
   name: string;
 }
-
-const $ClusterClassStatusVariable = c.object<ClusterClassStatusVariable>({
-  definitions: c.array($ClusterClassStatusVariableDefinition2, { maxItems: 100 }),
-  definitionsConflict: c.boolean(),
-  name: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["definitions","name"] });
-
-/** zod schema of {@link ClusterClassStatusVariable}. */
-export const ClusterClassStatusVariableSchema: z.ZodType<ClusterClassStatusVariable> = c.zod($ClusterClassStatusVariable);
-
-const ClusterClassStatusVariableDefaults: c.DefaultsNode = { properties: { definitions: { items: { ...ClusterClassStatusVariableDefinition2Defaults } } } };
 
 /** status is the observed state of ClusterClass. */
 export interface ClusterClassStatus {
@@ -2848,18 +2068,6 @@ export interface ClusterClassStatus {
   /** variables is a list of ClusterClassStatusVariable that are defined for the ClusterClass. */
   variables?: ClusterClassStatusVariable[];
 }
-
-const $ClusterClassStatus = c.object<ClusterClassStatus>({
-  conditions: c.array($ClusterStatusCondition),
-  observedGeneration: c.integer({ format: "int64" }),
-  v1beta2: $ClusterClassStatusV1beta2,
-  variables: c.array($ClusterClassStatusVariable, { maxItems: 1000 }),
-});
-
-/** zod schema of {@link ClusterClassStatus}. */
-export const ClusterClassStatusSchema: z.ZodType<ClusterClassStatus> = c.zod($ClusterClassStatus);
-
-const ClusterClassStatusDefaults: c.DefaultsNode = { properties: { variables: { items: { ...ClusterClassStatusVariableDefaults } } } };
 
 /**
  * ClusterClass is a template which can be used to create managed topologies.
@@ -2908,79 +2116,6 @@ export interface ClusterClassList {
   items: ClusterClass[];
 }
 
-const $ClusterClass = c.object<ClusterClass>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("ClusterClass"),
-  metadata: c.objectMeta(),
-  spec: $ClusterClassSpec,
-  status: $ClusterClassStatus,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link ClusterClass}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 ClusterClass is deprecated; use a newer version.
- */
-export const ClusterClassSchema: z.ZodType<ClusterClass> = c.zod($ClusterClass);
-
-/**
- * zod schema of {@link ClusterClassList}.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 ClusterClass is deprecated; use a newer version.
- */
-export const ClusterClassListSchema: z.ZodType<ClusterClassList> = c.zod(c.object<ClusterClassList>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("ClusterClassList"),
-  metadata: c.listMeta(),
-  items: c.array($ClusterClass),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-const ClusterClassDefaults: c.DefaultsNode = { properties: { spec: { ...ClusterClassSpecDefaults }, status: { ...ClusterClassStatusDefaults } } };
-
-/**
- * Instance type of the {@link ClusterClassModel} class: a {@link ClusterClass} with the Model methods.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 ClusterClass is deprecated; use a newer version.
- */
-export interface ClusterClassModel extends ClusterClass {}
-
-/**
- * Model class of {@link ClusterClass}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link ClusterClassSchema}.
- *
- * @example
- * ```ts
- * const object = new ClusterClassModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated cluster.x-k8s.io/v1beta1 ClusterClass is deprecated; use a newer version.
- */
-export class ClusterClassModel extends Model<ClusterClass> {
-  /** The apiVersion of every ClusterClass: "cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "cluster.x-k8s.io/v1beta1";
-  /** The kind: "ClusterClass". */
-  static readonly kind = "ClusterClass";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<ClusterClass>(ClusterClassModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<ClusterClass>) {
-    super();
-    this.setDefinedProps({ apiVersion: ClusterClassModel.apiVersion, kind: ClusterClassModel.kind, ...data } as ModelData<ClusterClass>);
-  }
-
-  /**
-   * Checks the object against {@link ClusterClassSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(ClusterClassSchema, this.toJSON(), "ClusterClass cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link ClusterClass} objects (the {@link ClusterClassModel} class), so that `new ClusterClass({...})` works like in `@kubernetes-models`.
  *
@@ -2992,37 +2127,6 @@ export class ClusterClassModel extends Model<ClusterClass> {
  * @deprecated cluster.x-k8s.io/v1beta1 ClusterClass is deprecated; use a newer version.
  */
 export const ClusterClass: typeof ClusterClassModel = ClusterClassModel;
-
-/**
- * Resource metadata of ClusterClass cluster.x-k8s.io/v1beta1 (plural "clusterclasses", namespaced, has a status subresource), with its schema and defaults.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 ClusterClass is deprecated; use a newer version.
- */
-export const ClusterClassResource: c.ResourceInfo<ClusterClass> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "cluster.x-k8s.io/v1beta1",
-  kind: "ClusterClass",
-  listKind: "ClusterClassList",
-  plural: "clusterclasses",
-  singular: "clusterclass",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: ["cc"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: ClusterClassSchema,
-  defaults: ClusterClassDefaults,
-};
 
 /**
  * bootstrap is a reference to a local struct which encapsulates
@@ -3042,14 +2146,6 @@ export interface MachineSpecBootstrap {
    */
   dataSecretName?: string;
 }
-
-const $MachineSpecBootstrap = c.object<MachineSpecBootstrap>({
-  configRef: $MachineStatusNodeRef,
-  dataSecretName: c.string({ minLength: 0, maxLength: 253 }),
-});
-
-/** zod schema of {@link MachineSpecBootstrap}. */
-export const MachineSpecBootstrapSchema: z.ZodType<MachineSpecBootstrap> = c.zod($MachineSpecBootstrap);
 
 /** spec is the desired state of Machine. */
 export interface MachineSpec {
@@ -3136,23 +2232,6 @@ export interface MachineSpec {
   version?: string;
 }
 
-const $MachineSpec = c.object<MachineSpec>({
-  bootstrap: $MachineSpecBootstrap,
-  clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
-  infrastructureRef: $MachineStatusNodeRef,
-  nodeDeletionTimeout: c.string(),
-  nodeDrainTimeout: c.string(),
-  nodeVolumeDetachTimeout: c.string(),
-  providerID: c.string({ minLength: 1, maxLength: 512 }),
-  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
-  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-  version: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["bootstrap","clusterName","infrastructureRef"] });
-
-/** zod schema of {@link MachineSpec}. */
-export const MachineSpecSchema: z.ZodType<MachineSpec> = c.zod($MachineSpec);
-
 /** MachineAddress contains information for the node's address. */
 export interface MachineStatusAddress {
   /** address is the machine address. */
@@ -3160,14 +2239,6 @@ export interface MachineStatusAddress {
   /** type is the machine address type, one of Hostname, ExternalIP, InternalIP, ExternalDNS or InternalDNS. */
   type: "Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS";
 }
-
-const $MachineStatusAddress = c.object<MachineStatusAddress>({
-  address: c.string({ minLength: 1, maxLength: 256 }),
-  type: c.literals<"Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS">(["Hostname","ExternalIP","InternalIP","ExternalDNS","InternalDNS"]),
-}, { required: ["address","type"] });
-
-/** zod schema of {@link MachineStatusAddress}. */
-export const MachineStatusAddressSchema: z.ZodType<MachineStatusAddress> = c.zod($MachineStatusAddress);
 
 /**
  * deletion contains information relating to removal of the Machine.
@@ -3202,28 +2273,11 @@ export interface MachineStatusDeletion {
   waitForPreTerminateHookStartTime?: string;
 }
 
-const $MachineStatusDeletion = c.object<MachineStatusDeletion>({
-  nodeDrainStartTime: c.string({ format: "date-time" }),
-  waitForNodeVolumeDetachStartTime: c.string({ format: "date-time" }),
-  waitForPreDrainHookStartTime: c.string({ format: "date-time" }),
-  waitForPreTerminateHookStartTime: c.string({ format: "date-time" }),
-});
-
-/** zod schema of {@link MachineStatusDeletion}. */
-export const MachineStatusDeletionSchema: z.ZodType<MachineStatusDeletion> = c.zod($MachineStatusDeletion);
-
 /** Swap Info reported by the node. */
 export interface MachineStatusNodeInfoSwap {
   /** Total amount of swap memory in bytes. */
   capacity?: number;
 }
-
-const $MachineStatusNodeInfoSwap = c.object<MachineStatusNodeInfoSwap>({
-  capacity: c.integer({ format: "int64" }),
-});
-
-/** zod schema of {@link MachineStatusNodeInfoSwap}. */
-export const MachineStatusNodeInfoSwapSchema: z.ZodType<MachineStatusNodeInfoSwap> = c.zod($MachineStatusNodeInfoSwap);
 
 /**
  * nodeInfo is a set of ids/uuids to uniquely identify the node.
@@ -3266,23 +2320,6 @@ export interface MachineStatusNodeInfo {
   systemUUID: string;
 }
 
-const $MachineStatusNodeInfo = c.object<MachineStatusNodeInfo>({
-  architecture: c.string(),
-  bootID: c.string(),
-  containerRuntimeVersion: c.string(),
-  kernelVersion: c.string(),
-  kubeProxyVersion: c.string(),
-  kubeletVersion: c.string(),
-  machineID: c.string(),
-  operatingSystem: c.string(),
-  osImage: c.string(),
-  swap: $MachineStatusNodeInfoSwap,
-  systemUUID: c.string(),
-}, { required: ["architecture","bootID","containerRuntimeVersion","kernelVersion","kubeProxyVersion","kubeletVersion","machineID","operatingSystem","osImage","systemUUID"] });
-
-/** zod schema of {@link MachineStatusNodeInfo}. */
-export const MachineStatusNodeInfoSchema: z.ZodType<MachineStatusNodeInfo> = c.zod($MachineStatusNodeInfo);
-
 /** v1beta2 groups all the fields that will be added or modified in Machine's status with the V1Beta2 version. */
 export interface MachineStatusV1beta2 {
   /**
@@ -3295,13 +2332,6 @@ export interface MachineStatusV1beta2 {
    */
   conditions?: ClusterStatusV1beta2Condition[];
 }
-
-const $MachineStatusV1beta2 = c.object<MachineStatusV1beta2>({
-  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-});
-
-/** zod schema of {@link MachineStatusV1beta2}. */
-export const MachineStatusV1beta2Schema: z.ZodType<MachineStatusV1beta2> = c.zod($MachineStatusV1beta2);
 
 /** status is the observed state of Machine. */
 export interface MachineStatus {
@@ -3389,26 +2419,6 @@ export interface MachineStatus {
   v1beta2?: MachineStatusV1beta2;
 }
 
-const $MachineStatus = c.object<MachineStatus>({
-  addresses: c.array($MachineStatusAddress),
-  bootstrapReady: c.boolean(),
-  certificatesExpiryDate: c.string({ format: "date-time" }),
-  conditions: c.array($ClusterStatusCondition),
-  deletion: $MachineStatusDeletion,
-  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-  failureReason: c.string(),
-  infrastructureReady: c.boolean(),
-  lastUpdated: c.string({ format: "date-time" }),
-  nodeInfo: $MachineStatusNodeInfo,
-  nodeRef: $MachineStatusNodeRef,
-  observedGeneration: c.integer({ format: "int64" }),
-  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Running" | "Deleting" | "Deleted" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Running","Deleting","Deleted","Failed","Unknown"]),
-  v1beta2: $MachineStatusV1beta2,
-});
-
-/** zod schema of {@link MachineStatus}. */
-export const MachineStatusSchema: z.ZodType<MachineStatus> = c.zod($MachineStatus);
-
 /**
  * Machine is the Schema for the machines API.
  *
@@ -3456,77 +2466,6 @@ export interface MachineList {
   items: Machine[];
 }
 
-const $Machine = c.object<Machine>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("Machine"),
-  metadata: c.objectMeta(),
-  spec: $MachineSpec,
-  status: $MachineStatus,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link Machine}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 Machine is deprecated; use a newer version.
- */
-export const MachineSchema: z.ZodType<Machine> = c.zod($Machine);
-
-/**
- * zod schema of {@link MachineList}.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 Machine is deprecated; use a newer version.
- */
-export const MachineListSchema: z.ZodType<MachineList> = c.zod(c.object<MachineList>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("MachineList"),
-  metadata: c.listMeta(),
-  items: c.array($Machine),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/**
- * Instance type of the {@link MachineModel} class: a {@link Machine} with the Model methods.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 Machine is deprecated; use a newer version.
- */
-export interface MachineModel extends Machine {}
-
-/**
- * Model class of {@link Machine}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link MachineSchema}.
- *
- * @example
- * ```ts
- * const object = new MachineModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated cluster.x-k8s.io/v1beta1 Machine is deprecated; use a newer version.
- */
-export class MachineModel extends Model<Machine> {
-  /** The apiVersion of every Machine: "cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "cluster.x-k8s.io/v1beta1";
-  /** The kind: "Machine". */
-  static readonly kind = "Machine";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<Machine>(MachineModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<Machine>) {
-    super();
-    this.setDefinedProps({ apiVersion: MachineModel.apiVersion, kind: MachineModel.kind, ...data } as ModelData<Machine>);
-  }
-
-  /**
-   * Checks the object against {@link MachineSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(MachineSchema, this.toJSON(), "Machine cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link Machine} objects (the {@link MachineModel} class), so that `new Machine({...})` works like in `@kubernetes-models`.
  *
@@ -3538,37 +2477,6 @@ export class MachineModel extends Model<Machine> {
  * @deprecated cluster.x-k8s.io/v1beta1 Machine is deprecated; use a newer version.
  */
 export const Machine: typeof MachineModel = MachineModel;
-
-/**
- * Resource metadata of Machine cluster.x-k8s.io/v1beta1 (plural "machines", namespaced, has a status subresource), with its schema and defaults.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 Machine is deprecated; use a newer version.
- */
-export const MachineResource: c.ResourceInfo<Machine> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "cluster.x-k8s.io/v1beta1",
-  kind: "Machine",
-  listKind: "MachineList",
-  plural: "machines",
-  singular: "machine",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: ["ma"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: MachineSchema,
-  defaults: undefined,
-};
 
 /**
  * machineNamingStrategy allows changing the naming pattern used when creating Machines.
@@ -3596,13 +2504,6 @@ export interface MachineSetSpecMachineNamingStrategy {
   template?: string;
 }
 
-const $MachineSetSpecMachineNamingStrategy = c.object<MachineSetSpecMachineNamingStrategy>({
-  template: c.string({ minLength: 1, maxLength: 256 }),
-});
-
-/** zod schema of {@link MachineSetSpecMachineNamingStrategy}. */
-export const MachineSetSpecMachineNamingStrategySchema: z.ZodType<MachineSetSpecMachineNamingStrategy> = c.zod($MachineSetSpecMachineNamingStrategy);
-
 /**
  * A label selector requirement is a selector that contains values, a key, and an operator that
  * relates the key and values.
@@ -3624,15 +2525,6 @@ export interface MachineSetSpecSelectorMatchExpression {
   values?: string[];
 }
 
-const $MachineSetSpecSelectorMatchExpression = c.object<MachineSetSpecSelectorMatchExpression>({
-  key: c.string(),
-  operator: c.string(),
-  values: c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}, { required: ["key","operator"] });
-
-/** zod schema of {@link MachineSetSpecSelectorMatchExpression}. */
-export const MachineSetSpecSelectorMatchExpressionSchema: z.ZodType<MachineSetSpecSelectorMatchExpression> = c.zod($MachineSetSpecSelectorMatchExpression);
-
 /**
  * selector is the label selector for machines. Existing MachineSets whose machines are
  * selected by this will be the ones affected by this deployment.
@@ -3649,14 +2541,6 @@ export interface MachineSetSpecSelector {
   matchLabels?: { [key: string]: string };
 }
 
-const $MachineSetSpecSelector = c.withMeta(c.object<MachineSetSpecSelector>({
-  matchExpressions: c.withMeta(c.array($MachineSetSpecSelectorMatchExpression, { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  matchLabels: c.record(c.string()),
-}), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link MachineSetSpecSelector}. */
-export const MachineSetSpecSelectorSchema: z.ZodType<MachineSetSpecSelector> = c.zod($MachineSetSpecSelector);
-
 /** template describes the machines that will be created. */
 export interface MachineSetSpecTemplate {
   /**
@@ -3670,14 +2554,6 @@ export interface MachineSetSpecTemplate {
    */
   spec?: MachineSpec;
 }
-
-const $MachineSetSpecTemplate = c.object<MachineSetSpecTemplate>({
-  metadata: $MachineSetSpecTemplateMetadata,
-  spec: $MachineSpec,
-});
-
-/** zod schema of {@link MachineSetSpecTemplate}. */
-export const MachineSetSpecTemplateSchema: z.ZodType<MachineSetSpecTemplate> = c.zod($MachineSetSpecTemplate);
 
 /** spec is the desired state of MachineDeployment. */
 export interface MachineDeploymentSpec {
@@ -3761,23 +2637,6 @@ export interface MachineDeploymentSpec {
   template: MachineSetSpecTemplate;
 }
 
-const $MachineDeploymentSpec = c.object<MachineDeploymentSpec>({
-  clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  machineNamingStrategy: $MachineSetSpecMachineNamingStrategy,
-  minReadySeconds: c.integer({ format: "int32" }),
-  paused: c.boolean(),
-  progressDeadlineSeconds: c.integer({ format: "int32" }),
-  replicas: c.integer({ format: "int32" }),
-  revisionHistoryLimit: c.integer({ format: "int32" }),
-  rolloutAfter: c.string({ format: "date-time" }),
-  selector: $MachineSetSpecSelector,
-  strategy: $MachineDeploymentSpecStrategy,
-  template: $MachineSetSpecTemplate,
-}, { required: ["clusterName","selector","template"] });
-
-/** zod schema of {@link MachineDeploymentSpec}. */
-export const MachineDeploymentSpecSchema: z.ZodType<MachineDeploymentSpec> = c.zod($MachineDeploymentSpec);
-
 /** v1beta2 groups all the fields that will be added or modified in MachineDeployment's status with the V1Beta2 version. */
 export interface MachineDeploymentStatusV1beta2 {
   /** availableReplicas is the number of available replicas for this MachineDeployment. A machine is considered available when Machine's Available condition is true. */
@@ -3792,16 +2651,6 @@ export interface MachineDeploymentStatusV1beta2 {
   /** upToDateReplicas is the number of up-to-date replicas targeted by this deployment. A machine is considered up-to-date when Machine's UpToDate condition is true. */
   upToDateReplicas?: number;
 }
-
-const $MachineDeploymentStatusV1beta2 = c.object<MachineDeploymentStatusV1beta2>({
-  availableReplicas: c.integer({ format: "int32" }),
-  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  readyReplicas: c.integer({ format: "int32" }),
-  upToDateReplicas: c.integer({ format: "int32" }),
-});
-
-/** zod schema of {@link MachineDeploymentStatusV1beta2}. */
-export const MachineDeploymentStatusV1beta2Schema: z.ZodType<MachineDeploymentStatusV1beta2> = c.zod($MachineDeploymentStatusV1beta2);
 
 /** status is the observed state of MachineDeployment. */
 export interface MachineDeploymentStatus {
@@ -3852,23 +2701,6 @@ export interface MachineDeploymentStatus {
   versions?: MachineSetStatusVersion[];
 }
 
-const $MachineDeploymentStatus = c.object<MachineDeploymentStatus>({
-  availableReplicas: c.integer({ format: "int32" }),
-  conditions: c.array($ClusterStatusCondition),
-  observedGeneration: c.integer({ format: "int64" }),
-  phase: c.literals<"ScalingUp" | "ScalingDown" | "Running" | "Failed" | "Unknown">(["ScalingUp","ScalingDown","Running","Failed","Unknown"]),
-  readyReplicas: c.integer({ format: "int32" }),
-  replicas: c.integer({ format: "int32" }),
-  selector: c.string({ minLength: 1, maxLength: 4096 }),
-  unavailableReplicas: c.integer({ format: "int32" }),
-  updatedReplicas: c.integer({ format: "int32" }),
-  v1beta2: $MachineDeploymentStatusV1beta2,
-  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
-});
-
-/** zod schema of {@link MachineDeploymentStatus}. */
-export const MachineDeploymentStatusSchema: z.ZodType<MachineDeploymentStatus> = c.zod($MachineDeploymentStatus);
-
 /**
  * MachineDeployment is the Schema for the machinedeployments API.
  *
@@ -3916,77 +2748,6 @@ export interface MachineDeploymentList {
   items: MachineDeployment[];
 }
 
-const $MachineDeployment = c.object<MachineDeployment>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("MachineDeployment"),
-  metadata: c.objectMeta(),
-  spec: $MachineDeploymentSpec,
-  status: $MachineDeploymentStatus,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link MachineDeployment}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineDeployment is deprecated; use a newer version.
- */
-export const MachineDeploymentSchema: z.ZodType<MachineDeployment> = c.zod($MachineDeployment);
-
-/**
- * zod schema of {@link MachineDeploymentList}.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineDeployment is deprecated; use a newer version.
- */
-export const MachineDeploymentListSchema: z.ZodType<MachineDeploymentList> = c.zod(c.object<MachineDeploymentList>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("MachineDeploymentList"),
-  metadata: c.listMeta(),
-  items: c.array($MachineDeployment),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/**
- * Instance type of the {@link MachineDeploymentModel} class: a {@link MachineDeployment} with the Model methods.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineDeployment is deprecated; use a newer version.
- */
-export interface MachineDeploymentModel extends MachineDeployment {}
-
-/**
- * Model class of {@link MachineDeployment}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link MachineDeploymentSchema}.
- *
- * @example
- * ```ts
- * const object = new MachineDeploymentModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineDeployment is deprecated; use a newer version.
- */
-export class MachineDeploymentModel extends Model<MachineDeployment> {
-  /** The apiVersion of every MachineDeployment: "cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "cluster.x-k8s.io/v1beta1";
-  /** The kind: "MachineDeployment". */
-  static readonly kind = "MachineDeployment";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<MachineDeployment>(MachineDeploymentModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<MachineDeployment>) {
-    super();
-    this.setDefinedProps({ apiVersion: MachineDeploymentModel.apiVersion, kind: MachineDeploymentModel.kind, ...data } as ModelData<MachineDeployment>);
-  }
-
-  /**
-   * Checks the object against {@link MachineDeploymentSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(MachineDeploymentSchema, this.toJSON(), "MachineDeployment cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link MachineDeployment} objects (the {@link MachineDeploymentModel} class), so that `new MachineDeployment({...})` works like in `@kubernetes-models`.
  *
@@ -3998,37 +2759,6 @@ export class MachineDeploymentModel extends Model<MachineDeployment> {
  * @deprecated cluster.x-k8s.io/v1beta1 MachineDeployment is deprecated; use a newer version.
  */
 export const MachineDeployment: typeof MachineDeploymentModel = MachineDeploymentModel;
-
-/**
- * Resource metadata of MachineDeployment cluster.x-k8s.io/v1beta1 (plural "machinedeployments", namespaced, has a status subresource), with its schema and defaults.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineDeployment is deprecated; use a newer version.
- */
-export const MachineDeploymentResource: c.ResourceInfo<MachineDeployment> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "cluster.x-k8s.io/v1beta1",
-  kind: "MachineDeployment",
-  listKind: "MachineDeploymentList",
-  plural: "machinedeployments",
-  singular: "machinedeployment",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: ["md"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
-  },
-  schema: MachineDeploymentSchema,
-  defaults: undefined,
-};
 
 /** drain configures if and how Pods are drained. */
 export interface MachineDrainRuleSpecDrain {
@@ -4055,14 +2785,6 @@ export interface MachineDrainRuleSpecDrain {
    */
   order?: number;
 }
-
-const $MachineDrainRuleSpecDrain = c.object<MachineDrainRuleSpecDrain>({
-  behavior: c.literals<"Drain" | "Skip" | "WaitCompleted">(["Drain","Skip","WaitCompleted"]),
-  order: c.integer({ format: "int32" }),
-}, { required: ["behavior"] });
-
-/** zod schema of {@link MachineDrainRuleSpecDrain}. */
-export const MachineDrainRuleSpecDrainSchema: z.ZodType<MachineDrainRuleSpecDrain> = c.zod($MachineDrainRuleSpecDrain);
 
 /** MachineDrainRuleMachineSelector defines to which Machines this MachineDrainRule should be applied. */
 export interface MachineDrainRuleSpecMachine {
@@ -4091,14 +2813,6 @@ export interface MachineDrainRuleSpecMachine {
   selector?: MachineSetSpecSelector;
 }
 
-const $MachineDrainRuleSpecMachine = c.object<MachineDrainRuleSpecMachine>({
-  clusterSelector: $MachineSetSpecSelector,
-  selector: $MachineSetSpecSelector,
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineDrainRuleSpecMachine}. */
-export const MachineDrainRuleSpecMachineSchema: z.ZodType<MachineDrainRuleSpecMachine> = c.zod($MachineDrainRuleSpecMachine);
-
 /** MachineDrainRulePodSelector defines to which Pods this MachineDrainRule should be applied. */
 export interface MachineDrainRuleSpecPod {
   /**
@@ -4125,14 +2839,6 @@ export interface MachineDrainRuleSpecPod {
    */
   selector?: MachineSetSpecSelector;
 }
-
-const $MachineDrainRuleSpecPod = c.object<MachineDrainRuleSpecPod>({
-  namespaceSelector: $MachineSetSpecSelector,
-  selector: $MachineSetSpecSelector,
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineDrainRuleSpecPod}. */
-export const MachineDrainRuleSpecPodSchema: z.ZodType<MachineDrainRuleSpecPod> = c.zod($MachineDrainRuleSpecPod);
 
 /** spec defines the spec of a MachineDrainRule. */
 export interface MachineDrainRuleSpec {
@@ -4201,15 +2907,6 @@ export interface MachineDrainRuleSpec {
   pods?: MachineDrainRuleSpecPod[];
 }
 
-const $MachineDrainRuleSpec = c.object<MachineDrainRuleSpec>({
-  drain: $MachineDrainRuleSpecDrain,
-  machines: c.withMeta(c.array($MachineDrainRuleSpecMachine, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in machines must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]}),
-  pods: c.withMeta(c.array($MachineDrainRuleSpecPod, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in pods must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]}),
-}, { required: ["drain"] });
-
-/** zod schema of {@link MachineDrainRuleSpec}. */
-export const MachineDrainRuleSpecSchema: z.ZodType<MachineDrainRuleSpec> = c.zod($MachineDrainRuleSpec);
-
 /**
  * MachineDrainRule is the Schema for the MachineDrainRule API.
  *
@@ -4255,76 +2952,6 @@ export interface MachineDrainRuleList {
   items: MachineDrainRule[];
 }
 
-const $MachineDrainRule = c.object<MachineDrainRule>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("MachineDrainRule"),
-  metadata: c.objectMeta(),
-  spec: $MachineDrainRuleSpec,
-}, { required: ["apiVersion","kind","spec"] });
-
-/**
- * zod schema of {@link MachineDrainRule}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineDrainRule is deprecated; use a newer version.
- */
-export const MachineDrainRuleSchema: z.ZodType<MachineDrainRule> = c.zod($MachineDrainRule);
-
-/**
- * zod schema of {@link MachineDrainRuleList}.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineDrainRule is deprecated; use a newer version.
- */
-export const MachineDrainRuleListSchema: z.ZodType<MachineDrainRuleList> = c.zod(c.object<MachineDrainRuleList>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("MachineDrainRuleList"),
-  metadata: c.listMeta(),
-  items: c.array($MachineDrainRule),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/**
- * Instance type of the {@link MachineDrainRuleModel} class: a {@link MachineDrainRule} with the Model methods.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineDrainRule is deprecated; use a newer version.
- */
-export interface MachineDrainRuleModel extends MachineDrainRule {}
-
-/**
- * Model class of {@link MachineDrainRule}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link MachineDrainRuleSchema}.
- *
- * @example
- * ```ts
- * const object = new MachineDrainRuleModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineDrainRule is deprecated; use a newer version.
- */
-export class MachineDrainRuleModel extends Model<MachineDrainRule> {
-  /** The apiVersion of every MachineDrainRule: "cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "cluster.x-k8s.io/v1beta1";
-  /** The kind: "MachineDrainRule". */
-  static readonly kind = "MachineDrainRule";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<MachineDrainRule>(MachineDrainRuleModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<MachineDrainRule>) {
-    super();
-    this.setDefinedProps({ apiVersion: MachineDrainRuleModel.apiVersion, kind: MachineDrainRuleModel.kind, ...data } as ModelData<MachineDrainRule>);
-  }
-
-  /**
-   * Checks the object against {@link MachineDrainRuleSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(MachineDrainRuleSchema, this.toJSON(), "MachineDrainRule cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link MachineDrainRule} objects (the {@link MachineDrainRuleModel} class), so that `new MachineDrainRule({...})` works like in `@kubernetes-models`.
  *
@@ -4336,37 +2963,6 @@ export class MachineDrainRuleModel extends Model<MachineDrainRule> {
  * @deprecated cluster.x-k8s.io/v1beta1 MachineDrainRule is deprecated; use a newer version.
  */
 export const MachineDrainRule: typeof MachineDrainRuleModel = MachineDrainRuleModel;
-
-/**
- * Resource metadata of MachineDrainRule cluster.x-k8s.io/v1beta1 (plural "machinedrainrules", namespaced, has no status subresource), with its schema and defaults.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineDrainRule is deprecated; use a newer version.
- */
-export const MachineDrainRuleResource: c.ResourceInfo<MachineDrainRule> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "cluster.x-k8s.io/v1beta1",
-  kind: "MachineDrainRule",
-  listKind: "MachineDrainRuleList",
-  plural: "machinedrainrules",
-  singular: "machinedrainrule",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: false,
-    scale: undefined,
-  },
-  schema: MachineDrainRuleSchema,
-  defaults: undefined,
-};
 
 /** spec is the specification of machine health check policy */
 export interface MachineHealthCheckSpec {
@@ -4435,20 +3031,6 @@ export interface MachineHealthCheckSpec {
   unhealthyRange?: string;
 }
 
-const $MachineHealthCheckSpec = c.object<MachineHealthCheckSpec>({
-  clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  maxUnhealthy: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
-  nodeStartupTimeout: c.string(),
-  remediationTemplate: $MachineStatusNodeRef,
-  selector: $MachineSetSpecSelector,
-  unhealthyConditions: c.array($MachineHealthCheckSpecUnhealthyCondition, { maxItems: 100 }),
-  unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  unhealthyRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
-}, { required: ["clusterName","selector"] });
-
-/** zod schema of {@link MachineHealthCheckSpec}. */
-export const MachineHealthCheckSpecSchema: z.ZodType<MachineHealthCheckSpec> = c.zod($MachineHealthCheckSpec);
-
 /** v1beta2 groups all the fields that will be added or modified in MachineHealthCheck's status with the V1Beta2 version. */
 export interface MachineHealthCheckStatusV1beta2 {
   /**
@@ -4457,13 +3039,6 @@ export interface MachineHealthCheckStatusV1beta2 {
    */
   conditions?: ClusterStatusV1beta2Condition[];
 }
-
-const $MachineHealthCheckStatusV1beta2 = c.object<MachineHealthCheckStatusV1beta2>({
-  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-});
-
-/** zod schema of {@link MachineHealthCheckStatusV1beta2}. */
-export const MachineHealthCheckStatusV1beta2Schema: z.ZodType<MachineHealthCheckStatusV1beta2> = c.zod($MachineHealthCheckStatusV1beta2);
 
 /** status is the most recently observed status of MachineHealthCheck resource */
 export interface MachineHealthCheckStatus {
@@ -4485,19 +3060,6 @@ export interface MachineHealthCheckStatus {
   /** v1beta2 groups all the fields that will be added or modified in MachineHealthCheck's status with the V1Beta2 version. */
   v1beta2?: MachineHealthCheckStatusV1beta2;
 }
-
-const $MachineHealthCheckStatus = c.object<MachineHealthCheckStatus>({
-  conditions: c.array($ClusterStatusCondition),
-  currentHealthy: c.integer({ format: "int32", minimum: 0 }),
-  expectedMachines: c.integer({ format: "int32", minimum: 0 }),
-  observedGeneration: c.integer({ format: "int64" }),
-  remediationsAllowed: c.integer({ format: "int32", minimum: 0 }),
-  targets: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 10000 }),
-  v1beta2: $MachineHealthCheckStatusV1beta2,
-});
-
-/** zod schema of {@link MachineHealthCheckStatus}. */
-export const MachineHealthCheckStatusSchema: z.ZodType<MachineHealthCheckStatus> = c.zod($MachineHealthCheckStatus);
 
 /**
  * MachineHealthCheck is the Schema for the machinehealthchecks API.
@@ -4546,77 +3108,6 @@ export interface MachineHealthCheckList {
   items: MachineHealthCheck[];
 }
 
-const $MachineHealthCheck = c.object<MachineHealthCheck>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("MachineHealthCheck"),
-  metadata: c.objectMeta(),
-  spec: $MachineHealthCheckSpec,
-  status: $MachineHealthCheckStatus,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link MachineHealthCheck}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineHealthCheck is deprecated; use a newer version.
- */
-export const MachineHealthCheckSchema: z.ZodType<MachineHealthCheck> = c.zod($MachineHealthCheck);
-
-/**
- * zod schema of {@link MachineHealthCheckList}.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineHealthCheck is deprecated; use a newer version.
- */
-export const MachineHealthCheckListSchema: z.ZodType<MachineHealthCheckList> = c.zod(c.object<MachineHealthCheckList>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("MachineHealthCheckList"),
-  metadata: c.listMeta(),
-  items: c.array($MachineHealthCheck),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/**
- * Instance type of the {@link MachineHealthCheckModel} class: a {@link MachineHealthCheck} with the Model methods.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineHealthCheck is deprecated; use a newer version.
- */
-export interface MachineHealthCheckModel extends MachineHealthCheck {}
-
-/**
- * Model class of {@link MachineHealthCheck}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link MachineHealthCheckSchema}.
- *
- * @example
- * ```ts
- * const object = new MachineHealthCheckModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineHealthCheck is deprecated; use a newer version.
- */
-export class MachineHealthCheckModel extends Model<MachineHealthCheck> {
-  /** The apiVersion of every MachineHealthCheck: "cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "cluster.x-k8s.io/v1beta1";
-  /** The kind: "MachineHealthCheck". */
-  static readonly kind = "MachineHealthCheck";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<MachineHealthCheck>(MachineHealthCheckModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<MachineHealthCheck>) {
-    super();
-    this.setDefinedProps({ apiVersion: MachineHealthCheckModel.apiVersion, kind: MachineHealthCheckModel.kind, ...data } as ModelData<MachineHealthCheck>);
-  }
-
-  /**
-   * Checks the object against {@link MachineHealthCheckSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(MachineHealthCheckSchema, this.toJSON(), "MachineHealthCheck cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link MachineHealthCheck} objects (the {@link MachineHealthCheckModel} class), so that `new MachineHealthCheck({...})` works like in `@kubernetes-models`.
  *
@@ -4628,37 +3119,6 @@ export class MachineHealthCheckModel extends Model<MachineHealthCheck> {
  * @deprecated cluster.x-k8s.io/v1beta1 MachineHealthCheck is deprecated; use a newer version.
  */
 export const MachineHealthCheck: typeof MachineHealthCheckModel = MachineHealthCheckModel;
-
-/**
- * Resource metadata of MachineHealthCheck cluster.x-k8s.io/v1beta1 (plural "machinehealthchecks", namespaced, has a status subresource), with its schema and defaults.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineHealthCheck is deprecated; use a newer version.
- */
-export const MachineHealthCheckResource: c.ResourceInfo<MachineHealthCheck> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "cluster.x-k8s.io/v1beta1",
-  kind: "MachineHealthCheck",
-  listKind: "MachineHealthCheckList",
-  plural: "machinehealthchecks",
-  singular: "machinehealthcheck",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: ["mhc","mhcs"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: MachineHealthCheckSchema,
-  defaults: undefined,
-};
 
 /** spec is the desired state of MachinePool. */
 export interface MachinePoolSpec {
@@ -4687,18 +3147,6 @@ export interface MachinePoolSpec {
   template: MachineSetSpecTemplate;
 }
 
-const $MachinePoolSpec = c.object<MachinePoolSpec>({
-  clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  failureDomains: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
-  minReadySeconds: c.integer({ format: "int32" }),
-  providerIDList: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 10000 }),
-  replicas: c.integer({ format: "int32" }),
-  template: $MachineSetSpecTemplate,
-}, { required: ["clusterName","template"] });
-
-/** zod schema of {@link MachinePoolSpec}. */
-export const MachinePoolSpecSchema: z.ZodType<MachinePoolSpec> = c.zod($MachinePoolSpec);
-
 /** v1beta2 groups all the fields that will be added or modified in MachinePool's status with the V1Beta2 version. */
 export interface MachinePoolStatusV1beta2 {
   /** availableReplicas is the number of available replicas for this MachinePool. A machine is considered available when Machine's Available condition is true. */
@@ -4714,16 +3162,6 @@ export interface MachinePoolStatusV1beta2 {
   /** upToDateReplicas is the number of up-to-date replicas targeted by this MachinePool. A machine is considered up-to-date when Machine's UpToDate condition is true. */
   upToDateReplicas?: number;
 }
-
-const $MachinePoolStatusV1beta2 = c.object<MachinePoolStatusV1beta2>({
-  availableReplicas: c.integer({ format: "int32" }),
-  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  readyReplicas: c.integer({ format: "int32" }),
-  upToDateReplicas: c.integer({ format: "int32" }),
-});
-
-/** zod schema of {@link MachinePoolStatusV1beta2}. */
-export const MachinePoolStatusV1beta2Schema: z.ZodType<MachinePoolStatusV1beta2> = c.zod($MachinePoolStatusV1beta2);
 
 /** status is the observed state of MachinePool. */
 export interface MachinePoolStatus {
@@ -4781,26 +3219,6 @@ export interface MachinePoolStatus {
   versions?: MachineSetStatusVersion[];
 }
 
-const $MachinePoolStatus = c.object<MachinePoolStatus>({
-  availableReplicas: c.integer({ format: "int32" }),
-  bootstrapReady: c.boolean(),
-  conditions: c.array($ClusterStatusCondition),
-  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-  failureReason: c.string(),
-  infrastructureReady: c.boolean(),
-  nodeRefs: c.array($MachineStatusNodeRef, { maxItems: 10000 }),
-  observedGeneration: c.integer({ format: "int64" }),
-  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Running" | "ScalingUp" | "ScalingDown" | "Scaling" | "Deleting" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Running","ScalingUp","ScalingDown","Scaling","Deleting","Failed","Unknown"]),
-  readyReplicas: c.integer({ format: "int32" }),
-  replicas: c.integer({ format: "int32" }),
-  unavailableReplicas: c.integer({ format: "int32" }),
-  v1beta2: $MachinePoolStatusV1beta2,
-  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
-});
-
-/** zod schema of {@link MachinePoolStatus}. */
-export const MachinePoolStatusSchema: z.ZodType<MachinePoolStatus> = c.zod($MachinePoolStatus);
-
 /**
  * MachinePool is the Schema for the machinepools API.
  *
@@ -4848,77 +3266,6 @@ export interface MachinePoolList {
   items: MachinePool[];
 }
 
-const $MachinePool = c.object<MachinePool>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("MachinePool"),
-  metadata: c.objectMeta(),
-  spec: $MachinePoolSpec,
-  status: $MachinePoolStatus,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link MachinePool}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachinePool is deprecated; use a newer version.
- */
-export const MachinePoolSchema: z.ZodType<MachinePool> = c.zod($MachinePool);
-
-/**
- * zod schema of {@link MachinePoolList}.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachinePool is deprecated; use a newer version.
- */
-export const MachinePoolListSchema: z.ZodType<MachinePoolList> = c.zod(c.object<MachinePoolList>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("MachinePoolList"),
-  metadata: c.listMeta(),
-  items: c.array($MachinePool),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/**
- * Instance type of the {@link MachinePoolModel} class: a {@link MachinePool} with the Model methods.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachinePool is deprecated; use a newer version.
- */
-export interface MachinePoolModel extends MachinePool {}
-
-/**
- * Model class of {@link MachinePool}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link MachinePoolSchema}.
- *
- * @example
- * ```ts
- * const object = new MachinePoolModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachinePool is deprecated; use a newer version.
- */
-export class MachinePoolModel extends Model<MachinePool> {
-  /** The apiVersion of every MachinePool: "cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "cluster.x-k8s.io/v1beta1";
-  /** The kind: "MachinePool". */
-  static readonly kind = "MachinePool";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<MachinePool>(MachinePoolModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<MachinePool>) {
-    super();
-    this.setDefinedProps({ apiVersion: MachinePoolModel.apiVersion, kind: MachinePoolModel.kind, ...data } as ModelData<MachinePool>);
-  }
-
-  /**
-   * Checks the object against {@link MachinePoolSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(MachinePoolSchema, this.toJSON(), "MachinePool cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link MachinePool} objects (the {@link MachinePoolModel} class), so that `new MachinePool({...})` works like in `@kubernetes-models`.
  *
@@ -4930,37 +3277,6 @@ export class MachinePoolModel extends Model<MachinePool> {
  * @deprecated cluster.x-k8s.io/v1beta1 MachinePool is deprecated; use a newer version.
  */
 export const MachinePool: typeof MachinePoolModel = MachinePoolModel;
-
-/**
- * Resource metadata of MachinePool cluster.x-k8s.io/v1beta1 (plural "machinepools", namespaced, has a status subresource), with its schema and defaults.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachinePool is deprecated; use a newer version.
- */
-export const MachinePoolResource: c.ResourceInfo<MachinePool> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "cluster.x-k8s.io/v1beta1",
-  kind: "MachinePool",
-  listKind: "MachinePoolList",
-  plural: "machinepools",
-  singular: "machinepool",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: ["mp"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: undefined },
-  },
-  schema: MachinePoolSchema,
-  defaults: undefined,
-};
 
 /** spec is the desired state of MachineSet. */
 export interface MachineSetSpec {
@@ -5016,19 +3332,6 @@ export interface MachineSetSpec {
   template?: MachineSetSpecTemplate;
 }
 
-const $MachineSetSpec = c.object<MachineSetSpec>({
-  clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  deletePolicy: c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"]),
-  machineNamingStrategy: $MachineSetSpecMachineNamingStrategy,
-  minReadySeconds: c.integer({ format: "int32" }),
-  replicas: c.integer({ format: "int32" }),
-  selector: $MachineSetSpecSelector,
-  template: $MachineSetSpecTemplate,
-}, { required: ["clusterName","selector"] });
-
-/** zod schema of {@link MachineSetSpec}. */
-export const MachineSetSpecSchema: z.ZodType<MachineSetSpec> = c.zod($MachineSetSpec);
-
 /** v1beta2 groups all the fields that will be added or modified in MachineSet's status with the V1Beta2 version. */
 export interface MachineSetStatusV1beta2 {
   /** availableReplicas is the number of available replicas for this MachineSet. A machine is considered available when Machine's Available condition is true. */
@@ -5043,16 +3346,6 @@ export interface MachineSetStatusV1beta2 {
   /** upToDateReplicas is the number of up-to-date replicas for this MachineSet. A machine is considered up-to-date when Machine's UpToDate condition is true. */
   upToDateReplicas?: number;
 }
-
-const $MachineSetStatusV1beta2 = c.object<MachineSetStatusV1beta2>({
-  availableReplicas: c.integer({ format: "int32" }),
-  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  readyReplicas: c.integer({ format: "int32" }),
-  upToDateReplicas: c.integer({ format: "int32" }),
-});
-
-/** zod schema of {@link MachineSetStatusV1beta2}. */
-export const MachineSetStatusV1beta2Schema: z.ZodType<MachineSetStatusV1beta2> = c.zod($MachineSetStatusV1beta2);
 
 /** status is the observed state of MachineSet. */
 export interface MachineSetStatus {
@@ -5125,23 +3418,6 @@ export interface MachineSetStatus {
   versions?: MachineSetStatusVersion[];
 }
 
-const $MachineSetStatus = c.object<MachineSetStatus>({
-  availableReplicas: c.integer({ format: "int32" }),
-  conditions: c.array($ClusterStatusCondition),
-  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-  failureReason: c.string(),
-  fullyLabeledReplicas: c.integer({ format: "int32" }),
-  observedGeneration: c.integer({ format: "int64" }),
-  readyReplicas: c.integer({ format: "int32" }),
-  replicas: c.integer({ format: "int32" }),
-  selector: c.string({ minLength: 1, maxLength: 4096 }),
-  v1beta2: $MachineSetStatusV1beta2,
-  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
-});
-
-/** zod schema of {@link MachineSetStatus}. */
-export const MachineSetStatusSchema: z.ZodType<MachineSetStatus> = c.zod($MachineSetStatus);
-
 /**
  * MachineSet is the Schema for the machinesets API.
  *
@@ -5189,77 +3465,6 @@ export interface MachineSetList {
   items: MachineSet[];
 }
 
-const $MachineSet = c.object<MachineSet>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("MachineSet"),
-  metadata: c.objectMeta(),
-  spec: $MachineSetSpec,
-  status: $MachineSetStatus,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link MachineSet}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineSet is deprecated; use a newer version.
- */
-export const MachineSetSchema: z.ZodType<MachineSet> = c.zod($MachineSet);
-
-/**
- * zod schema of {@link MachineSetList}.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineSet is deprecated; use a newer version.
- */
-export const MachineSetListSchema: z.ZodType<MachineSetList> = c.zod(c.object<MachineSetList>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("MachineSetList"),
-  metadata: c.listMeta(),
-  items: c.array($MachineSet),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/**
- * Instance type of the {@link MachineSetModel} class: a {@link MachineSet} with the Model methods.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineSet is deprecated; use a newer version.
- */
-export interface MachineSetModel extends MachineSet {}
-
-/**
- * Model class of {@link MachineSet}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link MachineSetSchema}.
- *
- * @example
- * ```ts
- * const object = new MachineSetModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineSet is deprecated; use a newer version.
- */
-export class MachineSetModel extends Model<MachineSet> {
-  /** The apiVersion of every MachineSet: "cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "cluster.x-k8s.io/v1beta1";
-  /** The kind: "MachineSet". */
-  static readonly kind = "MachineSet";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<MachineSet>(MachineSetModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<MachineSet>) {
-    super();
-    this.setDefinedProps({ apiVersion: MachineSetModel.apiVersion, kind: MachineSetModel.kind, ...data } as ModelData<MachineSet>);
-  }
-
-  /**
-   * Checks the object against {@link MachineSetSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(MachineSetSchema, this.toJSON(), "MachineSet cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link MachineSet} objects (the {@link MachineSetModel} class), so that `new MachineSet({...})` works like in `@kubernetes-models`.
  *
@@ -5271,34 +3476,3 @@ export class MachineSetModel extends Model<MachineSet> {
  * @deprecated cluster.x-k8s.io/v1beta1 MachineSet is deprecated; use a newer version.
  */
 export const MachineSet: typeof MachineSetModel = MachineSetModel;
-
-/**
- * Resource metadata of MachineSet cluster.x-k8s.io/v1beta1 (plural "machinesets", namespaced, has a status subresource), with its schema and defaults.
- *
- * @deprecated cluster.x-k8s.io/v1beta1 MachineSet is deprecated; use a newer version.
- */
-export const MachineSetResource: c.ResourceInfo<MachineSet> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "cluster.x-k8s.io/v1beta1",
-  kind: "MachineSet",
-  listKind: "MachineSetList",
-  plural: "machinesets",
-  singular: "machineset",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: ["ms"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
-  },
-  schema: MachineSetSchema,
-  defaults: undefined,
-};

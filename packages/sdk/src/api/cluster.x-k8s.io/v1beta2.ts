@@ -6,9 +6,10 @@
  */
 import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";
 import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";
-import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
-import type { z } from "zod";
-import * as c from "../common.js";
+import type * as c from "../common.js";
+import { ClusterClassModel, ClusterModel, MachineDeploymentModel, MachineDrainRuleModel, MachineHealthCheckModel, MachineModel, MachinePoolModel, MachineSetModel } from "./v1beta2.runtime.js";
+
+export * from "./v1beta2.runtime.js";
 
 /** ClusterAvailabilityGate contains the type of a Cluster condition to be used as availability gate. */
 export interface ClusterSpecAvailabilityGate {
@@ -28,26 +29,11 @@ export interface ClusterSpecAvailabilityGate {
   polarity?: "Positive" | "Negative";
 }
 
-const $ClusterSpecAvailabilityGate = c.object<ClusterSpecAvailabilityGate>({
-  conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-  polarity: c.literals<"Positive" | "Negative">(["Positive","Negative"]),
-}, { required: ["conditionType"] });
-
-/** zod schema of {@link ClusterSpecAvailabilityGate}. */
-export const ClusterSpecAvailabilityGateSchema: z.ZodType<ClusterSpecAvailabilityGate> = c.zod($ClusterSpecAvailabilityGate);
-
 /** pods is the network ranges from which Pod networks are allocated. */
 export interface ClusterSpecClusterNetworkPods {
   /** cidrBlocks is a list of CIDR blocks. */
   cidrBlocks: string[];
 }
-
-const $ClusterSpecClusterNetworkPods = c.object<ClusterSpecClusterNetworkPods>({
-  cidrBlocks: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 43 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}, { required: ["cidrBlocks"] });
-
-/** zod schema of {@link ClusterSpecClusterNetworkPods}. */
-export const ClusterSpecClusterNetworkPodsSchema: z.ZodType<ClusterSpecClusterNetworkPods> = c.zod($ClusterSpecClusterNetworkPods);
 
 /** clusterNetwork represents the cluster network configuration. */
 export interface ClusterSpecClusterNetwork {
@@ -64,16 +50,6 @@ export interface ClusterSpecClusterNetwork {
   services?: ClusterSpecClusterNetworkPods;
 }
 
-const $ClusterSpecClusterNetwork = c.object<ClusterSpecClusterNetwork>({
-  apiServerPort: c.integer({ format: "int32", minimum: 1, maximum: 65535 }),
-  pods: $ClusterSpecClusterNetworkPods,
-  serviceDomain: c.string({ minLength: 1, maxLength: 253 }),
-  services: $ClusterSpecClusterNetworkPods,
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterSpecClusterNetwork}. */
-export const ClusterSpecClusterNetworkSchema: z.ZodType<ClusterSpecClusterNetwork> = c.zod($ClusterSpecClusterNetwork);
-
 /** controlPlaneEndpoint represents the endpoint used to communicate with the control plane. */
 export interface ClusterSpecControlPlaneEndpoint {
   /** host is the hostname on which the API server is serving. */
@@ -81,14 +57,6 @@ export interface ClusterSpecControlPlaneEndpoint {
   /** port is the port on which the API server is serving. */
   port?: number;
 }
-
-const $ClusterSpecControlPlaneEndpoint = c.object<ClusterSpecControlPlaneEndpoint>({
-  host: c.string({ minLength: 1, maxLength: 512 }),
-  port: c.integer({ format: "int32", minimum: 1, maximum: 65535 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterSpecControlPlaneEndpoint}. */
-export const ClusterSpecControlPlaneEndpointSchema: z.ZodType<ClusterSpecControlPlaneEndpoint> = c.zod($ClusterSpecControlPlaneEndpoint);
 
 /**
  * controlPlaneRef is an optional reference to a provider-specific resource that holds
@@ -114,15 +82,6 @@ export interface ClusterSpecControlPlaneRef {
   name: string;
 }
 
-const $ClusterSpecControlPlaneRef = c.object<ClusterSpecControlPlaneRef>({
-  apiGroup: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-  kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
-  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}, { required: ["apiGroup","kind","name"] });
-
-/** zod schema of {@link ClusterSpecControlPlaneRef}. */
-export const ClusterSpecControlPlaneRefSchema: z.ZodType<ClusterSpecControlPlaneRef> = c.zod($ClusterSpecControlPlaneRef);
-
 /** classRef is the ref to the ClusterClass that should be used for the topology. */
 export interface ClusterSpecTopologyClassRef {
   /**
@@ -141,14 +100,6 @@ export interface ClusterSpecTopologyClassRef {
    */
   namespace?: string;
 }
-
-const $ClusterSpecTopologyClassRef = c.object<ClusterSpecTopologyClassRef>({
-  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-  namespace: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" }),
-}, { required: ["name"] });
-
-/** zod schema of {@link ClusterSpecTopologyClassRef}. */
-export const ClusterSpecTopologyClassRefSchema: z.ZodType<ClusterSpecTopologyClassRef> = c.zod($ClusterSpecTopologyClassRef);
 
 /** deletion contains configuration options for Machine deletion. */
 export interface MachineSpecDeletion {
@@ -170,15 +121,6 @@ export interface MachineSpecDeletion {
    */
   nodeVolumeDetachTimeoutSeconds?: number;
 }
-
-const $MachineSpecDeletion = c.object<MachineSpecDeletion>({
-  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineSpecDeletion}. */
-export const MachineSpecDeletionSchema: z.ZodType<MachineSpecDeletion> = c.zod($MachineSpecDeletion);
 
 /**
  * UnhealthyMachineCondition represents a Machine condition type and value with a timeout
@@ -204,15 +146,6 @@ export interface MachineHealthCheckSpecChecksUnhealthyMachineCondition {
   type: string;
 }
 
-const $MachineHealthCheckSpecChecksUnhealthyMachineCondition = c.object<MachineHealthCheckSpecChecksUnhealthyMachineCondition>({
-  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
-  timeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  type: c.withMeta(c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }), {"x-kubernetes-validations":[{"message":"type must not be one of: Ready, Available, HealthCheckSucceeded, OwnerRemediated, ExternallyRemediated","rule":"!(self in ['Ready','Available','HealthCheckSucceeded','OwnerRemediated','ExternallyRemediated'])"}]}),
-}, { required: ["status","timeoutSeconds","type"] });
-
-/** zod schema of {@link MachineHealthCheckSpecChecksUnhealthyMachineCondition}. */
-export const MachineHealthCheckSpecChecksUnhealthyMachineConditionSchema: z.ZodType<MachineHealthCheckSpecChecksUnhealthyMachineCondition> = c.zod($MachineHealthCheckSpecChecksUnhealthyMachineCondition);
-
 /**
  * UnhealthyNodeCondition represents a Node condition type and value with a timeout
  * specified as a duration.  When the named condition has been in the given
@@ -231,15 +164,6 @@ export interface MachineHealthCheckSpecChecksUnhealthyNodeCondition {
   /** type of Node condition */
   type: string;
 }
-
-const $MachineHealthCheckSpecChecksUnhealthyNodeCondition = c.object<MachineHealthCheckSpecChecksUnhealthyNodeCondition>({
-  status: c.string({ minLength: 1 }),
-  timeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  type: c.string({ minLength: 1 }),
-}, { required: ["status","timeoutSeconds","type"] });
-
-/** zod schema of {@link MachineHealthCheckSpecChecksUnhealthyNodeCondition}. */
-export const MachineHealthCheckSpecChecksUnhealthyNodeConditionSchema: z.ZodType<MachineHealthCheckSpecChecksUnhealthyNodeCondition> = c.zod($MachineHealthCheckSpecChecksUnhealthyNodeCondition);
 
 /**
  * checks are the checks that are used to evaluate if a Machine is healthy.
@@ -285,15 +209,6 @@ export interface MachineHealthCheckSpecChecks {
   unhealthyNodeConditions?: MachineHealthCheckSpecChecksUnhealthyNodeCondition[];
 }
 
-const $MachineHealthCheckSpecChecks = c.object<MachineHealthCheckSpecChecks>({
-  nodeStartupTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecChecksUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  unhealthyNodeConditions: c.withMeta(c.array($MachineHealthCheckSpecChecksUnhealthyNodeCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineHealthCheckSpecChecks}. */
-export const MachineHealthCheckSpecChecksSchema: z.ZodType<MachineHealthCheckSpecChecks> = c.zod($MachineHealthCheckSpecChecks);
-
 /**
  * templateRef is a reference to a remediation template
  * provided by an infrastructure provider.
@@ -321,15 +236,6 @@ export interface MachineHealthCheckSpecRemediationTemplateRef {
   name: string;
 }
 
-const $MachineHealthCheckSpecRemediationTemplateRef = c.object<MachineHealthCheckSpecRemediationTemplateRef>({
-  apiVersion: c.string({ minLength: 1, maxLength: 317, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[a-z]([-a-z0-9]*[a-z0-9])?$" }),
-  kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
-  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}, { required: ["apiVersion","kind","name"] });
-
-/** zod schema of {@link MachineHealthCheckSpecRemediationTemplateRef}. */
-export const MachineHealthCheckSpecRemediationTemplateRefSchema: z.ZodType<MachineHealthCheckSpecRemediationTemplateRef> = c.zod($MachineHealthCheckSpecRemediationTemplateRef);
-
 /**
  * triggerIf configures if remediations are triggered.
  * If this field is not set, remediations are always triggered.
@@ -351,14 +257,6 @@ export interface MachineHealthCheckSpecRemediationTriggerIf {
    */
   unhealthyLessThanOrEqualTo?: number | string;
 }
-
-const $MachineHealthCheckSpecRemediationTriggerIf = c.object<MachineHealthCheckSpecRemediationTriggerIf>({
-  unhealthyInRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
-  unhealthyLessThanOrEqualTo: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineHealthCheckSpecRemediationTriggerIf}. */
-export const MachineHealthCheckSpecRemediationTriggerIfSchema: z.ZodType<MachineHealthCheckSpecRemediationTriggerIf> = c.zod($MachineHealthCheckSpecRemediationTriggerIf);
 
 /**
  * remediation configures if and how remediations are triggered if a Machine is unhealthy.
@@ -390,14 +288,6 @@ export interface MachineHealthCheckSpecRemediation {
    */
   triggerIf?: MachineHealthCheckSpecRemediationTriggerIf;
 }
-
-const $MachineHealthCheckSpecRemediation = c.object<MachineHealthCheckSpecRemediation>({
-  templateRef: $MachineHealthCheckSpecRemediationTemplateRef,
-  triggerIf: $MachineHealthCheckSpecRemediationTriggerIf,
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineHealthCheckSpecRemediation}. */
-export const MachineHealthCheckSpecRemediationSchema: z.ZodType<MachineHealthCheckSpecRemediation> = c.zod($MachineHealthCheckSpecRemediation);
 
 /**
  * healthCheck allows to enable, disable and override control plane health check
@@ -448,15 +338,6 @@ export interface ClusterSpecTopologyControlPlaneHealthCheck {
   remediation?: MachineHealthCheckSpecRemediation;
 }
 
-const $ClusterSpecTopologyControlPlaneHealthCheck = c.object<ClusterSpecTopologyControlPlaneHealthCheck>({
-  checks: $MachineHealthCheckSpecChecks,
-  enabled: c.boolean(),
-  remediation: $MachineHealthCheckSpecRemediation,
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterSpecTopologyControlPlaneHealthCheck}. */
-export const ClusterSpecTopologyControlPlaneHealthCheckSchema: z.ZodType<ClusterSpecTopologyControlPlaneHealthCheck> = c.zod($ClusterSpecTopologyControlPlaneHealthCheck);
-
 /**
  * metadata is the metadata applied to the ControlPlane and the Machines of the ControlPlane
  * if the ControlPlaneTemplate referenced by the ClusterClass is machine based. If not, it
@@ -480,14 +361,6 @@ export interface MachineSetSpecTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
-const $MachineSetSpecTemplateMetadata = c.object<MachineSetSpecTemplateMetadata>({
-  annotations: c.record(c.string()),
-  labels: c.record(c.string()),
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineSetSpecTemplateMetadata}. */
-export const MachineSetSpecTemplateMetadataSchema: z.ZodType<MachineSetSpecTemplateMetadata> = c.zod($MachineSetSpecTemplateMetadata);
-
 /** MachineReadinessGate contains the type of a Machine condition to be used as a readiness gate. */
 export interface MachineSpecReadinessGate {
   /**
@@ -506,14 +379,6 @@ export interface MachineSpecReadinessGate {
   polarity?: "Positive" | "Negative";
 }
 
-const $MachineSpecReadinessGate = c.object<MachineSpecReadinessGate>({
-  conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-  polarity: c.literals<"Positive" | "Negative">(["Positive","Negative"]),
-}, { required: ["conditionType"] });
-
-/** zod schema of {@link MachineSpecReadinessGate}. */
-export const MachineSpecReadinessGateSchema: z.ZodType<MachineSpecReadinessGate> = c.zod($MachineSpecReadinessGate);
-
 /** rollout allows you to configure the behavior of rolling updates to the control plane. */
 export interface ClusterSpecTopologyControlPlaneRollout {
   /**
@@ -525,13 +390,6 @@ export interface ClusterSpecTopologyControlPlaneRollout {
    */
   after?: string;
 }
-
-const $ClusterSpecTopologyControlPlaneRollout = c.object<ClusterSpecTopologyControlPlaneRollout>({
-  after: c.string({ format: "date-time" }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterSpecTopologyControlPlaneRollout}. */
-export const ClusterSpecTopologyControlPlaneRolloutSchema: z.ZodType<ClusterSpecTopologyControlPlaneRollout> = c.zod($ClusterSpecTopologyControlPlaneRollout);
 
 /** MachineTaint defines a taint equivalent to corev1.Taint, but additionally having a propagation field. */
 export interface MachineSpecTaint {
@@ -558,16 +416,6 @@ export interface MachineSpecTaint {
   value?: string;
 }
 
-const $MachineSpecTaint = c.object<MachineSpecTaint>({
-  effect: c.literals<"NoSchedule" | "PreferNoSchedule" | "NoExecute">(["NoSchedule","PreferNoSchedule","NoExecute"]),
-  key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
-  propagation: c.literals<"Always" | "OnInitialization">(["Always","OnInitialization"]),
-  value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
-}, { required: ["effect","key","propagation"] });
-
-/** zod schema of {@link MachineSpecTaint}. */
-export const MachineSpecTaintSchema: z.ZodType<MachineSpecTaint> = c.zod($MachineSpecTaint);
-
 /**
  * ClusterVariable can be used to customize the Cluster through patches. Each ClusterVariable is associated with a
  * Variable definition in the ClusterClass `status` variables.
@@ -587,26 +435,11 @@ export interface ClusterSpecTopologyVariable {
   value: c.FreeFormJson;
 }
 
-const $ClusterSpecTopologyVariable = c.object<ClusterSpecTopologyVariable>({
-  name: c.string({ minLength: 1, maxLength: 256 }),
-  value: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-}, { required: ["name","value"] });
-
-/** zod schema of {@link ClusterSpecTopologyVariable}. */
-export const ClusterSpecTopologyVariableSchema: z.ZodType<ClusterSpecTopologyVariable> = c.zod($ClusterSpecTopologyVariable);
-
 /** variables can be used to customize the ControlPlane through patches. */
 export interface ClusterSpecTopologyControlPlaneVariables {
   /** overrides can be used to override Cluster level variables. */
   overrides?: ClusterSpecTopologyVariable[];
 }
-
-const $ClusterSpecTopologyControlPlaneVariables = c.object<ClusterSpecTopologyControlPlaneVariables>({
-  overrides: c.withMeta(c.array($ClusterSpecTopologyVariable, { minItems: 1, maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterSpecTopologyControlPlaneVariables}. */
-export const ClusterSpecTopologyControlPlaneVariablesSchema: z.ZodType<ClusterSpecTopologyControlPlaneVariables> = c.zod($ClusterSpecTopologyControlPlaneVariables);
 
 /** controlPlane describes the cluster control plane. */
 export interface ClusterSpecTopologyControlPlane {
@@ -661,20 +494,6 @@ export interface ClusterSpecTopologyControlPlane {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
-const $ClusterSpecTopologyControlPlane = c.object<ClusterSpecTopologyControlPlane>({
-  deletion: $MachineSpecDeletion,
-  healthCheck: $ClusterSpecTopologyControlPlaneHealthCheck,
-  metadata: $MachineSetSpecTemplateMetadata,
-  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
-  replicas: c.integer({ format: "int32" }),
-  rollout: $ClusterSpecTopologyControlPlaneRollout,
-  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-  variables: $ClusterSpecTopologyControlPlaneVariables,
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterSpecTopologyControlPlane}. */
-export const ClusterSpecTopologyControlPlaneSchema: z.ZodType<ClusterSpecTopologyControlPlane> = c.zod($ClusterSpecTopologyControlPlane);
-
 /** deletion contains configuration options for Machine deletion. */
 export interface ClusterSpecTopologyWorkersMachineDeploymentDeletion {
   /**
@@ -700,16 +519,6 @@ export interface ClusterSpecTopologyWorkersMachineDeploymentDeletion {
    */
   order?: "Random" | "Newest" | "Oldest";
 }
-
-const $ClusterSpecTopologyWorkersMachineDeploymentDeletion = c.object<ClusterSpecTopologyWorkersMachineDeploymentDeletion>({
-  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  order: c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"]),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterSpecTopologyWorkersMachineDeploymentDeletion}. */
-export const ClusterSpecTopologyWorkersMachineDeploymentDeletionSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeploymentDeletion> = c.zod($ClusterSpecTopologyWorkersMachineDeploymentDeletion);
 
 /**
  * remediation configures if and how remediations are triggered if a Machine is unhealthy.
@@ -758,15 +567,6 @@ export interface ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation 
    */
   triggerIf?: MachineHealthCheckSpecRemediationTriggerIf;
 }
-
-const $ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation = c.object<ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation>({
-  maxInFlight: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
-  templateRef: $MachineHealthCheckSpecRemediationTemplateRef,
-  triggerIf: $MachineHealthCheckSpecRemediationTriggerIf,
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation}. */
-export const ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediationSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation> = c.zod($ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation);
 
 /**
  * healthCheck allows to enable, disable and override MachineDeployment health check
@@ -817,15 +617,6 @@ export interface ClusterSpecTopologyWorkersMachineDeploymentHealthCheck {
   remediation?: ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation;
 }
 
-const $ClusterSpecTopologyWorkersMachineDeploymentHealthCheck = c.object<ClusterSpecTopologyWorkersMachineDeploymentHealthCheck>({
-  checks: $MachineHealthCheckSpecChecks,
-  enabled: c.boolean(),
-  remediation: $ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation,
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterSpecTopologyWorkersMachineDeploymentHealthCheck}. */
-export const ClusterSpecTopologyWorkersMachineDeploymentHealthCheckSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeploymentHealthCheck> = c.zod($ClusterSpecTopologyWorkersMachineDeploymentHealthCheck);
-
 /**
  * rollingUpdate is the rolling update config params. Present only if
  * type = RollingUpdate.
@@ -864,14 +655,6 @@ export interface MachineDeploymentSpecRolloutStrategyRollingUpdate {
   maxUnavailable?: number | string;
 }
 
-const $MachineDeploymentSpecRolloutStrategyRollingUpdate = c.object<MachineDeploymentSpecRolloutStrategyRollingUpdate>({
-  maxSurge: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
-  maxUnavailable: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineDeploymentSpecRolloutStrategyRollingUpdate}. */
-export const MachineDeploymentSpecRolloutStrategyRollingUpdateSchema: z.ZodType<MachineDeploymentSpecRolloutStrategyRollingUpdate> = c.zod($MachineDeploymentSpecRolloutStrategyRollingUpdate);
-
 /** strategy specifies how to roll out control plane Machines. */
 export interface MachineDeploymentSpecRolloutStrategy {
   /**
@@ -885,14 +668,6 @@ export interface MachineDeploymentSpecRolloutStrategy {
    */
   type: "RollingUpdate" | "OnDelete";
 }
-
-const $MachineDeploymentSpecRolloutStrategy = c.object<MachineDeploymentSpecRolloutStrategy>({
-  rollingUpdate: $MachineDeploymentSpecRolloutStrategyRollingUpdate,
-  type: c.literals<"RollingUpdate" | "OnDelete">(["RollingUpdate","OnDelete"]),
-}, { required: ["type"], minProperties: 1 });
-
-/** zod schema of {@link MachineDeploymentSpecRolloutStrategy}. */
-export const MachineDeploymentSpecRolloutStrategySchema: z.ZodType<MachineDeploymentSpecRolloutStrategy> = c.zod($MachineDeploymentSpecRolloutStrategy);
 
 /**
  * rollout allows you to configure the behaviour of rolling updates to the MachineDeployment Machines.
@@ -911,14 +686,6 @@ export interface MachineDeploymentSpecRollout {
   /** strategy specifies how to roll out control plane Machines. */
   strategy?: MachineDeploymentSpecRolloutStrategy;
 }
-
-const $MachineDeploymentSpecRollout = c.object<MachineDeploymentSpecRollout>({
-  after: c.string({ format: "date-time" }),
-  strategy: $MachineDeploymentSpecRolloutStrategy,
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineDeploymentSpecRollout}. */
-export const MachineDeploymentSpecRolloutSchema: z.ZodType<MachineDeploymentSpecRollout> = c.zod($MachineDeploymentSpecRollout);
 
 /**
  * MachineDeploymentTopology specifies the different parameters for a set of worker nodes in the topology.
@@ -999,24 +766,6 @@ export interface ClusterSpecTopologyWorkersMachineDeployment {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
-const $ClusterSpecTopologyWorkersMachineDeployment = c.object<ClusterSpecTopologyWorkersMachineDeployment>({
-  class: c.string({ minLength: 1, maxLength: 256 }),
-  deletion: $ClusterSpecTopologyWorkersMachineDeploymentDeletion,
-  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
-  healthCheck: $ClusterSpecTopologyWorkersMachineDeploymentHealthCheck,
-  metadata: $MachineSetSpecTemplateMetadata,
-  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
-  name: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
-  replicas: c.integer({ format: "int32" }),
-  rollout: $MachineDeploymentSpecRollout,
-  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-  variables: $ClusterSpecTopologyControlPlaneVariables,
-}, { required: ["class","name"] });
-
-/** zod schema of {@link ClusterSpecTopologyWorkersMachineDeployment}. */
-export const ClusterSpecTopologyWorkersMachineDeploymentSchema: z.ZodType<ClusterSpecTopologyWorkersMachineDeployment> = c.zod($ClusterSpecTopologyWorkersMachineDeployment);
-
 /** deletion contains configuration options for Machine deletion. */
 export interface ClusterSpecTopologyWorkersMachinePoolDeletion {
   /**
@@ -1037,15 +786,6 @@ export interface ClusterSpecTopologyWorkersMachinePoolDeletion {
    */
   nodeVolumeDetachTimeoutSeconds?: number;
 }
-
-const $ClusterSpecTopologyWorkersMachinePoolDeletion = c.object<ClusterSpecTopologyWorkersMachinePoolDeletion>({
-  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterSpecTopologyWorkersMachinePoolDeletion}. */
-export const ClusterSpecTopologyWorkersMachinePoolDeletionSchema: z.ZodType<ClusterSpecTopologyWorkersMachinePoolDeletion> = c.zod($ClusterSpecTopologyWorkersMachinePoolDeletion);
 
 /**
  * MachinePoolTopology specifies the different parameters for a pool of worker nodes in the topology.
@@ -1107,21 +847,6 @@ export interface ClusterSpecTopologyWorkersMachinePool {
   variables?: ClusterSpecTopologyControlPlaneVariables;
 }
 
-const $ClusterSpecTopologyWorkersMachinePool = c.object<ClusterSpecTopologyWorkersMachinePool>({
-  class: c.string({ minLength: 1, maxLength: 256 }),
-  deletion: $ClusterSpecTopologyWorkersMachinePoolDeletion,
-  failureDomains: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  metadata: $MachineSetSpecTemplateMetadata,
-  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
-  name: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-  replicas: c.integer({ format: "int32" }),
-  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-  variables: $ClusterSpecTopologyControlPlaneVariables,
-}, { required: ["class","name"] });
-
-/** zod schema of {@link ClusterSpecTopologyWorkersMachinePool}. */
-export const ClusterSpecTopologyWorkersMachinePoolSchema: z.ZodType<ClusterSpecTopologyWorkersMachinePool> = c.zod($ClusterSpecTopologyWorkersMachinePool);
-
 /**
  * workers encapsulates the different constructs that form the worker nodes
  * for the cluster.
@@ -1132,14 +857,6 @@ export interface ClusterSpecTopologyWorkers {
   /** machinePools is a list of machine pools in the cluster. */
   machinePools?: ClusterSpecTopologyWorkersMachinePool[];
 }
-
-const $ClusterSpecTopologyWorkers = c.object<ClusterSpecTopologyWorkers>({
-  machineDeployments: c.withMeta(c.array($ClusterSpecTopologyWorkersMachineDeployment, { minItems: 1, maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
-  machinePools: c.withMeta(c.array($ClusterSpecTopologyWorkersMachinePool, { minItems: 1, maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterSpecTopologyWorkers}. */
-export const ClusterSpecTopologyWorkersSchema: z.ZodType<ClusterSpecTopologyWorkers> = c.zod($ClusterSpecTopologyWorkers);
 
 /**
  * topology encapsulates the topology for the cluster.
@@ -1165,17 +882,6 @@ export interface ClusterSpecTopology {
    */
   workers?: ClusterSpecTopologyWorkers;
 }
-
-const $ClusterSpecTopology = c.object<ClusterSpecTopology>({
-  classRef: $ClusterSpecTopologyClassRef,
-  controlPlane: $ClusterSpecTopologyControlPlane,
-  variables: c.withMeta(c.array($ClusterSpecTopologyVariable, { minItems: 1, maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
-  version: c.string({ minLength: 1, maxLength: 256 }),
-  workers: $ClusterSpecTopologyWorkers,
-}, { required: ["classRef","version"] });
-
-/** zod schema of {@link ClusterSpecTopology}. */
-export const ClusterSpecTopologySchema: z.ZodType<ClusterSpecTopology> = c.zod($ClusterSpecTopology);
 
 /** spec is the desired state of Cluster. */
 export interface ClusterSpec {
@@ -1210,19 +916,6 @@ export interface ClusterSpec {
   topology?: ClusterSpecTopology;
 }
 
-const $ClusterSpec = c.object<ClusterSpec>({
-  availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
-  clusterNetwork: $ClusterSpecClusterNetwork,
-  controlPlaneEndpoint: $ClusterSpecControlPlaneEndpoint,
-  controlPlaneRef: $ClusterSpecControlPlaneRef,
-  infrastructureRef: $ClusterSpecControlPlaneRef,
-  paused: c.boolean(),
-  topology: $ClusterSpecTopology,
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterSpec}. */
-export const ClusterSpecSchema: z.ZodType<ClusterSpec> = c.zod($ClusterSpec);
-
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface ClusterStatusCondition {
   /**
@@ -1255,30 +948,11 @@ export interface ClusterStatusCondition {
   type: string;
 }
 
-const $ClusterStatusCondition = c.object<ClusterStatusCondition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
-  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime","message","reason","status","type"] });
-
-/** zod schema of {@link ClusterStatusCondition}. */
-export const ClusterStatusConditionSchema: z.ZodType<ClusterStatusCondition> = c.zod($ClusterStatusCondition);
-
 /** StatusUpgradePlanVersion groups upgrade plan version-related status information. */
 export interface ClusterStatusWorkersUpgradePlanItem {
   /** version is the Kubernetes version. */
   version: string;
 }
-
-const $ClusterStatusWorkersUpgradePlanItem = c.object<ClusterStatusWorkersUpgradePlanItem>({
-  version: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["version"] });
-
-/** zod schema of {@link ClusterStatusWorkersUpgradePlanItem}. */
-export const ClusterStatusWorkersUpgradePlanItemSchema: z.ZodType<ClusterStatusWorkersUpgradePlanItem> = c.zod($ClusterStatusWorkersUpgradePlanItem);
 
 /** StatusVersion groups version-related status information. */
 export interface MachineSetStatusVersion {
@@ -1287,14 +961,6 @@ export interface MachineSetStatusVersion {
   /** version is the Kubernetes version. */
   version: string;
 }
-
-const $MachineSetStatusVersion = c.object<MachineSetStatusVersion>({
-  replicas: c.integer({ format: "int32", minimum: 1 }),
-  version: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["version"] });
-
-/** zod schema of {@link MachineSetStatusVersion}. */
-export const MachineSetStatusVersionSchema: z.ZodType<MachineSetStatusVersion> = c.zod($MachineSetStatusVersion);
 
 /** controlPlane groups all the observations about Cluster's ControlPlane current state. */
 export interface ClusterStatusControlPlane {
@@ -1324,19 +990,6 @@ export interface ClusterStatusControlPlane {
   /** versions is the aggregated Kubernetes versions in this control plane. */
   versions?: MachineSetStatusVersion[];
 }
-
-const $ClusterStatusControlPlane = c.object<ClusterStatusControlPlane>({
-  availableReplicas: c.integer({ format: "int32" }),
-  desiredReplicas: c.integer({ format: "int32" }),
-  readyReplicas: c.integer({ format: "int32" }),
-  replicas: c.integer({ format: "int32" }),
-  upToDateReplicas: c.integer({ format: "int32" }),
-  upgradePlan: c.withMeta(c.array($ClusterStatusWorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-});
-
-/** zod schema of {@link ClusterStatusControlPlane}. */
-export const ClusterStatusControlPlaneSchema: z.ZodType<ClusterStatusControlPlane> = c.zod($ClusterStatusControlPlane);
 
 /**
  * Condition defines an observation of a Cluster API resource operational state.
@@ -1377,18 +1030,6 @@ export interface ClusterStatusDeprecatedV1beta1Condition {
   type: string;
 }
 
-const $ClusterStatusDeprecatedV1beta1Condition = c.object<ClusterStatusDeprecatedV1beta1Condition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ minLength: 1, maxLength: 10240 }),
-  reason: c.string({ minLength: 1, maxLength: 256 }),
-  severity: c.string({ maxLength: 32 }),
-  status: c.string(),
-  type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime","status","type"] });
-
-/** zod schema of {@link ClusterStatusDeprecatedV1beta1Condition}. */
-export const ClusterStatusDeprecatedV1beta1ConditionSchema: z.ZodType<ClusterStatusDeprecatedV1beta1Condition> = c.zod($ClusterStatusDeprecatedV1beta1Condition);
-
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface ClusterStatusDeprecatedV1beta1 {
   /**
@@ -1420,27 +1061,11 @@ export interface ClusterStatusDeprecatedV1beta1 {
   failureReason?: string;
 }
 
-const $ClusterStatusDeprecatedV1beta1 = c.object<ClusterStatusDeprecatedV1beta1>({
-  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
-  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-  failureReason: c.string(),
-});
-
-/** zod schema of {@link ClusterStatusDeprecatedV1beta1}. */
-export const ClusterStatusDeprecatedV1beta1Schema: z.ZodType<ClusterStatusDeprecatedV1beta1> = c.zod($ClusterStatusDeprecatedV1beta1);
-
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface ClusterStatusDeprecated {
   /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
   v1beta1?: ClusterStatusDeprecatedV1beta1;
 }
-
-const $ClusterStatusDeprecated = c.object<ClusterStatusDeprecated>({
-  v1beta1: $ClusterStatusDeprecatedV1beta1,
-});
-
-/** zod schema of {@link ClusterStatusDeprecated}. */
-export const ClusterStatusDeprecatedSchema: z.ZodType<ClusterStatusDeprecated> = c.zod($ClusterStatusDeprecated);
 
 /**
  * FailureDomain is the Schema for Cluster API failure domains.
@@ -1454,15 +1079,6 @@ export interface ClusterStatusFailureDomain {
   /** name is the name of the failure domain. */
   name: string;
 }
-
-const $ClusterStatusFailureDomain = c.object<ClusterStatusFailureDomain>({
-  attributes: c.record(c.string()),
-  controlPlane: c.boolean(),
-  name: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["name"] });
-
-/** zod schema of {@link ClusterStatusFailureDomain}. */
-export const ClusterStatusFailureDomainSchema: z.ZodType<ClusterStatusFailureDomain> = c.zod($ClusterStatusFailureDomain);
 
 /**
  * initialization provides observations of the Cluster initialization process.
@@ -1485,14 +1101,6 @@ export interface ClusterStatusInitialization {
    */
   infrastructureProvisioned?: boolean;
 }
-
-const $ClusterStatusInitialization = c.object<ClusterStatusInitialization>({
-  controlPlaneInitialized: c.boolean(),
-  infrastructureProvisioned: c.boolean(),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterStatusInitialization}. */
-export const ClusterStatusInitializationSchema: z.ZodType<ClusterStatusInitialization> = c.zod($ClusterStatusInitialization);
 
 /** workers groups all the observations about Cluster's Workers current state. */
 export interface ClusterStatusWorkers {
@@ -1523,19 +1131,6 @@ export interface ClusterStatusWorkers {
   versions?: MachineSetStatusVersion[];
 }
 
-const $ClusterStatusWorkers = c.object<ClusterStatusWorkers>({
-  availableReplicas: c.integer({ format: "int32" }),
-  desiredReplicas: c.integer({ format: "int32" }),
-  readyReplicas: c.integer({ format: "int32" }),
-  replicas: c.integer({ format: "int32" }),
-  upToDateReplicas: c.integer({ format: "int32" }),
-  upgradePlan: c.withMeta(c.array($ClusterStatusWorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-});
-
-/** zod schema of {@link ClusterStatusWorkers}. */
-export const ClusterStatusWorkersSchema: z.ZodType<ClusterStatusWorkers> = c.zod($ClusterStatusWorkers);
-
 /** status is the observed state of Cluster. */
 export interface ClusterStatus {
   /**
@@ -1563,20 +1158,6 @@ export interface ClusterStatus {
   /** workers groups all the observations about Cluster's Workers current state. */
   workers?: ClusterStatusWorkers;
 }
-
-const $ClusterStatus = c.object<ClusterStatus>({
-  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  controlPlane: $ClusterStatusControlPlane,
-  deprecated: $ClusterStatusDeprecated,
-  failureDomains: c.withMeta(c.array($ClusterStatusFailureDomain, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
-  initialization: $ClusterStatusInitialization,
-  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
-  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Deleting" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Deleting","Failed","Unknown"]),
-  workers: $ClusterStatusWorkers,
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterStatus}. */
-export const ClusterStatusSchema: z.ZodType<ClusterStatus> = c.zod($ClusterStatus);
 
 /**
  * Cluster is the Schema for the clusters API.
@@ -1619,63 +1200,6 @@ export interface ClusterList {
   items: Cluster[];
 }
 
-const $Cluster = c.object<Cluster>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("Cluster"),
-  metadata: c.objectMeta(),
-  spec: $ClusterSpec,
-  status: $ClusterStatus,
-}, { required: ["apiVersion","kind","spec"] });
-
-/** zod schema of {@link Cluster}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const ClusterSchema: z.ZodType<Cluster> = c.zod($Cluster);
-
-/** zod schema of {@link ClusterList}. */
-export const ClusterListSchema: z.ZodType<ClusterList> = c.zod(c.object<ClusterList>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("ClusterList"),
-  metadata: c.listMeta(),
-  items: c.array($Cluster),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/** Instance type of the {@link ClusterModel} class: a {@link Cluster} with the Model methods. */
-export interface ClusterModel extends Cluster {}
-
-/**
- * Model class of {@link Cluster}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link ClusterSchema}.
- *
- * @example
- * ```ts
- * const object = new ClusterModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class ClusterModel extends Model<Cluster> {
-  /** The apiVersion of every Cluster: "cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "cluster.x-k8s.io/v1beta2";
-  /** The kind: "Cluster". */
-  static readonly kind = "Cluster";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<Cluster>(ClusterModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<Cluster>) {
-    super();
-    this.setDefinedProps({ apiVersion: ClusterModel.apiVersion, kind: ClusterModel.kind, ...data } as ModelData<Cluster>);
-  }
-
-  /**
-   * Checks the object against {@link ClusterSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(ClusterSchema, this.toJSON(), "Cluster cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link Cluster} objects (the {@link ClusterModel} class), so that `new Cluster({...})` works like in `@kubernetes-models`.
  *
@@ -1685,33 +1209,6 @@ export class ClusterModel extends Model<Cluster> {
  * ```
  */
 export const Cluster: typeof ClusterModel = ClusterModel;
-
-/** Resource metadata of Cluster cluster.x-k8s.io/v1beta2 (plural "clusters", namespaced, has a status subresource), with its schema and defaults. */
-export const ClusterResource: c.ResourceInfo<Cluster> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "cluster.x-k8s.io/v1beta2",
-  kind: "Cluster",
-  listKind: "ClusterList",
-  plural: "clusters",
-  singular: "cluster",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: ["cl"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: ClusterSchema,
-  defaults: undefined,
-};
 
 /** deletion contains configuration options for Machine deletion. */
 export interface ClusterClassSpecControlPlaneDeletion {
@@ -1736,15 +1233,6 @@ export interface ClusterClassSpecControlPlaneDeletion {
    */
   nodeVolumeDetachTimeoutSeconds?: number;
 }
-
-const $ClusterClassSpecControlPlaneDeletion = c.object<ClusterClassSpecControlPlaneDeletion>({
-  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecControlPlaneDeletion}. */
-export const ClusterClassSpecControlPlaneDeletionSchema: z.ZodType<ClusterClassSpecControlPlaneDeletion> = c.zod($ClusterClassSpecControlPlaneDeletion);
 
 /**
  * healthCheck defines a MachineHealthCheck for this ControlPlaneClass.
@@ -1776,14 +1264,6 @@ export interface ClusterClassSpecControlPlaneHealthCheck {
   remediation?: MachineHealthCheckSpecRemediation;
 }
 
-const $ClusterClassSpecControlPlaneHealthCheck = c.object<ClusterClassSpecControlPlaneHealthCheck>({
-  checks: $MachineHealthCheckSpecChecks,
-  remediation: $MachineHealthCheckSpecRemediation,
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecControlPlaneHealthCheck}. */
-export const ClusterClassSpecControlPlaneHealthCheckSchema: z.ZodType<ClusterClassSpecControlPlaneHealthCheck> = c.zod($ClusterClassSpecControlPlaneHealthCheck);
-
 /** templateRef is a required reference to the template for a MachineInfrastructure of a ControlPlane. */
 export interface ClusterClassSpecControlPlaneTemplateRef {
   /**
@@ -1803,15 +1283,6 @@ export interface ClusterClassSpecControlPlaneTemplateRef {
   name: string;
 }
 
-const $ClusterClassSpecControlPlaneTemplateRef = c.object<ClusterClassSpecControlPlaneTemplateRef>({
-  apiVersion: c.string({ minLength: 1, maxLength: 317, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[a-z]([-a-z0-9]*[a-z0-9])?$" }),
-  kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
-  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}, { required: ["apiVersion","kind","name"] });
-
-/** zod schema of {@link ClusterClassSpecControlPlaneTemplateRef}. */
-export const ClusterClassSpecControlPlaneTemplateRefSchema: z.ZodType<ClusterClassSpecControlPlaneTemplateRef> = c.zod($ClusterClassSpecControlPlaneTemplateRef);
-
 /**
  * machineInfrastructure defines the metadata and infrastructure information
  * for control plane machines.
@@ -1823,13 +1294,6 @@ export interface ClusterClassSpecControlPlaneMachineInfrastructure {
   /** templateRef is a required reference to the template for a MachineInfrastructure of a ControlPlane. */
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
-
-const $ClusterClassSpecControlPlaneMachineInfrastructure = c.object<ClusterClassSpecControlPlaneMachineInfrastructure>({
-  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
-}, { required: ["templateRef"] });
-
-/** zod schema of {@link ClusterClassSpecControlPlaneMachineInfrastructure}. */
-export const ClusterClassSpecControlPlaneMachineInfrastructureSchema: z.ZodType<ClusterClassSpecControlPlaneMachineInfrastructure> = c.zod($ClusterClassSpecControlPlaneMachineInfrastructure);
 
 /** naming allows changing the naming pattern used when creating the control plane provider object. */
 export interface ClusterClassSpecControlPlaneNaming {
@@ -1844,13 +1308,6 @@ export interface ClusterClassSpecControlPlaneNaming {
    */
   template?: string;
 }
-
-const $ClusterClassSpecControlPlaneNaming = c.object<ClusterClassSpecControlPlaneNaming>({
-  template: c.string({ minLength: 1, maxLength: 1024 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecControlPlaneNaming}. */
-export const ClusterClassSpecControlPlaneNamingSchema: z.ZodType<ClusterClassSpecControlPlaneNaming> = c.zod($ClusterClassSpecControlPlaneNaming);
 
 /**
  * controlPlane is a reference to a local struct that holds the details
@@ -1913,20 +1370,6 @@ export interface ClusterClassSpecControlPlane {
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
 
-const $ClusterClassSpecControlPlane = c.object<ClusterClassSpecControlPlane>({
-  deletion: $ClusterClassSpecControlPlaneDeletion,
-  healthCheck: $ClusterClassSpecControlPlaneHealthCheck,
-  machineInfrastructure: $ClusterClassSpecControlPlaneMachineInfrastructure,
-  metadata: $MachineSetSpecTemplateMetadata,
-  naming: $ClusterClassSpecControlPlaneNaming,
-  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
-  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
-}, { required: ["templateRef"] });
-
-/** zod schema of {@link ClusterClassSpecControlPlane}. */
-export const ClusterClassSpecControlPlaneSchema: z.ZodType<ClusterClassSpecControlPlane> = c.zod($ClusterClassSpecControlPlane);
-
 /** naming allows changing the naming pattern used when creating the infrastructure cluster object. */
 export interface ClusterClassSpecInfrastructureNaming {
   /**
@@ -1941,13 +1384,6 @@ export interface ClusterClassSpecInfrastructureNaming {
   template?: string;
 }
 
-const $ClusterClassSpecInfrastructureNaming = c.object<ClusterClassSpecInfrastructureNaming>({
-  template: c.string({ minLength: 1, maxLength: 1024 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecInfrastructureNaming}. */
-export const ClusterClassSpecInfrastructureNamingSchema: z.ZodType<ClusterClassSpecInfrastructureNaming> = c.zod($ClusterClassSpecInfrastructureNaming);
-
 /**
  * infrastructure is a reference to a local struct that holds the details
  * for provisioning the infrastructure cluster for the Cluster.
@@ -1958,14 +1394,6 @@ export interface ClusterClassSpecInfrastructure {
   /** templateRef contains the reference to a provider-specific infrastructure cluster template. */
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
-
-const $ClusterClassSpecInfrastructure = c.object<ClusterClassSpecInfrastructure>({
-  naming: $ClusterClassSpecInfrastructureNaming,
-  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
-}, { required: ["templateRef"] });
-
-/** zod schema of {@link ClusterClassSpecInfrastructure}. */
-export const ClusterClassSpecInfrastructureSchema: z.ZodType<ClusterClassSpecInfrastructure> = c.zod($ClusterClassSpecInfrastructure);
 
 /**
  * valueFrom defines the value of the patch.
@@ -1985,14 +1413,6 @@ export interface ClusterClassSpecPatchDefinitionJsonPatchValueFrom {
    */
   variable?: string;
 }
-
-const $ClusterClassSpecPatchDefinitionJsonPatchValueFrom = c.object<ClusterClassSpecPatchDefinitionJsonPatchValueFrom>({
-  template: c.string({ minLength: 1, maxLength: 10240 }),
-  variable: c.string({ minLength: 1, maxLength: 256 }),
-});
-
-/** zod schema of {@link ClusterClassSpecPatchDefinitionJsonPatchValueFrom}. */
-export const ClusterClassSpecPatchDefinitionJsonPatchValueFromSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatchValueFrom> = c.zod($ClusterClassSpecPatchDefinitionJsonPatchValueFrom);
 
 /** JSONPatch defines a JSON patch. */
 export interface ClusterClassSpecPatchDefinitionJsonPatch {
@@ -2027,16 +1447,6 @@ export interface ClusterClassSpecPatchDefinitionJsonPatch {
   valueFrom?: ClusterClassSpecPatchDefinitionJsonPatchValueFrom;
 }
 
-const $ClusterClassSpecPatchDefinitionJsonPatch = c.object<ClusterClassSpecPatchDefinitionJsonPatch>({
-  op: c.literals<"add" | "replace" | "remove">(["add","replace","remove"]),
-  path: c.string({ minLength: 1, maxLength: 512 }),
-  value: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  valueFrom: $ClusterClassSpecPatchDefinitionJsonPatchValueFrom,
-}, { required: ["op","path"] });
-
-/** zod schema of {@link ClusterClassSpecPatchDefinitionJsonPatch}. */
-export const ClusterClassSpecPatchDefinitionJsonPatchSchema: z.ZodType<ClusterClassSpecPatchDefinitionJsonPatch> = c.zod($ClusterClassSpecPatchDefinitionJsonPatch);
-
 /**
  * machineDeploymentClass selects templates referenced in specific MachineDeploymentClasses in
  * .spec.workers.machineDeployments.
@@ -2045,13 +1455,6 @@ export interface ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoo
   /** names selects templates by class names. */
   names?: string[];
 }
-
-const $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass = c.object<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass>({
-  names: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-});
-
-/** zod schema of {@link ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass}. */
-export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClassSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass> = c.zod($ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass);
 
 /** matchResources selects templates based on where they are referenced. */
 export interface ClusterClassSpecPatchDefinitionSelectorMatchResources {
@@ -2075,16 +1478,6 @@ export interface ClusterClassSpecPatchDefinitionSelectorMatchResources {
   machinePoolClass?: ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass;
 }
 
-const $ClusterClassSpecPatchDefinitionSelectorMatchResources = c.object<ClusterClassSpecPatchDefinitionSelectorMatchResources>({
-  controlPlane: c.boolean(),
-  infrastructureCluster: c.boolean(),
-  machineDeploymentClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
-  machinePoolClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecPatchDefinitionSelectorMatchResources}. */
-export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelectorMatchResources> = c.zod($ClusterClassSpecPatchDefinitionSelectorMatchResources);
-
 /** selector defines on which templates the patch should be applied. */
 export interface ClusterClassSpecPatchDefinitionSelector {
   /**
@@ -2101,15 +1494,6 @@ export interface ClusterClassSpecPatchDefinitionSelector {
   matchResources: ClusterClassSpecPatchDefinitionSelectorMatchResources;
 }
 
-const $ClusterClassSpecPatchDefinitionSelector = c.object<ClusterClassSpecPatchDefinitionSelector>({
-  apiVersion: c.string({ minLength: 1, maxLength: 317, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[a-z]([-a-z0-9]*[a-z0-9])?$" }),
-  kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
-  matchResources: $ClusterClassSpecPatchDefinitionSelectorMatchResources,
-}, { required: ["apiVersion","kind","matchResources"] });
-
-/** zod schema of {@link ClusterClassSpecPatchDefinitionSelector}. */
-export const ClusterClassSpecPatchDefinitionSelectorSchema: z.ZodType<ClusterClassSpecPatchDefinitionSelector> = c.zod($ClusterClassSpecPatchDefinitionSelector);
-
 /** PatchDefinition defines a patch which is applied to customize the referenced templates. */
 export interface ClusterClassSpecPatchDefinition {
   /**
@@ -2121,14 +1505,6 @@ export interface ClusterClassSpecPatchDefinition {
   /** selector defines on which templates the patch should be applied. */
   selector: ClusterClassSpecPatchDefinitionSelector;
 }
-
-const $ClusterClassSpecPatchDefinition = c.object<ClusterClassSpecPatchDefinition>({
-  jsonPatches: c.withMeta(c.array($ClusterClassSpecPatchDefinitionJsonPatch, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  selector: $ClusterClassSpecPatchDefinitionSelector,
-}, { required: ["jsonPatches","selector"] });
-
-/** zod schema of {@link ClusterClassSpecPatchDefinition}. */
-export const ClusterClassSpecPatchDefinitionSchema: z.ZodType<ClusterClassSpecPatchDefinition> = c.zod($ClusterClassSpecPatchDefinition);
 
 /**
  * external defines an external patch.
@@ -2148,16 +1524,6 @@ export interface ClusterClassSpecPatchExternal {
   /** validateTopologyExtension references an extension which is called to validate the topology. */
   validateTopologyExtension?: string;
 }
-
-const $ClusterClassSpecPatchExternal = c.object<ClusterClassSpecPatchExternal>({
-  discoverVariablesExtension: c.string({ minLength: 1, maxLength: 512 }),
-  generatePatchesExtension: c.string({ minLength: 1, maxLength: 512 }),
-  settings: c.record(c.string()),
-  validateTopologyExtension: c.string({ minLength: 1, maxLength: 512 }),
-});
-
-/** zod schema of {@link ClusterClassSpecPatchExternal}. */
-export const ClusterClassSpecPatchExternalSchema: z.ZodType<ClusterClassSpecPatchExternal> = c.zod($ClusterClassSpecPatchExternal);
 
 /** ClusterClassPatch defines a patch which is applied to customize the referenced templates. */
 export interface ClusterClassSpecPatch {
@@ -2186,42 +1552,17 @@ export interface ClusterClassSpecPatch {
   name: string;
 }
 
-const $ClusterClassSpecPatch = c.object<ClusterClassSpecPatch>({
-  definitions: c.withMeta(c.array($ClusterClassSpecPatchDefinition, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  description: c.string({ minLength: 1, maxLength: 1024 }),
-  enabledIf: c.string({ minLength: 1, maxLength: 256 }),
-  external: $ClusterClassSpecPatchExternal,
-  name: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["name"] });
-
-/** zod schema of {@link ClusterClassSpecPatch}. */
-export const ClusterClassSpecPatchSchema: z.ZodType<ClusterClassSpecPatch> = c.zod($ClusterClassSpecPatch);
-
 /** external defines external runtime extensions for upgrade operations. */
 export interface ClusterClassSpecUpgradeExternal {
   /** generateUpgradePlanExtension references an extension which is called to generate upgrade plan. */
   generateUpgradePlanExtension?: string;
 }
 
-const $ClusterClassSpecUpgradeExternal = c.object<ClusterClassSpecUpgradeExternal>({
-  generateUpgradePlanExtension: c.string({ minLength: 1, maxLength: 512 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecUpgradeExternal}. */
-export const ClusterClassSpecUpgradeExternalSchema: z.ZodType<ClusterClassSpecUpgradeExternal> = c.zod($ClusterClassSpecUpgradeExternal);
-
 /** upgrade defines the upgrade configuration for clusters using this ClusterClass. */
 export interface ClusterClassSpecUpgrade {
   /** external defines external runtime extensions for upgrade operations. */
   external?: ClusterClassSpecUpgradeExternal;
 }
-
-const $ClusterClassSpecUpgrade = c.object<ClusterClassSpecUpgrade>({
-  external: $ClusterClassSpecUpgradeExternal,
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecUpgrade}. */
-export const ClusterClassSpecUpgradeSchema: z.ZodType<ClusterClassSpecUpgrade> = c.zod($ClusterClassSpecUpgrade);
 
 /**
  * deprecatedV1Beta1Metadata is the metadata of a variable.
@@ -2243,14 +1584,6 @@ export interface ClusterClassSpecVariableDeprecatedV1Beta1Metadata {
    */
   labels?: { [key: string]: string };
 }
-
-const $ClusterClassSpecVariableDeprecatedV1Beta1Metadata = c.object<ClusterClassSpecVariableDeprecatedV1Beta1Metadata>({
-  annotations: c.record(c.string()),
-  labels: c.record(c.string()),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecVariableDeprecatedV1Beta1Metadata}. */
-export const ClusterClassSpecVariableDeprecatedV1Beta1MetadataSchema: z.ZodType<ClusterClassSpecVariableDeprecatedV1Beta1Metadata> = c.zod($ClusterClassSpecVariableDeprecatedV1Beta1Metadata);
 
 /** ValidationRule describes a validation rule written in the CEL expression language. */
 export interface ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation {
@@ -2344,19 +1677,6 @@ export interface ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidat
    */
   rule: string;
 }
-
-const $ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation = c.object<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation>({
-  fieldPath: c.string({ minLength: 1, maxLength: 512 }),
-  message: c.string({ minLength: 1, maxLength: 512 }),
-  messageExpression: c.string({ minLength: 1, maxLength: 1024 }),
-  reason: c.literals<"FieldValueInvalid" | "FieldValueForbidden" | "FieldValueRequired" | "FieldValueDuplicate">(["FieldValueInvalid","FieldValueForbidden","FieldValueRequired","FieldValueDuplicate"]),
-  rule: c.string({ minLength: 1, maxLength: 4096 }),
-}, { required: ["rule"] });
-
-/** zod schema of {@link ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation}. */
-export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation> = c.zod($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation);
-
-const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationDefaults: c.DefaultsNode = { properties: { reason: { default: "FieldValueInvalid" } } };
 
 /**
  * openAPIV3Schema defines the schema of a variable via OpenAPI v3
@@ -2537,44 +1857,6 @@ export interface ClusterClassSpecVariableSchemaOpenAPIV3Schema {
   "x-metadata"?: ClusterClassSpecVariableDeprecatedV1Beta1Metadata;
 }
 
-const $ClusterClassSpecVariableSchemaOpenAPIV3Schema = c.object<ClusterClassSpecVariableSchemaOpenAPIV3Schema>({
-  additionalProperties: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  allOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  anyOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  default: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  description: c.string({ minLength: 1, maxLength: 4096 }),
-  enum: c.withMeta(c.array(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  example: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  exclusiveMaximum: c.boolean(),
-  exclusiveMinimum: c.boolean(),
-  format: c.string({ minLength: 1, maxLength: 32 }),
-  items: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  maxItems: c.integer({ format: "int64" }),
-  maxLength: c.integer({ format: "int64" }),
-  maxProperties: c.integer({ format: "int64" }),
-  maximum: c.integer({ format: "int64" }),
-  minItems: c.integer({ format: "int64" }),
-  minLength: c.integer({ format: "int64" }),
-  minProperties: c.integer({ format: "int64" }),
-  minimum: c.integer({ format: "int64" }),
-  not: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  oneOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  pattern: c.string({ minLength: 1, maxLength: 512 }),
-  properties: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
-  required: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  type: c.literals<"object" | "array" | "string" | "integer" | "number" | "boolean">(["object","array","string","integer","number","boolean"]),
-  uniqueItems: c.boolean(),
-  "x-kubernetes-int-or-string": c.boolean(),
-  "x-kubernetes-preserve-unknown-fields": c.boolean(),
-  "x-kubernetes-validations": c.withMeta(c.array($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["rule"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["rule"]}),
-  "x-metadata": $ClusterClassSpecVariableDeprecatedV1Beta1Metadata,
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecVariableSchemaOpenAPIV3Schema}. */
-export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaSchema: z.ZodType<ClusterClassSpecVariableSchemaOpenAPIV3Schema> = c.zod($ClusterClassSpecVariableSchemaOpenAPIV3Schema);
-
-const ClusterClassSpecVariableSchemaOpenAPIV3SchemaDefaults: c.DefaultsNode = { properties: { "x-kubernetes-validations": { items: { ...ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationDefaults } } } };
-
 /** schema defines the schema of the variable. */
 export interface ClusterClassStatusVariableDefinitionSchema {
   /**
@@ -2584,15 +1866,6 @@ export interface ClusterClassStatusVariableDefinitionSchema {
    */
   openAPIV3Schema: ClusterClassSpecVariableSchemaOpenAPIV3Schema;
 }
-
-const $ClusterClassStatusVariableDefinitionSchema = c.object<ClusterClassStatusVariableDefinitionSchema>({
-  openAPIV3Schema: $ClusterClassSpecVariableSchemaOpenAPIV3Schema,
-}, { required: ["openAPIV3Schema"] });
-
-/** zod schema of {@link ClusterClassStatusVariableDefinitionSchema}. */
-export const ClusterClassStatusVariableDefinitionSchemaSchema: z.ZodType<ClusterClassStatusVariableDefinitionSchema> = c.zod($ClusterClassStatusVariableDefinitionSchema);
-
-const ClusterClassStatusVariableDefinitionSchemaDefaults: c.DefaultsNode = { properties: { openAPIV3Schema: { ...ClusterClassSpecVariableSchemaOpenAPIV3SchemaDefaults } } };
 
 /**
  * ClusterClassVariable defines a variable which can
@@ -2622,18 +1895,6 @@ export interface ClusterClassSpecVariable {
   schema: ClusterClassStatusVariableDefinitionSchema;
 }
 
-const $ClusterClassSpecVariable = c.object<ClusterClassSpecVariable>({
-  deprecatedV1Beta1Metadata: $ClusterClassSpecVariableDeprecatedV1Beta1Metadata,
-  name: c.string({ minLength: 1, maxLength: 256 }),
-  required: c.boolean(),
-  schema: $ClusterClassStatusVariableDefinitionSchema,
-}, { required: ["name","required","schema"] });
-
-/** zod schema of {@link ClusterClassSpecVariable}. */
-export const ClusterClassSpecVariableSchema: z.ZodType<ClusterClassSpecVariable> = c.zod($ClusterClassSpecVariable);
-
-const ClusterClassSpecVariableDefaults: c.DefaultsNode = { properties: { schema: { ...ClusterClassStatusVariableDefinitionSchemaDefaults } } };
-
 /**
  * bootstrap contains the bootstrap template reference to be used
  * for the creation of worker Machines.
@@ -2642,13 +1903,6 @@ export interface ClusterClassSpecWorkersMachineDeploymentBootstrap {
   /** templateRef is a required reference to the BootstrapTemplate for a MachineDeployment. */
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
-
-const $ClusterClassSpecWorkersMachineDeploymentBootstrap = c.object<ClusterClassSpecWorkersMachineDeploymentBootstrap>({
-  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
-}, { required: ["templateRef"] });
-
-/** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentBootstrap}. */
-export const ClusterClassSpecWorkersMachineDeploymentBootstrapSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentBootstrap> = c.zod($ClusterClassSpecWorkersMachineDeploymentBootstrap);
 
 /** deletion contains configuration options for Machine deletion. */
 export interface ClusterClassSpecWorkersMachineDeploymentDeletion {
@@ -2679,16 +1933,6 @@ export interface ClusterClassSpecWorkersMachineDeploymentDeletion {
   order?: "Random" | "Newest" | "Oldest";
 }
 
-const $ClusterClassSpecWorkersMachineDeploymentDeletion = c.object<ClusterClassSpecWorkersMachineDeploymentDeletion>({
-  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  order: c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"]),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentDeletion}. */
-export const ClusterClassSpecWorkersMachineDeploymentDeletionSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentDeletion> = c.zod($ClusterClassSpecWorkersMachineDeploymentDeletion);
-
 /** healthCheck defines a MachineHealthCheck for this MachineDeploymentClass. */
 export interface ClusterClassSpecWorkersMachineDeploymentHealthCheck {
   /**
@@ -2715,14 +1959,6 @@ export interface ClusterClassSpecWorkersMachineDeploymentHealthCheck {
   remediation?: ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation;
 }
 
-const $ClusterClassSpecWorkersMachineDeploymentHealthCheck = c.object<ClusterClassSpecWorkersMachineDeploymentHealthCheck>({
-  checks: $MachineHealthCheckSpecChecks,
-  remediation: $ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation,
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentHealthCheck}. */
-export const ClusterClassSpecWorkersMachineDeploymentHealthCheckSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentHealthCheck> = c.zod($ClusterClassSpecWorkersMachineDeploymentHealthCheck);
-
 /**
  * infrastructure contains the infrastructure template reference to be used
  * for the creation of worker Machines.
@@ -2731,13 +1967,6 @@ export interface ClusterClassSpecWorkersMachineDeploymentInfrastructure {
   /** templateRef is a required reference to the InfrastructureTemplate for a MachineDeployment. */
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
-
-const $ClusterClassSpecWorkersMachineDeploymentInfrastructure = c.object<ClusterClassSpecWorkersMachineDeploymentInfrastructure>({
-  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
-}, { required: ["templateRef"] });
-
-/** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentInfrastructure}. */
-export const ClusterClassSpecWorkersMachineDeploymentInfrastructureSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentInfrastructure> = c.zod($ClusterClassSpecWorkersMachineDeploymentInfrastructure);
 
 /** naming allows changing the naming pattern used when creating the MachineDeployment. */
 export interface ClusterClassSpecWorkersMachineDeploymentNaming {
@@ -2754,13 +1983,6 @@ export interface ClusterClassSpecWorkersMachineDeploymentNaming {
   template?: string;
 }
 
-const $ClusterClassSpecWorkersMachineDeploymentNaming = c.object<ClusterClassSpecWorkersMachineDeploymentNaming>({
-  template: c.string({ minLength: 1, maxLength: 1024 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentNaming}. */
-export const ClusterClassSpecWorkersMachineDeploymentNamingSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentNaming> = c.zod($ClusterClassSpecWorkersMachineDeploymentNaming);
-
 /**
  * rollout allows you to configure the behaviour of rolling updates to the MachineDeployment Machines.
  * It allows you to define the strategy used during rolling replacements.
@@ -2769,13 +1991,6 @@ export interface ClusterClassSpecWorkersMachineDeploymentRollout {
   /** strategy specifies how to roll out control plane Machines. */
   strategy?: MachineDeploymentSpecRolloutStrategy;
 }
-
-const $ClusterClassSpecWorkersMachineDeploymentRollout = c.object<ClusterClassSpecWorkersMachineDeploymentRollout>({
-  strategy: $MachineDeploymentSpecRolloutStrategy,
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecWorkersMachineDeploymentRollout}. */
-export const ClusterClassSpecWorkersMachineDeploymentRolloutSchema: z.ZodType<ClusterClassSpecWorkersMachineDeploymentRollout> = c.zod($ClusterClassSpecWorkersMachineDeploymentRollout);
 
 /**
  * MachineDeploymentClass serves as a template to define a set of worker nodes of the cluster
@@ -2852,24 +2067,6 @@ export interface ClusterClassSpecWorkersMachineDeployment {
   taints?: MachineSpecTaint[];
 }
 
-const $ClusterClassSpecWorkersMachineDeployment = c.object<ClusterClassSpecWorkersMachineDeployment>({
-  bootstrap: $ClusterClassSpecWorkersMachineDeploymentBootstrap,
-  class: c.string({ minLength: 1, maxLength: 256 }),
-  deletion: $ClusterClassSpecWorkersMachineDeploymentDeletion,
-  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
-  healthCheck: $ClusterClassSpecWorkersMachineDeploymentHealthCheck,
-  infrastructure: $ClusterClassSpecWorkersMachineDeploymentInfrastructure,
-  metadata: $MachineSetSpecTemplateMetadata,
-  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
-  naming: $ClusterClassSpecWorkersMachineDeploymentNaming,
-  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
-  rollout: $ClusterClassSpecWorkersMachineDeploymentRollout,
-  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-}, { required: ["bootstrap","class","infrastructure"] });
-
-/** zod schema of {@link ClusterClassSpecWorkersMachineDeployment}. */
-export const ClusterClassSpecWorkersMachineDeploymentSchema: z.ZodType<ClusterClassSpecWorkersMachineDeployment> = c.zod($ClusterClassSpecWorkersMachineDeployment);
-
 /**
  * bootstrap contains the bootstrap template reference to be used
  * for the creation of the Machines in the MachinePool.
@@ -2878,13 +2075,6 @@ export interface ClusterClassSpecWorkersMachinePoolBootstrap {
   /** templateRef is a required reference to the BootstrapTemplate for a MachinePool. */
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
-
-const $ClusterClassSpecWorkersMachinePoolBootstrap = c.object<ClusterClassSpecWorkersMachinePoolBootstrap>({
-  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
-}, { required: ["templateRef"] });
-
-/** zod schema of {@link ClusterClassSpecWorkersMachinePoolBootstrap}. */
-export const ClusterClassSpecWorkersMachinePoolBootstrapSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolBootstrap> = c.zod($ClusterClassSpecWorkersMachinePoolBootstrap);
 
 /** deletion contains configuration options for Machine deletion. */
 export interface ClusterClassSpecWorkersMachinePoolDeletion {
@@ -2910,15 +2100,6 @@ export interface ClusterClassSpecWorkersMachinePoolDeletion {
   nodeVolumeDetachTimeoutSeconds?: number;
 }
 
-const $ClusterClassSpecWorkersMachinePoolDeletion = c.object<ClusterClassSpecWorkersMachinePoolDeletion>({
-  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecWorkersMachinePoolDeletion}. */
-export const ClusterClassSpecWorkersMachinePoolDeletionSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolDeletion> = c.zod($ClusterClassSpecWorkersMachinePoolDeletion);
-
 /**
  * infrastructure contains the infrastructure template reference to be used
  * for the creation of the MachinePool.
@@ -2927,13 +2108,6 @@ export interface ClusterClassSpecWorkersMachinePoolInfrastructure {
   /** templateRef is a required reference to the InfrastructureTemplate for a MachinePool. */
   templateRef: ClusterClassSpecControlPlaneTemplateRef;
 }
-
-const $ClusterClassSpecWorkersMachinePoolInfrastructure = c.object<ClusterClassSpecWorkersMachinePoolInfrastructure>({
-  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
-}, { required: ["templateRef"] });
-
-/** zod schema of {@link ClusterClassSpecWorkersMachinePoolInfrastructure}. */
-export const ClusterClassSpecWorkersMachinePoolInfrastructureSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolInfrastructure> = c.zod($ClusterClassSpecWorkersMachinePoolInfrastructure);
 
 /** naming allows changing the naming pattern used when creating the MachinePool. */
 export interface ClusterClassSpecWorkersMachinePoolNaming {
@@ -2949,13 +2123,6 @@ export interface ClusterClassSpecWorkersMachinePoolNaming {
    */
   template?: string;
 }
-
-const $ClusterClassSpecWorkersMachinePoolNaming = c.object<ClusterClassSpecWorkersMachinePoolNaming>({
-  template: c.string({ minLength: 1, maxLength: 1024 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecWorkersMachinePoolNaming}. */
-export const ClusterClassSpecWorkersMachinePoolNamingSchema: z.ZodType<ClusterClassSpecWorkersMachinePoolNaming> = c.zod($ClusterClassSpecWorkersMachinePoolNaming);
 
 /**
  * MachinePoolClass serves as a template to define a pool of worker nodes of the cluster
@@ -3015,21 +2182,6 @@ export interface ClusterClassSpecWorkersMachinePool {
   taints?: MachineSpecTaint[];
 }
 
-const $ClusterClassSpecWorkersMachinePool = c.object<ClusterClassSpecWorkersMachinePool>({
-  bootstrap: $ClusterClassSpecWorkersMachinePoolBootstrap,
-  class: c.string({ minLength: 1, maxLength: 256 }),
-  deletion: $ClusterClassSpecWorkersMachinePoolDeletion,
-  failureDomains: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  infrastructure: $ClusterClassSpecWorkersMachinePoolInfrastructure,
-  metadata: $MachineSetSpecTemplateMetadata,
-  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
-  naming: $ClusterClassSpecWorkersMachinePoolNaming,
-  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-}, { required: ["bootstrap","class","infrastructure"] });
-
-/** zod schema of {@link ClusterClassSpecWorkersMachinePool}. */
-export const ClusterClassSpecWorkersMachinePoolSchema: z.ZodType<ClusterClassSpecWorkersMachinePool> = c.zod($ClusterClassSpecWorkersMachinePool);
-
 /**
  * workers describes the worker nodes for the cluster.
  * It is a collection of node types which can be used to create
@@ -3047,14 +2199,6 @@ export interface ClusterClassSpecWorkers {
    */
   machinePools?: ClusterClassSpecWorkersMachinePool[];
 }
-
-const $ClusterClassSpecWorkers = c.object<ClusterClassSpecWorkers>({
-  machineDeployments: c.withMeta(c.array($ClusterClassSpecWorkersMachineDeployment, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]}),
-  machinePools: c.withMeta(c.array($ClusterClassSpecWorkersMachinePool, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassSpecWorkers}. */
-export const ClusterClassSpecWorkersSchema: z.ZodType<ClusterClassSpecWorkers> = c.zod($ClusterClassSpecWorkers);
 
 /** spec is the desired state of ClusterClass. */
 export interface ClusterClassSpec {
@@ -3103,22 +2247,6 @@ export interface ClusterClassSpec {
   workers?: ClusterClassSpecWorkers;
 }
 
-const $ClusterClassSpec = c.object<ClusterClassSpec>({
-  availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
-  controlPlane: $ClusterClassSpecControlPlane,
-  infrastructure: $ClusterClassSpecInfrastructure,
-  kubernetesVersions: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  patches: c.withMeta(c.array($ClusterClassSpecPatch, { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  upgrade: $ClusterClassSpecUpgrade,
-  variables: c.withMeta(c.array($ClusterClassSpecVariable, { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  workers: $ClusterClassSpecWorkers,
-}, { required: ["controlPlane","infrastructure"] });
-
-/** zod schema of {@link ClusterClassSpec}. */
-export const ClusterClassSpecSchema: z.ZodType<ClusterClassSpec> = c.zod($ClusterClassSpec);
-
-const ClusterClassSpecDefaults: c.DefaultsNode = { properties: { variables: { items: { ...ClusterClassSpecVariableDefaults } } } };
-
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface ClusterClassStatusDeprecatedV1beta1 {
   /**
@@ -3131,25 +2259,11 @@ export interface ClusterClassStatusDeprecatedV1beta1 {
   conditions?: ClusterStatusDeprecatedV1beta1Condition[];
 }
 
-const $ClusterClassStatusDeprecatedV1beta1 = c.object<ClusterClassStatusDeprecatedV1beta1>({
-  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
-});
-
-/** zod schema of {@link ClusterClassStatusDeprecatedV1beta1}. */
-export const ClusterClassStatusDeprecatedV1beta1Schema: z.ZodType<ClusterClassStatusDeprecatedV1beta1> = c.zod($ClusterClassStatusDeprecatedV1beta1);
-
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface ClusterClassStatusDeprecated {
   /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
   v1beta1?: ClusterClassStatusDeprecatedV1beta1;
 }
-
-const $ClusterClassStatusDeprecated = c.object<ClusterClassStatusDeprecated>({
-  v1beta1: $ClusterClassStatusDeprecatedV1beta1,
-});
-
-/** zod schema of {@link ClusterClassStatusDeprecated}. */
-export const ClusterClassStatusDeprecatedSchema: z.ZodType<ClusterClassStatusDeprecated> = c.zod($ClusterClassStatusDeprecated);
 
 /** ClusterClassStatusVariableDefinition defines a variable which appears in the status of a ClusterClass. */
 export interface ClusterClassStatusVariableDefinition2 {
@@ -3180,18 +2294,6 @@ export interface ClusterClassStatusVariableDefinition2 {
   schema: ClusterClassStatusVariableDefinitionSchema;
 }
 
-const $ClusterClassStatusVariableDefinition2 = c.object<ClusterClassStatusVariableDefinition2>({
-  deprecatedV1Beta1Metadata: $ClusterClassSpecVariableDeprecatedV1Beta1Metadata,
-  from: c.string({ minLength: 1, maxLength: 256 }),
-  required: c.boolean(),
-  schema: $ClusterClassStatusVariableDefinitionSchema,
-}, { required: ["from","required","schema"] });
-
-/** zod schema of {@link ClusterClassStatusVariableDefinition2}. */
-export const ClusterClassStatusVariableDefinition2Schema: z.ZodType<ClusterClassStatusVariableDefinition2> = c.zod($ClusterClassStatusVariableDefinition2);
-
-const ClusterClassStatusVariableDefinition2Defaults: c.DefaultsNode = { properties: { schema: { ...ClusterClassStatusVariableDefinitionSchemaDefaults } } };
-
 /** ClusterClassStatusVariable defines a variable which appears in the status of a ClusterClass. */
 export interface ClusterClassStatusVariable {
   /** definitions is a list of definitions for a variable. */
@@ -3201,17 +2303,6 @@ export interface ClusterClassStatusVariable {
   /** name is the name of the variable. */
   name: string;
 }
-
-const $ClusterClassStatusVariable = c.object<ClusterClassStatusVariable>({
-  definitions: c.withMeta(c.array($ClusterClassStatusVariableDefinition2, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  definitionsConflict: c.boolean(),
-  name: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["definitions","name"] });
-
-/** zod schema of {@link ClusterClassStatusVariable}. */
-export const ClusterClassStatusVariableSchema: z.ZodType<ClusterClassStatusVariable> = c.zod($ClusterClassStatusVariable);
-
-const ClusterClassStatusVariableDefaults: c.DefaultsNode = { properties: { definitions: { items: { ...ClusterClassStatusVariableDefinition2Defaults } } } };
 
 /** status is the observed state of ClusterClass. */
 export interface ClusterClassStatus {
@@ -3227,18 +2318,6 @@ export interface ClusterClassStatus {
   /** variables is a list of ClusterClassStatusVariable that are defined for the ClusterClass. */
   variables?: ClusterClassStatusVariable[];
 }
-
-const $ClusterClassStatus = c.object<ClusterClassStatus>({
-  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  deprecated: $ClusterClassStatusDeprecated,
-  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
-  variables: c.withMeta(c.array($ClusterClassStatusVariable, { maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ClusterClassStatus}. */
-export const ClusterClassStatusSchema: z.ZodType<ClusterClassStatus> = c.zod($ClusterClassStatus);
-
-const ClusterClassStatusDefaults: c.DefaultsNode = { properties: { variables: { items: { ...ClusterClassStatusVariableDefaults } } } };
 
 /**
  * ClusterClass is a template which can be used to create managed topologies.
@@ -3282,65 +2361,6 @@ export interface ClusterClassList {
   items: ClusterClass[];
 }
 
-const $ClusterClass = c.object<ClusterClass>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("ClusterClass"),
-  metadata: c.objectMeta(),
-  spec: $ClusterClassSpec,
-  status: $ClusterClassStatus,
-}, { required: ["apiVersion","kind","spec"] });
-
-/** zod schema of {@link ClusterClass}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const ClusterClassSchema: z.ZodType<ClusterClass> = c.zod($ClusterClass);
-
-/** zod schema of {@link ClusterClassList}. */
-export const ClusterClassListSchema: z.ZodType<ClusterClassList> = c.zod(c.object<ClusterClassList>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("ClusterClassList"),
-  metadata: c.listMeta(),
-  items: c.array($ClusterClass),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-const ClusterClassDefaults: c.DefaultsNode = { properties: { spec: { ...ClusterClassSpecDefaults }, status: { ...ClusterClassStatusDefaults } } };
-
-/** Instance type of the {@link ClusterClassModel} class: a {@link ClusterClass} with the Model methods. */
-export interface ClusterClassModel extends ClusterClass {}
-
-/**
- * Model class of {@link ClusterClass}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link ClusterClassSchema}.
- *
- * @example
- * ```ts
- * const object = new ClusterClassModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class ClusterClassModel extends Model<ClusterClass> {
-  /** The apiVersion of every ClusterClass: "cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "cluster.x-k8s.io/v1beta2";
-  /** The kind: "ClusterClass". */
-  static readonly kind = "ClusterClass";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<ClusterClass>(ClusterClassModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<ClusterClass>) {
-    super();
-    this.setDefinedProps({ apiVersion: ClusterClassModel.apiVersion, kind: ClusterClassModel.kind, ...data } as ModelData<ClusterClass>);
-  }
-
-  /**
-   * Checks the object against {@link ClusterClassSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(ClusterClassSchema, this.toJSON(), "ClusterClass cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link ClusterClass} objects (the {@link ClusterClassModel} class), so that `new ClusterClass({...})` works like in `@kubernetes-models`.
  *
@@ -3350,33 +2370,6 @@ export class ClusterClassModel extends Model<ClusterClass> {
  * ```
  */
 export const ClusterClass: typeof ClusterClassModel = ClusterClassModel;
-
-/** Resource metadata of ClusterClass cluster.x-k8s.io/v1beta2 (plural "clusterclasses", namespaced, has a status subresource), with its schema and defaults. */
-export const ClusterClassResource: c.ResourceInfo<ClusterClass> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "cluster.x-k8s.io/v1beta2",
-  kind: "ClusterClass",
-  listKind: "ClusterClassList",
-  plural: "clusterclasses",
-  singular: "clusterclass",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: ["cc"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: ClusterClassSchema,
-  defaults: ClusterClassDefaults,
-};
 
 /**
  * bootstrap is a reference to a local struct which encapsulates
@@ -3396,14 +2389,6 @@ export interface MachineSpecBootstrap {
    */
   dataSecretName?: string;
 }
-
-const $MachineSpecBootstrap = c.object<MachineSpecBootstrap>({
-  configRef: $ClusterSpecControlPlaneRef,
-  dataSecretName: c.string({ minLength: 0, maxLength: 253 }),
-});
-
-/** zod schema of {@link MachineSpecBootstrap}. */
-export const MachineSpecBootstrapSchema: z.ZodType<MachineSpecBootstrap> = c.zod($MachineSpecBootstrap);
 
 /** spec is the desired state of Machine. */
 export interface MachineSpec {
@@ -3479,22 +2464,6 @@ export interface MachineSpec {
   version?: string;
 }
 
-const $MachineSpec = c.object<MachineSpec>({
-  bootstrap: $MachineSpecBootstrap,
-  clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  deletion: $MachineSpecDeletion,
-  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
-  infrastructureRef: $ClusterSpecControlPlaneRef,
-  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
-  providerID: c.string({ minLength: 1, maxLength: 512 }),
-  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
-  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-  version: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["bootstrap","clusterName","infrastructureRef"] });
-
-/** zod schema of {@link MachineSpec}. */
-export const MachineSpecSchema: z.ZodType<MachineSpec> = c.zod($MachineSpec);
-
 /** MachineAddress contains information for the node's address. */
 export interface MachineStatusAddress {
   /** address is the machine address. */
@@ -3502,14 +2471,6 @@ export interface MachineStatusAddress {
   /** type is the machine address type, one of Hostname, ExternalIP, InternalIP, ExternalDNS or InternalDNS. */
   type: "Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS";
 }
-
-const $MachineStatusAddress = c.object<MachineStatusAddress>({
-  address: c.string({ minLength: 1, maxLength: 256 }),
-  type: c.literals<"Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS">(["Hostname","ExternalIP","InternalIP","ExternalDNS","InternalDNS"]),
-}, { required: ["address","type"] });
-
-/** zod schema of {@link MachineStatusAddress}. */
-export const MachineStatusAddressSchema: z.ZodType<MachineStatusAddress> = c.zod($MachineStatusAddress);
 
 /**
  * deletion contains information relating to removal of the Machine.
@@ -3543,16 +2504,6 @@ export interface MachineStatusDeletion {
    */
   waitForPreTerminateHookStartTime?: string;
 }
-
-const $MachineStatusDeletion = c.object<MachineStatusDeletion>({
-  nodeDrainStartTime: c.string({ format: "date-time" }),
-  waitForNodeVolumeDetachStartTime: c.string({ format: "date-time" }),
-  waitForPreDrainHookStartTime: c.string({ format: "date-time" }),
-  waitForPreTerminateHookStartTime: c.string({ format: "date-time" }),
-});
-
-/** zod schema of {@link MachineStatusDeletion}. */
-export const MachineStatusDeletionSchema: z.ZodType<MachineStatusDeletion> = c.zod($MachineStatusDeletion);
 
 /**
  * v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped.
@@ -3616,15 +2567,6 @@ export interface MachineStatusDeprecatedV1beta1 {
   failureReason?: string;
 }
 
-const $MachineStatusDeprecatedV1beta1 = c.object<MachineStatusDeprecatedV1beta1>({
-  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
-  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-  failureReason: c.string(),
-});
-
-/** zod schema of {@link MachineStatusDeprecatedV1beta1}. */
-export const MachineStatusDeprecatedV1beta1Schema: z.ZodType<MachineStatusDeprecatedV1beta1> = c.zod($MachineStatusDeprecatedV1beta1);
-
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface MachineStatusDeprecated {
   /**
@@ -3636,13 +2578,6 @@ export interface MachineStatusDeprecated {
    */
   v1beta1?: MachineStatusDeprecatedV1beta1;
 }
-
-const $MachineStatusDeprecated = c.object<MachineStatusDeprecated>({
-  v1beta1: $MachineStatusDeprecatedV1beta1,
-});
-
-/** zod schema of {@link MachineStatusDeprecated}. */
-export const MachineStatusDeprecatedSchema: z.ZodType<MachineStatusDeprecated> = c.zod($MachineStatusDeprecated);
 
 /**
  * initialization provides observations of the Machine initialization process.
@@ -3663,26 +2598,11 @@ export interface MachineStatusInitialization {
   infrastructureProvisioned?: boolean;
 }
 
-const $MachineStatusInitialization = c.object<MachineStatusInitialization>({
-  bootstrapDataSecretCreated: c.boolean(),
-  infrastructureProvisioned: c.boolean(),
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineStatusInitialization}. */
-export const MachineStatusInitializationSchema: z.ZodType<MachineStatusInitialization> = c.zod($MachineStatusInitialization);
-
 /** Swap Info reported by the node. */
 export interface MachineStatusNodeInfoSwap {
   /** Total amount of swap memory in bytes. */
   capacity?: number;
 }
-
-const $MachineStatusNodeInfoSwap = c.object<MachineStatusNodeInfoSwap>({
-  capacity: c.integer({ format: "int64" }),
-});
-
-/** zod schema of {@link MachineStatusNodeInfoSwap}. */
-export const MachineStatusNodeInfoSwapSchema: z.ZodType<MachineStatusNodeInfoSwap> = c.zod($MachineStatusNodeInfoSwap);
 
 /**
  * nodeInfo is a set of ids/uuids to uniquely identify the node.
@@ -3725,23 +2645,6 @@ export interface MachineStatusNodeInfo {
   systemUUID: string;
 }
 
-const $MachineStatusNodeInfo = c.object<MachineStatusNodeInfo>({
-  architecture: c.string(),
-  bootID: c.string(),
-  containerRuntimeVersion: c.string(),
-  kernelVersion: c.string(),
-  kubeProxyVersion: c.string(),
-  kubeletVersion: c.string(),
-  machineID: c.string(),
-  operatingSystem: c.string(),
-  osImage: c.string(),
-  swap: $MachineStatusNodeInfoSwap,
-  systemUUID: c.string(),
-}, { required: ["architecture","bootID","containerRuntimeVersion","kernelVersion","kubeProxyVersion","kubeletVersion","machineID","operatingSystem","osImage","systemUUID"] });
-
-/** zod schema of {@link MachineStatusNodeInfo}. */
-export const MachineStatusNodeInfoSchema: z.ZodType<MachineStatusNodeInfo> = c.zod($MachineStatusNodeInfo);
-
 /** nodeRef will point to the corresponding Node if it exists. */
 export interface MachineStatusNodeRef {
   /**
@@ -3750,13 +2653,6 @@ export interface MachineStatusNodeRef {
    */
   name: string;
 }
-
-const $MachineStatusNodeRef = c.object<MachineStatusNodeRef>({
-  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}, { required: ["name"] });
-
-/** zod schema of {@link MachineStatusNodeRef}. */
-export const MachineStatusNodeRefSchema: z.ZodType<MachineStatusNodeRef> = c.zod($MachineStatusNodeRef);
 
 /** status is the observed state of Machine. */
 export interface MachineStatus {
@@ -3808,24 +2704,6 @@ export interface MachineStatus {
   phase?: "Pending" | "Provisioning" | "Provisioned" | "Running" | "Updating" | "Deleting" | "Deleted" | "Failed" | "Unknown";
 }
 
-const $MachineStatus = c.object<MachineStatus>({
-  addresses: c.withMeta(c.array($MachineStatusAddress, { maxItems: 256, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  certificatesExpiryDate: c.string({ format: "date-time" }),
-  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  deletion: $MachineStatusDeletion,
-  deprecated: $MachineStatusDeprecated,
-  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
-  initialization: $MachineStatusInitialization,
-  lastUpdated: c.string({ format: "date-time" }),
-  nodeInfo: $MachineStatusNodeInfo,
-  nodeRef: $MachineStatusNodeRef,
-  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
-  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Running" | "Updating" | "Deleting" | "Deleted" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Running","Updating","Deleting","Deleted","Failed","Unknown"]),
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineStatus}. */
-export const MachineStatusSchema: z.ZodType<MachineStatus> = c.zod($MachineStatus);
-
 /**
  * Machine is the Schema for the machines API.
  *
@@ -3867,63 +2745,6 @@ export interface MachineList {
   items: Machine[];
 }
 
-const $Machine = c.object<Machine>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("Machine"),
-  metadata: c.objectMeta(),
-  spec: $MachineSpec,
-  status: $MachineStatus,
-}, { required: ["apiVersion","kind","spec"] });
-
-/** zod schema of {@link Machine}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachineSchema: z.ZodType<Machine> = c.zod($Machine);
-
-/** zod schema of {@link MachineList}. */
-export const MachineListSchema: z.ZodType<MachineList> = c.zod(c.object<MachineList>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("MachineList"),
-  metadata: c.listMeta(),
-  items: c.array($Machine),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/** Instance type of the {@link MachineModel} class: a {@link Machine} with the Model methods. */
-export interface MachineModel extends Machine {}
-
-/**
- * Model class of {@link Machine}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link MachineSchema}.
- *
- * @example
- * ```ts
- * const object = new MachineModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class MachineModel extends Model<Machine> {
-  /** The apiVersion of every Machine: "cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "cluster.x-k8s.io/v1beta2";
-  /** The kind: "Machine". */
-  static readonly kind = "Machine";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<Machine>(MachineModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<Machine>) {
-    super();
-    this.setDefinedProps({ apiVersion: MachineModel.apiVersion, kind: MachineModel.kind, ...data } as ModelData<Machine>);
-  }
-
-  /**
-   * Checks the object against {@link MachineSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(MachineSchema, this.toJSON(), "Machine cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link Machine} objects (the {@link MachineModel} class), so that `new Machine({...})` works like in `@kubernetes-models`.
  *
@@ -3934,33 +2755,6 @@ export class MachineModel extends Model<Machine> {
  */
 export const Machine: typeof MachineModel = MachineModel;
 
-/** Resource metadata of Machine cluster.x-k8s.io/v1beta2 (plural "machines", namespaced, has a status subresource), with its schema and defaults. */
-export const MachineResource: c.ResourceInfo<Machine> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "cluster.x-k8s.io/v1beta2",
-  kind: "Machine",
-  listKind: "MachineList",
-  plural: "machines",
-  singular: "machine",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: ["ma"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: MachineSchema,
-  defaults: undefined,
-};
-
 /** deletion contains configuration options for MachineDeployment deletion. */
 export interface MachineSetSpecDeletion {
   /**
@@ -3969,13 +2763,6 @@ export interface MachineSetSpecDeletion {
    */
   order?: "Random" | "Newest" | "Oldest";
 }
-
-const $MachineSetSpecDeletion = c.object<MachineSetSpecDeletion>({
-  order: c.literals<"Random" | "Newest" | "Oldest">(["Random","Newest","Oldest"]),
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineSetSpecDeletion}. */
-export const MachineSetSpecDeletionSchema: z.ZodType<MachineSetSpecDeletion> = c.zod($MachineSetSpecDeletion);
 
 /**
  * machineNaming allows changing the naming pattern used when creating Machines.
@@ -4003,13 +2790,6 @@ export interface MachineSetSpecMachineNaming {
   template?: string;
 }
 
-const $MachineSetSpecMachineNaming = c.object<MachineSetSpecMachineNaming>({
-  template: c.string({ minLength: 1, maxLength: 256 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineSetSpecMachineNaming}. */
-export const MachineSetSpecMachineNamingSchema: z.ZodType<MachineSetSpecMachineNaming> = c.zod($MachineSetSpecMachineNaming);
-
 /** remediation controls how unhealthy Machines are remediated. */
 export interface MachineDeploymentSpecRemediation {
   /**
@@ -4030,13 +2810,6 @@ export interface MachineDeploymentSpecRemediation {
    */
   maxInFlight?: number | string;
 }
-
-const $MachineDeploymentSpecRemediation = c.object<MachineDeploymentSpecRemediation>({
-  maxInFlight: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineDeploymentSpecRemediation}. */
-export const MachineDeploymentSpecRemediationSchema: z.ZodType<MachineDeploymentSpecRemediation> = c.zod($MachineDeploymentSpecRemediation);
 
 /**
  * A label selector requirement is a selector that contains values, a key, and an operator that
@@ -4059,15 +2832,6 @@ export interface MachineSetSpecSelectorMatchExpression {
   values?: string[];
 }
 
-const $MachineSetSpecSelectorMatchExpression = c.object<MachineSetSpecSelectorMatchExpression>({
-  key: c.string(),
-  operator: c.string(),
-  values: c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}, { required: ["key","operator"] });
-
-/** zod schema of {@link MachineSetSpecSelectorMatchExpression}. */
-export const MachineSetSpecSelectorMatchExpressionSchema: z.ZodType<MachineSetSpecSelectorMatchExpression> = c.zod($MachineSetSpecSelectorMatchExpression);
-
 /**
  * selector is the label selector for machines. Existing MachineSets whose machines are
  * selected by this will be the ones affected by this deployment.
@@ -4084,14 +2848,6 @@ export interface MachineSetSpecSelector {
   matchLabels?: { [key: string]: string };
 }
 
-const $MachineSetSpecSelector = c.withMeta(c.object<MachineSetSpecSelector>({
-  matchExpressions: c.withMeta(c.array($MachineSetSpecSelectorMatchExpression, { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  matchLabels: c.record(c.string()),
-}), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link MachineSetSpecSelector}. */
-export const MachineSetSpecSelectorSchema: z.ZodType<MachineSetSpecSelector> = c.zod($MachineSetSpecSelector);
-
 /** template describes the machines that will be created. */
 export interface MachineSetSpecTemplate {
   /**
@@ -4105,14 +2861,6 @@ export interface MachineSetSpecTemplate {
    */
   spec: MachineSpec;
 }
-
-const $MachineSetSpecTemplate = c.object<MachineSetSpecTemplate>({
-  metadata: $MachineSetSpecTemplateMetadata,
-  spec: $MachineSpec,
-}, { required: ["spec"] });
-
-/** zod schema of {@link MachineSetSpecTemplate}. */
-export const MachineSetSpecTemplateSchema: z.ZodType<MachineSetSpecTemplate> = c.zod($MachineSetSpecTemplate);
 
 /** spec is the desired state of MachineDeployment. */
 export interface MachineDeploymentSpec {
@@ -4165,21 +2913,6 @@ export interface MachineDeploymentSpec {
   template: MachineSetSpecTemplate;
 }
 
-const $MachineDeploymentSpec = c.object<MachineDeploymentSpec>({
-  clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  deletion: $MachineSetSpecDeletion,
-  machineNaming: $MachineSetSpecMachineNaming,
-  paused: c.boolean(),
-  remediation: $MachineDeploymentSpecRemediation,
-  replicas: c.integer({ format: "int32" }),
-  rollout: $MachineDeploymentSpecRollout,
-  selector: $MachineSetSpecSelector,
-  template: $MachineSetSpecTemplate,
-}, { required: ["clusterName","selector","template"] });
-
-/** zod schema of {@link MachineDeploymentSpec}. */
-export const MachineDeploymentSpecSchema: z.ZodType<MachineDeploymentSpec> = c.zod($MachineDeploymentSpec);
-
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface MachineDeploymentStatusDeprecatedV1beta1 {
   /**
@@ -4230,29 +2963,11 @@ export interface MachineDeploymentStatusDeprecatedV1beta1 {
   updatedReplicas?: number;
 }
 
-const $MachineDeploymentStatusDeprecatedV1beta1 = c.object<MachineDeploymentStatusDeprecatedV1beta1>({
-  availableReplicas: c.integer({ format: "int32" }),
-  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
-  readyReplicas: c.integer({ format: "int32" }),
-  unavailableReplicas: c.integer({ format: "int32" }),
-  updatedReplicas: c.integer({ format: "int32" }),
-});
-
-/** zod schema of {@link MachineDeploymentStatusDeprecatedV1beta1}. */
-export const MachineDeploymentStatusDeprecatedV1beta1Schema: z.ZodType<MachineDeploymentStatusDeprecatedV1beta1> = c.zod($MachineDeploymentStatusDeprecatedV1beta1);
-
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface MachineDeploymentStatusDeprecated {
   /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
   v1beta1?: MachineDeploymentStatusDeprecatedV1beta1;
 }
-
-const $MachineDeploymentStatusDeprecated = c.object<MachineDeploymentStatusDeprecated>({
-  v1beta1: $MachineDeploymentStatusDeprecatedV1beta1,
-});
-
-/** zod schema of {@link MachineDeploymentStatusDeprecated}. */
-export const MachineDeploymentStatusDeprecatedSchema: z.ZodType<MachineDeploymentStatusDeprecated> = c.zod($MachineDeploymentStatusDeprecated);
 
 /** status is the observed state of MachineDeployment. */
 export interface MachineDeploymentStatus {
@@ -4287,22 +3002,6 @@ export interface MachineDeploymentStatus {
   /** versions is the aggregated Kubernetes versions in this MachineDeployment. */
   versions?: MachineSetStatusVersion[];
 }
-
-const $MachineDeploymentStatus = c.object<MachineDeploymentStatus>({
-  availableReplicas: c.integer({ format: "int32" }),
-  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  deprecated: $MachineDeploymentStatusDeprecated,
-  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
-  phase: c.literals<"ScalingUp" | "ScalingDown" | "Running" | "Failed" | "Unknown">(["ScalingUp","ScalingDown","Running","Failed","Unknown"]),
-  readyReplicas: c.integer({ format: "int32" }),
-  replicas: c.integer({ format: "int32" }),
-  selector: c.string({ minLength: 1, maxLength: 4096 }),
-  upToDateReplicas: c.integer({ format: "int32" }),
-  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineDeploymentStatus}. */
-export const MachineDeploymentStatusSchema: z.ZodType<MachineDeploymentStatus> = c.zod($MachineDeploymentStatus);
 
 /**
  * MachineDeployment is the Schema for the machinedeployments API.
@@ -4345,63 +3044,6 @@ export interface MachineDeploymentList {
   items: MachineDeployment[];
 }
 
-const $MachineDeployment = c.object<MachineDeployment>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("MachineDeployment"),
-  metadata: c.objectMeta(),
-  spec: $MachineDeploymentSpec,
-  status: $MachineDeploymentStatus,
-}, { required: ["apiVersion","kind","spec"] });
-
-/** zod schema of {@link MachineDeployment}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachineDeploymentSchema: z.ZodType<MachineDeployment> = c.zod($MachineDeployment);
-
-/** zod schema of {@link MachineDeploymentList}. */
-export const MachineDeploymentListSchema: z.ZodType<MachineDeploymentList> = c.zod(c.object<MachineDeploymentList>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("MachineDeploymentList"),
-  metadata: c.listMeta(),
-  items: c.array($MachineDeployment),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/** Instance type of the {@link MachineDeploymentModel} class: a {@link MachineDeployment} with the Model methods. */
-export interface MachineDeploymentModel extends MachineDeployment {}
-
-/**
- * Model class of {@link MachineDeployment}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link MachineDeploymentSchema}.
- *
- * @example
- * ```ts
- * const object = new MachineDeploymentModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class MachineDeploymentModel extends Model<MachineDeployment> {
-  /** The apiVersion of every MachineDeployment: "cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "cluster.x-k8s.io/v1beta2";
-  /** The kind: "MachineDeployment". */
-  static readonly kind = "MachineDeployment";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<MachineDeployment>(MachineDeploymentModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<MachineDeployment>) {
-    super();
-    this.setDefinedProps({ apiVersion: MachineDeploymentModel.apiVersion, kind: MachineDeploymentModel.kind, ...data } as ModelData<MachineDeployment>);
-  }
-
-  /**
-   * Checks the object against {@link MachineDeploymentSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(MachineDeploymentSchema, this.toJSON(), "MachineDeployment cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link MachineDeployment} objects (the {@link MachineDeploymentModel} class), so that `new MachineDeployment({...})` works like in `@kubernetes-models`.
  *
@@ -4411,33 +3053,6 @@ export class MachineDeploymentModel extends Model<MachineDeployment> {
  * ```
  */
 export const MachineDeployment: typeof MachineDeploymentModel = MachineDeploymentModel;
-
-/** Resource metadata of MachineDeployment cluster.x-k8s.io/v1beta2 (plural "machinedeployments", namespaced, has a status subresource), with its schema and defaults. */
-export const MachineDeploymentResource: c.ResourceInfo<MachineDeployment> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "cluster.x-k8s.io/v1beta2",
-  kind: "MachineDeployment",
-  listKind: "MachineDeploymentList",
-  plural: "machinedeployments",
-  singular: "machinedeployment",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: ["md"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
-  },
-  schema: MachineDeploymentSchema,
-  defaults: undefined,
-};
 
 /** drain configures if and how Pods are drained. */
 export interface MachineDrainRuleSpecDrain {
@@ -4464,14 +3079,6 @@ export interface MachineDrainRuleSpecDrain {
    */
   order?: number;
 }
-
-const $MachineDrainRuleSpecDrain = c.object<MachineDrainRuleSpecDrain>({
-  behavior: c.literals<"Drain" | "Skip" | "WaitCompleted">(["Drain","Skip","WaitCompleted"]),
-  order: c.integer({ format: "int32" }),
-}, { required: ["behavior"] });
-
-/** zod schema of {@link MachineDrainRuleSpecDrain}. */
-export const MachineDrainRuleSpecDrainSchema: z.ZodType<MachineDrainRuleSpecDrain> = c.zod($MachineDrainRuleSpecDrain);
 
 /** MachineDrainRuleMachineSelector defines to which Machines this MachineDrainRule should be applied. */
 export interface MachineDrainRuleSpecMachine {
@@ -4500,14 +3107,6 @@ export interface MachineDrainRuleSpecMachine {
   selector?: MachineSetSpecSelector;
 }
 
-const $MachineDrainRuleSpecMachine = c.object<MachineDrainRuleSpecMachine>({
-  clusterSelector: $MachineSetSpecSelector,
-  selector: $MachineSetSpecSelector,
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineDrainRuleSpecMachine}. */
-export const MachineDrainRuleSpecMachineSchema: z.ZodType<MachineDrainRuleSpecMachine> = c.zod($MachineDrainRuleSpecMachine);
-
 /** MachineDrainRulePodSelector defines to which Pods this MachineDrainRule should be applied. */
 export interface MachineDrainRuleSpecPod {
   /**
@@ -4534,14 +3133,6 @@ export interface MachineDrainRuleSpecPod {
    */
   selector?: MachineSetSpecSelector;
 }
-
-const $MachineDrainRuleSpecPod = c.object<MachineDrainRuleSpecPod>({
-  namespaceSelector: $MachineSetSpecSelector,
-  selector: $MachineSetSpecSelector,
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineDrainRuleSpecPod}. */
-export const MachineDrainRuleSpecPodSchema: z.ZodType<MachineDrainRuleSpecPod> = c.zod($MachineDrainRuleSpecPod);
 
 /** spec defines the spec of a MachineDrainRule. */
 export interface MachineDrainRuleSpec {
@@ -4610,15 +3201,6 @@ export interface MachineDrainRuleSpec {
   pods?: MachineDrainRuleSpecPod[];
 }
 
-const $MachineDrainRuleSpec = c.object<MachineDrainRuleSpec>({
-  drain: $MachineDrainRuleSpecDrain,
-  machines: c.withMeta(c.array($MachineDrainRuleSpecMachine, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in machines must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]}),
-  pods: c.withMeta(c.array($MachineDrainRuleSpecPod, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in pods must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]}),
-}, { required: ["drain"] });
-
-/** zod schema of {@link MachineDrainRuleSpec}. */
-export const MachineDrainRuleSpecSchema: z.ZodType<MachineDrainRuleSpec> = c.zod($MachineDrainRuleSpec);
-
 /**
  * MachineDrainRule is the Schema for the MachineDrainRule API.
  *
@@ -4658,62 +3240,6 @@ export interface MachineDrainRuleList {
   items: MachineDrainRule[];
 }
 
-const $MachineDrainRule = c.object<MachineDrainRule>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("MachineDrainRule"),
-  metadata: c.objectMeta(),
-  spec: $MachineDrainRuleSpec,
-}, { required: ["apiVersion","kind","spec"] });
-
-/** zod schema of {@link MachineDrainRule}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachineDrainRuleSchema: z.ZodType<MachineDrainRule> = c.zod($MachineDrainRule);
-
-/** zod schema of {@link MachineDrainRuleList}. */
-export const MachineDrainRuleListSchema: z.ZodType<MachineDrainRuleList> = c.zod(c.object<MachineDrainRuleList>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("MachineDrainRuleList"),
-  metadata: c.listMeta(),
-  items: c.array($MachineDrainRule),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/** Instance type of the {@link MachineDrainRuleModel} class: a {@link MachineDrainRule} with the Model methods. */
-export interface MachineDrainRuleModel extends MachineDrainRule {}
-
-/**
- * Model class of {@link MachineDrainRule}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link MachineDrainRuleSchema}.
- *
- * @example
- * ```ts
- * const object = new MachineDrainRuleModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class MachineDrainRuleModel extends Model<MachineDrainRule> {
-  /** The apiVersion of every MachineDrainRule: "cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "cluster.x-k8s.io/v1beta2";
-  /** The kind: "MachineDrainRule". */
-  static readonly kind = "MachineDrainRule";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<MachineDrainRule>(MachineDrainRuleModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<MachineDrainRule>) {
-    super();
-    this.setDefinedProps({ apiVersion: MachineDrainRuleModel.apiVersion, kind: MachineDrainRuleModel.kind, ...data } as ModelData<MachineDrainRule>);
-  }
-
-  /**
-   * Checks the object against {@link MachineDrainRuleSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(MachineDrainRuleSchema, this.toJSON(), "MachineDrainRule cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link MachineDrainRule} objects (the {@link MachineDrainRuleModel} class), so that `new MachineDrainRule({...})` works like in `@kubernetes-models`.
  *
@@ -4723,33 +3249,6 @@ export class MachineDrainRuleModel extends Model<MachineDrainRule> {
  * ```
  */
 export const MachineDrainRule: typeof MachineDrainRuleModel = MachineDrainRuleModel;
-
-/** Resource metadata of MachineDrainRule cluster.x-k8s.io/v1beta2 (plural "machinedrainrules", namespaced, has no status subresource), with its schema and defaults. */
-export const MachineDrainRuleResource: c.ResourceInfo<MachineDrainRule> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "cluster.x-k8s.io/v1beta2",
-  kind: "MachineDrainRule",
-  listKind: "MachineDrainRuleList",
-  plural: "machinedrainrules",
-  singular: "machinedrainrule",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: false,
-    scale: undefined,
-  },
-  schema: MachineDrainRuleSchema,
-  defaults: undefined,
-};
 
 /** spec is the specification of machine health check policy */
 export interface MachineHealthCheckSpec {
@@ -4781,16 +3280,6 @@ export interface MachineHealthCheckSpec {
   selector: MachineSetSpecSelector;
 }
 
-const $MachineHealthCheckSpec = c.object<MachineHealthCheckSpec>({
-  checks: $MachineHealthCheckSpecChecks,
-  clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  remediation: $MachineHealthCheckSpecRemediation,
-  selector: $MachineSetSpecSelector,
-}, { required: ["clusterName","selector"] });
-
-/** zod schema of {@link MachineHealthCheckSpec}. */
-export const MachineHealthCheckSpecSchema: z.ZodType<MachineHealthCheckSpec> = c.zod($MachineHealthCheckSpec);
-
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface MachineHealthCheckStatusDeprecatedV1beta1 {
   /**
@@ -4803,25 +3292,11 @@ export interface MachineHealthCheckStatusDeprecatedV1beta1 {
   conditions?: ClusterStatusDeprecatedV1beta1Condition[];
 }
 
-const $MachineHealthCheckStatusDeprecatedV1beta1 = c.object<MachineHealthCheckStatusDeprecatedV1beta1>({
-  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
-});
-
-/** zod schema of {@link MachineHealthCheckStatusDeprecatedV1beta1}. */
-export const MachineHealthCheckStatusDeprecatedV1beta1Schema: z.ZodType<MachineHealthCheckStatusDeprecatedV1beta1> = c.zod($MachineHealthCheckStatusDeprecatedV1beta1);
-
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface MachineHealthCheckStatusDeprecated {
   /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
   v1beta1?: MachineHealthCheckStatusDeprecatedV1beta1;
 }
-
-const $MachineHealthCheckStatusDeprecated = c.object<MachineHealthCheckStatusDeprecated>({
-  v1beta1: $MachineHealthCheckStatusDeprecatedV1beta1,
-});
-
-/** zod schema of {@link MachineHealthCheckStatusDeprecated}. */
-export const MachineHealthCheckStatusDeprecatedSchema: z.ZodType<MachineHealthCheckStatusDeprecated> = c.zod($MachineHealthCheckStatusDeprecated);
 
 /** status is the most recently observed status of MachineHealthCheck resource */
 export interface MachineHealthCheckStatus {
@@ -4846,19 +3321,6 @@ export interface MachineHealthCheckStatus {
   /** targets shows the current list of machines the machine health check is watching */
   targets?: string[];
 }
-
-const $MachineHealthCheckStatus = c.object<MachineHealthCheckStatus>({
-  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  currentHealthy: c.integer({ format: "int32", minimum: 0 }),
-  deprecated: $MachineHealthCheckStatusDeprecated,
-  expectedMachines: c.integer({ format: "int32", minimum: 0 }),
-  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
-  remediationsAllowed: c.integer({ format: "int32", minimum: 0 }),
-  targets: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 10000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineHealthCheckStatus}. */
-export const MachineHealthCheckStatusSchema: z.ZodType<MachineHealthCheckStatus> = c.zod($MachineHealthCheckStatus);
 
 /**
  * MachineHealthCheck is the Schema for the machinehealthchecks API.
@@ -4901,63 +3363,6 @@ export interface MachineHealthCheckList {
   items: MachineHealthCheck[];
 }
 
-const $MachineHealthCheck = c.object<MachineHealthCheck>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("MachineHealthCheck"),
-  metadata: c.objectMeta(),
-  spec: $MachineHealthCheckSpec,
-  status: $MachineHealthCheckStatus,
-}, { required: ["apiVersion","kind","spec"] });
-
-/** zod schema of {@link MachineHealthCheck}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachineHealthCheckSchema: z.ZodType<MachineHealthCheck> = c.zod($MachineHealthCheck);
-
-/** zod schema of {@link MachineHealthCheckList}. */
-export const MachineHealthCheckListSchema: z.ZodType<MachineHealthCheckList> = c.zod(c.object<MachineHealthCheckList>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("MachineHealthCheckList"),
-  metadata: c.listMeta(),
-  items: c.array($MachineHealthCheck),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/** Instance type of the {@link MachineHealthCheckModel} class: a {@link MachineHealthCheck} with the Model methods. */
-export interface MachineHealthCheckModel extends MachineHealthCheck {}
-
-/**
- * Model class of {@link MachineHealthCheck}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link MachineHealthCheckSchema}.
- *
- * @example
- * ```ts
- * const object = new MachineHealthCheckModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class MachineHealthCheckModel extends Model<MachineHealthCheck> {
-  /** The apiVersion of every MachineHealthCheck: "cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "cluster.x-k8s.io/v1beta2";
-  /** The kind: "MachineHealthCheck". */
-  static readonly kind = "MachineHealthCheck";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<MachineHealthCheck>(MachineHealthCheckModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<MachineHealthCheck>) {
-    super();
-    this.setDefinedProps({ apiVersion: MachineHealthCheckModel.apiVersion, kind: MachineHealthCheckModel.kind, ...data } as ModelData<MachineHealthCheck>);
-  }
-
-  /**
-   * Checks the object against {@link MachineHealthCheckSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(MachineHealthCheckSchema, this.toJSON(), "MachineHealthCheck cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link MachineHealthCheck} objects (the {@link MachineHealthCheckModel} class), so that `new MachineHealthCheck({...})` works like in `@kubernetes-models`.
  *
@@ -4967,33 +3372,6 @@ export class MachineHealthCheckModel extends Model<MachineHealthCheck> {
  * ```
  */
 export const MachineHealthCheck: typeof MachineHealthCheckModel = MachineHealthCheckModel;
-
-/** Resource metadata of MachineHealthCheck cluster.x-k8s.io/v1beta2 (plural "machinehealthchecks", namespaced, has a status subresource), with its schema and defaults. */
-export const MachineHealthCheckResource: c.ResourceInfo<MachineHealthCheck> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "cluster.x-k8s.io/v1beta2",
-  kind: "MachineHealthCheck",
-  listKind: "MachineHealthCheckList",
-  plural: "machinehealthchecks",
-  singular: "machinehealthcheck",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: ["mhc","mhcs"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: MachineHealthCheckSchema,
-  defaults: undefined,
-};
 
 /** spec is the desired state of MachinePool. */
 export interface MachinePoolSpec {
@@ -5014,17 +3392,6 @@ export interface MachinePoolSpec {
   /** template describes the machines that will be created. */
   template: MachineSetSpecTemplate;
 }
-
-const $MachinePoolSpec = c.object<MachinePoolSpec>({
-  clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  failureDomains: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  providerIDList: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 10000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  replicas: c.integer({ format: "int32" }),
-  template: $MachineSetSpecTemplate,
-}, { required: ["clusterName","template"] });
-
-/** zod schema of {@link MachinePoolSpec}. */
-export const MachinePoolSpecSchema: z.ZodType<MachinePoolSpec> = c.zod($MachinePoolSpec);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface MachinePoolStatusDeprecatedV1beta1 {
@@ -5084,30 +3451,11 @@ export interface MachinePoolStatusDeprecatedV1beta1 {
   unavailableReplicas?: number;
 }
 
-const $MachinePoolStatusDeprecatedV1beta1 = c.object<MachinePoolStatusDeprecatedV1beta1>({
-  availableReplicas: c.integer({ format: "int32" }),
-  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
-  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-  failureReason: c.string(),
-  readyReplicas: c.integer({ format: "int32" }),
-  unavailableReplicas: c.integer({ format: "int32" }),
-});
-
-/** zod schema of {@link MachinePoolStatusDeprecatedV1beta1}. */
-export const MachinePoolStatusDeprecatedV1beta1Schema: z.ZodType<MachinePoolStatusDeprecatedV1beta1> = c.zod($MachinePoolStatusDeprecatedV1beta1);
-
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface MachinePoolStatusDeprecated {
   /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
   v1beta1?: MachinePoolStatusDeprecatedV1beta1;
 }
-
-const $MachinePoolStatusDeprecated = c.object<MachinePoolStatusDeprecated>({
-  v1beta1: $MachinePoolStatusDeprecatedV1beta1,
-});
-
-/** zod schema of {@link MachinePoolStatusDeprecated}. */
-export const MachinePoolStatusDeprecatedSchema: z.ZodType<MachinePoolStatusDeprecated> = c.zod($MachinePoolStatusDeprecated);
 
 /**
  * initialization provides observations of the MachinePool initialization process.
@@ -5127,14 +3475,6 @@ export interface MachinePoolStatusInitialization {
    */
   infrastructureProvisioned?: boolean;
 }
-
-const $MachinePoolStatusInitialization = c.object<MachinePoolStatusInitialization>({
-  bootstrapDataSecretCreated: c.boolean(),
-  infrastructureProvisioned: c.boolean(),
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachinePoolStatusInitialization}. */
-export const MachinePoolStatusInitializationSchema: z.ZodType<MachinePoolStatusInitialization> = c.zod($MachinePoolStatusInitialization);
 
 /** ObjectReference contains enough information to let you inspect or modify the referred object. */
 export interface MachinePoolStatusNodeRef {
@@ -5177,19 +3517,6 @@ export interface MachinePoolStatusNodeRef {
   uid?: string;
 }
 
-const $MachinePoolStatusNodeRef = c.withMeta(c.object<MachinePoolStatusNodeRef>({
-  apiVersion: c.string(),
-  fieldPath: c.string(),
-  kind: c.string(),
-  name: c.string(),
-  namespace: c.string(),
-  resourceVersion: c.string(),
-  uid: c.string(),
-}), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link MachinePoolStatusNodeRef}. */
-export const MachinePoolStatusNodeRefSchema: z.ZodType<MachinePoolStatusNodeRef> = c.zod($MachinePoolStatusNodeRef);
-
 /** status is the observed state of MachinePool. */
 export interface MachinePoolStatus {
   /** availableReplicas is the number of available replicas for this MachinePool. A machine is considered available when Machine's Available condition is true. */
@@ -5222,23 +3549,6 @@ export interface MachinePoolStatus {
   /** versions is the aggregated Kubernetes versions in this MachinePool. */
   versions?: MachineSetStatusVersion[];
 }
-
-const $MachinePoolStatus = c.object<MachinePoolStatus>({
-  availableReplicas: c.integer({ format: "int32" }),
-  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  deprecated: $MachinePoolStatusDeprecated,
-  initialization: $MachinePoolStatusInitialization,
-  nodeRefs: c.withMeta(c.array($MachinePoolStatusNodeRef, { maxItems: 10000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
-  phase: c.literals<"Pending" | "Provisioning" | "Provisioned" | "Running" | "ScalingUp" | "ScalingDown" | "Scaling" | "Deleting" | "Failed" | "Unknown">(["Pending","Provisioning","Provisioned","Running","ScalingUp","ScalingDown","Scaling","Deleting","Failed","Unknown"]),
-  readyReplicas: c.integer({ format: "int32" }),
-  replicas: c.integer({ format: "int32" }),
-  upToDateReplicas: c.integer({ format: "int32" }),
-  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachinePoolStatus}. */
-export const MachinePoolStatusSchema: z.ZodType<MachinePoolStatus> = c.zod($MachinePoolStatus);
 
 /**
  * MachinePool is the Schema for the machinepools API.
@@ -5282,63 +3592,6 @@ export interface MachinePoolList {
   items: MachinePool[];
 }
 
-const $MachinePool = c.object<MachinePool>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("MachinePool"),
-  metadata: c.objectMeta(),
-  spec: $MachinePoolSpec,
-  status: $MachinePoolStatus,
-}, { required: ["apiVersion","kind","spec"] });
-
-/** zod schema of {@link MachinePool}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachinePoolSchema: z.ZodType<MachinePool> = c.zod($MachinePool);
-
-/** zod schema of {@link MachinePoolList}. */
-export const MachinePoolListSchema: z.ZodType<MachinePoolList> = c.zod(c.object<MachinePoolList>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("MachinePoolList"),
-  metadata: c.listMeta(),
-  items: c.array($MachinePool),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/** Instance type of the {@link MachinePoolModel} class: a {@link MachinePool} with the Model methods. */
-export interface MachinePoolModel extends MachinePool {}
-
-/**
- * Model class of {@link MachinePool}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link MachinePoolSchema}.
- *
- * @example
- * ```ts
- * const object = new MachinePoolModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class MachinePoolModel extends Model<MachinePool> {
-  /** The apiVersion of every MachinePool: "cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "cluster.x-k8s.io/v1beta2";
-  /** The kind: "MachinePool". */
-  static readonly kind = "MachinePool";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<MachinePool>(MachinePoolModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<MachinePool>) {
-    super();
-    this.setDefinedProps({ apiVersion: MachinePoolModel.apiVersion, kind: MachinePoolModel.kind, ...data } as ModelData<MachinePool>);
-  }
-
-  /**
-   * Checks the object against {@link MachinePoolSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(MachinePoolSchema, this.toJSON(), "MachinePool cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link MachinePool} objects (the {@link MachinePoolModel} class), so that `new MachinePool({...})` works like in `@kubernetes-models`.
  *
@@ -5348,33 +3601,6 @@ export class MachinePoolModel extends Model<MachinePool> {
  * ```
  */
 export const MachinePool: typeof MachinePoolModel = MachinePoolModel;
-
-/** Resource metadata of MachinePool cluster.x-k8s.io/v1beta2 (plural "machinepools", namespaced, has a status subresource), with its schema and defaults. */
-export const MachinePoolResource: c.ResourceInfo<MachinePool> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "cluster.x-k8s.io/v1beta2",
-  kind: "MachinePool",
-  listKind: "MachinePoolList",
-  plural: "machinepools",
-  singular: "machinepool",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: ["mp"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: undefined },
-  },
-  schema: MachinePoolSchema,
-  defaults: undefined,
-};
 
 /** spec is the desired state of MachineSet. */
 export interface MachineSetSpec {
@@ -5421,18 +3647,6 @@ export interface MachineSetSpec {
    */
   template: MachineSetSpecTemplate;
 }
-
-const $MachineSetSpec = c.object<MachineSetSpec>({
-  clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  deletion: $MachineSetSpecDeletion,
-  machineNaming: $MachineSetSpecMachineNaming,
-  replicas: c.integer({ format: "int32" }),
-  selector: $MachineSetSpecSelector,
-  template: $MachineSetSpecTemplate,
-}, { required: ["clusterName","selector","template"] });
-
-/** zod schema of {@link MachineSetSpec}. */
-export const MachineSetSpecSchema: z.ZodType<MachineSetSpec> = c.zod($MachineSetSpec);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface MachineSetStatusDeprecatedV1beta1 {
@@ -5509,30 +3723,11 @@ export interface MachineSetStatusDeprecatedV1beta1 {
   readyReplicas?: number;
 }
 
-const $MachineSetStatusDeprecatedV1beta1 = c.object<MachineSetStatusDeprecatedV1beta1>({
-  availableReplicas: c.integer({ format: "int32" }),
-  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
-  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-  failureReason: c.string(),
-  fullyLabeledReplicas: c.integer({ format: "int32" }),
-  readyReplicas: c.integer({ format: "int32" }),
-});
-
-/** zod schema of {@link MachineSetStatusDeprecatedV1beta1}. */
-export const MachineSetStatusDeprecatedV1beta1Schema: z.ZodType<MachineSetStatusDeprecatedV1beta1> = c.zod($MachineSetStatusDeprecatedV1beta1);
-
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface MachineSetStatusDeprecated {
   /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
   v1beta1?: MachineSetStatusDeprecatedV1beta1;
 }
-
-const $MachineSetStatusDeprecated = c.object<MachineSetStatusDeprecated>({
-  v1beta1: $MachineSetStatusDeprecatedV1beta1,
-});
-
-/** zod schema of {@link MachineSetStatusDeprecated}. */
-export const MachineSetStatusDeprecatedSchema: z.ZodType<MachineSetStatusDeprecated> = c.zod($MachineSetStatusDeprecated);
 
 /** status is the observed state of MachineSet. */
 export interface MachineSetStatus {
@@ -5562,21 +3757,6 @@ export interface MachineSetStatus {
   /** versions is the aggregated Kubernetes versions in this MachineSet. */
   versions?: MachineSetStatusVersion[];
 }
-
-const $MachineSetStatus = c.object<MachineSetStatus>({
-  availableReplicas: c.integer({ format: "int32" }),
-  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  deprecated: $MachineSetStatusDeprecated,
-  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
-  readyReplicas: c.integer({ format: "int32" }),
-  replicas: c.integer({ format: "int32" }),
-  selector: c.string({ minLength: 1, maxLength: 4096 }),
-  upToDateReplicas: c.integer({ format: "int32" }),
-  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link MachineSetStatus}. */
-export const MachineSetStatusSchema: z.ZodType<MachineSetStatus> = c.zod($MachineSetStatus);
 
 /**
  * MachineSet is the Schema for the machinesets API.
@@ -5619,63 +3799,6 @@ export interface MachineSetList {
   items: MachineSet[];
 }
 
-const $MachineSet = c.object<MachineSet>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("MachineSet"),
-  metadata: c.objectMeta(),
-  spec: $MachineSetSpec,
-  status: $MachineSetStatus,
-}, { required: ["apiVersion","kind","spec"] });
-
-/** zod schema of {@link MachineSet}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const MachineSetSchema: z.ZodType<MachineSet> = c.zod($MachineSet);
-
-/** zod schema of {@link MachineSetList}. */
-export const MachineSetListSchema: z.ZodType<MachineSetList> = c.zod(c.object<MachineSetList>({
-  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("MachineSetList"),
-  metadata: c.listMeta(),
-  items: c.array($MachineSet),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/** Instance type of the {@link MachineSetModel} class: a {@link MachineSet} with the Model methods. */
-export interface MachineSetModel extends MachineSet {}
-
-/**
- * Model class of {@link MachineSet}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link MachineSetSchema}.
- *
- * @example
- * ```ts
- * const object = new MachineSetModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class MachineSetModel extends Model<MachineSet> {
-  /** The apiVersion of every MachineSet: "cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "cluster.x-k8s.io/v1beta2";
-  /** The kind: "MachineSet". */
-  static readonly kind = "MachineSet";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<MachineSet>(MachineSetModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<MachineSet>) {
-    super();
-    this.setDefinedProps({ apiVersion: MachineSetModel.apiVersion, kind: MachineSetModel.kind, ...data } as ModelData<MachineSet>);
-  }
-
-  /**
-   * Checks the object against {@link MachineSetSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(MachineSetSchema, this.toJSON(), "MachineSet cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link MachineSet} objects (the {@link MachineSetModel} class), so that `new MachineSet({...})` works like in `@kubernetes-models`.
  *
@@ -5685,30 +3808,3 @@ export class MachineSetModel extends Model<MachineSet> {
  * ```
  */
 export const MachineSet: typeof MachineSetModel = MachineSetModel;
-
-/** Resource metadata of MachineSet cluster.x-k8s.io/v1beta2 (plural "machinesets", namespaced, has a status subresource), with its schema and defaults. */
-export const MachineSetResource: c.ResourceInfo<MachineSet> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "cluster.x-k8s.io/v1beta2",
-  kind: "MachineSet",
-  listKind: "MachineSetList",
-  plural: "machinesets",
-  singular: "machineset",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: ["ms"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
-  },
-  schema: MachineSetSchema,
-  defaults: undefined,
-};

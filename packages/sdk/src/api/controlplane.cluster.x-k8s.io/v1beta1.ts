@@ -8,9 +8,9 @@
  */
 import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";
 import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";
-import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
-import type { z } from "zod";
-import * as c from "../common.js";
+import { KubeadmControlPlaneModel, KubeadmControlPlaneTemplateModel } from "./v1beta1.runtime.js";
+
+export * from "./v1beta1.runtime.js";
 
 /** Selects a key of a ConfigMap. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef {
@@ -30,17 +30,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   optional?: boolean;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef>({
-  key: c.string(),
-  name: c.string(),
-  optional: c.boolean(),
-}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
-
 /**
  * Selects a field of the pod: supports metadata.name, metadata.namespace, `metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`,
  * spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.
@@ -51,14 +40,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   /** Path of the field to select in the specified API version. */
   fieldPath: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef>({
-  apiVersion: c.string(),
-  fieldPath: c.string(),
-}, { required: ["fieldPath"] }), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef);
 
 /**
  * FileKeyRef selects a key of the env file.
@@ -92,18 +73,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   volumeName: string;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef>({
-  key: c.string(),
-  optional: c.boolean(),
-  path: c.string(),
-  volumeName: c.string(),
-}, { required: ["key","path","volumeName"] }), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults: c.DefaultsNode = { properties: { optional: { default: false } } };
-
 /**
  * Selects a resource of the container: only resources limits and requests
  * (limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory and requests.ephemeral-storage) are currently supported.
@@ -116,15 +85,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   /** Required: resource to select */
   resource: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef>({
-  containerName: c.string(),
-  divisor: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
-  resource: c.string(),
-}, { required: ["resource"] }), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef);
 
 /** Selects a key of a secret in the pod's namespace */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef {
@@ -143,17 +103,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   /** Specify whether the Secret or its key must be defined */
   optional?: boolean;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef>({
-  key: c.string(),
-  name: c.string(),
-  optional: c.boolean(),
-}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
 /** Source for the environment variable's value. Cannot be used if value is not empty. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom {
@@ -178,19 +127,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   secretKeyRef?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom>({
-  configMapKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef,
-  fieldRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef,
-  fileKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef,
-  resourceFieldRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef,
-  secretKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef,
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults: c.DefaultsNode = { properties: { configMapKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults }, fileKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults }, secretKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults } } };
-
 /** EnvVar represents an environment variable present in a Container. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv {
   /**
@@ -214,17 +150,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   valueFrom?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv>({
-  name: c.string(),
-  value: c.string(),
-  valueFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom,
-}, { required: ["name"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults: c.DefaultsNode = { properties: { valueFrom: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults } } };
-
 /**
  * HostPathMount contains elements describing volumes that are mounted from the
  * host.
@@ -245,17 +170,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   readOnly?: boolean;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume>({
-  hostPath: c.string({ minLength: 1, maxLength: 512 }),
-  mountPath: c.string({ minLength: 1, maxLength: 512 }),
-  name: c.string({ minLength: 1, maxLength: 512 }),
-  pathType: c.string(),
-  readOnly: c.boolean(),
-}, { required: ["hostPath","mountPath","name"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolumeSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume);
-
 /** apiServer contains extra settings for the API server control plane component */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer {
   /** certSANs sets extra Subject Alternative Names for the API Server signing cert. */
@@ -274,19 +188,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   timeoutForControlPlane?: string;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer>({
-  certSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
-  extraArgs: c.record(c.string()),
-  extraEnvs: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
-  extraVolumes: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { maxItems: 100 }),
-  timeoutForControlPlane: c.string(),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
-
 /** controllerManager contains extra settings for the controller manager control plane component */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler {
   /** extraArgs is an extra set of flags to pass to the control plane component. */
@@ -301,17 +202,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSch
   extraVolumes?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume[];
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler>({
-  extraArgs: c.record(c.string()),
-  extraEnvs: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
-  extraVolumes: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { maxItems: 100 }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
-
 /** dns defines the options for the DNS add-on installed in the cluster. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns {
   /**
@@ -325,14 +215,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns
    */
   imageTag?: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns>({
-  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-  imageTag: c.string({ minLength: 1, maxLength: 256 }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDnsSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns);
 
 /**
  * external describes how to connect to an external etcd cluster
@@ -357,16 +239,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtc
    */
   keyFile: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal>({
-  caFile: c.string({ minLength: 1, maxLength: 512 }),
-  certFile: c.string({ minLength: 1, maxLength: 512 }),
-  endpoints: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 50 }),
-  keyFile: c.string({ minLength: 1, maxLength: 512 }),
-}, { required: ["caFile","certFile","endpoints","keyFile"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternalSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal);
 
 /**
  * local provides configuration knobs for configuring the local etcd instance
@@ -405,21 +277,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtc
   serverCertSANs?: string[];
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal>({
-  dataDir: c.string({ minLength: 1, maxLength: 512 }),
-  extraArgs: c.record(c.string()),
-  extraEnvs: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
-  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-  imageTag: c.string({ minLength: 1, maxLength: 256 }),
-  peerCertSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
-  serverCertSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
-
 /**
  * etcd holds configuration for etcd.
  * NB: This value defaults to a Local (stacked) etcd
@@ -436,16 +293,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtc
    */
   local?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd>({
-  external: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal,
-  local: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal,
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdDefaults: c.DefaultsNode = { properties: { local: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalDefaults } } };
 
 /**
  * networking holds configuration for the networking topology of the cluster.
@@ -467,15 +314,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNet
    */
   serviceSubnet?: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking>({
-  dnsDomain: c.string({ minLength: 1, maxLength: 253 }),
-  podSubnet: c.string({ minLength: 1, maxLength: 1024 }),
-  serviceSubnet: c.string({ minLength: 1, maxLength: 1024 }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworkingSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking);
 
 /** clusterConfiguration along with InitConfiguration are the configurations necessary for the init command */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration {
@@ -579,31 +417,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration {
   scheduler?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration>({
-  apiServer: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer,
-  apiVersion: c.string(),
-  caCertificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 36500 }),
-  certificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 1095 }),
-  certificatesDir: c.string({ minLength: 1, maxLength: 512 }),
-  clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  controlPlaneEndpoint: c.string({ minLength: 1, maxLength: 512 }),
-  controllerManager: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler,
-  dns: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns,
-  encryptionAlgorithm: c.literals<"ECDSA-P256" | "ECDSA-P384" | "RSA-2048" | "RSA-3072" | "RSA-4096">(["ECDSA-P256","ECDSA-P384","RSA-2048","RSA-3072","RSA-4096"]),
-  etcd: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd,
-  featureGates: c.record(c.boolean()),
-  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-  kind: c.string(),
-  kubernetesVersion: c.string({ minLength: 1, maxLength: 256 }),
-  networking: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking,
-  scheduler: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler,
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDefaults: c.DefaultsNode = { properties: { apiServer: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerDefaults }, controllerManager: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults }, etcd: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdDefaults }, scheduler: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults } } };
-
 /** Filesystem defines the file systems to be created. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem {
   /** device specifies the device name */
@@ -628,19 +441,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem {
   replaceFS?: string;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem>({
-  device: c.string({ minLength: 1, maxLength: 256 }),
-  extraOpts: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
-  filesystem: c.string({ minLength: 1, maxLength: 128 }),
-  label: c.string({ minLength: 1, maxLength: 512 }),
-  overwrite: c.boolean(),
-  partition: c.string({ minLength: 1, maxLength: 128 }),
-  replaceFS: c.string({ minLength: 1, maxLength: 128 }),
-}, { required: ["device","filesystem"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem);
-
 /** PartitionSpec defines the size and optional type for a partition. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem {
   /**
@@ -656,14 +456,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskL
   /** percentage of disk that partition will take (1-100) */
   percentage: number;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem>({
-  partitionType: c.withMeta(c.string({ minLength: 1, maxLength: 36 }), {"x-kubernetes-validations":[{"message":"partitionType must be one of Linux, LinuxSwap, LinuxRAID, LVM, Fat32, NTFS, LinuxExtended or a full GPT partition GUID","rule":"self.matches('^(Linux|LinuxSwap|LinuxRAID|LVM|Fat32|NTFS|LinuxExtended|[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12})$')"}]}),
-  percentage: c.integer({ format: "int32", minimum: 1, maximum: 100 }),
-}, { required: ["percentage"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem);
 
 /** Partition defines how to create and layout a partition. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition {
@@ -694,17 +486,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition {
   tableType?: "mbr" | "gpt";
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition>({
-  device: c.string({ minLength: 1, maxLength: 256 }),
-  diskLayout: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem, { minItems: 1, maxItems: 100 }),
-  layout: c.boolean(),
-  overwrite: c.boolean(),
-  tableType: c.literals<"mbr" | "gpt">(["mbr","gpt"]),
-}, { required: ["device","layout"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition);
-
 /** diskSetup specifies options for the creation of partition tables and file systems on devices. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup {
   /** filesystems specifies the list of file systems to setup. */
@@ -712,14 +493,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup {
   /** partitions specifies the list of the partitions to setup. */
   partitions?: KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition[];
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup>({
-  filesystems: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem, { maxItems: 100 }),
-  partitions: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition, { maxItems: 100 }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup);
 
 /** secret represents a secret that should populate this file. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret {
@@ -729,26 +502,11 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret {
   name: string;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret>({
-  key: c.string({ minLength: 1, maxLength: 256 }),
-  name: c.string({ minLength: 1, maxLength: 253 }),
-}, { required: ["key","name"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecretSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret);
-
 /** contentFrom is a referenced source of content to populate the file. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom {
   /** secret represents a secret that should populate this file. */
   secret: KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom>({
-  secret: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret,
-}, { required: ["secret"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom);
 
 /** File defines the input for generating write_files in cloud-init. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecFile {
@@ -777,20 +535,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecFile {
   permissions?: string;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecFile = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecFile>({
-  append: c.boolean(),
-  content: c.string({ minLength: 1, maxLength: 10240 }),
-  contentFormat: c.literals<"Raw" | "Template">(["Raw","Template"]),
-  contentFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom,
-  encoding: c.literals<"base64" | "gzip" | "gzip+base64">(["base64","gzip","gzip+base64"]),
-  owner: c.string({ minLength: 1, maxLength: 256 }),
-  path: c.string({ minLength: 1, maxLength: 512 }),
-  permissions: c.string({ minLength: 1, maxLength: 16 }),
-}, { required: ["path"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecFile}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecFileSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecFile> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecFile);
-
 /** containerLinuxConfig contains CLC specific configuration. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig {
   /**
@@ -804,26 +548,11 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxC
   strict?: boolean;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig>({
-  additionalConfig: c.string({ minLength: 1, maxLength: 32768 }),
-  strict: c.boolean(),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfigSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig);
-
 /** ignition contains Ignition specific configuration. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecIgnition {
   /** containerLinuxConfig contains CLC specific configuration. */
   containerLinuxConfig?: KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecIgnition = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecIgnition>({
-  containerLinuxConfig: $KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig,
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecIgnition}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecIgnition> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecIgnition);
 
 /** BootstrapToken describes one bootstrap token, stored as a Secret in the cluster. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken {
@@ -859,18 +588,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootst
   usages?: string[];
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken>({
-  description: c.string({ minLength: 1, maxLength: 512 }),
-  expires: c.string({ format: "date-time" }),
-  groups: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
-  token: c.string(),
-  ttl: c.string(),
-  usages: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
-}, { required: ["token"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapTokenSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken);
-
 /**
  * localAPIEndpoint represents the endpoint of the API server instance that's deployed on this control plane node
  * In HA setups, this differs from ClusterConfiguration.ControlPlaneEndpoint in the sense that ControlPlaneEndpoint
@@ -888,14 +605,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalA
    */
   bindPort?: number;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint>({
-  advertiseAddress: c.string({ minLength: 1, maxLength: 39 }),
-  bindPort: c.integer({ format: "int32" }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpointSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint);
 
 /**
  * The node this Taint is attached to has the "effect" on
@@ -915,16 +624,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRe
   /** The taint value corresponding to the taint key. */
   value?: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint>({
-  effect: c.string(),
-  key: c.string(),
-  timeAdded: c.string({ format: "date-time" }),
-  value: c.string(),
-}, { required: ["effect","key"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaintSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint);
 
 /**
  * nodeRegistration holds fields that relate to registering the new control-plane node to the cluster.
@@ -970,19 +669,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRe
   taints?: KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint[];
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration>({
-  criSocket: c.string({ minLength: 1, maxLength: 512 }),
-  ignorePreflightErrors: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 50 }),
-  imagePullPolicy: c.literals<"Always" | "IfNotPresent" | "Never">(["Always","IfNotPresent","Never"]),
-  imagePullSerial: c.boolean(),
-  kubeletExtraArgs: c.record(c.string()),
-  name: c.string({ minLength: 1, maxLength: 253 }),
-  taints: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint, { maxItems: 100 }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration);
-
 /**
  * patches contains options related to applying patches to components deployed by kubeadm during
  * "kubeadm init". The minimum kubernetes version needed to support Patches is v1.22
@@ -1002,13 +688,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatche
    */
   directory?: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches>({
-  directory: c.string({ minLength: 1, maxLength: 512 }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatchesSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches);
 
 /** initConfiguration along with ClusterConfiguration are the configurations necessary for the init command */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration {
@@ -1060,19 +739,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration {
   skipPhases?: string[];
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration>({
-  apiVersion: c.string(),
-  bootstrapTokens: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken, { maxItems: 100 }),
-  kind: c.string(),
-  localAPIEndpoint: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
-  nodeRegistration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration,
-  patches: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches,
-  skipPhases: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 50 }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration);
-
 /**
  * controlPlane defines the additional control plane instance to be deployed on the joining node.
  * If nil, no additional control plane instance will be deployed.
@@ -1081,13 +747,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationContro
   /** localAPIEndpoint represents the endpoint of the API server instance to be deployed on this node. */
   localAPIEndpoint?: KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane>({
-  localAPIEndpoint: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlaneSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane);
 
 /**
  * bootstrapToken is used to set the options for bootstrap token based discovery
@@ -1119,16 +778,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
    */
   unsafeSkipCAVerification?: boolean;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken>({
-  apiServerEndpoint: c.string({ minLength: 1, maxLength: 512 }),
-  caCertHashes: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
-  token: c.string({ minLength: 1, maxLength: 512 }),
-  unsafeSkipCAVerification: c.boolean(),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapTokenSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken);
 
 /**
  * cluster contains information about how to communicate with the kubernetes cluster.
@@ -1168,17 +817,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   tlsServerName?: string;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster>({
-  certificateAuthorityData: c.string({ format: "byte", minLength: 1, maxLength: 51200 }),
-  insecureSkipTLSVerify: c.boolean(),
-  proxyURL: c.string({ minLength: 1, maxLength: 512 }),
-  server: c.string({ minLength: 1, maxLength: 512 }),
-  tlsServerName: c.string({ minLength: 1, maxLength: 512 }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigClusterSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster);
-
 /** authProvider specifies a custom authentication plugin for the kubernetes cluster. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider {
   /** config holds the parameters for the authentication plugin. */
@@ -1186,14 +824,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   /** name is the name of the authentication plugin. */
   name: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider>({
-  config: c.record(c.string()),
-  name: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["name"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProviderSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider);
 
 /**
  * KubeConfigAuthExecEnv is used for setting environment variables when executing an exec-based
@@ -1205,14 +835,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   /** value of the environment variable */
   value: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem>({
-  name: c.string({ minLength: 1, maxLength: 512 }),
-  value: c.string({ minLength: 1, maxLength: 512 }),
-}, { required: ["name","value"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem);
 
 /** exec specifies a custom exec-based authentication plugin for the kubernetes cluster. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec {
@@ -1242,17 +864,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   provideClusterInfo?: boolean;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec>({
-  apiVersion: c.string({ minLength: 1, maxLength: 512 }),
-  args: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
-  command: c.string({ minLength: 1, maxLength: 1024 }),
-  env: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem, { maxItems: 100 }),
-  provideClusterInfo: c.boolean(),
-}, { required: ["command"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec);
-
 /**
  * user contains information that describes identity information.
  * This is used to tell the kubernetes cluster who you are.
@@ -1263,14 +874,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   /** exec specifies a custom exec-based authentication plugin for the kubernetes cluster. */
   exec?: KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser>({
-  authProvider: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider,
-  exec: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec,
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser);
 
 /**
  * kubeConfig is used (optionally) to generate a KubeConfig based on the KubeadmConfig's information.
@@ -1295,14 +898,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   user: KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig>({
-  cluster: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster,
-  user: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser,
-}, { required: ["user"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig);
-
 /**
  * file is used to specify a file or URL to a kubeconfig file from which to load cluster information
  * BootstrapToken and File are mutually exclusive
@@ -1319,14 +914,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   /** kubeConfigPath is used to specify the actual file path or URL to the kubeconfig file from which to load cluster information */
   kubeConfigPath: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile>({
-  kubeConfig: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig,
-  kubeConfigPath: c.string({ minLength: 1, maxLength: 512 }),
-}, { required: ["kubeConfigPath"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile);
 
 /** discovery specifies the options for the kubelet to use during the TLS Bootstrap process */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery {
@@ -1349,16 +936,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
    */
   tlsBootstrapToken?: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery>({
-  bootstrapToken: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken,
-  file: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile,
-  timeout: c.string(),
-  tlsBootstrapToken: c.string({ minLength: 1, maxLength: 512 }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoverySchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery);
 
 /** joinConfiguration is the kubeadm configuration for the join command */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration {
@@ -1409,20 +986,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration {
   skipPhases?: string[];
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration>({
-  apiVersion: c.string(),
-  caCertPath: c.string({ minLength: 1, maxLength: 512 }),
-  controlPlane: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane,
-  discovery: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery,
-  kind: c.string(),
-  nodeRegistration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration,
-  patches: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches,
-  skipPhases: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 50 }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration);
-
 /** ntp specifies NTP configuration */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecNtp {
   /** enabled specifies whether NTP should be enabled */
@@ -1431,26 +994,11 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecNtp {
   servers?: string[];
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecNtp = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecNtp>({
-  enabled: c.boolean(),
-  servers: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecNtp}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecNtpSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecNtp> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecNtp);
-
 /** passwdFrom is a referenced source of passwd to populate the passwd. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom {
   /** secret represents a secret that should populate this password. */
   secret: KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom>({
-  secret: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret,
-}, { required: ["secret"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom);
 
 /** User defines the input for a generated user in cloud-init. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecUser {
@@ -1479,24 +1027,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecUser {
   /** sudo specifies a sudo role for the user */
   sudo?: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecUser = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecUser>({
-  gecos: c.string({ minLength: 1, maxLength: 256 }),
-  groups: c.string({ minLength: 1, maxLength: 256 }),
-  homeDir: c.string({ minLength: 1, maxLength: 256 }),
-  inactive: c.boolean(),
-  lockPassword: c.boolean(),
-  name: c.string({ minLength: 1, maxLength: 256 }),
-  passwd: c.string({ minLength: 1, maxLength: 256 }),
-  passwdFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom,
-  primaryGroup: c.string({ minLength: 1, maxLength: 256 }),
-  shell: c.string({ minLength: 1, maxLength: 256 }),
-  sshAuthorizedKeys: c.array(c.string({ minLength: 1, maxLength: 2048 }), { maxItems: 100 }),
-  sudo: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["name"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecUser}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecUserSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUser> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUser);
 
 /**
  * kubeadmConfigSpec is a KubeadmConfigSpec
@@ -1566,29 +1096,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpec {
   verbosity?: number;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpec = c.object<KubeadmControlPlaneSpecKubeadmConfigSpec>({
-  bootCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
-  clusterConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration,
-  diskSetup: $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup,
-  files: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecFile, { maxItems: 200 }),
-  format: c.literals<"cloud-config" | "ignition">(["cloud-config","ignition"]),
-  ignition: $KubeadmControlPlaneSpecKubeadmConfigSpecIgnition,
-  initConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration,
-  joinConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration,
-  mounts: c.array(c.array(c.string({ minLength: 1, maxLength: 512 })), { maxItems: 100 }),
-  ntp: $KubeadmControlPlaneSpecKubeadmConfigSpecNtp,
-  postKubeadmCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
-  preKubeadmCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
-  useExperimentalRetryJoin: c.boolean(),
-  users: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecUser, { maxItems: 100 }),
-  verbosity: c.integer({ format: "int32" }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpec}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpec> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpec);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecDefaults: c.DefaultsNode = { properties: { clusterConfiguration: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDefaults } } };
-
 /**
  * machineNamingStrategy allows changing the naming pattern used when creating Machines.
  * InfraMachines & KubeadmConfigs will use the same name as the corresponding Machines.
@@ -1608,13 +1115,6 @@ export interface KubeadmControlPlaneSpecMachineNamingStrategy {
    */
   template?: string;
 }
-
-const $KubeadmControlPlaneSpecMachineNamingStrategy = c.object<KubeadmControlPlaneSpecMachineNamingStrategy>({
-  template: c.string({ minLength: 1, maxLength: 256 }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecMachineNamingStrategy}. */
-export const KubeadmControlPlaneSpecMachineNamingStrategySchema: z.ZodType<KubeadmControlPlaneSpecMachineNamingStrategy> = c.zod($KubeadmControlPlaneSpecMachineNamingStrategy);
 
 /**
  * infrastructureRef is a required reference to a custom resource
@@ -1660,19 +1160,6 @@ export interface KubeadmControlPlaneSpecMachineTemplateInfrastructureRef {
   uid?: string;
 }
 
-const $KubeadmControlPlaneSpecMachineTemplateInfrastructureRef = c.withMeta(c.object<KubeadmControlPlaneSpecMachineTemplateInfrastructureRef>({
-  apiVersion: c.string(),
-  fieldPath: c.string(),
-  kind: c.string(),
-  name: c.string(),
-  namespace: c.string(),
-  resourceVersion: c.string(),
-  uid: c.string(),
-}), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateInfrastructureRef}. */
-export const KubeadmControlPlaneSpecMachineTemplateInfrastructureRefSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateInfrastructureRef> = c.zod($KubeadmControlPlaneSpecMachineTemplateInfrastructureRef);
-
 /**
  * metadata is the standard object's metadata.
  * More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
@@ -1694,14 +1181,6 @@ export interface KubeadmControlPlaneSpecMachineTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
-const $KubeadmControlPlaneSpecMachineTemplateMetadata = c.object<KubeadmControlPlaneSpecMachineTemplateMetadata>({
-  annotations: c.record(c.string()),
-  labels: c.record(c.string()),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateMetadata}. */
-export const KubeadmControlPlaneSpecMachineTemplateMetadataSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateMetadata> = c.zod($KubeadmControlPlaneSpecMachineTemplateMetadata);
-
 /** MachineReadinessGate contains the type of a Machine condition to be used as a readiness gate. */
 export interface KubeadmControlPlaneSpecMachineTemplateReadinessGate {
   /**
@@ -1719,14 +1198,6 @@ export interface KubeadmControlPlaneSpecMachineTemplateReadinessGate {
    */
   polarity?: "Positive" | "Negative";
 }
-
-const $KubeadmControlPlaneSpecMachineTemplateReadinessGate = c.object<KubeadmControlPlaneSpecMachineTemplateReadinessGate>({
-  conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-  polarity: c.literals<"Positive" | "Negative">(["Positive","Negative"]),
-}, { required: ["conditionType"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateReadinessGate}. */
-export const KubeadmControlPlaneSpecMachineTemplateReadinessGateSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateReadinessGate> = c.zod($KubeadmControlPlaneSpecMachineTemplateReadinessGate);
 
 /** MachineTaint defines a taint equivalent to corev1.Taint, but additionally having a propagation field. */
 export interface KubeadmControlPlaneSpecMachineTemplateTaint {
@@ -1752,16 +1223,6 @@ export interface KubeadmControlPlaneSpecMachineTemplateTaint {
    */
   value?: string;
 }
-
-const $KubeadmControlPlaneSpecMachineTemplateTaint = c.object<KubeadmControlPlaneSpecMachineTemplateTaint>({
-  effect: c.literals<"NoSchedule" | "PreferNoSchedule" | "NoExecute">(["NoSchedule","PreferNoSchedule","NoExecute"]),
-  key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
-  propagation: c.literals<"Always" | "OnInitialization">(["Always","OnInitialization"]),
-  value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
-}, { required: ["effect","key","propagation"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateTaint}. */
-export const KubeadmControlPlaneSpecMachineTemplateTaintSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateTaint> = c.zod($KubeadmControlPlaneSpecMachineTemplateTaint);
 
 /**
  * machineTemplate contains information about how machines
@@ -1821,19 +1282,6 @@ export interface KubeadmControlPlaneSpecMachineTemplate {
   taints?: KubeadmControlPlaneSpecMachineTemplateTaint[];
 }
 
-const $KubeadmControlPlaneSpecMachineTemplate = c.object<KubeadmControlPlaneSpecMachineTemplate>({
-  infrastructureRef: $KubeadmControlPlaneSpecMachineTemplateInfrastructureRef,
-  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
-  nodeDeletionTimeout: c.string(),
-  nodeDrainTimeout: c.string(),
-  nodeVolumeDetachTimeout: c.string(),
-  readinessGates: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
-  taints: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-}, { required: ["infrastructureRef"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplate}. */
-export const KubeadmControlPlaneSpecMachineTemplateSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplate> = c.zod($KubeadmControlPlaneSpecMachineTemplate);
-
 /** remediationStrategy is the RemediationStrategy that controls how control plane machine remediation happens. */
 export interface KubeadmControlPlaneSpecRemediationStrategy {
   /**
@@ -1879,15 +1327,6 @@ export interface KubeadmControlPlaneSpecRemediationStrategy {
   retryPeriod?: string;
 }
 
-const $KubeadmControlPlaneSpecRemediationStrategy = c.object<KubeadmControlPlaneSpecRemediationStrategy>({
-  maxRetry: c.integer({ format: "int32" }),
-  minHealthyPeriod: c.string(),
-  retryPeriod: c.string(),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecRemediationStrategy}. */
-export const KubeadmControlPlaneSpecRemediationStrategySchema: z.ZodType<KubeadmControlPlaneSpecRemediationStrategy> = c.zod($KubeadmControlPlaneSpecRemediationStrategy);
-
 /**
  * rolloutBefore is a field to indicate a rollout should be performed
  * if the specified criteria is met.
@@ -1899,13 +1338,6 @@ export interface KubeadmControlPlaneSpecRolloutBefore {
    */
   certificatesExpiryDays?: number;
 }
-
-const $KubeadmControlPlaneSpecRolloutBefore = c.object<KubeadmControlPlaneSpecRolloutBefore>({
-  certificatesExpiryDays: c.integer({ format: "int32" }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecRolloutBefore}. */
-export const KubeadmControlPlaneSpecRolloutBeforeSchema: z.ZodType<KubeadmControlPlaneSpecRolloutBefore> = c.zod($KubeadmControlPlaneSpecRolloutBefore);
 
 /**
  * rollingUpdate is the rolling update config params. Present only if
@@ -1922,13 +1354,6 @@ export interface KubeadmControlPlaneSpecRolloutStrategyRollingUpdate {
    */
   maxSurge?: number | string;
 }
-
-const $KubeadmControlPlaneSpecRolloutStrategyRollingUpdate = c.object<KubeadmControlPlaneSpecRolloutStrategyRollingUpdate>({
-  maxSurge: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecRolloutStrategyRollingUpdate}. */
-export const KubeadmControlPlaneSpecRolloutStrategyRollingUpdateSchema: z.ZodType<KubeadmControlPlaneSpecRolloutStrategyRollingUpdate> = c.zod($KubeadmControlPlaneSpecRolloutStrategyRollingUpdate);
 
 /**
  * rolloutStrategy is the RolloutStrategy to use to replace control plane machines with
@@ -1947,14 +1372,6 @@ export interface KubeadmControlPlaneSpecRolloutStrategy {
    */
   type?: "RollingUpdate";
 }
-
-const $KubeadmControlPlaneSpecRolloutStrategy = c.object<KubeadmControlPlaneSpecRolloutStrategy>({
-  rollingUpdate: $KubeadmControlPlaneSpecRolloutStrategyRollingUpdate,
-  type: c.literals<"RollingUpdate">(["RollingUpdate"]),
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecRolloutStrategy}. */
-export const KubeadmControlPlaneSpecRolloutStrategySchema: z.ZodType<KubeadmControlPlaneSpecRolloutStrategy> = c.zod($KubeadmControlPlaneSpecRolloutStrategy);
 
 /** spec is the desired state of KubeadmControlPlane. */
 export interface KubeadmControlPlaneSpec {
@@ -2013,23 +1430,6 @@ export interface KubeadmControlPlaneSpec {
   version: string;
 }
 
-const $KubeadmControlPlaneSpec = c.object<KubeadmControlPlaneSpec>({
-  kubeadmConfigSpec: $KubeadmControlPlaneSpecKubeadmConfigSpec,
-  machineNamingStrategy: $KubeadmControlPlaneSpecMachineNamingStrategy,
-  machineTemplate: $KubeadmControlPlaneSpecMachineTemplate,
-  remediationStrategy: $KubeadmControlPlaneSpecRemediationStrategy,
-  replicas: c.integer({ format: "int32" }),
-  rolloutAfter: c.string({ format: "date-time" }),
-  rolloutBefore: $KubeadmControlPlaneSpecRolloutBefore,
-  rolloutStrategy: $KubeadmControlPlaneSpecRolloutStrategy,
-  version: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["kubeadmConfigSpec","machineTemplate","version"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpec}. */
-export const KubeadmControlPlaneSpecSchema: z.ZodType<KubeadmControlPlaneSpec> = c.zod($KubeadmControlPlaneSpec);
-
-const KubeadmControlPlaneSpecDefaults: c.DefaultsNode = { properties: { kubeadmConfigSpec: { ...KubeadmControlPlaneSpecKubeadmConfigSpecDefaults }, rolloutStrategy: { default: {"rollingUpdate":{"maxSurge":1},"type":"RollingUpdate"} } } };
-
 /** Condition defines an observation of a Cluster API resource operational state. */
 export interface KubeadmControlPlaneStatusCondition {
   /**
@@ -2065,18 +1465,6 @@ export interface KubeadmControlPlaneStatusCondition {
   type: string;
 }
 
-const $KubeadmControlPlaneStatusCondition = c.object<KubeadmControlPlaneStatusCondition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ minLength: 1, maxLength: 10240 }),
-  reason: c.string({ minLength: 1, maxLength: 256 }),
-  severity: c.string({ maxLength: 32 }),
-  status: c.string(),
-  type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime","status","type"] });
-
-/** zod schema of {@link KubeadmControlPlaneStatusCondition}. */
-export const KubeadmControlPlaneStatusConditionSchema: z.ZodType<KubeadmControlPlaneStatusCondition> = c.zod($KubeadmControlPlaneStatusCondition);
-
 /** lastRemediation stores info about last remediation performed. */
 export interface KubeadmControlPlaneStatusLastRemediation {
   /** machine is the machine name of the latest machine being remediated. */
@@ -2089,15 +1477,6 @@ export interface KubeadmControlPlaneStatusLastRemediation {
   /** timestamp is when last remediation happened. It is represented in RFC3339 form and is in UTC. */
   timestamp: string;
 }
-
-const $KubeadmControlPlaneStatusLastRemediation = c.object<KubeadmControlPlaneStatusLastRemediation>({
-  machine: c.string({ minLength: 1, maxLength: 253 }),
-  retryCount: c.integer({ format: "int32" }),
-  timestamp: c.string({ format: "date-time" }),
-}, { required: ["machine","retryCount","timestamp"] });
-
-/** zod schema of {@link KubeadmControlPlaneStatusLastRemediation}. */
-export const KubeadmControlPlaneStatusLastRemediationSchema: z.ZodType<KubeadmControlPlaneStatusLastRemediation> = c.zod($KubeadmControlPlaneStatusLastRemediation);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface KubeadmControlPlaneStatusV1beta2Condition {
@@ -2131,18 +1510,6 @@ export interface KubeadmControlPlaneStatusV1beta2Condition {
   type: string;
 }
 
-const $KubeadmControlPlaneStatusV1beta2Condition = c.object<KubeadmControlPlaneStatusV1beta2Condition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
-  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime","message","reason","status","type"] });
-
-/** zod schema of {@link KubeadmControlPlaneStatusV1beta2Condition}. */
-export const KubeadmControlPlaneStatusV1beta2ConditionSchema: z.ZodType<KubeadmControlPlaneStatusV1beta2Condition> = c.zod($KubeadmControlPlaneStatusV1beta2Condition);
-
 /** v1beta2 groups all the fields that will be added or modified in KubeadmControlPlane's status with the V1Beta2 version. */
 export interface KubeadmControlPlaneStatusV1beta2 {
   /** availableReplicas is the number of available replicas targeted by this KubeadmControlPlane. A machine is considered available when Machine's Available condition is true. */
@@ -2159,16 +1526,6 @@ export interface KubeadmControlPlaneStatusV1beta2 {
   upToDateReplicas?: number;
 }
 
-const $KubeadmControlPlaneStatusV1beta2 = c.object<KubeadmControlPlaneStatusV1beta2>({
-  availableReplicas: c.integer({ format: "int32" }),
-  conditions: c.withMeta(c.array($KubeadmControlPlaneStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  readyReplicas: c.integer({ format: "int32" }),
-  upToDateReplicas: c.integer({ format: "int32" }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneStatusV1beta2}. */
-export const KubeadmControlPlaneStatusV1beta2Schema: z.ZodType<KubeadmControlPlaneStatusV1beta2> = c.zod($KubeadmControlPlaneStatusV1beta2);
-
 /** StatusVersion groups version-related status information. */
 export interface KubeadmControlPlaneStatusVersion {
   /** replicas is the number of replicas at this version. */
@@ -2176,14 +1533,6 @@ export interface KubeadmControlPlaneStatusVersion {
   /** version is the Kubernetes version. */
   version: string;
 }
-
-const $KubeadmControlPlaneStatusVersion = c.object<KubeadmControlPlaneStatusVersion>({
-  replicas: c.integer({ format: "int32", minimum: 1 }),
-  version: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["version"] });
-
-/** zod schema of {@link KubeadmControlPlaneStatusVersion}. */
-export const KubeadmControlPlaneStatusVersionSchema: z.ZodType<KubeadmControlPlaneStatusVersion> = c.zod($KubeadmControlPlaneStatusVersion);
 
 /** status is the observed state of KubeadmControlPlane. */
 export interface KubeadmControlPlaneStatus {
@@ -2271,27 +1620,6 @@ export interface KubeadmControlPlaneStatus {
   versions?: KubeadmControlPlaneStatusVersion[];
 }
 
-const $KubeadmControlPlaneStatus = c.object<KubeadmControlPlaneStatus>({
-  conditions: c.array($KubeadmControlPlaneStatusCondition),
-  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-  failureReason: c.string(),
-  initialized: c.boolean(),
-  lastRemediation: $KubeadmControlPlaneStatusLastRemediation,
-  observedGeneration: c.integer({ format: "int64" }),
-  ready: c.boolean(),
-  readyReplicas: c.integer({ format: "int32" }),
-  replicas: c.integer({ format: "int32" }),
-  selector: c.string({ minLength: 1, maxLength: 4096 }),
-  unavailableReplicas: c.integer({ format: "int32" }),
-  updatedReplicas: c.integer({ format: "int32" }),
-  v1beta2: $KubeadmControlPlaneStatusV1beta2,
-  version: c.string({ minLength: 1, maxLength: 256 }),
-  versions: c.withMeta(c.array($KubeadmControlPlaneStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
-});
-
-/** zod schema of {@link KubeadmControlPlaneStatus}. */
-export const KubeadmControlPlaneStatusSchema: z.ZodType<KubeadmControlPlaneStatus> = c.zod($KubeadmControlPlaneStatus);
-
 /**
  * KubeadmControlPlane is the Schema for the KubeadmControlPlane API.
  *
@@ -2339,79 +1667,6 @@ export interface KubeadmControlPlaneList {
   items: KubeadmControlPlane[];
 }
 
-const $KubeadmControlPlane = c.object<KubeadmControlPlane>({
-  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("KubeadmControlPlane"),
-  metadata: c.objectMeta(),
-  spec: $KubeadmControlPlaneSpec,
-  status: $KubeadmControlPlaneStatus,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link KubeadmControlPlane}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlane is deprecated; use a newer version.
- */
-export const KubeadmControlPlaneSchema: z.ZodType<KubeadmControlPlane> = c.zod($KubeadmControlPlane);
-
-/**
- * zod schema of {@link KubeadmControlPlaneList}.
- *
- * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlane is deprecated; use a newer version.
- */
-export const KubeadmControlPlaneListSchema: z.ZodType<KubeadmControlPlaneList> = c.zod(c.object<KubeadmControlPlaneList>({
-  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("KubeadmControlPlaneList"),
-  metadata: c.listMeta(),
-  items: c.array($KubeadmControlPlane),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-const KubeadmControlPlaneDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmControlPlaneSpecDefaults } } };
-
-/**
- * Instance type of the {@link KubeadmControlPlaneModel} class: a {@link KubeadmControlPlane} with the Model methods.
- *
- * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlane is deprecated; use a newer version.
- */
-export interface KubeadmControlPlaneModel extends KubeadmControlPlane {}
-
-/**
- * Model class of {@link KubeadmControlPlane}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link KubeadmControlPlaneSchema}.
- *
- * @example
- * ```ts
- * const object = new KubeadmControlPlaneModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlane is deprecated; use a newer version.
- */
-export class KubeadmControlPlaneModel extends Model<KubeadmControlPlane> {
-  /** The apiVersion of every KubeadmControlPlane: "controlplane.cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "controlplane.cluster.x-k8s.io/v1beta1";
-  /** The kind: "KubeadmControlPlane". */
-  static readonly kind = "KubeadmControlPlane";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<KubeadmControlPlane>(KubeadmControlPlaneModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<KubeadmControlPlane>) {
-    super();
-    this.setDefinedProps({ apiVersion: KubeadmControlPlaneModel.apiVersion, kind: KubeadmControlPlaneModel.kind, ...data } as ModelData<KubeadmControlPlane>);
-  }
-
-  /**
-   * Checks the object against {@link KubeadmControlPlaneSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(KubeadmControlPlaneSchema, this.toJSON(), "KubeadmControlPlane controlplane.cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link KubeadmControlPlane} objects (the {@link KubeadmControlPlaneModel} class), so that `new KubeadmControlPlane({...})` works like in `@kubernetes-models`.
  *
@@ -2423,37 +1678,6 @@ export class KubeadmControlPlaneModel extends Model<KubeadmControlPlane> {
  * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlane is deprecated; use a newer version.
  */
 export const KubeadmControlPlane: typeof KubeadmControlPlaneModel = KubeadmControlPlaneModel;
-
-/**
- * Resource metadata of KubeadmControlPlane controlplane.cluster.x-k8s.io/v1beta1 (plural "kubeadmcontrolplanes", namespaced, has a status subresource), with its schema and defaults.
- *
- * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlane is deprecated; use a newer version.
- */
-export const KubeadmControlPlaneResource: c.ResourceInfo<KubeadmControlPlane> = {
-  group: "controlplane.cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "controlplane.cluster.x-k8s.io/v1beta1",
-  kind: "KubeadmControlPlane",
-  listKind: "KubeadmControlPlaneList",
-  plural: "kubeadmcontrolplanes",
-  singular: "kubeadmcontrolplane",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: ["kcp"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
-  },
-  schema: KubeadmControlPlaneSchema,
-  defaults: KubeadmControlPlaneDefaults,
-};
 
 /**
  * machineTemplate contains information about how machines
@@ -2496,17 +1720,6 @@ export interface KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate {
   taints?: KubeadmControlPlaneSpecMachineTemplateTaint[];
 }
 
-const $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate = c.object<KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate>({
-  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
-  nodeDeletionTimeout: c.string(),
-  nodeDrainTimeout: c.string(),
-  nodeVolumeDetachTimeout: c.string(),
-  taints: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-});
-
-/** zod schema of {@link KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate}. */
-export const KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate> = c.zod($KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate);
-
 /** spec is the desired state of KubeadmControlPlaneTemplateResource. */
 export interface KubeadmControlPlaneTemplateSpecTemplateSpec {
   /**
@@ -2546,21 +1759,6 @@ export interface KubeadmControlPlaneTemplateSpecTemplateSpec {
   rolloutStrategy?: KubeadmControlPlaneSpecRolloutStrategy;
 }
 
-const $KubeadmControlPlaneTemplateSpecTemplateSpec = c.object<KubeadmControlPlaneTemplateSpecTemplateSpec>({
-  kubeadmConfigSpec: $KubeadmControlPlaneSpecKubeadmConfigSpec,
-  machineNamingStrategy: $KubeadmControlPlaneSpecMachineNamingStrategy,
-  machineTemplate: $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate,
-  remediationStrategy: $KubeadmControlPlaneSpecRemediationStrategy,
-  rolloutAfter: c.string({ format: "date-time" }),
-  rolloutBefore: $KubeadmControlPlaneSpecRolloutBefore,
-  rolloutStrategy: $KubeadmControlPlaneSpecRolloutStrategy,
-}, { required: ["kubeadmConfigSpec"] });
-
-/** zod schema of {@link KubeadmControlPlaneTemplateSpecTemplateSpec}. */
-export const KubeadmControlPlaneTemplateSpecTemplateSpecSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplateSpec> = c.zod($KubeadmControlPlaneTemplateSpecTemplateSpec);
-
-const KubeadmControlPlaneTemplateSpecTemplateSpecDefaults: c.DefaultsNode = { properties: { kubeadmConfigSpec: { ...KubeadmControlPlaneSpecKubeadmConfigSpecDefaults }, rolloutStrategy: { default: {"rollingUpdate":{"maxSurge":1},"type":"RollingUpdate"} } } };
-
 /** template defines the desired state of KubeadmControlPlaneTemplate. */
 export interface KubeadmControlPlaneTemplateSpecTemplate {
   /**
@@ -2572,30 +1770,11 @@ export interface KubeadmControlPlaneTemplateSpecTemplate {
   spec: KubeadmControlPlaneTemplateSpecTemplateSpec;
 }
 
-const $KubeadmControlPlaneTemplateSpecTemplate = c.object<KubeadmControlPlaneTemplateSpecTemplate>({
-  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
-  spec: $KubeadmControlPlaneTemplateSpecTemplateSpec,
-}, { required: ["spec"] });
-
-/** zod schema of {@link KubeadmControlPlaneTemplateSpecTemplate}. */
-export const KubeadmControlPlaneTemplateSpecTemplateSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplate> = c.zod($KubeadmControlPlaneTemplateSpecTemplate);
-
-const KubeadmControlPlaneTemplateSpecTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmControlPlaneTemplateSpecTemplateSpecDefaults } } };
-
 /** spec is the desired state of KubeadmControlPlaneTemplate. */
 export interface KubeadmControlPlaneTemplateSpec {
   /** template defines the desired state of KubeadmControlPlaneTemplate. */
   template: KubeadmControlPlaneTemplateSpecTemplate;
 }
-
-const $KubeadmControlPlaneTemplateSpec = c.object<KubeadmControlPlaneTemplateSpec>({
-  template: $KubeadmControlPlaneTemplateSpecTemplate,
-}, { required: ["template"] });
-
-/** zod schema of {@link KubeadmControlPlaneTemplateSpec}. */
-export const KubeadmControlPlaneTemplateSpecSchema: z.ZodType<KubeadmControlPlaneTemplateSpec> = c.zod($KubeadmControlPlaneTemplateSpec);
-
-const KubeadmControlPlaneTemplateSpecDefaults: c.DefaultsNode = { properties: { template: { ...KubeadmControlPlaneTemplateSpecTemplateDefaults } } };
 
 /**
  * KubeadmControlPlaneTemplate is the Schema for the kubeadmcontrolplanetemplates API.
@@ -2642,78 +1821,6 @@ export interface KubeadmControlPlaneTemplateList {
   items: KubeadmControlPlaneTemplate[];
 }
 
-const $KubeadmControlPlaneTemplate = c.object<KubeadmControlPlaneTemplate>({
-  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("KubeadmControlPlaneTemplate"),
-  metadata: c.objectMeta(),
-  spec: $KubeadmControlPlaneTemplateSpec,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link KubeadmControlPlaneTemplate}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlaneTemplate is deprecated; use a newer version.
- */
-export const KubeadmControlPlaneTemplateSchema: z.ZodType<KubeadmControlPlaneTemplate> = c.zod($KubeadmControlPlaneTemplate);
-
-/**
- * zod schema of {@link KubeadmControlPlaneTemplateList}.
- *
- * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlaneTemplate is deprecated; use a newer version.
- */
-export const KubeadmControlPlaneTemplateListSchema: z.ZodType<KubeadmControlPlaneTemplateList> = c.zod(c.object<KubeadmControlPlaneTemplateList>({
-  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("KubeadmControlPlaneTemplateList"),
-  metadata: c.listMeta(),
-  items: c.array($KubeadmControlPlaneTemplate),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-const KubeadmControlPlaneTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmControlPlaneTemplateSpecDefaults } } };
-
-/**
- * Instance type of the {@link KubeadmControlPlaneTemplateModel} class: a {@link KubeadmControlPlaneTemplate} with the Model methods.
- *
- * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlaneTemplate is deprecated; use a newer version.
- */
-export interface KubeadmControlPlaneTemplateModel extends KubeadmControlPlaneTemplate {}
-
-/**
- * Model class of {@link KubeadmControlPlaneTemplate}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link KubeadmControlPlaneTemplateSchema}.
- *
- * @example
- * ```ts
- * const object = new KubeadmControlPlaneTemplateModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlaneTemplate is deprecated; use a newer version.
- */
-export class KubeadmControlPlaneTemplateModel extends Model<KubeadmControlPlaneTemplate> {
-  /** The apiVersion of every KubeadmControlPlaneTemplate: "controlplane.cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "controlplane.cluster.x-k8s.io/v1beta1";
-  /** The kind: "KubeadmControlPlaneTemplate". */
-  static readonly kind = "KubeadmControlPlaneTemplate";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<KubeadmControlPlaneTemplate>(KubeadmControlPlaneTemplateModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<KubeadmControlPlaneTemplate>) {
-    super();
-    this.setDefinedProps({ apiVersion: KubeadmControlPlaneTemplateModel.apiVersion, kind: KubeadmControlPlaneTemplateModel.kind, ...data } as ModelData<KubeadmControlPlaneTemplate>);
-  }
-
-  /**
-   * Checks the object against {@link KubeadmControlPlaneTemplateSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(KubeadmControlPlaneTemplateSchema, this.toJSON(), "KubeadmControlPlaneTemplate controlplane.cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link KubeadmControlPlaneTemplate} objects (the {@link KubeadmControlPlaneTemplateModel} class), so that `new KubeadmControlPlaneTemplate({...})` works like in `@kubernetes-models`.
  *
@@ -2725,34 +1832,3 @@ export class KubeadmControlPlaneTemplateModel extends Model<KubeadmControlPlaneT
  * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlaneTemplate is deprecated; use a newer version.
  */
 export const KubeadmControlPlaneTemplate: typeof KubeadmControlPlaneTemplateModel = KubeadmControlPlaneTemplateModel;
-
-/**
- * Resource metadata of KubeadmControlPlaneTemplate controlplane.cluster.x-k8s.io/v1beta1 (plural "kubeadmcontrolplanetemplates", namespaced, has no status subresource), with its schema and defaults.
- *
- * @deprecated controlplane.cluster.x-k8s.io/v1beta1 KubeadmControlPlaneTemplate is deprecated; use a newer version.
- */
-export const KubeadmControlPlaneTemplateResource: c.ResourceInfo<KubeadmControlPlaneTemplate> = {
-  group: "controlplane.cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "controlplane.cluster.x-k8s.io/v1beta1",
-  kind: "KubeadmControlPlaneTemplate",
-  listKind: "KubeadmControlPlaneTemplateList",
-  plural: "kubeadmcontrolplanetemplates",
-  singular: "kubeadmcontrolplanetemplate",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: false,
-    scale: undefined,
-  },
-  schema: KubeadmControlPlaneTemplateSchema,
-  defaults: KubeadmControlPlaneTemplateDefaults,
-};

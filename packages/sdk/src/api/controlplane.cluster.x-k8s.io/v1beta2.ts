@@ -6,9 +6,9 @@
  */
 import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";
 import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";
-import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
-import type { z } from "zod";
-import * as c from "../common.js";
+import { KubeadmControlPlaneModel, KubeadmControlPlaneTemplateModel } from "./v1beta2.runtime.js";
+
+export * from "./v1beta2.runtime.js";
 
 /** Arg represents an argument with a name and a value. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg {
@@ -17,14 +17,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   /** value is the Value of the extraArg. */
   value: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg>({
-  name: c.string({ minLength: 1, maxLength: 256 }),
-  value: c.string({ minLength: 0, maxLength: 1024 }),
-}, { required: ["name","value"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArgSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg);
 
 /** Selects a key of a ConfigMap. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef {
@@ -44,17 +36,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   optional?: boolean;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef>({
-  key: c.string(),
-  name: c.string(),
-  optional: c.boolean(),
-}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
-
 /**
  * Selects a field of the pod: supports metadata.name, metadata.namespace, `metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`,
  * spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.
@@ -65,14 +46,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   /** Path of the field to select in the specified API version. */
   fieldPath: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef>({
-  apiVersion: c.string(),
-  fieldPath: c.string(),
-}, { required: ["fieldPath"] }), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef);
 
 /**
  * FileKeyRef selects a key of the env file.
@@ -106,18 +79,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   volumeName: string;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef>({
-  key: c.string(),
-  optional: c.boolean(),
-  path: c.string(),
-  volumeName: c.string(),
-}, { required: ["key","path","volumeName"] }), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults: c.DefaultsNode = { properties: { optional: { default: false } } };
-
 /**
  * Selects a resource of the container: only resources limits and requests
  * (limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory and requests.ephemeral-storage) are currently supported.
@@ -130,15 +91,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   /** Required: resource to select */
   resource: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef>({
-  containerName: c.string(),
-  divisor: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
-  resource: c.string(),
-}, { required: ["resource"] }), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef);
 
 /** Selects a key of a secret in the pod's namespace */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef {
@@ -157,17 +109,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   /** Specify whether the Secret or its key must be defined */
   optional?: boolean;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef>({
-  key: c.string(),
-  name: c.string(),
-  optional: c.boolean(),
-}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
 /** Source for the environment variable's value. Cannot be used if value is not empty. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom {
@@ -192,19 +133,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   secretKeyRef?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom>({
-  configMapKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef,
-  fieldRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef,
-  fileKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef,
-  resourceFieldRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef,
-  secretKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef,
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults: c.DefaultsNode = { properties: { configMapKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults }, fileKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults }, secretKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults } } };
-
 /** EnvVar represents an environment variable present in a Container. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv {
   /**
@@ -228,17 +156,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   valueFrom?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv>({
-  name: c.string(),
-  value: c.string(),
-  valueFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom,
-}, { required: ["name"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults: c.DefaultsNode = { properties: { valueFrom: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults } } };
-
 /**
  * HostPathMount contains elements describing volumes that are mounted from the
  * host.
@@ -258,17 +175,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   /** readOnly controls write access to the volume */
   readOnly?: boolean;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume>({
-  hostPath: c.string({ minLength: 1, maxLength: 512 }),
-  mountPath: c.string({ minLength: 1, maxLength: 512 }),
-  name: c.string({ minLength: 1, maxLength: 512 }),
-  pathType: c.string(),
-  readOnly: c.boolean(),
-}, { required: ["hostPath","mountPath","name"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolumeSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume);
 
 /** apiServer contains extra settings for the API server control plane component */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer {
@@ -293,18 +199,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApi
   extraVolumes?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume[];
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer>({
-  certSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  extraArgs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
-  extraEnvs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  extraVolumes: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
-
 /** controllerManager contains extra settings for the controller manager control plane component */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler {
   /**
@@ -326,17 +220,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSch
   extraVolumes?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume[];
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler>({
-  extraArgs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
-  extraEnvs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  extraVolumes: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
-
 /** dns defines the options for the DNS add-on installed in the cluster. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns {
   /**
@@ -350,14 +233,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns
    */
   imageTag?: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns>({
-  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-  imageTag: c.string({ minLength: 1, maxLength: 256 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDnsSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns);
 
 /**
  * external describes how to connect to an external etcd cluster
@@ -382,16 +257,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtc
    */
   keyFile: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal>({
-  caFile: c.string({ minLength: 1, maxLength: 512 }),
-  certFile: c.string({ minLength: 1, maxLength: 512 }),
-  endpoints: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  keyFile: c.string({ minLength: 1, maxLength: 512 }),
-}, { required: ["caFile","certFile","endpoints","keyFile"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternalSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal);
 
 /**
  * local provides configuration knobs for configuring the local etcd instance
@@ -434,21 +299,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtc
   serverCertSANs?: string[];
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal>({
-  dataDir: c.string({ minLength: 1, maxLength: 512 }),
-  extraArgs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
-  extraEnvs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-  imageTag: c.string({ minLength: 1, maxLength: 256 }),
-  peerCertSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  serverCertSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalDefaults: c.DefaultsNode = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
-
 /**
  * etcd holds configuration for etcd.
  * NB: This value defaults to a Local (stacked) etcd
@@ -465,16 +315,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtc
    */
   local?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd>({
-  external: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal,
-  local: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal,
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdDefaults: c.DefaultsNode = { properties: { local: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalDefaults } } };
 
 /** clusterConfiguration along with InitConfiguration are the configurations necessary for the init command */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration {
@@ -542,26 +382,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration {
   scheduler?: KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration>({
-  apiServer: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer,
-  caCertificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 36500 }),
-  certificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 1095 }),
-  certificatesDir: c.string({ minLength: 1, maxLength: 512 }),
-  controlPlaneEndpoint: c.string({ minLength: 1, maxLength: 512 }),
-  controllerManager: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler,
-  dns: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns,
-  encryptionAlgorithm: c.literals<"ECDSA-P256" | "ECDSA-P384" | "RSA-2048" | "RSA-3072" | "RSA-4096">(["ECDSA-P256","ECDSA-P384","RSA-2048","RSA-3072","RSA-4096"]),
-  etcd: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd,
-  featureGates: c.record(c.boolean()),
-  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-  scheduler: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler,
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDefaults: c.DefaultsNode = { properties: { apiServer: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerDefaults }, controllerManager: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults }, etcd: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdDefaults }, scheduler: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults } } };
-
 /** Filesystem defines the file systems to be created. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem {
   /** device specifies the device name */
@@ -586,19 +406,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem {
   replaceFS?: string;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem>({
-  device: c.string({ minLength: 1, maxLength: 256 }),
-  extraOpts: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  filesystem: c.string({ minLength: 1, maxLength: 128 }),
-  label: c.string({ minLength: 1, maxLength: 512 }),
-  overwrite: c.boolean(),
-  partition: c.string({ minLength: 1, maxLength: 128 }),
-  replaceFS: c.string({ minLength: 1, maxLength: 128 }),
-}, { required: ["device","filesystem"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem);
-
 /** PartitionSpec defines the size and optional type for a partition. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem {
   /**
@@ -614,14 +421,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskL
   /** percentage of disk that partition will take (1-100) */
   percentage: number;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem>({
-  partitionType: c.withMeta(c.string({ minLength: 1, maxLength: 36 }), {"x-kubernetes-validations":[{"message":"partitionType must be one of Linux, LinuxSwap, LinuxRAID, LVM, Fat32, NTFS, LinuxExtended or a full GPT partition GUID","rule":"self.matches('^(Linux|LinuxSwap|LinuxRAID|LVM|Fat32|NTFS|LinuxExtended|[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12})$')"}]}),
-  percentage: c.integer({ format: "int32", minimum: 1, maximum: 100 }),
-}, { required: ["percentage"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem);
 
 /**
  * Partition defines how to create and layout a partition.
@@ -659,17 +458,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition {
   tableType?: "mbr" | "gpt";
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition = c.withMeta(c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition>({
-  device: c.string({ minLength: 1, maxLength: 256 }),
-  diskLayout: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  layout: c.boolean(),
-  overwrite: c.boolean(),
-  tableType: c.literals<"mbr" | "gpt">(["mbr","gpt"]),
-}, { required: ["device"] }), {"x-kubernetes-validations":[{"message":"exactly one of the fields in [layout diskLayout] must be set","rule":"[has(self.layout),has(self.diskLayout)].filter(x,x==true).size() == 1"}]});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition);
-
 /** diskSetup specifies options for the creation of partition tables and file systems on devices. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup {
   /** filesystems specifies the list of file systems to setup. */
@@ -677,14 +465,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup {
   /** partitions specifies the list of the partitions to setup. */
   partitions?: KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition[];
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup>({
-  filesystems: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  partitions: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup);
 
 /** secret represents a secret that should populate this file. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret {
@@ -694,26 +474,11 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret {
   name: string;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret>({
-  key: c.string({ minLength: 1, maxLength: 256 }),
-  name: c.string({ minLength: 1, maxLength: 253 }),
-}, { required: ["key","name"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecretSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret);
-
 /** contentFrom is a referenced source of content to populate the file. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom {
   /** secret represents a secret that should populate this file. */
   secret: KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom>({
-  secret: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret,
-}, { required: ["secret"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom);
 
 /** File defines the input for generating write_files in cloud-init. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecFile {
@@ -742,20 +507,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecFile {
   permissions?: string;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecFile = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecFile>({
-  append: c.boolean(),
-  content: c.string({ minLength: 1, maxLength: 10240 }),
-  contentFormat: c.literals<"Raw" | "Template">(["Raw","Template"]),
-  contentFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom,
-  encoding: c.literals<"base64" | "gzip" | "gzip+base64">(["base64","gzip","gzip+base64"]),
-  owner: c.string({ minLength: 1, maxLength: 256 }),
-  path: c.string({ minLength: 1, maxLength: 512 }),
-  permissions: c.string({ minLength: 1, maxLength: 16 }),
-}, { required: ["path"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecFile}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecFileSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecFile> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecFile);
-
 /** containerLinuxConfig contains CLC specific configuration. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig {
   /**
@@ -769,26 +520,11 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxC
   strict?: boolean;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig>({
-  additionalConfig: c.string({ minLength: 1, maxLength: 32768 }),
-  strict: c.boolean(),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfigSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig);
-
 /** ignition contains Ignition specific configuration. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecIgnition {
   /** containerLinuxConfig contains CLC specific configuration. */
   containerLinuxConfig?: KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecIgnition = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecIgnition>({
-  containerLinuxConfig: $KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig,
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecIgnition}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecIgnition> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecIgnition);
 
 /** BootstrapToken describes one bootstrap token, stored as a Secret in the cluster. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken {
@@ -824,18 +560,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootst
   usages?: string[];
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken>({
-  description: c.string({ minLength: 1, maxLength: 512 }),
-  expires: c.string({ format: "date-time" }),
-  groups: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  token: c.string({ minLength: 1, maxLength: 23 }),
-  ttlSeconds: c.integer({ format: "int32", minimum: 0 }),
-  usages: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}, { required: ["token"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapTokenSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken);
-
 /**
  * localAPIEndpoint represents the endpoint of the API server instance that's deployed on this control plane node
  * In HA setups, this differs from ClusterConfiguration.ControlPlaneEndpoint in the sense that ControlPlaneEndpoint
@@ -853,14 +577,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalA
    */
   bindPort?: number;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint>({
-  advertiseAddress: c.string({ minLength: 1, maxLength: 39 }),
-  bindPort: c.integer({ format: "int32", minimum: 1 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpointSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint);
 
 /**
  * The node this Taint is attached to has the "effect" on
@@ -880,16 +596,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRe
   /** The taint value corresponding to the taint key. */
   value?: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint>({
-  effect: c.string(),
-  key: c.string(),
-  timeAdded: c.string({ format: "date-time" }),
-  value: c.string(),
-}, { required: ["effect","key"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaintSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint);
 
 /**
  * nodeRegistration holds fields that relate to registering the new control-plane node to the cluster.
@@ -940,19 +646,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRe
   taints?: KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint[];
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration>({
-  criSocket: c.string({ minLength: 1, maxLength: 512 }),
-  ignorePreflightErrors: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  imagePullPolicy: c.literals<"Always" | "IfNotPresent" | "Never">(["Always","IfNotPresent","Never"]),
-  imagePullSerial: c.boolean(),
-  kubeletExtraArgs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"kubeletExtraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
-  name: c.string({ minLength: 1, maxLength: 253 }),
-  taints: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint, { minItems: 0, maxItems: 100 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration);
-
 /**
  * patches contains options related to applying patches to components deployed by kubeadm during
  * "kubeadm init". The minimum kubernetes version needed to support Patches is v1.22
@@ -972,13 +665,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatche
    */
   directory?: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches>({
-  directory: c.string({ minLength: 1, maxLength: 512 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatchesSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches);
 
 /** timeouts holds various timeouts that apply to kubeadm commands. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts {
@@ -1020,18 +706,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeou
   tlsBootstrapSeconds?: number;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts>({
-  controlPlaneComponentHealthCheckSeconds: c.integer({ format: "int32", minimum: 0 }),
-  discoverySeconds: c.integer({ format: "int32", minimum: 0 }),
-  etcdAPICallSeconds: c.integer({ format: "int32", minimum: 0 }),
-  kubeletHealthCheckSeconds: c.integer({ format: "int32", minimum: 0 }),
-  kubernetesAPICallSeconds: c.integer({ format: "int32", minimum: 0 }),
-  tlsBootstrapSeconds: c.integer({ format: "int32", minimum: 0 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeoutsSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts);
-
 /** initConfiguration along with ClusterConfiguration are the configurations necessary for the init command */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration {
   /**
@@ -1069,18 +743,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration {
   timeouts?: KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration>({
-  bootstrapTokens: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  localAPIEndpoint: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
-  nodeRegistration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration,
-  patches: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches,
-  skipPhases: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  timeouts: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts,
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration);
-
 /**
  * controlPlane defines the additional control plane instance to be deployed on the joining node.
  * If nil, no additional control plane instance will be deployed.
@@ -1089,13 +751,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationContro
   /** localAPIEndpoint represents the endpoint of the API server instance to be deployed on this node. */
   localAPIEndpoint?: KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane>({
-  localAPIEndpoint: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
-});
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlaneSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane);
 
 /**
  * bootstrapToken is used to set the options for bootstrap token based discovery
@@ -1127,16 +782,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
    */
   unsafeSkipCAVerification?: boolean;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken>({
-  apiServerEndpoint: c.string({ minLength: 1, maxLength: 512 }),
-  caCertHashes: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  token: c.string({ minLength: 1, maxLength: 512 }),
-  unsafeSkipCAVerification: c.boolean(),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapTokenSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken);
 
 /**
  * cluster contains information about how to communicate with the kubernetes cluster.
@@ -1176,17 +821,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   tlsServerName?: string;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster>({
-  certificateAuthorityData: c.string({ format: "byte", minLength: 1, maxLength: 51200 }),
-  insecureSkipTLSVerify: c.boolean(),
-  proxyURL: c.string({ minLength: 1, maxLength: 512 }),
-  server: c.string({ minLength: 1, maxLength: 512 }),
-  tlsServerName: c.string({ minLength: 1, maxLength: 512 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigClusterSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster);
-
 /** authProvider specifies a custom authentication plugin for the kubernetes cluster. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider {
   /** config holds the parameters for the authentication plugin. */
@@ -1194,14 +828,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   /** name is the name of the authentication plugin. */
   name: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider>({
-  config: c.record(c.string()),
-  name: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["name"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProviderSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider);
 
 /**
  * KubeConfigAuthExecEnv is used for setting environment variables when executing an exec-based
@@ -1213,14 +839,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   /** value of the environment variable */
   value: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem>({
-  name: c.string({ minLength: 1, maxLength: 512 }),
-  value: c.string({ minLength: 1, maxLength: 512 }),
-}, { required: ["name","value"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItemSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem);
 
 /** exec specifies a custom exec-based authentication plugin for the kubernetes cluster. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec {
@@ -1250,17 +868,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   provideClusterInfo?: boolean;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec>({
-  apiVersion: c.string({ minLength: 1, maxLength: 512 }),
-  args: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  command: c.string({ minLength: 1, maxLength: 1024 }),
-  env: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  provideClusterInfo: c.boolean(),
-}, { required: ["command"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec);
-
 /**
  * user contains information that describes identity information.
  * This is used to tell the kubernetes cluster who you are.
@@ -1271,14 +878,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   /** exec specifies a custom exec-based authentication plugin for the kubernetes cluster. */
   exec?: KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser>({
-  authProvider: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider,
-  exec: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec,
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser);
 
 /**
  * kubeConfig is used (optionally) to generate a KubeConfig based on the KubeadmConfig's information.
@@ -1303,14 +902,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   user: KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig>({
-  cluster: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster,
-  user: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser,
-}, { required: ["user"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig);
-
 /**
  * file is used to specify a file or URL to a kubeconfig file from which to load cluster information
  * BootstrapToken and File are mutually exclusive
@@ -1327,14 +918,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
   /** kubeConfigPath is used to specify the actual file path or URL to the kubeconfig file from which to load cluster information */
   kubeConfigPath: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile>({
-  kubeConfig: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig,
-  kubeConfigPath: c.string({ minLength: 1, maxLength: 512 }),
-}, { required: ["kubeConfigPath"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile);
 
 /** discovery specifies the options for the kubelet to use during the TLS Bootstrap process */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery {
@@ -1355,15 +938,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscov
    */
   tlsBootstrapToken?: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery>({
-  bootstrapToken: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken,
-  file: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile,
-  tlsBootstrapToken: c.string({ minLength: 1, maxLength: 512 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoverySchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery);
 
 /** joinConfiguration is the kubeadm configuration for the join command */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration {
@@ -1401,19 +975,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration {
   timeouts?: KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration>({
-  caCertPath: c.string({ minLength: 1, maxLength: 512 }),
-  controlPlane: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane,
-  discovery: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery,
-  nodeRegistration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration,
-  patches: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches,
-  skipPhases: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  timeouts: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts,
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration);
-
 /** ntp specifies NTP configuration */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecNtp {
   /** enabled specifies whether NTP should be enabled */
@@ -1422,26 +983,11 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecNtp {
   servers?: string[];
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpecNtp = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecNtp>({
-  enabled: c.boolean(),
-  servers: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecNtp}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecNtpSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecNtp> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecNtp);
-
 /** passwdFrom is a referenced source of passwd to populate the passwd. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom {
   /** secret represents a secret that should populate this password. */
   secret: KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom>({
-  secret: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret,
-}, { required: ["secret"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom);
 
 /** User defines the input for a generated user in cloud-init. */
 export interface KubeadmControlPlaneSpecKubeadmConfigSpecUser {
@@ -1470,24 +1016,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpecUser {
   /** sudo specifies a sudo role for the user */
   sudo?: string;
 }
-
-const $KubeadmControlPlaneSpecKubeadmConfigSpecUser = c.object<KubeadmControlPlaneSpecKubeadmConfigSpecUser>({
-  gecos: c.string({ minLength: 1, maxLength: 256 }),
-  groups: c.string({ minLength: 1, maxLength: 256 }),
-  homeDir: c.string({ minLength: 1, maxLength: 256 }),
-  inactive: c.boolean(),
-  lockPassword: c.boolean(),
-  name: c.string({ minLength: 1, maxLength: 256 }),
-  passwd: c.string({ minLength: 1, maxLength: 256 }),
-  passwdFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom,
-  primaryGroup: c.string({ minLength: 1, maxLength: 256 }),
-  shell: c.string({ minLength: 1, maxLength: 256 }),
-  sshAuthorizedKeys: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 2048 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  sudo: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["name"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpecUser}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecUserSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpecUser> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUser);
 
 /**
  * kubeadmConfigSpec is a KubeadmConfigSpec
@@ -1542,28 +1070,6 @@ export interface KubeadmControlPlaneSpecKubeadmConfigSpec {
   verbosity?: number;
 }
 
-const $KubeadmControlPlaneSpecKubeadmConfigSpec = c.object<KubeadmControlPlaneSpecKubeadmConfigSpec>({
-  bootCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  clusterConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration,
-  diskSetup: $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup,
-  files: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecFile, { minItems: 1, maxItems: 200, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  format: c.literals<"cloud-config" | "ignition">(["cloud-config","ignition"]),
-  ignition: $KubeadmControlPlaneSpecKubeadmConfigSpecIgnition,
-  initConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration,
-  joinConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration,
-  mounts: c.withMeta(c.array(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  ntp: $KubeadmControlPlaneSpecKubeadmConfigSpecNtp,
-  postKubeadmCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  preKubeadmCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  users: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecUser, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  verbosity: c.integer({ format: "int32" }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecKubeadmConfigSpec}. */
-export const KubeadmControlPlaneSpecKubeadmConfigSpecSchema: z.ZodType<KubeadmControlPlaneSpecKubeadmConfigSpec> = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpec);
-
-const KubeadmControlPlaneSpecKubeadmConfigSpecDefaults: c.DefaultsNode = { properties: { clusterConfiguration: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDefaults } } };
-
 /**
  * machineNaming allows changing the naming pattern used when creating Machines.
  * InfraMachines & KubeadmConfigs will use the same name as the corresponding Machines.
@@ -1583,13 +1089,6 @@ export interface KubeadmControlPlaneSpecMachineNaming {
    */
   template?: string;
 }
-
-const $KubeadmControlPlaneSpecMachineNaming = c.object<KubeadmControlPlaneSpecMachineNaming>({
-  template: c.string({ minLength: 1, maxLength: 256 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecMachineNaming}. */
-export const KubeadmControlPlaneSpecMachineNamingSchema: z.ZodType<KubeadmControlPlaneSpecMachineNaming> = c.zod($KubeadmControlPlaneSpecMachineNaming);
 
 /**
  * metadata is the standard object's metadata.
@@ -1612,14 +1111,6 @@ export interface KubeadmControlPlaneSpecMachineTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
-const $KubeadmControlPlaneSpecMachineTemplateMetadata = c.object<KubeadmControlPlaneSpecMachineTemplateMetadata>({
-  annotations: c.record(c.string()),
-  labels: c.record(c.string()),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateMetadata}. */
-export const KubeadmControlPlaneSpecMachineTemplateMetadataSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateMetadata> = c.zod($KubeadmControlPlaneSpecMachineTemplateMetadata);
-
 /** deletion contains configuration options for Machine deletion. */
 export interface KubeadmControlPlaneSpecMachineTemplateSpecDeletion {
   /**
@@ -1640,15 +1131,6 @@ export interface KubeadmControlPlaneSpecMachineTemplateSpecDeletion {
    */
   nodeVolumeDetachTimeoutSeconds?: number;
 }
-
-const $KubeadmControlPlaneSpecMachineTemplateSpecDeletion = c.object<KubeadmControlPlaneSpecMachineTemplateSpecDeletion>({
-  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateSpecDeletion}. */
-export const KubeadmControlPlaneSpecMachineTemplateSpecDeletionSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateSpecDeletion> = c.zod($KubeadmControlPlaneSpecMachineTemplateSpecDeletion);
 
 /**
  * infrastructureRef is a required reference to a custom resource
@@ -1674,15 +1156,6 @@ export interface KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef {
   name: string;
 }
 
-const $KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef = c.object<KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef>({
-  apiGroup: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-  kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
-  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}, { required: ["apiGroup","kind","name"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef}. */
-export const KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRefSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef> = c.zod($KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef);
-
 /** MachineReadinessGate contains the type of a Machine condition to be used as a readiness gate. */
 export interface KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate {
   /**
@@ -1700,14 +1173,6 @@ export interface KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate {
    */
   polarity?: "Positive" | "Negative";
 }
-
-const $KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate = c.object<KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate>({
-  conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-  polarity: c.literals<"Positive" | "Negative">(["Positive","Negative"]),
-}, { required: ["conditionType"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate}. */
-export const KubeadmControlPlaneSpecMachineTemplateSpecReadinessGateSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate> = c.zod($KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate);
 
 /** MachineTaint defines a taint equivalent to corev1.Taint, but additionally having a propagation field. */
 export interface KubeadmControlPlaneSpecMachineTemplateSpecTaint {
@@ -1733,16 +1198,6 @@ export interface KubeadmControlPlaneSpecMachineTemplateSpecTaint {
    */
   value?: string;
 }
-
-const $KubeadmControlPlaneSpecMachineTemplateSpecTaint = c.object<KubeadmControlPlaneSpecMachineTemplateSpecTaint>({
-  effect: c.literals<"NoSchedule" | "PreferNoSchedule" | "NoExecute">(["NoSchedule","PreferNoSchedule","NoExecute"]),
-  key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
-  propagation: c.literals<"Always" | "OnInitialization">(["Always","OnInitialization"]),
-  value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
-}, { required: ["effect","key","propagation"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateSpecTaint}. */
-export const KubeadmControlPlaneSpecMachineTemplateSpecTaintSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateSpecTaint> = c.zod($KubeadmControlPlaneSpecMachineTemplateSpecTaint);
 
 /**
  * spec defines the spec for Machines
@@ -1780,16 +1235,6 @@ export interface KubeadmControlPlaneSpecMachineTemplateSpec {
   taints?: KubeadmControlPlaneSpecMachineTemplateSpecTaint[];
 }
 
-const $KubeadmControlPlaneSpecMachineTemplateSpec = c.object<KubeadmControlPlaneSpecMachineTemplateSpec>({
-  deletion: $KubeadmControlPlaneSpecMachineTemplateSpecDeletion,
-  infrastructureRef: $KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef,
-  readinessGates: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
-  taints: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-}, { required: ["infrastructureRef"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplateSpec}. */
-export const KubeadmControlPlaneSpecMachineTemplateSpecSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplateSpec> = c.zod($KubeadmControlPlaneSpecMachineTemplateSpec);
-
 /**
  * machineTemplate contains information about how machines
  * should be shaped when creating or updating a control plane.
@@ -1806,14 +1251,6 @@ export interface KubeadmControlPlaneSpecMachineTemplate {
    */
   spec: KubeadmControlPlaneSpecMachineTemplateSpec;
 }
-
-const $KubeadmControlPlaneSpecMachineTemplate = c.object<KubeadmControlPlaneSpecMachineTemplate>({
-  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
-  spec: $KubeadmControlPlaneSpecMachineTemplateSpec,
-}, { required: ["spec"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpecMachineTemplate}. */
-export const KubeadmControlPlaneSpecMachineTemplateSchema: z.ZodType<KubeadmControlPlaneSpecMachineTemplate> = c.zod($KubeadmControlPlaneSpecMachineTemplate);
 
 /** remediation controls how unhealthy Machines are remediated. */
 export interface KubeadmControlPlaneSpecRemediation {
@@ -1860,15 +1297,6 @@ export interface KubeadmControlPlaneSpecRemediation {
   retryPeriodSeconds?: number;
 }
 
-const $KubeadmControlPlaneSpecRemediation = c.object<KubeadmControlPlaneSpecRemediation>({
-  maxRetry: c.integer({ format: "int32" }),
-  minHealthyPeriodSeconds: c.integer({ format: "int32", minimum: 0 }),
-  retryPeriodSeconds: c.integer({ format: "int32", minimum: 0 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecRemediation}. */
-export const KubeadmControlPlaneSpecRemediationSchema: z.ZodType<KubeadmControlPlaneSpecRemediation> = c.zod($KubeadmControlPlaneSpecRemediation);
-
 /**
  * before is a field to indicate a rollout should be performed
  * if the specified criteria is met.
@@ -1881,13 +1309,6 @@ export interface KubeadmControlPlaneSpecRolloutBefore {
    */
   certificatesExpiryDays?: number;
 }
-
-const $KubeadmControlPlaneSpecRolloutBefore = c.object<KubeadmControlPlaneSpecRolloutBefore>({
-  certificatesExpiryDays: c.integer({ format: "int32", minimum: 7 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecRolloutBefore}. */
-export const KubeadmControlPlaneSpecRolloutBeforeSchema: z.ZodType<KubeadmControlPlaneSpecRolloutBefore> = c.zod($KubeadmControlPlaneSpecRolloutBefore);
 
 /**
  * rollingUpdate is the rolling update config params. Present only if
@@ -1905,13 +1326,6 @@ export interface KubeadmControlPlaneSpecRolloutStrategyRollingUpdate {
   maxSurge?: number | string;
 }
 
-const $KubeadmControlPlaneSpecRolloutStrategyRollingUpdate = c.object<KubeadmControlPlaneSpecRolloutStrategyRollingUpdate>({
-  maxSurge: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecRolloutStrategyRollingUpdate}. */
-export const KubeadmControlPlaneSpecRolloutStrategyRollingUpdateSchema: z.ZodType<KubeadmControlPlaneSpecRolloutStrategyRollingUpdate> = c.zod($KubeadmControlPlaneSpecRolloutStrategyRollingUpdate);
-
 /** strategy specifies how to roll out control plane Machines. */
 export interface KubeadmControlPlaneSpecRolloutStrategy {
   /**
@@ -1926,14 +1340,6 @@ export interface KubeadmControlPlaneSpecRolloutStrategy {
    */
   type: "RollingUpdate";
 }
-
-const $KubeadmControlPlaneSpecRolloutStrategy = c.object<KubeadmControlPlaneSpecRolloutStrategy>({
-  rollingUpdate: $KubeadmControlPlaneSpecRolloutStrategyRollingUpdate,
-  type: c.literals<"RollingUpdate">(["RollingUpdate"]),
-}, { required: ["type"], minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecRolloutStrategy}. */
-export const KubeadmControlPlaneSpecRolloutStrategySchema: z.ZodType<KubeadmControlPlaneSpecRolloutStrategy> = c.zod($KubeadmControlPlaneSpecRolloutStrategy);
 
 /**
  * rollout allows you to configure the behaviour of rolling updates to the control plane Machines.
@@ -1958,15 +1364,6 @@ export interface KubeadmControlPlaneSpecRollout {
   /** strategy specifies how to roll out control plane Machines. */
   strategy?: KubeadmControlPlaneSpecRolloutStrategy;
 }
-
-const $KubeadmControlPlaneSpecRollout = c.object<KubeadmControlPlaneSpecRollout>({
-  after: c.string({ format: "date-time" }),
-  before: $KubeadmControlPlaneSpecRolloutBefore,
-  strategy: $KubeadmControlPlaneSpecRolloutStrategy,
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneSpecRollout}. */
-export const KubeadmControlPlaneSpecRolloutSchema: z.ZodType<KubeadmControlPlaneSpecRollout> = c.zod($KubeadmControlPlaneSpecRollout);
 
 /** spec is the desired state of KubeadmControlPlane. */
 export interface KubeadmControlPlaneSpec {
@@ -2003,21 +1400,6 @@ export interface KubeadmControlPlaneSpec {
   version: string;
 }
 
-const $KubeadmControlPlaneSpec = c.object<KubeadmControlPlaneSpec>({
-  kubeadmConfigSpec: $KubeadmControlPlaneSpecKubeadmConfigSpec,
-  machineNaming: $KubeadmControlPlaneSpecMachineNaming,
-  machineTemplate: $KubeadmControlPlaneSpecMachineTemplate,
-  remediation: $KubeadmControlPlaneSpecRemediation,
-  replicas: c.integer({ format: "int32" }),
-  rollout: $KubeadmControlPlaneSpecRollout,
-  version: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["machineTemplate","version"] });
-
-/** zod schema of {@link KubeadmControlPlaneSpec}. */
-export const KubeadmControlPlaneSpecSchema: z.ZodType<KubeadmControlPlaneSpec> = c.zod($KubeadmControlPlaneSpec);
-
-const KubeadmControlPlaneSpecDefaults: c.DefaultsNode = { properties: { kubeadmConfigSpec: { ...KubeadmControlPlaneSpecKubeadmConfigSpecDefaults } } };
-
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface KubeadmControlPlaneStatusCondition {
   /**
@@ -2049,18 +1431,6 @@ export interface KubeadmControlPlaneStatusCondition {
   /** type of condition in CamelCase or in foo.example.com/CamelCase. */
   type: string;
 }
-
-const $KubeadmControlPlaneStatusCondition = c.object<KubeadmControlPlaneStatusCondition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
-  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime","message","reason","status","type"] });
-
-/** zod schema of {@link KubeadmControlPlaneStatusCondition}. */
-export const KubeadmControlPlaneStatusConditionSchema: z.ZodType<KubeadmControlPlaneStatusCondition> = c.zod($KubeadmControlPlaneStatusCondition);
 
 /**
  * Condition defines an observation of a Cluster API resource operational state.
@@ -2100,18 +1470,6 @@ export interface KubeadmControlPlaneStatusDeprecatedV1beta1Condition {
    */
   type: string;
 }
-
-const $KubeadmControlPlaneStatusDeprecatedV1beta1Condition = c.object<KubeadmControlPlaneStatusDeprecatedV1beta1Condition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ minLength: 1, maxLength: 10240 }),
-  reason: c.string({ minLength: 1, maxLength: 256 }),
-  severity: c.string({ maxLength: 32 }),
-  status: c.string(),
-  type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime","status","type"] });
-
-/** zod schema of {@link KubeadmControlPlaneStatusDeprecatedV1beta1Condition}. */
-export const KubeadmControlPlaneStatusDeprecatedV1beta1ConditionSchema: z.ZodType<KubeadmControlPlaneStatusDeprecatedV1beta1Condition> = c.zod($KubeadmControlPlaneStatusDeprecatedV1beta1Condition);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface KubeadmControlPlaneStatusDeprecatedV1beta1 {
@@ -2173,30 +1531,11 @@ export interface KubeadmControlPlaneStatusDeprecatedV1beta1 {
   updatedReplicas?: number;
 }
 
-const $KubeadmControlPlaneStatusDeprecatedV1beta1 = c.object<KubeadmControlPlaneStatusDeprecatedV1beta1>({
-  conditions: c.array($KubeadmControlPlaneStatusDeprecatedV1beta1Condition),
-  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-  failureReason: c.string(),
-  readyReplicas: c.integer({ format: "int32" }),
-  unavailableReplicas: c.integer({ format: "int32" }),
-  updatedReplicas: c.integer({ format: "int32" }),
-});
-
-/** zod schema of {@link KubeadmControlPlaneStatusDeprecatedV1beta1}. */
-export const KubeadmControlPlaneStatusDeprecatedV1beta1Schema: z.ZodType<KubeadmControlPlaneStatusDeprecatedV1beta1> = c.zod($KubeadmControlPlaneStatusDeprecatedV1beta1);
-
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface KubeadmControlPlaneStatusDeprecated {
   /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
   v1beta1?: KubeadmControlPlaneStatusDeprecatedV1beta1;
 }
-
-const $KubeadmControlPlaneStatusDeprecated = c.object<KubeadmControlPlaneStatusDeprecated>({
-  v1beta1: $KubeadmControlPlaneStatusDeprecatedV1beta1,
-});
-
-/** zod schema of {@link KubeadmControlPlaneStatusDeprecated}. */
-export const KubeadmControlPlaneStatusDeprecatedSchema: z.ZodType<KubeadmControlPlaneStatusDeprecated> = c.zod($KubeadmControlPlaneStatusDeprecated);
 
 /**
  * initialization provides observations of the KubeadmControlPlane initialization process.
@@ -2212,13 +1551,6 @@ export interface KubeadmControlPlaneStatusInitialization {
   controlPlaneInitialized?: boolean;
 }
 
-const $KubeadmControlPlaneStatusInitialization = c.object<KubeadmControlPlaneStatusInitialization>({
-  controlPlaneInitialized: c.boolean(),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneStatusInitialization}. */
-export const KubeadmControlPlaneStatusInitializationSchema: z.ZodType<KubeadmControlPlaneStatusInitialization> = c.zod($KubeadmControlPlaneStatusInitialization);
-
 /** lastRemediation stores info about last remediation performed. */
 export interface KubeadmControlPlaneStatusLastRemediation {
   /** machine is the machine name of the latest machine being remediated. */
@@ -2232,15 +1564,6 @@ export interface KubeadmControlPlaneStatusLastRemediation {
   time: string;
 }
 
-const $KubeadmControlPlaneStatusLastRemediation = c.object<KubeadmControlPlaneStatusLastRemediation>({
-  machine: c.string({ minLength: 1, maxLength: 253 }),
-  retryCount: c.integer({ format: "int32", minimum: 0 }),
-  time: c.string({ format: "date-time" }),
-}, { required: ["machine","retryCount","time"] });
-
-/** zod schema of {@link KubeadmControlPlaneStatusLastRemediation}. */
-export const KubeadmControlPlaneStatusLastRemediationSchema: z.ZodType<KubeadmControlPlaneStatusLastRemediation> = c.zod($KubeadmControlPlaneStatusLastRemediation);
-
 /** StatusVersion groups version-related status information. */
 export interface KubeadmControlPlaneStatusVersion {
   /** replicas is the number of replicas at this version. */
@@ -2248,14 +1571,6 @@ export interface KubeadmControlPlaneStatusVersion {
   /** version is the Kubernetes version. */
   version: string;
 }
-
-const $KubeadmControlPlaneStatusVersion = c.object<KubeadmControlPlaneStatusVersion>({
-  replicas: c.integer({ format: "int32", minimum: 1 }),
-  version: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["version"] });
-
-/** zod schema of {@link KubeadmControlPlaneStatusVersion}. */
-export const KubeadmControlPlaneStatusVersionSchema: z.ZodType<KubeadmControlPlaneStatusVersion> = c.zod($KubeadmControlPlaneStatusVersion);
 
 /** status is the observed state of KubeadmControlPlane. */
 export interface KubeadmControlPlaneStatus {
@@ -2308,24 +1623,6 @@ export interface KubeadmControlPlaneStatus {
   versions?: KubeadmControlPlaneStatusVersion[];
 }
 
-const $KubeadmControlPlaneStatus = c.object<KubeadmControlPlaneStatus>({
-  availableReplicas: c.integer({ format: "int32" }),
-  conditions: c.withMeta(c.array($KubeadmControlPlaneStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  deprecated: $KubeadmControlPlaneStatusDeprecated,
-  initialization: $KubeadmControlPlaneStatusInitialization,
-  lastRemediation: $KubeadmControlPlaneStatusLastRemediation,
-  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
-  readyReplicas: c.integer({ format: "int32" }),
-  replicas: c.integer({ format: "int32" }),
-  selector: c.string({ minLength: 1, maxLength: 4096 }),
-  upToDateReplicas: c.integer({ format: "int32" }),
-  version: c.string({ minLength: 1, maxLength: 256 }),
-  versions: c.withMeta(c.array($KubeadmControlPlaneStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneStatus}. */
-export const KubeadmControlPlaneStatusSchema: z.ZodType<KubeadmControlPlaneStatus> = c.zod($KubeadmControlPlaneStatus);
-
 /**
  * KubeadmControlPlane is the Schema for the KubeadmControlPlane API.
  *
@@ -2367,65 +1664,6 @@ export interface KubeadmControlPlaneList {
   items: KubeadmControlPlane[];
 }
 
-const $KubeadmControlPlane = c.object<KubeadmControlPlane>({
-  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("KubeadmControlPlane"),
-  metadata: c.objectMeta(),
-  spec: $KubeadmControlPlaneSpec,
-  status: $KubeadmControlPlaneStatus,
-}, { required: ["apiVersion","kind","spec"] });
-
-/** zod schema of {@link KubeadmControlPlane}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const KubeadmControlPlaneSchema: z.ZodType<KubeadmControlPlane> = c.zod($KubeadmControlPlane);
-
-/** zod schema of {@link KubeadmControlPlaneList}. */
-export const KubeadmControlPlaneListSchema: z.ZodType<KubeadmControlPlaneList> = c.zod(c.object<KubeadmControlPlaneList>({
-  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("KubeadmControlPlaneList"),
-  metadata: c.listMeta(),
-  items: c.array($KubeadmControlPlane),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-const KubeadmControlPlaneDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmControlPlaneSpecDefaults } } };
-
-/** Instance type of the {@link KubeadmControlPlaneModel} class: a {@link KubeadmControlPlane} with the Model methods. */
-export interface KubeadmControlPlaneModel extends KubeadmControlPlane {}
-
-/**
- * Model class of {@link KubeadmControlPlane}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link KubeadmControlPlaneSchema}.
- *
- * @example
- * ```ts
- * const object = new KubeadmControlPlaneModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class KubeadmControlPlaneModel extends Model<KubeadmControlPlane> {
-  /** The apiVersion of every KubeadmControlPlane: "controlplane.cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "controlplane.cluster.x-k8s.io/v1beta2";
-  /** The kind: "KubeadmControlPlane". */
-  static readonly kind = "KubeadmControlPlane";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<KubeadmControlPlane>(KubeadmControlPlaneModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<KubeadmControlPlane>) {
-    super();
-    this.setDefinedProps({ apiVersion: KubeadmControlPlaneModel.apiVersion, kind: KubeadmControlPlaneModel.kind, ...data } as ModelData<KubeadmControlPlane>);
-  }
-
-  /**
-   * Checks the object against {@link KubeadmControlPlaneSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(KubeadmControlPlaneSchema, this.toJSON(), "KubeadmControlPlane controlplane.cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link KubeadmControlPlane} objects (the {@link KubeadmControlPlaneModel} class), so that `new KubeadmControlPlane({...})` works like in `@kubernetes-models`.
  *
@@ -2435,33 +1673,6 @@ export class KubeadmControlPlaneModel extends Model<KubeadmControlPlane> {
  * ```
  */
 export const KubeadmControlPlane: typeof KubeadmControlPlaneModel = KubeadmControlPlaneModel;
-
-/** Resource metadata of KubeadmControlPlane controlplane.cluster.x-k8s.io/v1beta2 (plural "kubeadmcontrolplanes", namespaced, has a status subresource), with its schema and defaults. */
-export const KubeadmControlPlaneResource: c.ResourceInfo<KubeadmControlPlane> = {
-  group: "controlplane.cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "controlplane.cluster.x-k8s.io/v1beta2",
-  kind: "KubeadmControlPlane",
-  listKind: "KubeadmControlPlaneList",
-  plural: "kubeadmcontrolplanes",
-  singular: "kubeadmcontrolplane",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: ["kcp"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
-  },
-  schema: KubeadmControlPlaneSchema,
-  defaults: KubeadmControlPlaneDefaults,
-};
 
 /**
  * spec defines the spec for Machines
@@ -2484,14 +1695,6 @@ export interface KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec 
   taints?: KubeadmControlPlaneSpecMachineTemplateSpecTaint[];
 }
 
-const $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec = c.object<KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec>({
-  deletion: $KubeadmControlPlaneSpecMachineTemplateSpecDeletion,
-  taints: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec}. */
-export const KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpecSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec> = c.zod($KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec);
-
 /**
  * machineTemplate contains information about how machines
  * should be shaped when creating or updating a control plane.
@@ -2508,14 +1711,6 @@ export interface KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate {
    */
   spec?: KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec;
 }
-
-const $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate = c.object<KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate>({
-  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
-  spec: $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec,
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate}. */
-export const KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate> = c.zod($KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate);
 
 /** spec is the desired state of KubeadmControlPlaneTemplateResource. */
 export interface KubeadmControlPlaneTemplateSpecTemplateSpec {
@@ -2544,19 +1739,6 @@ export interface KubeadmControlPlaneTemplateSpecTemplateSpec {
   rollout?: KubeadmControlPlaneSpecRollout;
 }
 
-const $KubeadmControlPlaneTemplateSpecTemplateSpec = c.object<KubeadmControlPlaneTemplateSpecTemplateSpec>({
-  kubeadmConfigSpec: $KubeadmControlPlaneSpecKubeadmConfigSpec,
-  machineNaming: $KubeadmControlPlaneSpecMachineNaming,
-  machineTemplate: $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate,
-  remediation: $KubeadmControlPlaneSpecRemediation,
-  rollout: $KubeadmControlPlaneSpecRollout,
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneTemplateSpecTemplateSpec}. */
-export const KubeadmControlPlaneTemplateSpecTemplateSpecSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplateSpec> = c.zod($KubeadmControlPlaneTemplateSpecTemplateSpec);
-
-const KubeadmControlPlaneTemplateSpecTemplateSpecDefaults: c.DefaultsNode = { properties: { kubeadmConfigSpec: { ...KubeadmControlPlaneSpecKubeadmConfigSpecDefaults } } };
-
 /** template defines the desired state of KubeadmControlPlaneTemplate. */
 export interface KubeadmControlPlaneTemplateSpecTemplate {
   /**
@@ -2568,30 +1750,11 @@ export interface KubeadmControlPlaneTemplateSpecTemplate {
   spec?: KubeadmControlPlaneTemplateSpecTemplateSpec;
 }
 
-const $KubeadmControlPlaneTemplateSpecTemplate = c.object<KubeadmControlPlaneTemplateSpecTemplate>({
-  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
-  spec: $KubeadmControlPlaneTemplateSpecTemplateSpec,
-}, { minProperties: 1 });
-
-/** zod schema of {@link KubeadmControlPlaneTemplateSpecTemplate}. */
-export const KubeadmControlPlaneTemplateSpecTemplateSchema: z.ZodType<KubeadmControlPlaneTemplateSpecTemplate> = c.zod($KubeadmControlPlaneTemplateSpecTemplate);
-
-const KubeadmControlPlaneTemplateSpecTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmControlPlaneTemplateSpecTemplateSpecDefaults } } };
-
 /** spec is the desired state of KubeadmControlPlaneTemplate. */
 export interface KubeadmControlPlaneTemplateSpec {
   /** template defines the desired state of KubeadmControlPlaneTemplate. */
   template: KubeadmControlPlaneTemplateSpecTemplate;
 }
-
-const $KubeadmControlPlaneTemplateSpec = c.object<KubeadmControlPlaneTemplateSpec>({
-  template: $KubeadmControlPlaneTemplateSpecTemplate,
-}, { required: ["template"] });
-
-/** zod schema of {@link KubeadmControlPlaneTemplateSpec}. */
-export const KubeadmControlPlaneTemplateSpecSchema: z.ZodType<KubeadmControlPlaneTemplateSpec> = c.zod($KubeadmControlPlaneTemplateSpec);
-
-const KubeadmControlPlaneTemplateSpecDefaults: c.DefaultsNode = { properties: { template: { ...KubeadmControlPlaneTemplateSpecTemplateDefaults } } };
 
 /**
  * KubeadmControlPlaneTemplate is the Schema for the kubeadmcontrolplanetemplates API.
@@ -2633,64 +1796,6 @@ export interface KubeadmControlPlaneTemplateList {
   items: KubeadmControlPlaneTemplate[];
 }
 
-const $KubeadmControlPlaneTemplate = c.object<KubeadmControlPlaneTemplate>({
-  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("KubeadmControlPlaneTemplate"),
-  metadata: c.objectMeta(),
-  spec: $KubeadmControlPlaneTemplateSpec,
-}, { required: ["apiVersion","kind"] });
-
-/** zod schema of {@link KubeadmControlPlaneTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const KubeadmControlPlaneTemplateSchema: z.ZodType<KubeadmControlPlaneTemplate> = c.zod($KubeadmControlPlaneTemplate);
-
-/** zod schema of {@link KubeadmControlPlaneTemplateList}. */
-export const KubeadmControlPlaneTemplateListSchema: z.ZodType<KubeadmControlPlaneTemplateList> = c.zod(c.object<KubeadmControlPlaneTemplateList>({
-  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("KubeadmControlPlaneTemplateList"),
-  metadata: c.listMeta(),
-  items: c.array($KubeadmControlPlaneTemplate),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-const KubeadmControlPlaneTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...KubeadmControlPlaneTemplateSpecDefaults } } };
-
-/** Instance type of the {@link KubeadmControlPlaneTemplateModel} class: a {@link KubeadmControlPlaneTemplate} with the Model methods. */
-export interface KubeadmControlPlaneTemplateModel extends KubeadmControlPlaneTemplate {}
-
-/**
- * Model class of {@link KubeadmControlPlaneTemplate}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link KubeadmControlPlaneTemplateSchema}.
- *
- * @example
- * ```ts
- * const object = new KubeadmControlPlaneTemplateModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class KubeadmControlPlaneTemplateModel extends Model<KubeadmControlPlaneTemplate> {
-  /** The apiVersion of every KubeadmControlPlaneTemplate: "controlplane.cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "controlplane.cluster.x-k8s.io/v1beta2";
-  /** The kind: "KubeadmControlPlaneTemplate". */
-  static readonly kind = "KubeadmControlPlaneTemplate";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<KubeadmControlPlaneTemplate>(KubeadmControlPlaneTemplateModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<KubeadmControlPlaneTemplate>) {
-    super();
-    this.setDefinedProps({ apiVersion: KubeadmControlPlaneTemplateModel.apiVersion, kind: KubeadmControlPlaneTemplateModel.kind, ...data } as ModelData<KubeadmControlPlaneTemplate>);
-  }
-
-  /**
-   * Checks the object against {@link KubeadmControlPlaneTemplateSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(KubeadmControlPlaneTemplateSchema, this.toJSON(), "KubeadmControlPlaneTemplate controlplane.cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link KubeadmControlPlaneTemplate} objects (the {@link KubeadmControlPlaneTemplateModel} class), so that `new KubeadmControlPlaneTemplate({...})` works like in `@kubernetes-models`.
  *
@@ -2700,30 +1805,3 @@ export class KubeadmControlPlaneTemplateModel extends Model<KubeadmControlPlaneT
  * ```
  */
 export const KubeadmControlPlaneTemplate: typeof KubeadmControlPlaneTemplateModel = KubeadmControlPlaneTemplateModel;
-
-/** Resource metadata of KubeadmControlPlaneTemplate controlplane.cluster.x-k8s.io/v1beta2 (plural "kubeadmcontrolplanetemplates", namespaced, has no status subresource), with its schema and defaults. */
-export const KubeadmControlPlaneTemplateResource: c.ResourceInfo<KubeadmControlPlaneTemplate> = {
-  group: "controlplane.cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "controlplane.cluster.x-k8s.io/v1beta2",
-  kind: "KubeadmControlPlaneTemplate",
-  listKind: "KubeadmControlPlaneTemplateList",
-  plural: "kubeadmcontrolplanetemplates",
-  singular: "kubeadmcontrolplanetemplate",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: false,
-    scale: undefined,
-  },
-  schema: KubeadmControlPlaneTemplateSchema,
-  defaults: KubeadmControlPlaneTemplateDefaults,
-};

@@ -8,9 +8,9 @@
  */
 import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";
 import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";
-import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
-import type { z } from "zod";
-import * as c from "../common.js";
+import { DevClusterModel, DevClusterTemplateModel, DevMachineModel, DevMachineTemplateModel } from "./v1beta1.runtime.js";
+
+export * from "./v1beta1.runtime.js";
 
 /**
  * FailureDomainSpec is the Schema for Cluster API failure domains.
@@ -22,14 +22,6 @@ export interface DevClusterStatusFailureDomainsValue {
   /** controlPlane determines if this failure domain is suitable for use by control plane machines. */
   controlPlane?: boolean;
 }
-
-const $DevClusterStatusFailureDomainsValue = c.object<DevClusterStatusFailureDomainsValue>({
-  attributes: c.record(c.string()),
-  controlPlane: c.boolean(),
-});
-
-/** zod schema of {@link DevClusterStatusFailureDomainsValue}. */
-export const DevClusterStatusFailureDomainsValueSchema: z.ZodType<DevClusterStatusFailureDomainsValue> = c.zod($DevClusterStatusFailureDomainsValue);
 
 /**
  * CustomHAProxyConfigTemplateRef allows you to replace the default HAProxy config file.
@@ -53,15 +45,6 @@ export interface DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTempl
    */
   name?: string;
 }
-
-const $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef = c.withMeta(c.object<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef>({
-  name: c.string(),
-}), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef}. */
-export const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef> = c.zod($DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef);
-
-const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
 /** loadBalancer allows defining configurations for the cluster load balancer. */
 export interface DevClusterSpecBackendDockerLoadBalancer {
@@ -88,17 +71,6 @@ export interface DevClusterSpecBackendDockerLoadBalancer {
   imageTag?: string;
 }
 
-const $DevClusterSpecBackendDockerLoadBalancer = c.object<DevClusterSpecBackendDockerLoadBalancer>({
-  customHAProxyConfigTemplateRef: $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef,
-  imageRepository: c.string(),
-  imageTag: c.string(),
-});
-
-/** zod schema of {@link DevClusterSpecBackendDockerLoadBalancer}. */
-export const DevClusterSpecBackendDockerLoadBalancerSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancer> = c.zod($DevClusterSpecBackendDockerLoadBalancer);
-
-const DevClusterSpecBackendDockerLoadBalancerDefaults: c.DefaultsNode = { properties: { customHAProxyConfigTemplateRef: { ...DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults } } };
-
 /** docker defines a backend for a DevCluster using docker containers. */
 export interface DevClusterSpecBackendDocker {
   /**
@@ -112,16 +84,6 @@ export interface DevClusterSpecBackendDocker {
   loadBalancer?: DevClusterSpecBackendDockerLoadBalancer;
 }
 
-const $DevClusterSpecBackendDocker = c.object<DevClusterSpecBackendDocker>({
-  failureDomains: c.record($DevClusterStatusFailureDomainsValue),
-  loadBalancer: $DevClusterSpecBackendDockerLoadBalancer,
-});
-
-/** zod schema of {@link DevClusterSpecBackendDocker}. */
-export const DevClusterSpecBackendDockerSchema: z.ZodType<DevClusterSpecBackendDocker> = c.zod($DevClusterSpecBackendDocker);
-
-const DevClusterSpecBackendDockerDefaults: c.DefaultsNode = { properties: { loadBalancer: { ...DevClusterSpecBackendDockerLoadBalancerDefaults } } };
-
 /** backend defines backends for a DevCluster. */
 export interface DevClusterSpecBackend {
   /** docker defines a backend for a DevCluster using docker containers. */
@@ -129,16 +91,6 @@ export interface DevClusterSpecBackend {
   /** inMemory defines a backend for a DevCluster that runs in memory. */
   inMemory?: { [key: string]: never };
 }
-
-const $DevClusterSpecBackend = c.object<DevClusterSpecBackend>({
-  docker: $DevClusterSpecBackendDocker,
-  inMemory: c.emptyObject(),
-});
-
-/** zod schema of {@link DevClusterSpecBackend}. */
-export const DevClusterSpecBackendSchema: z.ZodType<DevClusterSpecBackend> = c.zod($DevClusterSpecBackend);
-
-const DevClusterSpecBackendDefaults: c.DefaultsNode = { properties: { docker: { ...DevClusterSpecBackendDockerDefaults } } };
 
 /** controlPlaneEndpoint represents the endpoint used to communicate with the control plane. */
 export interface DevClusterSpecControlPlaneEndpoint {
@@ -151,14 +103,6 @@ export interface DevClusterSpecControlPlaneEndpoint {
   port?: number;
 }
 
-const $DevClusterSpecControlPlaneEndpoint = c.object<DevClusterSpecControlPlaneEndpoint>({
-  host: c.string(),
-  port: c.integer(),
-});
-
-/** zod schema of {@link DevClusterSpecControlPlaneEndpoint}. */
-export const DevClusterSpecControlPlaneEndpointSchema: z.ZodType<DevClusterSpecControlPlaneEndpoint> = c.zod($DevClusterSpecControlPlaneEndpoint);
-
 /** DevClusterSpec defines the desired state of the DevCluster infrastructure. */
 export interface DevClusterSpec {
   /** backend defines backends for a DevCluster. */
@@ -166,16 +110,6 @@ export interface DevClusterSpec {
   /** controlPlaneEndpoint represents the endpoint used to communicate with the control plane. */
   controlPlaneEndpoint?: DevClusterSpecControlPlaneEndpoint;
 }
-
-const $DevClusterSpec = c.object<DevClusterSpec>({
-  backend: $DevClusterSpecBackend,
-  controlPlaneEndpoint: $DevClusterSpecControlPlaneEndpoint,
-}, { required: ["backend"] });
-
-/** zod schema of {@link DevClusterSpec}. */
-export const DevClusterSpecSchema: z.ZodType<DevClusterSpec> = c.zod($DevClusterSpec);
-
-const DevClusterSpecDefaults: c.DefaultsNode = { properties: { backend: { ...DevClusterSpecBackendDefaults } } };
 
 /** Condition defines an observation of a Cluster API resource operational state. */
 export interface DevClusterStatusCondition {
@@ -212,18 +146,6 @@ export interface DevClusterStatusCondition {
   type: string;
 }
 
-const $DevClusterStatusCondition = c.object<DevClusterStatusCondition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ minLength: 1, maxLength: 10240 }),
-  reason: c.string({ minLength: 1, maxLength: 256 }),
-  severity: c.string({ maxLength: 32 }),
-  status: c.string(),
-  type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime","status","type"] });
-
-/** zod schema of {@link DevClusterStatusCondition}. */
-export const DevClusterStatusConditionSchema: z.ZodType<DevClusterStatusCondition> = c.zod($DevClusterStatusCondition);
-
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface DevClusterStatusV1beta2Condition {
   /**
@@ -256,30 +178,11 @@ export interface DevClusterStatusV1beta2Condition {
   type: string;
 }
 
-const $DevClusterStatusV1beta2Condition = c.object<DevClusterStatusV1beta2Condition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
-  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime","message","reason","status","type"] });
-
-/** zod schema of {@link DevClusterStatusV1beta2Condition}. */
-export const DevClusterStatusV1beta2ConditionSchema: z.ZodType<DevClusterStatusV1beta2Condition> = c.zod($DevClusterStatusV1beta2Condition);
-
 /** v1beta2 groups all the fields that will be added or modified in DevCluster's status with the V1Beta2 version. */
 export interface DevClusterStatusV1beta2 {
   /** conditions represents the observations of a DevCluster's current state. */
   conditions?: DevClusterStatusV1beta2Condition[];
 }
-
-const $DevClusterStatusV1beta2 = c.object<DevClusterStatusV1beta2>({
-  conditions: c.withMeta(c.array($DevClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-});
-
-/** zod schema of {@link DevClusterStatusV1beta2}. */
-export const DevClusterStatusV1beta2Schema: z.ZodType<DevClusterStatusV1beta2> = c.zod($DevClusterStatusV1beta2);
 
 /** DevClusterStatus defines the observed state of the DevCluster. */
 export interface DevClusterStatus {
@@ -295,16 +198,6 @@ export interface DevClusterStatus {
   /** v1beta2 groups all the fields that will be added or modified in DevCluster's status with the V1Beta2 version. */
   v1beta2?: DevClusterStatusV1beta2;
 }
-
-const $DevClusterStatus = c.object<DevClusterStatus>({
-  conditions: c.array($DevClusterStatusCondition),
-  failureDomains: c.record($DevClusterStatusFailureDomainsValue),
-  ready: c.boolean(),
-  v1beta2: $DevClusterStatusV1beta2,
-});
-
-/** zod schema of {@link DevClusterStatus}. */
-export const DevClusterStatusSchema: z.ZodType<DevClusterStatus> = c.zod($DevClusterStatus);
 
 /**
  * DevCluster is the schema for the dev cluster infrastructure API.
@@ -353,79 +246,6 @@ export interface DevClusterList {
   items: DevCluster[];
 }
 
-const $DevCluster = c.object<DevCluster>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("DevCluster"),
-  metadata: c.objectMeta(),
-  spec: $DevClusterSpec,
-  status: $DevClusterStatus,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link DevCluster}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevCluster is deprecated; use a newer version.
- */
-export const DevClusterSchema: z.ZodType<DevCluster> = c.zod($DevCluster);
-
-/**
- * zod schema of {@link DevClusterList}.
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevCluster is deprecated; use a newer version.
- */
-export const DevClusterListSchema: z.ZodType<DevClusterList> = c.zod(c.object<DevClusterList>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("DevClusterList"),
-  metadata: c.listMeta(),
-  items: c.array($DevCluster),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-const DevClusterDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterSpecDefaults } } };
-
-/**
- * Instance type of the {@link DevClusterModel} class: a {@link DevCluster} with the Model methods.
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevCluster is deprecated; use a newer version.
- */
-export interface DevClusterModel extends DevCluster {}
-
-/**
- * Model class of {@link DevCluster}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link DevClusterSchema}.
- *
- * @example
- * ```ts
- * const object = new DevClusterModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevCluster is deprecated; use a newer version.
- */
-export class DevClusterModel extends Model<DevCluster> {
-  /** The apiVersion of every DevCluster: "infrastructure.cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "infrastructure.cluster.x-k8s.io/v1beta1";
-  /** The kind: "DevCluster". */
-  static readonly kind = "DevCluster";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<DevCluster>(DevClusterModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<DevCluster>) {
-    super();
-    this.setDefinedProps({ apiVersion: DevClusterModel.apiVersion, kind: DevClusterModel.kind, ...data } as ModelData<DevCluster>);
-  }
-
-  /**
-   * Checks the object against {@link DevClusterSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(DevClusterSchema, this.toJSON(), "DevCluster infrastructure.cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link DevCluster} objects (the {@link DevClusterModel} class), so that `new DevCluster({...})` works like in `@kubernetes-models`.
  *
@@ -437,37 +257,6 @@ export class DevClusterModel extends Model<DevCluster> {
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevCluster is deprecated; use a newer version.
  */
 export const DevCluster: typeof DevClusterModel = DevClusterModel;
-
-/**
- * Resource metadata of DevCluster infrastructure.cluster.x-k8s.io/v1beta1 (plural "devclusters", namespaced, has a status subresource), with its schema and defaults.
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevCluster is deprecated; use a newer version.
- */
-export const DevClusterResource: c.ResourceInfo<DevCluster> = {
-  group: "infrastructure.cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta1",
-  kind: "DevCluster",
-  listKind: "DevClusterList",
-  plural: "devclusters",
-  singular: "devcluster",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: DevClusterSchema,
-  defaults: DevClusterDefaults,
-};
 
 /**
  * Standard object's metadata.
@@ -490,14 +279,6 @@ export interface DevClusterTemplateSpecTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
-const $DevClusterTemplateSpecTemplateMetadata = c.object<DevClusterTemplateSpecTemplateMetadata>({
-  annotations: c.record(c.string()),
-  labels: c.record(c.string()),
-});
-
-/** zod schema of {@link DevClusterTemplateSpecTemplateMetadata}. */
-export const DevClusterTemplateSpecTemplateMetadataSchema: z.ZodType<DevClusterTemplateSpecTemplateMetadata> = c.zod($DevClusterTemplateSpecTemplateMetadata);
-
 /** DevClusterTemplateResource describes the data needed to create a DevCluster from a template. */
 export interface DevClusterTemplateSpecTemplate {
   /**
@@ -509,30 +290,11 @@ export interface DevClusterTemplateSpecTemplate {
   spec: DevClusterSpec;
 }
 
-const $DevClusterTemplateSpecTemplate = c.object<DevClusterTemplateSpecTemplate>({
-  metadata: $DevClusterTemplateSpecTemplateMetadata,
-  spec: $DevClusterSpec,
-}, { required: ["spec"] });
-
-/** zod schema of {@link DevClusterTemplateSpecTemplate}. */
-export const DevClusterTemplateSpecTemplateSchema: z.ZodType<DevClusterTemplateSpecTemplate> = c.zod($DevClusterTemplateSpecTemplate);
-
-const DevClusterTemplateSpecTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterSpecDefaults } } };
-
 /** DevClusterTemplateSpec defines the desired state of DevClusterTemplate. */
 export interface DevClusterTemplateSpec {
   /** DevClusterTemplateResource describes the data needed to create a DevCluster from a template. */
   template: DevClusterTemplateSpecTemplate;
 }
-
-const $DevClusterTemplateSpec = c.object<DevClusterTemplateSpec>({
-  template: $DevClusterTemplateSpecTemplate,
-}, { required: ["template"] });
-
-/** zod schema of {@link DevClusterTemplateSpec}. */
-export const DevClusterTemplateSpecSchema: z.ZodType<DevClusterTemplateSpec> = c.zod($DevClusterTemplateSpec);
-
-const DevClusterTemplateSpecDefaults: c.DefaultsNode = { properties: { template: { ...DevClusterTemplateSpecTemplateDefaults } } };
 
 /**
  * DevClusterTemplate is the Schema for the DevClusterTemplate API.
@@ -579,78 +341,6 @@ export interface DevClusterTemplateList {
   items: DevClusterTemplate[];
 }
 
-const $DevClusterTemplate = c.object<DevClusterTemplate>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("DevClusterTemplate"),
-  metadata: c.objectMeta(),
-  spec: $DevClusterTemplateSpec,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link DevClusterTemplate}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevClusterTemplate is deprecated; use a newer version.
- */
-export const DevClusterTemplateSchema: z.ZodType<DevClusterTemplate> = c.zod($DevClusterTemplate);
-
-/**
- * zod schema of {@link DevClusterTemplateList}.
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevClusterTemplate is deprecated; use a newer version.
- */
-export const DevClusterTemplateListSchema: z.ZodType<DevClusterTemplateList> = c.zod(c.object<DevClusterTemplateList>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("DevClusterTemplateList"),
-  metadata: c.listMeta(),
-  items: c.array($DevClusterTemplate),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-const DevClusterTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterTemplateSpecDefaults } } };
-
-/**
- * Instance type of the {@link DevClusterTemplateModel} class: a {@link DevClusterTemplate} with the Model methods.
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevClusterTemplate is deprecated; use a newer version.
- */
-export interface DevClusterTemplateModel extends DevClusterTemplate {}
-
-/**
- * Model class of {@link DevClusterTemplate}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link DevClusterTemplateSchema}.
- *
- * @example
- * ```ts
- * const object = new DevClusterTemplateModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevClusterTemplate is deprecated; use a newer version.
- */
-export class DevClusterTemplateModel extends Model<DevClusterTemplate> {
-  /** The apiVersion of every DevClusterTemplate: "infrastructure.cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "infrastructure.cluster.x-k8s.io/v1beta1";
-  /** The kind: "DevClusterTemplate". */
-  static readonly kind = "DevClusterTemplate";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<DevClusterTemplate>(DevClusterTemplateModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<DevClusterTemplate>) {
-    super();
-    this.setDefinedProps({ apiVersion: DevClusterTemplateModel.apiVersion, kind: DevClusterTemplateModel.kind, ...data } as ModelData<DevClusterTemplate>);
-  }
-
-  /**
-   * Checks the object against {@link DevClusterTemplateSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(DevClusterTemplateSchema, this.toJSON(), "DevClusterTemplate infrastructure.cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link DevClusterTemplate} objects (the {@link DevClusterTemplateModel} class), so that `new DevClusterTemplate({...})` works like in `@kubernetes-models`.
  *
@@ -662,37 +352,6 @@ export class DevClusterTemplateModel extends Model<DevClusterTemplate> {
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevClusterTemplate is deprecated; use a newer version.
  */
 export const DevClusterTemplate: typeof DevClusterTemplateModel = DevClusterTemplateModel;
-
-/**
- * Resource metadata of DevClusterTemplate infrastructure.cluster.x-k8s.io/v1beta1 (plural "devclustertemplates", namespaced, has no status subresource), with its schema and defaults.
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevClusterTemplate is deprecated; use a newer version.
- */
-export const DevClusterTemplateResource: c.ResourceInfo<DevClusterTemplate> = {
-  group: "infrastructure.cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta1",
-  kind: "DevClusterTemplate",
-  listKind: "DevClusterTemplateList",
-  plural: "devclustertemplates",
-  singular: "devclustertemplate",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: false,
-    scale: undefined,
-  },
-  schema: DevClusterTemplateSchema,
-  defaults: DevClusterTemplateDefaults,
-};
 
 /**
  * Mount specifies a host volume to mount into a container.
@@ -710,15 +369,6 @@ export interface DevMachineSpecBackendDockerExtraMount {
   /** If set, the mount is read-only. */
   readOnly?: boolean;
 }
-
-const $DevMachineSpecBackendDockerExtraMount = c.object<DevMachineSpecBackendDockerExtraMount>({
-  containerPath: c.string(),
-  hostPath: c.string(),
-  readOnly: c.boolean(),
-});
-
-/** zod schema of {@link DevMachineSpecBackendDockerExtraMount}. */
-export const DevMachineSpecBackendDockerExtraMountSchema: z.ZodType<DevMachineSpecBackendDockerExtraMount> = c.zod($DevMachineSpecBackendDockerExtraMount);
 
 /** docker defines a backend for a DevMachine using docker containers. */
 export interface DevMachineSpecBackendDocker {
@@ -744,16 +394,6 @@ export interface DevMachineSpecBackendDocker {
   preLoadImages?: string[];
 }
 
-const $DevMachineSpecBackendDocker = c.object<DevMachineSpecBackendDocker>({
-  bootstrapTimeout: c.string(),
-  customImage: c.string(),
-  extraMounts: c.array($DevMachineSpecBackendDockerExtraMount),
-  preLoadImages: c.array(c.string()),
-});
-
-/** zod schema of {@link DevMachineSpecBackendDocker}. */
-export const DevMachineSpecBackendDockerSchema: z.ZodType<DevMachineSpecBackendDocker> = c.zod($DevMachineSpecBackendDocker);
-
 /**
  * provisioning defines variables influencing how the APIServer hosted on the InMemoryMachine is going to be provisioned.
  * NOTE: APIServer provisioning includes all the steps from starting the static Pod to the Pod become ready and being registered in K8s.
@@ -769,14 +409,6 @@ export interface DevMachineSpecBackendInMemoryVmProvisioning {
   startupJitter?: string;
 }
 
-const $DevMachineSpecBackendInMemoryVmProvisioning = c.object<DevMachineSpecBackendInMemoryVmProvisioning>({
-  startupDuration: c.string(),
-  startupJitter: c.string(),
-}, { required: ["startupDuration"] });
-
-/** zod schema of {@link DevMachineSpecBackendInMemoryVmProvisioning}. */
-export const DevMachineSpecBackendInMemoryVmProvisioningSchema: z.ZodType<DevMachineSpecBackendInMemoryVmProvisioning> = c.zod($DevMachineSpecBackendInMemoryVmProvisioning);
-
 /** apiServer defines the behaviour of the APIServer hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryApiServer {
   /**
@@ -785,13 +417,6 @@ export interface DevMachineSpecBackendInMemoryApiServer {
    */
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
-
-const $DevMachineSpecBackendInMemoryApiServer = c.object<DevMachineSpecBackendInMemoryApiServer>({
-  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
-});
-
-/** zod schema of {@link DevMachineSpecBackendInMemoryApiServer}. */
-export const DevMachineSpecBackendInMemoryApiServerSchema: z.ZodType<DevMachineSpecBackendInMemoryApiServer> = c.zod($DevMachineSpecBackendInMemoryApiServer);
 
 /** etcd defines the behaviour of the etcd member hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryEtcd {
@@ -802,13 +427,6 @@ export interface DevMachineSpecBackendInMemoryEtcd {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
-const $DevMachineSpecBackendInMemoryEtcd = c.object<DevMachineSpecBackendInMemoryEtcd>({
-  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
-});
-
-/** zod schema of {@link DevMachineSpecBackendInMemoryEtcd}. */
-export const DevMachineSpecBackendInMemoryEtcdSchema: z.ZodType<DevMachineSpecBackendInMemoryEtcd> = c.zod($DevMachineSpecBackendInMemoryEtcd);
-
 /** node defines the behaviour of the Node (the kubelet) hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryNode {
   /**
@@ -818,13 +436,6 @@ export interface DevMachineSpecBackendInMemoryNode {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
-const $DevMachineSpecBackendInMemoryNode = c.object<DevMachineSpecBackendInMemoryNode>({
-  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
-});
-
-/** zod schema of {@link DevMachineSpecBackendInMemoryNode}. */
-export const DevMachineSpecBackendInMemoryNodeSchema: z.ZodType<DevMachineSpecBackendInMemoryNode> = c.zod($DevMachineSpecBackendInMemoryNode);
-
 /** vm defines the behaviour of the VM implementing the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryVm {
   /**
@@ -833,13 +444,6 @@ export interface DevMachineSpecBackendInMemoryVm {
    */
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
-
-const $DevMachineSpecBackendInMemoryVm = c.object<DevMachineSpecBackendInMemoryVm>({
-  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
-});
-
-/** zod schema of {@link DevMachineSpecBackendInMemoryVm}. */
-export const DevMachineSpecBackendInMemoryVmSchema: z.ZodType<DevMachineSpecBackendInMemoryVm> = c.zod($DevMachineSpecBackendInMemoryVm);
 
 /** inMemory defines a backend for a DevMachine that runs in memory. */
 export interface DevMachineSpecBackendInMemory {
@@ -853,16 +457,6 @@ export interface DevMachineSpecBackendInMemory {
   vm?: DevMachineSpecBackendInMemoryVm;
 }
 
-const $DevMachineSpecBackendInMemory = c.object<DevMachineSpecBackendInMemory>({
-  apiServer: $DevMachineSpecBackendInMemoryApiServer,
-  etcd: $DevMachineSpecBackendInMemoryEtcd,
-  node: $DevMachineSpecBackendInMemoryNode,
-  vm: $DevMachineSpecBackendInMemoryVm,
-});
-
-/** zod schema of {@link DevMachineSpecBackendInMemory}. */
-export const DevMachineSpecBackendInMemorySchema: z.ZodType<DevMachineSpecBackendInMemory> = c.zod($DevMachineSpecBackendInMemory);
-
 /** backend defines backends for a DevMachine. */
 export interface DevMachineSpecBackend {
   /** docker defines a backend for a DevMachine using docker containers. */
@@ -870,14 +464,6 @@ export interface DevMachineSpecBackend {
   /** inMemory defines a backend for a DevMachine that runs in memory. */
   inMemory?: DevMachineSpecBackendInMemory;
 }
-
-const $DevMachineSpecBackend = c.object<DevMachineSpecBackend>({
-  docker: $DevMachineSpecBackendDocker,
-  inMemory: $DevMachineSpecBackendInMemory,
-});
-
-/** zod schema of {@link DevMachineSpecBackend}. */
-export const DevMachineSpecBackendSchema: z.ZodType<DevMachineSpecBackend> = c.zod($DevMachineSpecBackend);
 
 /** DevMachineSpec defines the desired state of DevMachine. */
 export interface DevMachineSpec {
@@ -887,14 +473,6 @@ export interface DevMachineSpec {
   providerID?: string;
 }
 
-const $DevMachineSpec = c.object<DevMachineSpec>({
-  backend: $DevMachineSpecBackend,
-  providerID: c.string(),
-}, { required: ["backend"] });
-
-/** zod schema of {@link DevMachineSpec}. */
-export const DevMachineSpecSchema: z.ZodType<DevMachineSpec> = c.zod($DevMachineSpec);
-
 /** MachineAddress contains information for the node's address. */
 export interface DevMachineStatusAddress {
   /** address is the machine address. */
@@ -903,26 +481,11 @@ export interface DevMachineStatusAddress {
   type: "Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS";
 }
 
-const $DevMachineStatusAddress = c.object<DevMachineStatusAddress>({
-  address: c.string({ minLength: 1, maxLength: 256 }),
-  type: c.literals<"Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS">(["Hostname","ExternalIP","InternalIP","ExternalDNS","InternalDNS"]),
-}, { required: ["address","type"] });
-
-/** zod schema of {@link DevMachineStatusAddress}. */
-export const DevMachineStatusAddressSchema: z.ZodType<DevMachineStatusAddress> = c.zod($DevMachineStatusAddress);
-
 /** v1beta2 groups all the fields that will be added or modified in DevMachine's status with the V1Beta2 version. */
 export interface DevMachineStatusV1beta2 {
   /** conditions represents the observations of a DevMachine's current state. */
   conditions?: DevClusterStatusV1beta2Condition[];
 }
-
-const $DevMachineStatusV1beta2 = c.object<DevMachineStatusV1beta2>({
-  conditions: c.withMeta(c.array($DevClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-});
-
-/** zod schema of {@link DevMachineStatusV1beta2}. */
-export const DevMachineStatusV1beta2Schema: z.ZodType<DevMachineStatusV1beta2> = c.zod($DevMachineStatusV1beta2);
 
 /** DevMachineStatus defines the observed state of DevMachine. */
 export interface DevMachineStatus {
@@ -935,16 +498,6 @@ export interface DevMachineStatus {
   /** v1beta2 groups all the fields that will be added or modified in DevMachine's status with the V1Beta2 version. */
   v1beta2?: DevMachineStatusV1beta2;
 }
-
-const $DevMachineStatus = c.object<DevMachineStatus>({
-  addresses: c.array($DevMachineStatusAddress),
-  conditions: c.array($DevClusterStatusCondition),
-  ready: c.boolean(),
-  v1beta2: $DevMachineStatusV1beta2,
-});
-
-/** zod schema of {@link DevMachineStatus}. */
-export const DevMachineStatusSchema: z.ZodType<DevMachineStatus> = c.zod($DevMachineStatus);
 
 /**
  * DevMachine is the schema for the dev machine infrastructure API.
@@ -993,77 +546,6 @@ export interface DevMachineList {
   items: DevMachine[];
 }
 
-const $DevMachine = c.object<DevMachine>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("DevMachine"),
-  metadata: c.objectMeta(),
-  spec: $DevMachineSpec,
-  status: $DevMachineStatus,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link DevMachine}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachine is deprecated; use a newer version.
- */
-export const DevMachineSchema: z.ZodType<DevMachine> = c.zod($DevMachine);
-
-/**
- * zod schema of {@link DevMachineList}.
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachine is deprecated; use a newer version.
- */
-export const DevMachineListSchema: z.ZodType<DevMachineList> = c.zod(c.object<DevMachineList>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("DevMachineList"),
-  metadata: c.listMeta(),
-  items: c.array($DevMachine),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/**
- * Instance type of the {@link DevMachineModel} class: a {@link DevMachine} with the Model methods.
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachine is deprecated; use a newer version.
- */
-export interface DevMachineModel extends DevMachine {}
-
-/**
- * Model class of {@link DevMachine}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link DevMachineSchema}.
- *
- * @example
- * ```ts
- * const object = new DevMachineModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachine is deprecated; use a newer version.
- */
-export class DevMachineModel extends Model<DevMachine> {
-  /** The apiVersion of every DevMachine: "infrastructure.cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "infrastructure.cluster.x-k8s.io/v1beta1";
-  /** The kind: "DevMachine". */
-  static readonly kind = "DevMachine";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<DevMachine>(DevMachineModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<DevMachine>) {
-    super();
-    this.setDefinedProps({ apiVersion: DevMachineModel.apiVersion, kind: DevMachineModel.kind, ...data } as ModelData<DevMachine>);
-  }
-
-  /**
-   * Checks the object against {@link DevMachineSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(DevMachineSchema, this.toJSON(), "DevMachine infrastructure.cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link DevMachine} objects (the {@link DevMachineModel} class), so that `new DevMachine({...})` works like in `@kubernetes-models`.
  *
@@ -1076,37 +558,6 @@ export class DevMachineModel extends Model<DevMachine> {
  */
 export const DevMachine: typeof DevMachineModel = DevMachineModel;
 
-/**
- * Resource metadata of DevMachine infrastructure.cluster.x-k8s.io/v1beta1 (plural "devmachines", namespaced, has a status subresource), with its schema and defaults.
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachine is deprecated; use a newer version.
- */
-export const DevMachineResource: c.ResourceInfo<DevMachine> = {
-  group: "infrastructure.cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta1",
-  kind: "DevMachine",
-  listKind: "DevMachineList",
-  plural: "devmachines",
-  singular: "devmachine",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: DevMachineSchema,
-  defaults: undefined,
-};
-
 /** DevMachineTemplateResource describes the data needed to create a DevMachine from a template. */
 export interface DevMachineTemplateSpecTemplate {
   /**
@@ -1118,26 +569,11 @@ export interface DevMachineTemplateSpecTemplate {
   spec: DevMachineSpec;
 }
 
-const $DevMachineTemplateSpecTemplate = c.object<DevMachineTemplateSpecTemplate>({
-  metadata: $DevClusterTemplateSpecTemplateMetadata,
-  spec: $DevMachineSpec,
-}, { required: ["spec"] });
-
-/** zod schema of {@link DevMachineTemplateSpecTemplate}. */
-export const DevMachineTemplateSpecTemplateSchema: z.ZodType<DevMachineTemplateSpecTemplate> = c.zod($DevMachineTemplateSpecTemplate);
-
 /** DevMachineTemplateSpec defines the desired state of DevMachineTemplate. */
 export interface DevMachineTemplateSpec {
   /** DevMachineTemplateResource describes the data needed to create a DevMachine from a template. */
   template: DevMachineTemplateSpecTemplate;
 }
-
-const $DevMachineTemplateSpec = c.object<DevMachineTemplateSpec>({
-  template: $DevMachineTemplateSpecTemplate,
-}, { required: ["template"] });
-
-/** zod schema of {@link DevMachineTemplateSpec}. */
-export const DevMachineTemplateSpecSchema: z.ZodType<DevMachineTemplateSpec> = c.zod($DevMachineTemplateSpec);
 
 /**
  * DevMachineTemplate is the schema for the in-memory machine template API.
@@ -1184,76 +620,6 @@ export interface DevMachineTemplateList {
   items: DevMachineTemplate[];
 }
 
-const $DevMachineTemplate = c.object<DevMachineTemplate>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("DevMachineTemplate"),
-  metadata: c.objectMeta(),
-  spec: $DevMachineTemplateSpec,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link DevMachineTemplate}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachineTemplate is deprecated; use a newer version.
- */
-export const DevMachineTemplateSchema: z.ZodType<DevMachineTemplate> = c.zod($DevMachineTemplate);
-
-/**
- * zod schema of {@link DevMachineTemplateList}.
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachineTemplate is deprecated; use a newer version.
- */
-export const DevMachineTemplateListSchema: z.ZodType<DevMachineTemplateList> = c.zod(c.object<DevMachineTemplateList>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("DevMachineTemplateList"),
-  metadata: c.listMeta(),
-  items: c.array($DevMachineTemplate),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/**
- * Instance type of the {@link DevMachineTemplateModel} class: a {@link DevMachineTemplate} with the Model methods.
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachineTemplate is deprecated; use a newer version.
- */
-export interface DevMachineTemplateModel extends DevMachineTemplate {}
-
-/**
- * Model class of {@link DevMachineTemplate}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link DevMachineTemplateSchema}.
- *
- * @example
- * ```ts
- * const object = new DevMachineTemplateModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachineTemplate is deprecated; use a newer version.
- */
-export class DevMachineTemplateModel extends Model<DevMachineTemplate> {
-  /** The apiVersion of every DevMachineTemplate: "infrastructure.cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "infrastructure.cluster.x-k8s.io/v1beta1";
-  /** The kind: "DevMachineTemplate". */
-  static readonly kind = "DevMachineTemplate";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<DevMachineTemplate>(DevMachineTemplateModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<DevMachineTemplate>) {
-    super();
-    this.setDefinedProps({ apiVersion: DevMachineTemplateModel.apiVersion, kind: DevMachineTemplateModel.kind, ...data } as ModelData<DevMachineTemplate>);
-  }
-
-  /**
-   * Checks the object against {@link DevMachineTemplateSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(DevMachineTemplateSchema, this.toJSON(), "DevMachineTemplate infrastructure.cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link DevMachineTemplate} objects (the {@link DevMachineTemplateModel} class), so that `new DevMachineTemplate({...})` works like in `@kubernetes-models`.
  *
@@ -1265,34 +631,3 @@ export class DevMachineTemplateModel extends Model<DevMachineTemplate> {
  * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachineTemplate is deprecated; use a newer version.
  */
 export const DevMachineTemplate: typeof DevMachineTemplateModel = DevMachineTemplateModel;
-
-/**
- * Resource metadata of DevMachineTemplate infrastructure.cluster.x-k8s.io/v1beta1 (plural "devmachinetemplates", namespaced, has no status subresource), with its schema and defaults.
- *
- * @deprecated infrastructure.cluster.x-k8s.io/v1beta1 DevMachineTemplate is deprecated; use a newer version.
- */
-export const DevMachineTemplateResource: c.ResourceInfo<DevMachineTemplate> = {
-  group: "infrastructure.cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta1",
-  kind: "DevMachineTemplate",
-  listKind: "DevMachineTemplateList",
-  plural: "devmachinetemplates",
-  singular: "devmachinetemplate",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: false,
-    scale: undefined,
-  },
-  schema: DevMachineTemplateSchema,
-  defaults: undefined,
-};

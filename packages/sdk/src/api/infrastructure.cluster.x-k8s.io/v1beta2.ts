@@ -6,9 +6,9 @@
  */
 import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";
 import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";
-import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
-import type { z } from "zod";
-import * as c from "../common.js";
+import { DevClusterModel, DevClusterTemplateModel, DevMachineModel, DevMachinePoolModel, DevMachinePoolTemplateModel, DevMachineTemplateModel } from "./v1beta2.runtime.js";
+
+export * from "./v1beta2.runtime.js";
 
 /**
  * FailureDomain is the Schema for Cluster API failure domains.
@@ -22,15 +22,6 @@ export interface DevClusterStatusFailureDomain {
   /** name is the name of the failure domain. */
   name: string;
 }
-
-const $DevClusterStatusFailureDomain = c.object<DevClusterStatusFailureDomain>({
-  attributes: c.record(c.string()),
-  controlPlane: c.boolean(),
-  name: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["name"] });
-
-/** zod schema of {@link DevClusterStatusFailureDomain}. */
-export const DevClusterStatusFailureDomainSchema: z.ZodType<DevClusterStatusFailureDomain> = c.zod($DevClusterStatusFailureDomain);
 
 /**
  * CustomHAProxyConfigTemplateRef allows you to replace the default HAProxy config file.
@@ -54,15 +45,6 @@ export interface DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTempl
    */
   name?: string;
 }
-
-const $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef = c.withMeta(c.object<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef>({
-  name: c.string(),
-}), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef}. */
-export const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef> = c.zod($DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef);
-
-const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
 
 /** loadBalancer allows defining configurations for the cluster load balancer. */
 export interface DevClusterSpecBackendDockerLoadBalancer {
@@ -89,17 +71,6 @@ export interface DevClusterSpecBackendDockerLoadBalancer {
   imageTag?: string;
 }
 
-const $DevClusterSpecBackendDockerLoadBalancer = c.object<DevClusterSpecBackendDockerLoadBalancer>({
-  customHAProxyConfigTemplateRef: $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef,
-  imageRepository: c.string(),
-  imageTag: c.string(),
-});
-
-/** zod schema of {@link DevClusterSpecBackendDockerLoadBalancer}. */
-export const DevClusterSpecBackendDockerLoadBalancerSchema: z.ZodType<DevClusterSpecBackendDockerLoadBalancer> = c.zod($DevClusterSpecBackendDockerLoadBalancer);
-
-const DevClusterSpecBackendDockerLoadBalancerDefaults: c.DefaultsNode = { properties: { customHAProxyConfigTemplateRef: { ...DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults } } };
-
 /** docker defines a backend for a DevCluster using docker containers. */
 export interface DevClusterSpecBackendDocker {
   /**
@@ -113,16 +84,6 @@ export interface DevClusterSpecBackendDocker {
   loadBalancer?: DevClusterSpecBackendDockerLoadBalancer;
 }
 
-const $DevClusterSpecBackendDocker = c.object<DevClusterSpecBackendDocker>({
-  failureDomains: c.withMeta(c.array($DevClusterStatusFailureDomain, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
-  loadBalancer: $DevClusterSpecBackendDockerLoadBalancer,
-});
-
-/** zod schema of {@link DevClusterSpecBackendDocker}. */
-export const DevClusterSpecBackendDockerSchema: z.ZodType<DevClusterSpecBackendDocker> = c.zod($DevClusterSpecBackendDocker);
-
-const DevClusterSpecBackendDockerDefaults: c.DefaultsNode = { properties: { loadBalancer: { ...DevClusterSpecBackendDockerLoadBalancerDefaults } } };
-
 /** backend defines backends for a DevCluster. */
 export interface DevClusterSpecBackend {
   /** docker defines a backend for a DevCluster using docker containers. */
@@ -130,16 +91,6 @@ export interface DevClusterSpecBackend {
   /** inMemory defines a backend for a DevCluster that runs in memory. */
   inMemory?: { [key: string]: never };
 }
-
-const $DevClusterSpecBackend = c.object<DevClusterSpecBackend>({
-  docker: $DevClusterSpecBackendDocker,
-  inMemory: c.emptyObject(),
-});
-
-/** zod schema of {@link DevClusterSpecBackend}. */
-export const DevClusterSpecBackendSchema: z.ZodType<DevClusterSpecBackend> = c.zod($DevClusterSpecBackend);
-
-const DevClusterSpecBackendDefaults: c.DefaultsNode = { properties: { docker: { ...DevClusterSpecBackendDockerDefaults } } };
 
 /** controlPlaneEndpoint represents the endpoint used to communicate with the control plane. */
 export interface DevClusterSpecControlPlaneEndpoint {
@@ -149,14 +100,6 @@ export interface DevClusterSpecControlPlaneEndpoint {
   port?: number;
 }
 
-const $DevClusterSpecControlPlaneEndpoint = c.object<DevClusterSpecControlPlaneEndpoint>({
-  host: c.string({ minLength: 1, maxLength: 512 }),
-  port: c.integer({ format: "int32", minimum: 1, maximum: 65535 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link DevClusterSpecControlPlaneEndpoint}. */
-export const DevClusterSpecControlPlaneEndpointSchema: z.ZodType<DevClusterSpecControlPlaneEndpoint> = c.zod($DevClusterSpecControlPlaneEndpoint);
-
 /** DevClusterSpec defines the desired state of the DevCluster infrastructure. */
 export interface DevClusterSpec {
   /** backend defines backends for a DevCluster. */
@@ -164,16 +107,6 @@ export interface DevClusterSpec {
   /** controlPlaneEndpoint represents the endpoint used to communicate with the control plane. */
   controlPlaneEndpoint?: DevClusterSpecControlPlaneEndpoint;
 }
-
-const $DevClusterSpec = c.object<DevClusterSpec>({
-  backend: $DevClusterSpecBackend,
-  controlPlaneEndpoint: $DevClusterSpecControlPlaneEndpoint,
-}, { required: ["backend"] });
-
-/** zod schema of {@link DevClusterSpec}. */
-export const DevClusterSpecSchema: z.ZodType<DevClusterSpec> = c.zod($DevClusterSpec);
-
-const DevClusterSpecDefaults: c.DefaultsNode = { properties: { backend: { ...DevClusterSpecBackendDefaults } } };
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface DevClusterStatusCondition {
@@ -206,18 +139,6 @@ export interface DevClusterStatusCondition {
   /** type of condition in CamelCase or in foo.example.com/CamelCase. */
   type: string;
 }
-
-const $DevClusterStatusCondition = c.object<DevClusterStatusCondition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
-  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime","message","reason","status","type"] });
-
-/** zod schema of {@link DevClusterStatusCondition}. */
-export const DevClusterStatusConditionSchema: z.ZodType<DevClusterStatusCondition> = c.zod($DevClusterStatusCondition);
 
 /**
  * Condition defines an observation of a Cluster API resource operational state.
@@ -258,18 +179,6 @@ export interface DevClusterStatusDeprecatedV1beta1Condition {
   type: string;
 }
 
-const $DevClusterStatusDeprecatedV1beta1Condition = c.object<DevClusterStatusDeprecatedV1beta1Condition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ minLength: 1, maxLength: 10240 }),
-  reason: c.string({ minLength: 1, maxLength: 256 }),
-  severity: c.string({ maxLength: 32 }),
-  status: c.string(),
-  type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime","status","type"] });
-
-/** zod schema of {@link DevClusterStatusDeprecatedV1beta1Condition}. */
-export const DevClusterStatusDeprecatedV1beta1ConditionSchema: z.ZodType<DevClusterStatusDeprecatedV1beta1Condition> = c.zod($DevClusterStatusDeprecatedV1beta1Condition);
-
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface DevClusterStatusDeprecatedV1beta1 {
   /**
@@ -282,25 +191,11 @@ export interface DevClusterStatusDeprecatedV1beta1 {
   conditions?: DevClusterStatusDeprecatedV1beta1Condition[];
 }
 
-const $DevClusterStatusDeprecatedV1beta1 = c.object<DevClusterStatusDeprecatedV1beta1>({
-  conditions: c.array($DevClusterStatusDeprecatedV1beta1Condition),
-});
-
-/** zod schema of {@link DevClusterStatusDeprecatedV1beta1}. */
-export const DevClusterStatusDeprecatedV1beta1Schema: z.ZodType<DevClusterStatusDeprecatedV1beta1> = c.zod($DevClusterStatusDeprecatedV1beta1);
-
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface DevClusterStatusDeprecated {
   /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
   v1beta1?: DevClusterStatusDeprecatedV1beta1;
 }
-
-const $DevClusterStatusDeprecated = c.object<DevClusterStatusDeprecated>({
-  v1beta1: $DevClusterStatusDeprecatedV1beta1,
-});
-
-/** zod schema of {@link DevClusterStatusDeprecated}. */
-export const DevClusterStatusDeprecatedSchema: z.ZodType<DevClusterStatusDeprecated> = c.zod($DevClusterStatusDeprecated);
 
 /**
  * initialization provides observations of the DevCluster initialization process.
@@ -313,13 +208,6 @@ export interface DevClusterStatusInitialization {
    */
   provisioned?: boolean;
 }
-
-const $DevClusterStatusInitialization = c.object<DevClusterStatusInitialization>({
-  provisioned: c.boolean(),
-}, { minProperties: 1 });
-
-/** zod schema of {@link DevClusterStatusInitialization}. */
-export const DevClusterStatusInitializationSchema: z.ZodType<DevClusterStatusInitialization> = c.zod($DevClusterStatusInitialization);
 
 /** DevClusterStatus defines the observed state of the DevCluster. */
 export interface DevClusterStatus {
@@ -342,16 +230,6 @@ export interface DevClusterStatus {
    */
   initialization?: DevClusterStatusInitialization;
 }
-
-const $DevClusterStatus = c.object<DevClusterStatus>({
-  conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  deprecated: $DevClusterStatusDeprecated,
-  failureDomains: c.withMeta(c.array($DevClusterStatusFailureDomain, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
-  initialization: $DevClusterStatusInitialization,
-});
-
-/** zod schema of {@link DevClusterStatus}. */
-export const DevClusterStatusSchema: z.ZodType<DevClusterStatus> = c.zod($DevClusterStatus);
 
 /**
  * DevCluster is the schema for the dev cluster infrastructure API.
@@ -394,65 +272,6 @@ export interface DevClusterList {
   items: DevCluster[];
 }
 
-const $DevCluster = c.object<DevCluster>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevCluster"),
-  metadata: c.objectMeta(),
-  spec: $DevClusterSpec,
-  status: $DevClusterStatus,
-}, { required: ["apiVersion","kind"] });
-
-/** zod schema of {@link DevCluster}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevClusterSchema: z.ZodType<DevCluster> = c.zod($DevCluster);
-
-/** zod schema of {@link DevClusterList}. */
-export const DevClusterListSchema: z.ZodType<DevClusterList> = c.zod(c.object<DevClusterList>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevClusterList"),
-  metadata: c.listMeta(),
-  items: c.array($DevCluster),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-const DevClusterDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterSpecDefaults } } };
-
-/** Instance type of the {@link DevClusterModel} class: a {@link DevCluster} with the Model methods. */
-export interface DevClusterModel extends DevCluster {}
-
-/**
- * Model class of {@link DevCluster}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link DevClusterSchema}.
- *
- * @example
- * ```ts
- * const object = new DevClusterModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class DevClusterModel extends Model<DevCluster> {
-  /** The apiVersion of every DevCluster: "infrastructure.cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
-  /** The kind: "DevCluster". */
-  static readonly kind = "DevCluster";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<DevCluster>(DevClusterModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<DevCluster>) {
-    super();
-    this.setDefinedProps({ apiVersion: DevClusterModel.apiVersion, kind: DevClusterModel.kind, ...data } as ModelData<DevCluster>);
-  }
-
-  /**
-   * Checks the object against {@link DevClusterSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(DevClusterSchema, this.toJSON(), "DevCluster infrastructure.cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link DevCluster} objects (the {@link DevClusterModel} class), so that `new DevCluster({...})` works like in `@kubernetes-models`.
  *
@@ -462,33 +281,6 @@ export class DevClusterModel extends Model<DevCluster> {
  * ```
  */
 export const DevCluster: typeof DevClusterModel = DevClusterModel;
-
-/** Resource metadata of DevCluster infrastructure.cluster.x-k8s.io/v1beta2 (plural "devclusters", namespaced, has a status subresource), with its schema and defaults. */
-export const DevClusterResource: c.ResourceInfo<DevCluster> = {
-  group: "infrastructure.cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-  kind: "DevCluster",
-  listKind: "DevClusterList",
-  plural: "devclusters",
-  singular: "devcluster",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: DevClusterSchema,
-  defaults: DevClusterDefaults,
-};
 
 /**
  * Standard object's metadata.
@@ -511,14 +303,6 @@ export interface DevClusterTemplateSpecTemplateMetadata {
   labels?: { [key: string]: string };
 }
 
-const $DevClusterTemplateSpecTemplateMetadata = c.object<DevClusterTemplateSpecTemplateMetadata>({
-  annotations: c.record(c.string()),
-  labels: c.record(c.string()),
-}, { minProperties: 1 });
-
-/** zod schema of {@link DevClusterTemplateSpecTemplateMetadata}. */
-export const DevClusterTemplateSpecTemplateMetadataSchema: z.ZodType<DevClusterTemplateSpecTemplateMetadata> = c.zod($DevClusterTemplateSpecTemplateMetadata);
-
 /** DevClusterTemplateResource describes the data needed to create a DevCluster from a template. */
 export interface DevClusterTemplateSpecTemplate {
   /**
@@ -530,30 +314,11 @@ export interface DevClusterTemplateSpecTemplate {
   spec: DevClusterSpec;
 }
 
-const $DevClusterTemplateSpecTemplate = c.object<DevClusterTemplateSpecTemplate>({
-  metadata: $DevClusterTemplateSpecTemplateMetadata,
-  spec: $DevClusterSpec,
-}, { required: ["spec"] });
-
-/** zod schema of {@link DevClusterTemplateSpecTemplate}. */
-export const DevClusterTemplateSpecTemplateSchema: z.ZodType<DevClusterTemplateSpecTemplate> = c.zod($DevClusterTemplateSpecTemplate);
-
-const DevClusterTemplateSpecTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterSpecDefaults } } };
-
 /** DevClusterTemplateSpec defines the desired state of DevClusterTemplate. */
 export interface DevClusterTemplateSpec {
   /** DevClusterTemplateResource describes the data needed to create a DevCluster from a template. */
   template: DevClusterTemplateSpecTemplate;
 }
-
-const $DevClusterTemplateSpec = c.object<DevClusterTemplateSpec>({
-  template: $DevClusterTemplateSpecTemplate,
-}, { required: ["template"] });
-
-/** zod schema of {@link DevClusterTemplateSpec}. */
-export const DevClusterTemplateSpecSchema: z.ZodType<DevClusterTemplateSpec> = c.zod($DevClusterTemplateSpec);
-
-const DevClusterTemplateSpecDefaults: c.DefaultsNode = { properties: { template: { ...DevClusterTemplateSpecTemplateDefaults } } };
 
 /**
  * DevClusterTemplate is the Schema for the DevClusterTemplate API.
@@ -594,64 +359,6 @@ export interface DevClusterTemplateList {
   items: DevClusterTemplate[];
 }
 
-const $DevClusterTemplate = c.object<DevClusterTemplate>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevClusterTemplate"),
-  metadata: c.objectMeta(),
-  spec: $DevClusterTemplateSpec,
-}, { required: ["apiVersion","kind"] });
-
-/** zod schema of {@link DevClusterTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevClusterTemplateSchema: z.ZodType<DevClusterTemplate> = c.zod($DevClusterTemplate);
-
-/** zod schema of {@link DevClusterTemplateList}. */
-export const DevClusterTemplateListSchema: z.ZodType<DevClusterTemplateList> = c.zod(c.object<DevClusterTemplateList>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevClusterTemplateList"),
-  metadata: c.listMeta(),
-  items: c.array($DevClusterTemplate),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-const DevClusterTemplateDefaults: c.DefaultsNode = { properties: { spec: { ...DevClusterTemplateSpecDefaults } } };
-
-/** Instance type of the {@link DevClusterTemplateModel} class: a {@link DevClusterTemplate} with the Model methods. */
-export interface DevClusterTemplateModel extends DevClusterTemplate {}
-
-/**
- * Model class of {@link DevClusterTemplate}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link DevClusterTemplateSchema}.
- *
- * @example
- * ```ts
- * const object = new DevClusterTemplateModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class DevClusterTemplateModel extends Model<DevClusterTemplate> {
-  /** The apiVersion of every DevClusterTemplate: "infrastructure.cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
-  /** The kind: "DevClusterTemplate". */
-  static readonly kind = "DevClusterTemplate";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<DevClusterTemplate>(DevClusterTemplateModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<DevClusterTemplate>) {
-    super();
-    this.setDefinedProps({ apiVersion: DevClusterTemplateModel.apiVersion, kind: DevClusterTemplateModel.kind, ...data } as ModelData<DevClusterTemplate>);
-  }
-
-  /**
-   * Checks the object against {@link DevClusterTemplateSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(DevClusterTemplateSchema, this.toJSON(), "DevClusterTemplate infrastructure.cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link DevClusterTemplate} objects (the {@link DevClusterTemplateModel} class), so that `new DevClusterTemplate({...})` works like in `@kubernetes-models`.
  *
@@ -661,33 +368,6 @@ export class DevClusterTemplateModel extends Model<DevClusterTemplate> {
  * ```
  */
 export const DevClusterTemplate: typeof DevClusterTemplateModel = DevClusterTemplateModel;
-
-/** Resource metadata of DevClusterTemplate infrastructure.cluster.x-k8s.io/v1beta2 (plural "devclustertemplates", namespaced, has no status subresource), with its schema and defaults. */
-export const DevClusterTemplateResource: c.ResourceInfo<DevClusterTemplate> = {
-  group: "infrastructure.cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-  kind: "DevClusterTemplate",
-  listKind: "DevClusterTemplateList",
-  plural: "devclustertemplates",
-  singular: "devclustertemplate",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: false,
-    scale: undefined,
-  },
-  schema: DevClusterTemplateSchema,
-  defaults: DevClusterTemplateDefaults,
-};
 
 /**
  * Mount specifies a host volume to mount into a container.
@@ -705,15 +385,6 @@ export interface DevMachineSpecBackendDockerExtraMount {
   /** If set, the mount is read-only. */
   readOnly?: boolean;
 }
-
-const $DevMachineSpecBackendDockerExtraMount = c.object<DevMachineSpecBackendDockerExtraMount>({
-  containerPath: c.string(),
-  hostPath: c.string(),
-  readOnly: c.boolean(),
-});
-
-/** zod schema of {@link DevMachineSpecBackendDockerExtraMount}. */
-export const DevMachineSpecBackendDockerExtraMountSchema: z.ZodType<DevMachineSpecBackendDockerExtraMount> = c.zod($DevMachineSpecBackendDockerExtraMount);
 
 /** docker defines a backend for a DevMachine using docker containers. */
 export interface DevMachineSpecBackendDocker {
@@ -739,16 +410,6 @@ export interface DevMachineSpecBackendDocker {
   preLoadImages?: string[];
 }
 
-const $DevMachineSpecBackendDocker = c.object<DevMachineSpecBackendDocker>({
-  bootstrapTimeout: c.string(),
-  customImage: c.string(),
-  extraMounts: c.array($DevMachineSpecBackendDockerExtraMount),
-  preLoadImages: c.array(c.string()),
-});
-
-/** zod schema of {@link DevMachineSpecBackendDocker}. */
-export const DevMachineSpecBackendDockerSchema: z.ZodType<DevMachineSpecBackendDocker> = c.zod($DevMachineSpecBackendDocker);
-
 /**
  * provisioning defines variables influencing how the APIServer hosted on the InMemoryMachine is going to be provisioned.
  * NOTE: APIServer provisioning includes all the steps from starting the static Pod to the Pod become ready and being registered in K8s.
@@ -764,14 +425,6 @@ export interface DevMachineSpecBackendInMemoryVmProvisioning {
   startupJitter?: string;
 }
 
-const $DevMachineSpecBackendInMemoryVmProvisioning = c.object<DevMachineSpecBackendInMemoryVmProvisioning>({
-  startupDuration: c.string(),
-  startupJitter: c.string(),
-}, { required: ["startupDuration"] });
-
-/** zod schema of {@link DevMachineSpecBackendInMemoryVmProvisioning}. */
-export const DevMachineSpecBackendInMemoryVmProvisioningSchema: z.ZodType<DevMachineSpecBackendInMemoryVmProvisioning> = c.zod($DevMachineSpecBackendInMemoryVmProvisioning);
-
 /** apiServer defines the behaviour of the APIServer hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryApiServer {
   /**
@@ -780,13 +433,6 @@ export interface DevMachineSpecBackendInMemoryApiServer {
    */
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
-
-const $DevMachineSpecBackendInMemoryApiServer = c.object<DevMachineSpecBackendInMemoryApiServer>({
-  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
-});
-
-/** zod schema of {@link DevMachineSpecBackendInMemoryApiServer}. */
-export const DevMachineSpecBackendInMemoryApiServerSchema: z.ZodType<DevMachineSpecBackendInMemoryApiServer> = c.zod($DevMachineSpecBackendInMemoryApiServer);
 
 /** etcd defines the behaviour of the etcd member hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryEtcd {
@@ -797,13 +443,6 @@ export interface DevMachineSpecBackendInMemoryEtcd {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
-const $DevMachineSpecBackendInMemoryEtcd = c.object<DevMachineSpecBackendInMemoryEtcd>({
-  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
-});
-
-/** zod schema of {@link DevMachineSpecBackendInMemoryEtcd}. */
-export const DevMachineSpecBackendInMemoryEtcdSchema: z.ZodType<DevMachineSpecBackendInMemoryEtcd> = c.zod($DevMachineSpecBackendInMemoryEtcd);
-
 /** node defines the behaviour of the Node (the kubelet) hosted on the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryNode {
   /**
@@ -813,13 +452,6 @@ export interface DevMachineSpecBackendInMemoryNode {
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
 
-const $DevMachineSpecBackendInMemoryNode = c.object<DevMachineSpecBackendInMemoryNode>({
-  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
-});
-
-/** zod schema of {@link DevMachineSpecBackendInMemoryNode}. */
-export const DevMachineSpecBackendInMemoryNodeSchema: z.ZodType<DevMachineSpecBackendInMemoryNode> = c.zod($DevMachineSpecBackendInMemoryNode);
-
 /** vm defines the behaviour of the VM implementing the InMemoryMachine. */
 export interface DevMachineSpecBackendInMemoryVm {
   /**
@@ -828,13 +460,6 @@ export interface DevMachineSpecBackendInMemoryVm {
    */
   provisioning?: DevMachineSpecBackendInMemoryVmProvisioning;
 }
-
-const $DevMachineSpecBackendInMemoryVm = c.object<DevMachineSpecBackendInMemoryVm>({
-  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
-});
-
-/** zod schema of {@link DevMachineSpecBackendInMemoryVm}. */
-export const DevMachineSpecBackendInMemoryVmSchema: z.ZodType<DevMachineSpecBackendInMemoryVm> = c.zod($DevMachineSpecBackendInMemoryVm);
 
 /** inMemory defines a backend for a DevMachine that runs in memory. */
 export interface DevMachineSpecBackendInMemory {
@@ -848,16 +473,6 @@ export interface DevMachineSpecBackendInMemory {
   vm?: DevMachineSpecBackendInMemoryVm;
 }
 
-const $DevMachineSpecBackendInMemory = c.object<DevMachineSpecBackendInMemory>({
-  apiServer: $DevMachineSpecBackendInMemoryApiServer,
-  etcd: $DevMachineSpecBackendInMemoryEtcd,
-  node: $DevMachineSpecBackendInMemoryNode,
-  vm: $DevMachineSpecBackendInMemoryVm,
-});
-
-/** zod schema of {@link DevMachineSpecBackendInMemory}. */
-export const DevMachineSpecBackendInMemorySchema: z.ZodType<DevMachineSpecBackendInMemory> = c.zod($DevMachineSpecBackendInMemory);
-
 /** backend defines backends for a DevMachine. */
 export interface DevMachineSpecBackend {
   /** docker defines a backend for a DevMachine using docker containers. */
@@ -865,14 +480,6 @@ export interface DevMachineSpecBackend {
   /** inMemory defines a backend for a DevMachine that runs in memory. */
   inMemory?: DevMachineSpecBackendInMemory;
 }
-
-const $DevMachineSpecBackend = c.object<DevMachineSpecBackend>({
-  docker: $DevMachineSpecBackendDocker,
-  inMemory: $DevMachineSpecBackendInMemory,
-});
-
-/** zod schema of {@link DevMachineSpecBackend}. */
-export const DevMachineSpecBackendSchema: z.ZodType<DevMachineSpecBackend> = c.zod($DevMachineSpecBackend);
 
 /** DevMachineSpec defines the desired state of DevMachine. */
 export interface DevMachineSpec {
@@ -882,14 +489,6 @@ export interface DevMachineSpec {
   providerID?: string;
 }
 
-const $DevMachineSpec = c.object<DevMachineSpec>({
-  backend: $DevMachineSpecBackend,
-  providerID: c.string({ minLength: 1, maxLength: 512 }),
-}, { required: ["backend"] });
-
-/** zod schema of {@link DevMachineSpec}. */
-export const DevMachineSpecSchema: z.ZodType<DevMachineSpec> = c.zod($DevMachineSpec);
-
 /** MachineAddress contains information for the node's address. */
 export interface DevMachineStatusAddress {
   /** address is the machine address. */
@@ -897,14 +496,6 @@ export interface DevMachineStatusAddress {
   /** type is the machine address type, one of Hostname, ExternalIP, InternalIP, ExternalDNS or InternalDNS. */
   type: "Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS";
 }
-
-const $DevMachineStatusAddress = c.object<DevMachineStatusAddress>({
-  address: c.string({ minLength: 1, maxLength: 256 }),
-  type: c.literals<"Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS">(["Hostname","ExternalIP","InternalIP","ExternalDNS","InternalDNS"]),
-}, { required: ["address","type"] });
-
-/** zod schema of {@link DevMachineStatusAddress}. */
-export const DevMachineStatusAddressSchema: z.ZodType<DevMachineStatusAddress> = c.zod($DevMachineStatusAddress);
 
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface DevMachineStatusDeprecatedV1beta1 {
@@ -918,25 +509,11 @@ export interface DevMachineStatusDeprecatedV1beta1 {
   conditions?: DevClusterStatusDeprecatedV1beta1Condition[];
 }
 
-const $DevMachineStatusDeprecatedV1beta1 = c.object<DevMachineStatusDeprecatedV1beta1>({
-  conditions: c.array($DevClusterStatusDeprecatedV1beta1Condition),
-});
-
-/** zod schema of {@link DevMachineStatusDeprecatedV1beta1}. */
-export const DevMachineStatusDeprecatedV1beta1Schema: z.ZodType<DevMachineStatusDeprecatedV1beta1> = c.zod($DevMachineStatusDeprecatedV1beta1);
-
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface DevMachineStatusDeprecated {
   /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
   v1beta1?: DevMachineStatusDeprecatedV1beta1;
 }
-
-const $DevMachineStatusDeprecated = c.object<DevMachineStatusDeprecated>({
-  v1beta1: $DevMachineStatusDeprecatedV1beta1,
-});
-
-/** zod schema of {@link DevMachineStatusDeprecated}. */
-export const DevMachineStatusDeprecatedSchema: z.ZodType<DevMachineStatusDeprecated> = c.zod($DevMachineStatusDeprecated);
 
 /**
  * initialization provides observations of the DevMachine initialization process.
@@ -949,13 +526,6 @@ export interface DevMachineStatusInitialization {
    */
   provisioned?: boolean;
 }
-
-const $DevMachineStatusInitialization = c.object<DevMachineStatusInitialization>({
-  provisioned: c.boolean(),
-}, { minProperties: 1 });
-
-/** zod schema of {@link DevMachineStatusInitialization}. */
-export const DevMachineStatusInitializationSchema: z.ZodType<DevMachineStatusInitialization> = c.zod($DevMachineStatusInitialization);
 
 /** DevMachineStatus defines the observed state of DevMachine. */
 export interface DevMachineStatus {
@@ -978,17 +548,6 @@ export interface DevMachineStatus {
    */
   initialization?: DevMachineStatusInitialization;
 }
-
-const $DevMachineStatus = c.object<DevMachineStatus>({
-  addresses: c.array($DevMachineStatusAddress),
-  conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  deprecated: $DevMachineStatusDeprecated,
-  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
-  initialization: $DevMachineStatusInitialization,
-});
-
-/** zod schema of {@link DevMachineStatus}. */
-export const DevMachineStatusSchema: z.ZodType<DevMachineStatus> = c.zod($DevMachineStatus);
 
 /**
  * DevMachine is the schema for the dev machine infrastructure API.
@@ -1031,63 +590,6 @@ export interface DevMachineList {
   items: DevMachine[];
 }
 
-const $DevMachine = c.object<DevMachine>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevMachine"),
-  metadata: c.objectMeta(),
-  spec: $DevMachineSpec,
-  status: $DevMachineStatus,
-}, { required: ["apiVersion","kind"] });
-
-/** zod schema of {@link DevMachine}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevMachineSchema: z.ZodType<DevMachine> = c.zod($DevMachine);
-
-/** zod schema of {@link DevMachineList}. */
-export const DevMachineListSchema: z.ZodType<DevMachineList> = c.zod(c.object<DevMachineList>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevMachineList"),
-  metadata: c.listMeta(),
-  items: c.array($DevMachine),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/** Instance type of the {@link DevMachineModel} class: a {@link DevMachine} with the Model methods. */
-export interface DevMachineModel extends DevMachine {}
-
-/**
- * Model class of {@link DevMachine}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link DevMachineSchema}.
- *
- * @example
- * ```ts
- * const object = new DevMachineModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class DevMachineModel extends Model<DevMachine> {
-  /** The apiVersion of every DevMachine: "infrastructure.cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
-  /** The kind: "DevMachine". */
-  static readonly kind = "DevMachine";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<DevMachine>(DevMachineModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<DevMachine>) {
-    super();
-    this.setDefinedProps({ apiVersion: DevMachineModel.apiVersion, kind: DevMachineModel.kind, ...data } as ModelData<DevMachine>);
-  }
-
-  /**
-   * Checks the object against {@link DevMachineSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(DevMachineSchema, this.toJSON(), "DevMachine infrastructure.cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link DevMachine} objects (the {@link DevMachineModel} class), so that `new DevMachine({...})` works like in `@kubernetes-models`.
  *
@@ -1097,33 +599,6 @@ export class DevMachineModel extends Model<DevMachine> {
  * ```
  */
 export const DevMachine: typeof DevMachineModel = DevMachineModel;
-
-/** Resource metadata of DevMachine infrastructure.cluster.x-k8s.io/v1beta2 (plural "devmachines", namespaced, has a status subresource), with its schema and defaults. */
-export const DevMachineResource: c.ResourceInfo<DevMachine> = {
-  group: "infrastructure.cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-  kind: "DevMachine",
-  listKind: "DevMachineList",
-  plural: "devmachines",
-  singular: "devmachine",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: DevMachineSchema,
-  defaults: undefined,
-};
 
 /** docker defines a backend for a DevMachinePool using docker containers. */
 export interface DevMachinePoolSpecBackendDocker {
@@ -1144,27 +619,11 @@ export interface DevMachinePoolSpecBackendDocker {
   preLoadImages?: string[];
 }
 
-const $DevMachinePoolSpecBackendDocker = c.object<DevMachinePoolSpecBackendDocker>({
-  customImage: c.string(),
-  extraMounts: c.array($DevMachineSpecBackendDockerExtraMount),
-  preLoadImages: c.array(c.string()),
-});
-
-/** zod schema of {@link DevMachinePoolSpecBackendDocker}. */
-export const DevMachinePoolSpecBackendDockerSchema: z.ZodType<DevMachinePoolSpecBackendDocker> = c.zod($DevMachinePoolSpecBackendDocker);
-
 /** backend contains the details used to build a replica machine within the Machine Pool */
 export interface DevMachinePoolSpecBackend {
   /** docker defines a backend for a DevMachinePool using docker containers. */
   docker?: DevMachinePoolSpecBackendDocker;
 }
-
-const $DevMachinePoolSpecBackend = c.object<DevMachinePoolSpecBackend>({
-  docker: $DevMachinePoolSpecBackendDocker,
-});
-
-/** zod schema of {@link DevMachinePoolSpecBackend}. */
-export const DevMachinePoolSpecBackendSchema: z.ZodType<DevMachinePoolSpecBackend> = c.zod($DevMachinePoolSpecBackend);
 
 /** DevMachinePoolSpec defines the desired state of DevMachinePool. */
 export interface DevMachinePoolSpec {
@@ -1175,15 +634,6 @@ export interface DevMachinePoolSpec {
   /** ProviderIDList is the list of identification IDs of machine instances managed by this Machine Pool */
   providerIDList?: string[];
 }
-
-const $DevMachinePoolSpec = c.object<DevMachinePoolSpec>({
-  backend: $DevMachinePoolSpecBackend,
-  providerID: c.string(),
-  providerIDList: c.array(c.string()),
-});
-
-/** zod schema of {@link DevMachinePoolSpec}. */
-export const DevMachinePoolSpecSchema: z.ZodType<DevMachinePoolSpec> = c.zod($DevMachinePoolSpec);
 
 /** DevMachinePoolInstanceStatus contains status information about a DevMachinePool instances. */
 export interface DevMachinePoolStatusInstance {
@@ -1198,17 +648,6 @@ export interface DevMachinePoolStatusInstance {
   /** Version defines the Kubernetes version for the Machine Instance. */
   version?: string;
 }
-
-const $DevMachinePoolStatusInstance = c.object<DevMachinePoolStatusInstance>({
-  addresses: c.array($DevMachineStatusAddress),
-  instanceName: c.string(),
-  providerID: c.string(),
-  ready: c.boolean(),
-  version: c.string(),
-});
-
-/** zod schema of {@link DevMachinePoolStatusInstance}. */
-export const DevMachinePoolStatusInstanceSchema: z.ZodType<DevMachinePoolStatusInstance> = c.zod($DevMachinePoolStatusInstance);
 
 /** DevMachinePoolStatus defines the observed state of DevMachinePool. */
 export interface DevMachinePoolStatus {
@@ -1228,18 +667,6 @@ export interface DevMachinePoolStatus {
   /** Replicas is the most recently observed number of replicas. */
   replicas?: number;
 }
-
-const $DevMachinePoolStatus = c.object<DevMachinePoolStatus>({
-  conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  infrastructureMachineKind: c.string(),
-  instances: c.array($DevMachinePoolStatusInstance),
-  observedGeneration: c.integer({ format: "int64" }),
-  ready: c.boolean(),
-  replicas: c.integer({ format: "int32" }),
-});
-
-/** zod schema of {@link DevMachinePoolStatus}. */
-export const DevMachinePoolStatusSchema: z.ZodType<DevMachinePoolStatus> = c.zod($DevMachinePoolStatus);
 
 /**
  * DevMachinePool is the Schema for the devmachinepools API.
@@ -1282,63 +709,6 @@ export interface DevMachinePoolList {
   items: DevMachinePool[];
 }
 
-const $DevMachinePool = c.object<DevMachinePool>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevMachinePool"),
-  metadata: c.objectMeta(),
-  spec: $DevMachinePoolSpec,
-  status: $DevMachinePoolStatus,
-}, { required: ["apiVersion","kind"] });
-
-/** zod schema of {@link DevMachinePool}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevMachinePoolSchema: z.ZodType<DevMachinePool> = c.zod($DevMachinePool);
-
-/** zod schema of {@link DevMachinePoolList}. */
-export const DevMachinePoolListSchema: z.ZodType<DevMachinePoolList> = c.zod(c.object<DevMachinePoolList>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevMachinePoolList"),
-  metadata: c.listMeta(),
-  items: c.array($DevMachinePool),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/** Instance type of the {@link DevMachinePoolModel} class: a {@link DevMachinePool} with the Model methods. */
-export interface DevMachinePoolModel extends DevMachinePool {}
-
-/**
- * Model class of {@link DevMachinePool}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link DevMachinePoolSchema}.
- *
- * @example
- * ```ts
- * const object = new DevMachinePoolModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class DevMachinePoolModel extends Model<DevMachinePool> {
-  /** The apiVersion of every DevMachinePool: "infrastructure.cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
-  /** The kind: "DevMachinePool". */
-  static readonly kind = "DevMachinePool";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<DevMachinePool>(DevMachinePoolModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<DevMachinePool>) {
-    super();
-    this.setDefinedProps({ apiVersion: DevMachinePoolModel.apiVersion, kind: DevMachinePoolModel.kind, ...data } as ModelData<DevMachinePool>);
-  }
-
-  /**
-   * Checks the object against {@link DevMachinePoolSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(DevMachinePoolSchema, this.toJSON(), "DevMachinePool infrastructure.cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link DevMachinePool} objects (the {@link DevMachinePoolModel} class), so that `new DevMachinePool({...})` works like in `@kubernetes-models`.
  *
@@ -1348,33 +718,6 @@ export class DevMachinePoolModel extends Model<DevMachinePool> {
  * ```
  */
 export const DevMachinePool: typeof DevMachinePoolModel = DevMachinePoolModel;
-
-/** Resource metadata of DevMachinePool infrastructure.cluster.x-k8s.io/v1beta2 (plural "devmachinepools", namespaced, has a status subresource), with its schema and defaults. */
-export const DevMachinePoolResource: c.ResourceInfo<DevMachinePool> = {
-  group: "infrastructure.cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-  kind: "DevMachinePool",
-  listKind: "DevMachinePoolList",
-  plural: "devmachinepools",
-  singular: "devmachinepool",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: DevMachinePoolSchema,
-  defaults: undefined,
-};
 
 /** DevMachinePoolTemplateResource describes the data needed to create a DevMachine from a template. */
 export interface DevMachinePoolTemplateSpecTemplate {
@@ -1387,26 +730,11 @@ export interface DevMachinePoolTemplateSpecTemplate {
   spec: DevMachinePoolSpec;
 }
 
-const $DevMachinePoolTemplateSpecTemplate = c.object<DevMachinePoolTemplateSpecTemplate>({
-  metadata: $DevClusterTemplateSpecTemplateMetadata,
-  spec: $DevMachinePoolSpec,
-}, { required: ["spec"] });
-
-/** zod schema of {@link DevMachinePoolTemplateSpecTemplate}. */
-export const DevMachinePoolTemplateSpecTemplateSchema: z.ZodType<DevMachinePoolTemplateSpecTemplate> = c.zod($DevMachinePoolTemplateSpecTemplate);
-
 /** DevMachinePoolTemplateSpec defines the desired state of DevMachinePoolTemplate. */
 export interface DevMachinePoolTemplateSpec {
   /** DevMachinePoolTemplateResource describes the data needed to create a DevMachine from a template. */
   template: DevMachinePoolTemplateSpecTemplate;
 }
-
-const $DevMachinePoolTemplateSpec = c.object<DevMachinePoolTemplateSpec>({
-  template: $DevMachinePoolTemplateSpecTemplate,
-}, { required: ["template"] });
-
-/** zod schema of {@link DevMachinePoolTemplateSpec}. */
-export const DevMachinePoolTemplateSpecSchema: z.ZodType<DevMachinePoolTemplateSpec> = c.zod($DevMachinePoolTemplateSpec);
 
 /**
  * DevMachinePoolTemplate is the Schema for the devmachinepooltemplates API.
@@ -1447,62 +775,6 @@ export interface DevMachinePoolTemplateList {
   items: DevMachinePoolTemplate[];
 }
 
-const $DevMachinePoolTemplate = c.object<DevMachinePoolTemplate>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevMachinePoolTemplate"),
-  metadata: c.objectMeta(),
-  spec: $DevMachinePoolTemplateSpec,
-}, { required: ["apiVersion","kind"] });
-
-/** zod schema of {@link DevMachinePoolTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevMachinePoolTemplateSchema: z.ZodType<DevMachinePoolTemplate> = c.zod($DevMachinePoolTemplate);
-
-/** zod schema of {@link DevMachinePoolTemplateList}. */
-export const DevMachinePoolTemplateListSchema: z.ZodType<DevMachinePoolTemplateList> = c.zod(c.object<DevMachinePoolTemplateList>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevMachinePoolTemplateList"),
-  metadata: c.listMeta(),
-  items: c.array($DevMachinePoolTemplate),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/** Instance type of the {@link DevMachinePoolTemplateModel} class: a {@link DevMachinePoolTemplate} with the Model methods. */
-export interface DevMachinePoolTemplateModel extends DevMachinePoolTemplate {}
-
-/**
- * Model class of {@link DevMachinePoolTemplate}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link DevMachinePoolTemplateSchema}.
- *
- * @example
- * ```ts
- * const object = new DevMachinePoolTemplateModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class DevMachinePoolTemplateModel extends Model<DevMachinePoolTemplate> {
-  /** The apiVersion of every DevMachinePoolTemplate: "infrastructure.cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
-  /** The kind: "DevMachinePoolTemplate". */
-  static readonly kind = "DevMachinePoolTemplate";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<DevMachinePoolTemplate>(DevMachinePoolTemplateModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<DevMachinePoolTemplate>) {
-    super();
-    this.setDefinedProps({ apiVersion: DevMachinePoolTemplateModel.apiVersion, kind: DevMachinePoolTemplateModel.kind, ...data } as ModelData<DevMachinePoolTemplate>);
-  }
-
-  /**
-   * Checks the object against {@link DevMachinePoolTemplateSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(DevMachinePoolTemplateSchema, this.toJSON(), "DevMachinePoolTemplate infrastructure.cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link DevMachinePoolTemplate} objects (the {@link DevMachinePoolTemplateModel} class), so that `new DevMachinePoolTemplate({...})` works like in `@kubernetes-models`.
  *
@@ -1512,33 +784,6 @@ export class DevMachinePoolTemplateModel extends Model<DevMachinePoolTemplate> {
  * ```
  */
 export const DevMachinePoolTemplate: typeof DevMachinePoolTemplateModel = DevMachinePoolTemplateModel;
-
-/** Resource metadata of DevMachinePoolTemplate infrastructure.cluster.x-k8s.io/v1beta2 (plural "devmachinepooltemplates", namespaced, has no status subresource), with its schema and defaults. */
-export const DevMachinePoolTemplateResource: c.ResourceInfo<DevMachinePoolTemplate> = {
-  group: "infrastructure.cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-  kind: "DevMachinePoolTemplate",
-  listKind: "DevMachinePoolTemplateList",
-  plural: "devmachinepooltemplates",
-  singular: "devmachinepooltemplate",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: false,
-    scale: undefined,
-  },
-  schema: DevMachinePoolTemplateSchema,
-  defaults: undefined,
-};
 
 /** DevMachineTemplateResource describes the data needed to create a DevMachine from a template. */
 export interface DevMachineTemplateSpecTemplate {
@@ -1551,26 +796,11 @@ export interface DevMachineTemplateSpecTemplate {
   spec: DevMachineSpec;
 }
 
-const $DevMachineTemplateSpecTemplate = c.object<DevMachineTemplateSpecTemplate>({
-  metadata: $DevClusterTemplateSpecTemplateMetadata,
-  spec: $DevMachineSpec,
-}, { required: ["spec"] });
-
-/** zod schema of {@link DevMachineTemplateSpecTemplate}. */
-export const DevMachineTemplateSpecTemplateSchema: z.ZodType<DevMachineTemplateSpecTemplate> = c.zod($DevMachineTemplateSpecTemplate);
-
 /** DevMachineTemplateSpec defines the desired state of DevMachineTemplate. */
 export interface DevMachineTemplateSpec {
   /** DevMachineTemplateResource describes the data needed to create a DevMachine from a template. */
   template: DevMachineTemplateSpecTemplate;
 }
-
-const $DevMachineTemplateSpec = c.object<DevMachineTemplateSpec>({
-  template: $DevMachineTemplateSpecTemplate,
-}, { required: ["template"] });
-
-/** zod schema of {@link DevMachineTemplateSpec}. */
-export const DevMachineTemplateSpecSchema: z.ZodType<DevMachineTemplateSpec> = c.zod($DevMachineTemplateSpec);
 
 /** DevMachineTemplateStatus defines the observed state of a DevMachineTemplate. */
 export interface DevMachineTemplateStatus {
@@ -1581,13 +811,6 @@ export interface DevMachineTemplateStatus {
    */
   capacity?: { [key: string]: number | string };
 }
-
-const $DevMachineTemplateStatus = c.object<DevMachineTemplateStatus>({
-  capacity: c.record(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
-});
-
-/** zod schema of {@link DevMachineTemplateStatus}. */
-export const DevMachineTemplateStatusSchema: z.ZodType<DevMachineTemplateStatus> = c.zod($DevMachineTemplateStatus);
 
 /**
  * DevMachineTemplate is the schema for the in-memory machine template API.
@@ -1630,63 +853,6 @@ export interface DevMachineTemplateList {
   items: DevMachineTemplate[];
 }
 
-const $DevMachineTemplate = c.object<DevMachineTemplate>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevMachineTemplate"),
-  metadata: c.objectMeta(),
-  spec: $DevMachineTemplateSpec,
-  status: $DevMachineTemplateStatus,
-}, { required: ["apiVersion","kind"] });
-
-/** zod schema of {@link DevMachineTemplate}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const DevMachineTemplateSchema: z.ZodType<DevMachineTemplate> = c.zod($DevMachineTemplate);
-
-/** zod schema of {@link DevMachineTemplateList}. */
-export const DevMachineTemplateListSchema: z.ZodType<DevMachineTemplateList> = c.zod(c.object<DevMachineTemplateList>({
-  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("DevMachineTemplateList"),
-  metadata: c.listMeta(),
-  items: c.array($DevMachineTemplate),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/** Instance type of the {@link DevMachineTemplateModel} class: a {@link DevMachineTemplate} with the Model methods. */
-export interface DevMachineTemplateModel extends DevMachineTemplate {}
-
-/**
- * Model class of {@link DevMachineTemplate}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link DevMachineTemplateSchema}.
- *
- * @example
- * ```ts
- * const object = new DevMachineTemplateModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class DevMachineTemplateModel extends Model<DevMachineTemplate> {
-  /** The apiVersion of every DevMachineTemplate: "infrastructure.cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
-  /** The kind: "DevMachineTemplate". */
-  static readonly kind = "DevMachineTemplate";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<DevMachineTemplate>(DevMachineTemplateModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<DevMachineTemplate>) {
-    super();
-    this.setDefinedProps({ apiVersion: DevMachineTemplateModel.apiVersion, kind: DevMachineTemplateModel.kind, ...data } as ModelData<DevMachineTemplate>);
-  }
-
-  /**
-   * Checks the object against {@link DevMachineTemplateSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(DevMachineTemplateSchema, this.toJSON(), "DevMachineTemplate infrastructure.cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link DevMachineTemplate} objects (the {@link DevMachineTemplateModel} class), so that `new DevMachineTemplate({...})` works like in `@kubernetes-models`.
  *
@@ -1696,30 +862,3 @@ export class DevMachineTemplateModel extends Model<DevMachineTemplate> {
  * ```
  */
 export const DevMachineTemplate: typeof DevMachineTemplateModel = DevMachineTemplateModel;
-
-/** Resource metadata of DevMachineTemplate infrastructure.cluster.x-k8s.io/v1beta2 (plural "devmachinetemplates", namespaced, has a status subresource), with its schema and defaults. */
-export const DevMachineTemplateResource: c.ResourceInfo<DevMachineTemplate> = {
-  group: "infrastructure.cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-  kind: "DevMachineTemplate",
-  listKind: "DevMachineTemplateList",
-  plural: "devmachinetemplates",
-  singular: "devmachinetemplate",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: DevMachineTemplateSchema,
-  defaults: undefined,
-};

@@ -6,9 +6,9 @@
  */
 import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";
 import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";
-import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
-import type { z } from "zod";
-import * as c from "../common.js";
+import { IPAddressClaimModel, IPAddressModel } from "./v1alpha1.runtime.js";
+
+export * from "./v1alpha1.runtime.js";
 
 /** claimRef is a reference to the claim this IPAddress was created for. */
 export interface IPAddressSpecClaimRef {
@@ -24,15 +24,6 @@ export interface IPAddressSpecClaimRef {
   name?: string;
 }
 
-const $IPAddressSpecClaimRef = c.withMeta(c.object<IPAddressSpecClaimRef>({
-  name: c.string(),
-}), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link IPAddressSpecClaimRef}. */
-export const IPAddressSpecClaimRefSchema: z.ZodType<IPAddressSpecClaimRef> = c.zod($IPAddressSpecClaimRef);
-
-const IPAddressSpecClaimRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
-
 /** poolRef is a reference to the pool that this IPAddress was created from. */
 export interface IPAddressSpecPoolRef {
   /**
@@ -47,15 +38,6 @@ export interface IPAddressSpecPoolRef {
   name: string;
 }
 
-const $IPAddressSpecPoolRef = c.withMeta(c.object<IPAddressSpecPoolRef>({
-  apiGroup: c.string(),
-  kind: c.string(),
-  name: c.string(),
-}, { required: ["kind","name"] }), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link IPAddressSpecPoolRef}. */
-export const IPAddressSpecPoolRefSchema: z.ZodType<IPAddressSpecPoolRef> = c.zod($IPAddressSpecPoolRef);
-
 /** spec is the desired state of IPAddress. */
 export interface IPAddressSpec {
   /** address is the IP address. */
@@ -69,19 +51,6 @@ export interface IPAddressSpec {
   /** prefix is the prefix of the address. */
   prefix: number;
 }
-
-const $IPAddressSpec = c.object<IPAddressSpec>({
-  address: c.string({ minLength: 1, maxLength: 39 }),
-  claimRef: $IPAddressSpecClaimRef,
-  gateway: c.string({ minLength: 1, maxLength: 39 }),
-  poolRef: $IPAddressSpecPoolRef,
-  prefix: c.integer(),
-}, { required: ["address","claimRef","poolRef","prefix"] });
-
-/** zod schema of {@link IPAddressSpec}. */
-export const IPAddressSpecSchema: z.ZodType<IPAddressSpec> = c.zod($IPAddressSpec);
-
-const IPAddressSpecDefaults: c.DefaultsNode = { properties: { claimRef: { ...IPAddressSpecClaimRefDefaults } } };
 
 /**
  * IPAddress is the Schema for the ipaddress API.
@@ -122,64 +91,6 @@ export interface IPAddressList {
   items: IPAddress[];
 }
 
-const $IPAddress = c.object<IPAddress>({
-  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
-  kind: c.literal("IPAddress"),
-  metadata: c.objectMeta(),
-  spec: $IPAddressSpec,
-}, { required: ["apiVersion","kind"] });
-
-/** zod schema of {@link IPAddress}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const IPAddressSchema: z.ZodType<IPAddress> = c.zod($IPAddress);
-
-/** zod schema of {@link IPAddressList}. */
-export const IPAddressListSchema: z.ZodType<IPAddressList> = c.zod(c.object<IPAddressList>({
-  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
-  kind: c.literal("IPAddressList"),
-  metadata: c.listMeta(),
-  items: c.array($IPAddress),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-const IPAddressDefaults: c.DefaultsNode = { properties: { spec: { ...IPAddressSpecDefaults } } };
-
-/** Instance type of the {@link IPAddressModel} class: a {@link IPAddress} with the Model methods. */
-export interface IPAddressModel extends IPAddress {}
-
-/**
- * Model class of {@link IPAddress}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link IPAddressSchema}.
- *
- * @example
- * ```ts
- * const object = new IPAddressModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class IPAddressModel extends Model<IPAddress> {
-  /** The apiVersion of every IPAddress: "ipam.cluster.x-k8s.io/v1alpha1". */
-  static readonly apiVersion = "ipam.cluster.x-k8s.io/v1alpha1";
-  /** The kind: "IPAddress". */
-  static readonly kind = "IPAddress";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<IPAddress>(IPAddressModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<IPAddress>) {
-    super();
-    this.setDefinedProps({ apiVersion: IPAddressModel.apiVersion, kind: IPAddressModel.kind, ...data } as ModelData<IPAddress>);
-  }
-
-  /**
-   * Checks the object against {@link IPAddressSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(IPAddressSchema, this.toJSON(), "IPAddress ipam.cluster.x-k8s.io/v1alpha1");
-  }
-}
-
 /**
  * Constructor of {@link IPAddress} objects (the {@link IPAddressModel} class), so that `new IPAddress({...})` works like in `@kubernetes-models`.
  *
@@ -190,45 +101,11 @@ export class IPAddressModel extends Model<IPAddress> {
  */
 export const IPAddress: typeof IPAddressModel = IPAddressModel;
 
-/** Resource metadata of IPAddress ipam.cluster.x-k8s.io/v1alpha1 (plural "ipaddresses", namespaced, has no status subresource), with its schema and defaults. */
-export const IPAddressResource: c.ResourceInfo<IPAddress> = {
-  group: "ipam.cluster.x-k8s.io",
-  version: "v1alpha1",
-  apiVersion: "ipam.cluster.x-k8s.io/v1alpha1",
-  kind: "IPAddress",
-  listKind: "IPAddressList",
-  plural: "ipaddresses",
-  singular: "ipaddress",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1alpha1","v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: false,
-    scale: undefined,
-  },
-  schema: IPAddressSchema,
-  defaults: IPAddressDefaults,
-};
-
 /** spec is the desired state of IPAddressClaim. */
 export interface IPAddressClaimSpec {
   /** poolRef is a reference to the pool from which an IP address should be created. */
   poolRef: IPAddressSpecPoolRef;
 }
-
-const $IPAddressClaimSpec = c.object<IPAddressClaimSpec>({
-  poolRef: $IPAddressSpecPoolRef,
-}, { required: ["poolRef"] });
-
-/** zod schema of {@link IPAddressClaimSpec}. */
-export const IPAddressClaimSpecSchema: z.ZodType<IPAddressClaimSpec> = c.zod($IPAddressClaimSpec);
 
 /** Condition defines an observation of a Cluster API resource operational state. */
 export interface IPAddressClaimStatusCondition {
@@ -265,18 +142,6 @@ export interface IPAddressClaimStatusCondition {
   type: string;
 }
 
-const $IPAddressClaimStatusCondition = c.object<IPAddressClaimStatusCondition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ minLength: 1, maxLength: 10240 }),
-  reason: c.string({ minLength: 1, maxLength: 256 }),
-  severity: c.string({ maxLength: 32 }),
-  status: c.string(),
-  type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime","status","type"] });
-
-/** zod schema of {@link IPAddressClaimStatusCondition}. */
-export const IPAddressClaimStatusConditionSchema: z.ZodType<IPAddressClaimStatusCondition> = c.zod($IPAddressClaimStatusCondition);
-
 /** status is the observed state of IPAddressClaim. */
 export interface IPAddressClaimStatus {
   /** addressRef is a reference to the address that was created for this claim. */
@@ -284,16 +149,6 @@ export interface IPAddressClaimStatus {
   /** conditions summarises the current state of the IPAddressClaim */
   conditions?: IPAddressClaimStatusCondition[];
 }
-
-const $IPAddressClaimStatus = c.object<IPAddressClaimStatus>({
-  addressRef: $IPAddressSpecClaimRef,
-  conditions: c.array($IPAddressClaimStatusCondition),
-});
-
-/** zod schema of {@link IPAddressClaimStatus}. */
-export const IPAddressClaimStatusSchema: z.ZodType<IPAddressClaimStatus> = c.zod($IPAddressClaimStatus);
-
-const IPAddressClaimStatusDefaults: c.DefaultsNode = { properties: { addressRef: { ...IPAddressSpecClaimRefDefaults } } };
 
 /**
  * IPAddressClaim is the Schema for the ipaddressclaim API.
@@ -336,65 +191,6 @@ export interface IPAddressClaimList {
   items: IPAddressClaim[];
 }
 
-const $IPAddressClaim = c.object<IPAddressClaim>({
-  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
-  kind: c.literal("IPAddressClaim"),
-  metadata: c.objectMeta(),
-  spec: $IPAddressClaimSpec,
-  status: $IPAddressClaimStatus,
-}, { required: ["apiVersion","kind"] });
-
-/** zod schema of {@link IPAddressClaim}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = c.zod($IPAddressClaim);
-
-/** zod schema of {@link IPAddressClaimList}. */
-export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = c.zod(c.object<IPAddressClaimList>({
-  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
-  kind: c.literal("IPAddressClaimList"),
-  metadata: c.listMeta(),
-  items: c.array($IPAddressClaim),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-const IPAddressClaimDefaults: c.DefaultsNode = { properties: { status: { ...IPAddressClaimStatusDefaults } } };
-
-/** Instance type of the {@link IPAddressClaimModel} class: a {@link IPAddressClaim} with the Model methods. */
-export interface IPAddressClaimModel extends IPAddressClaim {}
-
-/**
- * Model class of {@link IPAddressClaim}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link IPAddressClaimSchema}.
- *
- * @example
- * ```ts
- * const object = new IPAddressClaimModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class IPAddressClaimModel extends Model<IPAddressClaim> {
-  /** The apiVersion of every IPAddressClaim: "ipam.cluster.x-k8s.io/v1alpha1". */
-  static readonly apiVersion = "ipam.cluster.x-k8s.io/v1alpha1";
-  /** The kind: "IPAddressClaim". */
-  static readonly kind = "IPAddressClaim";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<IPAddressClaim>(IPAddressClaimModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<IPAddressClaim>) {
-    super();
-    this.setDefinedProps({ apiVersion: IPAddressClaimModel.apiVersion, kind: IPAddressClaimModel.kind, ...data } as ModelData<IPAddressClaim>);
-  }
-
-  /**
-   * Checks the object against {@link IPAddressClaimSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(IPAddressClaimSchema, this.toJSON(), "IPAddressClaim ipam.cluster.x-k8s.io/v1alpha1");
-  }
-}
-
 /**
  * Constructor of {@link IPAddressClaim} objects (the {@link IPAddressClaimModel} class), so that `new IPAddressClaim({...})` works like in `@kubernetes-models`.
  *
@@ -404,30 +200,3 @@ export class IPAddressClaimModel extends Model<IPAddressClaim> {
  * ```
  */
 export const IPAddressClaim: typeof IPAddressClaimModel = IPAddressClaimModel;
-
-/** Resource metadata of IPAddressClaim ipam.cluster.x-k8s.io/v1alpha1 (plural "ipaddressclaims", namespaced, has a status subresource), with its schema and defaults. */
-export const IPAddressClaimResource: c.ResourceInfo<IPAddressClaim> = {
-  group: "ipam.cluster.x-k8s.io",
-  version: "v1alpha1",
-  apiVersion: "ipam.cluster.x-k8s.io/v1alpha1",
-  kind: "IPAddressClaim",
-  listKind: "IPAddressClaimList",
-  plural: "ipaddressclaims",
-  singular: "ipaddressclaim",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1alpha1","v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: IPAddressClaimSchema,
-  defaults: IPAddressClaimDefaults,
-};

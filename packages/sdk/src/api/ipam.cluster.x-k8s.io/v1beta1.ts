@@ -8,9 +8,9 @@
  */
 import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";
 import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";
-import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
-import type { z } from "zod";
-import * as c from "../common.js";
+import { IPAddressClaimModel, IPAddressModel } from "./v1beta1.runtime.js";
+
+export * from "./v1beta1.runtime.js";
 
 /** claimRef is a reference to the claim this IPAddress was created for. */
 export interface IPAddressSpecClaimRef {
@@ -26,15 +26,6 @@ export interface IPAddressSpecClaimRef {
   name?: string;
 }
 
-const $IPAddressSpecClaimRef = c.withMeta(c.object<IPAddressSpecClaimRef>({
-  name: c.string(),
-}), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link IPAddressSpecClaimRef}. */
-export const IPAddressSpecClaimRefSchema: z.ZodType<IPAddressSpecClaimRef> = c.zod($IPAddressSpecClaimRef);
-
-const IPAddressSpecClaimRefDefaults: c.DefaultsNode = { properties: { name: { default: "" } } };
-
 /** poolRef is a reference to the pool that this IPAddress was created from. */
 export interface IPAddressSpecPoolRef {
   /**
@@ -49,15 +40,6 @@ export interface IPAddressSpecPoolRef {
   name: string;
 }
 
-const $IPAddressSpecPoolRef = c.withMeta(c.object<IPAddressSpecPoolRef>({
-  apiGroup: c.string(),
-  kind: c.string(),
-  name: c.string(),
-}, { required: ["kind","name"] }), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link IPAddressSpecPoolRef}. */
-export const IPAddressSpecPoolRefSchema: z.ZodType<IPAddressSpecPoolRef> = c.zod($IPAddressSpecPoolRef);
-
 /** spec is the desired state of IPAddress. */
 export interface IPAddressSpec {
   /** address is the IP address. */
@@ -71,19 +53,6 @@ export interface IPAddressSpec {
   /** prefix is the prefix of the address. */
   prefix: number;
 }
-
-const $IPAddressSpec = c.object<IPAddressSpec>({
-  address: c.string({ minLength: 1, maxLength: 39 }),
-  claimRef: $IPAddressSpecClaimRef,
-  gateway: c.string({ minLength: 1, maxLength: 39 }),
-  poolRef: $IPAddressSpecPoolRef,
-  prefix: c.integer(),
-}, { required: ["address","claimRef","poolRef","prefix"] });
-
-/** zod schema of {@link IPAddressSpec}. */
-export const IPAddressSpecSchema: z.ZodType<IPAddressSpec> = c.zod($IPAddressSpec);
-
-const IPAddressSpecDefaults: c.DefaultsNode = { properties: { claimRef: { ...IPAddressSpecClaimRefDefaults } } };
 
 /**
  * IPAddress is the Schema for the ipaddress API.
@@ -130,78 +99,6 @@ export interface IPAddressList {
   items: IPAddress[];
 }
 
-const $IPAddress = c.object<IPAddress>({
-  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("IPAddress"),
-  metadata: c.objectMeta(),
-  spec: $IPAddressSpec,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link IPAddress}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddress is deprecated; use a newer version.
- */
-export const IPAddressSchema: z.ZodType<IPAddress> = c.zod($IPAddress);
-
-/**
- * zod schema of {@link IPAddressList}.
- *
- * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddress is deprecated; use a newer version.
- */
-export const IPAddressListSchema: z.ZodType<IPAddressList> = c.zod(c.object<IPAddressList>({
-  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("IPAddressList"),
-  metadata: c.listMeta(),
-  items: c.array($IPAddress),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-const IPAddressDefaults: c.DefaultsNode = { properties: { spec: { ...IPAddressSpecDefaults } } };
-
-/**
- * Instance type of the {@link IPAddressModel} class: a {@link IPAddress} with the Model methods.
- *
- * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddress is deprecated; use a newer version.
- */
-export interface IPAddressModel extends IPAddress {}
-
-/**
- * Model class of {@link IPAddress}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link IPAddressSchema}.
- *
- * @example
- * ```ts
- * const object = new IPAddressModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddress is deprecated; use a newer version.
- */
-export class IPAddressModel extends Model<IPAddress> {
-  /** The apiVersion of every IPAddress: "ipam.cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "ipam.cluster.x-k8s.io/v1beta1";
-  /** The kind: "IPAddress". */
-  static readonly kind = "IPAddress";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<IPAddress>(IPAddressModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<IPAddress>) {
-    super();
-    this.setDefinedProps({ apiVersion: IPAddressModel.apiVersion, kind: IPAddressModel.kind, ...data } as ModelData<IPAddress>);
-  }
-
-  /**
-   * Checks the object against {@link IPAddressSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(IPAddressSchema, this.toJSON(), "IPAddress ipam.cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link IPAddress} objects (the {@link IPAddressModel} class), so that `new IPAddress({...})` works like in `@kubernetes-models`.
  *
@@ -214,37 +111,6 @@ export class IPAddressModel extends Model<IPAddress> {
  */
 export const IPAddress: typeof IPAddressModel = IPAddressModel;
 
-/**
- * Resource metadata of IPAddress ipam.cluster.x-k8s.io/v1beta1 (plural "ipaddresses", namespaced, has no status subresource), with its schema and defaults.
- *
- * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddress is deprecated; use a newer version.
- */
-export const IPAddressResource: c.ResourceInfo<IPAddress> = {
-  group: "ipam.cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "ipam.cluster.x-k8s.io/v1beta1",
-  kind: "IPAddress",
-  listKind: "IPAddressList",
-  plural: "ipaddresses",
-  singular: "ipaddress",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1alpha1","v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: false,
-    scale: undefined,
-  },
-  schema: IPAddressSchema,
-  defaults: IPAddressDefaults,
-};
-
 /** spec is the desired state of IPAddressClaim. */
 export interface IPAddressClaimSpec {
   /** clusterName is the name of the Cluster this object belongs to. */
@@ -252,14 +118,6 @@ export interface IPAddressClaimSpec {
   /** poolRef is a reference to the pool from which an IP address should be created. */
   poolRef: IPAddressSpecPoolRef;
 }
-
-const $IPAddressClaimSpec = c.object<IPAddressClaimSpec>({
-  clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  poolRef: $IPAddressSpecPoolRef,
-}, { required: ["poolRef"] });
-
-/** zod schema of {@link IPAddressClaimSpec}. */
-export const IPAddressClaimSpecSchema: z.ZodType<IPAddressClaimSpec> = c.zod($IPAddressClaimSpec);
 
 /** Condition defines an observation of a Cluster API resource operational state. */
 export interface IPAddressClaimStatusCondition {
@@ -296,18 +154,6 @@ export interface IPAddressClaimStatusCondition {
   type: string;
 }
 
-const $IPAddressClaimStatusCondition = c.object<IPAddressClaimStatusCondition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ minLength: 1, maxLength: 10240 }),
-  reason: c.string({ minLength: 1, maxLength: 256 }),
-  severity: c.string({ maxLength: 32 }),
-  status: c.string(),
-  type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime","status","type"] });
-
-/** zod schema of {@link IPAddressClaimStatusCondition}. */
-export const IPAddressClaimStatusConditionSchema: z.ZodType<IPAddressClaimStatusCondition> = c.zod($IPAddressClaimStatusCondition);
-
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface IPAddressClaimStatusV1beta2Condition {
   /**
@@ -340,30 +186,11 @@ export interface IPAddressClaimStatusV1beta2Condition {
   type: string;
 }
 
-const $IPAddressClaimStatusV1beta2Condition = c.object<IPAddressClaimStatusV1beta2Condition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
-  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime","message","reason","status","type"] });
-
-/** zod schema of {@link IPAddressClaimStatusV1beta2Condition}. */
-export const IPAddressClaimStatusV1beta2ConditionSchema: z.ZodType<IPAddressClaimStatusV1beta2Condition> = c.zod($IPAddressClaimStatusV1beta2Condition);
-
 /** v1beta2 groups all the fields that will be added or modified in IPAddressClaim's status with the V1Beta2 version. */
 export interface IPAddressClaimStatusV1beta2 {
   /** conditions represents the observations of a IPAddressClaim's current state. */
   conditions?: IPAddressClaimStatusV1beta2Condition[];
 }
-
-const $IPAddressClaimStatusV1beta2 = c.object<IPAddressClaimStatusV1beta2>({
-  conditions: c.withMeta(c.array($IPAddressClaimStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-});
-
-/** zod schema of {@link IPAddressClaimStatusV1beta2}. */
-export const IPAddressClaimStatusV1beta2Schema: z.ZodType<IPAddressClaimStatusV1beta2> = c.zod($IPAddressClaimStatusV1beta2);
 
 /** status is the observed state of IPAddressClaim. */
 export interface IPAddressClaimStatus {
@@ -374,17 +201,6 @@ export interface IPAddressClaimStatus {
   /** v1beta2 groups all the fields that will be added or modified in IPAddressClaim's status with the V1Beta2 version. */
   v1beta2?: IPAddressClaimStatusV1beta2;
 }
-
-const $IPAddressClaimStatus = c.object<IPAddressClaimStatus>({
-  addressRef: $IPAddressSpecClaimRef,
-  conditions: c.array($IPAddressClaimStatusCondition),
-  v1beta2: $IPAddressClaimStatusV1beta2,
-});
-
-/** zod schema of {@link IPAddressClaimStatus}. */
-export const IPAddressClaimStatusSchema: z.ZodType<IPAddressClaimStatus> = c.zod($IPAddressClaimStatus);
-
-const IPAddressClaimStatusDefaults: c.DefaultsNode = { properties: { addressRef: { ...IPAddressSpecClaimRefDefaults } } };
 
 /**
  * IPAddressClaim is the Schema for the ipaddressclaim API.
@@ -433,79 +249,6 @@ export interface IPAddressClaimList {
   items: IPAddressClaim[];
 }
 
-const $IPAddressClaim = c.object<IPAddressClaim>({
-  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("IPAddressClaim"),
-  metadata: c.objectMeta(),
-  spec: $IPAddressClaimSpec,
-  status: $IPAddressClaimStatus,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link IPAddressClaim}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddressClaim is deprecated; use a newer version.
- */
-export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = c.zod($IPAddressClaim);
-
-/**
- * zod schema of {@link IPAddressClaimList}.
- *
- * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddressClaim is deprecated; use a newer version.
- */
-export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = c.zod(c.object<IPAddressClaimList>({
-  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta1"),
-  kind: c.literal("IPAddressClaimList"),
-  metadata: c.listMeta(),
-  items: c.array($IPAddressClaim),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-const IPAddressClaimDefaults: c.DefaultsNode = { properties: { status: { ...IPAddressClaimStatusDefaults } } };
-
-/**
- * Instance type of the {@link IPAddressClaimModel} class: a {@link IPAddressClaim} with the Model methods.
- *
- * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddressClaim is deprecated; use a newer version.
- */
-export interface IPAddressClaimModel extends IPAddressClaim {}
-
-/**
- * Model class of {@link IPAddressClaim}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link IPAddressClaimSchema}.
- *
- * @example
- * ```ts
- * const object = new IPAddressClaimModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddressClaim is deprecated; use a newer version.
- */
-export class IPAddressClaimModel extends Model<IPAddressClaim> {
-  /** The apiVersion of every IPAddressClaim: "ipam.cluster.x-k8s.io/v1beta1". */
-  static readonly apiVersion = "ipam.cluster.x-k8s.io/v1beta1";
-  /** The kind: "IPAddressClaim". */
-  static readonly kind = "IPAddressClaim";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<IPAddressClaim>(IPAddressClaimModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<IPAddressClaim>) {
-    super();
-    this.setDefinedProps({ apiVersion: IPAddressClaimModel.apiVersion, kind: IPAddressClaimModel.kind, ...data } as ModelData<IPAddressClaim>);
-  }
-
-  /**
-   * Checks the object against {@link IPAddressClaimSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(IPAddressClaimSchema, this.toJSON(), "IPAddressClaim ipam.cluster.x-k8s.io/v1beta1");
-  }
-}
-
 /**
  * Constructor of {@link IPAddressClaim} objects (the {@link IPAddressClaimModel} class), so that `new IPAddressClaim({...})` works like in `@kubernetes-models`.
  *
@@ -517,34 +260,3 @@ export class IPAddressClaimModel extends Model<IPAddressClaim> {
  * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddressClaim is deprecated; use a newer version.
  */
 export const IPAddressClaim: typeof IPAddressClaimModel = IPAddressClaimModel;
-
-/**
- * Resource metadata of IPAddressClaim ipam.cluster.x-k8s.io/v1beta1 (plural "ipaddressclaims", namespaced, has a status subresource), with its schema and defaults.
- *
- * @deprecated ipam.cluster.x-k8s.io/v1beta1 IPAddressClaim is deprecated; use a newer version.
- */
-export const IPAddressClaimResource: c.ResourceInfo<IPAddressClaim> = {
-  group: "ipam.cluster.x-k8s.io",
-  version: "v1beta1",
-  apiVersion: "ipam.cluster.x-k8s.io/v1beta1",
-  kind: "IPAddressClaim",
-  listKind: "IPAddressClaimList",
-  plural: "ipaddressclaims",
-  singular: "ipaddressclaim",
-  scope: "Namespaced",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1alpha1","v1beta1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: IPAddressClaimSchema,
-  defaults: IPAddressClaimDefaults,
-};

@@ -6,9 +6,9 @@
  */
 import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";
 import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";
-import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
-import type { z } from "zod";
-import * as c from "../common.js";
+import { IPAddressClaimModel, IPAddressModel } from "./v1beta2.runtime.js";
+
+export * from "./v1beta2.runtime.js";
 
 /** claimRef is a reference to the claim this IPAddress was created for. */
 export interface IPAddressSpecClaimRef {
@@ -18,13 +18,6 @@ export interface IPAddressSpecClaimRef {
    */
   name: string;
 }
-
-const $IPAddressSpecClaimRef = c.object<IPAddressSpecClaimRef>({
-  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}, { required: ["name"] });
-
-/** zod schema of {@link IPAddressSpecClaimRef}. */
-export const IPAddressSpecClaimRefSchema: z.ZodType<IPAddressSpecClaimRef> = c.zod($IPAddressSpecClaimRef);
 
 /** poolRef is a reference to the pool that this IPAddress was created from. */
 export interface IPAddressSpecPoolRef {
@@ -45,15 +38,6 @@ export interface IPAddressSpecPoolRef {
   name: string;
 }
 
-const $IPAddressSpecPoolRef = c.object<IPAddressSpecPoolRef>({
-  apiGroup: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-  kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
-  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}, { required: ["apiGroup","kind","name"] });
-
-/** zod schema of {@link IPAddressSpecPoolRef}. */
-export const IPAddressSpecPoolRefSchema: z.ZodType<IPAddressSpecPoolRef> = c.zod($IPAddressSpecPoolRef);
-
 /** spec is the desired state of IPAddress. */
 export interface IPAddressSpec {
   /** address is the IP address. */
@@ -67,17 +51,6 @@ export interface IPAddressSpec {
   /** prefix is the prefix of the address. */
   prefix: number;
 }
-
-const $IPAddressSpec = c.object<IPAddressSpec>({
-  address: c.string({ minLength: 1, maxLength: 39 }),
-  claimRef: $IPAddressSpecClaimRef,
-  gateway: c.string({ minLength: 1, maxLength: 39 }),
-  poolRef: $IPAddressSpecPoolRef,
-  prefix: c.integer({ format: "int32", minimum: 0, maximum: 128 }),
-}, { required: ["address","claimRef","poolRef","prefix"] });
-
-/** zod schema of {@link IPAddressSpec}. */
-export const IPAddressSpecSchema: z.ZodType<IPAddressSpec> = c.zod($IPAddressSpec);
 
 /**
  * IPAddress is the Schema for the ipaddress API.
@@ -118,62 +91,6 @@ export interface IPAddressList {
   items: IPAddress[];
 }
 
-const $IPAddress = c.object<IPAddress>({
-  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("IPAddress"),
-  metadata: c.objectMeta(),
-  spec: $IPAddressSpec,
-}, { required: ["apiVersion","kind","spec"] });
-
-/** zod schema of {@link IPAddress}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const IPAddressSchema: z.ZodType<IPAddress> = c.zod($IPAddress);
-
-/** zod schema of {@link IPAddressList}. */
-export const IPAddressListSchema: z.ZodType<IPAddressList> = c.zod(c.object<IPAddressList>({
-  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("IPAddressList"),
-  metadata: c.listMeta(),
-  items: c.array($IPAddress),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/** Instance type of the {@link IPAddressModel} class: a {@link IPAddress} with the Model methods. */
-export interface IPAddressModel extends IPAddress {}
-
-/**
- * Model class of {@link IPAddress}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link IPAddressSchema}.
- *
- * @example
- * ```ts
- * const object = new IPAddressModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class IPAddressModel extends Model<IPAddress> {
-  /** The apiVersion of every IPAddress: "ipam.cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "ipam.cluster.x-k8s.io/v1beta2";
-  /** The kind: "IPAddress". */
-  static readonly kind = "IPAddress";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<IPAddress>(IPAddressModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<IPAddress>) {
-    super();
-    this.setDefinedProps({ apiVersion: IPAddressModel.apiVersion, kind: IPAddressModel.kind, ...data } as ModelData<IPAddress>);
-  }
-
-  /**
-   * Checks the object against {@link IPAddressSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(IPAddressSchema, this.toJSON(), "IPAddress ipam.cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link IPAddress} objects (the {@link IPAddressModel} class), so that `new IPAddress({...})` works like in `@kubernetes-models`.
  *
@@ -184,33 +101,6 @@ export class IPAddressModel extends Model<IPAddress> {
  */
 export const IPAddress: typeof IPAddressModel = IPAddressModel;
 
-/** Resource metadata of IPAddress ipam.cluster.x-k8s.io/v1beta2 (plural "ipaddresses", namespaced, has no status subresource), with its schema and defaults. */
-export const IPAddressResource: c.ResourceInfo<IPAddress> = {
-  group: "ipam.cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "ipam.cluster.x-k8s.io/v1beta2",
-  kind: "IPAddress",
-  listKind: "IPAddressList",
-  plural: "ipaddresses",
-  singular: "ipaddress",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1alpha1","v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: false,
-    scale: undefined,
-  },
-  schema: IPAddressSchema,
-  defaults: undefined,
-};
-
 /** spec is the desired state of IPAddressClaim. */
 export interface IPAddressClaimSpec {
   /** clusterName is the name of the Cluster this object belongs to. */
@@ -218,14 +108,6 @@ export interface IPAddressClaimSpec {
   /** poolRef is a reference to the pool from which an IP address should be created. */
   poolRef: IPAddressSpecPoolRef;
 }
-
-const $IPAddressClaimSpec = c.object<IPAddressClaimSpec>({
-  clusterName: c.string({ minLength: 1, maxLength: 63 }),
-  poolRef: $IPAddressSpecPoolRef,
-}, { required: ["poolRef"] });
-
-/** zod schema of {@link IPAddressClaimSpec}. */
-export const IPAddressClaimSpecSchema: z.ZodType<IPAddressClaimSpec> = c.zod($IPAddressClaimSpec);
 
 /** addressRef is a reference to the address that was created for this claim. */
 export interface IPAddressClaimStatusAddressRef {
@@ -235,13 +117,6 @@ export interface IPAddressClaimStatusAddressRef {
    */
   name: string;
 }
-
-const $IPAddressClaimStatusAddressRef = c.object<IPAddressClaimStatusAddressRef>({
-  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}, { required: ["name"] });
-
-/** zod schema of {@link IPAddressClaimStatusAddressRef}. */
-export const IPAddressClaimStatusAddressRefSchema: z.ZodType<IPAddressClaimStatusAddressRef> = c.zod($IPAddressClaimStatusAddressRef);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface IPAddressClaimStatusCondition {
@@ -274,18 +149,6 @@ export interface IPAddressClaimStatusCondition {
   /** type of condition in CamelCase or in foo.example.com/CamelCase. */
   type: string;
 }
-
-const $IPAddressClaimStatusCondition = c.object<IPAddressClaimStatusCondition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
-  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime","message","reason","status","type"] });
-
-/** zod schema of {@link IPAddressClaimStatusCondition}. */
-export const IPAddressClaimStatusConditionSchema: z.ZodType<IPAddressClaimStatusCondition> = c.zod($IPAddressClaimStatusCondition);
 
 /**
  * Condition defines an observation of a Cluster API resource operational state.
@@ -326,18 +189,6 @@ export interface IPAddressClaimStatusDeprecatedV1beta1Condition {
   type: string;
 }
 
-const $IPAddressClaimStatusDeprecatedV1beta1Condition = c.object<IPAddressClaimStatusDeprecatedV1beta1Condition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ minLength: 1, maxLength: 10240 }),
-  reason: c.string({ minLength: 1, maxLength: 256 }),
-  severity: c.string({ maxLength: 32 }),
-  status: c.string(),
-  type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime","status","type"] });
-
-/** zod schema of {@link IPAddressClaimStatusDeprecatedV1beta1Condition}. */
-export const IPAddressClaimStatusDeprecatedV1beta1ConditionSchema: z.ZodType<IPAddressClaimStatusDeprecatedV1beta1Condition> = c.zod($IPAddressClaimStatusDeprecatedV1beta1Condition);
-
 /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
 export interface IPAddressClaimStatusDeprecatedV1beta1 {
   /**
@@ -350,25 +201,11 @@ export interface IPAddressClaimStatusDeprecatedV1beta1 {
   conditions?: IPAddressClaimStatusDeprecatedV1beta1Condition[];
 }
 
-const $IPAddressClaimStatusDeprecatedV1beta1 = c.object<IPAddressClaimStatusDeprecatedV1beta1>({
-  conditions: c.array($IPAddressClaimStatusDeprecatedV1beta1Condition),
-});
-
-/** zod schema of {@link IPAddressClaimStatusDeprecatedV1beta1}. */
-export const IPAddressClaimStatusDeprecatedV1beta1Schema: z.ZodType<IPAddressClaimStatusDeprecatedV1beta1> = c.zod($IPAddressClaimStatusDeprecatedV1beta1);
-
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface IPAddressClaimStatusDeprecated {
   /** v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped. */
   v1beta1?: IPAddressClaimStatusDeprecatedV1beta1;
 }
-
-const $IPAddressClaimStatusDeprecated = c.object<IPAddressClaimStatusDeprecated>({
-  v1beta1: $IPAddressClaimStatusDeprecatedV1beta1,
-});
-
-/** zod schema of {@link IPAddressClaimStatusDeprecated}. */
-export const IPAddressClaimStatusDeprecatedSchema: z.ZodType<IPAddressClaimStatusDeprecated> = c.zod($IPAddressClaimStatusDeprecated);
 
 /** status is the observed state of IPAddressClaim. */
 export interface IPAddressClaimStatus {
@@ -382,15 +219,6 @@ export interface IPAddressClaimStatus {
   /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
   deprecated?: IPAddressClaimStatusDeprecated;
 }
-
-const $IPAddressClaimStatus = c.object<IPAddressClaimStatus>({
-  addressRef: $IPAddressClaimStatusAddressRef,
-  conditions: c.withMeta(c.array($IPAddressClaimStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  deprecated: $IPAddressClaimStatusDeprecated,
-}, { minProperties: 1 });
-
-/** zod schema of {@link IPAddressClaimStatus}. */
-export const IPAddressClaimStatusSchema: z.ZodType<IPAddressClaimStatus> = c.zod($IPAddressClaimStatus);
 
 /**
  * IPAddressClaim is the Schema for the ipaddressclaim API.
@@ -433,63 +261,6 @@ export interface IPAddressClaimList {
   items: IPAddressClaim[];
 }
 
-const $IPAddressClaim = c.object<IPAddressClaim>({
-  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("IPAddressClaim"),
-  metadata: c.objectMeta(),
-  spec: $IPAddressClaimSpec,
-  status: $IPAddressClaimStatus,
-}, { required: ["apiVersion","kind","spec"] });
-
-/** zod schema of {@link IPAddressClaim}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const IPAddressClaimSchema: z.ZodType<IPAddressClaim> = c.zod($IPAddressClaim);
-
-/** zod schema of {@link IPAddressClaimList}. */
-export const IPAddressClaimListSchema: z.ZodType<IPAddressClaimList> = c.zod(c.object<IPAddressClaimList>({
-  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("IPAddressClaimList"),
-  metadata: c.listMeta(),
-  items: c.array($IPAddressClaim),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/** Instance type of the {@link IPAddressClaimModel} class: a {@link IPAddressClaim} with the Model methods. */
-export interface IPAddressClaimModel extends IPAddressClaim {}
-
-/**
- * Model class of {@link IPAddressClaim}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link IPAddressClaimSchema}.
- *
- * @example
- * ```ts
- * const object = new IPAddressClaimModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class IPAddressClaimModel extends Model<IPAddressClaim> {
-  /** The apiVersion of every IPAddressClaim: "ipam.cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "ipam.cluster.x-k8s.io/v1beta2";
-  /** The kind: "IPAddressClaim". */
-  static readonly kind = "IPAddressClaim";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<IPAddressClaim>(IPAddressClaimModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<IPAddressClaim>) {
-    super();
-    this.setDefinedProps({ apiVersion: IPAddressClaimModel.apiVersion, kind: IPAddressClaimModel.kind, ...data } as ModelData<IPAddressClaim>);
-  }
-
-  /**
-   * Checks the object against {@link IPAddressClaimSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(IPAddressClaimSchema, this.toJSON(), "IPAddressClaim ipam.cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link IPAddressClaim} objects (the {@link IPAddressClaimModel} class), so that `new IPAddressClaim({...})` works like in `@kubernetes-models`.
  *
@@ -499,30 +270,3 @@ export class IPAddressClaimModel extends Model<IPAddressClaim> {
  * ```
  */
 export const IPAddressClaim: typeof IPAddressClaimModel = IPAddressClaimModel;
-
-/** Resource metadata of IPAddressClaim ipam.cluster.x-k8s.io/v1beta2 (plural "ipaddressclaims", namespaced, has a status subresource), with its schema and defaults. */
-export const IPAddressClaimResource: c.ResourceInfo<IPAddressClaim> = {
-  group: "ipam.cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "ipam.cluster.x-k8s.io/v1beta2",
-  kind: "IPAddressClaim",
-  listKind: "IPAddressClaimList",
-  plural: "ipaddressclaims",
-  singular: "ipaddressclaim",
-  scope: "Namespaced",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1alpha1","v1beta1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: [],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: IPAddressClaimSchema,
-  defaults: undefined,
-};

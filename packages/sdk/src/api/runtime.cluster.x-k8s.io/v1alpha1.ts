@@ -8,9 +8,9 @@
  */
 import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";
 import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";
-import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
-import type { z } from "zod";
-import * as c from "../common.js";
+import { ExtensionConfigModel } from "./v1alpha1.runtime.js";
+
+export * from "./v1alpha1.runtime.js";
 
 /**
  * service is a reference to the Kubernetes service for the Extension server.
@@ -35,16 +35,6 @@ export interface ExtensionConfigSpecClientConfigService {
    */
   port?: number;
 }
-
-const $ExtensionConfigSpecClientConfigService = c.object<ExtensionConfigSpecClientConfigService>({
-  name: c.string({ minLength: 1, maxLength: 63 }),
-  namespace: c.string({ minLength: 1, maxLength: 63 }),
-  path: c.string({ minLength: 1, maxLength: 512 }),
-  port: c.integer({ format: "int32" }),
-}, { required: ["name","namespace"] });
-
-/** zod schema of {@link ExtensionConfigSpecClientConfigService}. */
-export const ExtensionConfigSpecClientConfigServiceSchema: z.ZodType<ExtensionConfigSpecClientConfigService> = c.zod($ExtensionConfigSpecClientConfigService);
 
 /** clientConfig defines how to communicate with the Extension server. */
 export interface ExtensionConfigSpecClientConfig {
@@ -77,15 +67,6 @@ export interface ExtensionConfigSpecClientConfig {
   url?: string;
 }
 
-const $ExtensionConfigSpecClientConfig = c.object<ExtensionConfigSpecClientConfig>({
-  caBundle: c.string({ format: "byte", minLength: 1, maxLength: 51200 }),
-  service: $ExtensionConfigSpecClientConfigService,
-  url: c.string({ minLength: 1, maxLength: 512 }),
-});
-
-/** zod schema of {@link ExtensionConfigSpecClientConfig}. */
-export const ExtensionConfigSpecClientConfigSchema: z.ZodType<ExtensionConfigSpecClientConfig> = c.zod($ExtensionConfigSpecClientConfig);
-
 /**
  * A label selector requirement is a selector that contains values, a key, and an operator that
  * relates the key and values.
@@ -107,15 +88,6 @@ export interface ExtensionConfigSpecNamespaceSelectorMatchExpression {
   values?: string[];
 }
 
-const $ExtensionConfigSpecNamespaceSelectorMatchExpression = c.object<ExtensionConfigSpecNamespaceSelectorMatchExpression>({
-  key: c.string(),
-  operator: c.string(),
-  values: c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}, { required: ["key","operator"] });
-
-/** zod schema of {@link ExtensionConfigSpecNamespaceSelectorMatchExpression}. */
-export const ExtensionConfigSpecNamespaceSelectorMatchExpressionSchema: z.ZodType<ExtensionConfigSpecNamespaceSelectorMatchExpression> = c.zod($ExtensionConfigSpecNamespaceSelectorMatchExpression);
-
 /**
  * namespaceSelector decides whether to call the hook for an object based
  * on whether the namespace for that object matches the selector.
@@ -131,14 +103,6 @@ export interface ExtensionConfigSpecNamespaceSelector {
    */
   matchLabels?: { [key: string]: string };
 }
-
-const $ExtensionConfigSpecNamespaceSelector = c.withMeta(c.object<ExtensionConfigSpecNamespaceSelector>({
-  matchExpressions: c.withMeta(c.array($ExtensionConfigSpecNamespaceSelectorMatchExpression, { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  matchLabels: c.record(c.string()),
-}), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link ExtensionConfigSpecNamespaceSelector}. */
-export const ExtensionConfigSpecNamespaceSelectorSchema: z.ZodType<ExtensionConfigSpecNamespaceSelector> = c.zod($ExtensionConfigSpecNamespaceSelector);
 
 /** spec is the desired state of the ExtensionConfig. */
 export interface ExtensionConfigSpec {
@@ -157,15 +121,6 @@ export interface ExtensionConfigSpec {
    */
   settings?: { [key: string]: string };
 }
-
-const $ExtensionConfigSpec = c.object<ExtensionConfigSpec>({
-  clientConfig: $ExtensionConfigSpecClientConfig,
-  namespaceSelector: $ExtensionConfigSpecNamespaceSelector,
-  settings: c.record(c.string()),
-}, { required: ["clientConfig"] });
-
-/** zod schema of {@link ExtensionConfigSpec}. */
-export const ExtensionConfigSpecSchema: z.ZodType<ExtensionConfigSpec> = c.zod($ExtensionConfigSpec);
 
 /** Condition defines an observation of a Cluster API resource operational state. */
 export interface ExtensionConfigStatusCondition {
@@ -202,18 +157,6 @@ export interface ExtensionConfigStatusCondition {
   type: string;
 }
 
-const $ExtensionConfigStatusCondition = c.object<ExtensionConfigStatusCondition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ minLength: 1, maxLength: 10240 }),
-  reason: c.string({ minLength: 1, maxLength: 256 }),
-  severity: c.string({ maxLength: 32 }),
-  status: c.string(),
-  type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime","status","type"] });
-
-/** zod schema of {@link ExtensionConfigStatusCondition}. */
-export const ExtensionConfigStatusConditionSchema: z.ZodType<ExtensionConfigStatusCondition> = c.zod($ExtensionConfigStatusCondition);
-
 /** requestHook defines the versioned runtime hook which this ExtensionHandler serves. */
 export interface ExtensionConfigStatusHandlerRequestHook {
   /** apiVersion is the group and version of the Hook. */
@@ -221,14 +164,6 @@ export interface ExtensionConfigStatusHandlerRequestHook {
   /** hook is the name of the hook. */
   hook: string;
 }
-
-const $ExtensionConfigStatusHandlerRequestHook = c.object<ExtensionConfigStatusHandlerRequestHook>({
-  apiVersion: c.string({ minLength: 1, maxLength: 512 }),
-  hook: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["apiVersion","hook"] });
-
-/** zod schema of {@link ExtensionConfigStatusHandlerRequestHook}. */
-export const ExtensionConfigStatusHandlerRequestHookSchema: z.ZodType<ExtensionConfigStatusHandlerRequestHook> = c.zod($ExtensionConfigStatusHandlerRequestHook);
 
 /** ExtensionHandler specifies the details of a handler for a particular runtime hook registered by an Extension server. */
 export interface ExtensionConfigStatusHandler {
@@ -247,16 +182,6 @@ export interface ExtensionConfigStatusHandler {
    */
   timeoutSeconds?: number;
 }
-
-const $ExtensionConfigStatusHandler = c.object<ExtensionConfigStatusHandler>({
-  failurePolicy: c.literals<"Ignore" | "Fail">(["Ignore","Fail"]),
-  name: c.string({ minLength: 1, maxLength: 512 }),
-  requestHook: $ExtensionConfigStatusHandlerRequestHook,
-  timeoutSeconds: c.integer({ format: "int32" }),
-}, { required: ["name","requestHook"] });
-
-/** zod schema of {@link ExtensionConfigStatusHandler}. */
-export const ExtensionConfigStatusHandlerSchema: z.ZodType<ExtensionConfigStatusHandler> = c.zod($ExtensionConfigStatusHandler);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface ExtensionConfigStatusV1beta2Condition {
@@ -290,18 +215,6 @@ export interface ExtensionConfigStatusV1beta2Condition {
   type: string;
 }
 
-const $ExtensionConfigStatusV1beta2Condition = c.object<ExtensionConfigStatusV1beta2Condition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
-  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime","message","reason","status","type"] });
-
-/** zod schema of {@link ExtensionConfigStatusV1beta2Condition}. */
-export const ExtensionConfigStatusV1beta2ConditionSchema: z.ZodType<ExtensionConfigStatusV1beta2Condition> = c.zod($ExtensionConfigStatusV1beta2Condition);
-
 /** v1beta2 groups all the fields that will be added or modified in ExtensionConfig's status with the V1Beta2 version. */
 export interface ExtensionConfigStatusV1beta2 {
   /**
@@ -310,13 +223,6 @@ export interface ExtensionConfigStatusV1beta2 {
    */
   conditions?: ExtensionConfigStatusV1beta2Condition[];
 }
-
-const $ExtensionConfigStatusV1beta2 = c.object<ExtensionConfigStatusV1beta2>({
-  conditions: c.withMeta(c.array($ExtensionConfigStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-});
-
-/** zod schema of {@link ExtensionConfigStatusV1beta2}. */
-export const ExtensionConfigStatusV1beta2Schema: z.ZodType<ExtensionConfigStatusV1beta2> = c.zod($ExtensionConfigStatusV1beta2);
 
 /** status is the current state of the ExtensionConfig */
 export interface ExtensionConfigStatus {
@@ -327,15 +233,6 @@ export interface ExtensionConfigStatus {
   /** v1beta2 groups all the fields that will be added or modified in ExtensionConfig's status with the V1Beta2 version. */
   v1beta2?: ExtensionConfigStatusV1beta2;
 }
-
-const $ExtensionConfigStatus = c.object<ExtensionConfigStatus>({
-  conditions: c.array($ExtensionConfigStatusCondition),
-  handlers: c.withMeta(c.array($ExtensionConfigStatusHandler, { maxItems: 512, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
-  v1beta2: $ExtensionConfigStatusV1beta2,
-});
-
-/** zod schema of {@link ExtensionConfigStatus}. */
-export const ExtensionConfigStatusSchema: z.ZodType<ExtensionConfigStatus> = c.zod($ExtensionConfigStatus);
 
 /**
  * ExtensionConfig is the Schema for the ExtensionConfig API.
@@ -384,77 +281,6 @@ export interface ExtensionConfigList {
   items: ExtensionConfig[];
 }
 
-const $ExtensionConfig = c.object<ExtensionConfig>({
-  apiVersion: c.literal("runtime.cluster.x-k8s.io/v1alpha1"),
-  kind: c.literal("ExtensionConfig"),
-  metadata: c.objectMeta(),
-  spec: $ExtensionConfigSpec,
-  status: $ExtensionConfigStatus,
-}, { required: ["apiVersion","kind"] });
-
-/**
- * zod schema of {@link ExtensionConfig}: every OpenAPI constraint of the CRD, unknown fields kept.
- *
- * @deprecated runtime.cluster.x-k8s.io/v1alpha1 ExtensionConfig is deprecated; use a newer version.
- */
-export const ExtensionConfigSchema: z.ZodType<ExtensionConfig> = c.zod($ExtensionConfig);
-
-/**
- * zod schema of {@link ExtensionConfigList}.
- *
- * @deprecated runtime.cluster.x-k8s.io/v1alpha1 ExtensionConfig is deprecated; use a newer version.
- */
-export const ExtensionConfigListSchema: z.ZodType<ExtensionConfigList> = c.zod(c.object<ExtensionConfigList>({
-  apiVersion: c.literal("runtime.cluster.x-k8s.io/v1alpha1"),
-  kind: c.literal("ExtensionConfigList"),
-  metadata: c.listMeta(),
-  items: c.array($ExtensionConfig),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/**
- * Instance type of the {@link ExtensionConfigModel} class: a {@link ExtensionConfig} with the Model methods.
- *
- * @deprecated runtime.cluster.x-k8s.io/v1alpha1 ExtensionConfig is deprecated; use a newer version.
- */
-export interface ExtensionConfigModel extends ExtensionConfig {}
-
-/**
- * Model class of {@link ExtensionConfig}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link ExtensionConfigSchema}.
- *
- * @example
- * ```ts
- * const object = new ExtensionConfigModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- *
- * @deprecated runtime.cluster.x-k8s.io/v1alpha1 ExtensionConfig is deprecated; use a newer version.
- */
-export class ExtensionConfigModel extends Model<ExtensionConfig> {
-  /** The apiVersion of every ExtensionConfig: "runtime.cluster.x-k8s.io/v1alpha1". */
-  static readonly apiVersion = "runtime.cluster.x-k8s.io/v1alpha1";
-  /** The kind: "ExtensionConfig". */
-  static readonly kind = "ExtensionConfig";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<ExtensionConfig>(ExtensionConfigModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<ExtensionConfig>) {
-    super();
-    this.setDefinedProps({ apiVersion: ExtensionConfigModel.apiVersion, kind: ExtensionConfigModel.kind, ...data } as ModelData<ExtensionConfig>);
-  }
-
-  /**
-   * Checks the object against {@link ExtensionConfigSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(ExtensionConfigSchema, this.toJSON(), "ExtensionConfig runtime.cluster.x-k8s.io/v1alpha1");
-  }
-}
-
 /**
  * Constructor of {@link ExtensionConfig} objects (the {@link ExtensionConfigModel} class), so that `new ExtensionConfig({...})` works like in `@kubernetes-models`.
  *
@@ -466,34 +292,3 @@ export class ExtensionConfigModel extends Model<ExtensionConfig> {
  * @deprecated runtime.cluster.x-k8s.io/v1alpha1 ExtensionConfig is deprecated; use a newer version.
  */
 export const ExtensionConfig: typeof ExtensionConfigModel = ExtensionConfigModel;
-
-/**
- * Resource metadata of ExtensionConfig runtime.cluster.x-k8s.io/v1alpha1 (plural "extensionconfigs", cluster, has a status subresource), with its schema and defaults.
- *
- * @deprecated runtime.cluster.x-k8s.io/v1alpha1 ExtensionConfig is deprecated; use a newer version.
- */
-export const ExtensionConfigResource: c.ResourceInfo<ExtensionConfig> = {
-  group: "runtime.cluster.x-k8s.io",
-  version: "v1alpha1",
-  apiVersion: "runtime.cluster.x-k8s.io/v1alpha1",
-  kind: "ExtensionConfig",
-  listKind: "ExtensionConfigList",
-  plural: "extensionconfigs",
-  singular: "extensionconfig",
-  scope: "Cluster",
-  served: true,
-  storage: false,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1alpha1","v1beta2"],
-  deprecated: true,
-  deprecationWarning: undefined,
-  shortNames: ["ext"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: ExtensionConfigSchema,
-  defaults: undefined,
-};

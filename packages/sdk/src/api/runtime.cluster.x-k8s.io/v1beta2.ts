@@ -6,9 +6,9 @@
  */
 import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";
 import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";
-import { createTypeMetaGuard, Model, type ModelData } from "@kubernetes-models/base";
-import type { z } from "zod";
-import * as c from "../common.js";
+import { ExtensionConfigModel } from "./v1beta2.runtime.js";
+
+export * from "./v1beta2.runtime.js";
 
 /**
  * service is a reference to the Kubernetes service for the Extension server.
@@ -33,16 +33,6 @@ export interface ExtensionConfigSpecClientConfigService {
    */
   port?: number;
 }
-
-const $ExtensionConfigSpecClientConfigService = c.object<ExtensionConfigSpecClientConfigService>({
-  name: c.string({ minLength: 1, maxLength: 63 }),
-  namespace: c.string({ minLength: 1, maxLength: 63 }),
-  path: c.string({ minLength: 1, maxLength: 512 }),
-  port: c.integer({ format: "int32" }),
-}, { required: ["name","namespace"] });
-
-/** zod schema of {@link ExtensionConfigSpecClientConfigService}. */
-export const ExtensionConfigSpecClientConfigServiceSchema: z.ZodType<ExtensionConfigSpecClientConfigService> = c.zod($ExtensionConfigSpecClientConfigService);
 
 /** clientConfig defines how to communicate with the Extension server. */
 export interface ExtensionConfigSpecClientConfig {
@@ -75,15 +65,6 @@ export interface ExtensionConfigSpecClientConfig {
   url?: string;
 }
 
-const $ExtensionConfigSpecClientConfig = c.object<ExtensionConfigSpecClientConfig>({
-  caBundle: c.string({ format: "byte", minLength: 1, maxLength: 51200 }),
-  service: $ExtensionConfigSpecClientConfigService,
-  url: c.string({ minLength: 1, maxLength: 512 }),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ExtensionConfigSpecClientConfig}. */
-export const ExtensionConfigSpecClientConfigSchema: z.ZodType<ExtensionConfigSpecClientConfig> = c.zod($ExtensionConfigSpecClientConfig);
-
 /**
  * A label selector requirement is a selector that contains values, a key, and an operator that
  * relates the key and values.
@@ -105,15 +86,6 @@ export interface ExtensionConfigSpecNamespaceSelectorMatchExpression {
   values?: string[];
 }
 
-const $ExtensionConfigSpecNamespaceSelectorMatchExpression = c.object<ExtensionConfigSpecNamespaceSelectorMatchExpression>({
-  key: c.string(),
-  operator: c.string(),
-  values: c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-}, { required: ["key","operator"] });
-
-/** zod schema of {@link ExtensionConfigSpecNamespaceSelectorMatchExpression}. */
-export const ExtensionConfigSpecNamespaceSelectorMatchExpressionSchema: z.ZodType<ExtensionConfigSpecNamespaceSelectorMatchExpression> = c.zod($ExtensionConfigSpecNamespaceSelectorMatchExpression);
-
 /**
  * namespaceSelector decides whether to call the hook for an object based
  * on whether the namespace for that object matches the selector.
@@ -129,14 +101,6 @@ export interface ExtensionConfigSpecNamespaceSelector {
    */
   matchLabels?: { [key: string]: string };
 }
-
-const $ExtensionConfigSpecNamespaceSelector = c.withMeta(c.object<ExtensionConfigSpecNamespaceSelector>({
-  matchExpressions: c.withMeta(c.array($ExtensionConfigSpecNamespaceSelectorMatchExpression, { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
-  matchLabels: c.record(c.string()),
-}), {"x-kubernetes-map-type":"atomic"});
-
-/** zod schema of {@link ExtensionConfigSpecNamespaceSelector}. */
-export const ExtensionConfigSpecNamespaceSelectorSchema: z.ZodType<ExtensionConfigSpecNamespaceSelector> = c.zod($ExtensionConfigSpecNamespaceSelector);
 
 /** spec is the desired state of the ExtensionConfig. */
 export interface ExtensionConfigSpec {
@@ -155,15 +119,6 @@ export interface ExtensionConfigSpec {
    */
   settings?: { [key: string]: string };
 }
-
-const $ExtensionConfigSpec = c.object<ExtensionConfigSpec>({
-  clientConfig: $ExtensionConfigSpecClientConfig,
-  namespaceSelector: $ExtensionConfigSpecNamespaceSelector,
-  settings: c.record(c.string()),
-}, { required: ["clientConfig"] });
-
-/** zod schema of {@link ExtensionConfigSpec}. */
-export const ExtensionConfigSpecSchema: z.ZodType<ExtensionConfigSpec> = c.zod($ExtensionConfigSpec);
 
 /** Condition contains details for one aspect of the current state of this API Resource. */
 export interface ExtensionConfigStatusCondition {
@@ -196,18 +151,6 @@ export interface ExtensionConfigStatusCondition {
   /** type of condition in CamelCase or in foo.example.com/CamelCase. */
   type: string;
 }
-
-const $ExtensionConfigStatusCondition = c.object<ExtensionConfigStatusCondition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ maxLength: 32768 }),
-  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-  status: c.literals<"True" | "False" | "Unknown">(["True","False","Unknown"]),
-  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime","message","reason","status","type"] });
-
-/** zod schema of {@link ExtensionConfigStatusCondition}. */
-export const ExtensionConfigStatusConditionSchema: z.ZodType<ExtensionConfigStatusCondition> = c.zod($ExtensionConfigStatusCondition);
 
 /**
  * Condition defines an observation of a Cluster API resource operational state.
@@ -248,18 +191,6 @@ export interface ExtensionConfigStatusDeprecatedV1beta1Condition {
   type: string;
 }
 
-const $ExtensionConfigStatusDeprecatedV1beta1Condition = c.object<ExtensionConfigStatusDeprecatedV1beta1Condition>({
-  lastTransitionTime: c.string({ format: "date-time" }),
-  message: c.string({ minLength: 1, maxLength: 10240 }),
-  reason: c.string({ minLength: 1, maxLength: 256 }),
-  severity: c.string({ maxLength: 32 }),
-  status: c.string(),
-  type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime","status","type"] });
-
-/** zod schema of {@link ExtensionConfigStatusDeprecatedV1beta1Condition}. */
-export const ExtensionConfigStatusDeprecatedV1beta1ConditionSchema: z.ZodType<ExtensionConfigStatusDeprecatedV1beta1Condition> = c.zod($ExtensionConfigStatusDeprecatedV1beta1Condition);
-
 /**
  * v1beta1 groups all the status fields that are deprecated and will be removed when support for v1beta1 will be dropped.
  *
@@ -276,13 +207,6 @@ export interface ExtensionConfigStatusDeprecatedV1beta1 {
   conditions?: ExtensionConfigStatusDeprecatedV1beta1Condition[];
 }
 
-const $ExtensionConfigStatusDeprecatedV1beta1 = c.object<ExtensionConfigStatusDeprecatedV1beta1>({
-  conditions: c.array($ExtensionConfigStatusDeprecatedV1beta1Condition),
-});
-
-/** zod schema of {@link ExtensionConfigStatusDeprecatedV1beta1}. */
-export const ExtensionConfigStatusDeprecatedV1beta1Schema: z.ZodType<ExtensionConfigStatusDeprecatedV1beta1> = c.zod($ExtensionConfigStatusDeprecatedV1beta1);
-
 /** deprecated groups all the status fields that are deprecated and will be removed when all the nested field are removed. */
 export interface ExtensionConfigStatusDeprecated {
   /**
@@ -295,13 +219,6 @@ export interface ExtensionConfigStatusDeprecated {
   v1beta1?: ExtensionConfigStatusDeprecatedV1beta1;
 }
 
-const $ExtensionConfigStatusDeprecated = c.object<ExtensionConfigStatusDeprecated>({
-  v1beta1: $ExtensionConfigStatusDeprecatedV1beta1,
-});
-
-/** zod schema of {@link ExtensionConfigStatusDeprecated}. */
-export const ExtensionConfigStatusDeprecatedSchema: z.ZodType<ExtensionConfigStatusDeprecated> = c.zod($ExtensionConfigStatusDeprecated);
-
 /** requestHook defines the versioned runtime hook which this ExtensionHandler serves. */
 export interface ExtensionConfigStatusHandlerRequestHook {
   /** apiVersion is the group and version of the Hook. */
@@ -309,14 +226,6 @@ export interface ExtensionConfigStatusHandlerRequestHook {
   /** hook is the name of the hook. */
   hook: string;
 }
-
-const $ExtensionConfigStatusHandlerRequestHook = c.object<ExtensionConfigStatusHandlerRequestHook>({
-  apiVersion: c.string({ minLength: 1, maxLength: 512 }),
-  hook: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["apiVersion","hook"] });
-
-/** zod schema of {@link ExtensionConfigStatusHandlerRequestHook}. */
-export const ExtensionConfigStatusHandlerRequestHookSchema: z.ZodType<ExtensionConfigStatusHandlerRequestHook> = c.zod($ExtensionConfigStatusHandlerRequestHook);
 
 /** ExtensionHandler specifies the details of a handler for a particular runtime hook registered by an Extension server. */
 export interface ExtensionConfigStatusHandler {
@@ -336,16 +245,6 @@ export interface ExtensionConfigStatusHandler {
   timeoutSeconds?: number;
 }
 
-const $ExtensionConfigStatusHandler = c.object<ExtensionConfigStatusHandler>({
-  failurePolicy: c.literals<"Ignore" | "Fail">(["Ignore","Fail"]),
-  name: c.string({ minLength: 1, maxLength: 512 }),
-  requestHook: $ExtensionConfigStatusHandlerRequestHook,
-  timeoutSeconds: c.integer({ format: "int32", minimum: 1 }),
-}, { required: ["name","requestHook"] });
-
-/** zod schema of {@link ExtensionConfigStatusHandler}. */
-export const ExtensionConfigStatusHandlerSchema: z.ZodType<ExtensionConfigStatusHandler> = c.zod($ExtensionConfigStatusHandler);
-
 /** status is the current state of the ExtensionConfig */
 export interface ExtensionConfigStatus {
   /**
@@ -358,15 +257,6 @@ export interface ExtensionConfigStatus {
   /** handlers defines the current ExtensionHandlers supported by an Extension. */
   handlers?: ExtensionConfigStatusHandler[];
 }
-
-const $ExtensionConfigStatus = c.object<ExtensionConfigStatus>({
-  conditions: c.withMeta(c.array($ExtensionConfigStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
-  deprecated: $ExtensionConfigStatusDeprecated,
-  handlers: c.withMeta(c.array($ExtensionConfigStatusHandler, { maxItems: 512, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
-}, { minProperties: 1 });
-
-/** zod schema of {@link ExtensionConfigStatus}. */
-export const ExtensionConfigStatusSchema: z.ZodType<ExtensionConfigStatus> = c.zod($ExtensionConfigStatus);
 
 /**
  * ExtensionConfig is the Schema for the ExtensionConfig API.
@@ -410,63 +300,6 @@ export interface ExtensionConfigList {
   items: ExtensionConfig[];
 }
 
-const $ExtensionConfig = c.object<ExtensionConfig>({
-  apiVersion: c.literal("runtime.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("ExtensionConfig"),
-  metadata: c.objectMeta(),
-  spec: $ExtensionConfigSpec,
-  status: $ExtensionConfigStatus,
-}, { required: ["apiVersion","kind","spec"] });
-
-/** zod schema of {@link ExtensionConfig}: every OpenAPI constraint of the CRD, unknown fields kept. */
-export const ExtensionConfigSchema: z.ZodType<ExtensionConfig> = c.zod($ExtensionConfig);
-
-/** zod schema of {@link ExtensionConfigList}. */
-export const ExtensionConfigListSchema: z.ZodType<ExtensionConfigList> = c.zod(c.object<ExtensionConfigList>({
-  apiVersion: c.literal("runtime.cluster.x-k8s.io/v1beta2"),
-  kind: c.literal("ExtensionConfigList"),
-  metadata: c.listMeta(),
-  items: c.array($ExtensionConfig),
-}, { required: ["apiVersion", "kind", "items"] }));
-
-/** Instance type of the {@link ExtensionConfigModel} class: a {@link ExtensionConfig} with the Model methods. */
-export interface ExtensionConfigModel extends ExtensionConfig {}
-
-/**
- * Model class of {@link ExtensionConfig}, compatible with `@kubernetes-models/base`: the constructor fills in apiVersion and kind, `toJSON()` drops undefined fields and `validate()` checks the object against {@link ExtensionConfigSchema}.
- *
- * @example
- * ```ts
- * const object = new ExtensionConfigModel({ metadata: { name: "example", namespace: "default" } });
- * object.validate();
- * ```
- */
-export class ExtensionConfigModel extends Model<ExtensionConfig> {
-  /** The apiVersion of every ExtensionConfig: "runtime.cluster.x-k8s.io/v1beta2". */
-  static readonly apiVersion = "runtime.cluster.x-k8s.io/v1beta2";
-  /** The kind: "ExtensionConfig". */
-  static readonly kind = "ExtensionConfig";
-  /** Type guard: true when a value has this apiVersion and kind. */
-  static readonly is = createTypeMetaGuard<ExtensionConfig>(ExtensionConfigModel);
-
-  /**
-   * @param data - the object's fields; apiVersion and kind are set for you
-   */
-  constructor(data?: ModelData<ExtensionConfig>) {
-    super();
-    this.setDefinedProps({ apiVersion: ExtensionConfigModel.apiVersion, kind: ExtensionConfigModel.kind, ...data } as ModelData<ExtensionConfig>);
-  }
-
-  /**
-   * Checks the object against {@link ExtensionConfigSchema}.
-   *
-   * @throws `SchemaValidationError` listing every problem with its field path
-   */
-  override validate(): void {
-    c.validateOrThrow(ExtensionConfigSchema, this.toJSON(), "ExtensionConfig runtime.cluster.x-k8s.io/v1beta2");
-  }
-}
-
 /**
  * Constructor of {@link ExtensionConfig} objects (the {@link ExtensionConfigModel} class), so that `new ExtensionConfig({...})` works like in `@kubernetes-models`.
  *
@@ -476,30 +309,3 @@ export class ExtensionConfigModel extends Model<ExtensionConfig> {
  * ```
  */
 export const ExtensionConfig: typeof ExtensionConfigModel = ExtensionConfigModel;
-
-/** Resource metadata of ExtensionConfig runtime.cluster.x-k8s.io/v1beta2 (plural "extensionconfigs", cluster, has a status subresource), with its schema and defaults. */
-export const ExtensionConfigResource: c.ResourceInfo<ExtensionConfig> = {
-  group: "runtime.cluster.x-k8s.io",
-  version: "v1beta2",
-  apiVersion: "runtime.cluster.x-k8s.io/v1beta2",
-  kind: "ExtensionConfig",
-  listKind: "ExtensionConfigList",
-  plural: "extensionconfigs",
-  singular: "extensionconfig",
-  scope: "Cluster",
-  served: true,
-  storage: true,
-  storageVersion: "v1beta2",
-  servedVersions: ["v1alpha1","v1beta2"],
-  deprecated: false,
-  deprecationWarning: undefined,
-  shortNames: ["ext"],
-  categories: ["cluster-api"],
-  labels: {},
-  subresources: {
-    status: true,
-    scale: undefined,
-  },
-  schema: ExtensionConfigSchema,
-  defaults: undefined,
-};

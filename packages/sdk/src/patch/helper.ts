@@ -1,4 +1,3 @@
-import type { KubeConfig } from "@kubernetes/client-node";
 import {
   type LayoutOptions,
   readConditionList,
@@ -29,6 +28,7 @@ import {
   httpStatusOf,
   type KubeObject,
   MERGE_PATCH,
+  type PatchClient,
   type PatchTransport,
   type ResourceRef,
   toTransport,
@@ -287,21 +287,21 @@ export class PatchHelper<T extends PatchableObject = PatchableObject> {
   }
 
   /**
-   * Sends the minimal requests that turn the snapshot into `obj` (see the class description). Throws a
-   * {@link PatchError} aggregating the failed parts; a {@link ConditionConflictError} among them means
-   * another writer changed a condition that is not in `ownedConditions`.
+   * Sends the minimal requests that turn the snapshot into `obj` (see the class description), through
+   * `client`: the runtime's `KubeClient` (in a reconcile, `ctx.client`), a `KubeConfig` (one `KubeClient`
+   * is made per KubeConfig), or a {@link PatchTransport} of your own. Throws a {@link PatchError}
+   * aggregating the failed parts (the runtime's typed errors, e.g. `ConflictError`, inside); a
+   * {@link ConditionConflictError} among them means another writer changed a condition that is not in
+   * `ownedConditions`.
    *
    * @example
    * ```ts
-   * const result = await patch.apply(kubeConfig, pool, { ownedConditions: ["Ready"] });
+   * const result = await patch.apply(ctx.client, pool, { ownedConditions: ["Ready"] });
    * result.requests; // 0 when nothing changed
+   * await PatchHelper.snapshot(secret).apply(kubeConfig, secret); // core kinds too
    * ```
    */
-  async apply(
-    client: PatchTransport | KubeConfig,
-    obj: T,
-    options: PatchOptions = {},
-  ): Promise<PatchResult> {
+  async apply(client: PatchClient, obj: T, options: PatchOptions = {}): Promise<PatchResult> {
     const result: PatchResult = {
       requests: 0,
       patched: { conditions: false, spec: false, status: false },
@@ -321,7 +321,8 @@ export class PatchHelper<T extends PatchableObject = PatchableObject> {
     const name = before.metadata?.name;
     if (!name) throw new Error(`cannot patch ${describe(before)}: metadata.name is empty`);
     const namespace = before.metadata?.namespace;
-    const resource = options.resource ?? this.#resource ?? resourceOf(before);
+    const resource = options.resource ??
+      this.#resource ?? { ...resourceOf(before), kind: before.kind };
     const transport = toTransport(client);
     const layout = { layout: statusLayoutOf(before as never, options) } as const;
     const errors: unknown[] = [];

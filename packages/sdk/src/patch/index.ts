@@ -9,10 +9,9 @@ export {
 } from "./helper.js";
 export { createMergePatch, type JsonValue, normalizeOmitEmpty } from "./json.js";
 export {
-  clientNodeTransport,
   httpStatusOf,
   type KubeObject,
-  KubernetesApiError,
+  type PatchClient,
   type PatchTransport,
   type ResourceRef,
 } from "./transport.js";

@@ -1,23 +1,24 @@
-import {
-  ApiException,
-  CustomObjectsApi,
-  KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-} from "@kubernetes/client-node";
+import { KubeConfig } from "@kubernetes/client-node";
+import { KubeClient } from "../runtime/client.js";
+import { ApiError } from "../runtime/errors.js";
+import type { ObjectKey, ResourceDescriptor } from "../runtime/resource.js";
 
 /**
- * Where an object is served: `/apis/<group>/<version>/namespaces/<ns>/<plural>`. The generated CAPI API
- * exports this for every kind; a provider passes its own (see `defineInfraMachinePool`).
+ * Where the patch helper sends an object: the runtime's {@link ResourceDescriptor}, of which only
+ * `group`, `version` and `plural` are required (the URL is `/apis/<group>/<version>/…/<plural>`, or
+ * `/api/<version>/…` for the core group `""`). Generated resource metadata (`MachinePoolResource`, …),
+ * `defineInfraMachinePool(...).resource`, the runtime's core constants (`SecretResource`, …) and a plain
+ * `{ group, version, plural }` all fit. Whether the kind is namespaced is taken from the object itself.
+ *
+ * @example
+ * ```ts
+ * const ref: ResourceRef = { group: "infrastructure.example.com", version: "v1beta2", plural: "foomachinepools" };
+ * PatchHelper.snapshot(pool, { resource: ref });
+ * PatchHelper.snapshot(secret, { resource: SecretResource });
+ * ```
  */
-export interface ResourceRef {
-  /** API group, e.g. `infrastructure.cluster.x-k8s.io`. The core group (`""`) is not supported. */
-  group: string;
-  /** API version, e.g. `v1beta2`. */
-  version: string;
-  /** Lower-case plural resource name, e.g. `foomachinepools`. */
-  plural: string;
-}
+export type ResourceRef = Pick<ResourceDescriptor, "group" | "version" | "plural"> &
+  Partial<ResourceDescriptor>;
 
 /** A Kubernetes object as JSON: what the transport sends and receives. */
 export interface KubeObject {
@@ -43,9 +44,21 @@ export interface KubeObject {
 }
 
 /**
- * The small surface the patch helper needs from a Kubernetes client. Implement it to use another client;
- * {@link clientNodeTransport} is the `@kubernetes/client-node` implementation. Errors must be
- * {@link KubernetesApiError}s (or carry a numeric `status`) so conflicts (409) and NotFound (404) are recognised.
+ * The small surface the patch helper needs from a Kubernetes client: the seam for using a client
+ * other than the runtime's {@link KubeClient} (or for recording writes, as the test kit's CAPI
+ * emulator does). Errors must carry the HTTP status so that conflicts (409) and NotFound (404) are
+ * recognised: the runtime's `ApiError`s do, and so does any error with a numeric `status` or `code`
+ * (see {@link httpStatusOf}).
+ *
+ * @example
+ * ```ts
+ * const transport: PatchTransport = {
+ *   get: (resource, namespace, name) => myClient.get(resource, namespace, name),
+ *   patch: (resource, namespace, name, body, contentType, subresource) =>
+ *     myClient.patch(resource, namespace, name, body, contentType, subresource),
+ * };
+ * await PatchHelper.snapshot(pool).apply(transport, pool);
+ * ```
  */
 export interface PatchTransport {
   /** GET one object; `namespace` undefined for cluster-scoped kinds. */
@@ -61,117 +74,99 @@ export interface PatchTransport {
   ): Promise<KubeObject>;
 }
 
-/** An error answered by the API server, with its HTTP status and Kubernetes `reason`. */
-export class KubernetesApiError extends Error {
-  /** HTTP status code, e.g. 404, 409, 422. */
-  readonly status: number;
-  /** Kubernetes `Status.reason`, e.g. `NotFound`, `Conflict`, `Invalid`. */
-  readonly reason: string | undefined;
-  /** Creates the error. */
-  constructor(status: number, reason: string | undefined, message: string) {
-    super(message);
-    this.name = "KubernetesApiError";
-    this.status = status;
-    this.reason = reason;
-  }
-}
+/**
+ * What the patch helper writes through: the runtime's {@link KubeClient} (typed errors, and its writes
+ * feed the informer cache's read-your-own-writes), a `KubeConfig` (a `KubeClient` is made for it, one
+ * per KubeConfig), or a {@link PatchTransport} of your own.
+ */
+export type PatchClient = KubeClient | KubeConfig | PatchTransport;
 
-/** The HTTP status of an error thrown by a transport, when it has one. */
+/**
+ * The HTTP status of an error thrown by a transport, when it has one: the `code` of the runtime's
+ * `ApiError` (`undefined` when no response arrived), else a numeric `status` or `code` on the error
+ * (client-node's `ApiException`, a custom transport's errors).
+ *
+ * @example
+ * ```ts
+ * try { await client.get(SecretResource, key); }
+ * catch (error) { if (httpStatusOf(error) !== 404) throw error; }
+ * ```
+ */
 export function httpStatusOf(error: unknown): number | undefined {
-  if (error instanceof KubernetesApiError) return error.status;
-  if (error instanceof ApiException) return error.code;
-  const status = (error as { status?: unknown; code?: unknown } | null)?.status;
+  if (error instanceof ApiError) return error.code === 0 ? undefined : error.code;
+  const status = (error as { status?: unknown } | null)?.status;
   if (typeof status === "number") return status;
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "number" ? code : undefined;
 }
 
-function translate(error: unknown, what: string): unknown {
-  if (!(error instanceof ApiException)) return error;
-  let reason: string | undefined;
-  let message = `${what} failed with HTTP ${error.code}`;
-  try {
-    const body = JSON.parse(String(error.body)) as { reason?: string; message?: string };
-    reason = body.reason;
-    if (body.message)
-      message = `${what} failed with HTTP ${error.code} (${body.reason}): ${body.message}`;
-  } catch {
-    // not a Kubernetes Status body; keep the generic message
-  }
-  return new KubernetesApiError(error.code, reason, message);
+/** The JSON merge patch content type. */
+export const MERGE_PATCH = "application/merge-patch+json";
+const JSON_PATCH = "application/json-patch+json";
+
+// The helper addresses by the object's own namespace, so that decides the scope (not the descriptor).
+function descriptorOf(resource: ResourceRef, namespace: string | undefined): ResourceDescriptor {
+  return {
+    ...resource,
+    kind: resource.kind ?? resource.plural,
+    namespaced: namespace !== undefined,
+  };
 }
 
-function checkGroup(resource: ResourceRef): void {
-  if (!resource.group) {
-    throw new Error(
-      `resource ${resource.version}/${resource.plural} is in the core API group, which the client-node patch transport does not address; ` +
-        "pass a PatchTransport of your own for core kinds",
-    );
-  }
+function keyOf(namespace: string | undefined, name: string): ObjectKey {
+  return namespace === undefined ? { name } : { namespace, name };
 }
 
-/**
- * A {@link PatchTransport} over `@kubernetes/client-node`'s `CustomObjectsApi`, sending the content type
- * explicitly on every PATCH.
- *
- * @example
- * ```ts
- * const transport = clientNodeTransport(KubeConfig.fromDefault());
- * await PatchHelper.snapshot(pool).apply(transport, pool);
- * ```
- */
-export function clientNodeTransport(kubeConfig: KubeConfig): PatchTransport {
-  const api = kubeConfig.makeApiClient(CustomObjectsApi);
+function kubeClientTransport(client: KubeClient): PatchTransport {
   return {
     async get(resource, namespace, name) {
-      checkGroup(resource);
-      const what = `GET ${resource.plural}.${resource.group} ${namespace ? `${namespace}/` : ""}${name}`;
-      try {
-        const { group, version, plural } = resource;
-        return (await (namespace
-          ? api.getNamespacedCustomObject({ group, version, plural, namespace, name })
-          : api.getClusterCustomObject({ group, version, plural, name }))) as KubeObject;
-      } catch (error) {
-        throw translate(error, what);
-      }
+      return (await client.get(
+        descriptorOf(resource, namespace),
+        keyOf(namespace, name),
+      )) as KubeObject;
     },
     async patch(resource, namespace, name, body, contentType, subresource) {
-      checkGroup(resource);
-      const what = `PATCH ${resource.plural}.${resource.group}${subresource ? `/${subresource}` : ""} ${
-        namespace ? `${namespace}/` : ""
-      }${name}`;
-      const headers = setHeaderOptions("Content-Type", contentType);
-      const { group, version, plural } = resource;
-      try {
-        if (namespace) {
-          const request = { group, version, plural, namespace, name, body };
-          return (await (subresource === "status"
-            ? api.patchNamespacedCustomObjectStatus(request, headers)
-            : api.patchNamespacedCustomObject(request, headers))) as KubeObject;
-        }
-        const request = { group, version, plural, name, body };
+      const descriptor = descriptorOf(resource, namespace);
+      const key = keyOf(namespace, name);
+      if (contentType === MERGE_PATCH) {
         return (await (subresource === "status"
-          ? api.patchClusterCustomObjectStatus(request, headers)
-          : api.patchClusterCustomObject(request, headers))) as KubeObject;
-      } catch (error) {
-        throw translate(error, what);
+          ? client.mergePatchStatus(descriptor, key, body)
+          : client.mergePatch(descriptor, key, body))) as KubeObject;
       }
+      if (contentType === JSON_PATCH) {
+        const operations = body as Parameters<KubeClient["jsonPatch"]>[2];
+        return (await (subresource === "status"
+          ? client.jsonPatchStatus(descriptor, key, operations)
+          : client.jsonPatch(descriptor, key, operations))) as KubeObject;
+      }
+      throw new TypeError(
+        `the KubeClient patch transport does not send ${contentType}; use ${MERGE_PATCH} or ${JSON_PATCH}`,
+      );
     },
   };
 }
 
-const transports = new WeakMap<KubeConfig, PatchTransport>();
+const byClient = new WeakMap<KubeClient, PatchTransport>();
+const byKubeConfig = new WeakMap<KubeConfig, KubeClient>();
 
-/** A transport for a KubeConfig (cached per KubeConfig) or the transport itself. */
-export function toTransport(target: PatchTransport | KubeConfig): PatchTransport {
-  if (!(target instanceof KubeConfig)) return target;
-  let transport = transports.get(target);
+/**
+ * The transport for what {@link PatchClient} the caller passed: a KubeClient's (cached per client), a
+ * KubeClient made for a KubeConfig (cached per KubeConfig), or the caller's own transport.
+ */
+export function toTransport(target: PatchClient): PatchTransport {
+  if (target instanceof KubeConfig) {
+    let client = byKubeConfig.get(target);
+    if (!client) {
+      client = new KubeClient(target);
+      byKubeConfig.set(target, client);
+    }
+    return toTransport(client);
+  }
+  if (!(target instanceof KubeClient)) return target;
+  let transport = byClient.get(target);
   if (!transport) {
-    transport = clientNodeTransport(target);
-    transports.set(target, transport);
+    transport = kubeClientTransport(target);
+    byClient.set(target, transport);
   }
   return transport;
 }
-
-/** The JSON merge patch content type. */
-export const MERGE_PATCH: string = PatchStrategy.MergePatch;

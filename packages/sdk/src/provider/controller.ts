@@ -23,13 +23,12 @@ import { updatePausedCondition } from "../contract/pause.js";
 import { readCluster, readMachinePool } from "../contract/readers.js";
 import { setPoolStatus } from "../contract/status.js";
 import { PatchHelper } from "../patch/helper.js";
-import type { PatchTransport, ResourceRef } from "../patch/transport.js";
+import { type PatchTransport, type ResourceRef, toTransport } from "../patch/transport.js";
 import type { Controller, ReconcileContext, ReconcileResult } from "../runtime/controller.js";
 import { isNotFound } from "../runtime/errors.js";
 import { CLUSTER_NAME_INDEX } from "../runtime/informer.js";
 import type { RuntimeLogger } from "../runtime/logging.js";
 import type { Manager } from "../runtime/manager.js";
-import { kubeClientPatchTransport } from "../runtime/patch-transport.js";
 import type { Predicate } from "../runtime/predicates.js";
 import {
   NodeResource,
@@ -475,7 +474,7 @@ class PoolReconciler<Spec, Settings> {
     const cached = await rc.cache.get(this.#resource, key);
     if (!cached) return undefined;
     const imp = structuredClone(cached);
-    const transport = kubeClientPatchTransport(rc.client);
+    const transport = toTransport(rc.client);
     const deleting = Boolean(imp.metadata?.deletionTimestamp);
 
     // Owner MachinePool: core adopts the pool; its update event brings us back.

@@ -92,7 +92,6 @@ export {
   type ManagerOptions,
 } from "./manager.js";
 export { RuntimeMetrics } from "./metrics.js";
-export { kubeClientPatchTransport } from "./patch-transport.js";
 export {
   allPredicates,
   anyPredicate,

@@ -5,8 +5,8 @@ import {
   Informer,
   InformerCache,
   KubeClient,
-  kubeClientPatchTransport,
   OWNER_UID_INDEX,
+  PatchHelper,
   RuntimeMetrics,
 } from "@capi-ts/sdk";
 import type { V1ConfigMap } from "@kubernetes/client-node";
@@ -364,26 +364,26 @@ describe("InformerCache read-your-own-writes", () => {
     await cache.stop();
   });
 
-  it("also waits for writes made through the patch helper's transport (addressed by plural)", async () => {
+  it("also waits for writes made through the patch helper (addressed by plural only)", async () => {
     const cache = new InformerCache({ client });
     cache.informerFor(ConfigMapResource);
     cache.start();
     await cache.waitForSync();
-    await client.create(ConfigMapResource, configMap("via-transport"));
-    const transport = kubeClientPatchTransport(client);
+    let current = await client.create(ConfigMapResource, configMap("via-patch-helper"));
+    const byPlural = { group: "", version: "v1", plural: "configmaps" };
     for (let i = 0; i < 10; i++) {
-      const written = await transport.patch(
-        { group: "", version: "v1", plural: "configmaps" },
-        "default",
-        "via-transport",
-        { data: { v: String(i) } },
-        "application/merge-patch+json",
-      );
+      const patch = PatchHelper.snapshot(current, { resource: byPlural });
+      current.data = { v: String(i) };
+      const result = await patch.apply(client, current);
+      expect(result.requests).toBe(1);
+      const written = result.object as V1ConfigMap;
       const read = await cache.get(ConfigMapResource, {
         namespace: "default",
-        name: "via-transport",
+        name: "via-patch-helper",
       });
       expect(read?.metadata?.resourceVersion).toBe(written.metadata?.resourceVersion);
+      expect(read?.data?.v).toBe(String(i));
+      current = written;
     }
     await cache.stop();
   });

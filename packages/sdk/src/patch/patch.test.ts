@@ -1,6 +1,20 @@
-import { describe, expect, it } from "vitest";
+import { ApiException, KubeConfig } from "@kubernetes/client-node";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import { clusterv1beta2 } from "../api/index.js";
 import { setCondition } from "../conditions/index.js";
-import { createMergePatch, normalizeOmitEmpty, PatchHelper, resourceOf } from "./index.js";
+import { KubeClient } from "../runtime/client.js";
+import { ConflictError, ConnectionError, NotFoundError } from "../runtime/errors.js";
+import { NodeResource, SecretResource } from "../runtime/resource.js";
+import {
+  createMergePatch,
+  httpStatusOf,
+  normalizeOmitEmpty,
+  PatchHelper,
+  type PatchTransport,
+  type ResourceRef,
+  resourceOf,
+} from "./index.js";
+import { toTransport } from "./transport.js";
 
 interface Pool {
   apiVersion: string;
@@ -191,5 +205,66 @@ describe("resourceOf", () => {
       plural: "machinepools",
     });
     expect(() => resourceOf({ metadata: { name: "x" } })).toThrow(/pass \{ resource/);
+  });
+});
+
+describe("httpStatusOf", () => {
+  const request = { method: "PATCH", path: "/api/v1/namespaces/ns/secrets/s" };
+  it("reads the runtime's typed errors by their HTTP code, not their Status object", () => {
+    expect(httpStatusOf(new ConflictError(409, { reason: "Conflict", code: 409 }, request))).toBe(
+      409,
+    );
+    expect(httpStatusOf(new NotFoundError(404, { reason: "NotFound" }, request))).toBe(404);
+    // No response at all: there is no HTTP status to report.
+    expect(httpStatusOf(new ConnectionError(0, { reason: "ConnectionError" }, request))).toBe(
+      undefined,
+    );
+  });
+
+  it("accepts any error with a numeric status or code (custom transports, client-node)", () => {
+    expect(httpStatusOf({ status: 409 })).toBe(409);
+    expect(httpStatusOf(Object.assign(new Error("gone"), { code: 404 }))).toBe(404);
+    expect(httpStatusOf(new ApiException(409, "conflict", "{}", {}))).toBe(409);
+    expect(httpStatusOf({ status: "409" })).toBe(undefined);
+    expect(httpStatusOf(new Error("boom"))).toBe(undefined);
+    expect(httpStatusOf(null)).toBe(undefined);
+  });
+});
+
+describe("what the patch helper writes through", () => {
+  function kubeConfigFor(server: string): KubeConfig {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions({
+      clusters: [{ name: "c", server, skipTLSVerify: true }],
+      users: [{ name: "u" }],
+      contexts: [{ name: "x", cluster: "c", user: "u" }],
+      currentContext: "x",
+    });
+    return kubeConfig;
+  }
+
+  it("makes one transport per KubeConfig and per KubeClient; a custom transport is used as is", () => {
+    const kubeConfig = kubeConfigFor("http://127.0.0.1:1");
+    expect(toTransport(kubeConfig)).toBe(toTransport(kubeConfig));
+    expect(toTransport(kubeConfig)).not.toBe(toTransport(kubeConfigFor("http://127.0.0.1:1")));
+    const client = new KubeClient(kubeConfig);
+    expect(toTransport(client)).toBe(toTransport(client));
+    const custom: PatchTransport = {
+      get: async () => ({}),
+      patch: async () => ({}),
+    };
+    expect(toTransport(custom)).toBe(custom);
+  });
+
+  it("refuses a KubeConfig without a current cluster, saying what to do", () => {
+    expect(() => toTransport(new KubeConfig())).toThrow(/no current cluster; load one/);
+  });
+
+  it("takes the runtime's descriptors and generated resource metadata as the resource", () => {
+    expectTypeOf(SecretResource).toExtend<ResourceRef>();
+    expectTypeOf(NodeResource).toExtend<ResourceRef>();
+    expectTypeOf(clusterv1beta2.MachinePoolResource).toExtend<ResourceRef>();
+    expectTypeOf({ group: "", version: "v1", plural: "configmaps" }).toExtend<ResourceRef>();
+    expectTypeOf({ group: "", version: "v1" }).not.toExtend<ResourceRef>();
   });
 });

@@ -9,7 +9,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { ManualClock } from "../cloud/clock.js";
+import { ManualClock } from "@capi-ts/sdk";
 import { FakeScalingCloud } from "../cloud/cloud.js";
 
 const { values } = parseArgs({ options: { sizes: { type: "string", default: "100,1000,5000" } } });

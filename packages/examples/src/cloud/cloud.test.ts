@@ -1,5 +1,6 @@
+import { ManualClock } from "@capi-ts/sdk";
 import { describe, expect, it } from "vitest";
-import { ManualClock, RealClock } from "./clock.js";
+import { RealClock } from "./clock.js";
 import { cloudProviderId, type FakeCloudOptions, FakeScalingCloud } from "./cloud.js";
 import { CloudError, isCloudError } from "./errors.js";
 import type { CreateGroupInput } from "./schemas.js";

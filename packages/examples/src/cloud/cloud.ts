@@ -14,8 +14,8 @@
  * @module
  */
 
+import { type Clock, ManualClock } from "@capi-ts/sdk";
 import { z } from "zod";
-import { type Clock, ManualClock, type TimerHandle } from "./clock.js";
 import { CloudError } from "./errors.js";
 import { SeededRandom } from "./random.js";
 import {
@@ -391,7 +391,7 @@ interface RefreshRecord {
   initialIds: Set<string>;
   initialOutdated: number;
   percentComplete: number;
-  timer?: TimerHandle;
+  timer?: unknown;
 }
 
 interface GroupRecord {
@@ -407,13 +407,13 @@ interface GroupRecord {
   createdAt: number;
   readyAt: number;
   deleting: boolean;
-  removalTimer?: TimerHandle;
+  removalTimer?: unknown;
   launchFailure?: string;
   activities: Activity[];
   instanceIds: Set<string>;
   refreshes: RefreshRecord[];
   surge: number;
-  activityTimer?: { at: number; handle: TimerHandle };
+  activityTimer?: { at: number; handle: unknown };
 }
 
 interface ActiveFault {
@@ -612,9 +612,9 @@ export class FakeScalingCloud {
       instance.state = "stopping";
       this.#leave(instance);
       this.#markUnhealthy(instance);
-      this.clock.setTimer(this.timing.stopMs, () => {
+      this.clock.setTimer(() => {
         if (instance.state === "stopping") instance.state = "stopped";
-      });
+      }, this.timing.stopMs);
     },
     /** The health check starts failing; the group replaces it after `healthCheckGraceMs`. */
     markUnhealthy: (instanceId: string): void => {
@@ -673,7 +673,7 @@ export class FakeScalingCloud {
           for (const group of this.#groups.values()) this.#scheduleActivity(group, 0);
         }
       };
-      if (limit.durationMs !== undefined) this.clock.setTimer(limit.durationMs, remove);
+      if (limit.durationMs !== undefined) this.clock.setTimer(remove, limit.durationMs);
       return { remove };
     },
     /** Removes every injected fault and capacity limit. */
@@ -1278,13 +1278,13 @@ export class FakeScalingCloud {
   #scheduleActivity(group: GroupRecord, delayMs = this.timing.activityDelayMs): void {
     const at = this.clock.now() + delayMs;
     if (group.activityTimer && group.activityTimer.at <= at) return;
-    group.activityTimer?.handle.cancel();
+    if (group.activityTimer) this.clock.clearTimer(group.activityTimer.handle);
     group.activityTimer = {
       at,
-      handle: this.clock.setTimer(delayMs, () => {
+      handle: this.clock.setTimer(() => {
         group.activityTimer = undefined;
         this.#converge(group);
-      }),
+      }, delayMs),
     };
   }
 
@@ -1304,10 +1304,13 @@ export class FakeScalingCloud {
     }
     if (group.deleting) {
       for (const instance of this.#members(group)) this.#terminate(instance, "group deletion");
-      if (this.#members(group).every((i) => i.state === "terminated") && !group.removalTimer) {
-        group.removalTimer = this.clock.setTimer(this.timing.groupDeleteMs, () => {
+      if (
+        this.#members(group).every((i) => i.state === "terminated") &&
+        group.removalTimer === undefined
+      ) {
+        group.removalTimer = this.clock.setTimer(() => {
           this.#groups.delete(group.name);
-        });
+        }, this.timing.groupDeleteMs);
       }
       return;
     }
@@ -1400,7 +1403,7 @@ export class FakeScalingCloud {
         `launched ${instance.id} in ${zone} (template version ${version.version})`,
         instance.id,
       );
-      this.clock.setTimer(this.timing.bootMs, () => this.#boot(instance));
+      this.clock.setTimer(() => this.#boot(instance), this.timing.bootMs);
       launched++;
     }
     return launched;
@@ -1536,7 +1539,7 @@ export class FakeScalingCloud {
       return;
     }
     instance.kubelet = "joining";
-    this.clock.setTimer(this.timing.joinMs, () => {
+    this.clock.setTimer(() => {
       if (instance.state !== "running" || instance.kubelet !== "joining") return;
       instance.kubelet = "joined";
       instance.joined = true;
@@ -1545,7 +1548,7 @@ export class FakeScalingCloud {
         const info = this.#bootInfo(instance);
         this.#runHook(() => onJoin(info));
       }
-    });
+    }, this.timing.joinMs);
   }
 
   #leave(instance: InstanceRecord): void {
@@ -1589,7 +1592,7 @@ export class FakeScalingCloud {
       this.#activity(group, "terminate", activity.message, instance.id);
       this.#scheduleActivity(group);
     }
-    this.clock.setTimer(this.timing.stopMs, () => {
+    this.clock.setTimer(() => {
       instance.state = "terminated";
       instance.terminatedAt = this.clock.now();
       const onTerminated = this.#options.kubelet?.onTerminated;
@@ -1602,12 +1605,12 @@ export class FakeScalingCloud {
         this.#scheduleActivity(current, current.deleting ? 0 : this.timing.activityDelayMs);
         this.#pokeRefresh(instance);
       }
-      this.clock.setTimer(this.timing.lingerMs, () => {
+      this.clock.setTimer(() => {
         this.#instances.delete(instance.id);
         const owner = instance.groupName ? this.#groups.get(instance.groupName) : undefined;
         owner?.instanceIds.delete(instance.id);
-      });
-    });
+      }, this.timing.lingerMs);
+    }, this.timing.stopMs);
     return activity;
   }
 
@@ -1650,8 +1653,9 @@ export class FakeScalingCloud {
       "refresh",
       `instance refresh ${refresh.id} started (target version ${target})`,
     );
-    refresh.timer = this.clock.setTimer(this.timing.activityDelayMs, () =>
-      this.#refreshStep(group, refresh),
+    refresh.timer = this.clock.setTimer(
+      () => this.#refreshStep(group, refresh),
+      this.timing.activityDelayMs,
     );
     return refresh;
   }
@@ -1666,18 +1670,19 @@ export class FakeScalingCloud {
     }
     if (active.status !== "Cancelling") {
       active.status = "Cancelling";
-      active.timer?.cancel();
+      this.clock.clearTimer(active.timer);
       group.surge = 0;
       this.#scheduleActivity(group);
-      active.timer = this.clock.setTimer(this.timing.refreshCancelMs, () =>
-        this.#endRefresh(active, "Cancelled", "cancelled by request"),
+      active.timer = this.clock.setTimer(
+        () => this.#endRefresh(active, "Cancelled", "cancelled by request"),
+        this.timing.refreshCancelMs,
       );
     }
     return active;
   }
 
   #endRefresh(refresh: RefreshRecord, status: RefreshStatus, reason?: string): void {
-    refresh.timer?.cancel();
+    this.clock.clearTimer(refresh.timer);
     refresh.status = status;
     refresh.endedAt = this.clock.now();
     if (reason !== undefined) refresh.statusReason = reason;
@@ -1697,8 +1702,8 @@ export class FakeScalingCloud {
     const group = instance.groupName ? this.#groups.get(instance.groupName) : undefined;
     const refresh = group ? this.#activeRefresh(group) : undefined;
     if (group && refresh && refresh.status !== "Cancelling") {
-      refresh.timer?.cancel();
-      refresh.timer = this.clock.setTimer(0, () => this.#refreshStep(group, refresh));
+      this.clock.clearTimer(refresh.timer);
+      refresh.timer = this.clock.setTimer(() => this.#refreshStep(group, refresh), 0);
     }
   }
 
@@ -1742,8 +1747,9 @@ export class FakeScalingCloud {
         (i.state === "running" && i.launchedAt + this.timing.bootMs + refresh.warmupMs > now),
     );
     const reschedule = (): void => {
-      refresh.timer = this.clock.setTimer(this.timing.refreshPollMs, () =>
-        this.#refreshStep(group, refresh),
+      refresh.timer = this.clock.setTimer(
+        () => this.#refreshStep(group, refresh),
+        this.timing.refreshPollMs,
       );
     };
     if (outdated.length === 0) {

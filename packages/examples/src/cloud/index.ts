@@ -1,5 +1,5 @@
 /**
- * The fake scaling-group cloud: clock, errors, wire types and the simulation.
+ * The fake scaling-group cloud: a sped-up real clock for demos, errors, wire types and the simulation.
  *
  * @module
  */

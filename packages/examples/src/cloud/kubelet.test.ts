@@ -1,8 +1,8 @@
+import { ManualClock } from "@capi-ts/sdk";
 import { type ApiServer, startApiServer } from "@capi-ts/testing";
 import { CoreV1Api, type V1Node } from "@kubernetes/client-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { fakeCloudDriver } from "../provider/driver.js";
-import { ManualClock } from "./clock.js";
 import { FakeScalingCloud } from "./cloud.js";
 import { bootstrapTokenCheck, nodeRegistrar } from "./kubelet.js";
 

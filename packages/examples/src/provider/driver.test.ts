@@ -1,13 +1,13 @@
 import {
   classifyDriverError,
   DriverError,
+  ManualClock,
   type PoolContext,
   type PoolDriver,
   type PoolInstance,
   type TemplateStamp,
 } from "@capi-ts/sdk";
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "../cloud/clock.js";
 import { FakeScalingCloud } from "../cloud/cloud.js";
 import {
   type FakeCloudGroupSettings,

@@ -9,6 +9,7 @@ import {
   KubeClient,
   type MachinePoolControllerOptions,
   Manager,
+  ManualClock,
   machinePoolController,
   machinePoolStrategySchema,
   type PoolDriver,
@@ -20,7 +21,6 @@ import {
   bootstrapTokenCheck,
   type FakeCloudOptions,
   FakeScalingCloud,
-  ManualClock,
   nodeRegistrar,
 } from "../../../examples/src/cloud/index.js";
 import {

@@ -419,36 +419,47 @@ describe("bootstrap realism", () => {
         },
       },
     });
-    clock.runUntilIdle();
-    await cloud.flush();
-    expect(cloud.hookErrors).toHaveLength(3);
+    // Each kubelet retries its registration, then gives up; the simulation carries on.
+    for (let round = 0; round <= cloud.timing.joinAttempts; round++) {
+      clock.runUntilIdle();
+      await cloud.flush();
+    }
+    expect(cloud.hookErrors).toHaveLength(3 * cloud.timing.joinAttempts);
     expect(running(cloud)).toHaveLength(3);
   });
 
-  it("treats a canJoin that throws or rejects as 'cannot join', and reports onTerminated", async () => {
-    let calls = 0;
+  it("retries a canJoin that throws or rejects, gives up after joinAttempts, and reports onTerminated", async () => {
+    // Instance order: the first never gets an answer (issuer unreachable), the second gets one timeout
+    // and then a yes, the third a yes at once.
+    const order: string[] = [];
+    const timedOut = new Set<string>();
     const terminated: string[] = [];
     const { clock, cloud } = await setup({
       kubelet: {
-        canJoin: () => {
-          calls++;
-          if (calls === 1) throw new Error("issuer unreachable");
-          if (calls === 2) return Promise.reject(new Error("timeout"));
+        canJoin: (boot) => {
+          if (!order.includes(boot.instanceId)) order.push(boot.instanceId);
+          const index = order.indexOf(boot.instanceId);
+          if (index === 0) throw new Error("issuer unreachable");
+          if (index === 1 && !timedOut.has(boot.instanceId)) {
+            timedOut.add(boot.instanceId);
+            return Promise.reject(new Error("timeout"));
+          }
           return Promise.resolve(true);
         },
         onTerminated: (boot) => void terminated.push(boot.instanceId),
       },
     });
-    clock.advance(cloud.timing.groupCreateMs + cloud.timing.bootMs);
-    await cloud.flush();
-    clock.runUntilIdle();
+    for (let round = 0; round <= cloud.timing.joinAttempts; round++) {
+      clock.runUntilIdle();
+      await cloud.flush();
+    }
     expect(
       running(cloud)
         .map((i) => i.kubelet)
         .sort(),
-    ).toEqual(["joined", "rejected", "rejected"]);
+    ).toEqual(["joined", "joined", "rejected"]);
     expect(cloud.hookErrors.map((e) => (e as Error).message).sort()).toEqual([
-      "issuer unreachable",
+      ...Array<string>(cloud.timing.joinAttempts).fill("issuer unreachable"),
       "timeout",
     ]);
     const joined = running(cloud).filter((i) => i.kubelet === "joined");

@@ -172,6 +172,13 @@ export interface CloudTiming {
   bootMs: number;
   /** From `running` to the kubelet registering its Node (if it can join). Default 3000. */
   joinMs: number;
+  /**
+   * How soon the kubelet retries a join step that failed with an error (`canJoin` or `onJoin` threw),
+   * as kubeadm retries discovery and the kubelet retries registration. Default 2000.
+   */
+  joinRetryMs: number;
+  /** How many times the kubelet tries a join step before it gives up (the instance then runs without a Node). Default 5. */
+  joinAttempts: number;
   /** `terminating` → `terminated` (and `stopping` → `stopped`). Default 3000. */
   stopMs: number;
   /** How long a terminated instance stays visible in lists. Default 60000. */
@@ -197,6 +204,8 @@ const DEFAULT_TIMING: CloudTiming = {
   groupCreateMs: 2000,
   bootMs: 5000,
   joinMs: 3000,
+  joinRetryMs: 2000,
+  joinAttempts: 5,
   stopMs: 3000,
   lingerMs: 60_000,
   listLagMs: 0,
@@ -232,7 +241,9 @@ export interface InstanceBoot {
  * means it never joins), then `onJoin` `joinMs` after a yes, `onLeave` when a joined instance starts
  * terminating or stopping, and `onTerminated` once it is gone (where a cloud-controller-manager
  * deletes the Node). Hooks may be async; {@link FakeScalingCloud.flush} awaits them, and their errors
- * are collected in {@link FakeScalingCloud.hookErrors} (an error in `canJoin` means "cannot join").
+ * are collected in {@link FakeScalingCloud.hookErrors}. An error in `canJoin` or `onJoin` (an API
+ * server that answered 503, say) is not a "no": the kubelet tries again `joinRetryMs` later, up to
+ * `joinAttempts` times, and only then gives up, as kubeadm and the kubelet do.
  */
 export interface KubeletHooks {
   /** Whether the kubelet can join with this userData now (default: always). */
@@ -1497,29 +1508,48 @@ export class FakeScalingCloud {
     if (instance.state !== "pending") return;
     instance.state = "running";
     this.#pokeRefresh(instance);
+    this.#decideJoin(instance, 1);
+  }
+
+  /** Asks `canJoin`; an error is retried like kubeadm retries discovery, a "no" is final. */
+  #decideJoin(instance: InstanceRecord, attempt: number): void {
     const canJoin = this.#options.kubelet?.canJoin;
     if (!canJoin) {
       this.#joinDecided(instance, true);
       return;
     }
+    const failed = (error: unknown): void => {
+      this.#hookErrors.push(error);
+      if (attempt >= this.timing.joinAttempts) {
+        this.#joinDecided(instance, false);
+        return;
+      }
+      this.clock.setTimer(() => {
+        if (instance.state === "running" && instance.kubelet === "booting") {
+          this.#decideJoin(instance, attempt + 1);
+        }
+      }, this.timing.joinRetryMs);
+    };
     let decision: boolean | Promise<boolean>;
     try {
       decision = canJoin(this.#bootInfo(instance));
     } catch (error) {
-      this.#hookErrors.push(error);
-      decision = false;
+      failed(error);
+      return;
     }
     if (typeof decision === "boolean") {
       this.#joinDecided(instance, decision);
       return;
     }
     this.#runHook(async () => {
-      let ok = false;
+      let ok: boolean;
       try {
         ok = await decision;
-      } finally {
-        this.#joinDecided(instance, ok);
+      } catch (error) {
+        failed(error);
+        return;
       }
+      this.#joinDecided(instance, ok);
     });
   }
 
@@ -1543,12 +1573,28 @@ export class FakeScalingCloud {
       if (instance.state !== "running" || instance.kubelet !== "joining") return;
       instance.kubelet = "joined";
       instance.joined = true;
-      const onJoin = this.#options.kubelet?.onJoin;
-      if (onJoin) {
-        const info = this.#bootInfo(instance);
-        this.#runHook(() => onJoin(info));
-      }
+      this.#register(instance, 1);
     }, this.timing.joinMs);
+  }
+
+  /** Runs `onJoin` (the Node registration); an error is retried like the kubelet retries registering. */
+  #register(instance: InstanceRecord, attempt: number): void {
+    const onJoin = this.#options.kubelet?.onJoin;
+    if (!onJoin) return;
+    const info = this.#bootInfo(instance);
+    this.#runHook(async () => {
+      try {
+        await onJoin(info);
+      } catch (error) {
+        this.#hookErrors.push(error);
+        if (attempt >= this.timing.joinAttempts) return;
+        this.clock.setTimer(() => {
+          if (instance.state === "running" && instance.kubelet === "joined") {
+            this.#register(instance, attempt + 1);
+          }
+        }, this.timing.joinRetryMs);
+      }
+    });
   }
 
   #leave(instance: InstanceRecord): void {

@@ -1,6 +1,5 @@
-import type { KubeConfig } from "@kubernetes/client-node";
 import { type PatchableObject, PatchHelper } from "../patch/helper.js";
-import type { PatchTransport, ResourceRef } from "../patch/transport.js";
+import type { PatchClient, ResourceRef } from "../patch/transport.js";
 
 /** An object with finalizers. */
 export interface ObjectWithFinalizers extends PatchableObject {
@@ -68,7 +67,7 @@ export function removeFinalizer(obj: ObjectWithFinalizers, finalizer: string): b
  * ```
  */
 export async function ensureFinalizer(
-  client: PatchTransport | KubeConfig,
+  client: PatchClient,
   obj: ObjectWithFinalizers,
   finalizer: string,
   options: { resource?: ResourceRef } = {},

@@ -1,7 +1,6 @@
-import type { KubeConfig } from "@kubernetes/client-node";
 import {
   type KubeObject,
-  type PatchTransport,
+  type PatchClient,
   type ResourceRef,
   toTransport,
 } from "../patch/transport.js";
@@ -66,7 +65,7 @@ function capiResource(plural: "machinepools" | "clusters", version: string): Res
  * ```
  */
 export async function getOwnerMachinePool(
-  client: PatchTransport | KubeConfig,
+  client: PatchClient,
   obj: ObjectWithOwners,
   options: { version?: string } = {},
 ): Promise<KubeObject | undefined> {
@@ -102,7 +101,7 @@ export function clusterNameFromMetadata(obj: AnyObject): string | undefined {
  * ```
  */
 export async function getClusterFromMetadata(
-  client: PatchTransport | KubeConfig,
+  client: PatchClient,
   obj: AnyObject,
   options: { version?: string } = {},
 ): Promise<KubeObject> {

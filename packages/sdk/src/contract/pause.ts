@@ -1,4 +1,3 @@
-import type { KubeConfig } from "@kubernetes/client-node";
 import { ConditionReasons, ConditionTypes } from "../conditions/constants.js";
 import type { Condition, ConditionStatus, ObjectWithConditions } from "../conditions/types.js";
 import {
@@ -9,7 +8,7 @@ import {
   setCondition,
 } from "../conditions/v1beta2.js";
 import { type PatchableObject, PatchHelper, type PatchOptions } from "../patch/helper.js";
-import type { PatchTransport, ResourceRef } from "../patch/transport.js";
+import type { PatchClient, ResourceRef } from "../patch/transport.js";
 import { Annotations } from "./constants.js";
 
 /** The part of a Cluster that decides pausing; v1beta1 and v1beta2 Clusters both fit. */
@@ -157,7 +156,7 @@ export function updatePausedCondition(
  * ```
  */
 export async function ensurePausedCondition(
-  client: PatchTransport | KubeConfig,
+  client: PatchClient,
   cluster: ClusterPauseFields | undefined | null,
   obj: ObjectWithAnnotations & ObjectWithConditions & PatchableObject,
   options: SetConditionOptions & { resource?: ResourceRef } = {},

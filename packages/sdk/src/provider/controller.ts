@@ -23,7 +23,6 @@ import { updatePausedCondition } from "../contract/pause.js";
 import { readCluster, readMachinePool } from "../contract/readers.js";
 import { setPoolStatus } from "../contract/status.js";
 import { PatchHelper } from "../patch/helper.js";
-import { type PatchTransport, type ResourceRef, toTransport } from "../patch/transport.js";
 import type { Controller, ReconcileContext, ReconcileResult } from "../runtime/controller.js";
 import { isNotFound } from "../runtime/errors.js";
 import { CLUSTER_NAME_INDEX } from "../runtime/informer.js";
@@ -312,7 +311,6 @@ class PoolReconciler<Spec, Settings> {
   readonly #driver: PoolDriver<Spec, Settings>;
   readonly #options: MachinePoolControllerOptions<Spec>;
   readonly #resource: ResourceDescriptor<ImpObject>;
-  readonly #ref: ResourceRef;
   readonly #finalizer: string;
   readonly #name: string;
   readonly #resyncMs: number;
@@ -346,7 +344,6 @@ class PoolReconciler<Spec, Settings> {
     }
     this.#driver = driver;
     this.#options = options;
-    this.#ref = { group: kind.group, version, plural: kind.plural };
     this.#resource = {
       group: kind.group,
       version,
@@ -474,16 +471,15 @@ class PoolReconciler<Spec, Settings> {
     const cached = await rc.cache.get(this.#resource, key);
     if (!cached) return undefined;
     const imp = structuredClone(cached);
-    const transport = toTransport(rc.client);
     const deleting = Boolean(imp.metadata?.deletionTimestamp);
 
     // Owner MachinePool: core adopts the pool; its update event brings us back.
     const ownerRef = findOwnerMachinePoolRef(imp as never);
     if (!ownerRef) {
       if (deleting && hasFinalizer(imp, this.#finalizer)) {
-        const patch = PatchHelper.snapshot(imp, { resource: this.#ref });
+        const patch = PatchHelper.snapshot(imp, { resource: this.#resource });
         removeFinalizer(imp, this.#finalizer);
-        await patch.apply(transport, imp);
+        await patch.apply(rc.client, imp);
         rc.log.info("pool deleted before it had an owner MachinePool; finalizer removed");
       } else {
         rc.log.debug("waiting for core to set the owner MachinePool");
@@ -515,17 +511,17 @@ class PoolReconciler<Spec, Settings> {
     // Finalizer first, persisted before any cloud call.
     if (
       !deleting &&
-      (await ensureFinalizer(transport, imp, this.#finalizer, { resource: this.#ref }))
+      (await ensureFinalizer(rc.client, imp, this.#finalizer, { resource: this.#resource }))
     ) {
       log.info({ finalizer: this.#finalizer }, "finalizer added");
       return undefined;
     }
     if (deleting && !hasFinalizer(imp, this.#finalizer)) return undefined;
 
-    const patch = PatchHelper.snapshot(imp, { resource: this.#ref });
+    const patch = PatchHelper.snapshot(imp, { resource: this.#resource });
     const paused = updatePausedCondition(cluster ?? null, imp as never);
     if (paused.mustPersistNow) {
-      await patch.apply(transport, imp, { ownedConditions: [ConditionTypes.Paused] });
+      await patch.apply(rc.client, imp, { ownedConditions: [ConditionTypes.Paused] });
       log.info({ paused: paused.isPaused }, paused.isPaused ? "paused" : "unpaused");
       // Our own status write is filtered out of the watch: come back ourselves.
       return paused.isPaused ? undefined : { requeueAfter: MIN_DELAY_MS };
@@ -537,14 +533,14 @@ class PoolReconciler<Spec, Settings> {
     try {
       outcome = deleting
         ? await this.#reconcileDelete(loaded, rc, log)
-        : await this.#reconcileNormal(loaded, rc, log, transport);
+        : await this.#reconcileNormal(loaded, rc, log);
     } catch (error) {
       outcome = this.#outcomeOfError(error, log);
     }
     if (!deleting || hasFinalizer(imp, this.#finalizer)) {
       setCondition(imp as never, { type: ConditionTypes.Ready, ...outcome.ready });
     }
-    await patch.apply(transport, imp, {
+    await patch.apply(rc.client, imp, {
       ownedConditions: [ConditionTypes.Ready, ConditionTypes.Paused],
     });
     if (outcome.error) throw outcome.error;
@@ -692,7 +688,6 @@ class PoolReconciler<Spec, Settings> {
     loaded: LoadedPool,
     rc: ReconcileContext,
     log: RuntimeLogger,
-    transport: PatchTransport,
   ): Promise<Outcome> {
     const machinePool = loaded.machinePool as MachinePool;
     const cluster = readCluster(loaded.cluster as Cluster);
@@ -866,14 +861,10 @@ class PoolReconciler<Spec, Settings> {
     if (external && mp.replicas !== group.desiredReplicas) {
       const mpCopy = structuredClone(machinePool);
       const mpPatch = PatchHelper.snapshot(mpCopy, {
-        resource: {
-          group: MachinePoolResource.group,
-          version: MachinePoolResource.version,
-          plural: MachinePoolResource.plural,
-        },
+        resource: MachinePoolResource,
       });
       mpCopy.spec = { ...mpCopy.spec, replicas: group.desiredReplicas } as MachinePool["spec"];
-      await mpPatch.apply(transport, mpCopy);
+      await mpPatch.apply(rc.client, mpCopy);
       this.#event(
         rc,
         log,

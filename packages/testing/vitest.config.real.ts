@@ -1,5 +1,6 @@
-// The `testing@real` project: the API server behaviour suite (test/apiserver) and the CRD manifest
-// suite (test/crd) again, on a real kube-apiserver + etcd
+// The `testing@real` project: the API server behaviour suite (test/apiserver), the CRD manifest
+// suite (test/crd), and the SDK's writes (the patch helper, test/patch, and the contract helpers,
+// test/contract) again, on a real kube-apiserver + etcd
 // (`./dev controlplane`, or KUBEBUILDER_ASSETS). CAPI_TS_BACKENDS=memory turns it off; when the binaries
 // are missing it is skipped, loudly, unless CAPI_TS_BACKENDS names `real` explicitly (then it fails).
 import { existsSync } from "node:fs";
@@ -60,6 +61,16 @@ const notOnReal: { test: string; why: string }[] = [
     test: "survives a forced 410, a cut stream and a restart",
     why: "in-memory only: faults and restart",
   },
+  // test/patch: each has a twin that runs on both backends, where a concurrent writer makes the
+  // server itself answer 409.
+  {
+    test: "re-reads and re-applies on injected 409s, up to 5 attempts",
+    why: "in-memory only: faults",
+  },
+  {
+    test: "its errors (numeric code) still drive the retries on injected 409s",
+    why: "in-memory only: faults",
+  },
 ];
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 const testNamePattern = new RegExp(
@@ -68,12 +79,12 @@ const testNamePattern = new RegExp(
 
 if (!skipReason) {
   console.warn(
-    `\n!!! testing@real: ${notOnReal.length} tests of the API server suite are skipped on the real server on purpose:\n${notOnReal.map((entry) => `    - ${entry.test}: ${entry.why}`).join("\n")}\n`,
+    `\n!!! testing@real: ${notOnReal.length} tests are skipped on the real server on purpose:\n${notOnReal.map((entry) => `    - ${entry.test}: ${entry.why}`).join("\n")}\n`,
   );
 }
 if (skipReason) {
   console.warn(
-    `\n!!! SKIPPED BACKEND: the API server suite is NOT running on a real kube-apiserver (${skipReason}).\n`,
+    `\n!!! SKIPPED BACKEND: the API server, CRD, patch and contract suites are NOT running on a real kube-apiserver (${skipReason}).\n`,
   );
 }
 
@@ -83,7 +94,14 @@ export default defineProject({
   test: {
     name: "testing@real",
     environment: "node",
-    include: skipReason ? [] : ["test/apiserver/**/*.test.ts", "test/crd/**/*.test.ts"],
+    include: skipReason
+      ? []
+      : [
+          "test/apiserver/**/*.test.ts",
+          "test/crd/**/*.test.ts",
+          "test/patch/**/*.test.ts",
+          "test/contract/**/*.test.ts",
+        ],
     // Fault injection and the request log exist only in the in-memory server.
     exclude: ["test/apiserver/faults.test.ts"],
     passWithNoTests: true,

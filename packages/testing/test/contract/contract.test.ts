@@ -12,8 +12,8 @@ import {
 } from "@capi-ts/sdk";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type ApiServer, startApiServer } from "../../src/index.js";
-import { capiCrd } from "../support/backend.js";
+import { type Backend, capiCrd, startBackend } from "../support/backend.js";
+import { clearRequestLog, onRequestLog } from "../support/request-log.js";
 
 const ns = "default";
 const devPools = {
@@ -21,7 +21,7 @@ const devPools = {
   version: "v1beta2",
   plural: "devmachinepools",
 };
-let api: ApiServer;
+let backend: Backend;
 let custom: CustomObjectsApi;
 
 const cluster = {
@@ -70,13 +70,13 @@ type Obj = {
 let mp: Obj;
 
 beforeAll(async () => {
-  api = await startApiServer();
-  await api.installCRDs([
+  backend = await startBackend();
+  await backend.installCRDs([
     capiCrd("cluster.x-k8s.io_clusters.yaml"),
     capiCrd("cluster.x-k8s.io_machinepools.yaml"),
     capiCrd("infrastructure.cluster.x-k8s.io_devmachinepools.yaml"),
   ]);
-  custom = api.kubeConfig.makeApiClient(CustomObjectsApi);
+  custom = backend.kubeConfig.makeApiClient(CustomObjectsApi);
   await custom.createNamespacedCustomObject({
     group: "cluster.x-k8s.io",
     version: "v1beta2",
@@ -91,7 +91,7 @@ beforeAll(async () => {
     namespace: ns,
     body: machinePool,
   })) as Obj;
-  await api.kubeConfig.makeApiClient(CoreV1Api).createNamespacedSecret({
+  await backend.kubeConfig.makeApiClient(CoreV1Api).createNamespacedSecret({
     namespace: ns,
     body: {
       metadata: { name: "prod-mp-bootstrap", namespace: ns },
@@ -105,9 +105,9 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await api?.stop();
+  await backend?.stop();
 });
-beforeEach(() => api.clearRequests());
+beforeEach(() => clearRequestLog(backend));
 
 async function createDevPool(name: string, extra: Record<string, unknown> = {}): Promise<Obj> {
   return (await custom.createNamespacedCustomObject({
@@ -138,7 +138,7 @@ async function createDevPool(name: string, extra: Record<string, unknown> = {}):
 describe("contract helpers against the API server", () => {
   it("getOwnerMachinePool and getClusterFromMetadata read the owners", async () => {
     const pool = await createDevPool("owned");
-    const owner = await getOwnerMachinePool(api.kubeConfig, pool);
+    const owner = await getOwnerMachinePool(backend.kubeConfig, pool);
     expect(owner?.metadata?.name).toBe("prod-mp");
     const view = readMachinePool(owner as Obj);
     expect(view).toMatchObject({
@@ -146,15 +146,15 @@ describe("contract helpers against the API server", () => {
       replicas: 2,
       bootstrapDataSecretName: "prod-mp-bootstrap",
     });
-    const found = await getClusterFromMetadata(api.kubeConfig, owner as Obj);
+    const found = await getClusterFromMetadata(backend.kubeConfig, owner as Obj);
     expect(found.metadata?.name).toBe("prod");
-    await expect(getClusterFromMetadata(api.kubeConfig, pool)).rejects.toThrow(
+    await expect(getClusterFromMetadata(backend.kubeConfig, pool)).rejects.toThrow(
       /cluster-name label/,
     );
   });
 
   it("readBootstrapData returns data, format, hash and ref, and never leaks the payload", async () => {
-    const data = await readBootstrapData(api.kubeConfig, mp);
+    const data = await readBootstrapData(backend.kubeConfig, mp);
     expect(data?.format).toBe("cloud-config");
     expect(data?.secretRef).toEqual({ namespace: ns, name: "prod-mp-bootstrap" });
     expect(data?.text()).toContain("s3cr3t-token");
@@ -162,27 +162,28 @@ describe("contract helpers against the API server", () => {
     expect(inspect(data)).not.toContain("s3cr3t-token");
     const noSecret = structuredClone(machinePool);
     noSecret.spec.template.spec.bootstrap.dataSecretName = "missing";
-    await expect(readBootstrapData(api.kubeConfig, noSecret)).rejects.toThrow(
+    await expect(readBootstrapData(backend.kubeConfig, noSecret)).rejects.toThrow(
       /ns|default\/missing/,
     );
     const notReady = structuredClone(machinePool) as {
       spec: { template: { spec: { bootstrap: object } } };
     };
     notReady.spec.template.spec.bootstrap = {};
-    await expect(readBootstrapData(api.kubeConfig, notReady)).resolves.toBeUndefined();
+    await expect(readBootstrapData(backend.kubeConfig, notReady)).resolves.toBeUndefined();
   });
 
   it("ensureFinalizer persists our finalizer at once and keeps foreign ones", async () => {
     const pool = await createDevPool("finalized", { finalizers: ["test"] });
     const f = "devmachinepool.infrastructure.cluster.x-k8s.io";
     const readVersion = (pool.metadata as { resourceVersion?: string }).resourceVersion;
-    api.clearRequests();
-    expect(await ensureFinalizer(api.kubeConfig, pool, f)).toBe(true);
-    const patches = api.requests({ verb: "patch", name: "finalized" });
-    expect(patches.map((r) => r.body)).toEqual([
-      { metadata: { finalizers: ["test", f], resourceVersion: readVersion } },
-    ]);
-    expect(await ensureFinalizer(api.kubeConfig, pool, f)).toBe(false);
+    clearRequestLog(backend);
+    expect(await ensureFinalizer(backend.kubeConfig, pool, f)).toBe(true);
+    onRequestLog(backend, { verb: "patch", name: "finalized" }, (patches) =>
+      expect(patches.map((r) => r.body)).toEqual([
+        { metadata: { finalizers: ["test", f], resourceVersion: readVersion } },
+      ]),
+    );
+    expect(await ensureFinalizer(backend.kubeConfig, pool, f)).toBe(false);
     const stored = (await custom.getNamespacedCustomObject({
       ...devPools,
       namespace: ns,
@@ -192,7 +193,7 @@ describe("contract helpers against the API server", () => {
 
     const patch = PatchHelper.snapshot(stored);
     removeFinalizer(stored, f);
-    await patch.apply(api.kubeConfig, stored);
+    await patch.apply(backend.kubeConfig, stored);
     const after = (await custom.getNamespacedCustomObject({
       ...devPools,
       namespace: ns,
@@ -203,11 +204,14 @@ describe("contract helpers against the API server", () => {
 
   it("ensurePausedCondition: first call patches and requeues, second is a no-op", async () => {
     const pool = await createDevPool("paused");
-    api.clearRequests();
-    const first = await ensurePausedCondition(api.kubeConfig, cluster, pool);
+    clearRequestLog(backend);
+    const first = await ensurePausedCondition(backend.kubeConfig, cluster, pool);
     expect(first).toEqual({ isPaused: true, requeue: true });
-    expect(api.requests({ name: "paused" }).map((r) => `${r.verb}/${r.subresource ?? ""}`)).toEqual(
-      ["get/", "patch/status"],
+    onRequestLog(backend, { name: "paused" }, (requests) =>
+      expect(requests.map((r) => `${r.verb}/${r.subresource ?? ""}`)).toEqual([
+        "get/",
+        "patch/status",
+      ]),
     );
     const stored = (await custom.getNamespacedCustomObject({
       ...devPools,
@@ -220,11 +224,17 @@ describe("contract helpers against the API server", () => {
       message: "Cluster spec.paused is set to true",
       observedGeneration: 1,
     });
-    api.clearRequests();
-    expect(await ensurePausedCondition(api.kubeConfig, cluster, stored)).toEqual({
+    clearRequestLog(backend);
+    expect(await ensurePausedCondition(backend.kubeConfig, cluster, stored)).toEqual({
       isPaused: true,
       requeue: false,
     });
-    expect(api.requests({ name: "paused" })).toEqual([]);
+    onRequestLog(backend, { name: "paused" }, (requests) => expect(requests).toEqual([]));
+    const unchanged = (await custom.getNamespacedCustomObject({
+      ...devPools,
+      namespace: ns,
+      name: "paused",
+    })) as Obj;
+    expect(unchanged.metadata.resourceVersion).toBe(stored.metadata.resourceVersion);
   });
 });

@@ -1,5 +1,6 @@
 import {
   getV1Beta1Condition,
+  httpStatusOf,
   PatchHelper,
   removeFinalizer,
   setCondition,
@@ -7,8 +8,8 @@ import {
 } from "@capi-ts/sdk";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiServer, startApiServer } from "../../src/index.js";
-import { capiCrd } from "../support/backend.js";
+import { type Backend, capiCrd, startBackend } from "../support/backend.js";
+import { clearRequestLog, onRequestLog } from "../support/request-log.js";
 
 const ns = "default";
 const machinePools = { group: "cluster.x-k8s.io", version: "v1beta2", plural: "machinepools" };
@@ -18,7 +19,7 @@ const devPools = {
   plural: "devmachinepools",
 };
 const clock = () => new Date("2026-03-04T05:06:07Z");
-let api: ApiServer;
+let backend: Backend;
 let custom: CustomObjectsApi;
 
 type Obj = {
@@ -36,15 +37,15 @@ type Obj = {
 };
 
 beforeAll(async () => {
-  api = await startApiServer();
-  await api.installCRDs([
+  backend = await startBackend();
+  await backend.installCRDs([
     capiCrd("cluster.x-k8s.io_machinepools.yaml"),
     capiCrd("infrastructure.cluster.x-k8s.io_devmachinepools.yaml"),
   ]);
-  custom = api.kubeConfig.makeApiClient(CustomObjectsApi);
+  custom = backend.kubeConfig.makeApiClient(CustomObjectsApi);
 });
 afterAll(async () => {
-  await api?.stop();
+  await backend?.stop();
 });
 
 describe("PatchHelper on CAPI kinds", () => {
@@ -85,41 +86,42 @@ describe("PatchHelper on CAPI kinds", () => {
       },
       { clock },
     );
-    api.clearRequests();
-    await patch.apply(api.kubeConfig, mp, { ownedConditions: ["Paused"] });
-    const requests = api.requests({ name: "mp-1" });
-    expect(requests.map((r) => `${r.verb}/${r.subresource ?? ""}`)).toEqual([
-      "get/",
-      "patch/status",
-    ]);
-    expect(requests[1]?.body).toEqual({
-      metadata: { resourceVersion: mp.metadata.resourceVersion },
-      status: {
-        conditions: [
-          {
-            type: "Paused",
-            status: "False",
-            reason: "NotPaused",
-            message: "",
-            lastTransitionTime: "2026-03-04T05:06:07Z",
-            observedGeneration: 1,
-          },
-        ],
-        deprecated: {
-          v1beta1: {
-            conditions: [
-              {
-                type: "InfrastructureReady",
-                status: "False",
-                severity: "Info",
-                reason: "WaitingForInfrastructure",
-                lastTransitionTime: "2026-03-04T05:06:07Z",
-              },
-            ],
+    clearRequestLog(backend);
+    const result = await patch.apply(backend.kubeConfig, mp, { ownedConditions: ["Paused"] });
+    const paused = {
+      type: "Paused",
+      status: "False",
+      reason: "NotPaused",
+      message: "",
+      lastTransitionTime: "2026-03-04T05:06:07Z",
+      observedGeneration: 1,
+    };
+    onRequestLog(backend, { name: "mp-1" }, (requests) => {
+      expect(requests.map((r) => `${r.verb}/${r.subresource ?? ""}`)).toEqual([
+        "get/",
+        "patch/status",
+      ]);
+      expect(requests[1]?.body).toEqual({
+        metadata: { resourceVersion: mp.metadata.resourceVersion },
+        status: {
+          conditions: [paused],
+          deprecated: {
+            v1beta1: {
+              conditions: [
+                {
+                  type: "InfrastructureReady",
+                  status: "False",
+                  severity: "Info",
+                  reason: "WaitingForInfrastructure",
+                  lastTransitionTime: "2026-03-04T05:06:07Z",
+                },
+              ],
+            },
           },
         },
-      },
+      });
     });
+    expect(result).toMatchObject({ requests: 2, patched: { conditions: true } });
     const stored = (await custom.getNamespacedCustomObject({
       ...machinePools,
       namespace: ns,
@@ -128,6 +130,7 @@ describe("PatchHelper on CAPI kinds", () => {
     expect(getV1Beta1Condition(stored, "InfrastructureReady")?.reason).toBe(
       "WaitingForInfrastructure",
     );
+    expect(stored.status?.conditions).toEqual([paused]);
   });
 
   it("finalizer removal while deleting: the object goes away and the 404 on /status is not an error", async () => {
@@ -151,12 +154,19 @@ describe("PatchHelper on CAPI kinds", () => {
     const patch = PatchHelper.snapshot(deleting);
     removeFinalizer(deleting, finalizer);
     deleting.status = { ...deleting.status, replicas: 0 };
-    api.clearRequests();
-    await expect(patch.apply(api.kubeConfig, deleting)).resolves.toMatchObject({
+    clearRequestLog(backend);
+    await expect(patch.apply(backend.kubeConfig, deleting)).resolves.toMatchObject({
       patched: { spec: true, status: false },
     });
-    expect(
-      api.requests({ name: "going" }).map((r) => `${r.verb}/${r.subresource ?? ""}:${r.status}`),
-    ).toEqual(["patch/:200", "patch/status:404"]);
+    onRequestLog(backend, { name: "going" }, (requests) =>
+      expect(requests.map((r) => `${r.verb}/${r.subresource ?? ""}:${r.status}`)).toEqual([
+        "patch/:200",
+        "patch/status:404",
+      ]),
+    );
+    const gone = await custom
+      .getNamespacedCustomObject({ ...devPools, namespace: ns, name: "going" })
+      .catch((e: unknown) => e);
+    expect(httpStatusOf(gone)).toBe(404);
   });
 });

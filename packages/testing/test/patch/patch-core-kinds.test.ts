@@ -1,5 +1,6 @@
 import {
   ConflictError,
+  httpStatusOf,
   KubeClient,
   NodeResource,
   NotFoundError,
@@ -16,24 +17,33 @@ import {
   type V1Secret,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type ApiServer, startApiServer } from "../../src/index.js";
+import type { ApiServer } from "../../src/index.js";
+import { type Backend, startBackend } from "../support/backend.js";
+import { clearRequestLog, onRequestLog } from "../support/request-log.js";
 
 const ns = "default";
 const MERGE = "application/merge-patch+json";
-let api: ApiServer;
+let backend: Backend;
 let client: KubeClient;
 let counter = 0;
 
 beforeAll(async () => {
-  api = await startApiServer();
-  client = new KubeClient(api.kubeConfig, { fieldManager: "patch-core-test" });
+  backend = await startBackend();
+  client = new KubeClient(backend.kubeConfig, { fieldManager: "patch-core-test" });
 });
 afterAll(async () => {
-  await api?.stop();
+  await backend?.stop();
 });
 beforeEach(() => {
-  api.clearRequests();
+  clearRequestLog(backend);
 });
+
+/** The in-memory server, for a test that injects faults (listed in `notOnReal`). */
+function inMemoryOnly(): ApiServer {
+  const api = backend.capabilities.inMemory;
+  if (!api) throw new Error("this test needs the in-memory server (fault injection)");
+  return api;
+}
 
 async function createSecret(): Promise<V1Secret> {
   return client.create(SecretResource, {
@@ -72,30 +82,34 @@ describe("PatchHelper on core kinds (the core API group)", () => {
   it("Secret labels through a KubeConfig: one merge patch to /api/v1, resource derived from apiVersion/kind", async () => {
     const secret = await createSecret();
     const name = secret.metadata?.name as string;
-    api.clearRequests();
+    clearRequestLog(backend);
     const patch = PatchHelper.snapshot(secret);
     secret.metadata = { ...secret.metadata, labels: { keep: "yes", added: "by-helper" } };
-    const result = await patch.apply(api.kubeConfig, secret);
+    const result = await patch.apply(backend.kubeConfig, secret);
     expect(result).toMatchObject({ requests: 1, patched: { spec: true, status: false } });
-    const requests = api.requests({ name });
-    expect(requests.map((r) => [r.verb, r.group, r.resource, r.namespace, r.contentType])).toEqual([
-      ["patch", "", "secrets", ns, MERGE],
-    ]);
-    expect(requests[0]?.body).toEqual({ metadata: { labels: { added: "by-helper" } } });
+    onRequestLog(backend, { name }, (requests) => {
+      expect(
+        requests.map((r) => [r.verb, r.group, r.resource, r.namespace, r.contentType]),
+      ).toEqual([["patch", "", "secrets", ns, MERGE]]);
+      expect(requests[0]?.body).toEqual({ metadata: { labels: { added: "by-helper" } } });
+    });
     const stored = await client.get(SecretResource, { namespace: ns, name });
     expect(stored.metadata?.labels).toEqual({ keep: "yes", added: "by-helper" });
     expect(result.object?.metadata?.resourceVersion).toBe(stored.metadata?.resourceVersion);
 
-    api.clearRequests();
-    const unchanged = await PatchHelper.snapshot(stored).apply(api.kubeConfig, stored);
+    clearRequestLog(backend);
+    const unchanged = await PatchHelper.snapshot(stored).apply(backend.kubeConfig, stored);
     expect(unchanged.requests).toBe(0);
-    expect(api.requests({ name })).toEqual([]);
+    onRequestLog(backend, { name }, (requests) => expect(requests).toEqual([]));
+    expect(
+      (await client.get(SecretResource, { namespace: ns, name })).metadata?.resourceVersion,
+    ).toBe(stored.metadata?.resourceVersion);
   });
 
   it("Node status conditions and labels through a KubeClient: cluster-scoped, locked /status patch first", async () => {
     const node = await createNode();
     const name = node.metadata?.name as string;
-    api.clearRequests();
+    clearRequestLog(backend);
     const patch = PatchHelper.snapshot(node, { resource: NodeResource });
     const networkCondition = {
       type: "NetworkUnavailable",
@@ -112,19 +126,20 @@ describe("PatchHelper on core kinds (the core API group)", () => {
       requests: 3,
       patched: { conditions: true, spec: true, status: false },
     });
-    const requests = api.requests({ name });
-    expect(
-      requests.map((r) => [r.verb, r.resource, r.subresource ?? "", r.namespace ?? "", r.status]),
-    ).toEqual([
-      ["get", "nodes", "", "", 200],
-      ["patch", "nodes", "status", "", 200],
-      ["patch", "nodes", "", "", 200],
-    ]);
-    expect(requests[1]?.body).toEqual({
-      metadata: { resourceVersion: node.metadata?.resourceVersion },
-      status: { conditions: [readyCondition, networkCondition] },
+    onRequestLog(backend, { name }, (requests) => {
+      expect(
+        requests.map((r) => [r.verb, r.resource, r.subresource ?? "", r.namespace ?? "", r.status]),
+      ).toEqual([
+        ["get", "nodes", "", "", 200],
+        ["patch", "nodes", "status", "", 200],
+        ["patch", "nodes", "", "", 200],
+      ]);
+      expect(requests[1]?.body).toEqual({
+        metadata: { resourceVersion: node.metadata?.resourceVersion },
+        status: { conditions: [readyCondition, networkCondition] },
+      });
+      expect(requests[2]?.body).toEqual({ metadata: { labels: { zone: "a" } } });
     });
-    expect(requests[2]?.body).toEqual({ metadata: { labels: { zone: "a" } } });
     const stored = await client.get(NodeResource, { name });
     expect(stored.status?.conditions?.map((c) => [c.type, c.status])).toEqual([
       ["Ready", "True"],
@@ -152,10 +167,11 @@ describe("PatchHelper on core kinds (the core API group)", () => {
     expect((gone as PatchError).errors[0]).toBeInstanceOf(NotFoundError);
   });
 
-  it("a custom PatchTransport over client-node's CoreV1Api: its errors (numeric code) still drive the 409 retries", async () => {
+  it("a custom PatchTransport over client-node's CoreV1Api: its errors (numeric code) still drive the retries on injected 409s", async () => {
+    const api = inMemoryOnly();
     const node = await createNode();
     const name = node.metadata?.name as string;
-    const core = api.kubeConfig.makeApiClient(CoreV1Api);
+    const core = backend.kubeConfig.makeApiClient(CoreV1Api);
     const calls: string[] = [];
     const transport: PatchTransport = {
       async get(resource, _namespace, nodeName) {
@@ -205,5 +221,65 @@ describe("PatchHelper on core kinds (the core API group)", () => {
     ]);
     const stored = await client.get(NodeResource, { name });
     expect(stored.status?.conditions?.map((c) => c.type)).toEqual(["Ready", "MemoryPressure"]);
+  });
+});
+
+describe("PatchHelper on core kinds, against the server's own 409", () => {
+  it("a custom PatchTransport over client-node's CoreV1Api: a real 409 (another write after our GET) is retried", async () => {
+    const node = await createNode();
+    const name = node.metadata?.name as string;
+    const core = backend.kubeConfig.makeApiClient(CoreV1Api);
+    const calls: string[] = [];
+    let interferences = 2;
+    // After each of the first two GETs another writer bumps the Node's resourceVersion, so the
+    // helper's locked /status patch is stale and the server answers 409 by itself.
+    const transport: PatchTransport = {
+      async get(_resource, _namespace, nodeName) {
+        calls.push("get");
+        const current = await core.readNode({ name: nodeName });
+        if (interferences > 0) {
+          interferences -= 1;
+          await client.mergePatch(NodeResource, current, {
+            metadata: { labels: { heartbeat: `${interferences}` } },
+          });
+        }
+        return current as never;
+      },
+      async patch(_resource, _namespace, nodeName, body, contentType, subresource) {
+        const headers = setHeaderOptions("Content-Type", contentType as PatchStrategy);
+        try {
+          const patched = await (subresource === "status"
+            ? core.patchNodeStatus({ name: nodeName, body }, headers)
+            : core.patchNode({ name: nodeName, body }, headers));
+          calls.push(`patch ${subresource ?? ""}:200`);
+          return patched as never;
+        } catch (error) {
+          calls.push(`patch ${subresource ?? ""}:${httpStatusOf(error)}`);
+          throw error;
+        }
+      },
+    };
+    const patch = PatchHelper.snapshot(node);
+    node.status?.conditions?.push({
+      type: "DiskPressure",
+      status: "False",
+      reason: "KubeletHasNoDiskPressure",
+      message: "",
+      lastHeartbeatTime: "2026-01-04T00:00:00Z",
+      lastTransitionTime: "2026-01-04T00:00:00Z",
+    } as never);
+    const result = await patch.apply(transport, node, { retryDelayMs: 1 });
+    expect(result.patched.conditions).toBe(true);
+    expect(calls).toEqual([
+      "get",
+      "patch status:409",
+      "get",
+      "patch status:409",
+      "get",
+      "patch status:200",
+    ]);
+    const stored = await client.get(NodeResource, { name });
+    expect(stored.status?.conditions?.map((c) => c.type)).toEqual(["Ready", "DiskPressure"]);
+    expect(stored.metadata?.labels).toMatchObject({ heartbeat: "0" });
   });
 });

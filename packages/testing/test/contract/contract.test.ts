@@ -1,16 +1,24 @@
 import { inspect } from "node:util";
 import {
+  ConflictError,
   ensureFinalizer,
   ensurePausedCondition,
   getClusterFromMetadata,
   getCondition,
   getOwnerMachinePool,
+  type OwnerReference,
+  PatchError,
   PatchHelper,
   readBootstrapData,
   readMachinePool,
   removeFinalizer,
 } from "@capi-ts/sdk";
-import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+} from "@kubernetes/client-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Backend, capiCrd, startBackend } from "../support/backend.js";
 import { clearRequestLog, onRequestLog } from "../support/request-log.js";
@@ -64,7 +72,12 @@ const machinePool = {
 type Obj = {
   apiVersion: string;
   kind: string;
-  metadata: Record<string, unknown> & { name: string; uid?: string };
+  metadata: Record<string, unknown> & {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    ownerReferences?: OwnerReference[];
+  };
 };
 
 let mp: Obj;
@@ -190,6 +203,8 @@ describe("contract helpers against the API server", () => {
       name: "finalized",
     })) as Obj;
     expect(stored.metadata.finalizers).toEqual(["test", f]);
+    // The caller's copy carries the written resourceVersion, so its next locked write is not stale.
+    expect(pool.metadata.resourceVersion).toBe(stored.metadata.resourceVersion);
 
     const patch = PatchHelper.snapshot(stored);
     removeFinalizer(stored, f);
@@ -200,6 +215,30 @@ describe("contract helpers against the API server", () => {
       name: "finalized",
     })) as Obj;
     expect(after.metadata.finalizers).toEqual(["test"]);
+  });
+
+  it("ensureFinalizer on a stale copy: the server's 409 surfaces and nothing is written", async () => {
+    const pool = await createDevPool("stale");
+    const f = "devmachinepool.infrastructure.cluster.x-k8s.io";
+    await custom.patchNamespacedCustomObject(
+      {
+        ...devPools,
+        namespace: ns,
+        name: "stale",
+        body: { metadata: { labels: { "other-writer": "yes" } } },
+      },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    );
+    const failure = await ensureFinalizer(backend.kubeConfig, pool, f).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(PatchError);
+    expect((failure as PatchError).errors[0]).toBeInstanceOf(ConflictError);
+    const stored = (await custom.getNamespacedCustomObject({
+      ...devPools,
+      namespace: ns,
+      name: "stale",
+    })) as Obj;
+    expect(stored.metadata.finalizers).toBeUndefined();
+    expect(stored.metadata.labels).toEqual({ "other-writer": "yes" });
   });
 
   it("ensurePausedCondition: first call patches and requeues, second is a no-op", async () => {

@@ -411,6 +411,35 @@ describe("PatchHelper against the API server", () => {
     expect(stored.spec).toMatchObject({ instanceType: "m5.large", subnets: ["s-1"] });
   });
 
+  it("removed fields go as null and the server drops them: spec list, label, status field", async () => {
+    const pool = await createPool();
+    const name = pool.metadata.name as string;
+    const seeded = PatchHelper.snapshot(pool, { resource: Foo.resource });
+    pool.spec.subnets = ["s-1", "s-2"];
+    pool.metadata.labels = { keep: "1", drop: "1" };
+    pool.status = { ...pool.status, asgName: "asg-old" };
+    await seeded.apply(backend.kubeConfig, pool);
+    const current = await read(name);
+    const patch = PatchHelper.snapshot(current, { resource: Foo.resource });
+    delete current.spec.subnets;
+    current.metadata.labels = { keep: "1" };
+    delete current.status?.asgName;
+    clearRequestLog(backend);
+    const result = await patch.apply(backend.kubeConfig, current);
+    expect(result.patched).toEqual({ conditions: false, spec: true, status: true });
+    ours(name, (requests) =>
+      expect(requests.map((r) => r.body)).toEqual([
+        { metadata: { labels: { drop: null } }, spec: { subnets: null } },
+        { status: { asgName: null } },
+      ]),
+    );
+    const stored = await read(name);
+    expect(stored.spec).toEqual({ instanceType: "m5.large" });
+    expect(stored.metadata.labels).toEqual({ keep: "1" });
+    expect(stored.status?.asgName).toBeUndefined();
+    expect(stored.status?.replicas).toBe(1);
+  });
+
   it("derives the resource from apiVersion/kind when none is given", async () => {
     const pool = await createPool();
     const name = pool.metadata.name as string;

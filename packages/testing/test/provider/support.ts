@@ -21,6 +21,7 @@ import {
   bootstrapTokenCheck,
   type FakeCloudOptions,
   FakeScalingCloud,
+  type InstanceBoot,
   nodeRegistrar,
 } from "../../../examples/src/cloud/index.js";
 import {
@@ -117,14 +118,14 @@ export async function startBed(options: BedOptions = {}): Promise<Bed> {
   const core = await startCapiCore({ kubeConfig: api.kubeConfig, nodeRefRequeueMs: 200 });
   const clock = new ManualClock(Date.now());
   const tokenCheck = bootstrapTokenCheck(api.kubeConfig);
-  const cloud = new FakeScalingCloud({
+  const cloud: FakeScalingCloud = new FakeScalingCloud({
     seed: 7,
     timing: { lingerMs: 20_000 },
     ...options.cloud,
     clock,
     kubelet: nodeRegistrar({
       kubeConfig: api.kubeConfig,
-      canJoin: async (boot) =>
+      canJoin: async (boot): Promise<boolean> =>
         (options.canJoin?.(boot, cloud) ?? true) &&
         (options.checkTokens === false || (await tokenCheck(boot))),
     }),

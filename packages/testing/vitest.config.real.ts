@@ -1,8 +1,9 @@
 // The `testing@real` project: the API server behaviour suite (test/apiserver), the CRD manifest
-// suite (test/crd), and the SDK's writes (the patch helper, test/patch, and the contract helpers,
-// test/contract) again, on a real kube-apiserver + etcd
-// (`./dev controlplane`, or KUBEBUILDER_ASSETS). CAPI_TS_BACKENDS=memory turns it off; when the binaries
-// are missing it is skipped, loudly, unless CAPI_TS_BACKENDS names `real` explicitly (then it fails).
+// suite (test/crd), the SDK's writes (the patch helper, test/patch, and the contract helpers,
+// test/contract) and the provider kit (test/provider: the MachinePool controller with the CAPI core
+// emulator and the fake cloud) again, on a real kube-apiserver + etcd (`./dev controlplane`, or
+// KUBEBUILDER_ASSETS). CAPI_TS_BACKENDS=memory turns it off; when the binaries are missing it is
+// skipped, loudly, unless CAPI_TS_BACKENDS names `real` explicitly (then it fails).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -71,6 +72,12 @@ const notOnReal: { test: string; why: string }[] = [
     test: "its errors (numeric code) still drive the retries on injected 409s",
     why: "in-memory only: faults",
   },
+  // test/provider: the behaviour under server faults needs fault injection; every other provider test
+  // runs on both backends (request-log checks only where the log exists).
+  {
+    test: "survives API server faults on its writes (retries with backoff) and converges",
+    why: "in-memory only: faults",
+  },
 ];
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 const testNamePattern = new RegExp(
@@ -84,7 +91,7 @@ if (!skipReason) {
 }
 if (skipReason) {
   console.warn(
-    `\n!!! SKIPPED BACKEND: the API server, CRD, patch and contract suites are NOT running on a real kube-apiserver (${skipReason}).\n`,
+    `\n!!! SKIPPED BACKEND: the API server, CRD, patch, contract and provider suites are NOT running on a real kube-apiserver (${skipReason}).\n`,
   );
 }
 
@@ -101,6 +108,7 @@ export default defineProject({
           "test/crd/**/*.test.ts",
           "test/patch/**/*.test.ts",
           "test/contract/**/*.test.ts",
+          "test/provider/**/*.test.ts",
         ],
     // Fault injection and the request log exist only in the in-memory server.
     exclude: ["test/apiserver/faults.test.ts"],

@@ -1,5 +1,5 @@
-// A test bed for the MachinePool provider kit: the in-memory API server with the CAPI CRDs, the CAPI
-// core emulator (owner refs, providerIDList copy, Nodes, bootstrap data with token rotation), the fake
+// A test bed for the MachinePool provider kit: the API server of the run (in-memory, or a real
+// kube-apiserver in the testing@real project) with the CAPI CRDs, the CAPI core emulator (owner refs, providerIDList copy, Nodes, bootstrap data with token rotation), the fake
 // scaling-group cloud on a manual clock driven by a pump, and `machinePoolController` running the
 // example provider's driver in a real Manager.
 import { dirname } from "node:path";
@@ -30,8 +30,8 @@ import {
   fakeCloudDriver,
 } from "../../../examples/src/provider/driver.js";
 import type { FakeCloudMachinePoolSpec } from "../../../examples/src/provider/spec.js";
-import { type ApiServer, type CapiCore, startApiServer, startCapiCore } from "../../src/index.js";
-import { capiCrd } from "../support/backend.js";
+import { type CapiCore, startCapiCore } from "../../src/index.js";
+import { type Backend, capiCrd, startBackend } from "../support/backend.js";
 
 export const ns = "default";
 export const CLUSTER = "c1";
@@ -80,7 +80,8 @@ export const MachinePools = descriptor("cluster.x-k8s.io", "MachinePool", "machi
 export const Clusters = descriptor("cluster.x-k8s.io", "Cluster", "clusters");
 
 export interface Bed {
-  api: ApiServer;
+  /** The API server of this run (in-memory or a real kube-apiserver, see test/support/backend.ts). */
+  backend: Backend;
   client: KubeClient;
   core: CapiCore;
   cloud: FakeScalingCloud;
@@ -111,20 +112,21 @@ export interface BedOptions {
 }
 
 export async function startBed(options: BedOptions = {}): Promise<Bed> {
-  const api = await startApiServer();
-  await api.installCRDs([dirname(capiCrd("cluster.x-k8s.io_clusters.yaml"))]);
-  await api.installCRDs([KitMachinePool.crd]);
-  const client = new KubeClient(api.kubeConfig, { fieldManager: "test" });
-  const core = await startCapiCore({ kubeConfig: api.kubeConfig, nodeRefRequeueMs: 200 });
+  const backend = await startBackend();
+  await backend.installCRDs([dirname(capiCrd("cluster.x-k8s.io_clusters.yaml"))]);
+  await backend.installCRDs([KitMachinePool.crd]);
+  const { kubeConfig } = backend;
+  const client = new KubeClient(kubeConfig, { fieldManager: "test" });
+  const core = await startCapiCore({ kubeConfig, nodeRefRequeueMs: 200 });
   const clock = new ManualClock(Date.now());
-  const tokenCheck = bootstrapTokenCheck(api.kubeConfig);
+  const tokenCheck = bootstrapTokenCheck(kubeConfig);
   const cloud: FakeScalingCloud = new FakeScalingCloud({
     seed: 7,
     timing: { lingerMs: 20_000 },
     ...options.cloud,
     clock,
     kubelet: nodeRegistrar({
-      kubeConfig: api.kubeConfig,
+      kubeConfig,
       canJoin: async (boot): Promise<boolean> =>
         (options.canJoin?.(boot, cloud) ?? true) &&
         (options.checkTokens === false || (await tokenCheck(boot))),
@@ -138,7 +140,7 @@ export async function startBed(options: BedOptions = {}): Promise<Bed> {
   const driver = options.wrapDriver ? options.wrapDriver(plain) : plain;
   const startController = async () => {
     const manager = new Manager({
-      kubeConfig: api.kubeConfig,
+      kubeConfig,
       name: MANAGER,
       logger: { level: process.env.KIT_TEST_LOG === "1" ? "debug" : "silent" },
       gracefulShutdownTimeoutMs: 2000,
@@ -159,7 +161,7 @@ export async function startBed(options: BedOptions = {}): Promise<Bed> {
   const pump = setInterval(() => clock.advance(tick), 10);
   await createCluster(client, CLUSTER, true);
   const bed: Bed = {
-    api,
+    backend,
     client,
     core,
     cloud,
@@ -178,7 +180,7 @@ export async function startBed(options: BedOptions = {}): Promise<Bed> {
       await controller.running;
       await core.stop();
       await cloud.flush();
-      await api.stop();
+      await backend.stop();
     },
   };
   return bed;

@@ -113,8 +113,10 @@ function conditionStatus(object: unknown, type: string): string | undefined {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Creates (or replaces) each CRD, then waits until each is Established and its resource shows in
- * discovery for every served version, so the caller can use it at once.
+ * Creates (or replaces) each CRD, then waits until each is Established, its resource shows in
+ * discovery for every served version, and a LIST of it answers 200, so the caller can use it at once:
+ * right after Established a real kube-apiserver may still answer the first read 429 "storage is
+ * (re)initializing" while it sets up the resource's storage (DIVERGENCES.md D12).
  */
 export async function installCRDsOn(
   target: RawTarget,
@@ -171,6 +173,22 @@ export async function installCRDsOn(
         if (Date.now() > deadline) {
           throw new Error(
             `installCRDs: ${crd.plural}.${crd.group}/${version} did not appear in discovery within ${timeoutMs} ms.`,
+          );
+        }
+        await sleep(100);
+      }
+      // A cluster-wide LIST reads the resource's storage whether it is namespaced or not.
+      for (;;) {
+        const list = await rawRequest(
+          target,
+          "GET",
+          `/apis/${crd.group}/${version}/${crd.plural}?limit=1`,
+        );
+        if (list.status === 200) break;
+        if (Date.now() > deadline) {
+          const message = isRecord(list.body) ? list.body.message : list.body;
+          throw new Error(
+            `installCRDs: ${crd.plural}.${crd.group}/${version} was not readable within ${timeoutMs} ms: the last LIST answered HTTP ${list.status} (${String(message)}).`,
           );
         }
         await sleep(100);

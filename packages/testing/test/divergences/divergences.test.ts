@@ -433,10 +433,40 @@ pin(
   },
 );
 
+/**
+ * Creates a CRD with raw calls and waits only for what a client can see before the resource's storage
+ * is set up: Established, and the plural in discovery. (`installCRDs` also waits for a LIST that
+ * answers 200, which would hide D12.)
+ */
+async function createEstablished(target: Target, crd: Record<string, unknown>): Promise<void> {
+  const spec = crd.spec as { group: string; names: { plural: string } };
+  const name = (crd.metadata as { name: string }).name;
+  const base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+  const created = await raw(target, "POST", base, crd);
+  expect(created.status).toBe(201);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const current = (await raw(target, "GET", `${base}/${name}`)).body as {
+      status?: { conditions?: { type: string; status: string }[] };
+    };
+    const established = current.status?.conditions?.some(
+      (c) => c.type === "Established" && c.status === "True",
+    );
+    const discovery = (await raw(target, "GET", `/apis/${spec.group}/v1`)).body as {
+      resources?: { name: string }[];
+    };
+    if (established && discovery.resources?.some((r) => r.name === spec.names.plural)) return;
+    if (Date.now() > deadline)
+      throw new Error(`${name} was not Established and discovered in time`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /*
  * D12 depends on timing on the real server (about one fresh CRD in three, on two busy cores), so it
  * cannot be a `pin` with one fixed answer: the in-memory server must serve at once, the real one may
- * answer the 429 below instead, and the SDK's client must read the list on both.
+ * answer the 429 below instead, and the SDK's client must read the list on both. The CRD is created
+ * with raw calls (not `installCRDs`, which waits the 429 out), so this pins the server itself.
  */
 describe("D12 the first read of a just-Established CRD may answer 429 on the real server (watch cache still initializing)", () => {
   for (const name of ["memory", "real"] as const) {
@@ -449,7 +479,7 @@ describe("D12 the first read of a just-Established CRD may answer 429 on the rea
         const crd = structuredClone(widgetCrd);
         crd.metadata.name = `widgets.${group}`;
         crd.spec.group = group;
-        await target.installCRDs([crd]);
+        await createEstablished(target, crd);
         const first = await raw(target, "GET", `/apis/${group}/v1/namespaces/default/widgets`);
         const body = first.body as {
           reason?: string;
@@ -479,6 +509,19 @@ describe("D12 the first read of a just-Established CRD may answer 429 on the rea
           { namespace: "default" },
         );
         expect(listed.items).toEqual([]);
+        // The test harness's installCRDs waits until the resource is readable, so a raw read right
+        // after it never meets the 429.
+        const installedGroup = "d12-installed.capi-ts.dev";
+        const installed = structuredClone(widgetCrd);
+        installed.metadata.name = `widgets.${installedGroup}`;
+        installed.spec.group = installedGroup;
+        await target.installCRDs([installed]);
+        const afterInstall = await raw(
+          target,
+          "GET",
+          `/apis/${installedGroup}/v1/namespaces/default/widgets`,
+        );
+        expect(afterInstall.status).toBe(200);
       },
       60_000,
     );

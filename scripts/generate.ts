@@ -1,19 +1,19 @@
-// Regenerates the CAPI API types committed in packages/sdk/src/api from the CAPI CRDs in the
-// shared reference folder; with --check it writes nothing and exits 1 listing stale files.
+// Regenerates the CAPI API types committed in packages/sdk/src/api from the CRDs of the CAPI release
+// the project targets (packages/testing/crds/capi, refreshed by ./dev crds); with --check it writes
+// nothing and exits 1 listing stale files.
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkGenerated, generate, writeGenerated } from "../packages/codegen/src/index.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const shared = process.env.CAPI_TS_SHARED ?? resolve(root, "..", "shared");
-const input = join(shared, "crds", "capi");
+const input = join(root, "packages", "testing", "crds", "capi");
 const outDir = join(root, "packages", "sdk", "src", "api");
 const check = process.argv.includes("--check");
 
 if (!existsSync(input)) {
   console.error(
-    `generate: CRD folder not found: ${input} (set CAPI_TS_SHARED to the shared reference folder)`,
+    `generate: CRD folder not found: ${input} (run ./dev crds to take them from the CAPI release)`,
   );
   process.exit(2);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds a real kube-apiserver and etcd from the Go modules pinned in go.mod into tools/controlplane/bin/
 # (git-ignored). Go's build cache makes a second run take seconds; see the README's "Real control plane".
-# With --capi it also builds Cluster API core's MachinePool controller from the capi/ module.
+# With --capi it also builds Cluster API core (capi-core: the MachinePool and Machine controllers and
+# CAPI's webhooks) from the capi/ module, whose go.mod names the one CAPI release capi-ts targets.
 set -euo pipefail
 
 with_capi=false
@@ -42,8 +43,10 @@ CGO_ENABLED=0 nice -n 10 go build -trimpath -buildvcs=false -ldflags "$ldflags" 
   ./cmd/kube-apiserver ./cmd/etcd
 if [[ "$with_capi" == true ]]; then
   capi_version="$(cd capi && go list -m -f '{{.Version}}' sigs.k8s.io/cluster-api)"
-  say "building CAPI core's machinepool-controller (sigs.k8s.io/cluster-api $capi_version)"
+  say "building CAPI core (sigs.k8s.io/cluster-api $capi_version): controllers and webhooks"
   (cd capi && CGO_ENABLED=0 nice -n 10 go build -trimpath -buildvcs=false -ldflags "-s -w" -o "$out/" \
-    ./cmd/machinepool-controller)
+    ./cmd/capi-core)
+  # An older build's binary under its former name would otherwise be found by nothing and linger.
+  rm -f "$out/machinepool-controller"
 fi
 say "done in $((SECONDS - start)) s: $(cd "$out" && ls | paste -sd' ')"

@@ -23,3 +23,4 @@ export * from "./apiserver/index.js";
 export * from "./capi/index.js";
 export * from "./conformance/index.js";
 export * from "./controlplane/index.js";
+export { capiCrdFile, capiCrdsFolder, capiRelease } from "./crds.js";

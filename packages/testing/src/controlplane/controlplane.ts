@@ -1,12 +1,15 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { stringify } from "yaml";
+import type { RequestRecord } from "../apiserver/http.js";
+import { auditArgs, readAuditLog } from "./audit.js";
 import { type ControlPlaneBinaries, requireControlPlaneBinaries } from "./binaries.js";
+import { type RealCapiCore, type RealCapiCoreOptions, startRealCapiCore } from "./capi-core.js";
 import { type CRDSource, installCRDsOn } from "./crds.js";
 import { type RawTarget, rawRequest } from "./http.js";
 import { GuardedProcess } from "./process.js";
@@ -46,6 +49,19 @@ export interface ControlPlaneOptions {
   apiServerArgs?: readonly string[];
   /** Extra `--flag=value` arguments for etcd. */
   etcdArgs?: readonly string[];
+  /**
+   * Also run Cluster API core (its MachinePool and Machine controllers, ClusterCache and webhooks)
+   * built from the release the SDK targets: `true` for the defaults, or options. The CAPI CRDs of that
+   * release are installed first (with conversion served by core). Needs `./dev controlplane --capi`.
+   * Reach it as {@link ControlPlane.capiCore}.
+   */
+  capiCore?: boolean | RealCapiCoreOptions;
+  /**
+   * Keep a log of every request (the API server's audit log at the Metadata level: verb, resource,
+   * name, answer, user agent, field manager; never a body), readable through
+   * {@link ControlPlane.requests} like the in-memory server's. Default false.
+   */
+  requestLog?: boolean;
 }
 
 /** A running kube-apiserver + etcd on loopback; see {@link startControlPlane}. */
@@ -73,6 +89,16 @@ export interface ControlPlane {
   installCRDs(crds: CRDSource | readonly CRDSource[]): Promise<void>;
   /** Stops kube-apiserver and starts it again on the same port; etcd, and so all state, stays. */
   restart(): Promise<void>;
+  /** Cluster API core, when started with `capiCore`; `undefined` otherwise. */
+  readonly capiCore: RealCapiCore | undefined;
+  /**
+   * The requests the server answered since the start or the last {@link clearRequests}, read from its
+   * audit log, in the in-memory server's record shape (no bodies, no content types). Requests of the
+   * server to itself are left out. Throws unless started with `requestLog: true`.
+   */
+  requests(): RequestRecord[];
+  /** Forgets the requests logged so far. */
+  clearRequests(): void;
   /** Stops kube-apiserver, then etcd, and removes the data folder. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -82,6 +108,10 @@ const REAL_CAPABILITIES: BackendCapabilities = Object.freeze({
   faults: false,
   restart: true,
   controllers: false,
+});
+const REAL_WITH_REQUEST_LOG: BackendCapabilities = Object.freeze({
+  ...REAL_CAPABILITIES,
+  requestLog: true,
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -249,6 +279,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   let ports: Ports | undefined;
   let args: string[] = [];
   const target: RawTarget = { url: "", ca: "", token: layout.token };
+  const auditLog = join(layout.dataDir, "audit.log");
+  let auditOffset = 0;
 
   const startApiServer = async (deadline: number) => {
     const server = GuardedProcess.start(
@@ -281,7 +313,12 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       };
       target.url = `https://127.0.0.1:${ports.apiServer}`;
       target.ca = "";
-      args = apiServerArgs(layout, ports, options.apiServerArgs ?? []);
+      args = apiServerArgs(layout, ports, [
+        ...(options.requestLog
+          ? auditArgs(join(layout.dataDir, "audit-policy.yaml"), auditLog)
+          : []),
+        ...(options.apiServerArgs ?? []),
+      ]);
       try {
         const etcdPorts = ports;
         etcd = GuardedProcess.start(
@@ -328,48 +365,84 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     currentContext: name,
   });
 
+  const kubeconfigText = () =>
+    stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [
+        {
+          name,
+          cluster: {
+            server: target.url,
+            "certificate-authority-data": Buffer.from(target.ca).toString("base64"),
+          },
+        },
+      ],
+      users: [{ name: "capi-ts-admin", user: { token: layout.token } }],
+      contexts: [{ name, context: { cluster: name, user: "capi-ts-admin" } }],
+      "current-context": name,
+    });
+  const writeKubeconfig = async (path: string) => {
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, kubeconfigText(), { mode: 0o600 });
+  };
+
+  let capiCore: RealCapiCore | undefined;
   let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
+      await capiCore?.stop();
+      await apiServer?.stop();
+      await etcd?.stop();
+      if (!options.keepDataDir) await rm(layout.dataDir, { recursive: true, force: true });
+    })();
+    return stopped;
+  };
+
+  if (options.capiCore) {
+    const kubeconfigFile = join(layout.dataDir, "kubeconfig");
+    try {
+      await writeKubeconfig(kubeconfigFile);
+      capiCore = await startRealCapiCore(
+        target,
+        kubeconfigFile,
+        layout.dataDir,
+        binaries,
+        options.capiCore === true ? {} : options.capiCore,
+      );
+    } catch (error) {
+      await stop();
+      throw error;
+    }
+  }
+
   return {
     backend: "real",
-    capabilities: REAL_CAPABILITIES,
+    capabilities: options.requestLog ? REAL_WITH_REQUEST_LOG : REAL_CAPABILITIES,
     kubeConfig,
     url: target.url,
     version,
     dataDir: layout.dataDir,
     binaries,
-    async writeKubeconfig(path: string) {
-      const document = {
-        apiVersion: "v1",
-        kind: "Config",
-        clusters: [
-          {
-            name,
-            cluster: {
-              server: target.url,
-              "certificate-authority-data": Buffer.from(target.ca).toString("base64"),
-            },
-          },
-        ],
-        users: [{ name: "capi-ts-admin", user: { token: layout.token } }],
-        contexts: [{ name, context: { cluster: name, user: "capi-ts-admin" } }],
-        "current-context": name,
-      };
-      await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, stringify(document), { mode: 0o600 });
-    },
+    capiCore,
+    writeKubeconfig,
     installCRDs: (crds) => installCRDsOn(target, crds),
     async restart() {
       if (stopped) throw new Error("restart(): this control plane was stopped; start a new one.");
       await apiServer?.stop();
       await startApiServer(Date.now() + startTimeoutMs);
     },
-    stop() {
-      stopped ??= (async () => {
-        await apiServer?.stop();
-        await etcd?.stop();
-        if (!options.keepDataDir) await rm(layout.dataDir, { recursive: true, force: true });
-      })();
-      return stopped;
+    requests() {
+      if (!options.requestLog) {
+        throw new Error(
+          "requests(): this control plane keeps no request log; start it with startControlPlane({ requestLog: true }).",
+        );
+      }
+      return readAuditLog(auditLog, auditOffset);
     },
+    clearRequests() {
+      auditOffset = existsSync(auditLog) ? statSync(auditLog).size : 0;
+    },
+    stop,
   };
 }

@@ -4,6 +4,11 @@ export {
   requireControlPlaneBinaries,
 } from "./binaries.js";
 export {
+  findCapiCoreBinary,
+  type RealCapiCore,
+  type RealCapiCoreOptions,
+} from "./capi-core.js";
+export {
   type BackendCapabilities,
   type ControlPlane,
   type ControlPlaneOptions,

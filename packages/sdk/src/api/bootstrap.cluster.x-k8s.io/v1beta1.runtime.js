@@ -421,7 +421,7 @@ export const KubeadmConfigResource = {
     deprecationWarning: undefined,
     shortNames: [],
     categories: ["cluster-api"],
-    labels: {},
+    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
     subresources: {
         status: true,
         scale: undefined,
@@ -488,7 +488,7 @@ export const KubeadmConfigTemplateResource = {
     deprecationWarning: undefined,
     shortNames: [],
     categories: ["cluster-api"],
-    labels: {},
+    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
     subresources: {
         status: false,
         scale: undefined,

@@ -516,7 +516,7 @@ export const KubeadmControlPlaneResource = {
     deprecationWarning: undefined,
     shortNames: ["kcp"],
     categories: ["cluster-api"],
-    labels: {},
+    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
     subresources: {
         status: true,
         scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
@@ -597,7 +597,7 @@ export const KubeadmControlPlaneTemplateResource = {
     deprecationWarning: undefined,
     shortNames: [],
     categories: ["cluster-api"],
-    labels: {},
+    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
     subresources: {
         status: false,
         scale: undefined,

@@ -114,7 +114,7 @@ export const DevClusterResource = {
     deprecationWarning: undefined,
     shortNames: [],
     categories: ["cluster-api"],
-    labels: {},
+    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
     subresources: {
         status: true,
         scale: undefined,
@@ -181,7 +181,7 @@ export const DevClusterTemplateResource = {
     deprecationWarning: undefined,
     shortNames: [],
     categories: ["cluster-api"],
-    labels: {},
+    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
     subresources: {
         status: false,
         scale: undefined,
@@ -299,7 +299,7 @@ export const DevMachineResource = {
     deprecationWarning: undefined,
     shortNames: [],
     categories: ["cluster-api"],
-    labels: {},
+    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
     subresources: {
         status: true,
         scale: undefined,
@@ -358,7 +358,7 @@ export const DevMachineTemplateResource = {
     deprecationWarning: undefined,
     shortNames: [],
     categories: ["cluster-api"],
-    labels: {},
+    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
     subresources: {
         status: false,
         scale: undefined,

@@ -123,7 +123,7 @@ export const DevClusterResource = {
     deprecationWarning: undefined,
     shortNames: [],
     categories: ["cluster-api"],
-    labels: {},
+    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
     subresources: {
         status: true,
         scale: undefined,
@@ -190,7 +190,7 @@ export const DevClusterTemplateResource = {
     deprecationWarning: undefined,
     shortNames: [],
     categories: ["cluster-api"],
-    labels: {},
+    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
     subresources: {
         status: false,
         scale: undefined,
@@ -317,7 +317,7 @@ export const DevMachineResource = {
     deprecationWarning: undefined,
     shortNames: [],
     categories: ["cluster-api"],
-    labels: {},
+    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
     subresources: {
         status: true,
         scale: undefined,
@@ -401,7 +401,7 @@ export const DevMachinePoolResource = {
     deprecationWarning: undefined,
     shortNames: [],
     categories: ["cluster-api"],
-    labels: {},
+    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
     subresources: {
         status: true,
         scale: undefined,
@@ -460,7 +460,7 @@ export const DevMachinePoolTemplateResource = {
     deprecationWarning: undefined,
     shortNames: [],
     categories: ["cluster-api"],
-    labels: {},
+    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
     subresources: {
         status: false,
         scale: undefined,
@@ -524,7 +524,7 @@ export const DevMachineTemplateResource = {
     deprecationWarning: undefined,
     shortNames: [],
     categories: ["cluster-api"],
-    labels: {},
+    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
     subresources: {
         status: true,
         scale: undefined,

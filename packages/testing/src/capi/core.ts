@@ -69,6 +69,12 @@ export interface CapiCoreOptions {
   defaulting?: boolean;
   /** How long core waits before re-checking Nodes that are not all ready, ms. Core: 30,000 (the default). */
   nodeRefRequeueMs?: number;
+  /**
+   * Run the emulated MachinePool controller. Default true; `false` leaves only the bootstrap stand-in
+   * (and its token rotation), to serve as the bootstrap provider next to real CAPI core
+   * (`startControlPlane({ capiCore: true })`), which has none.
+   */
+  machinePools?: boolean;
   /** Parallel MachinePool reconciles (core's `--machinepool-concurrency`). Default 10. */
   maxConcurrentReconciles?: number;
   /** Logger, or options to create one. Default: silent. */
@@ -219,7 +225,7 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
     } catch (error) {
       if (isNotFound(error)) {
         throw new Error(
-          `startCapiCore: the CRD ${crd} is not installed; install the Cluster API CRDs first (e.g. api.installCRDs([<shared>/crds/capi]))`,
+          `startCapiCore: the CRD ${crd} is not installed; install the Cluster API CRDs first (e.g. api.installCRDs([capiCrdsFolder]))`,
         );
       }
       throw error;
@@ -293,45 +299,50 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
     return byID.length === 1 ? [key(byID[0] as MachinePoolObject)] : [];
   };
 
-  controller = manager
-    .controller("machinepool")
-    .for(MachinePoolResource)
-    .watches(
-      ClusterResource,
-      async (cluster) =>
-        (
-          await manager.cache.list(MachinePoolResource, {
-            namespace: cluster.metadata?.namespace ?? "",
-            labelSelector: `cluster.x-k8s.io/cluster-name=${cluster.metadata?.name ?? ""}`,
-          })
-        ).map((mp) => ({ namespace: mp.metadata?.namespace ?? "", name: mp.metadata?.name ?? "" })),
-      { predicates: [clusterPausedTransitions] },
-    )
-    .watches(NodeResource, nodeToMachinePool, { predicates: [resourceVersionChanged()] })
-    .complete(async (request) => {
-      const trace: ReconcileTrace = { notes: [] };
-      const startedAt = new Date();
-      const entry: CoreReconcileRecord = {
-        actor: "machinepool",
-        machinePool: `${request.namespace ?? ""}/${request.name}`,
-        startedAt,
-        durationMs: 0,
-        notes: trace.notes,
-        panicked: false,
-      };
-      try {
-        const result = await reconciler.reconcile(request, trace);
-        if (result?.requeueAfter) entry.requeueAfterMs = result.requeueAfter;
-        return result;
-      } catch (error) {
-        entry.error = error instanceof Error ? error : new Error(String(error));
-        entry.panicked = error instanceof CorePanicError;
-        throw error;
-      } finally {
-        entry.durationMs = Date.now() - startedAt.getTime();
-        record(entry);
-      }
-    });
+  if (options.machinePools !== false) {
+    controller = manager
+      .controller("machinepool")
+      .for(MachinePoolResource)
+      .watches(
+        ClusterResource,
+        async (cluster) =>
+          (
+            await manager.cache.list(MachinePoolResource, {
+              namespace: cluster.metadata?.namespace ?? "",
+              labelSelector: `cluster.x-k8s.io/cluster-name=${cluster.metadata?.name ?? ""}`,
+            })
+          ).map((mp) => ({
+            namespace: mp.metadata?.namespace ?? "",
+            name: mp.metadata?.name ?? "",
+          })),
+        { predicates: [clusterPausedTransitions] },
+      )
+      .watches(NodeResource, nodeToMachinePool, { predicates: [resourceVersionChanged()] })
+      .complete(async (request) => {
+        const trace: ReconcileTrace = { notes: [] };
+        const startedAt = new Date();
+        const entry: CoreReconcileRecord = {
+          actor: "machinepool",
+          machinePool: `${request.namespace ?? ""}/${request.name}`,
+          startedAt,
+          durationMs: 0,
+          notes: trace.notes,
+          panicked: false,
+        };
+        try {
+          const result = await reconciler.reconcile(request, trace);
+          if (result?.requeueAfter) entry.requeueAfterMs = result.requeueAfter;
+          return result;
+        } catch (error) {
+          entry.error = error instanceof Error ? error : new Error(String(error));
+          entry.panicked = error instanceof CorePanicError;
+          throw error;
+        } finally {
+          entry.durationMs = Date.now() - startedAt.getTime();
+          record(entry);
+        }
+      });
+  }
 
   let bootstrap: BootstrapStandInController | undefined;
   if (options.bootstrap !== false) {

@@ -16,4 +16,9 @@ export {
   type DefaultableMachinePool,
   defaultMachinePool,
 } from "./webhook.js";
+export {
+  kubeconfigYaml,
+  markWorkloadClusterReady,
+  type WorkloadClusterOptions,
+} from "./workload.js";
 export type { CoreActor, CoreWrite, CoreWriteFilter } from "./writes.js";

@@ -1,5 +1,3 @@
-import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import {
   calculateCRDName,
   clusterv1beta2,
@@ -12,6 +10,7 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import type { ApiServer, RequestRecord } from "../apiserver/index.js";
 import { startApiServer } from "../apiserver/index.js";
 import { type CapiCore, startCapiCore } from "../capi/index.js";
+import { capiCrdsFolder } from "../crds.js";
 import {
   ConformanceError,
   InvariantMonitor,
@@ -48,13 +47,6 @@ interface SchemaNode {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-function sharedCapiCrds(): string {
-  const shared =
-    process.env.CAPI_TS_SHARED ??
-    resolve(fileURLToPath(new URL(".", import.meta.url)), "..", "..", "..", "..", "..", "shared");
-  return join(shared, "crds", "capi");
-}
 
 /** One scenario: a name for the report, the actor it needs, and its body. */
 export interface ConformanceScenarioDefinition {
@@ -132,7 +124,7 @@ export class MachinePoolConformance {
   async start(): Promise<void> {
     const api = await startApiServer();
     this.#api = api;
-    await api.installCRDs([this.#options.capiCrds ?? sharedCapiCrds()]);
+    await api.installCRDs([this.#options.capiCrds ?? capiCrdsFolder]);
     const kind = this.#options.kind;
     await api.installCRDs([kind.crd, ...(kind.templateCrd ? [kind.templateCrd] : [])]);
     this.#core = await startCapiCore({ kubeConfig: api.kubeConfig, nodeRefRequeueMs: 200 });

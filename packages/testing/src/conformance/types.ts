@@ -149,6 +149,6 @@ export interface MachinePoolConformanceOptions {
   rolloutMaxUnavailable?: number;
   /** Time limits. */
   timeouts?: ConformanceTimeouts;
-  /** Where the CAPI CRDs are (default: `$CAPI_TS_SHARED/crds/capi`, else `../shared/crds/capi`). */
+  /** Where the CAPI CRDs are (default: {@link capiCrdsFolder}, the CRDs of the release the SDK targets). */
   capiCrds?: string;
 }

@@ -51,12 +51,59 @@ export interface RealCapiCore {
   /** The last `lines` lines of core's log, for failure messages. */
   logTail(lines?: number): string;
   /**
-   * The log lines of reconciles that returned an error (controller-runtime's `Reconciler error`),
-   * optionally only those that mention `text` (a MachinePool name, an error message).
+   * The reconciles that returned an error (controller-runtime's `Reconciler error` log lines), oldest
+   * first, optionally only those of one object.
    */
-  reconcileErrors(text?: string): string[];
+  reconcileErrors(filter?: ReconcileErrorFilter): CoreReconcileError[];
   /** Stops core (SIGTERM, then SIGKILL after the grace period). Safe to call twice. */
   stop(): Promise<void>;
+}
+
+/** One failed reconcile of real core, read from its log. */
+export interface CoreReconcileError {
+  /** The controller, e.g. `machinepool`. */
+  controller: string;
+  /** The reconciled object's kind, e.g. `MachinePool`. */
+  kind: string;
+  /** Its namespace. */
+  namespace: string;
+  /** Its name. */
+  name: string;
+  /** The error core returned, e.g. `failed to reconcile infrastructure: …`. */
+  error: string;
+  /** When it was logged. */
+  at: Date;
+}
+
+/** Which failed reconciles {@link RealCapiCore.reconcileErrors} returns. */
+export interface ReconcileErrorFilter {
+  /** Only this kind, e.g. `MachinePool`. */
+  kind?: string;
+  /** Only objects in this namespace. */
+  namespace?: string;
+  /** Only objects with this name. */
+  name?: string;
+}
+
+/** Parses controller-runtime's development log line `TIME\tERROR\tReconciler error\t{json}`. */
+function parseReconcileError(line: string): CoreReconcileError | undefined {
+  if (!line.includes("\tReconciler error\t")) return undefined;
+  const [time, , , json] = line.split("\t");
+  try {
+    const fields = JSON.parse(json ?? "") as Record<string, unknown>;
+    const kind = String(fields.controllerKind ?? "");
+    const object = (fields[kind] ?? {}) as { name?: string; namespace?: string };
+    return {
+      controller: String(fields.controller ?? ""),
+      kind,
+      namespace: object.namespace ?? "",
+      name: object.name ?? "",
+      error: String(fields.error ?? ""),
+      at: new Date(time ?? 0),
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 const HOW_TO_BUILD =
@@ -350,7 +397,7 @@ export async function startRealCapiCore(
     },
     webhooks,
     logTail: (lines = 40) => core.logTail(lines),
-    reconcileErrors(text?: string) {
+    reconcileErrors(filter: ReconcileErrorFilter = {}) {
       let log = "";
       try {
         log = readFileSync(logFile, "utf8");
@@ -359,8 +406,14 @@ export async function startRealCapiCore(
       }
       return log
         .split("\n")
-        .filter((line) => line.includes("Reconciler error"))
-        .filter((line) => text === undefined || line.includes(text));
+        .map(parseReconcileError)
+        .filter((entry): entry is CoreReconcileError => entry !== undefined)
+        .filter(
+          (entry) =>
+            (filter.kind === undefined || entry.kind === filter.kind) &&
+            (filter.namespace === undefined || entry.namespace === filter.namespace) &&
+            (filter.name === undefined || entry.name === filter.name),
+        );
     },
     stop: () => core.stop(),
   };

@@ -4,9 +4,11 @@ export {
   requireControlPlaneBinaries,
 } from "./binaries.js";
 export {
+  type CoreReconcileError,
   findCapiCoreBinary,
   type RealCapiCore,
   type RealCapiCoreOptions,
+  type ReconcileErrorFilter,
 } from "./capi-core.js";
 export {
   type BackendCapabilities,

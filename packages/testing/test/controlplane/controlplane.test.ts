@@ -1,6 +1,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import {
   ApiException,
   CoreV1Api,
@@ -16,9 +16,9 @@ import {
   findControlPlaneBinaries,
   startControlPlane,
 } from "../../src/controlplane/index.js";
+import { capiCrdFile } from "../../src/crds.js";
 
-const shared = process.env.CAPI_TS_SHARED ?? resolve(import.meta.dirname, "../../../../../shared");
-const machinePoolCRD = join(shared, "crds/capi/cluster.x-k8s.io_machinepools.yaml");
+const machinePoolCRD = capiCrdFile("cluster.x-k8s.io_machinepools.yaml");
 
 const binaries = findControlPlaneBinaries();
 if (!binaries) {

@@ -1,6 +1,5 @@
-import { join, resolve } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { type ApiServer, startApiServer, startControlPlane } from "../../src/index.js";
+import { type ApiServer, capiCrdFile, startApiServer, startControlPlane } from "../../src/index.js";
 
 /**
  * The backend this run uses: `real` (a kube-apiserver + etcd from `./dev controlplane` or
@@ -27,14 +26,9 @@ export interface Backend {
   };
 }
 
-/** The folder of shared reference material (CRDs). */
-export function sharedDir(): string {
-  return process.env.CAPI_TS_SHARED ?? resolve(import.meta.dirname, "../../../../../shared");
-}
-
-/** CAPI CRD file from the shared folder. */
+/** CAPI CRD file of the release the SDK targets (shipped in packages/testing/crds/capi). */
 export function capiCrd(file: string): string {
-  return join(sharedDir(), "crds", "capi", file);
+  return capiCrdFile(file);
 }
 
 /**

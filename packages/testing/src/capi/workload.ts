@@ -1,0 +1,137 @@
+import {
+  type ConditionInput,
+  isNotFound,
+  type KubeClient,
+  type ObjectKey,
+  SecretResource,
+  setCondition,
+} from "@capi-ts/sdk";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { stringify } from "yaml";
+import { ClusterResource } from "./types.js";
+
+/** The Secret type CAPI gives the secrets it owns for a Cluster (kubeconfig, CA, …). */
+const CLUSTER_SECRET_TYPE = "cluster.x-k8s.io/secret";
+
+/**
+ * A kubeconfig (YAML) that reaches the current context of `kubeConfig` with its credentials, as a
+ * control plane provider writes into `<cluster>-kubeconfig`.
+ */
+export function kubeconfigYaml(kubeConfig: KubeConfig, name = "workload"): string {
+  const cluster = kubeConfig.getCurrentCluster();
+  const user = kubeConfig.getCurrentUser();
+  if (!cluster) throw new Error("kubeconfigYaml: the KubeConfig has no current cluster");
+  const clusterEntry: Record<string, unknown> = { server: cluster.server };
+  if (cluster.caData) clusterEntry["certificate-authority-data"] = cluster.caData;
+  if (cluster.caFile) clusterEntry["certificate-authority"] = cluster.caFile;
+  if (cluster.skipTLSVerify) clusterEntry["insecure-skip-tls-verify"] = true;
+  const userEntry: Record<string, unknown> = {};
+  if (user?.token) userEntry.token = user.token;
+  if (user?.certData) userEntry["client-certificate-data"] = user.certData;
+  if (user?.keyData) userEntry["client-key-data"] = user.keyData;
+  if (user?.username) userEntry.username = user.username;
+  if (user?.password) userEntry.password = user.password;
+  return stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name, cluster: clusterEntry }],
+    users: [{ name: `${name}-admin`, user: userEntry }],
+    contexts: [{ name, context: { cluster: name, user: `${name}-admin` } }],
+    "current-context": name,
+  });
+}
+
+/** Options of {@link markWorkloadClusterReady}. */
+export interface WorkloadClusterOptions {
+  /**
+   * Write the `<cluster>-kubeconfig` Secret. Default true; false leaves the Cluster without one, as
+   * when the control plane provider has not written it yet (core then cannot reach the cluster).
+   */
+  kubeconfigSecret?: boolean;
+}
+
+/**
+ * Makes a Cluster look to CAPI core as it does once its infrastructure and control plane are up, the
+ * part of a cluster's life that a test of an InfraMachinePool provider does not run: writes the
+ * `<cluster>-kubeconfig` Secret (key `value`, type `cluster.x-k8s.io/secret`, the cluster-name label)
+ * pointing at `workload`, and sets `status.initialization.{infrastructureProvisioned,
+ * controlPlaneInitialized}` and the `InfrastructureReady` and `ControlPlaneInitialized` conditions.
+ * Real core's ClusterCache connects to the workload cluster only then, and its MachinePool controller
+ * reads Nodes (and so sets nodeRefs and ready replicas) through it. The workload cluster may be the
+ * management cluster itself, as in CAPI's own envtest suites.
+ *
+ * @param client - a client of the management cluster
+ * @param cluster - the Cluster (it must exist)
+ * @param workload - how to reach the workload cluster's API server
+ * @example
+ * ```ts
+ * const cp = await startControlPlane({ capiCore: true });
+ * const client = new KubeClient(cp.kubeConfig);
+ * await client.create(ClusterResource, cluster);
+ * await markWorkloadClusterReady(client, { namespace: "default", name: "c1" }, cp.kubeConfig);
+ * ```
+ */
+export async function markWorkloadClusterReady(
+  client: KubeClient,
+  cluster: ObjectKey,
+  workload: KubeConfig,
+  options: WorkloadClusterOptions = {},
+): Promise<void> {
+  const namespace = cluster.namespace ?? "default";
+  if (options.kubeconfigSecret ?? true) {
+    const secret = {
+      apiVersion: "v1",
+      kind: "Secret",
+      type: CLUSTER_SECRET_TYPE,
+      metadata: {
+        name: `${cluster.name}-kubeconfig`,
+        namespace,
+        labels: { "cluster.x-k8s.io/cluster-name": cluster.name },
+      },
+      data: { value: Buffer.from(kubeconfigYaml(workload, cluster.name)).toString("base64") },
+    };
+    try {
+      await client.create(SecretResource, secret);
+    } catch (error) {
+      if (!(error as { code?: number }).code || (error as { code?: number }).code !== 409)
+        throw error;
+      const current = await client.get(SecretResource, { namespace, name: secret.metadata.name });
+      await client.update(SecretResource, {
+        ...secret,
+        metadata: { ...secret.metadata, resourceVersion: current.metadata?.resourceVersion },
+      });
+    }
+  }
+  const current = await client
+    .get(ClusterResource, { namespace, name: cluster.name })
+    .catch((error: unknown) => {
+      if (isNotFound(error))
+        throw new Error(
+          `markWorkloadClusterReady: Cluster ${namespace}/${cluster.name} does not exist; create it first`,
+        );
+      throw error;
+    });
+  const status = { ...(current.status ?? {}) };
+  const target = { metadata: current.metadata, status };
+  const ready = (type: string, reason: string): ConditionInput => ({
+    type,
+    status: "True",
+    reason,
+  });
+  setCondition(target, ready("InfrastructureReady", "Ready"));
+  setCondition(target, ready("ControlPlaneInitialized", "Initialized"));
+  await client.mergePatchStatus(
+    ClusterResource,
+    { namespace, name: cluster.name },
+    {
+      status: {
+        initialization: {
+          ...(status.initialization ?? {}),
+          infrastructureProvisioned: true,
+          controlPlaneInitialized: true,
+        },
+        conditions: target.status.conditions,
+      },
+    },
+  );
+}

@@ -1,3 +1,4 @@
+import { RE2JS } from "re2js";
 import { CodegenError, type InputLocation } from "../errors.js";
 import type { CrdDefinition, CrdVersion, SchemaNode } from "../load.js";
 import { escapeDocText, renderDoc, splitDescription } from "./docs.js";
@@ -171,7 +172,10 @@ interface Rendered {
 
 class GroupVersionEmitter {
   private readonly named = new Map<string, NamedType>();
+  /** The key id (see canonicalKey) of every named node, and of the raw node it was merged from. */
   private readonly nodeKeys = new WeakMap<object, string>();
+  /** Canonical keys to their short ids. */
+  private readonly keyIds = new Map<string, string>();
   /** Named types in post-order (dependencies first), the order schemas must be declared in. */
   private readonly order: NamedType[] = [];
   private nextId = 0;
@@ -293,6 +297,8 @@ class GroupVersionEmitter {
         );
       }
     }
+    if (node.pattern !== undefined)
+      checkPattern(node.pattern, `${path}.pattern`, (at, problem) => this.fail(at, problem));
     if (node.uniqueItems === true) {
       this.fail(
         `${path}.uniqueItems`,
@@ -531,6 +537,8 @@ class GroupVersionEmitter {
 
   private checkValueValidation(branch: unknown, path: string): void {
     if (!isRecord(branch)) this.fail(path, "a value-validation branch must be an object");
+    if (branch.pattern !== undefined)
+      checkPattern(branch.pattern, `${path}.pattern`, (at, problem) => this.fail(at, problem));
     for (const key of Object.keys(branch)) {
       if (!VALUE_VALIDATION_KEYS.has(key)) {
         this.fail(
@@ -589,16 +597,28 @@ class GroupVersionEmitter {
     return named;
   }
 
-  /** A key equal for structurally equal schemas; the node's own description is not part of it. */
+  /**
+   * A key equal for structurally equal schemas; the node's own description is not part of it.
+   * A named child stands in by the short id of its own key, not by the key itself: embedding the
+   * child's key JSON-escaped the key below it again at every level, doubling its backslashes, so
+   * keys (and memory) grew as 2^depth. With ids each node is serialised once per named ancestor
+   * boundary, and equal ids still mean equal structure.
+   */
   private canonicalKey(node: SchemaNode): string {
     const keys = this.nodeKeys;
-    return JSON.stringify(node, function (this: unknown, key: string, value: unknown) {
+    const key = JSON.stringify(node, function (this: unknown, key: string, value: unknown) {
       if (key === "" || !isRecord(value))
         return key === "" && isRecord(value) ? { ...value, description: undefined } : value;
       const known = keys.get(value);
       if (known !== undefined) return { $named: known, description: value.description };
       return value;
     });
+    let id = this.keyIds.get(key);
+    if (id === undefined) {
+      id = `#${this.keyIds.size}`;
+      this.keyIds.set(key, id);
+    }
+    return id;
   }
 
   private objectDefaults(properties: readonly Property[]): string {
@@ -670,8 +690,8 @@ class GroupVersionEmitter {
       'import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";\n';
     const commonTypes = types.length;
     const models = this.kinds.map((kv) => `${kv.crd.kind}Model`).sort();
-    types += `import { ${models.join(", ")} } from "${runtimeModule}";\n\n`;
-    types += `export * from "${runtimeModule}";\n`;
+    types += `import { ${models.join(", ")} } from ${JSON.stringify(runtimeModule)};\n\n`;
+    types += `export * from ${JSON.stringify(runtimeModule)};\n`;
 
     let runtime = renderDoc(
       [
@@ -683,7 +703,7 @@ class GroupVersionEmitter {
       'import { createTypeMetaGuard, Model, type ModelData, type TypeMetaGuard } from "@kubernetes-models/base";\n';
     runtime += 'import type { z } from "zod";\n';
     runtime += 'import * as c from "../common.js";\n';
-    runtime += `import type * as t from "./${this.version}.js";\n`;
+    runtime += `import type * as t from ${JSON.stringify(`./${this.version}.js`)};\n`;
     for (const named of this.order) {
       const part =
         named.root === undefined
@@ -950,6 +970,27 @@ class GroupVersionEmitter {
     },\n  },\n`;
     out += `  schema: ${kind}Schema,\n  defaults: ${named.hasDefaults ? `${kind}Defaults` : "undefined"},\n};\n`;
     return { types, runtime: out };
+  }
+}
+
+/**
+ * Refuses a pattern that is not RE2 syntax. The API server compiles patterns with Go's RE2 engine
+ * and rejects a CRD whose pattern does not compile (lookaround, backreferences); the generated
+ * validators use an RE2 engine too, so a pattern matches the same strings, in linear time, in both.
+ */
+function checkPattern(
+  pattern: unknown,
+  path: string,
+  fail: (path: string, problem: string) => never,
+): void {
+  if (typeof pattern !== "string") fail(path, "pattern must be a string");
+  try {
+    RE2JS.compile(pattern);
+  } catch (error) {
+    fail(
+      path,
+      `pattern ${JSON.stringify(pattern)} is not an RE2 regular expression, the syntax the API server uses (${error instanceof Error ? error.message : String(error)}); rewrite it without lookaround or backreferences`,
+    );
   }
 }
 

@@ -202,16 +202,22 @@ export function parseText(source: string, text: string): LoadedDocument[] {
   checkInputSize({ source }, text.length);
   let values: unknown[];
   try {
-    // One more level than the document check allows, so that check (which names the JSON path)
-    // reports deep documents; the parser's own bound only stops pathological nesting.
-    values = loadAll(text, { maxDepth: INPUT_LIMITS.maxDepth + 1 });
+    // The parser recurses per level: its own bound keeps deep YAML from overflowing the stack.
+    values = loadAll(text, { maxDepth: INPUT_LIMITS.maxDepth });
   } catch (error) {
     if (!(error instanceof YAMLException)) throw error;
     const line = error.mark?.line;
     const where =
       line === undefined ? "" : ` at line ${line + 1}, column ${(error.mark?.column ?? 0) + 1}`;
+    const document = line === undefined ? undefined : documentIndexAt(text, line);
+    if (/nesting exceeded maxDepth/.test(error.reason)) {
+      throw new CodegenError(
+        { source, document },
+        `objects and arrays are nested more than ${INPUT_LIMITS.maxDepth} deep${where}; the generator reads at most ${INPUT_LIMITS.maxDepth} levels (the deepest CAPI CRD has 31)`,
+      );
+    }
     throw new CodegenError(
-      { source, document: line === undefined ? undefined : documentIndexAt(text, line) },
+      { source, document },
       `broken YAML${where}: ${error.reason}; fix the document and run again`,
     );
   }

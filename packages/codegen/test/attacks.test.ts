@@ -211,6 +211,23 @@ describe("code injection: nothing from a CRD lands in code unescaped", () => {
   });
 });
 
+describe("__proto__ keys stay keys", () => {
+  test("a property and a default key named __proto__ keep their meaning at run time", async () => {
+    const out = await scratch("attack-proto");
+    await writeGenerated((await generate({ inputs: [attack("proto-key.yaml")] })).files, out);
+    const mod = await importModule<{ ProtoResource: unknown }>(join(out, "example.com", "v1.ts"));
+    const common = await importModule<{
+      applyDefaults(resource: unknown, object: unknown): { spec: object };
+    }>(join(out, "index.ts"));
+    const object = { apiVersion: "example.com/v1", kind: "Proto", spec: {} };
+    const defaulted = common.applyDefaults(mod.ProtoResource, object);
+    expect(JSON.stringify(defaulted.spec)).toBe(
+      '{"__proto__":7,"extra":{"__proto__":{"polluted":true}}}',
+    );
+    expect(Object.getPrototypeOf(defaulted.spec)).toBe(Object.prototype);
+  });
+});
+
 describe("blow-ups: depth, size and aliases are bounded", () => {
   test("a CRD 26 objects deep generates in bounded memory (it needed 1.4 GB)", async () => {
     const out = await scratch("attack-deep");

@@ -2,7 +2,7 @@ import { RE2JS } from "re2js";
 import { CodegenError, type InputLocation } from "../errors.js";
 import type { CrdDefinition, CrdVersion, SchemaNode } from "../load.js";
 import { escapeDocText, renderDoc, splitDescription } from "./docs.js";
-import { itemName, pascal, propertyKey } from "./names.js";
+import { itemName, jsonLiteral, literalKey, pascal, propertyKey } from "./names.js";
 
 /** One kind at one version, the unit the emitter works on. */
 export interface KindVersion {
@@ -481,7 +481,7 @@ class GroupVersionEmitter {
     const literalTs = values.map((v) => JSON.stringify(v)).join(" | ");
     return {
       ts: () => literalTs,
-      zod: () => `c.literals<${literalTs}>(${JSON.stringify(values)})`,
+      zod: () => `c.literals<${literalTs}>(${jsonLiteral(values)})`,
       defaults: () => "",
     };
   }
@@ -530,7 +530,7 @@ class GroupVersionEmitter {
           `${path}.${keyword}${keyword === "not" ? "" : `[${index}]`}`,
         );
       });
-      out += `${out === "" ? "" : ", "}${keyword}: ${JSON.stringify(value)}`;
+      out += `${out === "" ? "" : ", "}${keyword}: ${jsonLiteral(value)}`;
     }
     return out;
   }
@@ -567,7 +567,7 @@ class GroupVersionEmitter {
     ]) {
       if (node[key] !== undefined) meta[key] = node[key];
     }
-    return Object.keys(meta).length === 0 ? "" : JSON.stringify(meta);
+    return Object.keys(meta).length === 0 ? "" : jsonLiteral(meta);
   }
 
   private visitNamed(node: SchemaNode, hint: string, path: string): NamedType {
@@ -626,12 +626,12 @@ class GroupVersionEmitter {
     for (const property of properties) {
       const parts: string[] = [];
       if (property.node.default !== undefined)
-        parts.push(`default: ${JSON.stringify(property.node.default)}`);
+        parts.push(`default: ${jsonLiteral(property.node.default)}`);
       if (property.node.default !== undefined && property.node.nullable === true)
         parts.push("nullable: true");
       const child = property.shape.defaults();
       if (child !== "") parts.push(child);
-      if (parts.length > 0) entries.push(`${propertyKey(property.key)}: { ${parts.join(", ")} }`);
+      if (parts.length > 0) entries.push(`${literalKey(property.key)}: { ${parts.join(", ")} }`);
     }
     return entries.length === 0 ? "" : `properties: { ${entries.join(", ")} }`;
   }
@@ -762,7 +762,7 @@ class GroupVersionEmitter {
     let out = "";
     for (const property of properties) {
       const zod = override?.(property) ?? property.shape.zod();
-      out += `  ${propertyKey(property.key)}: ${zod},\n`;
+      out += `  ${literalKey(property.key)}: ${zod},\n`;
     }
     return out;
   }
@@ -962,7 +962,7 @@ class GroupVersionEmitter {
     out += `  scope: ${JSON.stringify(crd.scope)},\n  served: ${version.served},\n  storage: ${version.storage},\n  storageVersion: ${JSON.stringify(storageVersion)},\n`;
     out += `  servedVersions: ${JSON.stringify(servedVersions)},\n  deprecated: ${version.deprecated},\n`;
     out += `  deprecationWarning: ${version.deprecationWarning === undefined ? "undefined" : JSON.stringify(version.deprecationWarning)},\n`;
-    out += `  shortNames: ${JSON.stringify(crd.shortNames)},\n  categories: ${JSON.stringify(crd.categories)},\n  labels: ${JSON.stringify(crd.labels)},\n`;
+    out += `  shortNames: ${JSON.stringify(crd.shortNames)},\n  categories: ${JSON.stringify(crd.categories)},\n  labels: ${jsonLiteral(crd.labels)},\n`;
     out += `  subresources: {\n    status: ${version.statusSubresource},\n    scale: ${
       scale === undefined
         ? "undefined"
@@ -1024,7 +1024,7 @@ function options(
   for (const key of keys) {
     const value = node[key];
     if (value === undefined) continue;
-    parts.push(`${OPTION_NAMES[key] ?? key}: ${JSON.stringify(value)}`);
+    parts.push(`${OPTION_NAMES[key] ?? key}: ${jsonLiteral(value)}`);
   }
   return parts.length === 0 ? "" : `, { ${parts.join(", ")} }`;
 }

@@ -247,9 +247,9 @@ function defaultValue(value: unknown, node: DefaultsNode): void {
     for (const name of Object.keys(properties)) {
       const property = properties[name];
       if (property === undefined || property.default === undefined) continue;
-      const current = fields[name];
+      const current = Object.hasOwn(fields, name) ? fields[name] : undefined;
       if (current === undefined || (current === null && property.nullable !== true)) {
-        fields[name] = JSON.parse(JSON.stringify(property.default)) as FreeFormJson;
+        setOwn(fields, name, JSON.parse(JSON.stringify(property.default)) as FreeFormJson);
       }
     }
   }
@@ -260,6 +260,14 @@ function defaultValue(value: unknown, node: DefaultsNode): void {
         : node.additionalProperties;
     if (child !== undefined) defaultValue(fields[name], child);
   }
+}
+
+/**
+ * Sets an own property. Plain assignment of a key named "__proto__" (a legal field name in a CRD)
+ * would replace the object's prototype instead of adding the field.
+ */
+function setOwn(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** One problem found by a schema: where it is and what is wrong. */
@@ -887,7 +895,7 @@ export function object<T>(
   const required = new Set<string>(options.required ?? []);
   const fields: Record<string, LooseSchema> = {};
   for (const [key, field] of Object.entries(shape as Record<string, Schema<unknown>>)) {
-    fields[key] = required.has(key) ? unwrap(field) : unwrap(field).optional();
+    setOwn(fields, key, required.has(key) ? unwrap(field) : unwrap(field).optional());
   }
   return wrap(counted(zl.looseObject(fields), options));
 }

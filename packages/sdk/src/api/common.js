@@ -58,9 +58,9 @@ function defaultValue(value, node) {
             const property = properties[name];
             if (property === undefined || property.default === undefined)
                 continue;
-            const current = fields[name];
+            const current = Object.hasOwn(fields, name) ? fields[name] : undefined;
             if (current === undefined || (current === null && property.nullable !== true)) {
-                fields[name] = JSON.parse(JSON.stringify(property.default));
+                setOwn(fields, name, JSON.parse(JSON.stringify(property.default)));
             }
         }
     }
@@ -71,6 +71,9 @@ function defaultValue(value, node) {
         if (child !== undefined)
             defaultValue(fields[name], child);
     }
+}
+function setOwn(target, key, value) {
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 export class SchemaValidationError extends Error {
     issues;
@@ -357,7 +360,7 @@ export function object(shape, options = {}) {
     const required = new Set(options.required ?? []);
     const fields = {};
     for (const [key, field] of Object.entries(shape)) {
-        fields[key] = required.has(key) ? unwrap(field) : unwrap(field).optional();
+        setOwn(fields, key, required.has(key) ? unwrap(field) : unwrap(field).optional());
     }
     return wrap(counted(zl.looseObject(fields), options));
 }

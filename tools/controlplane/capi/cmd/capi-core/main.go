@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/cluster-api/core/reconcilers/machinepool"
 	coreadmission "sigs.k8s.io/cluster-api/core/webhooks/admission"
 	"sigs.k8s.io/cluster-api/core/webhooks/conversion"
+	"sigs.k8s.io/cluster-api/util/index"
 )
 
 func main() {
@@ -105,6 +106,13 @@ func main() {
 		os.Exit(1)
 	}
 	ctx := ctrl.SetupSignalHandler()
+
+	// The controllers' mappers (a Node to its MachinePool by providerID or nodeRef name, …) list
+	// through these field indexes; without them a mapper's List fails and the event is dropped.
+	if err := index.AddDefaultIndexes(ctx, mgr); err != nil {
+		log.Error(err, "adding CAPI's field indexes")
+		os.Exit(1)
+	}
 
 	clusterCache, err := clustercache.SetupWithManager(ctx, mgr, clustercache.Options{
 		SecretClient:     mgr.GetClient(),

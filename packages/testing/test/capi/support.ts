@@ -4,7 +4,12 @@ import { KubeClient, NodeResource, type ResourceDescriptor, SecretResource } fro
 import type { KubernetesObject, V1Node } from "@kubernetes/client-node";
 import { load } from "js-yaml";
 import type { MachinePoolObject } from "../../src/capi/types.js";
-import { type CapiCore, type CapiCoreOptions, startCapiCore } from "../../src/index.js";
+import {
+  type CapiCore,
+  type CapiCoreOptions,
+  markWorkloadClusterReady,
+  startCapiCore,
+} from "../../src/index.js";
 import { type Backend, capiCrd, startBackend } from "../support/backend.js";
 
 export { NodeResource, SecretResource };
@@ -141,12 +146,36 @@ export async function startCapiApiServer(): Promise<{ api: Backend; client: Kube
   return { api, client: new KubeClient(api.kubeConfig, { fieldManager: "test" }) };
 }
 
-/** Starts the emulator with test-friendly defaults. */
+/**
+ * Starts the emulator with test-friendly timings: no per-object rate limit, a 200 ms Node re-check and
+ * a ClusterCache that retries a failed connection after 200 ms (core: 1 s, 30 s, 30 s).
+ */
 export function startCore(
   api: Pick<Backend, "kubeConfig">,
   options: Partial<CapiCoreOptions> = {},
 ): Promise<CapiCore> {
-  return startCapiCore({ kubeConfig: api.kubeConfig, nodeRefRequeueMs: 200, ...options });
+  return startCapiCore({
+    kubeConfig: api.kubeConfig,
+    nodeRefRequeueMs: 200,
+    rateLimitIntervalMs: 0,
+    clusterCache: { connectionRetryMs: 200 },
+    ...options,
+  });
+}
+
+/**
+ * Creates a Cluster whose workload cluster core can reach: its `<name>-kubeconfig` Secret points at
+ * `workload` (default: the management API server itself) and its status says infrastructure
+ * provisioned and control plane initialized.
+ */
+export async function createReadyCluster(
+  client: KubeClient,
+  api: Pick<Backend, "kubeConfig">,
+  name: string,
+  workload: Pick<Backend, "kubeConfig"> = api,
+): Promise<void> {
+  await client.create(Clusters, cluster(name));
+  await markWorkloadClusterReady(client, { namespace: ns, name }, workload.kubeConfig);
 }
 
 export function cluster(name: string, paused = false): Obj {

@@ -15,6 +15,8 @@ export {
   DEFAULT_NODE_DELETION_TIMEOUT_SECONDS,
   type DefaultableMachinePool,
   defaultMachinePool,
+  type ValidatableMachinePool,
+  validateMachinePool,
 } from "./webhook.js";
 export {
   kubeconfigYaml,

@@ -110,6 +110,7 @@ export function testMachinePoolCrd(
                     replicas: { type: "integer", format: "int32" },
                     failureReason: { type: "string" },
                     failureMessage: { type: "string" },
+                    deprecated: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
                     infrastructureMachineKind: { type: "string" },
                     conditions: {
                       type: "array",
@@ -125,6 +126,63 @@ export function testMachinePoolCrd(
     },
   };
 }
+
+/** An InfraMachine CRD for MachinePool Machines (R11): core reads it by kind, no contract label needed. */
+export function testMachineCrd(): Record<string, unknown> {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: "testmachines.infrastructure.cluster.x-k8s.io" },
+    spec: {
+      group: "infrastructure.cluster.x-k8s.io",
+      scope: "Namespaced",
+      names: {
+        plural: "testmachines",
+        singular: "testmachine",
+        kind: "TestMachine",
+        listKind: "TestMachineList",
+      },
+      versions: [
+        {
+          name: "v1beta2",
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              properties: {
+                apiVersion: { type: "string" },
+                kind: { type: "string" },
+                metadata: { type: "object" },
+                spec: { type: "object", properties: { providerID: { type: "string" } } },
+                status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+export const TestMachines: ResourceDescriptor<Obj> = {
+  group: "infrastructure.cluster.x-k8s.io",
+  version: "v1beta2",
+  kind: "TestMachine",
+  plural: "testmachines",
+  namespaced: true,
+  hasStatus: true,
+};
+
+export const Machines: ResourceDescriptor<Obj> = {
+  group: "cluster.x-k8s.io",
+  version: "v1beta2",
+  kind: "Machine",
+  plural: "machines",
+  namespaced: true,
+  hasStatus: true,
+};
 
 /** The shared KubeadmConfig CRD with the contract label core needs (real deployments add it via kustomize). */
 export function labelledKubeadmConfigCrd(): Record<string, unknown> {
@@ -142,7 +200,7 @@ export function labelledKubeadmConfigCrd(): Record<string, unknown> {
 export async function startCapiApiServer(): Promise<{ api: Backend; client: KubeClient }> {
   const api = await startBackend();
   await api.installCRDs([dirname(capiCrd("cluster.x-k8s.io_clusters.yaml"))]);
-  await api.installCRDs([testMachinePoolCrd(), labelledKubeadmConfigCrd()]);
+  await api.installCRDs([testMachinePoolCrd(), testMachineCrd(), labelledKubeadmConfigCrd()]);
   return { api, client: new KubeClient(api.kubeConfig, { fieldManager: "test" }) };
 }
 

@@ -6,10 +6,11 @@ import {
   NodeResource,
   type ResourceDescriptor,
 } from "@capi-ts/sdk";
-import type { KubernetesObject } from "@kubernetes/client-node";
+import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
 import type { ApiServer, RequestRecord } from "../apiserver/index.js";
 import { startApiServer } from "../apiserver/index.js";
-import { type CapiCore, startCapiCore } from "../capi/index.js";
+import { type CapiCore, markWorkloadClusterReady, startCapiCore } from "../capi/index.js";
+import { type RealCapiCore, startControlPlane } from "../controlplane/index.js";
 import { capiCrdsFolder } from "../crds.js";
 import {
   ConformanceError,
@@ -18,6 +19,7 @@ import {
   type PoolObject,
 } from "./invariants.js";
 import type {
+  ConformanceCore,
   ConformancePool,
   ConformanceProvider,
   ConformanceScenario,
@@ -37,6 +39,47 @@ type Obj = KubernetesObject & {
 
 const MachinePools = clusterv1beta2.MachinePoolResource as unknown as ResourceDescriptor<Obj>;
 const Clusters = clusterv1beta2.ClusterResource as unknown as ResourceDescriptor<Obj>;
+const KubeadmConfigs = {
+  group: "bootstrap.cluster.x-k8s.io",
+  version: "v1beta2",
+  kind: "KubeadmConfig",
+  plural: "kubeadmconfigs",
+  namespaced: true,
+  hasStatus: true,
+} as ResourceDescriptor<Obj>;
+
+/**
+ * Errors real core logs for a pool that are part of its normal life, not a broken contract: before
+ * its ClusterCache has connected to a new workload cluster, and optimistic-concurrency conflicts it
+ * retries by itself.
+ */
+const TRANSIENT_CORE_ERRORS = [
+  "connection to the workload cluster is down",
+  "the object has been modified",
+];
+
+/** The API server the suite runs on, whichever core judges. */
+interface SuiteBackend {
+  readonly kubeConfig: KubeConfig;
+  /** Requests answered so far (the in-memory log, or the real server's audit log). */
+  requests(): RequestRecord[];
+  /** Fault injection: in-memory only. */
+  readonly faults: ApiServer["faults"] | undefined;
+  /** Real core, when it judges. */
+  readonly realCore: RealCapiCore | undefined;
+  stop(): Promise<void>;
+}
+
+/** The core to judge by: the option, else CAPI_TS_CONFORMANCE_CORE, else the emulator. */
+function chosenCore(option: ConformanceCore | undefined): ConformanceCore {
+  const value = option ?? process.env.CAPI_TS_CONFORMANCE_CORE ?? "emulator";
+  if (value !== "emulator" && value !== "real") {
+    throw new Error(
+      `conformance: core must be "emulator" or "real", got ${JSON.stringify(value)} (option core or CAPI_TS_CONFORMANCE_CORE)`,
+    );
+  }
+  return value;
+}
 
 /** The part of an OpenAPI schema the CRD checks read. */
 interface SchemaNode {
@@ -81,7 +124,9 @@ export class MachinePoolConformance {
   readonly #options: MachinePoolConformanceOptions;
   readonly #monitor = new InvariantMonitor();
   readonly #pools: ResourceDescriptor<PoolObject>;
-  #api: ApiServer | undefined;
+  /** Which core judges this run. */
+  readonly core: ConformanceCore;
+  #api: SuiteBackend | undefined;
   #core: CapiCore | undefined;
   #client: KubeClient | undefined;
   #provider: ConformanceProvider | undefined;
@@ -92,6 +137,7 @@ export class MachinePoolConformance {
   /** @param options - the provider under test */
   constructor(options: MachinePoolConformanceOptions) {
     this.#options = options;
+    this.core = chosenCore(options.core);
     const kind = options.kind;
     this.#pools = {
       group: kind.group,
@@ -120,19 +166,46 @@ export class MachinePoolConformance {
     return { api: this.#api, core: this.#core, client: this.#client, provider: this.#provider };
   }
 
-  /** Starts the API server, installs CRDs, starts core's emulator and the provider. */
+  /**
+   * Starts the API server (in memory for the emulator, a real kube-apiserver for real core), installs
+   * the CRDs, starts core (and the bootstrap stand-in, which plays the bootstrap provider for both),
+   * creates the suite's Cluster with a reachable workload cluster, and starts the provider.
+   */
   async start(): Promise<void> {
-    const api = await startApiServer();
-    this.#api = api;
-    await api.installCRDs([this.#options.capiCrds ?? capiCrdsFolder]);
     const kind = this.#options.kind;
-    await api.installCRDs([kind.crd, ...(kind.templateCrd ? [kind.templateCrd] : [])]);
-    this.#core = await startCapiCore({ kubeConfig: api.kubeConfig, nodeRefRequeueMs: 200 });
-    this.#client = new KubeClient(api.kubeConfig, { fieldManager: FIELD_MANAGER });
+    const providerCrds = [kind.crd, ...(kind.templateCrd ? [kind.templateCrd] : [])];
+    if (this.core === "real") {
+      const cp = await startControlPlane({ capiCore: true, requestLog: true });
+      this.#api = {
+        kubeConfig: cp.kubeConfig,
+        requests: () => cp.requests(),
+        faults: undefined,
+        realCore: cp.capiCore,
+        stop: () => cp.stop(),
+      };
+      await cp.installCRDs(providerCrds);
+      // Real core has no bootstrap provider: the stand-in answers the pools' KubeadmConfigs.
+      this.#core = await startCapiCore({ kubeConfig: cp.kubeConfig, machinePools: false });
+    } else {
+      const api = await startApiServer();
+      this.#api = {
+        kubeConfig: api.kubeConfig,
+        requests: () => api.requests(),
+        faults: api.faults,
+        realCore: undefined,
+        stop: () => api.stop(),
+      };
+      await api.installCRDs([this.#options.capiCrds ?? capiCrdsFolder]);
+      await api.installCRDs(providerCrds);
+      this.#core = await startCapiCore({ kubeConfig: api.kubeConfig });
+    }
+    const kubeConfig = this.#api.kubeConfig;
+    this.#client = new KubeClient(kubeConfig, { fieldManager: FIELD_MANAGER });
     this.#startWatch(this.#client);
     const core = this.#core;
     this.#provider = await this.#options.startProvider({
-      kubeConfig: api.kubeConfig,
+      kubeConfig,
+      core: this.core,
       isTokenValid: (token) => core.bootstrap?.isTokenValid(token) ?? true,
     });
     await this.#client.create(Clusters, {
@@ -147,10 +220,12 @@ export class MachinePoolConformance {
         },
       },
     });
-    await this.#client.mergePatchStatus(
-      Clusters,
+    // The workload cluster is the same API server, reached as core reaches one: through the
+    // <cluster>-kubeconfig Secret, once the Cluster reports its control plane initialized.
+    await markWorkloadClusterReady(
+      this.#client,
       { namespace: NAMESPACE, name: CLUSTER },
-      { status: { initialization: { infrastructureProvisioned: true } } },
+      kubeConfig,
     );
   }
 
@@ -246,7 +321,10 @@ export class MachinePoolConformance {
       [
         "apiServerFaults",
         "API server errors and cut watches",
-        () => undefined,
+        () =>
+          this.core === "real"
+            ? "needs fault injection, which only the in-memory API server has (core: emulator)"
+            : undefined,
         () => this.#apiFaults(),
       ],
       [
@@ -265,8 +343,10 @@ export class MachinePoolConformance {
           return skip();
         },
         run: async () => {
+          const since = Date.now();
           await run();
           this.#monitor.assertClean();
+          this.#assertCoreHealthy(since);
         },
       }));
   }
@@ -291,6 +371,14 @@ export class MachinePoolConformance {
     };
     this.#created.push(pool);
     const kind = this.#options.kind;
+    // A real bootstrap config reference, as CAPI's MachinePool webhook requires one (or a data
+    // Secret name); the bootstrap stand-in plays the kubeadm bootstrap provider for it.
+    await client.create(KubeadmConfigs, {
+      apiVersion: "bootstrap.cluster.x-k8s.io/v1beta2",
+      kind: "KubeadmConfig",
+      metadata: { name: pool.name, namespace: NAMESPACE },
+      spec: { format: "cloud-config" },
+    });
     await client.create(this.#pools, {
       apiVersion: `${kind.group}/${kind.storageVersion}`,
       kind: kind.kind,
@@ -308,7 +396,13 @@ export class MachinePoolConformance {
           spec: {
             clusterName: CLUSTER,
             version: "v1.34.1",
-            bootstrap: {},
+            bootstrap: {
+              configRef: {
+                apiGroup: "bootstrap.cluster.x-k8s.io",
+                kind: "KubeadmConfig",
+                name: pool.name,
+              },
+            },
             infrastructureRef: { apiGroup: kind.group, kind: kind.kind, name: pool.name },
           },
         },
@@ -369,6 +463,36 @@ export class MachinePoolConformance {
     }
   }
 
+  /**
+   * `core.noReconcileErrors`: real core logged no reconcile error for the suite's MachinePools during
+   * the scenario, beyond the transient ones of a healthy cluster. A provider that breaks the
+   * contract in a way core trips over (a missing contract label, `failureReason`, an invalid
+   * reference) shows here even when the pool itself looks right.
+   */
+  #assertCoreHealthy(since: number): void {
+    const realCore = this.#api?.realCore;
+    if (!realCore) return;
+    const names = new Set(this.#created.map((pool) => pool.name));
+    const errors = realCore
+      .reconcileErrors({ namespace: NAMESPACE })
+      .filter(
+        (e) =>
+          e.at.getTime() >= since - 1_000 &&
+          names.has(e.name) &&
+          !TRANSIENT_CORE_ERRORS.some((transient) => e.error.includes(transient)),
+      );
+    if (errors.length > 0) {
+      const list = errors
+        .slice(0, 3)
+        .map((e) => `${e.kind} ${e.name}: ${e.error}`)
+        .join("; ");
+      throw new ConformanceError(
+        "core.noReconcileErrors",
+        `CAPI core ${realCore.release} failed ${errors.length} reconcile(s) of the suite's pools: ${list} (core log: ${realCore.logFile})`,
+      );
+    }
+  }
+
   /** Why the pool is not converged at `replicas`, or undefined when it is. */
   async #notConverged(pool: ConformancePool, replicas: number): Promise<string | undefined> {
     const { client, provider } = this.#env;
@@ -392,6 +516,26 @@ export class MachinePoolConformance {
       return `converge: Ready is ${ready.status} (${ready.reason}: ${ready.message ?? ""})`;
     if ((mp.status?.replicas ?? 0) !== replicas) {
       return `converge: core has not copied the pool yet (MachinePool status.replicas ${mp.status?.replicas ?? 0})`;
+    }
+    // Converged as core sees it: every instance's Node found and Ready (the phase is Running only
+    // when the ready Node count equals spec.replicas), and the latest spec observed. Until then
+    // core itself still writes the MachinePool, so a steady-state window would catch its writes.
+    const status = mp.status as {
+      phase?: string;
+      observedGeneration?: number;
+      nodeRefs?: unknown[];
+      deprecated?: { v1beta1?: { readyReplicas?: number } };
+    };
+    const readyNodes = status.deprecated?.v1beta1?.readyReplicas ?? 0;
+    const copied = [...((mp.spec as { providerIDList?: string[] }).providerIDList ?? [])].sort();
+    if (JSON.stringify(copied) !== JSON.stringify(ids)) {
+      return `converge: core has not copied the pool's providerIDList into the MachinePool yet (${copied.length} of ${ids.length} IDs match)`;
+    }
+    if (status.phase !== "Running" || (status.nodeRefs?.length ?? 0) !== replicas) {
+      return `converge: core reports the MachinePool ${status.phase ?? "without a phase"} with ${status.nodeRefs?.length ?? 0} Node references and ${readyNodes} ready Nodes of ${replicas}`;
+    }
+    if (status.observedGeneration !== mp.metadata?.generation) {
+      return `converge: core has not observed generation ${mp.metadata?.generation} of the MachinePool yet (observedGeneration ${status.observedGeneration})`;
     }
     return undefined;
   }
@@ -802,19 +946,21 @@ export class MachinePoolConformance {
 
   async #apiFaults(): Promise<void> {
     const { api } = this.#env;
+    const faults = api.faults;
+    if (!faults) return;
     const pool = await this.#createPool(1);
     await this.#converged(pool, 1);
     const plural = this.#options.kind.plural;
     const handles = [
-      api.faults.add({ verb: "patch", resource: plural, count: 3, status: 500 }),
-      api.faults.add({
+      faults.add({ verb: "patch", resource: plural, count: 3, status: 500 }),
+      faults.add({
         verb: ["update", "patch"],
         resource: plural,
         subresource: "status",
         count: 2,
         status: 409,
       }),
-      api.faults.add({
+      faults.add({
         verb: "get",
         resource: "secrets",
         count: 2,
@@ -822,11 +968,11 @@ export class MachinePoolConformance {
         retryAfterSeconds: 0,
       }),
     ];
-    api.faults.cutWatches();
+    faults.cutWatches();
     try {
       await this.#setReplicas(pool, 3);
       await this.#converged(pool, 3);
-      api.faults.cutWatches();
+      faults.cutWatches();
       await this.#setReplicas(pool, 2);
       await this.#steadyState(pool, 2);
     } finally {

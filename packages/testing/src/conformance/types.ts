@@ -74,8 +74,13 @@ export interface ConformanceCloud {
 
 /** What the suite hands to {@link MachinePoolConformanceOptions.startProvider}. */
 export interface ConformanceEnvironment {
-  /** The management cluster (the suite's in-memory API server with CAPI core emulated). */
+  /**
+   * The management cluster: the suite's in-memory API server with CAPI core emulated, or a real
+   * kube-apiserver with real CAPI core. It is also the workload cluster (Nodes register there).
+   */
   readonly kubeConfig: KubeConfig;
+  /** Which core judges this run. */
+  readonly core: ConformanceCore;
   /**
    * A Node registrar needs this to check bootstrap tokens: whether a token from a pool's bootstrap data
    * is still valid (the bootstrap stand-in rotates them).
@@ -149,6 +154,24 @@ export interface MachinePoolConformanceOptions {
   rolloutMaxUnavailable?: number;
   /** Time limits. */
   timeouts?: ConformanceTimeouts;
-  /** Where the CAPI CRDs are (default: {@link capiCrdsFolder}, the CRDs of the release the SDK targets). */
+  /**
+   * Where the CAPI CRDs are (default: {@link capiCrdsFolder}, the CRDs of the release the SDK
+   * targets). Only with `core: "emulator"`: real core installs the CRDs of its own release.
+   */
   capiCrds?: string;
+  /**
+   * Which CAPI core judges the provider:
+   * - `"emulator"` (default): the in-memory API server with {@link startCapiCore}, fast, with
+   *   fault injection (the `apiServerFaults` scenario);
+   * - `"real"`: a real kube-apiserver + etcd with CAPI core itself (its MachinePool and Machine
+   *   controllers and its webhooks, built from the release {@link capiRelease} names by
+   *   `./dev controlplane --capi`), the workload cluster being the same API server. Scenarios that
+   *   need in-memory fault injection are skipped with the reason.
+   *
+   * Default: the `CAPI_TS_CONFORMANCE_CORE` environment variable, else `"emulator"`.
+   */
+  core?: ConformanceCore;
 }
+
+/** Which CAPI core runs the conformance suite: see {@link MachinePoolConformanceOptions.core}. */
+export type ConformanceCore = "emulator" | "real";

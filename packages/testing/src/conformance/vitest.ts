@@ -26,7 +26,8 @@ export function runMachinePoolConformance(options: MachinePoolConformanceOptions
   const suite = new MachinePoolConformance(options);
   const scenarioMs = options.timeouts?.scenarioMs ?? 60_000;
   describe(`InfraMachinePool conformance: ${options.name}`, () => {
-    beforeAll(() => suite.start(), 60_000);
+    // Real core starts a kube-apiserver, etcd and CAPI core with its webhooks first.
+    beforeAll(() => suite.start(), suite.core === "real" ? 180_000 : 60_000);
     afterAll(() => suite.stop(), 30_000);
     for (const scenario of suite.scenarios()) {
       test(scenario.title, { timeout: scenarioMs }, async (context) => {

@@ -1,0 +1,74 @@
+// ./dev conformance [--core emulator|real] [vitest args]: runs the example provider's conformance
+// suite with the chosen CAPI core as the judge and ends with "conformance: N/N scenarios passed"
+// (exit 1 otherwise). Real core needs `./dev controlplane --capi`.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import {
+  capiRelease,
+  findCapiCoreBinary,
+  findControlPlaneBinaries,
+} from "../packages/testing/src/index.js";
+
+const root = resolve(import.meta.dirname, "..");
+const args = process.argv.slice(2);
+let core = "emulator";
+const coreAt = args.findIndex((arg) => arg === "--core" || arg.startsWith("--core="));
+if (coreAt >= 0) {
+  const arg = args[coreAt] as string;
+  core = arg.includes("=") ? arg.slice("--core=".length) : (args[coreAt + 1] ?? "");
+  args.splice(coreAt, arg.includes("=") ? 1 : 2);
+}
+if (core !== "emulator" && core !== "real") {
+  console.error(`conformance: --core takes "emulator" or "real", not ${JSON.stringify(core)}`);
+  process.exit(2);
+}
+if (core === "real") {
+  const binaries = findControlPlaneBinaries();
+  if (!binaries || !findCapiCoreBinary(binaries)) {
+    console.error(
+      `conformance: real CAPI core ${capiRelease()} is not built here; run \`./dev controlplane --capi\` once (needs Go; the first build takes several minutes), then run this again.`,
+    );
+    process.exit(1);
+  }
+}
+
+const file =
+  core === "real"
+    ? "packages/testing/test/conformance/example-real.test.ts"
+    : "packages/testing/test/conformance/example.test.ts";
+const reportDir = join(root, ".tmp");
+mkdirSync(reportDir, { recursive: true });
+const report = join(reportDir, `conformance-${core}.json`);
+rmSync(report, { force: true });
+console.log(
+  `conformance: FakeCloudMachinePool judged by ${core === "real" ? `real CAPI core ${capiRelease()}` : `the CAPI core emulator (${capiRelease()} semantics)`}`,
+);
+const started = Date.now();
+const run = spawnSync(
+  "vitest",
+  ["run", file, "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...args],
+  { stdio: "inherit", cwd: root, env: { ...process.env, CAPI_TS_CONFORMANCE_CORE: core } },
+);
+
+interface Assertion {
+  title: string;
+  status: string;
+}
+const results: Assertion[] = existsSync(report)
+  ? (
+      JSON.parse(readFileSync(report, "utf8")) as {
+        testResults: { assertionResults: Assertion[] }[];
+      }
+    ).testResults.flatMap((file) => file.assertionResults)
+  : [];
+const ran = results.filter((r) => r.status === "passed" || r.status === "failed");
+const passed = ran.filter((r) => r.status === "passed").length;
+const skipped = results.filter((r) => r.status !== "passed" && r.status !== "failed");
+if (skipped.length > 0) {
+  console.log(`skipped: ${skipped.map((r) => r.title.split(":")[0]).join(", ")}`);
+}
+const seconds = Math.round((Date.now() - started) / 1000);
+const ok = run.status === 0 && ran.length > 0 && passed === ran.length;
+console.log(`conformance: ${passed}/${ran.length} scenarios passed (${core} core, ${seconds} s)`);
+process.exit(ok ? 0 : 1);

@@ -57,6 +57,8 @@ interface Connection extends WorkloadConnection {
 interface Accessor {
   connection?: Connection;
   lastConnectErrorAt?: number;
+  /** resourceVersion of the Secret (if any) the last failed attempt used. */
+  failedWithSecret?: string | undefined;
   lastProbeAt?: number;
   failures: number;
 }
@@ -89,7 +91,8 @@ function keyString(key: ObjectKey): string {
  * (key `value`); a connection is a client plus a Node informer of that workload cluster. Connection
  * attempts are retried every `connectionRetryMs` and health-probed every `healthProbeIntervalMs`, as core
  * does. Unlike core, a change of the Secret also drops the connection at once (core notices a rotated
- * kubeconfig only through an unauthorized probe), so a test can point a Cluster elsewhere.
+ * kubeconfig only through an unauthorized probe), so a test can point a Cluster elsewhere, and a new or
+ * changed Secret is tried at once instead of after the retry interval.
  */
 export class WorkloadClusterCache {
   private readonly deps: ClusterCacheDeps;
@@ -156,6 +159,9 @@ export class WorkloadClusterCache {
     ) {
       await this.disconnect(key, "kubeconfig Secret changed");
     }
+    // A new or changed Secret is worth an immediate attempt (core would wait out its retry interval).
+    const secretVersion = secret?.metadata?.resourceVersion;
+    if (secretVersion !== accessor.failedWithSecret) accessor.lastConnectErrorAt = undefined;
     const delays: number[] = [];
     if (!accessor.connection) {
       const since =
@@ -174,6 +180,7 @@ export class WorkloadClusterCache {
           delays.push(timings.healthProbeIntervalMs);
         } catch (error) {
           accessor.lastConnectErrorAt = Date.now();
+          accessor.failedWithSecret = secretVersion;
           accessor.lastProbeAt = Date.now();
           accessor.failures++;
           this.deps.log.info(

@@ -383,7 +383,7 @@ type Phase = (scope: Scope) => Promise<ReconcileResult | undefined>;
 
 /**
  * Core's MachinePool reconciler (`core/reconcilers/machinepool`) as it treats an InfraMachinePool,
- * ported phase by phase. MachinePool Machines (MPM) are not emulated.
+ * ported phase by phase (v1.14.2), MachinePool Machines included.
  */
 export class MachinePoolReconciler {
   private readonly deps: ReconcilerDeps;

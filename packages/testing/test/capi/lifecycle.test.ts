@@ -39,7 +39,7 @@ async function adopted(client: KubeClient, name: string): Promise<Obj> {
 }
 
 describe.each([
-  ["ready", "status.ready only (CAPI main)"],
+  ["ready", "status.ready only (CAPI v1.14.2)"],
   ["initialization", "initialization.provisioned with ready fallback (PR #14030)"],
 ] as const)("provisionedFrom: %s — %s", (mode, _description) => {
   let api: Backend;

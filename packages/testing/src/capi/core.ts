@@ -476,8 +476,10 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
     }
     return result;
   };
+  // CAPI's controller builder also bounds every reconcile to one minute.
   const controllerOptions = {
     rateLimiter: new CoreRateLimiter(rateLimitIntervalMs),
+    reconcileTimeoutMs: 60_000,
   };
 
   if (options.machinePools !== false) {

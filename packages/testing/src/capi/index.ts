@@ -3,6 +3,7 @@ export type {
   BootstrapStandIn,
   BootstrapStandInOptions,
 } from "./bootstrap.js";
+export { CLUSTER_NOT_CONNECTED, type ClusterCacheTimings } from "./clustercache.js";
 export {
   type CapiCore,
   type CapiCoreOptions,

@@ -12,6 +12,7 @@ interface GenerateFlags {
   readonly fromCluster?: boolean;
   readonly kubeconfig?: string;
   readonly context?: string;
+  readonly requestTimeout?: string;
   readonly group?: string[];
   readonly runtimeSource?: boolean;
 }
@@ -20,7 +21,8 @@ interface GenerateFlags {
  * Runs the CLI.
  *
  * @param argv - process.argv
- * @returns the exit code: 0 done, 1 stale output (with --check), 2 bad input or usage
+ * @returns the exit code: 0 done, 1 stale output (with --check), 2 bad input, usage, or an
+ *   output folder that cannot take the files (nothing is written then)
  */
 export async function main(argv: readonly string[]): Promise<number> {
   let exitCode = 0;
@@ -46,6 +48,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       "kubeconfig for --from-cluster (default: $KUBECONFIG or ~/.kube/config)",
     )
     .option("--context <name>", "kubeconfig context for --from-cluster")
+    .option(
+      "--request-timeout <seconds>",
+      "how long --from-cluster waits for the API server's answer (default: 30)",
+    )
     .option("--group <group...>", "only generate these API groups (repeatable)")
     .option(
       "--runtime-source",
@@ -58,12 +64,23 @@ export async function main(argv: readonly string[]): Promise<number> {
           "no input; pass CRD files or folders, '-' for stdin, or --from-cluster",
         );
       }
+      let timeoutMs: number | undefined;
+      if (flags.requestTimeout !== undefined) {
+        const seconds = Number(flags.requestTimeout);
+        if (flags.requestTimeout.trim() === "" || !Number.isFinite(seconds) || seconds <= 0) {
+          throw new CodegenError(
+            { source: "command line" },
+            `--request-timeout must be a positive number of seconds, not ${JSON.stringify(flags.requestTimeout)}`,
+          );
+        }
+        timeoutMs = Math.ceil(seconds * 1000);
+      }
       const started = performance.now();
       const result = await generate({
         inputs,
         fromCluster:
           flags.fromCluster === true
-            ? { kubeconfig: flags.kubeconfig, context: flags.context }
+            ? { kubeconfig: flags.kubeconfig, context: flags.context, timeoutMs }
             : undefined,
         groups: flags.group,
         runtime: flags.runtimeSource === true ? "source" : "compiled",
@@ -101,6 +118,12 @@ export async function main(argv: readonly string[]): Promise<number> {
       return error.exitCode === 0 ? 0 : 2;
     }
     if (error instanceof CodegenError) {
+      process.stderr.write(`capi-ts-codegen: ${error.message}\n`);
+      return 2;
+    }
+    // A filesystem or network error that escaped the checks is still about the input or the
+    // machine, not a bug: say it in one line, as for bad input.
+    if (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string") {
       process.stderr.write(`capi-ts-codegen: ${error.message}\n`);
       return 2;
     }

@@ -2,6 +2,7 @@ import { request as httpRequest } from "node:http";
 import { request as httpsRequest, type RequestOptions } from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { CodegenError } from "./errors.js";
+import { formatBytes, INPUT_LIMITS } from "./limits.js";
 import type { LoadedDocument } from "./load.js";
 
 /** Where to read CRDs from a live cluster. */
@@ -12,7 +13,16 @@ export interface ClusterOptions {
   readonly kubeConfig?: KubeConfig | undefined;
   /** Context to use instead of the current one. */
   readonly context?: string | undefined;
+  /**
+   * Milliseconds to wait for the whole answer of the API server (connecting included) before
+   * giving up with a {@link CodegenError}; default {@link DEFAULT_CLUSTER_TIMEOUT_MS}. A server that
+   * accepts the connection and never answers would otherwise hang the generator forever.
+   */
+  readonly timeoutMs?: number | undefined;
 }
+
+/** How long {@link loadClusterCrds} waits for the API server by default: 30 seconds. */
+export const DEFAULT_CLUSTER_TIMEOUT_MS = 30_000;
 
 /**
  * Lists the CustomResourceDefinitions of a cluster as raw JSON (client-node's typed models rename
@@ -22,15 +32,43 @@ export interface ClusterOptions {
  * @returns one document holding the CRD list
  */
 export async function loadClusterCrds(options: ClusterOptions): Promise<LoadedDocument[]> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_CLUSTER_TIMEOUT_MS;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new CodegenError(
+      { source: "options" },
+      `the cluster timeout must be a positive number of milliseconds, not ${timeoutMs}`,
+    );
+  }
   let kc = options.kubeConfig;
   if (kc === undefined) {
     // Loaded on demand: client-node is a large module graph that generating from files never needs.
     const { KubeConfig: KubeConfigClass } = await import("@kubernetes/client-node");
     kc = new KubeConfigClass();
-    if (options.kubeconfig !== undefined) kc.loadFromFile(options.kubeconfig);
-    else kc.loadFromDefault();
+    try {
+      if (options.kubeconfig !== undefined) kc.loadFromFile(options.kubeconfig);
+      else kc.loadFromDefault();
+    } catch (error) {
+      throw new CodegenError(
+        { source: options.kubeconfig ?? "kubeconfig" },
+        `cannot load the kubeconfig: ${describe(error)}; pass --kubeconfig with a readable kubeconfig file`,
+      );
+    }
   }
-  if (options.context !== undefined) kc.setCurrentContext(options.context);
+  if (options.context !== undefined) {
+    const context = options.context;
+    if (!kc.getContexts().some((c) => c.name === context)) {
+      throw new CodegenError(
+        { source: options.kubeconfig ?? "kubeconfig" },
+        `the kubeconfig has no context ${JSON.stringify(context)}; pick one of: ${
+          kc
+            .getContexts()
+            .map((c) => c.name)
+            .join(", ") || "(none)"
+        }`,
+      );
+    }
+    kc.setCurrentContext(context);
+  }
   const cluster = kc.getCurrentCluster();
   const source = `cluster ${cluster?.server ?? "(none)"}`;
   if (cluster === null) {
@@ -39,15 +77,58 @@ export async function loadClusterCrds(options: ClusterOptions): Promise<LoadedDo
       "the kubeconfig has no current cluster; pass --kubeconfig or set a context",
     );
   }
-  const url = new URL("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", cluster.server);
+  let url: URL;
+  try {
+    url = new URL("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", cluster.server);
+  } catch {
+    throw new CodegenError(
+      { source },
+      `the kubeconfig's server ${JSON.stringify(cluster.server)} is not a URL`,
+    );
+  }
   const opts: RequestOptions = { method: "GET", headers: { accept: "application/json" } };
-  await kc.applyToHTTPSOptions(opts);
+  try {
+    await kc.applyToHTTPSOptions(opts);
+  } catch (error) {
+    throw new CodegenError(
+      { source },
+      `cannot set up the credentials of the kubeconfig: ${describe(error)}`,
+    );
+  }
   const body = await new Promise<string>((resolve, reject) => {
     const send = url.protocol === "http:" ? httpRequest : httpsRequest;
+    // One deadline for the whole exchange: a socket idle timeout alone never fires on a server
+    // that trickles a byte now and then.
+    const deadline = setTimeout(() => {
+      req.destroy(
+        new CodegenError(
+          { source },
+          `the API server did not answer the CRD list within ${formatSeconds(timeoutMs)}; check that the server is up, or allow more time with --request-timeout`,
+        ),
+      );
+    }, timeoutMs);
+    const fail = (error: unknown) => {
+      clearTimeout(deadline);
+      reject(error);
+    };
     const req = send(url, opts, (res) => {
       const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      let bytes = 0;
+      res.on("data", (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes > INPUT_LIMITS.maxInputBytes) {
+          req.destroy(
+            new CodegenError(
+              { source },
+              `the CRD list is larger than ${formatBytes(INPUT_LIMITS.maxInputBytes)}; select fewer CRDs or generate from files`,
+            ),
+          );
+          return;
+        }
+        chunks.push(chunk);
+      });
       res.on("end", () => {
+        clearTimeout(deadline);
         const text = Buffer.concat(chunks).toString("utf8");
         if ((res.statusCode ?? 0) >= 300) {
           reject(
@@ -58,10 +139,14 @@ export async function loadClusterCrds(options: ClusterOptions): Promise<LoadedDo
           );
         } else resolve(text);
       });
-      res.on("error", reject);
+      res.on("error", fail);
     });
     req.on("error", (error) =>
-      reject(new CodegenError({ source }, `cannot reach the cluster: ${error.message}`)),
+      fail(
+        error instanceof CodegenError
+          ? error
+          : new CodegenError({ source }, `cannot reach the cluster: ${error.message}`),
+      ),
     );
     req.end();
   });
@@ -89,4 +174,12 @@ function isList(value: unknown): value is { items: unknown[] } {
     value !== null &&
     Array.isArray((value as { items?: unknown }).items)
   );
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }

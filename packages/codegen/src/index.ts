@@ -14,7 +14,7 @@
  * @packageDocumentation
  */
 
-export { type ClusterOptions, loadClusterCrds } from "./cluster.js";
+export { type ClusterOptions, DEFAULT_CLUSTER_TIMEOUT_MS, loadClusterCrds } from "./cluster.js";
 export { CodegenError, type InputLocation } from "./errors.js";
 export {
   checkGenerated,
@@ -29,6 +29,7 @@ export {
   type StaleReport,
   writeGenerated,
 } from "./generate.js";
+export { INPUT_LIMITS, type InputLimits } from "./limits.js";
 export {
   type CrdDefinition,
   type CrdInput,

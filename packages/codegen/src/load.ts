@@ -1,7 +1,9 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { loadAll, YAMLException } from "js-yaml";
-import { CodegenError } from "./errors.js";
+import { CodegenError, type InputLocation } from "./errors.js";
+import { dns1035LabelProblem, dns1123SubdomainProblem, kindProblem } from "./kube-names.js";
+import { checkDocumentBounds, checkInputSize, INPUT_LIMITS } from "./limits.js";
 
 /**
  * One input of the generator: a path (a CRD file, a folder searched recursively for `.yaml`,
@@ -105,11 +107,13 @@ export async function loadDocuments(
   for (const input of inputs) {
     if (typeof input === "string") {
       if (input === "-") {
-        documents.push(...parseText("<stdin>", await readStdin()));
+        const text = await readStdin();
+        checkInputSize({ source: "<stdin>" }, Buffer.byteLength(text));
+        documents.push(...parseText("<stdin>", text));
         continue;
       }
       for (const file of await expandPath(input)) {
-        documents.push(...parseText(file, await readFile(file, "utf8")));
+        documents.push(...parseText(file, await readInputFile(file)));
       }
     } else if ("text" in input) {
       documents.push(...parseText(input.source, input.text));
@@ -120,20 +124,51 @@ export async function loadDocuments(
   return documents;
 }
 
+/** The message of a filesystem error without Node's "ENOENT: ..., open 'path'" decoration. */
+function fsProblem(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case "ENOENT":
+      return "no such file or folder";
+    case "EACCES":
+    case "EPERM":
+      return "permission denied";
+    case "EISDIR":
+      return "is a folder";
+    case "ENOTDIR":
+      return "a part of the path is not a folder";
+    default:
+      return error instanceof Error ? error.message : String(error);
+  }
+}
+
+async function readInputFile(file: string): Promise<string> {
+  try {
+    const info = await stat(file);
+    checkInputSize({ source: file }, info.size);
+    return await readFile(file, "utf8");
+  } catch (error) {
+    if (error instanceof CodegenError) throw error;
+    throw new CodegenError({ source: file }, `cannot read the file: ${fsProblem(error)}`);
+  }
+}
+
 async function expandPath(path: string): Promise<string[]> {
   let info: Awaited<ReturnType<typeof stat>>;
   try {
     info = await stat(path);
-  } catch {
-    throw new CodegenError(
-      { source: path },
-      "no such file or folder; pass CRD YAML files or folders",
-    );
+  } catch (error) {
+    throw new CodegenError({ source: path }, `${fsProblem(error)}; pass CRD YAML files or folders`);
   }
   if (!info.isDirectory()) return [path];
   const files: string[] = [];
   const walk = async (dir: string): Promise<void> => {
-    const entries = await readdir(dir, { withFileTypes: true });
+    let entries: import("node:fs").Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (error) {
+      throw new CodegenError({ source: dir }, `cannot read the folder: ${fsProblem(error)}`);
+    }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       const full = join(dir, entry.name);
@@ -164,16 +199,25 @@ export function parseText(source: string, text: string): LoadedDocument[] {
       // Not plain JSON (YAML flow mappings also start with "{"): fall through to the YAML parser.
     }
   }
+  checkInputSize({ source }, text.length);
   let values: unknown[];
   try {
-    values = loadAll(text);
+    // The parser recurses per level: its own bound keeps deep YAML from overflowing the stack.
+    values = loadAll(text, { maxDepth: INPUT_LIMITS.maxDepth });
   } catch (error) {
     if (!(error instanceof YAMLException)) throw error;
     const line = error.mark?.line;
     const where =
       line === undefined ? "" : ` at line ${line + 1}, column ${(error.mark?.column ?? 0) + 1}`;
+    const document = line === undefined ? undefined : documentIndexAt(text, line);
+    if (/nesting exceeded maxDepth/.test(error.reason)) {
+      throw new CodegenError(
+        { source, document },
+        `objects and arrays are nested more than ${INPUT_LIMITS.maxDepth} deep${where}; the generator reads at most ${INPUT_LIMITS.maxDepth} levels (the deepest CAPI CRD has 31)`,
+      );
+    }
     throw new CodegenError(
-      { source, document: line === undefined ? undefined : documentIndexAt(text, line) },
+      { source, document },
       `broken YAML${where}: ${error.reason}; fix the document and run again`,
     );
   }
@@ -202,7 +246,13 @@ function documentIndexAt(text: string, line: number): number {
 
 async function readProcessStdin(): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  let bytes = 0;
+  for await (const chunk of process.stdin) {
+    bytes += (chunk as Buffer).length;
+    // Checked while reading: an endless stream must not be buffered whole first.
+    checkInputSize({ source: "<stdin>" }, bytes);
+    chunks.push(chunk as Buffer);
+  }
   return Buffer.concat(chunks).toString("utf8");
 }
 
@@ -225,6 +275,11 @@ export function readCrds(documents: readonly LoadedDocument[]): CrdDefinition[] 
   const crds: CrdDefinition[] = [];
   for (const doc of documents) {
     const value = doc.value;
+    checkDocumentBounds(value, (path) => ({
+      source: doc.source,
+      document: doc.document,
+      path: join2(doc.pathPrefix, path),
+    }));
     if (
       isRecord(value) &&
       typeof value.kind === "string" &&
@@ -279,18 +334,59 @@ function readCrd(doc: LoadedDocument): CrdDefinition {
   const group = spec.group;
   if (typeof group !== "string" || group === "")
     throw new CodegenError(at("spec.group"), "spec.group must be a non-empty string");
+  const groupProblem =
+    dns1123SubdomainProblem(group) ??
+    (group.includes(".") ? undefined : "must be a domain with at least one dot");
+  if (groupProblem !== undefined) invalid(at("spec.group"), group, groupProblem);
   const names = spec.names;
   if (!isRecord(names)) throw new CodegenError(at("spec.names"), "spec.names is missing");
   const kind = names.kind;
   const plural = names.plural;
-  if (typeof kind !== "string" || !/^[A-Za-z][A-Za-z0-9]*$/.test(kind)) {
-    throw new CodegenError(
-      at("spec.names.kind"),
-      "spec.names.kind must be an alphanumeric name starting with a letter",
-    );
+  if (typeof kind !== "string" || kind === "") {
+    throw new CodegenError(at("spec.names.kind"), "spec.names.kind must be a non-empty string");
   }
+  checkName(at("spec.names.kind"), kind, kindProblem);
   if (typeof plural !== "string" || plural === "")
     throw new CodegenError(at("spec.names.plural"), "spec.names.plural is missing");
+  checkName(at("spec.names.plural"), plural, dns1035LabelProblem);
+  const listKind = names.listKind === undefined ? `${kind}List` : names.listKind;
+  if (typeof listKind !== "string" || listKind === "") {
+    throw new CodegenError(
+      at("spec.names.listKind"),
+      "spec.names.listKind must be a non-empty string when set",
+    );
+  }
+  checkName(at("spec.names.listKind"), listKind, kindProblem);
+  if (listKind === kind) {
+    invalid(at("spec.names.listKind"), listKind, "kind and listKind may not be the same");
+  }
+  const singular = names.singular === undefined ? kind.toLowerCase() : names.singular;
+  if (typeof singular !== "string" || singular === "") {
+    throw new CodegenError(
+      at("spec.names.singular"),
+      "spec.names.singular must be a non-empty string when set",
+    );
+  }
+  checkName(at("spec.names.singular"), singular, dns1035LabelProblem);
+  const nameList = (key: "shortNames" | "categories"): string[] => {
+    const list = names[key];
+    if (list === undefined) return [];
+    if (!Array.isArray(list)) {
+      throw new CodegenError(at(`spec.names.${key}`), `spec.names.${key} must be a list`);
+    }
+    return list.map((item, index) => {
+      if (typeof item !== "string") {
+        throw new CodegenError(at(`spec.names.${key}[${index}]`), "must be a string");
+      }
+      checkName(at(`spec.names.${key}[${index}]`), item, dns1035LabelProblem);
+      return item;
+    });
+  };
+  const shortNames = nameList("shortNames");
+  const categories = nameList("categories");
+  if (metadata.name !== undefined && metadata.name !== `${plural}.${group}`) {
+    invalid(at("metadata.name"), metadata.name, `must be spec.names.plural+"."+spec.group`);
+  }
   const scope = spec.scope;
   if (scope !== "Namespaced" && scope !== "Cluster") {
     throw new CodegenError(
@@ -298,8 +394,6 @@ function readCrd(doc: LoadedDocument): CrdDefinition {
       `spec.scope must be "Namespaced" or "Cluster", got ${JSON.stringify(scope)}`,
     );
   }
-  const strings = (v: unknown): string[] =>
-    Array.isArray(v) ? v.filter((s): s is string => typeof s === "string") : [];
   const labels: Record<string, string> = {};
   if (isRecord(metadata.labels)) {
     for (const key of Object.keys(metadata.labels).sort()) {
@@ -310,12 +404,18 @@ function readCrd(doc: LoadedDocument): CrdDefinition {
   if (!Array.isArray(spec.versions) || spec.versions.length === 0) {
     throw new CodegenError(at("spec.versions"), "the CRD lists no versions");
   }
+  const seen = new Set<string>();
   const versions = spec.versions.map((raw, index): CrdVersion => {
     const path = `spec.versions[${index}]`;
     if (!isRecord(raw) || typeof raw.name !== "string" || raw.name === "") {
       throw new CodegenError(at(`${path}.name`), "every version needs a name");
     }
     const name = raw.name;
+    checkName(at(`${path}.name`), name, dns1035LabelProblem);
+    if (seen.has(name)) {
+      invalid(at(`${path}.name`), name, "spec.versions must contain unique version names");
+    }
+    seen.add(name);
     const schema = isRecord(raw.schema)
       ? raw.schema.openAPIV3Schema
       : isRecord(spec.validation)
@@ -354,16 +454,33 @@ function readCrd(doc: LoadedDocument): CrdDefinition {
     source: doc.source,
     document: doc.document,
     pathPrefix: doc.pathPrefix,
-    name: typeof metadata.name === "string" ? metadata.name : `${plural}.${group}`,
+    name: `${plural}.${group}`,
     group,
     kind,
-    listKind: typeof names.listKind === "string" ? names.listKind : `${kind}List`,
+    listKind,
     plural,
-    singular: typeof names.singular === "string" ? names.singular : kind.toLowerCase(),
-    shortNames: strings(names.shortNames),
-    categories: strings(names.categories),
+    singular,
+    shortNames,
+    categories,
     scope,
     labels,
     versions,
   };
+}
+
+/** Throws the API server's kind of "Invalid value" error for a name. */
+function invalid(location: InputLocation, value: unknown, problem: string): never {
+  throw new CodegenError(
+    location,
+    `invalid value ${JSON.stringify(value)}: ${problem}; the API server refuses this CRD`,
+  );
+}
+
+function checkName(
+  location: InputLocation,
+  value: string,
+  rule: (value: string) => string | undefined,
+): void {
+  const problem = rule(value);
+  if (problem !== undefined) invalid(location, value, problem);
 }

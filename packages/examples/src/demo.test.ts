@@ -1,10 +1,16 @@
-// `./dev demo` as a person runs it: a subprocess that must exit 0 and show every phase, both on the
-// in-memory API server and with --kubeconfig against a cluster that only has the CAPI CRDs.
+// `./dev demo` as a person runs it: a subprocess that must exit 0 and show every phase, on the
+// in-memory API server with the emulator, on real CAPI core (when built), and with --kubeconfig
+// against a cluster that only has the CAPI CRDs (refused without core, run with --core emulator).
 import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { startApiServer } from "@capi-ts/testing";
+import {
+  capiCrdsFolder,
+  findCapiCoreBinary,
+  findControlPlaneBinaries,
+  startApiServer,
+} from "@capi-ts/testing";
 import { describe, expect, it } from "vitest";
 
 const DEMO = resolve(import.meta.dirname, "demo.ts");
@@ -40,9 +46,21 @@ function runDemo(args: string[]): Promise<{ code: number | null; stdout: string;
   });
 }
 
-function sharedCapiCrds(): string {
-  const shared = process.env.CAPI_TS_SHARED ?? resolve(import.meta.dirname, "../../../../shared");
-  return join(shared, "crds", "capi");
+const binaries = findControlPlaneBinaries();
+const haveRealCore = binaries !== undefined && findCapiCoreBinary(binaries) !== undefined;
+if (!haveRealCore) {
+  console.warn(
+    "\n!!! SKIPPED BACKEND: `./dev demo --core real` is NOT checked (no kube-apiserver/etcd or no capi-core; run `./dev controlplane --capi`).\n",
+  );
+}
+
+function expectEveryPhase(stdout: string): void {
+  const positions = PHASES.map((phase) => stdout.indexOf(phase));
+  expect(positions.every((p) => p >= 0)).toBe(true);
+  expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+  expect(stdout).toMatch(/instances replaced: 0/);
+  expect(stdout).toMatch(/paused for 1s with replicas changed to 4: 0 cloud calls/);
+  expect(stdout).toMatch(/cloud groups left: 0, templates left: 0/);
 }
 
 describe("./dev demo", { timeout: 120_000 }, () => {
@@ -50,22 +68,56 @@ describe("./dev demo", { timeout: 120_000 }, () => {
     const { code, stdout, stderr } = await runDemo([]);
     expect(stderr).not.toMatch(/demo failed/);
     expect(code).toBe(0);
-    const positions = PHASES.map((phase) => stdout.indexOf(phase));
-    expect(positions.every((p) => p >= 0)).toBe(true);
-    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
-    expect(stdout).toMatch(/instances replaced: 0/);
-    expect(stdout).toMatch(/paused for 1s with replicas changed to 4: 0 cloud calls/);
-    expect(stdout).toMatch(/cloud groups left: 0, templates left: 0/);
+    expectEveryPhase(stdout);
   });
 
-  it("runs against a cluster given by --kubeconfig (here: an API server with only the CAPI CRDs)", async () => {
+  it.skipIf(!haveRealCore)(
+    "runs every phase with --core real (real kube-apiserver, CAPI core and its webhooks)",
+    { timeout: 240_000 },
+    async () => {
+      const { code, stdout, stderr } = await runDemo(["--core", "real"]);
+      expect(stderr).not.toMatch(/demo failed/);
+      expect(code).toBe(0);
+      expect(stdout).toMatch(
+        /with CAPI core v\d+\.\d+\.\d+ \(MachinePool \+ Machine controllers, webhooks\)/,
+      );
+      expectEveryPhase(stdout);
+      // The provider's writes are counted from the real server's audit log.
+      expect(stdout).toMatch(/provider API writes: [1-9]\d*/);
+    },
+  );
+
+  it("refuses --kubeconfig to a cluster without CAPI core and says how to add it", async () => {
     const api = await startApiServer();
     const dir = await mkdtemp(join(tmpdir(), "capi-ts-demo-"));
     try {
-      await api.installCRDs([sharedCapiCrds()]);
+      await api.installCRDs([capiCrdsFolder]);
       const kubeconfig = join(dir, "kubeconfig");
       await api.writeKubeconfig(kubeconfig);
-      const { code, stdout, stderr } = await runDemo(["--kubeconfig", kubeconfig]);
+      const { code, stderr } = await runDemo(["--kubeconfig", kubeconfig]);
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/runs no CAPI core/);
+      expect(stderr).toMatch(/clusterctl init/);
+      expect(stderr).toMatch(/--core emulator/);
+    } finally {
+      await api.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("runs against a cluster given by --kubeconfig with --core emulator (an API server with only the CAPI CRDs)", async () => {
+    const api = await startApiServer();
+    const dir = await mkdtemp(join(tmpdir(), "capi-ts-demo-"));
+    try {
+      await api.installCRDs([capiCrdsFolder]);
+      const kubeconfig = join(dir, "kubeconfig");
+      await api.writeKubeconfig(kubeconfig);
+      const { code, stdout, stderr } = await runDemo([
+        "--kubeconfig",
+        kubeconfig,
+        "--core",
+        "emulator",
+      ]);
       expect(stderr).not.toMatch(/demo failed/);
       expect(code).toBe(0);
       expect(stdout).toContain(`using the cluster in ${kubeconfig}`);

@@ -3,16 +3,31 @@
  *
  * By default everything runs in this process: the in-memory API server with the CAPI CRDs, the CAPI
  * core emulator (with its bootstrap stand-in), the fake cloud on a sped-up clock with a kubelet that
- * registers Nodes, and the `FakeCloudMachinePool` provider. With `--kubeconfig <file>` the same
- * provider, emulator and fake cloud run against that cluster instead. It needs the CAPI CRDs and must
- * not run CAPI core's own controllers: the emulator plays core (and the bootstrap provider) there too.
+ * registers Nodes, and the `FakeCloudMachinePool` provider.
+ * - `--core real`: a real kube-apiserver + etcd with real CAPI core (its controllers and webhooks,
+ *   the release the SDK targets), built on first use by `./dev controlplane --capi`.
+ * - `--kubeconfig <file>`: a cluster that runs CAPI core (as `clusterctl init` installs it); with
+ *   `--core emulator` the emulator plays core there instead (the cluster then needs only the CRDs).
+ * In every mode the bootstrap stand-in plays the kubeadm bootstrap provider for the demo's own
+ * KubeadmConfig, and the workload cluster is the cluster itself (its kubeconfig in `demo-kubeconfig`).
  *
  * @module
  */
-import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { clusterv1beta2, KubeClient, NodeResource, type ResourceDescriptor } from "@capi-ts/sdk";
-import { type CapiCore, startApiServer, startCapiCore } from "@capi-ts/testing";
+import {
+  type CapiCore,
+  capiCrdsFolder,
+  capiRelease,
+  findCapiCoreBinary,
+  findControlPlaneBinaries,
+  markWorkloadClusterReady,
+  startApiServer,
+  startCapiCore,
+  startControlPlane,
+} from "@capi-ts/testing";
 import { ApiextensionsV1Api, KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
 import { bootstrapTokenCheck, FakeScalingCloud, nodeRegistrar, RealClock } from "./cloud/index.js";
 import { FakeCloudMachinePool, resourceName, startFakeCloudProvider } from "./provider/index.js";
@@ -43,14 +58,38 @@ const Pools: ResourceDescriptor<Obj> = {
 };
 const MachinePools = clusterv1beta2.MachinePoolResource as unknown as ResourceDescriptor<Obj>;
 const Clusters = clusterv1beta2.ClusterResource as unknown as ResourceDescriptor<Obj>;
+const KubeadmConfigs: ResourceDescriptor<Obj> = {
+  group: "bootstrap.cluster.x-k8s.io",
+  version: "v1beta2",
+  kind: "KubeadmConfig",
+  plural: "kubeadmconfigs",
+  namespaced: true,
+  hasStatus: true,
+};
 
 const started = Date.now();
 const elapsed = (): string => `${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s`;
 const say = (line: string): void => void process.stdout.write(`${elapsed()}  ${line}\n`);
 const heading = (title: string): void => void process.stdout.write(`\n== ${title} ==\n`);
 
-function parseArgs(argv: string[]): { kubeconfig?: string } {
-  const out: { kubeconfig?: string } = {};
+type CoreChoice = "emulator" | "real";
+
+interface DemoArgs {
+  kubeconfig?: string;
+  core?: CoreChoice;
+}
+
+const USAGE = `usage: ./dev demo [--core emulator|real] [--kubeconfig FILE]
+  (no flags)             in-memory API server, CAPI core emulator
+  --core real            real kube-apiserver + etcd + CAPI core ${capiRelease()} with its webhooks
+                         (built by ./dev controlplane --capi on first use; needs Go)
+  --kubeconfig FILE      a cluster running CAPI core (clusterctl init); the demo adds its CRD
+  --kubeconfig FILE --core emulator
+                         a cluster with only the CAPI CRDs; the emulator plays core there
+`;
+
+function parseArgs(argv: string[]): DemoArgs {
+  const out: DemoArgs = {};
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--kubeconfig") {
@@ -58,25 +97,91 @@ function parseArgs(argv: string[]): { kubeconfig?: string } {
       if (!file)
         throw new Error("--kubeconfig needs a file: ./dev demo --kubeconfig ~/.kube/config");
       out.kubeconfig = file;
+    } else if (arg === "--core") {
+      const core = argv[++i];
+      if (core !== "emulator" && core !== "real")
+        throw new Error(`--core takes "emulator" or "real", not ${JSON.stringify(core)}\n${USAGE}`);
+      out.core = core;
     } else if (arg === "--help" || arg === "-h") {
-      process.stdout.write(
-        "usage: ./dev demo [--kubeconfig FILE]\n" +
-          "  without --kubeconfig: an in-memory API server with the CAPI CRDs\n" +
-          "  --kubeconfig FILE: a cluster with the CAPI CRDs and no CAPI core controllers (the demo emulates core)\n",
-      );
+      process.stdout.write(USAGE);
       process.exit(0);
     } else {
-      throw new Error(
-        `unknown argument ${JSON.stringify(arg)}; usage: ./dev demo [--kubeconfig FILE]`,
-      );
+      throw new Error(`unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
     }
+  }
+  if (out.kubeconfig && out.core === "real") {
+    throw new Error(
+      "--core real starts its own control plane; with --kubeconfig the cluster's own CAPI core is used (or --core emulator)",
+    );
   }
   return out;
 }
 
-function sharedDir(): string {
-  const here = fileURLToPath(new URL(".", import.meta.url));
-  return process.env.CAPI_TS_SHARED ?? resolve(here, "..", "..", "..", "..", "shared");
+/** Builds real CAPI core with Go on first use, printing a progress line while Go works. */
+async function ensureRealCore(): Promise<void> {
+  const binaries = findControlPlaneBinaries();
+  if (binaries && findCapiCoreBinary(binaries)) return;
+  const script = resolve(
+    import.meta.dirname,
+    "..",
+    "..",
+    "..",
+    "tools",
+    "controlplane",
+    "build.sh",
+  );
+  if (!existsSync(script)) {
+    throw new Error(
+      "--core real needs kube-apiserver, etcd and capi-core; build them in the capi-ts repository with ./dev controlplane --capi",
+    );
+  }
+  say(
+    `building kube-apiserver, etcd and CAPI core ${capiRelease()} with Go (first use only; the first build takes several minutes)`,
+  );
+  const build = spawn("bash", [script, "--capi"], { stdio: ["ignore", "ignore", "pipe"] });
+  let log = "";
+  build.stderr.on("data", (chunk: Buffer) => {
+    log += chunk.toString();
+  });
+  const ticker = setInterval(() => say("  … still building (Go)"), 15_000);
+  const code = await new Promise<number | null>((done) => build.on("close", done));
+  clearInterval(ticker);
+  if (code !== 0) {
+    throw new Error(`./dev controlplane --capi failed (exit ${code}):\n${log.trim().slice(-2000)}`);
+  }
+  say("built");
+}
+
+/** True when a MachinePool webhook answers: CAPI core runs on the cluster (or no webhook does). */
+async function coreAnswers(client: KubeClient): Promise<boolean> {
+  try {
+    await client.create(
+      MachinePools,
+      {
+        apiVersion: "cluster.x-k8s.io/v1beta2",
+        kind: "MachinePool",
+        metadata: { name: "demo-core-probe", namespace: NAMESPACE },
+        spec: {
+          clusterName: "probe",
+          template: {
+            spec: {
+              clusterName: "probe",
+              bootstrap: {},
+              infrastructureRef: {
+                apiGroup: "infrastructure.cluster.x-k8s.io",
+                kind: "X",
+                name: "x",
+              },
+            },
+          },
+        },
+      },
+      { dryRun: true },
+    );
+    return false; // accepted: no CAPI webhook validated it
+  } catch (error) {
+    return /machinepool\.cluster\.x-k8s\.io/.test(String(error));
+  }
 }
 
 /** Installs the example CRD on a real cluster (the in-memory server takes it via `installCRDs`). */
@@ -128,31 +233,53 @@ async function main(): Promise<void> {
   heading("setup");
   let kubeConfig: KubeConfig;
   let stopApi: () => Promise<void> = async () => undefined;
-  // Counted from the in-memory server's request log; a real cluster has none to read.
+  // Counted from the request log (the in-memory server's, or the real server's audit log); a cluster
+  // given by --kubeconfig has none to read.
   let providerWrites: () => number | string = () => "n/a";
+  const isProviderWrite = (r: { fieldManager?: string; userAgent?: string; verb: string }) =>
+    r.fieldManager === PROVIDER ||
+    (r.userAgent?.includes(PROVIDER) === true && !["get", "list", "watch"].includes(r.verb));
+  let emulate: boolean;
   if (args.kubeconfig) {
     kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(args.kubeconfig);
     await installCrdOnCluster(kubeConfig);
     say(`using the cluster in ${args.kubeconfig} (${kubeConfig.getCurrentCluster()?.server})`);
+    emulate = args.core === "emulator";
+    if (!emulate && !(await coreAnswers(new KubeClient(kubeConfig)))) {
+      throw new Error(
+        `the cluster in ${args.kubeconfig} runs no CAPI core (no MachinePool webhook answered). Install it with \`clusterctl init\` (CAPI ${capiRelease()}, the release capi-ts targets), or add --core emulator to let the demo play core on a cluster that has only the CAPI CRDs.`,
+      );
+    }
+  } else if (args.core === "real") {
+    await ensureRealCore();
+    const cp = await startControlPlane({ capiCore: true, requestLog: true });
+    await cp.installCRDs([FakeCloudMachinePool.crd]);
+    kubeConfig = cp.kubeConfig;
+    stopApi = () => cp.stop();
+    providerWrites = () => cp.requests().filter(isProviderWrite).length;
+    emulate = false;
+    say(
+      `real kube-apiserver ${cp.version} at ${cp.url} with CAPI core ${cp.capiCore?.release} (MachinePool + Machine controllers, webhooks) and ${FakeCloudMachinePool.crdName}`,
+    );
   } else {
     const api = await startApiServer();
-    await api.installCRDs([join(sharedDir(), "crds", "capi")]);
+    await api.installCRDs([capiCrdsFolder]);
     await api.installCRDs([FakeCloudMachinePool.crd]);
     kubeConfig = api.kubeConfig;
     stopApi = () => api.stop();
-    providerWrites = () =>
-      api.requests(
-        (r) =>
-          r.fieldManager === PROVIDER ||
-          (r.userAgent?.includes(PROVIDER) === true && !["get", "list", "watch"].includes(r.verb)),
-      ).length;
+    providerWrites = () => api.requests(isProviderWrite).length;
+    emulate = true;
     say(
       `in-memory API server at ${api.url} with the CAPI CRDs and ${FakeCloudMachinePool.crdName}`,
     );
   }
-  const core: CapiCore = await startCapiCore({ kubeConfig, nodeRefRequeueMs: 500 });
-  say("CAPI core emulator running (MachinePool controller + bootstrap stand-in)");
+  const core: CapiCore = await startCapiCore({ kubeConfig, machinePools: emulate });
+  say(
+    emulate
+      ? `CAPI core emulator running (MachinePool controller, ${capiRelease()} semantics) + bootstrap stand-in`
+      : "real CAPI core judges; the bootstrap stand-in plays the kubeadm bootstrap provider",
+  );
   const clock = new RealClock({ speed: SPEED });
   const tokenCheck = bootstrapTokenCheck(kubeConfig);
   const cloud = new FakeScalingCloud({
@@ -230,12 +357,16 @@ async function main(): Promise<void> {
       const mp = await client.get(MachinePools, key);
       const ids = cloud.inspect.providerIds(GROUP);
       const ready = pool.status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
+      const coreView = mp.status as { phase?: string; nodeRefs?: unknown[] } | undefined;
       return (
         ready &&
         ids.length === replicas &&
         JSON.stringify(pool.spec?.providerIDList ?? []) === JSON.stringify(ids) &&
         (pool.status?.replicas ?? 0) === replicas &&
-        (mp.status?.replicas ?? 0) === replicas
+        (mp.status?.replicas ?? 0) === replicas &&
+        // As core sees it: the MachinePool is Running with a Node reference per instance.
+        coreView?.phase === "Running" &&
+        (coreView.nodeRefs?.length ?? 0) === replicas
       );
     });
   const setReplicas = (replicas: number) =>
@@ -254,13 +385,15 @@ async function main(): Promise<void> {
       },
     },
   });
-  await client.mergePatchStatus(
-    Clusters,
-    { namespace: NAMESPACE, name: CLUSTER },
-    {
-      status: { initialization: { infrastructureProvisioned: true } },
-    },
-  );
+  // The control plane is not part of the demo: mark it initialized and point the kubeconfig Secret
+  // at the cluster itself, so core reaches "the workload cluster" as it reaches any.
+  await markWorkloadClusterReady(client, { namespace: NAMESPACE, name: CLUSTER }, kubeConfig);
+  await client.create(KubeadmConfigs, {
+    apiVersion: "bootstrap.cluster.x-k8s.io/v1beta2",
+    kind: "KubeadmConfig",
+    metadata: { name: POOL, namespace: NAMESPACE },
+    spec: { format: "cloud-config" },
+  });
   await client.create(Pools, {
     apiVersion: FakeCloudMachinePool.apiVersion,
     kind: FakeCloudMachinePool.kind,
@@ -278,7 +411,13 @@ async function main(): Promise<void> {
         spec: {
           clusterName: CLUSTER,
           version: "v1.34.1",
-          bootstrap: {},
+          bootstrap: {
+            configRef: {
+              apiGroup: "bootstrap.cluster.x-k8s.io",
+              kind: "KubeadmConfig",
+              name: POOL,
+            },
+          },
           infrastructureRef: {
             apiGroup: FakeCloudMachinePool.group,
             kind: FakeCloudMachinePool.kind,
@@ -289,7 +428,7 @@ async function main(): Promise<void> {
     },
   });
   await converged(3);
-  say("converged: 3 instances, 3 Nodes, providerIDList copied to the MachinePool");
+  say("converged: 3 instances, 3 Nodes, providerIDList copied, MachinePool Running");
 
   heading("scale to 5");
   await setReplicas(5);

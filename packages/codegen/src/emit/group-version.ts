@@ -1,7 +1,8 @@
+import { RE2JS } from "re2js";
 import { CodegenError, type InputLocation } from "../errors.js";
 import type { CrdDefinition, CrdVersion, SchemaNode } from "../load.js";
 import { escapeDocText, renderDoc, splitDescription } from "./docs.js";
-import { itemName, pascal, propertyKey } from "./names.js";
+import { itemName, jsonLiteral, literalKey, pascal, propertyKey } from "./names.js";
 
 /** One kind at one version, the unit the emitter works on. */
 export interface KindVersion {
@@ -171,7 +172,10 @@ interface Rendered {
 
 class GroupVersionEmitter {
   private readonly named = new Map<string, NamedType>();
+  /** The key id (see canonicalKey) of every named node, and of the raw node it was merged from. */
   private readonly nodeKeys = new WeakMap<object, string>();
+  /** Canonical keys to their short ids. */
+  private readonly keyIds = new Map<string, string>();
   /** Named types in post-order (dependencies first), the order schemas must be declared in. */
   private readonly order: NamedType[] = [];
   private nextId = 0;
@@ -293,6 +297,8 @@ class GroupVersionEmitter {
         );
       }
     }
+    if (node.pattern !== undefined)
+      checkPattern(node.pattern, `${path}.pattern`, (at, problem) => this.fail(at, problem));
     if (node.uniqueItems === true) {
       this.fail(
         `${path}.uniqueItems`,
@@ -475,7 +481,7 @@ class GroupVersionEmitter {
     const literalTs = values.map((v) => JSON.stringify(v)).join(" | ");
     return {
       ts: () => literalTs,
-      zod: () => `c.literals<${literalTs}>(${JSON.stringify(values)})`,
+      zod: () => `c.literals<${literalTs}>(${jsonLiteral(values)})`,
       defaults: () => "",
     };
   }
@@ -524,13 +530,15 @@ class GroupVersionEmitter {
           `${path}.${keyword}${keyword === "not" ? "" : `[${index}]`}`,
         );
       });
-      out += `${out === "" ? "" : ", "}${keyword}: ${JSON.stringify(value)}`;
+      out += `${out === "" ? "" : ", "}${keyword}: ${jsonLiteral(value)}`;
     }
     return out;
   }
 
   private checkValueValidation(branch: unknown, path: string): void {
     if (!isRecord(branch)) this.fail(path, "a value-validation branch must be an object");
+    if (branch.pattern !== undefined)
+      checkPattern(branch.pattern, `${path}.pattern`, (at, problem) => this.fail(at, problem));
     for (const key of Object.keys(branch)) {
       if (!VALUE_VALIDATION_KEYS.has(key)) {
         this.fail(
@@ -559,7 +567,7 @@ class GroupVersionEmitter {
     ]) {
       if (node[key] !== undefined) meta[key] = node[key];
     }
-    return Object.keys(meta).length === 0 ? "" : JSON.stringify(meta);
+    return Object.keys(meta).length === 0 ? "" : jsonLiteral(meta);
   }
 
   private visitNamed(node: SchemaNode, hint: string, path: string): NamedType {
@@ -589,16 +597,28 @@ class GroupVersionEmitter {
     return named;
   }
 
-  /** A key equal for structurally equal schemas; the node's own description is not part of it. */
+  /**
+   * A key equal for structurally equal schemas; the node's own description is not part of it.
+   * A named child stands in by the short id of its own key, not by the key itself: embedding the
+   * child's key JSON-escaped the key below it again at every level, doubling its backslashes, so
+   * keys (and memory) grew as 2^depth. With ids each node is serialised once per named ancestor
+   * boundary, and equal ids still mean equal structure.
+   */
   private canonicalKey(node: SchemaNode): string {
     const keys = this.nodeKeys;
-    return JSON.stringify(node, function (this: unknown, key: string, value: unknown) {
+    const key = JSON.stringify(node, function (this: unknown, key: string, value: unknown) {
       if (key === "" || !isRecord(value))
         return key === "" && isRecord(value) ? { ...value, description: undefined } : value;
       const known = keys.get(value);
       if (known !== undefined) return { $named: known, description: value.description };
       return value;
     });
+    let id = this.keyIds.get(key);
+    if (id === undefined) {
+      id = `#${this.keyIds.size}`;
+      this.keyIds.set(key, id);
+    }
+    return id;
   }
 
   private objectDefaults(properties: readonly Property[]): string {
@@ -606,12 +626,12 @@ class GroupVersionEmitter {
     for (const property of properties) {
       const parts: string[] = [];
       if (property.node.default !== undefined)
-        parts.push(`default: ${JSON.stringify(property.node.default)}`);
+        parts.push(`default: ${jsonLiteral(property.node.default)}`);
       if (property.node.default !== undefined && property.node.nullable === true)
         parts.push("nullable: true");
       const child = property.shape.defaults();
       if (child !== "") parts.push(child);
-      if (parts.length > 0) entries.push(`${propertyKey(property.key)}: { ${parts.join(", ")} }`);
+      if (parts.length > 0) entries.push(`${literalKey(property.key)}: { ${parts.join(", ")} }`);
     }
     return entries.length === 0 ? "" : `properties: { ${entries.join(", ")} }`;
   }
@@ -670,8 +690,8 @@ class GroupVersionEmitter {
       'import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";\n';
     const commonTypes = types.length;
     const models = this.kinds.map((kv) => `${kv.crd.kind}Model`).sort();
-    types += `import { ${models.join(", ")} } from "${runtimeModule}";\n\n`;
-    types += `export * from "${runtimeModule}";\n`;
+    types += `import { ${models.join(", ")} } from ${JSON.stringify(runtimeModule)};\n\n`;
+    types += `export * from ${JSON.stringify(runtimeModule)};\n`;
 
     let runtime = renderDoc(
       [
@@ -683,7 +703,7 @@ class GroupVersionEmitter {
       'import { createTypeMetaGuard, Model, type ModelData, type TypeMetaGuard } from "@kubernetes-models/base";\n';
     runtime += 'import type { z } from "zod";\n';
     runtime += 'import * as c from "../common.js";\n';
-    runtime += `import type * as t from "./${this.version}.js";\n`;
+    runtime += `import type * as t from ${JSON.stringify(`./${this.version}.js`)};\n`;
     for (const named of this.order) {
       const part =
         named.root === undefined
@@ -742,7 +762,7 @@ class GroupVersionEmitter {
     let out = "";
     for (const property of properties) {
       const zod = override?.(property) ?? property.shape.zod();
-      out += `  ${propertyKey(property.key)}: ${zod},\n`;
+      out += `  ${literalKey(property.key)}: ${zod},\n`;
     }
     return out;
   }
@@ -942,7 +962,7 @@ class GroupVersionEmitter {
     out += `  scope: ${JSON.stringify(crd.scope)},\n  served: ${version.served},\n  storage: ${version.storage},\n  storageVersion: ${JSON.stringify(storageVersion)},\n`;
     out += `  servedVersions: ${JSON.stringify(servedVersions)},\n  deprecated: ${version.deprecated},\n`;
     out += `  deprecationWarning: ${version.deprecationWarning === undefined ? "undefined" : JSON.stringify(version.deprecationWarning)},\n`;
-    out += `  shortNames: ${JSON.stringify(crd.shortNames)},\n  categories: ${JSON.stringify(crd.categories)},\n  labels: ${JSON.stringify(crd.labels)},\n`;
+    out += `  shortNames: ${JSON.stringify(crd.shortNames)},\n  categories: ${JSON.stringify(crd.categories)},\n  labels: ${jsonLiteral(crd.labels)},\n`;
     out += `  subresources: {\n    status: ${version.statusSubresource},\n    scale: ${
       scale === undefined
         ? "undefined"
@@ -950,6 +970,27 @@ class GroupVersionEmitter {
     },\n  },\n`;
     out += `  schema: ${kind}Schema,\n  defaults: ${named.hasDefaults ? `${kind}Defaults` : "undefined"},\n};\n`;
     return { types, runtime: out };
+  }
+}
+
+/**
+ * Refuses a pattern that is not RE2 syntax. The API server compiles patterns with Go's RE2 engine
+ * and rejects a CRD whose pattern does not compile (lookaround, backreferences); the generated
+ * validators use an RE2 engine too, so a pattern matches the same strings, in linear time, in both.
+ */
+function checkPattern(
+  pattern: unknown,
+  path: string,
+  fail: (path: string, problem: string) => never,
+): void {
+  if (typeof pattern !== "string") fail(path, "pattern must be a string");
+  try {
+    RE2JS.compile(pattern);
+  } catch (error) {
+    fail(
+      path,
+      `pattern ${JSON.stringify(pattern)} is not an RE2 regular expression, the syntax the API server uses (${error instanceof Error ? error.message : String(error)}); rewrite it without lookaround or backreferences`,
+    );
   }
 }
 
@@ -983,7 +1024,7 @@ function options(
   for (const key of keys) {
     const value = node[key];
     if (value === undefined) continue;
-    parts.push(`${OPTION_NAMES[key] ?? key}: ${JSON.stringify(value)}`);
+    parts.push(`${OPTION_NAMES[key] ?? key}: ${jsonLiteral(value)}`);
   }
   return parts.length === 0 ? "" : `, { ${parts.join(", ")} }`;
 }

@@ -65,3 +65,28 @@ export function groupAliases(
     return `${base}${version.toLowerCase().replace(/[^a-z0-9]/g, "")}`;
   };
 }
+
+/**
+ * Renders a key of a JavaScript object literal: like {@link propertyKey}, except that `__proto__`
+ * is written as a computed key, because a literal `__proto__: x` (quoted or not) sets the object's
+ * prototype instead of adding a property.
+ *
+ * @param key - the key
+ * @returns the key as written in an object literal that runs
+ */
+export function literalKey(key: string): string {
+  return key === "__proto__" ? '["__proto__"]' : propertyKey(key);
+}
+
+/**
+ * Renders a JSON value (a default, an enum, schema keywords) as a JavaScript expression. JSON text
+ * is one, except that a `"__proto__"` key in an object literal sets the prototype instead of adding
+ * the key; a value holding such a key is parsed at run time instead, which keeps it.
+ *
+ * @param value - a JSON value
+ * @returns a JavaScript expression that evaluates to the same value
+ */
+export function jsonLiteral(value: unknown): string {
+  const json = JSON.stringify(value);
+  return json.includes('"__proto__"') ? `JSON.parse(${JSON.stringify(json)})` : json;
+}

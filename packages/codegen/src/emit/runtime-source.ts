@@ -1,8 +1,8 @@
 /**
  * The source of `common.ts`, the small runtime every generated output folder carries: JSON value
  * types, object metadata schemas, resource metadata, validation and API-server-style defaulting.
- * It is emitted as text so generated code depends only on zod, `@kubernetes-models/base` and
- * `@kubernetes/client-node` (types), never on the generator. It must not contain backticks or
+ * It is emitted as text so generated code depends only on zod, `@kubernetes-models/base`, re2js
+ * (the RE2 engine for schema patterns) and `@kubernetes/client-node` (types), never on the generator. It must not contain backticks or
  * dollar-brace sequences because it lives in a template literal.
  */
 export const RUNTIME_SOURCE = String.raw`/**
@@ -16,6 +16,7 @@ export const RUNTIME_SOURCE = String.raw`/**
 import type { V1ListMeta } from "@kubernetes/client-node/dist/gen/models/V1ListMeta.js";
 import type { V1ObjectMeta } from "@kubernetes/client-node/dist/gen/models/V1ObjectMeta.js";
 import type { V1OwnerReference } from "@kubernetes/client-node/dist/gen/models/V1OwnerReference.js";
+import { RE2JS } from "re2js";
 import { z } from "zod";
 
 /**
@@ -41,7 +42,11 @@ interface LooseSchema {
 /** The refinement context of zod's superRefine, as used here. */
 export interface RefineContext {
   /** Reports a problem. */
-  addIssue(issue: { code: "custom"; message: string; input: unknown; path?: PropertyKey[] }): void;
+  addIssue(
+    issue:
+      | { code: "custom"; message: string; input: unknown; path?: PropertyKey[] }
+      | { code: "invalid_format"; format: "regex"; pattern: string; message: string; input: unknown },
+  ): void;
 }
 
 interface LooseZod {
@@ -242,9 +247,9 @@ function defaultValue(value: unknown, node: DefaultsNode): void {
     for (const name of Object.keys(properties)) {
       const property = properties[name];
       if (property === undefined || property.default === undefined) continue;
-      const current = fields[name];
+      const current = Object.hasOwn(fields, name) ? fields[name] : undefined;
       if (current === undefined || (current === null && property.nullable !== true)) {
-        fields[name] = JSON.parse(JSON.stringify(property.default)) as FreeFormJson;
+        setOwn(fields, name, JSON.parse(JSON.stringify(property.default)) as FreeFormJson);
       }
     }
   }
@@ -255,6 +260,14 @@ function defaultValue(value: unknown, node: DefaultsNode): void {
         : node.additionalProperties;
     if (child !== undefined) defaultValue(fields[name], child);
   }
+}
+
+/**
+ * Sets an own property. Plain assignment of a key named "__proto__" (a legal field name in a CRD)
+ * would replace the object's prototype instead of adding the field.
+ */
+function setOwn(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** One problem found by a schema: where it is and what is wrong. */
@@ -438,7 +451,7 @@ export function matchesValueValidation(rule: ValueValidation, value: unknown): b
     if (!rule.enum.some((allowed) => canonicalJson(allowed) === key)) return false;
   }
   if (typeof value === "string") {
-    if (rule.pattern !== undefined && !new RegExp(rule.pattern).test(value)) return false;
+    if (rule.pattern !== undefined && re2(rule.pattern)?.test(value) === false) return false;
     if (rule.minLength !== undefined && value.length < rule.minLength) return false;
     if (rule.maxLength !== undefined && value.length > rule.maxLength) return false;
   }
@@ -612,7 +625,7 @@ export interface StringOptions {
   readonly minLength?: number;
   /** Longest allowed length. */
   readonly maxLength?: number;
-  /** Regular expression (ECMA-262); one JavaScript cannot compile is left to the API server. */
+  /** Regular expression in RE2 syntax, as the API server reads it; one RE2 cannot compile is left to the API server. */
   readonly pattern?: string;
 }
 
@@ -645,21 +658,35 @@ export function string(options: StringOptions = {}): Schema<string> {
   if (options.minLength !== undefined) schema = schema.min(options.minLength);
   if (options.maxLength !== undefined) schema = schema.max(options.maxLength);
   if (options.pattern !== undefined) {
-    const pattern = compilePattern(options.pattern);
-    if (pattern !== undefined) schema = schema.regex(pattern, "must match " + options.pattern);
+    const pattern = options.pattern;
+    schema = schema.superRefine((value: string, ctx: RefineContext) => {
+      if (re2(pattern)?.test(value) === false) {
+        ctx.addIssue({ code: "invalid_format", format: "regex", pattern, message: "must match " + pattern, input: value });
+      }
+    });
   }
   return wrap(schema);
 }
 
-function compilePattern(source: string): RegExp | undefined {
-  for (const flags of ["u", ""]) {
+const re2Patterns = new Map<string, RE2JS | null>();
+
+/**
+ * A pattern compiled with RE2, the engine the API server uses, so it matches the same strings and
+ * in time linear in the input: a JavaScript RegExp backtracks, and a pattern such as "^(a+)+$"
+ * takes time exponential in the input. Compiled on first use, once per pattern. Undefined when RE2
+ * cannot compile it (the API server would have refused the CRD).
+ */
+function re2(pattern: string): RE2JS | undefined {
+  let compiled = re2Patterns.get(pattern);
+  if (compiled === undefined) {
     try {
-      return new RegExp(source, flags);
+      compiled = RE2JS.compile(pattern);
     } catch {
-      // try the next flags; a pattern only RE2 understands is left to the API server
+      compiled = null;
     }
+    re2Patterns.set(pattern, compiled);
   }
-  return undefined;
+  return compiled ?? undefined;
 }
 
 /** OpenAPI keywords of an integer or number schema. */
@@ -868,7 +895,7 @@ export function object<T>(
   const required = new Set<string>(options.required ?? []);
   const fields: Record<string, LooseSchema> = {};
   for (const [key, field] of Object.entries(shape as Record<string, Schema<unknown>>)) {
-    fields[key] = required.has(key) ? unwrap(field) : unwrap(field).optional();
+    setOwn(fields, key, required.has(key) ? unwrap(field) : unwrap(field).optional());
   }
   return wrap(counted(zl.looseObject(fields), options));
 }

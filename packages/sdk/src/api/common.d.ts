@@ -17,6 +17,12 @@ export interface RefineContext {
         message: string;
         input: unknown;
         path?: PropertyKey[];
+    } | {
+        code: "invalid_format";
+        format: "regex";
+        pattern: string;
+        message: string;
+        input: unknown;
     }): void;
 }
 /** Any JSON value: what a field marked "x-kubernetes-preserve-unknown-fields" without a type holds. */
@@ -327,7 +333,7 @@ export interface StringOptions {
     readonly minLength?: number;
     /** Longest allowed length. */
     readonly maxLength?: number;
-    /** Regular expression (ECMA-262); one JavaScript cannot compile is left to the API server. */
+    /** Regular expression in RE2 syntax, as the API server reads it; one RE2 cannot compile is left to the API server. */
     readonly pattern?: string;
 }
 /**

@@ -98,7 +98,7 @@ function compileValueValidation(
   if (typeof raw.pattern === "string") {
     target.pattern = raw.pattern;
     try {
-      target.patternRegExp = compilePattern(raw.pattern);
+      target.patternRE2 = compilePattern(raw.pattern);
     } catch (error) {
       ctx.problems.push(`${path}.pattern: ${(error as Error).message}`);
     }

@@ -20,8 +20,8 @@
  * Known differences from kube-apiserver: CEL runs on `@marcbachmann/cel-js` with the standard library
  * plus `isSorted`, `indexOf`, `lastIndexOf` and `isURL`; other Kubernetes CEL libraries (quantity, ip,
  * cidr, format, semver) are missing, so rules using them are listed in `skippedRules` and not enforced;
- * there is no CEL cost budget; patterns use JavaScript regular expressions (RE2 syntax translated for
- * `(?i)`, `\A`, `\z` and POSIX classes; RE2's linear-time guarantee is not kept); numbers are JSON
+ * there is no CEL cost budget; patterns run on re2js, an RE2 engine like the server's (same syntax,
+ * linear time; a pattern RE2 rejects makes the CRD invalid); numbers are JSON
  * numbers, so `1.0` counts as an integer; string formats follow the server's checkers closely but not
  * byte for byte (`email`, `hostname`, `uri`); ratcheting compares values for equality, without the
  * server's per-rule ratcheting of CEL rules that read `oldSelf` optionally.

@@ -1,3 +1,4 @@
+import type { RE2JS } from "re2js";
 /**
  * One entry of a `Status.details.causes` list, formatted as kube-apiserver formats a field error.
  *
@@ -123,8 +124,8 @@ export interface ValueValidation {
   minLength?: number;
   /** `pattern` source as written in the schema. */
   pattern?: string;
-  /** `pattern` compiled for JavaScript. */
-  patternRegExp?: RegExp;
+  /** `pattern` compiled with RE2, as the server compiles it. */
+  patternRE2?: RE2JS;
   /** `maxItems`. */
   maxItems?: number;
   /** `minItems`. */

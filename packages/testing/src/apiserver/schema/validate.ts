@@ -1,3 +1,4 @@
+import type { RE2JS } from "re2js";
 import { fieldError, formatGoFloat, goJSON, OMIT_VALUE } from "./causes.js";
 import { toCelValue } from "./cel.js";
 import { checkStringFormat } from "./formats.js";
@@ -224,7 +225,7 @@ function checkValue(
         value,
         `${openAPIPath(path)} in body should be at least ${vv.minLength} chars long`,
       );
-    } else if (vv.patternRegExp !== undefined && !matchesCached(vv.patternRegExp, value)) {
+    } else if (vv.patternRE2 !== undefined && !matchesCached(vv.patternRE2, value)) {
       openAPIError(
         sink,
         path,
@@ -302,7 +303,7 @@ function checkValue(
  * Regular expressions are the costliest part of validation and controllers write the same strings over
  * and over (condition types, reasons, names), so results are memoised per pattern (bounded).
  */
-const regexResults = new WeakMap<RegExp, Map<string, boolean>>();
+const regexResults = new WeakMap<RE2JS, Map<string, boolean>>();
 const passedRules = new WeakMap<object, Map<string, true>>();
 const formatResults = new Map<string, Map<string, boolean>>();
 const MEMO_LIMIT = 4096;
@@ -316,7 +317,7 @@ function memo(table: Map<string, boolean>, value: string, compute: () => boolean
   return result;
 }
 
-function matchesCached(re: RegExp, value: string): boolean {
+function matchesCached(re: RE2JS, value: string): boolean {
   let table = regexResults.get(re);
   if (table === undefined) {
     table = new Map();

@@ -4,6 +4,7 @@ import {
   clusterv1beta2,
   formatLabelValue,
   hasWatchFilterLabel,
+  type InformerHandler,
   isNotFound,
   Labels,
   type LoggerOptions,
@@ -407,7 +408,7 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
     log: manager.logger.child({ component: "clustercache" }),
   });
 
-  let nodeHandler: ReturnType<Controller["mapHandler"]> | undefined;
+  let nodeHandler: InformerHandler<V1Node> | undefined;
   const reconciler = new MachinePoolReconciler({
     cache: manager.cache,
     writer: new RecordingWriter(manager.client, log, "machinepool"),
@@ -416,7 +417,7 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
     readExternal,
     watchInfraMachines,
     clusterCache,
-    nodeHandler: () => nodeHandler as never,
+    nodeHandler: () => nodeHandler,
     log: manager.logger,
     options: {
       provisionedFrom: options.provisionedFrom ?? "ready",

@@ -603,6 +603,53 @@ describe("deprecated v1beta1 conditions", () => {
     setV1Beta1MirrorCondition(mp3, "InfrastructureReady", {});
     expect(getV1Beta1Conditions(mp3)).toEqual([]);
   });
+
+  it("SetMirror reads status.deprecated.v1beta1.conditions first, as CAPI's UnstructuredGetter", () => {
+    const target = (): ObjectWithConditions => ({
+      apiVersion: "cluster.x-k8s.io/v1beta2",
+      kind: "MachinePool",
+      metadata: {},
+    });
+    // A v1beta2 provider object: v1beta2 conditions in status.conditions, v1beta1 ones under deprecated.
+    const v1beta2Source = {
+      status: {
+        conditions: [{ type: "Ready", status: "True", reason: "Ready" }],
+        deprecated: {
+          v1beta1: {
+            conditions: [
+              { type: "Ready", status: "False", severity: "Warning", reason: "ScalingUp" },
+            ],
+          },
+        },
+      },
+    };
+    const mp = target();
+    setV1Beta1MirrorCondition(mp, "InfrastructureReady", v1beta2Source);
+    expect(getV1Beta1Conditions(mp)[0]).toMatchObject({
+      type: "InfrastructureReady",
+      status: "False",
+      severity: "Warning",
+      reason: "ScalingUp",
+    });
+    // Present but without Ready: the fallback applies, status.conditions is not consulted.
+    const mp2 = target();
+    setV1Beta1MirrorCondition(
+      mp2,
+      "InfrastructureReady",
+      { status: { ...v1beta2Source.status, deprecated: { v1beta1: { conditions: [] } } } },
+      { value: false, reason: "WaitingForInfrastructure", severity: "Info" },
+    );
+    expect(getV1Beta1Conditions(mp2)[0]).toMatchObject({
+      status: "False",
+      reason: "WaitingForInfrastructure",
+    });
+    // Undecodable (not a list): Go's unmarshal fails and status.conditions is read instead.
+    const mp3 = target();
+    setV1Beta1MirrorCondition(mp3, "InfrastructureReady", {
+      status: { ...v1beta2Source.status, deprecated: { v1beta1: { conditions: "broken" } } },
+    });
+    expect(getV1Beta1Conditions(mp3)[0]).toMatchObject({ status: "True", reason: "Ready" });
+  });
 });
 
 describe("pluralize (flect)", () => {

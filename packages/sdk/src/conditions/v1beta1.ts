@@ -200,10 +200,49 @@ export function deleteV1Beta1Condition(
 }
 
 /**
- * Mirrors the source's v1beta1 `Ready` condition (read only from `status.conditions`, like CAPI's
- * `UnstructuredGetter`) onto the target as `targetType` (CAPI `v1beta1conditions.SetMirror`). When the
- * source has none, the fallback is used: `true` ⇒ True, `false` ⇒ False with reason/severity/message; with
- * no fallback nothing is set. This is what core does with an InfraMachinePool's `Ready` (G5).
+ * Reads a condition list as Go's `json.Unmarshal` into `clusterv1.Conditions` would: `undefined` when the
+ * value does not decode (not a list, an item not an object, a field of the wrong type), so the caller
+ * falls back to the next place, as CAPI's `UnstructuredGetter` does.
+ */
+function decodeV1Beta1List(raw: unknown): Partial<V1Beta1Condition>[] | undefined {
+  if (!Array.isArray(raw)) return undefined;
+  for (const item of raw) {
+    if (item === null) continue;
+    if (typeof item !== "object" || Array.isArray(item)) return undefined;
+    for (const field of ["type", "status", "severity", "reason", "message", "lastTransitionTime"]) {
+      const value = (item as Record<string, unknown>)[field];
+      if (value !== undefined && value !== null && typeof value !== "string") return undefined;
+    }
+  }
+  return raw.filter((item) => item !== null) as Partial<V1Beta1Condition>[];
+}
+
+/**
+ * The source's v1beta1 `Ready` condition the way CAPI's `UnstructuredGetter` finds it:
+ * `status.deprecated.v1beta1.conditions` when present and well-formed (even empty), else
+ * `status.conditions` (v1beta1 conditions, or v1beta2 ones read best-effort).
+ */
+function mirrorSourceConditions(source: unknown): Partial<V1Beta1Condition>[] {
+  const deprecated = readPath(source, ["status", "deprecated", "v1beta1", "conditions"]);
+  if (deprecated !== undefined && deprecated !== null) {
+    const list = decodeV1Beta1List(deprecated);
+    if (list) return list;
+  }
+  const current = readPath(source, ["status", "conditions"]);
+  if (current !== undefined && current !== null) {
+    const list = decodeV1Beta1List(current);
+    if (list) return list;
+  }
+  return [];
+}
+
+/**
+ * Mirrors the source's v1beta1 `Ready` condition onto the target as `targetType` (CAPI
+ * `v1beta1conditions.SetMirror`). Like CAPI's `UnstructuredGetter`, the source's conditions are read from
+ * `status.deprecated.v1beta1.conditions` first (a v1beta2 object keeps its v1beta1 conditions there), and
+ * from `status.conditions` only when that field is absent or does not decode. When the source has no
+ * `Ready`, the fallback is used: `true` ⇒ True, `false` ⇒ False with reason/severity/message; with no
+ * fallback nothing is set. This is what core does with an InfraMachinePool's `Ready` (G5).
  *
  * @example
  * ```ts
@@ -223,9 +262,7 @@ export function setV1Beta1MirrorCondition(
   },
   options?: LayoutOptions & { clock?: ConditionClock },
 ): void {
-  const raw = readPath(source, ["status", "conditions"]);
-  const list = Array.isArray(raw) ? (raw as Partial<V1Beta1Condition>[]) : [];
-  const ready = list.find((c) => c?.type === "Ready");
+  const ready = mirrorSourceConditions(source).find((c) => c?.type === "Ready");
   if (ready && typeof ready.status === "string") {
     const input: V1Beta1ConditionInput = { type: targetType, status: ready.status };
     if (ready.severity) input.severity = ready.severity;

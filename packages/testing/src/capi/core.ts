@@ -1,18 +1,24 @@
 import {
   CLUSTER_API_GROUP,
   type Controller,
+  clusterv1beta2,
+  formatLabelValue,
+  hasWatchFilterLabel,
+  type InformerHandler,
   isNotFound,
+  Labels,
   type LoggerOptions,
   Manager,
   type ManagerOptions,
-  NodeResource,
-  notPaused,
   type Predicate,
+  type RateLimiter,
   type ReconcileRequest,
+  type ReconcileResult,
   type ResourceDescriptor,
   type RuntimeLogger,
   resourceId,
   resourceVersionChanged,
+  SecretResource,
 } from "@capi-ts/sdk";
 import type { KubeConfig, KubernetesObject, V1Node } from "@kubernetes/client-node";
 import {
@@ -20,6 +26,7 @@ import {
   BootstrapStandInController,
   type BootstrapStandInOptions,
 } from "./bootstrap.js";
+import { type ClusterCacheTimings, WorkloadClusterCache } from "./clustercache.js";
 import { ContractResolver, type ResolvedKind } from "./contract-version.js";
 import {
   CorePanicError,
@@ -38,9 +45,13 @@ import { type CoreWrite, type CoreWriteFilter, RecordingWriter, WriteLog } from 
 
 /** Options of {@link startCapiCore}. */
 export interface CapiCoreOptions {
-  /** The management cluster (for tests: `api.kubeConfig` of the in-memory API server). Nodes are read from it too. */
+  /**
+   * The management cluster (for tests: `api.kubeConfig` of the in-memory API server). Workload
+   * clusters are reached only through each Cluster's `<cluster>-kubeconfig` Secret, as core does (see
+   * {@link markWorkloadClusterReady}).
+   */
   kubeConfig: KubeConfig;
-  /** Watch only this namespace (Nodes are cluster-scoped and always watched). */
+  /** Watch only this namespace. */
   namespace?: string;
   /** Reconcile only MachinePools labelled `cluster.x-k8s.io/watch-filter=<value>` (core's `--watch-filter`). */
   watchFilterValue?: string;
@@ -48,12 +59,12 @@ export interface CapiCoreOptions {
   name?: string;
   /**
    * How core decides the InfraMachinePool is provisioned:
-   * - `"ready"` (default): CAPI `main` at the studied commit — `status.ready` only, and
+   * - `"ready"` (default): CAPI core v1.14.2 — `status.ready` only (`external.IsReady`), and
    *   `MachinePool.status.initialization.infrastructureProvisioned` re-computed every reconcile, so it
    *   flips back to false if `ready` does (contract G1, G3);
-   * - `"initialization"`: open PR #14030 — `status.initialization.provisioned`, falling back to
-   *   `status.ready` only when absent (v1beta1-contract CRDs: `status.ready`), and
-   *   `infrastructureProvisioned` sticky once true (G2).
+   * - `"initialization"`: a preview of PR #14030, not in any release yet —
+   *   `status.initialization.provisioned`, falling back to `status.ready` only when absent (v1beta1-contract
+   *   CRDs: `status.ready`), and `infrastructureProvisioned` sticky once true (G2).
    */
   provisionedFrom?: ProvisionedFrom;
   /**
@@ -67,6 +78,13 @@ export interface CapiCoreOptions {
    * in a test API server. Default true.
    */
   defaulting?: boolean;
+  /**
+   * Refuse MachinePools core's validating webhook would have rejected (see {@link validateMachinePool}):
+   * such a pool gets the webhook's denial as a reconcile error and no writes. Off by default because a
+   * test API server admits them anyway and many tests rely on the bootstrap stand-in serving pools with
+   * `bootstrap: {}`, which the real webhook rejects.
+   */
+  validation?: boolean;
   /** How long core waits before re-checking Nodes that are not all ready, ms. Core: 30,000 (the default). */
   nodeRefRequeueMs?: number;
   /**
@@ -75,8 +93,22 @@ export interface CapiCoreOptions {
    * (`startControlPlane({ capiCore: true })`), which has none.
    */
   machinePools?: boolean;
-  /** Parallel MachinePool reconciles (core's `--machinepool-concurrency`). Default 10. */
+  /** Parallel MachinePool reconciles (core's `--machinepool-concurrency`). Default 50, as core. */
   maxConcurrentReconciles?: number;
+  /**
+   * Core reconciles one object at most once per this interval (feature gate `ReconcilerRateLimiting`,
+   * on by default): an earlier request is deferred, a shorter `requeueAfter` is stretched to it, and
+   * error retries wait this long plus an exponential 5 ms · 2ⁿ. Default 1,000 ms, as core; 0 turns it
+   * off (tests that count reconciles).
+   */
+  rateLimitIntervalMs?: number;
+  /** How often every informer replays its objects (core's `--sync-period`). Default 600,000 (10 min). */
+  syncPeriodMs?: number;
+  /**
+   * Timings of the emulated ClusterCache. Defaults are core's: retry a failed connection after
+   * 30,000 ms, probe every 10,000 ms, disconnect after 5 failed probes, 300,000 ms initial sync timeout.
+   */
+  clusterCache?: Partial<ClusterCacheTimings>;
   /** Logger, or options to create one. Default: silent. */
   logger?: RuntimeLogger | LoggerOptions;
   /** Informer tuning (watch timeout, backoff); mostly for fault-injection tests. */
@@ -101,7 +133,8 @@ export interface CoreReconcileRecord {
    * Decisions core made, in order, e.g. `InfrastructureRead` (detail: the InfraMachinePool's
    * resourceVersion and what core concluded), `ProviderIDListCopied`, `DeprecatedCountersReset`,
    * `EmptyProviderIDListIgnored`, `InfrastructureNotProvisioned`, `InfrastructureProvisionedReverted`,
-   * `RetiredNodeDeleted`, `WaitingForExternalDeletion`, `FinalizerRemoved`, `Paused`, `Panic`.
+   * `RetiredNodeDeleted`, `MachineCreated`, `WaitingForExternalDeletion`, `FinalizerRemoved`,
+   * `Paused`, `Panic`, `WebhookDenied`.
    */
   notes: { event: string; detail?: string }[];
   /** The error the reconcile returned (core retries with backoff), if any. */
@@ -172,34 +205,66 @@ const clusterPausedTransitions: Predicate<ClusterObject> = {
 
 const silent: LoggerOptions = { level: "silent" };
 
+const MachineResource: ResourceDescriptor<clusterv1beta2.Machine> = clusterv1beta2.MachineResource;
+
 /**
- * Starts the CAPI core emulator against any API server: core's MachinePool controller as it treats an
- * InfraMachinePool (owner reference and `cluster-name` label, readiness, copying `providerIDList` and
- * `replicas` only when ready with the empty-list guard and the order-sensitive counter reset, Node
- * references, retired Node deletion, phases, deletion ordering, the failureReason panic) plus a
- * bootstrap stand-in. The CAPI CRDs must be installed; referenced provider CRDs need their contract
- * label (R4) exactly as with real core. Resolves once its caches have synced.
+ * Core's reconciler rate limiter (`ReconcilerRateLimiting`): a failed item waits the rate-limit interval
+ * plus 5 ms · 2^failures, at most 1000 s; forgetting is left to success and `requeueAfter`.
+ */
+class CoreRateLimiter implements RateLimiter {
+  private readonly failures = new Map<string, number>();
+  private readonly intervalMs: number;
+
+  constructor(intervalMs: number) {
+    this.intervalMs = intervalMs;
+  }
+
+  when(item: string): number {
+    const failures = this.failures.get(item) ?? 0;
+    this.failures.set(item, failures + 1);
+    return Math.min(this.intervalMs + 5 * 2 ** failures, 1_000_000);
+  }
+
+  forget(item: string): void {
+    this.failures.delete(item);
+  }
+
+  numRequeues(item: string): number {
+    return this.failures.get(item) ?? 0;
+  }
+}
+
+/**
+ * Starts the CAPI core emulator against any API server: core v1.14.2's MachinePool controller as it
+ * treats an InfraMachinePool (owner reference and `cluster-name` label, readiness, copying
+ * `providerIDList` and `replicas` only when ready with the empty-list guard and the order-sensitive
+ * counter reset, MachinePool Machines, Node references, retired Node deletion, phases, deletion
+ * ordering, the failureReason panic), its ClusterCache (workload clusters reached only through
+ * `<cluster>-kubeconfig` once the Cluster's infrastructure is provisioned) plus a bootstrap stand-in.
+ * The CAPI CRDs must be installed; referenced provider CRDs need their contract label (R4) exactly as
+ * with real core. Resolves once its caches have synced.
  *
  * @remarks
- * Ported from `core/reconcilers/machinepool` at the commit the contract was studied at (and PR #14030
- * for `provisionedFrom: "initialization"`). Where it differs from a real management cluster, and why:
- * - defaulting runs after admission, as a recorded patch, since a test API server has no webhooks
- *   (validation is not emulated);
- * - the workload cluster is the same API server: Nodes are read through `kubeConfig` and watched from
- *   the start (core waits for `ControlPlaneInitialized` and uses its cluster cache);
- * - MachinePool Machines (R11) are not emulated: an InfraMachinePool that sets
- *   `status.infrastructureMachineKind` gets a reconcile error saying so;
- * - the `failureReason` panic (G4) is a {@link CorePanicError}; the writes around it are core's;
- * - no Events (`SuccessfulSetNodeRefs`, `FailedSetNodeRef`) and no metrics of core's own;
- * - a pool with neither `configRef` nor `dataSecretName` (which the webhook would reject) waits for the
- *   bootstrap stand-in instead of failing, while the stand-in serves such pools.
+ * Ported from `core/reconcilers/machinepool` and `controllers/clustercache` of CAPI v1.14.2 (and PR
+ * #14030 for `provisionedFrom: "initialization"`). Every remaining difference from real core is listed,
+ * with its reason, in the "CAPI core emulator vs real core v1.14.2" section of the testing package's
+ * DIVERGENCES.md; the main ones:
+ * - defaulting runs after admission, as a recorded patch, since a test API server has no webhooks;
+ *   validation is opt-in (`validation: true`) and reported as a reconcile error;
+ * - no Machine controller: Machines of MachinePool Machines get only what the MachinePool controller
+ *   writes, so counters that come from their Ready/Available conditions stay 0 unless a test sets them;
+ * - no Events and no metrics of core's own;
+ * - the bootstrap stand-in, and pools with neither `configRef` nor `dataSecretName` wait for it
+ *   instead of failing (unless `validation` is on).
  *
  * @example
  * ```ts
  * const api = await startApiServer();
  * await api.installCRDs([capiCrdsFolder]);
- * const core = await startCapiCore({ kubeConfig: api.kubeConfig });
- * // … create a Cluster, a MachinePool and its InfraMachinePool, run the provider …
+ * const core = await startCapiCore({ kubeConfig: api.kubeConfig, rateLimitIntervalMs: 0 });
+ * // … create a Cluster, then let core reach its workload cluster (here: the same API server) …
+ * await markWorkloadClusterReady(client, { namespace: "default", name: "c1" }, api.kubeConfig);
+ * // … create a MachinePool and its InfraMachinePool, run the provider …
  * expect(core.writes({ kind: "FooMachinePool" })).toHaveLength(1); // owner ref + label, once
  * expect(core.reconciles({ failed: true, event: "Panic" })).toEqual([]);
  * await core.stop();
@@ -211,15 +276,21 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
     kubeConfig: options.kubeConfig,
     name,
     logger: options.logger ?? silent,
-    maxConcurrentReconciles: options.maxConcurrentReconciles ?? 10,
+    maxConcurrentReconciles: options.maxConcurrentReconciles ?? 50,
+    syncPeriodMs: options.syncPeriodMs ?? 600_000,
     gracefulShutdownTimeoutMs: 5_000,
   };
   if (options.namespace) managerOptions.namespace = options.namespace;
   if (options.watchFilterValue) managerOptions.watchFilterValue = options.watchFilterValue;
   if (options.informer) managerOptions.informer = options.informer;
   const manager = new Manager(managerOptions);
+  const rateLimitIntervalMs = options.rateLimitIntervalMs ?? 1_000;
 
-  for (const crd of ["machinepools.cluster.x-k8s.io", "clusters.cluster.x-k8s.io"]) {
+  for (const crd of [
+    "machinepools.cluster.x-k8s.io",
+    "clusters.cluster.x-k8s.io",
+    "machines.cluster.x-k8s.io",
+  ]) {
     try {
       await manager.client.get(CrdResource, { name: crd });
     } catch (error) {
@@ -240,38 +311,121 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
     if (records.length > maxRecords) records.splice(0, records.length - maxRecords);
   };
   manager.cache.informerFor(CrdResource);
+  manager.cache.informerFor(SecretResource);
+  manager.cache.informerFor(MachineResource);
   const resolver = new ContractResolver(manager.cache);
+  const syncTimeoutMs = options.startTimeoutMs ?? 30_000;
 
   let controller: Controller | undefined;
   const watched = new Map<string, Promise<void>>();
-  const watchExternal = (kind: ResolvedKind): Promise<void> => {
-    const id = resourceId(kind.resource);
-    let ready = watched.get(id);
+  const read = new Map<string, Promise<void>>();
+  const ensure = (
+    map: Map<string, Promise<void>>,
+    resource: ResourceDescriptor,
+    attach: (controller: Controller) => void,
+  ): Promise<void> => {
+    const id = resourceId(resource);
+    let ready = map.get(id);
     if (!ready) {
-      const informer = manager.cache.informerFor(kind.resource as ResourceDescriptor);
-      if (controller) {
-        informer.addEventHandler(
-          controller.mapHandler(ownerMachinePools, [resourceVersionChanged(), notPaused()]),
-        );
-      }
-      ready = informer.waitForSync(options.startTimeoutMs ?? 30_000);
-      ready.catch(() => watched.delete(id));
-      watched.set(id, ready);
+      const informer = manager.cache.informerFor(resource);
+      if (controller) attach(controller);
+      ready = informer.waitForSync(syncTimeoutMs);
+      ready.catch(() => map.delete(id));
+      map.set(id, ready);
     }
     return ready;
   };
+  const readExternal = (resource: ResourceDescriptor) => ensure(read, resource, () => undefined);
+  // Core's external ObjectTracker: `EnqueueRequestForOwner(MachinePool)` (any owner reference of that
+  // kind, not only the controller) behind `ResourceIsChanged`, and no other filter.
+  const watchExternal = (kind: ResolvedKind) =>
+    ensure(watched, kind.resource, (c) =>
+      manager.cache
+        .informerFor(kind.resource)
+        .addEventHandler(c.mapHandler(ownerMachinePools, [resourceVersionChanged()])),
+    );
+  const watchInfraMachines = (resource: ResourceDescriptor) =>
+    ensure(watched, resource, (c) =>
+      manager.cache
+        .informerFor(resource)
+        .addEventHandler(c.mapHandler(infraMachineToMachinePool, [resourceVersionChanged()])),
+    );
 
+  const clusterToMachinePools = async (cluster: {
+    metadata?: { namespace?: string; name?: string };
+  }): Promise<ReconcileRequest[]> =>
+    (
+      await manager.cache.list(MachinePoolResource, {
+        namespace: cluster.metadata?.namespace ?? "",
+        labelSelector: `cluster.x-k8s.io/cluster-name=${cluster.metadata?.name ?? ""}`,
+      })
+    ).map((mp) => ({
+      namespace: mp.metadata?.namespace ?? "",
+      name: mp.metadata?.name ?? "",
+    }));
+
+  /** `infraMachineToMachinePoolMapper`: by the pool-name label, among pools of the cluster-name label. */
+  const infraMachineToMachinePool = async (obj: KubernetesObject): Promise<ReconcileRequest[]> => {
+    const labels = obj.metadata?.labels ?? {};
+    const poolName = labels[Labels.MachinePoolName];
+    if (poolName === undefined) return [];
+    const filter: { namespace: string; labelSelector?: string } = {
+      namespace: obj.metadata?.namespace ?? "",
+    };
+    const clusterName = labels[Labels.ClusterName];
+    if (clusterName !== undefined) filter.labelSelector = `${Labels.ClusterName}=${clusterName}`;
+    const pool = (await manager.cache.list(MachinePoolResource, filter)).find(
+      (mp) => formatLabelValue(mp.metadata?.name ?? "") === poolName,
+    );
+    return pool
+      ? [{ namespace: pool.metadata?.namespace ?? "", name: pool.metadata?.name ?? "" }]
+      : [];
+  };
+
+  const clusterCache = new WorkloadClusterCache({
+    getSecret: (key) => manager.cache.get(SecretResource, key),
+    getCluster: (key) => manager.cache.get(ClusterResource, key),
+    onConnectionChange: (key) => {
+      if (!controller) return;
+      const target = controller;
+      void clusterToMachinePools({
+        metadata: { namespace: key.namespace ?? "", name: key.name },
+      }).then(
+        (requests) => {
+          for (const request of requests) target.enqueue(request);
+        },
+        () => undefined,
+      );
+    },
+    fieldManager: name,
+    ...(options.informer ? { informer: options.informer } : {}),
+    timings: {
+      connectionRetryMs: options.clusterCache?.connectionRetryMs ?? 30_000,
+      healthProbeIntervalMs: options.clusterCache?.healthProbeIntervalMs ?? 10_000,
+      healthProbeFailureThreshold: options.clusterCache?.healthProbeFailureThreshold ?? 5,
+      initialSyncTimeoutMs: options.clusterCache?.initialSyncTimeoutMs ?? 300_000,
+    },
+    log: manager.logger.child({ component: "clustercache" }),
+  });
+
+  let nodeHandler: InformerHandler<V1Node> | undefined;
   const reconciler = new MachinePoolReconciler({
     cache: manager.cache,
     writer: new RecordingWriter(manager.client, log, "machinepool"),
     resolver,
     watchExternal,
+    readExternal,
+    watchInfraMachines,
+    clusterCache,
+    nodeHandler: () => nodeHandler,
     log: manager.logger,
     options: {
       provisionedFrom: options.provisionedFrom ?? "ready",
       nodeRefRequeueMs: options.nodeRefRequeueMs ?? 30_000,
       defaulting: options.defaulting ?? true,
+      validation: options.validation ?? false,
       bootstrapStandInServesPools:
+        options.validation !== true &&
         options.bootstrap !== false &&
         (typeof options.bootstrap !== "object" || options.bootstrap.byMachinePool !== false),
     },
@@ -299,49 +453,88 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
     return byID.length === 1 ? [key(byID[0] as MachinePoolObject)] : [];
   };
 
+  /**
+   * controller-runtime's rate limiting as core wraps it: one reconcile of an object per interval; a
+   * request that comes earlier is deferred, and a shorter `requeueAfter` is stretched.
+   */
+  const lastStarted = new Map<string, number>();
+  const rateLimited = async (
+    request: ReconcileRequest,
+    run: () => Promise<ReconcileResult | undefined>,
+  ): Promise<ReconcileResult | undefined> => {
+    if (rateLimitIntervalMs <= 0) return run();
+    const id = `${request.namespace ?? ""}/${request.name}`;
+    const now = Date.now();
+    const last = lastStarted.get(id);
+    if (last !== undefined && now - last < rateLimitIntervalMs) {
+      return { requeueAfter: rateLimitIntervalMs - (now - last) };
+    }
+    lastStarted.set(id, now);
+    const result = await run();
+    if (result?.requeueAfter !== undefined && result.requeueAfter > 0) {
+      const remaining = now + rateLimitIntervalMs - Date.now();
+      return { requeueAfter: Math.max(result.requeueAfter, remaining, 1) };
+    }
+    return result;
+  };
+  // CAPI's controller builder also bounds every reconcile to one minute.
+  const controllerOptions = {
+    rateLimiter: new CoreRateLimiter(rateLimitIntervalMs),
+    reconcileTimeoutMs: 60_000,
+  };
+
   if (options.machinePools !== false) {
     controller = manager
       .controller("machinepool")
       .for(MachinePoolResource)
-      .watches(
-        ClusterResource,
-        async (cluster) =>
-          (
-            await manager.cache.list(MachinePoolResource, {
-              namespace: cluster.metadata?.namespace ?? "",
-              labelSelector: `cluster.x-k8s.io/cluster-name=${cluster.metadata?.name ?? ""}`,
-            })
-          ).map((mp) => ({
-            namespace: mp.metadata?.namespace ?? "",
-            name: mp.metadata?.name ?? "",
-          })),
-        { predicates: [clusterPausedTransitions] },
-      )
-      .watches(NodeResource, nodeToMachinePool, { predicates: [resourceVersionChanged()] })
-      .complete(async (request) => {
-        const trace: ReconcileTrace = { notes: [] };
-        const startedAt = new Date();
-        const entry: CoreReconcileRecord = {
-          actor: "machinepool",
-          machinePool: `${request.namespace ?? ""}/${request.name}`,
-          startedAt,
-          durationMs: 0,
-          notes: trace.notes,
-          panicked: false,
-        };
-        try {
-          const result = await reconciler.reconcile(request, trace);
-          if (result?.requeueAfter) entry.requeueAfterMs = result.requeueAfter;
-          return result;
-        } catch (error) {
-          entry.error = error instanceof Error ? error : new Error(String(error));
-          entry.panicked = error instanceof CorePanicError;
-          throw error;
-        } finally {
-          entry.durationMs = Date.now() - startedAt.getTime();
-          record(entry);
-        }
-      });
+      .watches(ClusterResource, clusterToMachinePools, {
+        predicates: [clusterPausedTransitions, hasWatchFilterLabel(options.watchFilterValue)],
+      })
+      .withOptions(controllerOptions)
+      .complete((request) =>
+        rateLimited(request, async () => {
+          const trace: ReconcileTrace = { notes: [] };
+          const startedAt = new Date();
+          const entry: CoreReconcileRecord = {
+            actor: "machinepool",
+            machinePool: `${request.namespace ?? ""}/${request.name}`,
+            startedAt,
+            durationMs: 0,
+            notes: trace.notes,
+            panicked: false,
+          };
+          try {
+            const result = await reconciler.reconcile(request, trace);
+            if (result?.requeueAfter) entry.requeueAfterMs = result.requeueAfter;
+            return result;
+          } catch (error) {
+            entry.error = error instanceof Error ? error : new Error(String(error));
+            entry.panicked = error instanceof CorePanicError;
+            throw error;
+          } finally {
+            entry.durationMs = Date.now() - startedAt.getTime();
+            record(entry);
+          }
+        }),
+      );
+    nodeHandler = controller.mapHandler(nodeToMachinePool, [resourceVersionChanged()]);
+
+    // Core's ClusterCache reconciler: Clusters (and, in the emulator, their kubeconfig Secrets).
+    manager
+      .controller("clustercache")
+      .for(ClusterResource)
+      .watches(SecretResource, (secret) => {
+        const secretName = secret.metadata?.name ?? "";
+        if (!secretName.endsWith("-kubeconfig")) return [];
+        return [
+          {
+            namespace: secret.metadata?.namespace ?? "",
+            name: secretName.slice(0, -"-kubeconfig".length),
+          },
+        ];
+      })
+      .withOptions(controllerOptions)
+      .complete((request) => clusterCache.reconcile(request));
   }
 
   let bootstrap: BootstrapStandInController | undefined;
@@ -409,6 +602,7 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
     stop: async () => {
       await manager.stop();
       await running.catch(() => undefined);
+      await clusterCache.stop();
     },
   };
 }

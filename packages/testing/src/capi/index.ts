@@ -3,6 +3,7 @@ export type {
   BootstrapStandIn,
   BootstrapStandInOptions,
 } from "./bootstrap.js";
+export { CLUSTER_NOT_CONNECTED, type ClusterCacheTimings } from "./clustercache.js";
 export {
   type CapiCore,
   type CapiCoreOptions,
@@ -15,6 +16,8 @@ export {
   DEFAULT_NODE_DELETION_TIMEOUT_SECONDS,
   type DefaultableMachinePool,
   defaultMachinePool,
+  type ValidatableMachinePool,
+  validateMachinePool,
 } from "./webhook.js";
 export {
   kubeconfigYaml,

@@ -1,8 +1,13 @@
 import {
   CLUSTER_API_GROUP,
+  calculateCRDName,
+  clusterv1beta2,
   ensurePausedCondition,
   Finalizers,
+  formatLabelValue,
   type InformerCache,
+  type InformerHandler,
+  isNotFound,
   Labels,
   NodeResource,
   NodeUninitializedTaint,
@@ -12,15 +17,18 @@ import {
   type ResourceDescriptor,
   type RuntimeLogger,
   replicasManagedByExternalAutoscaler,
+  setCondition,
   setV1Beta1Condition,
   setV1Beta1MirrorCondition,
   type V1Beta1ConditionInput,
 } from "@capi-ts/sdk";
 import type { V1Node, V1OwnerReference, V1Taint } from "@kubernetes/client-node";
+import type { WorkloadClusterCache, WorkloadConnection } from "./clustercache.js";
 import type { ContractResolver, ResolvedKind } from "./contract-version.js";
 import {
   type ClusterObject,
   ClusterResource,
+  CrdResource,
   type DeprecatedCondition,
   describeKey,
   type ExternalObject,
@@ -31,7 +39,7 @@ import {
   MachinePoolResource,
   type VersionedRef,
 } from "./types.js";
-import { defaultMachinePool } from "./webhook.js";
+import { defaultMachinePool, validateMachinePool } from "./webhook.js";
 import type { RecordingWriter } from "./writes.js";
 
 /**
@@ -73,6 +81,8 @@ export interface MachinePoolReconcilerOptions {
   provisionedFrom: ProvisionedFrom;
   nodeRefRequeueMs: number;
   defaulting: boolean;
+  /** Refuse pools core's validating webhook would have rejected. */
+  validation: boolean;
   /** The bootstrap stand-in fills in `dataSecretName` of pools that have no bootstrap at all. */
   bootstrapStandInServesPools: boolean;
 }
@@ -87,11 +97,17 @@ export interface ReconcileTrace {
   notes: ReconcileNote[];
 }
 
+/** A `cluster.x-k8s.io/v1beta2` Machine (generated type). */
+type MachineObject = clusterv1beta2.Machine;
+const MachineResource: ResourceDescriptor<MachineObject> = clusterv1beta2.MachineResource;
+
 interface Scope {
   cluster: ClusterObject;
   mp: MachinePoolObject;
   imp?: ExternalObject;
   nodeRefMap?: Map<string, V1Node>;
+  /** Machines of the pool (`getMachinesForMachinePool`), set for every normal reconcile. */
+  machines?: MachineObject[];
   trace: ReconcileTrace;
   key: string;
 }
@@ -102,6 +118,17 @@ export interface ReconcilerDeps {
   resolver: ContractResolver;
   /** Ensures the dynamic watch on a referenced kind (core's external ObjectTracker). */
   watchExternal: (kind: ResolvedKind) => Promise<void>;
+  /**
+   * Ensures the informer of a kind without adding a watch: core's cached client starts one on the
+   * first read (the delete path reads but never watches).
+   */
+  readExternal: (resource: ResourceDescriptor) => Promise<void>;
+  /** Ensures the watch of InfraMachines, mapped to their MachinePool by label. */
+  watchInfraMachines: (resource: ResourceDescriptor) => Promise<void>;
+  /** Core's ClusterCache: the only way to the workload cluster's Nodes. */
+  clusterCache: WorkloadClusterCache;
+  /** The handler the Node watch of a workload cluster feeds (`nodeToMachinePool`). */
+  nodeHandler: () => InformerHandler<V1Node> | undefined;
   options: MachinePoolReconcilerOptions;
   log: RuntimeLogger;
 }
@@ -184,16 +211,141 @@ function isNodeAvailable(node: V1Node, minReadySeconds: number, now: number): bo
   return since > 0 && since + minReadySeconds * 1000 < now;
 }
 
-function compareSemver(a: string, b: string): number {
-  const parse = (v: string) => /^v?(\d+)\.(\d+)\.(\d+)/.exec(v)?.slice(1).map(Number);
-  const pa = parse(a);
-  const pb = parse(b);
-  if (!pa || !pb) return 0;
-  for (let i = 0; i < 3; i++) {
-    const d = (pa[i] as number) - (pb[i] as number);
-    if (d !== 0) return d;
+/** Go `semver.ParseTolerant` enough for Kubernetes versions: `v` prefix, missing minor/patch. */
+function parseTolerant(version: string): number[] | undefined {
+  const match = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:[-+].*)?$/.exec(version.trim());
+  if (!match) return undefined;
+  return [Number(match[1]), Number(match[2] ?? 0), Number(match[3] ?? 0)];
+}
+
+/** `statusVersions`: semver order, then text, then first-seen order; unparsable versions last. */
+function sortStatusVersions(
+  counts: { version: string; replicas: number; order: number }[],
+): { version: string; replicas: number }[] | undefined {
+  if (counts.length === 0) return undefined;
+  const less = (a: (typeof counts)[number], b: (typeof counts)[number]): number => {
+    const pa = parseTolerant(a.version);
+    const pb = parseTolerant(b.version);
+    if (pa && pb) {
+      for (let i = 0; i < 3; i++) {
+        const d = (pa[i] as number) - (pb[i] as number);
+        if (d !== 0) return d;
+      }
+    } else if (pa) {
+      return -1;
+    } else if (pb) {
+      return 1;
+    }
+    if (a.version !== b.version) return a.version < b.version ? -1 : 1;
+    return a.order - b.order;
+  };
+  return [...counts].sort(less).map(({ version, replicas }) => ({ version, replicas }));
+}
+
+/** `VersionsFromMachines`: kubelet version (else `spec.version`) per Machine, oldest Machine first. */
+function versionsFromMachines(
+  machines: MachineObject[],
+): { version: string; replicas: number }[] | undefined {
+  const sorted = [...machines].sort((a, b) => {
+    const ta = new Date(String(a.metadata?.creationTimestamp ?? 0)).getTime();
+    const tb = new Date(String(b.metadata?.creationTimestamp ?? 0)).getTime();
+    if (ta !== tb) return ta - tb;
+    return (a.metadata?.name ?? "") < (b.metadata?.name ?? "") ? -1 : 1;
+  });
+  const counts: { version: string; replicas: number; order: number }[] = [];
+  for (const machine of sorted) {
+    const version = machine.status?.nodeInfo?.kubeletVersion || machine.spec?.version || "";
+    if (!version) continue;
+    const existing = counts.find((entry) => entry.version === version);
+    if (existing) existing.replicas++;
+    else counts.push({ version, replicas: 1, order: counts.length });
   }
-  return 0;
+  return sortStatusVersions(counts);
+}
+
+/** The label selector of a pool's Machines and InfraMachines (pool-name and cluster-name labels). */
+function machineSelector(mp: MachinePoolObject): string {
+  return `${Labels.MachinePoolName}=${formatLabelValue(mp.metadata?.name ?? "")},${Labels.ClusterName}=${mp.spec?.clusterName ?? ""}`;
+}
+
+function clusterKey(cluster: ClusterObject): { namespace: string; name: string } {
+  return { namespace: cluster.metadata?.namespace ?? "", name: cluster.metadata?.name ?? "" };
+}
+
+/**
+ * `computeDesiredMachine`: the Machine core applies for an InfraMachine — controller-owned by the pool,
+ * the template's labels and annotations plus the pool-name and cluster-name labels, an empty
+ * `dataSecretName`, the InfraMachine as `infrastructureRef`, and the Node's kubelet version.
+ */
+function computeDesiredMachine(
+  mp: MachinePoolObject,
+  infraMachine: ExternalObject,
+  existing: MachineObject | undefined,
+  node: V1Node | undefined,
+): MachineObject {
+  const labels: Record<string, string> = { ...(mp.spec?.template?.metadata?.labels ?? {}) };
+  labels[Labels.MachinePoolName] = formatLabelValue(mp.metadata?.name ?? "");
+  labels[Labels.ClusterName] = mp.spec?.clusterName ?? "";
+  const annotations = { ...(mp.spec?.template?.metadata?.annotations ?? {}) };
+  const metadata: MachineObject["metadata"] = {
+    name: existing?.metadata?.name ?? infraMachine.metadata?.name ?? "",
+    namespace: mp.metadata?.namespace ?? "",
+    ownerReferences: [
+      {
+        apiVersion: `${CLUSTER_API_GROUP}/v1beta2`,
+        kind: "MachinePool",
+        name: mp.metadata?.name ?? "",
+        uid: mp.metadata?.uid ?? "",
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ],
+    labels,
+  };
+  if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
+  if (existing?.metadata?.uid) metadata.uid = existing.metadata.uid;
+  const [group] = (infraMachine.apiVersion ?? "").includes("/")
+    ? (infraMachine.apiVersion ?? "").split("/")
+    : [""];
+  const spec: MachineObject["spec"] = {
+    clusterName: mp.spec?.clusterName ?? "",
+    bootstrap: { dataSecretName: "" },
+    infrastructureRef: {
+      apiGroup: group ?? "",
+      kind: infraMachine.kind ?? "",
+      name: infraMachine.metadata?.name ?? "",
+    },
+  };
+  const kubeletVersion = node?.status?.nodeInfo?.kubeletVersion;
+  if (kubeletVersion) spec.version = kubeletVersion;
+  return {
+    apiVersion: `${CLUSTER_API_GROUP}/v1beta2`,
+    kind: "Machine",
+    metadata,
+    spec,
+  };
+}
+
+/**
+ * Core's SSA caching proxy skips an apply it already sent for the same resourceVersion; the emulator
+ * skips an apply whose fields the Machine already has, which sends the same requests at steady state.
+ */
+function machineUnchanged(existing: MachineObject, desired: MachineObject): boolean {
+  const subset = (want: unknown, have: unknown): boolean => {
+    if (want === null || typeof want !== "object") return want === have;
+    if (Array.isArray(want)) {
+      return (
+        Array.isArray(have) &&
+        want.length === have.length &&
+        want.every((item, i) => subset(item, have[i]))
+      );
+    }
+    if (have === null || typeof have !== "object") return false;
+    return Object.entries(want as Record<string, unknown>).every(([k, v]) =>
+      subset(v, (have as Record<string, unknown>)[k]),
+    );
+  };
+  return subset(desired.metadata, existing.metadata) && subset(desired.spec, existing.spec);
 }
 
 function lowestNonZero(a: ReconcileResult, b: ReconcileResult | undefined): ReconcileResult {
@@ -231,12 +383,14 @@ type Phase = (scope: Scope) => Promise<ReconcileResult | undefined>;
 
 /**
  * Core's MachinePool reconciler (`core/reconcilers/machinepool`) as it treats an InfraMachinePool,
- * ported phase by phase. MachinePool Machines (MPM) are not emulated.
+ * ported phase by phase (v1.14.2), MachinePool Machines included.
  */
 export class MachinePoolReconciler {
   private readonly deps: ReconcilerDeps;
   /** Last `spec.replicas` seen per MachinePool UID: the "old object" the defaulting webhook would see. */
   private readonly seenReplicas = new Map<string, number>();
+  /** Last valid `spec.clusterName` per MachinePool UID: the webhook's old object for immutability. */
+  private readonly seenClusterNames = new Map<string, string>();
 
   constructor(deps: ReconcilerDeps) {
     this.deps = deps;
@@ -259,6 +413,30 @@ export class MachinePoolReconciler {
     const name = mp.metadata?.name ?? "";
     const note = (event: string, detail?: string) =>
       trace.notes.push(detail === undefined ? { event } : { event, detail });
+
+    if (this.options.validation && !isDeleting(mp)) {
+      // Core's validating webhook sees the pool before it is stored; here it is already stored, so a
+      // pool the webhook would have refused is left alone with the webhook's answer as the error.
+      const uid = mp.metadata?.uid ?? "";
+      const previous = this.seenClusterNames.get(uid);
+      // Validation sees the object as the defaulting webhook left it (it runs first).
+      let denied: Error | undefined;
+      try {
+        denied = validateMachinePool(
+          defaultMachinePool(jsonCopy(mp)),
+          previous === undefined ? undefined : { spec: { clusterName: previous } },
+        );
+      } catch (error) {
+        denied = new Error(
+          `admission webhook "default.machinepool.cluster.x-k8s.io" denied the request: ${asError(error).message}`,
+        );
+      }
+      if (denied) {
+        note("WebhookDenied", denied.message);
+        throw denied;
+      }
+      this.seenClusterNames.set(uid, mp.spec?.clusterName ?? "");
+    }
 
     if (this.options.defaulting && !isDeleting(mp)) {
       const uid = mp.metadata?.uid ?? "";
@@ -338,7 +516,9 @@ export class MachinePoolReconciler {
         phases.push(
           [(s) => this.reconcileBootstrap(s), "failed to reconcile bootstrap config"],
           [(s) => this.reconcileInfrastructure(s), "failed to reconcile infrastructure"],
+          [(s) => this.getMachinesForMachinePool(s), "failed to get Machines for MachinePool"],
           [(s) => this.reconcileNodeRefs(s), "failed to reconcile nodeRefs"],
+          [(s) => this.setMachinesUpToDate(s), "failed to set machines up to date"],
         );
       }
       for (const [phase, message] of phases) {
@@ -357,7 +537,9 @@ export class MachinePoolReconciler {
       note("Panic", error.message);
     }
 
-    // The deferred part of core's Reconcile.
+    // The deferred part of core's Reconcile. A Go panic unwinds with the named error still nil: the
+    // errors of the phases before it are lost and observedGeneration is bumped all the same.
+    if (panic) errors.length = 0;
     try {
       this.updateStatus(scope);
     } catch (error) {
@@ -451,6 +633,12 @@ export class MachinePoolReconciler {
     const failureReason = nestedString(obj, ["status", "failureReason"]);
     const failureMessage = nestedString(obj, ["status", "failureMessage"]);
     if (failureReason || failureMessage) {
+      // Core's inverted nil guards: an existing status.deprecated is replaced by an empty one (its
+      // v1beta1 conditions and counters dropped, and the deferred patch writes that), then the
+      // assignment through the nil v1beta1 pointer panics. With no status.deprecated it panics at once.
+      if (mp.status?.deprecated !== undefined && mp.status.deprecated !== null) {
+        mp.status.deprecated = {};
+      }
       const failure: { reason?: string; message?: string } = {};
       if (failureReason) failure.reason = failureReason;
       if (failureMessage) failure.message = failureMessage;
@@ -587,12 +775,32 @@ export class MachinePoolReconciler {
       severity: "Info",
     });
 
-    scope.nodeRefMap = await this.nodeRefMap();
-
-    if (imp.status?.infrastructureMachineKind !== undefined) {
-      throw new Error(
-        `${imp.kind} ${describeKey(imp)} sets status.infrastructureMachineKind (MachinePool Machines, R11); the CAPI core emulator does not emulate MachinePool Machines`,
-      );
+    // Only through the workload cluster's connection, which core's ClusterCache opens from the
+    // kubeconfig Secret once the Cluster's infrastructure is provisioned.
+    const connection = this.deps.clusterCache.getClient(clusterKey(scope.cluster));
+    let nodeRefsError: Error | undefined;
+    try {
+      scope.nodeRefMap = await this.nodeRefMap(connection);
+    } catch (error) {
+      nodeRefsError = asError(error);
+    }
+    let machinesError: Error | undefined;
+    try {
+      await this.reconcileMachines(scope, imp);
+    } catch (error) {
+      machinesError = asError(error);
+    }
+    if (machinesError || nodeRefsError) {
+      const errors: Error[] = [];
+      if (machinesError)
+        errors.push(
+          wrap(machinesError, `failed to reconcile Machines for MachinePool ${describeKey(mp)}`),
+        );
+      if (nodeRefsError)
+        errors.push(
+          wrap(nodeRefsError, `failed to get nodeRefs for MachinePool ${describeKey(mp)}`),
+        );
+      throw new AggregateReconcileError(errors);
     }
 
     if (!infrastructureProvisioned) {
@@ -640,8 +848,8 @@ export class MachinePoolReconciler {
     return undefined;
   }
 
-  private async nodeRefMap(): Promise<Map<string, V1Node>> {
-    const nodes = await this.deps.cache.list(NodeResource);
+  private async nodeRefMap(connection: WorkloadConnection): Promise<Map<string, V1Node>> {
+    const nodes = await connection.cache.list(NodeResource);
     const map = new Map<string, V1Node>();
     for (const node of nodes) {
       const id = node.spec?.providerID;
@@ -650,8 +858,20 @@ export class MachinePoolReconciler {
     return map;
   }
 
+  /** `watchClusterNodes`: only once the control plane is initialized, and only while connected. */
+  private watchClusterNodes(cluster: ClusterObject): void {
+    const initialized = (cluster.status?.conditions ?? []).some(
+      (c) => c.type === "ControlPlaneInitialized" && c.status === "True",
+    );
+    if (!initialized) return;
+    const handler = this.deps.nodeHandler();
+    if (!handler) return;
+    this.deps.clusterCache.watchNodes(clusterKey(cluster), "machinepool-watchNodes", handler);
+  }
+
   private async reconcileNodeRefs(scope: Scope): Promise<ReconcileResult | undefined> {
     const { mp } = scope;
+    this.watchClusterNodes(scope.cluster);
     if (isDeleting(mp)) return undefined;
     mp.status ??= {};
     const readyReplicas = mp.status.deprecated?.v1beta1?.readyReplicas ?? 0;
@@ -675,7 +895,8 @@ export class MachinePoolReconciler {
       scope.trace.notes.push({ event: "WaitingForProviderIDs" });
       return undefined;
     }
-    await this.deleteRetiredNodes(scope, nodeRefs, mp.spec?.providerIDList ?? []);
+    const connection = this.deps.clusterCache.getClient(clusterKey(scope.cluster));
+    await this.deleteRetiredNodes(scope, connection, nodeRefs, mp.spec?.providerIDList ?? []);
     if (!scope.nodeRefMap) throw new Error("failed to get Node references");
 
     const minReadySeconds = mp.spec?.template?.spec?.minReadySeconds ?? 0;
@@ -707,7 +928,7 @@ export class MachinePoolReconciler {
     setDeprecatedCounter(mp, "unavailableReplicas", (mp.status.replicas ?? 0) - available);
     if (references.length > 0) mp.status.nodeRefs = references;
     else delete mp.status.nodeRefs;
-    await this.patchNodes(scope, references);
+    await this.patchNodes(scope, connection, references);
     if ((mp.status.replicas ?? 0) !== ready || references.length !== ready) {
       setV1Beta1Condition(mp, {
         type: "ReplicasReady",
@@ -724,13 +945,14 @@ export class MachinePoolReconciler {
   /** `deleteRetiredNodes`: Nodes in `nodeRefs` whose providerID is not in the list are deleted. */
   private async deleteRetiredNodes(
     scope: Scope,
+    connection: WorkloadConnection,
     nodeRefs: NonNullable<NonNullable<MachinePoolObject["status"]>["nodeRefs"]>,
     providerIDList: string[],
   ): Promise<void> {
     const byProviderID = new Map<string, V1Node>();
     for (const ref of nodeRefs) {
       if (!ref.name) continue;
-      const node = await this.deps.cache.get(NodeResource, { name: ref.name });
+      const node = await connection.cache.get(NodeResource, { name: ref.name });
       const id = node?.spec?.providerID;
       if (!node || !id) continue;
       byProviderID.set(id, node);
@@ -741,19 +963,28 @@ export class MachinePoolReconciler {
         event: "RetiredNodeDeleted",
         detail: `${node.metadata?.name} (${providerID})`,
       });
-      await this.deps.writer.delete(
-        NodeResource,
-        { name: node.metadata?.name ?? "" },
-        {
-          reason: `providerID ${providerID} is no longer in spec.providerIDList`,
-          machinePool: scope.key,
-        },
-      );
+      try {
+        await this.deps.writer.delete(
+          NodeResource,
+          { name: node.metadata?.name ?? "" },
+          {
+            reason: `providerID ${providerID} is no longer in spec.providerIDList`,
+            machinePool: scope.key,
+          },
+          connection.client,
+        );
+      } catch (error) {
+        if (!isNotFound(error)) throw wrap(error, "failed to delete Node");
+      }
     }
   }
 
   /** `patchNodes`: owner annotations and removal of the uninitialized taint. */
-  private async patchNodes(scope: Scope, references: { name: string }[]): Promise<void> {
+  private async patchNodes(
+    scope: Scope,
+    connection: WorkloadConnection,
+    references: { name: string }[],
+  ): Promise<void> {
     const { mp } = scope;
     const desired: Record<string, string> = {
       "cluster.x-k8s.io/cluster-name": mp.spec?.clusterName ?? "",
@@ -762,7 +993,7 @@ export class MachinePoolReconciler {
       "cluster.x-k8s.io/owner-name": mp.metadata?.name ?? "",
     };
     for (const ref of references) {
-      const node = await this.deps.cache.get(NodeResource, { name: ref.name });
+      const node = await connection.cache.get(NodeResource, { name: ref.name });
       if (!node) continue;
       const annotations = node.metadata?.annotations ?? {};
       const changed: Record<string, string> = {};
@@ -776,13 +1007,20 @@ export class MachinePoolReconciler {
       if (Object.keys(changed).length > 0) patch.metadata = { annotations: changed };
       if (kept.length !== taints.length) patch.spec = { taints: kept.length > 0 ? kept : null };
       if (Object.keys(patch).length === 0) continue;
-      await this.deps.writer.mergePatch(NodeResource, { name: ref.name }, patch, {
-        reason:
-          kept.length !== taints.length
-            ? "set owner annotations and remove the node.cluster.x-k8s.io/uninitialized taint"
-            : "set owner annotations",
-        machinePool: scope.key,
-      });
+      await this.deps.writer.mergePatch(
+        NodeResource,
+        { name: ref.name },
+        patch,
+        {
+          reason:
+            kept.length !== taints.length
+              ? "set owner annotations and remove the node.cluster.x-k8s.io/uninitialized taint"
+              : "set owner annotations",
+          machinePool: scope.key,
+        },
+        undefined,
+        connection.client,
+      );
     }
   }
 
@@ -802,7 +1040,8 @@ export class MachinePoolReconciler {
       const nodeRefs = mp.status?.nodeRefs ?? [];
       if (nodeRefs.length > 0) {
         try {
-          await this.deleteRetiredNodes(scope, nodeRefs, mp.spec?.providerIDList ?? []);
+          const connection = this.deps.clusterCache.getClient(clusterKey(scope.cluster));
+          await this.deleteRetiredNodes(scope, connection, nodeRefs, mp.spec?.providerIDList ?? []);
         } catch (error) {
           throw new Error(`failed deleting nodes: ${asError(error).message}`);
         }
@@ -829,7 +1068,7 @@ export class MachinePoolReconciler {
     for (const ref of refs) {
       if (!isDefinedRef(ref)) continue;
       const resolved = await this.deps.resolver.resolve(ref);
-      await this.deps.watchExternal(resolved);
+      await this.deps.readExternal(resolved.resource);
       const obj = await this.deps.cache.get(resolved.resource, { namespace, name: ref.name });
       if (obj) found.push({ resource: resolved.resource, name: ref.name });
     }
@@ -853,11 +1092,202 @@ export class MachinePoolReconciler {
     return new Date(deletedAt).getTime() + timeout * 1000 < Date.now();
   }
 
-  /** `updateStatus` / `setReplicas` for pools without MachinePool Machines. */
+  /**
+   * `reconcileMachines`: with `status.infrastructureMachineKind` set, one Machine per InfraMachine
+   * labelled for the pool (created or updated by server-side apply), and a watch on that kind.
+   */
+  private async reconcileMachines(scope: Scope, imp: ExternalObject): Promise<void> {
+    const { mp } = scope;
+    const rawKind = imp.status?.infrastructureMachineKind;
+    if (rawKind === undefined || rawKind === null) return;
+    if (typeof rawKind !== "string") {
+      throw new Error(
+        `failed to retrieve infraMachineKind from infrastructure provider for MachinePool ${describeKey(mp)}: failed to json-decode field "status.infrastructureMachineKind" value from "${imp.apiVersion}, Kind=${imp.kind}": json: cannot unmarshal ${Array.isArray(rawKind) ? "array" : typeof rawKind} into Go value of type string`,
+      );
+    }
+    const namespace = mp.metadata?.namespace ?? "";
+    const selector = machineSelector(mp);
+    const [group, version] = (imp.apiVersion ?? "").includes("/")
+      ? (imp.apiVersion ?? "").split("/")
+      : ["", imp.apiVersion ?? ""];
+    const crd = await this.deps.cache.get(CrdResource, {
+      name: calculateCRDName(group ?? "", rawKind),
+    });
+    if (!crd?.spec?.versions?.some((v) => v.name === version && v.served !== false)) {
+      throw new Error(
+        `failed to list infra machines for MachinePool "${mp.metadata?.name}" in namespace "${namespace}": no matches for kind "${rawKind}List" in version "${imp.apiVersion}"`,
+      );
+    }
+    const resource: ResourceDescriptor<ExternalObject> = {
+      group: group ?? "",
+      version: version ?? "",
+      kind: rawKind,
+      plural: crd.spec?.names?.plural ?? "",
+      namespaced: crd.spec?.scope !== "Cluster",
+      hasStatus: true,
+    };
+    await this.deps.watchInfraMachines(resource);
+    const infraMachines = await this.deps.cache.list(resource, {
+      namespace,
+      labelSelector: selector,
+    });
+    const machines = await this.deps.cache.list(MachineResource, {
+      namespace,
+      labelSelector: selector,
+    });
+    await this.createOrUpdateMachines(scope, machines, infraMachines);
+  }
+
+  private async createOrUpdateMachines(
+    scope: Scope,
+    machines: MachineObject[],
+    infraMachines: ExternalObject[],
+  ): Promise<void> {
+    const { mp } = scope;
+    const byInfraName = new Map<string, MachineObject>();
+    for (const machine of machines) {
+      byInfraName.set(machine.spec?.infrastructureRef?.name ?? "", machine);
+    }
+    const created: MachineObject[] = [];
+    const errors: Error[] = [];
+    for (const infraMachine of infraMachines) {
+      const providerID = infraMachine.spec?.providerID;
+      const node = typeof providerID === "string" ? scope.nodeRefMap?.get(providerID) : undefined;
+      const existing = byInfraName.get(infraMachine.metadata?.name ?? "");
+      const desired = computeDesiredMachine(mp, infraMachine, existing, node);
+      if (existing) {
+        if (machineUnchanged(existing, desired)) continue;
+        try {
+          await this.deps.writer.apply(MachineResource, desired, "machinepool-controller", {
+            reason: `update the Machine of ${infraMachine.kind} ${infraMachine.metadata?.name}`,
+            machinePool: scope.key,
+          });
+        } catch (error) {
+          errors.push(
+            wrap(
+              error,
+              `failed to update Machine "${describeKey(desired)}": failed to apply Machine`,
+            ),
+          );
+        }
+        continue;
+      }
+      try {
+        await this.deps.writer.apply(MachineResource, desired, "machinepool-controller", {
+          reason: `create a Machine for ${infraMachine.kind} ${infraMachine.metadata?.name}`,
+          machinePool: scope.key,
+        });
+        scope.trace.notes.push({ event: "MachineCreated", detail: desired.metadata?.name ?? "" });
+        created.push(desired);
+      } catch (error) {
+        errors.push(
+          wrap(
+            error,
+            `failed to create new Machine for infraMachine "${infraMachine.metadata?.name}" in namespace "${infraMachine.metadata?.namespace}": failed to apply Machine`,
+          ),
+        );
+      }
+    }
+    // Core polls its cache (every 100 ms, for up to 10 s) until each new Machine shows up.
+    for (const machine of created) {
+      const deadline = Date.now() + 10_000;
+      const key = {
+        namespace: machine.metadata?.namespace ?? "",
+        name: machine.metadata?.name ?? "",
+      };
+      while (!(await this.deps.cache.get(MachineResource, key))) {
+        if (Date.now() > deadline) {
+          errors.push(
+            new Error(
+              `failed to wait for machines to be created: failed waiting for machine object ${key.namespace}/${key.name} to be created: context deadline exceeded`,
+            ),
+          );
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    if (errors.length > 0) {
+      throw wrap(
+        new AggregateReconcileError(errors),
+        `failed to create machines for MachinePool "${mp.metadata?.name}" in namespace "${mp.metadata?.namespace}"`,
+      );
+    }
+  }
+
+  /** `getMachinesForMachinePool`: the pool's Machines, minus those another controller owns. */
+  private async getMachinesForMachinePool(scope: Scope): Promise<undefined> {
+    const { mp } = scope;
+    const machines = await this.deps.cache.list(MachineResource, {
+      namespace: mp.metadata?.namespace ?? "",
+      labelSelector: machineSelector(mp),
+    });
+    scope.machines = machines.filter((machine) => {
+      const controller = (machine.metadata?.ownerReferences ?? []).find((r) => r.controller);
+      return !controller || controller.uid === mp.metadata?.uid;
+    });
+    return undefined;
+  }
+
+  /** `setMachinesUptoDate`: every Machine of the pool is UpToDate unless it is being deleted. */
+  private async setMachinesUpToDate(scope: Scope): Promise<undefined> {
+    const errors: Error[] = [];
+    for (const cached of scope.machines ?? []) {
+      const machine = jsonCopy(cached);
+      const helper = PatchHelper.snapshot(machine, { resource: MachineResource });
+      setCondition(
+        machine,
+        isDeleting(machine)
+          ? {
+              type: "UpToDate",
+              status: "False",
+              reason: "NotUpToDate",
+              message: "Machine is being deleted",
+            }
+          : { type: "UpToDate", status: "True", reason: "UpToDate" },
+      );
+      try {
+        await helper.apply(
+          this.deps.writer.transport(MachineResource, {
+            reason: "UpToDate condition of a MachinePool Machine",
+            machinePool: scope.key,
+          }),
+          machine,
+          { ownedConditions: ["UpToDate"] },
+        );
+      } catch (error) {
+        errors.push(asError(error));
+      }
+    }
+    if (errors.length > 0) throw new AggregateReconcileError(errors);
+    return undefined;
+  }
+
+  /** `updateStatus` / `setReplicas`: from the Nodes, or from the Machines' conditions (R11). */
   private updateStatus(scope: Scope): void {
     const { mp, imp } = scope;
     if (!imp) return;
     mp.status ??= {};
+    const machineKind = imp.status?.infrastructureMachineKind;
+    if (machineKind !== undefined && machineKind !== null && typeof machineKind !== "string") {
+      throw new Error(
+        `determining if there are machine pool machines: failed to lookup infrastructureMachineKind: .status.infrastructureMachineKind accessor error: ${JSON.stringify(machineKind)} is of the type ${typeof machineKind}, expected string`,
+      );
+    }
+    if (typeof machineKind === "string" && machineKind !== "") {
+      const machines = scope.machines ?? [];
+      const count = (type: string) =>
+        machines.filter((m) =>
+          (m.status?.conditions ?? []).some((c) => c.type === type && c.status === "True"),
+        ).length;
+      mp.status.readyReplicas = count("Ready");
+      mp.status.availableReplicas = count("Available");
+      mp.status.upToDateReplicas = count("UpToDate");
+      const versions = versionsFromMachines(machines);
+      if (versions) mp.status.versions = versions;
+      else delete mp.status.versions;
+      return;
+    }
     const replicas = mp.status.replicas;
     for (const field of ["readyReplicas", "availableReplicas"] as const) {
       if (replicas === undefined) delete mp.status[field];
@@ -885,13 +1315,7 @@ export class MachinePoolReconciler {
       if (existing) existing.replicas++;
       else counts.push({ version, replicas: 1, order: counts.length });
     }
-    if (counts.length === 0) return undefined;
-    counts.sort(
-      (a, b) =>
-        compareSemver(a.version, b.version) ||
-        (a.version < b.version ? -1 : a.version > b.version ? 1 : a.order - b.order),
-    );
-    return counts.map(({ version, replicas }) => ({ version, replicas }));
+    return sortStatusVersions(counts);
   }
 
   /** `reconcilePhase`: later rules override earlier ones. */
@@ -943,35 +1367,56 @@ function setControllerReference(mp: MachinePoolObject, obj: ExternalObject): voi
   obj.metadata.ownerReferences = refs;
 }
 
-const SEVERITY_RANK: Record<string, number> = { Error: 0, Warning: 1, Info: 2 };
+/** `conditionGroup.mergePriority`: False/Error, False/Warning, False/Info, True, Unknown, else 99. */
+function mergePriority(c: DeprecatedCondition): number {
+  if (c.status === "False") {
+    if (c.severity === "Error") return 0;
+    if (c.severity === "Warning") return 1;
+    if (c.severity === "Info") return 2;
+    return 99;
+  }
+  if (c.status === "True") return 3;
+  if (c.status === "Unknown") return 4;
+  return 99;
+}
 
 /**
  * Deprecated v1beta1 `SetSummary(Ready ← BootstrapReady, InfrastructureReady, ReplicasReady)` with the
- * default merge strategy: the group with the highest priority (False/Error, False/Warning, False/Info,
- * True, Unknown) decides; its first condition gives reason and message.
+ * default merge strategy: conditions are grouped by status and severity, the group with the best merge
+ * priority decides (a False one without a known severity ranks last, after Unknown); its first condition
+ * in the listed order gives reason and message. A top group that is False keeps its severity (even
+ * none); any other non-True top group gives Unknown.
  */
 function setV1Beta1Summary(mp: MachinePoolObject): void {
   const all = (mp.status?.deprecated?.v1beta1?.conditions ?? []) as DeprecatedCondition[];
   const inScope = all.filter((c) => READY_V1BETA1_TYPES.includes(c.type));
   if (inScope.length === 0) return;
-  const priority = (c: DeprecatedCondition) =>
-    c.status === "False" ? (SEVERITY_RANK[c.severity ?? ""] ?? 2) : c.status === "True" ? 3 : 4;
-  const top = Math.min(...inScope.map(priority));
-  if (top === 3) {
+  const groups: { status: string; severity: string; conditions: DeprecatedCondition[] }[] = [];
+  for (const c of inScope) {
+    const severity = c.severity ?? "";
+    const group = groups.find((g) => g.status === c.status && g.severity === severity);
+    if (group) group.conditions.push(c);
+    else groups.push({ status: c.status, severity, conditions: [c] });
+  }
+  // Go's sort.Sort is an insertion sort at this size: stable.
+  const rank = (g: (typeof groups)[number]) =>
+    mergePriority({ type: "", status: g.status, severity: g.severity, lastTransitionTime: "" });
+  const top = [...groups].sort((a, b) => rank(a) - rank(b))[0] as (typeof groups)[number];
+  if (top.status === "True") {
     setV1Beta1Condition(mp, { type: "Ready", status: "True" });
     return;
   }
-  const group = inScope
-    .filter((c) => priority(c) === top)
-    .sort((a, b) => (a.type < b.type ? -1 : 1));
-  const first = group[0] as DeprecatedCondition;
+  const first =
+    READY_V1BETA1_TYPES.map((type) => top.conditions.find((c) => c.type === type)).find(
+      (c) => c !== undefined,
+    ) ?? (top.conditions[0] as DeprecatedCondition);
   const input: V1Beta1ConditionInput = {
     type: "Ready",
-    status: first.status === "False" ? "False" : "Unknown",
+    status: top.status === "False" ? "False" : "Unknown",
   };
   if (first.reason) input.reason = first.reason;
   if (first.message) input.message = first.message;
-  if (first.status === "False" && first.severity)
-    input.severity = first.severity as V1Beta1ConditionInput["severity"];
+  if (top.status === "False" && top.severity)
+    input.severity = top.severity as V1Beta1ConditionInput["severity"];
   setV1Beta1Condition(mp, input);
 }

@@ -22,8 +22,8 @@ export interface CoreWrite {
   time: Date;
   /** The controller that wrote: core's MachinePool controller or the bootstrap stand-in. */
   actor: CoreActor;
-  /** `create`, `patch` (JSON merge patch) or `delete`. */
-  verb: "create" | "patch" | "delete";
+  /** `create`, `patch` (JSON merge patch), `apply` (server-side apply, forced) or `delete`. */
+  verb: "create" | "patch" | "apply" | "delete";
   /** `apiVersion` of the target. */
   apiVersion: string;
   /** Kind of the target. */
@@ -169,11 +169,25 @@ export class RecordingWriter {
     patch: unknown,
     context: WriteContext,
     subresource?: "status",
+    client: KubeClient = this.client,
   ): Promise<T> {
     return this.record(resource, "patch", key, patch, context, subresource, () =>
       subresource === "status"
-        ? this.client.mergePatchStatus(resource, keyOf(key), patch)
-        : this.client.mergePatch(resource, keyOf(key), patch),
+        ? client.mergePatchStatus(resource, keyOf(key), patch)
+        : client.mergePatch(resource, keyOf(key), patch),
+    );
+  }
+
+  /** Server-side apply with forced ownership, as core's `ssa.Patch` sends it. */
+  apply<T extends KubernetesObject>(
+    resource: ResourceDescriptor<T>,
+    obj: T,
+    fieldManager: string,
+    context: WriteContext,
+  ): Promise<T> {
+    const key = { namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? "" };
+    return this.record(resource, "apply", keyOf(key as ObjectKey), obj, context, undefined, () =>
+      this.client.apply(resource, obj, { fieldManager, force: true }),
     );
   }
 
@@ -194,10 +208,11 @@ export class RecordingWriter {
     resource: ResourceDescriptor,
     key: ObjectKey,
     context: WriteContext,
+    client: KubeClient = this.client,
   ): Promise<boolean> {
     try {
       await this.record(resource, "delete", key, undefined, context, undefined, () =>
-        this.client.delete(resource, keyOf(key)),
+        client.delete(resource, keyOf(key)),
       );
       return true;
     } catch (error) {

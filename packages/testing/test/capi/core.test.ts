@@ -3,9 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import type { CapiCore } from "../../src/index.js";
 import { type Backend, onReal } from "../support/backend.js";
 import {
-  Clusters,
-  cluster,
   createNode,
+  createReadyCluster,
   eventually,
   getMachinePool,
   MachinePools,
@@ -33,7 +32,7 @@ let seq = 0;
 
 beforeAll(async () => {
   ({ api, client } = await startCapiApiServer());
-  await client.create(Clusters, cluster("c1"));
+  await createReadyCluster(client, api, "c1");
   core = await startCore(api);
 });
 afterAll(async () => {

@@ -3,9 +3,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { CapiCore } from "../../src/index.js";
 import { type Backend, onReal } from "../support/backend.js";
 import {
-  Clusters,
-  cluster,
   createNode,
+  createReadyCluster,
   eventually,
   getMachinePool,
   KubeadmConfigs,
@@ -24,6 +23,7 @@ import {
   startCore,
   TestMachinePools,
   testMachinePool,
+  testMachinePoolCrd,
 } from "./support.js";
 
 // A real kube-apiserver + etcd (CAPI_TS_BACKEND=real) takes seconds to start and is slower to converge.
@@ -39,7 +39,7 @@ async function adopted(client: KubeClient, name: string): Promise<Obj> {
 }
 
 describe.each([
-  ["ready", "status.ready only (CAPI main)"],
+  ["ready", "status.ready only (CAPI v1.14.2)"],
   ["initialization", "initialization.provisioned with ready fallback (PR #14030)"],
 ] as const)("provisionedFrom: %s — %s", (mode, _description) => {
   let api: Backend;
@@ -47,7 +47,7 @@ describe.each([
   let core: CapiCore;
   beforeAll(async () => {
     ({ api, client } = await startCapiApiServer());
-    await client.create(Clusters, cluster("c1"));
+    await createReadyCluster(client, api, "c1");
     core = await startCore(api, { provisionedFrom: mode });
   });
   afterAll(async () => {
@@ -136,7 +136,7 @@ describe("bootstrap config, token rotation, deletion ordering", () => {
   let core: CapiCore;
   beforeAll(async () => {
     ({ api, client } = await startCapiApiServer());
-    await client.create(Clusters, cluster("c1"));
+    await createReadyCluster(client, api, "c1");
     core = await startCore(api);
   });
   afterAll(async () => {
@@ -299,6 +299,19 @@ describe("bootstrap config, token rotation, deletion ordering", () => {
   });
 
   it("needs the contract label on a referenced CRD, as core does (R4)", async () => {
+    // The shipped CAPI CRDs are all labelled: an unlabelled copy of the test kind under another name.
+    const crd = testMachinePoolCrd(false) as {
+      metadata: { name: string };
+      spec: { names: Record<string, string> };
+    };
+    crd.metadata.name = "unlabelledmachinepools.infrastructure.cluster.x-k8s.io";
+    crd.spec.names = {
+      plural: "unlabelledmachinepools",
+      singular: "unlabelledmachinepool",
+      kind: "UnlabelledMachinePool",
+      listKind: "UnlabelledMachinePoolList",
+    };
+    await api.installCRDs([crd]);
     const devMachinePool: MachinePoolObject = {
       apiVersion: "cluster.x-k8s.io/v1beta2",
       kind: "MachinePool",
@@ -312,7 +325,7 @@ describe("bootstrap config, token rotation, deletion ordering", () => {
             bootstrap: { dataSecretName: "anything" },
             infrastructureRef: {
               apiGroup: "infrastructure.cluster.x-k8s.io",
-              kind: "DevMachinePool",
+              kind: "UnlabelledMachinePool",
               name: "unlabelled",
             },
           },
@@ -328,6 +341,8 @@ describe("bootstrap config, token rotation, deletion ordering", () => {
     expect(failure?.error?.message).toContain(
       "cannot find any versions matching contract versions",
     );
-    expect(failure?.error?.message).toContain("devmachinepools.infrastructure.cluster.x-k8s.io");
+    expect(failure?.error?.message).toContain(
+      "unlabelledmachinepools.infrastructure.cluster.x-k8s.io",
+    );
   });
 });

@@ -4,7 +4,12 @@ import { KubeClient, NodeResource, type ResourceDescriptor, SecretResource } fro
 import type { KubernetesObject, V1Node } from "@kubernetes/client-node";
 import { load } from "js-yaml";
 import type { MachinePoolObject } from "../../src/capi/types.js";
-import { type CapiCore, type CapiCoreOptions, startCapiCore } from "../../src/index.js";
+import {
+  type CapiCore,
+  type CapiCoreOptions,
+  markWorkloadClusterReady,
+  startCapiCore,
+} from "../../src/index.js";
 import { type Backend, capiCrd, startBackend } from "../support/backend.js";
 
 export { NodeResource, SecretResource };
@@ -105,6 +110,7 @@ export function testMachinePoolCrd(
                     replicas: { type: "integer", format: "int32" },
                     failureReason: { type: "string" },
                     failureMessage: { type: "string" },
+                    deprecated: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
                     infrastructureMachineKind: { type: "string" },
                     conditions: {
                       type: "array",
@@ -120,6 +126,63 @@ export function testMachinePoolCrd(
     },
   };
 }
+
+/** An InfraMachine CRD for MachinePool Machines (R11): core reads it by kind, no contract label needed. */
+export function testMachineCrd(): Record<string, unknown> {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: "testmachines.infrastructure.cluster.x-k8s.io" },
+    spec: {
+      group: "infrastructure.cluster.x-k8s.io",
+      scope: "Namespaced",
+      names: {
+        plural: "testmachines",
+        singular: "testmachine",
+        kind: "TestMachine",
+        listKind: "TestMachineList",
+      },
+      versions: [
+        {
+          name: "v1beta2",
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              properties: {
+                apiVersion: { type: "string" },
+                kind: { type: "string" },
+                metadata: { type: "object" },
+                spec: { type: "object", properties: { providerID: { type: "string" } } },
+                status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+export const TestMachines: ResourceDescriptor<Obj> = {
+  group: "infrastructure.cluster.x-k8s.io",
+  version: "v1beta2",
+  kind: "TestMachine",
+  plural: "testmachines",
+  namespaced: true,
+  hasStatus: true,
+};
+
+export const Machines: ResourceDescriptor<Obj> = {
+  group: "cluster.x-k8s.io",
+  version: "v1beta2",
+  kind: "Machine",
+  plural: "machines",
+  namespaced: true,
+  hasStatus: true,
+};
 
 /** The shared KubeadmConfig CRD with the contract label core needs (real deployments add it via kustomize). */
 export function labelledKubeadmConfigCrd(): Record<string, unknown> {
@@ -137,16 +200,40 @@ export function labelledKubeadmConfigCrd(): Record<string, unknown> {
 export async function startCapiApiServer(): Promise<{ api: Backend; client: KubeClient }> {
   const api = await startBackend();
   await api.installCRDs([dirname(capiCrd("cluster.x-k8s.io_clusters.yaml"))]);
-  await api.installCRDs([testMachinePoolCrd(), labelledKubeadmConfigCrd()]);
+  await api.installCRDs([testMachinePoolCrd(), testMachineCrd(), labelledKubeadmConfigCrd()]);
   return { api, client: new KubeClient(api.kubeConfig, { fieldManager: "test" }) };
 }
 
-/** Starts the emulator with test-friendly defaults. */
+/**
+ * Starts the emulator with test-friendly timings: no per-object rate limit, a 200 ms Node re-check and
+ * a ClusterCache that retries a failed connection after 200 ms (core: 1 s, 30 s, 30 s).
+ */
 export function startCore(
   api: Pick<Backend, "kubeConfig">,
   options: Partial<CapiCoreOptions> = {},
 ): Promise<CapiCore> {
-  return startCapiCore({ kubeConfig: api.kubeConfig, nodeRefRequeueMs: 200, ...options });
+  return startCapiCore({
+    kubeConfig: api.kubeConfig,
+    nodeRefRequeueMs: 200,
+    rateLimitIntervalMs: 0,
+    clusterCache: { connectionRetryMs: 200 },
+    ...options,
+  });
+}
+
+/**
+ * Creates a Cluster whose workload cluster core can reach: its `<name>-kubeconfig` Secret points at
+ * `workload` (default: the management API server itself) and its status says infrastructure
+ * provisioned and control plane initialized.
+ */
+export async function createReadyCluster(
+  client: KubeClient,
+  api: Pick<Backend, "kubeConfig">,
+  name: string,
+  workload: Pick<Backend, "kubeConfig"> = api,
+): Promise<void> {
+  await client.create(Clusters, cluster(name));
+  await markWorkloadClusterReady(client, { namespace: ns, name }, workload.kubeConfig);
 }
 
 export function cluster(name: string, paused = false): Obj {

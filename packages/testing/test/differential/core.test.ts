@@ -48,14 +48,6 @@ const KNOWN: { id: string; step: RegExp; path: RegExp }[] = [
     step: /./,
     path: /^MachinePool \w+\.(metadata\.generation|status\.(observedGeneration|conditions\[type=Paused\]\.observedGeneration))$/,
   },
-  // The emulator reaches Nodes without the <cluster>-kubeconfig Secret.
-  {
-    id: "E2",
-    step: /kubeconfig Secret is missing|Machines|G4|deleted/,
-    path: /^MachinePool unreachable\./,
-  },
-  // MachinePool Machines are not emulated: no Machines, no copy for such a pool.
-  { id: "E3", step: /Machines|G4|deleted/, path: /^(MachinePool mpm\.|Machine mpm-|Node mpm-)/ },
 ];
 
 /** What core wrote that the comparison looks at, for every object of the scenario. */

@@ -30,7 +30,7 @@ import {
   fakeCloudDriver,
 } from "../../../examples/src/provider/driver.js";
 import type { FakeCloudMachinePoolSpec } from "../../../examples/src/provider/spec.js";
-import { type CapiCore, startCapiCore } from "../../src/index.js";
+import { type CapiCore, markWorkloadClusterReady, startCapiCore } from "../../src/index.js";
 import { type Backend, capiCrd, startBackend } from "../support/backend.js";
 
 export const ns = "default";
@@ -117,7 +117,13 @@ export async function startBed(options: BedOptions = {}): Promise<Bed> {
   await backend.installCRDs([KitMachinePool.crd]);
   const { kubeConfig } = backend;
   const client = new KubeClient(kubeConfig, { fieldManager: "test" });
-  const core = await startCapiCore({ kubeConfig, nodeRefRequeueMs: 200 });
+  // Core's 1 s per-object rate limit and 30 s connection retry would only slow the suite down.
+  const core = await startCapiCore({
+    kubeConfig,
+    nodeRefRequeueMs: 200,
+    rateLimitIntervalMs: 0,
+    clusterCache: { connectionRetryMs: 200 },
+  });
   const clock = new ManualClock(Date.now());
   const tokenCheck = bootstrapTokenCheck(kubeConfig);
   const cloud: FakeScalingCloud = new FakeScalingCloud({
@@ -203,12 +209,13 @@ export async function createCluster(
   if (provisioned) await setClusterProvisioned(client, name);
 }
 
+/**
+ * Makes the Cluster's workload cluster reachable for core, as its infrastructure and control plane
+ * providers would: the `<name>-kubeconfig` Secret (pointing at this same API server, where the fake
+ * cloud registers its Nodes) and the provisioned/initialized status.
+ */
 export async function setClusterProvisioned(client: KubeClient, name: string): Promise<void> {
-  await client.mergePatchStatus(
-    Clusters,
-    { namespace: ns, name },
-    { status: { initialization: { infrastructureProvisioned: true } } },
-  );
+  await markWorkloadClusterReady(client, { namespace: ns, name }, client.kubeConfig);
 }
 
 let seq = 0;

@@ -31,7 +31,8 @@ async function failureOf(
   const suite = new MachinePoolConformance(
     fakeCloudConformance({
       ...broken,
-      suite: { timeouts: { convergeMs: 5000, steadyStateMs: 800, settleMs: 200 } },
+      // Core (emulated as v1.14.2) reconciles a MachinePool at most once a second: converging takes a few.
+      suite: { timeouts: { convergeMs: 15_000, steadyStateMs: 800, settleMs: 200 } },
     }),
   );
   await suite.start();
@@ -112,7 +113,7 @@ describe("conformance: deliberately broken providers fail with the invariant nam
       wrapDriver: (driver) => ({ ...driver, deleteGroup: async () => undefined }),
     });
     expect(error.message).toMatch(
-      /^\[deletion\.completes\] timed out after 5000 ms waiting for conf-1 to be deleted: the InfraMachinePool still exists .*finalizers \["fakecloudmachinepool\.infrastructure\.cluster\.x-k8s\.io"\]/,
+      /^\[deletion\.completes\] timed out after 15000 ms waiting for conf-1 to be deleted: the InfraMachinePool still exists .*finalizers \["fakecloudmachinepool\.infrastructure\.cluster\.x-k8s\.io"\]/,
     );
   });
 });

@@ -58,4 +58,40 @@
  */
 export * from "./controller.js";
 export * from "./driver.js";
+export {
+  callDriver,
+  describeSpecIssues,
+  type ErrorOutcome,
+  type ErrorPolicyInput,
+  errorPolicy,
+  isFailureOf,
+  StepFailure,
+  TRANSIENT_FAILURES_TO_REPORT,
+  type TransientStreak,
+} from "./errors.js";
+export { PoolMemory, type StoppedRunaway } from "./memory.js";
+export {
+  defaultDeletePhases,
+  defaultPoolPhases,
+  insertPhase,
+  type PoolPhase,
+  runPhases,
+} from "./pipeline.js";
+export { RUNAWAY_REASONS } from "./reasons.js";
+export { MAX_UNCONFIRMED_TEMPLATE_VERSIONS, MAX_UNCONVERGED_SETTINGS_UPDATES } from "./runaway.js";
+export {
+  contextOf,
+  createPoolScope,
+  type PhaseResult,
+  type PoolApi,
+  type PoolConditions,
+  type PoolEvents,
+  type PoolInstanceStatus,
+  type PoolObject,
+  type PoolScope,
+  type PoolScopeInit,
+  type PoolStatusWriter,
+  type ReadyState,
+} from "./scope.js";
+export { need, type PoolState } from "./state.js";
 export * from "./strategy.js";

@@ -46,7 +46,12 @@ describe("errorPolicy", () => {
   });
 
   it("reports a transient failure at once while the pool converges", () => {
-    const outcome = errorPolicy(transient, { ...base, now: 0, steadyState: false, streak: undefined });
+    const outcome = errorPolicy(transient, {
+      ...base,
+      now: 0,
+      steadyState: false,
+      streak: undefined,
+    });
     expect(outcome.ready).toEqual({
       status: "False",
       reason: "CloudError",
@@ -61,7 +66,12 @@ describe("errorPolicy", () => {
       DriverError.terminal("QuotaExceeded", "quota of 10 instances reached").failure,
       undefined,
     );
-    const outcome = errorPolicy(terminal, { ...base, now: 0, steadyState: true, streak: undefined });
+    const outcome = errorPolicy(terminal, {
+      ...base,
+      now: 0,
+      steadyState: true,
+      streak: undefined,
+    });
     expect(outcome).toMatchObject({
       ready: { reason: "QuotaExceeded" },
       requeueAfterMs: 60_000,
@@ -109,8 +119,14 @@ describe("describeSpecIssues", () => {
         message: '[{"code":"invalid_type",…}]',
         issues: [
           { path: ["spec", "minSize"], message: "Too small: expected number to be >=0" },
-          { path: ["spec", "zones", 1], message: "Too small: expected string to have >=1 characters" },
-          { path: ["spec", "instanceType"], message: "Invalid input: expected string, received undefined" },
+          {
+            path: ["spec", "zones", 1],
+            message: "Too small: expected string to have >=1 characters",
+          },
+          {
+            path: ["spec", "instanceType"],
+            message: "Invalid input: expected string, received undefined",
+          },
         ],
       }),
     ).toBe(

@@ -116,7 +116,9 @@ export function fakeCloud(): FakeCloud {
       cloud.group = {
         ...group,
         ...(update.replicas !== undefined ? { desiredReplicas: update.replicas } : {}),
-        ...(update.templateVersion !== undefined ? { templateVersion: update.templateVersion } : {}),
+        ...(update.templateVersion !== undefined
+          ? { templateVersion: update.templateVersion }
+          : {}),
         ...(update.settings !== undefined ? { settings: update.settings } : {}),
       };
     },

@@ -4,7 +4,13 @@ import { z } from "zod";
 import { DriverError, type PoolGroup } from "../driver.js";
 import { PoolMemory } from "../memory.js";
 import { defaultPoolPhases, insertPhase, type PoolPhase, runPhases } from "../pipeline.js";
-import { type FakeSettings, type FakeSpec, fakeCloud, fakeInstance, fakeScope } from "../testkit.js";
+import {
+  type FakeSettings,
+  type FakeSpec,
+  fakeCloud,
+  fakeInstance,
+  fakeScope,
+} from "../testkit.js";
 import { observePhase } from "./observe.js";
 import { desiredStatePhase, validateSpecPhase } from "./prerequisites.js";
 import { publishInstances } from "./publish.js";
@@ -49,7 +55,10 @@ describe("the default pipeline on a fake cloud", () => {
     };
     run = await reconcile(cloud, memory);
     expect(run.result.ready).toEqual({ status: "True", reason: "Ready", message: "" });
-    expect(run.scope.pool.spec?.providerIDList).toEqual(["fake:///zone-a/i-a", "fake:///zone-a/i-b"]);
+    expect(run.scope.pool.spec?.providerIDList).toEqual([
+      "fake:///zone-a/i-a",
+      "fake:///zone-a/i-b",
+    ]);
     expect(run.scope.pool.status).toMatchObject({ replicas: 2, ready: true });
   });
 
@@ -74,7 +83,9 @@ describe("the default pipeline on a fake cloud", () => {
       instances: [{ instanceName: "i-1", ready: true }],
     });
     expect(bed.scope.pool.spec?.providerID).toBe("fake:///group-1");
-    expect(() => bed.scope.status.setProviderStatus({ ready: false })).toThrow(/written by the kit/);
+    expect(() => bed.scope.status.setProviderStatus({ ready: false })).toThrow(
+      /written by the kit/,
+    );
     expect(() => insertPhase(pipeline, { after: "nope" }, recordGroup)).toThrow(/no phase named/);
   });
 });
@@ -95,7 +106,8 @@ describe("scale", () => {
   it("counts NotFound on deleteInstance as done, and the deleted ID leaves the list without grace", async () => {
     const cloud = fakeCloud();
     const gone = fakeInstance({ id: "i-gone" });
-    cloud.faults.deleteInstance = () => DriverError.notFound("InstanceNotFound", "no such instance");
+    cloud.faults.deleteInstance = () =>
+      DriverError.notFound("InstanceNotFound", "no such instance");
     const { scope, events } = fakeScope({ driver: cloud.driver });
     scope.pool.spec = { ...scope.pool.spec, providerIDList: [gone.providerID] };
     await executeAction(scope, {
@@ -231,7 +243,9 @@ describe("runaway detection", () => {
     const { scope, events } = fakeScope({ driver: cloud.driver });
     const result = await observePhase.run(scope as never);
     expect(result?.ready.reason).toBe("DuplicateProviderIDs");
-    expect(result?.ready.message).toContain("i-1, i-2, i-3 report the same providerID fake:///same");
+    expect(result?.ready.message).toContain(
+      "i-1, i-2, i-3 report the same providerID fake:///same",
+    );
     expect(events.map((e) => e.type)).toEqual(["Warning"]);
     expect(scope.pool.spec?.providerIDList).toBeUndefined();
   });

@@ -44,13 +44,22 @@
  * ## What the kit writes
  *
  * - InfraMachinePool `spec.providerIDList`: every instance not terminated, sorted and unique; an ID
- *   the cloud's list briefly leaves out is kept for `missingInstanceGraceMs`.
+ *   the cloud's list leaves out unexplained is kept for `missingInstanceGraceMs` (not one the kit
+ *   deleted or saw terminating).
  * - `status.replicas` (= the list's length), `status.ready` and `status.initialization.provisioned`
- *   (together, once the pool first reaches its size; never reverted).
+ *   (together, once the pool first has as many running instances as desired; never reverted).
  * - Conditions `Paused` and `Ready` (reasons: {@link PoolReasons}, or the driver's failure reason).
- * - Events, one per cloud change: `TemplateVersionCreated`, `GroupCreated`, `GroupUpdated`,
- *   `ScalingUp`, `ScalingDown`, `InstanceDeleted`, `InstanceReplaced`, `RolloutStarted`,
- *   `RolloutCancelled`, `TemplateVersionsPruned`, `ReplicasSynced`, `GroupDeleting`, `Deleted`.
+ * - Events, one per cloud change (Normal): `TemplateVersionCreated`, `GroupCreated`, `GroupUpdated`,
+ *   `ScalingUp`, `ScalingDown`, `InstanceDeleted`, `InstanceReplaced`, `InstanceRemediated`,
+ *   `RolloutStarted`, `RolloutCancelled`, `TemplateVersionsPruned`, `ReplicasSynced`,
+ *   `GroupDeleting`, `Deleted`; Warning Events for terminal failures, transient failures that
+ *   persist, driver bugs (`DriverBug`) and stopped runaways ({@link RUNAWAY_REASONS}).
+ *
+ * ## The pipeline
+ *
+ * A reconcile is a list of phases ({@link PoolPhase}) over a {@link PoolScope}:
+ * {@link defaultPoolPhases} (or {@link defaultDeletePhases} while deleting). Pass `phases` to
+ * insert your own ({@link insertPhase}); failures go through {@link errorPolicy}.
  *
  * Nothing is written when nothing changed: a resync reads the cloud and sends no request.
  *

@@ -16,6 +16,7 @@ import {
 } from "../conditions/patch.js";
 import { pluralize } from "../conditions/pluralize.js";
 import type { ConditionLike } from "../conditions/types.js";
+import { type Clock, systemClock } from "../runtime/clock.js";
 import {
   createMergePatch,
   deepEqual,
@@ -56,6 +57,8 @@ export interface PatchOptions extends LayoutOptions {
   conditionAttempts?: number;
   /** Base delay between conflict retries in ms, jittered up to 2× (default 100, as CAPI). */
   retryDelayMs?: number;
+  /** Time source of the conflict retries' delays (default: the system clock). */
+  clock?: Clock;
 }
 
 /** What {@link PatchHelper.apply} sent. */
@@ -121,7 +124,10 @@ const SERVER_OWNED_METADATA: readonly (readonly string[])[] = [
   ["metadata", "selfLink"],
 ];
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number, clock: Clock = systemClock) =>
+  new Promise<void>((resolve) => {
+    clock.setTimer(resolve, ms);
+  });
 
 function without(
   obj: Record<string, unknown>,
@@ -472,7 +478,7 @@ export class PatchHelper<T extends PatchableObject = PatchableObject> {
       } catch (error) {
         if (httpStatusOf(error) !== 409) throw error;
         lastError = error;
-        if (attempt < attempts) await sleep(baseDelay * (1 + Math.random()));
+        if (attempt < attempts) await sleep(baseDelay * (1 + Math.random()), options.clock);
       }
     }
     throw new Error(

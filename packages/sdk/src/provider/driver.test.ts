@@ -86,10 +86,39 @@ describe("classifyDriverError", () => {
     });
   });
 
-  it("replaces an invalid reason from a classifier and survives a classifier that throws", () => {
+  it("reports a driver's programming error as DriverBug, but a fetch network TypeError as a cloud error", () => {
+    const bug = (() => {
+      try {
+        (undefined as unknown as { id: string }).id;
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(classifyDriverError({}, bug)).toMatchObject({
+      kind: "transient",
+      reason: "DriverBug",
+      message: expect.stringMatching(/^the driver threw TypeError: .*a bug in the driver/),
+    });
+    expect(classifyDriverError({}, new ReferenceError("x is not defined"))).toMatchObject({
+      reason: "DriverBug",
+    });
+    const network = new TypeError("fetch failed", { cause: new Error("ECONNREFUSED") });
+    expect(classifyDriverError({}, network)).toMatchObject({ reason: "CloudError" });
+    // The driver's own classification wins over the guess.
+    const classifying = {
+      classifyError: () => ({ kind: "terminal", reason: "Bad", message: "m" }) as const,
+    };
+    expect(classifyDriverError(classifying, bug)).toMatchObject({
+      kind: "terminal",
+      reason: "Bad",
+    });
+  });
+
+  it("says so when a classifier returns an invalid reason, and survives a classifier that throws", () => {
     expect(classifyDriverError(classifier, new FakeSdkError(400))).toMatchObject({
       kind: "terminal",
-      reason: "CloudError",
+      reason: "InvalidFailureReason",
+      message: expect.stringMatching(/^classifyError returned the reason "not a valid reason!"/),
     });
     const broken = {
       classifyError(): DriverFailure | undefined {

@@ -46,13 +46,16 @@ export interface PoolContext<Spec> {
 /**
  * Lifecycle state of an instance, mapped from the cloud's own states. `terminated` instances are
  * dropped from `providerIDList`; every other state keeps its ID (dropping a live ID makes core CAPI
- * delete the Node).
+ * delete the Node). `failed` is an instance the cloud gave up on and will not replace by itself
+ * (Azure VMSS `provisioningState: Failed`, a GCE MIG instance whose last action failed): the kit
+ * replaces it within the rollout budget.
  */
 export type PoolInstanceState =
   | "pending"
   | "running"
   | "stopping"
   | "stopped"
+  | "failed"
   | "terminating"
   | "terminated";
 
@@ -578,7 +581,10 @@ export interface PoolDriver<Spec = unknown, Settings = unknown> {
 /**
  * What `error`, thrown by one of `driver`'s methods, means: a {@link DriverError}'s own failure, else
  * the driver's {@link PoolDriver.classifyError}, else `transient` (so an unknown error backs off
- * instead of being mistaken for success or a permanent failure).
+ * instead of being mistaken for success or a permanent failure): reason `DriverBug` for a
+ * JavaScript programming error (`TypeError`, `ReferenceError`, `RangeError`, `SyntaxError`), else
+ * `CloudError`. A reason from `classifyError` that is not a CamelCase word becomes
+ * `InvalidFailureReason`, with the bad reason in the message.
  *
  * @example
  * ```ts
@@ -605,7 +611,21 @@ export function classifyDriverError<Spec, Settings>(
       message: `classifyError threw (${describe(classifyFailure)}) while classifying: ${describe(error)}`,
     };
   }
-  if (classified) return { ...classified, reason: checkReasonSoft(classified.reason) };
+  if (classified) {
+    if (REASON_PATTERN.test(classified.reason)) return classified;
+    return {
+      ...classified,
+      reason: "InvalidFailureReason",
+      message: `classifyError returned the reason ${JSON.stringify(classified.reason.slice(0, 64))}, which is not a CamelCase word: ${classified.message}`,
+    };
+  }
+  if (isProgrammingError(error)) {
+    return {
+      kind: "transient",
+      reason: "DriverBug",
+      message: `the driver threw ${error.name}: ${error.message} (a bug in the driver, not a cloud error)`,
+    };
+  }
   return { kind: "transient", reason: "CloudError", message: describe(error) };
 }
 
@@ -613,8 +633,21 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function checkReasonSoft(reason: string): string {
-  return REASON_PATTERN.test(reason) ? reason : "CloudError";
+/**
+ * A JavaScript programming error (reading a property of `undefined`, calling a non-function, a bad
+ * argument), as opposed to a cloud error. Node's `fetch` reports network failures as a `TypeError`
+ * with a `cause`: those are cloud errors.
+ */
+function isProgrammingError(error: unknown): error is Error {
+  if (
+    !(error instanceof TypeError) &&
+    !(error instanceof ReferenceError) &&
+    !(error instanceof RangeError) &&
+    !(error instanceof SyntaxError)
+  ) {
+    return false;
+  }
+  return !(error instanceof TypeError && error.cause !== undefined);
 }
 
 // ── stamp helpers ───────────────────────────────────────────────────────────────────────────────

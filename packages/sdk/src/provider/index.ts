@@ -44,13 +44,22 @@
  * ## What the kit writes
  *
  * - InfraMachinePool `spec.providerIDList`: every instance not terminated, sorted and unique; an ID
- *   the cloud's list briefly leaves out is kept for `missingInstanceGraceMs`.
+ *   the cloud's list leaves out unexplained is kept for `missingInstanceGraceMs` (not one the kit
+ *   deleted or saw terminating).
  * - `status.replicas` (= the list's length), `status.ready` and `status.initialization.provisioned`
- *   (together, once the pool first reaches its size; never reverted).
+ *   (together, once the pool first has as many running instances as desired; never reverted).
  * - Conditions `Paused` and `Ready` (reasons: {@link PoolReasons}, or the driver's failure reason).
- * - Events, one per cloud change: `TemplateVersionCreated`, `GroupCreated`, `GroupUpdated`,
- *   `ScalingUp`, `ScalingDown`, `InstanceDeleted`, `InstanceReplaced`, `RolloutStarted`,
- *   `RolloutCancelled`, `TemplateVersionsPruned`, `ReplicasSynced`, `GroupDeleting`, `Deleted`.
+ * - Events, one per cloud change (Normal): `TemplateVersionCreated`, `GroupCreated`, `GroupUpdated`,
+ *   `ScalingUp`, `ScalingDown`, `InstanceDeleted`, `InstanceReplaced`, `InstanceRemediated`,
+ *   `RolloutStarted`, `RolloutCancelled`, `TemplateVersionsPruned`, `ReplicasSynced`,
+ *   `GroupDeleting`, `Deleted`; Warning Events for terminal failures, transient failures that
+ *   persist, driver bugs (`DriverBug`) and stopped runaways ({@link RUNAWAY_REASONS}).
+ *
+ * ## The pipeline
+ *
+ * A reconcile is a list of phases ({@link PoolPhase}) over a {@link PoolScope}:
+ * {@link defaultPoolPhases} (or {@link defaultDeletePhases} while deleting). Pass `phases` to
+ * insert your own ({@link insertPhase}); failures go through {@link errorPolicy}.
  *
  * Nothing is written when nothing changed: a resync reads the cloud and sends no request.
  *
@@ -58,4 +67,40 @@
  */
 export * from "./controller.js";
 export * from "./driver.js";
+export {
+  callDriver,
+  describeSpecIssues,
+  type ErrorOutcome,
+  type ErrorPolicyInput,
+  errorPolicy,
+  isFailureOf,
+  StepFailure,
+  TRANSIENT_FAILURES_TO_REPORT,
+  type TransientStreak,
+} from "./errors.js";
+export { PoolMemory, type StoppedRunaway } from "./memory.js";
+export {
+  defaultDeletePhases,
+  defaultPoolPhases,
+  insertPhase,
+  type PoolPhase,
+  runPhases,
+} from "./pipeline.js";
+export { RUNAWAY_REASONS } from "./reasons.js";
+export { MAX_UNCONFIRMED_TEMPLATE_VERSIONS, MAX_UNCONVERGED_SETTINGS_UPDATES } from "./runaway.js";
+export {
+  contextOf,
+  createPoolScope,
+  type PhaseResult,
+  type PoolApi,
+  type PoolConditions,
+  type PoolEvents,
+  type PoolInstanceStatus,
+  type PoolObject,
+  type PoolScope,
+  type PoolScopeInit,
+  type PoolStatusWriter,
+  type ReadyState,
+} from "./scope.js";
+export { need, type PoolState } from "./state.js";
 export * from "./strategy.js";

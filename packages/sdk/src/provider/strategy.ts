@@ -257,13 +257,16 @@ export function isInstanceAvailable(instance: PoolInstance): boolean {
 
 function isUnhealthy(instance: PoolInstance): boolean {
   return (
-    instance.healthy === false || instance.state === "stopping" || instance.state === "stopped"
+    instance.healthy === false ||
+    instance.state === "stopping" ||
+    instance.state === "stopped" ||
+    instance.state === "failed"
   );
 }
 
 /**
- * Instances in the order the kit deletes them: unhealthy (failing health check, stopping, stopped)
- * first, then outdated, then not yet running, then by the delete policy; ties by ID.
+ * Instances in the order the kit deletes them: unhealthy (failing health check, stopping, stopped,
+ * failed) first, then outdated, then not yet running, then by the delete policy; ties by ID.
  *
  * @example
  * ```ts
@@ -334,7 +337,7 @@ export type PlanAction =
       readonly kind: "deleteInstance";
       readonly instance: PoolInstance;
       readonly mode: "shrink" | "replace";
-      readonly reason: "ScaleDown" | "Rollout";
+      readonly reason: "ScaleDown" | "Rollout" | "Remediation";
     };
 
 /** The outcome of {@link planPool}. */
@@ -353,6 +356,8 @@ export interface Plan {
   readonly converged: boolean;
   /** Outdated instances wait because deleting one would break `maxUnavailable`. */
   readonly blockedByAvailability: boolean;
+  /** Members the cloud reports `failed` (replaced within the rollout budget). */
+  readonly failed: number;
 }
 
 /**
@@ -367,6 +372,9 @@ export interface Plan {
  *   surge capacity in the group they `shrink` it, otherwise the cloud `replace`s them from the new
  *   template.
  * - External autoscaler: the size is never set; outdated instances are only replaced.
+ * - Remediation: instances the cloud reports `failed` (it gave up on them and will not replace them
+ *   itself) are replaced first, while fewer than `max(1, maxSurge + maxUnavailable)` members are
+ *   not yet available — the rollout budget, so a cloud that fails every launch is not hammered.
  *
  * @example
  * ```ts
@@ -428,6 +436,26 @@ export function planPool(input: PlanInput): Plan {
     }
   }
 
+  // Remediation: failed members are unavailable already, so replacing them costs no availability;
+  // the budget bounds how many replacements are in flight at once.
+  const failed = live.filter((i) => i.state === "failed");
+  let inFlight = live.filter((i) => !isAvailable(i) && i.state !== "failed").length;
+  const budget = Math.max(1, strategy.maxSurge + strategy.maxUnavailable);
+  for (const victim of failed) {
+    if (removed.has(victim.id)) continue;
+    if (inFlight >= budget) break;
+    const shrink = !externallyManaged && groupSize > desired;
+    actions.push({
+      kind: "deleteInstance",
+      instance: victim,
+      mode: shrink ? "shrink" : "replace",
+      reason: "Remediation",
+    });
+    removed.add(victim.id);
+    inFlight++;
+    if (shrink) groupSize--;
+  }
+
   let blockedByAvailability = false;
   for (const victim of order) {
     if (removed.has(victim.id) || input.isUpToDate(victim) || input.skipReplacement) continue;
@@ -462,5 +490,6 @@ export function planPool(input: PlanInput): Plan {
     targetGroupSize,
     converged,
     blockedByAvailability,
+    failed: failed.length,
   };
 }

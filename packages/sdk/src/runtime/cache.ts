@@ -19,6 +19,7 @@ export type SharedInformerDefaults = Pick<
   | "staleWatchTimeoutMs"
   | "backoff"
   | "metrics"
+  | "clock"
 >;
 
 /** Per-kind informer settings: scope and transform. */

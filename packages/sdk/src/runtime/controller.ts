@@ -73,7 +73,7 @@ export interface ControllerOptions {
   reconcileTimeoutMs?: number;
   /** Retry delays; default per-item 5 ms → 1000 s exponential plus an overall 10 qps / 100 bucket. */
   rateLimiter?: RateLimiter;
-  /** Time source of the queue (tests). */
+  /** Time source of the queue and rate limiter. Default: the manager's clock. */
   clock?: Clock;
 }
 
@@ -89,6 +89,8 @@ export interface ControllerHost {
   readonly metrics: RuntimeMetrics;
   /** Defaults from the manager's flags. */
   readonly controllerDefaults: { maxConcurrentReconciles: number; watchFilterValue?: string };
+  /** The time source of the host (queues, rate limiters), when it has one. */
+  readonly clock?: Clock;
   /** The event recorder for a component. */
   recorderFor(component: string): EventRecorder;
   /** Registers a built controller so the manager starts and stops it. */
@@ -138,13 +140,12 @@ export class Controller {
       );
     }
     this.timeoutMs = options.reconcileTimeoutMs;
+    const clock = options.clock ?? host.clock;
     const queueOptions: ConstructorParameters<typeof WorkQueue>[0] = {
-      rateLimiter:
-        options.rateLimiter ??
-        defaultControllerRateLimiter(options.clock ? { clock: options.clock } : {}),
+      rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter(clock ? { clock } : {}),
       metrics: host.metrics.queueMetrics(name),
     };
-    if (options.clock) queueOptions.clock = options.clock;
+    if (clock) queueOptions.clock = clock;
     this.queue = new WorkQueue(queueOptions);
     this.log = host.logger.child({ controller: name, kind: resource.kind });
     this.recorder = host.recorderFor(name);
@@ -389,6 +390,13 @@ interface WatchSpec {
 export interface SourceOptions<T extends KubernetesObject> {
   /** Predicates for this source only. */
   predicates?: Predicate<T>[];
+  /**
+   * Apply the manager's `--watch-filter` to this source (R20). Default true for every source, as
+   * CAPI's `WithEventFilter(ResourceHasFilterLabel)` does. Turn it off only for kinds that never
+   * carry the label (Secrets made by a bootstrap provider, workload-cluster Nodes) and check the
+   * primary object's label in the reconcile instead.
+   */
+  watchFilter?: boolean;
   /** Scope/transform of the shared informer, if this call creates it. */
   cache?: KindCacheOptions<T>;
 }
@@ -396,8 +404,8 @@ export interface SourceOptions<T extends KubernetesObject> {
 /**
  * Builds a controller, controller-runtime style: `for` the primary kind, `owns` kinds it creates (mapped
  * through controller owner references), `watches` other kinds through map functions, predicates,
- * options, then `complete` with the reconciler. The manager's `--watch-filter` applies to the primary
- * kind automatically (CAPI's multi-tenancy contract).
+ * options, then `complete` with the reconciler. The manager's `--watch-filter` applies to every
+ * source (CAPI's multi-tenancy contract, R20), unless a source opts out with `watchFilter: false`.
  *
  * @example
  * ```ts
@@ -448,10 +456,7 @@ export class ControllerBuilder {
     this.primary = {
       resource,
       cache: options.cache as KindCacheOptions<KubernetesObject> | undefined,
-      predicates: [
-        hasWatchFilterLabel(this.host.controllerDefaults.watchFilterValue),
-        ...((options.predicates ?? []) as Predicate[]),
-      ],
+      predicates: this.sourcePredicates(options),
       attach: (controller, predicates) => controller.forHandler(predicates),
     };
     return this;
@@ -465,7 +470,7 @@ export class ControllerBuilder {
     this.secondary.push({
       resource,
       cache: options.cache as KindCacheOptions<KubernetesObject> | undefined,
-      predicates: (options.predicates ?? []) as Predicate[],
+      predicates: this.sourcePredicates(options),
       attach: (controller, predicates) => controller.ownsHandler(predicates),
     });
     return this;
@@ -480,11 +485,17 @@ export class ControllerBuilder {
     this.secondary.push({
       resource,
       cache: options.cache as KindCacheOptions<KubernetesObject> | undefined,
-      predicates: (options.predicates ?? []) as Predicate[],
+      predicates: this.sourcePredicates(options),
       attach: (controller, predicates) =>
         controller.mapHandler(map as MapFunc<KubernetesObject>, predicates),
     });
     return this;
+  }
+
+  private sourcePredicates<T extends KubernetesObject>(options: SourceOptions<T>): Predicate[] {
+    const own = (options.predicates ?? []) as Predicate[];
+    if (options.watchFilter === false) return own;
+    return [hasWatchFilterLabel(this.host.controllerDefaults.watchFilterValue), ...own];
   }
 
   /** Predicates applied to every source of this controller (as `WithEventFilter`). */

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import type { KubeClient } from "./client.js";
+import { type Clock, systemClock } from "./clock.js";
 import { NotFoundError } from "./errors.js";
 import { type RuntimeLogger, silentLogger } from "./logging.js";
 import { EventResource } from "./resource.js";
@@ -27,6 +28,8 @@ export interface EventRecorderOptions {
   logger?: RuntimeLogger;
   /** How many distinct events to remember for aggregation. Default 4096. */
   maxTracked?: number;
+  /** Time source of the Events' timestamps. Default: the system clock. */
+  clock?: Clock;
 }
 
 const MAX_MESSAGE = 1024;
@@ -48,6 +51,7 @@ export class EventRecorder {
   private readonly host: string;
   private readonly log: RuntimeLogger;
   private readonly maxTracked: number;
+  private readonly clock: Clock;
   private readonly aggregates = new Map<string, Aggregate>();
   private readonly pending = new Set<Promise<void>>();
 
@@ -58,6 +62,7 @@ export class EventRecorder {
     this.host = options.host ?? hostname();
     this.log = (options.logger ?? silentLogger()).child({ component: "events" });
     this.maxTracked = options.maxTracked ?? 4096;
+    this.clock = options.clock ?? systemClock;
   }
 
   /** Records an event about `obj` (fire and forget). */
@@ -79,11 +84,12 @@ export class EventRecorder {
       reason,
       trimmed,
     ].join("\u0000");
-    const now = new Date().toISOString();
+    const nowMs = this.clock.now();
+    const now = new Date(nowMs).toISOString();
     let aggregate = this.aggregates.get(key);
     if (aggregate === undefined) {
       aggregate = {
-        name: `${meta.name}.${Date.now().toString(16)}${randomBytes(2).toString("hex")}`,
+        name: `${meta.name}.${Math.floor(nowMs).toString(16)}${randomBytes(2).toString("hex")}`,
         namespace: meta.namespace || "default",
         count: 0,
         firstTimestamp: now,

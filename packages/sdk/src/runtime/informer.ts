@@ -1,5 +1,6 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import type { KubeClient } from "./client.js";
+import type { Clock } from "./clock.js";
 import { GoneError } from "./errors.js";
 import { type LabelSelector, parseLabelSelector } from "./labels.js";
 import { type RuntimeLogger, silentLogger } from "./logging.js";
@@ -106,6 +107,11 @@ export interface InformerOptions<T extends KubernetesObject> {
   logger?: RuntimeLogger;
   /** Metrics hooks. */
   metrics?: InformerMetrics;
+  /**
+   * Time source of resync, backoff, the watchdog and the wait timeouts. Default: Node timers (the
+   * backoff timer keeps the process alive, the others do not).
+   */
+  clock?: Clock;
 }
 
 /** Compares two resourceVersions if both are integers (as etcd's); `undefined` if they cannot be ordered. */
@@ -118,7 +124,7 @@ export function compareResourceVersions(a: string, b: string): number | undefine
 interface VersionWaiter {
   satisfied(): boolean;
   resolve(ok: boolean): void;
-  timer: NodeJS.Timeout;
+  cancel: () => void;
 }
 
 interface Index<T> {
@@ -164,7 +170,7 @@ export class Informer<T extends KubernetesObject> {
   private running = false;
   private stopController = new AbortController();
   private loop: Promise<void> | undefined;
-  private resyncTimer: NodeJS.Timeout | undefined;
+  private cancelResync: (() => void) | undefined;
   private readonly id: string;
   /** Counters, for tests and debugging. */
   readonly stats = { lists: 0, watches: 0, restarts: 0, relists: 0, events: 0 };
@@ -195,8 +201,13 @@ export class Informer<T extends KubernetesObject> {
     this.loop = this.run();
     const resync = this.options.resyncPeriodMs ?? 0;
     if (resync > 0) {
-      this.resyncTimer = setInterval(() => this.resync(), resync);
-      this.resyncTimer.unref();
+      const again = () => {
+        this.cancelResync = this.after(resync, () => {
+          this.resync();
+          if (this.running) again();
+        });
+      };
+      again();
     }
   }
 
@@ -204,11 +215,12 @@ export class Informer<T extends KubernetesObject> {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
-    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    this.cancelResync?.();
+    this.cancelResync = undefined;
     this.stopController.abort(new Error("informer stopped"));
     await this.loop;
     for (const waiter of this.versionWaiters) {
-      clearTimeout(waiter.timer);
+      waiter.cancel();
       waiter.resolve(false);
     }
     this.versionWaiters.clear();
@@ -223,16 +235,15 @@ export class Informer<T extends KubernetesObject> {
   waitForSync(timeoutMs = 120_000): Promise<void> {
     if (this.synced) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const cancel = this.after(timeoutMs, () => {
         reject(
           new Error(
             `informer for ${this.id} did not sync within ${timeoutMs} ms; check that the kind is served and RBAC allows list and watch`,
           ),
         );
-      }, timeoutMs);
-      timer.unref();
+      });
       this.syncWaiters.push(() => {
-        clearTimeout(timer);
+        cancel();
         resolve();
       });
     });
@@ -350,12 +361,11 @@ export class Informer<T extends KubernetesObject> {
       const waiter: VersionWaiter = {
         satisfied,
         resolve,
-        timer: setTimeout(() => {
+        cancel: this.after(timeoutMs, () => {
           this.versionWaiters.delete(waiter);
           resolve(false);
-        }, timeoutMs),
+        }),
       };
-      waiter.timer.unref();
       this.versionWaiters.add(waiter);
     });
   }
@@ -364,7 +374,7 @@ export class Informer<T extends KubernetesObject> {
     if (this.versionWaiters.size === 0) return;
     for (const waiter of this.versionWaiters) {
       if (waiter.satisfied()) {
-        clearTimeout(waiter.timer);
+        waiter.cancel();
         this.versionWaiters.delete(waiter);
         waiter.resolve(true);
       }
@@ -427,12 +437,27 @@ export class Informer<T extends KubernetesObject> {
     return base * (1 + jitter * (Math.random() * 2 - 1));
   }
 
+  /**
+   * Runs `callback` after `ms` on the informer's clock; returns its cancel function. Without a clock,
+   * a Node timer that keeps the process alive only when `keepAlive` says so.
+   */
+  private after(ms: number, callback: () => void, keepAlive = false): () => void {
+    const clock = this.options.clock;
+    if (clock) {
+      const handle = clock.setTimer(callback, ms);
+      return () => clock.clearTimer(handle);
+    }
+    const timer = setTimeout(callback, ms);
+    if (!keepAlive) timer.unref();
+    return () => clearTimeout(timer);
+  }
+
   private sleep(ms: number, signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       if (signal.aborted) return resolve();
-      const timer = setTimeout(done, ms);
+      const cancel = this.after(ms, done, true);
       function done() {
-        clearTimeout(timer);
+        cancel();
         signal.removeEventListener("abort", done);
         resolve();
       }
@@ -495,14 +520,13 @@ export class Informer<T extends KubernetesObject> {
     const staleMs = this.options.staleWatchTimeoutMs ?? (timeoutSeconds + 60) * 1000;
     const watchdog = new AbortController();
     let stale = false;
-    let timer: NodeJS.Timeout | undefined;
+    let disarm: (() => void) | undefined;
     const arm = () => {
-      if (timer) clearTimeout(timer);
-      timer = setTimeout(() => {
+      disarm?.();
+      disarm = this.after(staleMs, () => {
         stale = true;
         watchdog.abort(new Error("watch went quiet"));
-      }, staleMs);
-      timer.unref();
+      });
     };
     const started = performance.now();
     let events = 0;
@@ -527,7 +551,7 @@ export class Informer<T extends KubernetesObject> {
     } catch (error) {
       if (!(stale || stopSignal.aborted)) throw error;
     } finally {
-      if (timer) clearTimeout(timer);
+      disarm?.();
     }
     return { events, durationMs: performance.now() - started, stale };
   }

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { InformerCache, type SharedInformerDefaults } from "./cache.js";
 import { KubeClient, type KubeClientOptions } from "./client.js";
+import { type Clock, systemClock } from "./clock.js";
 import { type Controller, ControllerBuilder, type ControllerHost } from "./controller.js";
 import { EventRecorder } from "./events.js";
 import { LeaderElector } from "./leaderelection.js";
@@ -77,6 +78,13 @@ export interface ManagerOptions {
   handleSignals?: boolean;
   /** Export Node process metrics too. Default false. */
   processMetrics?: boolean;
+  /**
+   * The time source of everything the manager runs: work queues and rate limiters, informers
+   * (resync, backoff, watchdog, read-your-own-writes waits), Event timestamps, the patch helper's
+   * retries in the provider kit, and the kit's own timing (grace periods, tolerance, rollout
+   * retries). Default: the system clock. Tests pass a `ManualClock` to drive time by hand.
+   */
+  clock?: Clock;
 }
 
 function parseBindAddress(value: string, flag: string): { host: string; port: number } | undefined {
@@ -125,6 +133,8 @@ export class Manager implements ControllerHost {
   readonly controllerDefaults: { maxConcurrentReconciles: number; watchFilterValue?: string };
   /** The manager name. */
   readonly name: string;
+  /** The time source (see {@link ManagerOptions.clock}). */
+  readonly clock: Clock;
   private readonly options: ManagerOptions;
   private readonly controllers: Controller[] = [];
   private readonly recorders = new Map<string, EventRecorder>();
@@ -147,6 +157,7 @@ export class Manager implements ControllerHost {
   constructor(options: ManagerOptions) {
     this.options = options;
     this.name = options.name ?? "capi-ts";
+    this.clock = options.clock ?? systemClock;
     this.electedPromise = new Promise((resolve) => {
       this.resolveElected = resolve;
     });
@@ -160,6 +171,7 @@ export class Manager implements ControllerHost {
       ...options.informer,
       resyncPeriodMs: options.syncPeriodMs ?? 10 * 60 * 60 * 1000,
       metrics: this.metrics.informerMetrics(),
+      ...(options.clock ? { clock: options.clock } : {}),
     };
     const cacheOptions: ConstructorParameters<typeof InformerCache>[0] = {
       client: this.client,
@@ -238,7 +250,11 @@ export class Manager implements ControllerHost {
   recorderFor(component: string): EventRecorder {
     let recorder = this.recorders.get(component);
     if (!recorder) {
-      recorder = new EventRecorder(this.client, { component, logger: this.logger });
+      recorder = new EventRecorder(this.client, {
+        component,
+        logger: this.logger,
+        clock: this.clock,
+      });
       this.recorders.set(component, recorder);
     }
     return recorder;

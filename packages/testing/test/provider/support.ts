@@ -9,6 +9,7 @@ import {
   KubeClient,
   type MachinePoolControllerOptions,
   Manager,
+  type ManagerOptions,
   ManualClock,
   machinePoolController,
   machinePoolStrategySchema,
@@ -99,6 +100,8 @@ export interface BedOptions {
   controller?: Partial<
     Omit<MachinePoolControllerOptions<FakeCloudMachinePoolSpec>, "manager" | "kind">
   >;
+  /** Manager options (e.g. a watch filter). */
+  manager?: Partial<Omit<ManagerOptions, "kubeConfig">>;
   /** Cloud milliseconds per pump tick (every 10 ms real time). Default 250. */
   cloudMsPerTick?: number;
   /** Check bootstrap tokens at boot (instances with a revoked token never join). Default true. */
@@ -150,6 +153,7 @@ export async function startBed(options: BedOptions = {}): Promise<Bed> {
       name: MANAGER,
       logger: { level: process.env.KIT_TEST_LOG === "1" ? "debug" : "silent" },
       gracefulShutdownTimeoutMs: 2000,
+      ...options.manager,
     });
     machinePoolController(driver, {
       manager,
@@ -197,11 +201,12 @@ export async function createCluster(
   client: KubeClient,
   name: string,
   provisioned: boolean,
+  labels?: Record<string, string>,
 ): Promise<void> {
   await client.create(Clusters, {
     apiVersion: "cluster.x-k8s.io/v1beta2",
     kind: "Cluster",
-    metadata: { name, namespace: ns },
+    metadata: { name, namespace: ns, ...(labels ? { labels } : {}) },
     spec: {
       infrastructureRef: { apiGroup: "infrastructure.cluster.x-k8s.io", kind: "DevCluster", name },
     },
@@ -227,6 +232,7 @@ export async function createPool(
     replicas?: number;
     spec?: Record<string, unknown>;
     annotations?: Record<string, string>;
+    labels?: Record<string, string>;
     clusterName?: string;
   } = {},
 ): Promise<string> {
@@ -235,7 +241,7 @@ export async function createPool(
   await bed.client.create(Pools, {
     apiVersion: KitMachinePool.apiVersion,
     kind: KitMachinePool.kind,
-    metadata: { name, namespace: ns },
+    metadata: { name, namespace: ns, ...(options.labels ? { labels: options.labels } : {}) },
     spec: { instanceType: "small", minSize: 0, maxSize: 10, ...options.spec },
   } as Obj);
   await bed.client.create(MachinePools, {
@@ -245,6 +251,7 @@ export async function createPool(
       name,
       namespace: ns,
       ...(options.annotations ? { annotations: options.annotations } : {}),
+      ...(options.labels ? { labels: options.labels } : {}),
     },
     spec: {
       clusterName,

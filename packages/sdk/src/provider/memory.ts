@@ -1,0 +1,74 @@
+/**
+ * {@link PoolMemory}: the little the kit remembers about a pool between reconciles. Everything else
+ * is read again each time (the cloud, the objects); what is here only makes the kit safer — it never
+ * decides what the pool should be. A restart forgets it, which is always safe.
+ *
+ * @module
+ */
+
+/** A runaway the kit stopped, latched until its fingerprint (the inputs that caused it) changes. */
+export interface StoppedRunaway {
+  /** The `Ready` reason. */
+  readonly reason: string;
+  /** What happened and what to fix. */
+  readonly message: string;
+  /** The inputs it was detected with; a change (a fixed spec, a new bootstrap secret) releases it. */
+  readonly fingerprint: string;
+}
+
+/**
+ * What the kit remembers about one pool.
+ *
+ * @example
+ * ```ts
+ * const memory = new PoolMemory();
+ * memory.forget("aws:///us-east-1a/i-1", clock.now()); // the kit deleted it: never kept by the grace
+ * ```
+ */
+export class PoolMemory {
+  /** Published IDs the cloud's list left out, and since when. */
+  readonly missingSince = new Map<string, number>();
+  /**
+   * IDs the kit deleted or saw terminating, and when: once they leave the cloud's list they leave
+   * `providerIDList` at once (no grace: the kit knows why they are gone).
+   */
+  readonly departed = new Map<string, number>();
+  /** The native rollout that failed on the target version, and when it was first seen. */
+  failedRollout: { id: string; at: number } | undefined;
+  /** The current streak of transient failures: first at, count, and whether it was reported. */
+  transientStreak: { since: number; count: number; reported: boolean } | undefined;
+  /** Template versions the kit created for one target stamp that the cloud has not listed with it. */
+  templateCreates: { target: string; versions: string[] } | undefined;
+  /** The last template-inputs hash per context fingerprint (purity check). */
+  lastInputs: { context: string; specHash: string; settings: string } | undefined;
+  /** `updateGroup(settings)` calls for the same desired settings that the cloud never reported back. */
+  settingsUpdates: { desired: string; count: number } | undefined;
+  /** A runaway stopped on this pool. */
+  stopped: StoppedRunaway | undefined;
+
+  /** Marks an ID as departed (deleted by the kit, or seen terminating): no grace when it vanishes. */
+  forget(providerID: string, now: number): void {
+    if (providerID !== "") this.departed.set(providerID, now);
+  }
+}
+
+/** The memories of every pool of one controller, by `namespace/name`. */
+export class PoolMemories {
+  readonly #pools = new Map<string, PoolMemory>();
+
+  /** The memory of a pool (created on first use). */
+  of(key: { namespace: string; name: string }): PoolMemory {
+    const id = `${key.namespace}/${key.name}`;
+    let memory = this.#pools.get(id);
+    if (!memory) {
+      memory = new PoolMemory();
+      this.#pools.set(id, memory);
+    }
+    return memory;
+  }
+
+  /** Drops a pool's memory (it was deleted). */
+  drop(key: { namespace: string; name: string }): void {
+    this.#pools.delete(`${key.namespace}/${key.name}`);
+  }
+}

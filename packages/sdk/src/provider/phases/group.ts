@@ -1,0 +1,137 @@
+/**
+ * The group phase: creates the group, hands the replica count back to the MachinePool under an
+ * external autoscaler, keeps the group's settings and launch template version current, and refuses
+ * a desired size outside the group's bounds. Stops a runaway when `getGroup` never reports the
+ * settings `updateGroup` applied.
+ *
+ * @module
+ */
+import { readMachinePool } from "../../contract/readers.js";
+import type { GroupUpdate } from "../driver.js";
+import type { PoolPhase } from "../pipeline.js";
+import { PoolReasons } from "../reasons.js";
+import { MAX_UNCONVERGED_SETTINGS_UPDATES, stopRunaway } from "../runaway.js";
+import { need } from "../state.js";
+import { stableStringify } from "../strategy.js";
+import { publishInstances } from "./publish.js";
+
+/** Creates or updates the group so that it matches the pool. */
+export const groupPhase: PoolPhase<unknown, unknown> = {
+  name: "group",
+  async run(scope) {
+    const observed = need(scope.state.group, "group", "observe");
+    const targetVersion = need(scope.state.targetVersion, "target template version", "template");
+    const settings = scope.state.settings;
+    const machinePool = need(scope.machinePool, "owner MachinePool", "guards");
+    const mp = readMachinePool(machinePool);
+    const external = mp.replicasManagedByExternalAutoscaler;
+    scope.state.external = external;
+
+    if (!observed) {
+      const replicas = external ? undefined : (mp.replicas ?? 1);
+      await scope.call("createGroup", (ctx) =>
+        scope.driver.createGroup(ctx, {
+          replicas,
+          templateVersion: targetVersion.version,
+          settings,
+        }),
+      );
+      scope.events.normal(
+        "GroupCreated",
+        `created group with ${replicas ?? "the cloud's default number of"} replicas on template version ${targetVersion.version}`,
+        { replicas, version: targetVersion.version },
+      );
+      return {
+        ready: { status: "False", reason: PoolReasons.Provisioning, message: "group created" },
+        requeueAfterMs: scope.options.pollMs,
+      };
+    }
+    let group = observed;
+
+    const desired = external ? group.desiredReplicas : (mp.replicas ?? 1);
+    scope.state.desired = desired;
+    if (external && mp.replicas !== group.desiredReplicas) {
+      await scope.api.setMachinePoolReplicas(machinePool, group.desiredReplicas);
+      scope.events.normal(
+        "ReplicasSynced",
+        `MachinePool replicas set to ${group.desiredReplicas} from the cloud (managed by an external autoscaler)`,
+        { from: mp.replicas, to: group.desiredReplicas },
+      );
+    }
+
+    // Settings and template of the group (new launches only; no instance is touched).
+    const update: { -readonly [K in keyof GroupUpdate<unknown>]: GroupUpdate<unknown>[K] } = {};
+    const wanted = stableStringify(settings);
+    if (stableStringify(group.settings) !== wanted) {
+      const streak = scope.memory.settingsUpdates;
+      const count = streak?.desired === wanted ? streak.count : 0;
+      if (count >= MAX_UNCONVERGED_SETTINGS_UPDATES) {
+        return stopRunaway(
+          scope,
+          PoolReasons.SettingsNotConverging,
+          `updateGroup applied these settings ${count} times but getGroup still reports others (differing: ${differingKeys(settings, group.settings)}); report settings in exactly the shape groupSettings returns (same keys, lists sorted)`,
+        );
+      }
+      scope.memory.settingsUpdates = { desired: wanted, count: count + 1 };
+      update.settings = settings;
+    } else {
+      scope.memory.settingsUpdates = undefined;
+    }
+    if (group.templateVersion !== targetVersion.version) {
+      update.templateVersion = targetVersion.version;
+    }
+    if (update.settings !== undefined || update.templateVersion !== undefined) {
+      await scope.call("updateGroup", (ctx) => scope.driver.updateGroup(ctx, update));
+      const parts: string[] = [];
+      if (update.settings !== undefined) parts.push("settings drifted");
+      if (update.templateVersion !== undefined)
+        parts.push(`launches now use template version ${update.templateVersion}`);
+      scope.events.normal("GroupUpdated", parts.join("; "), {
+        templateVersion: update.templateVersion,
+        settings: update.settings !== undefined,
+      });
+      if (update.settings !== undefined) {
+        // Bounds may have changed: plan with the cloud's view next time.
+        return {
+          ready: {
+            status: "False",
+            reason: PoolReasons.ScalingUp,
+            message: "group settings updated",
+          },
+          requeueAfterMs: scope.options.pollMs,
+        };
+      }
+      group = { ...group, templateVersion: targetVersion.version };
+      scope.state.group = group;
+    }
+
+    // The desired size must fit the group's bounds (a cloud 400 on every loop helps nobody).
+    if (
+      !external &&
+      ((group.minReplicas !== undefined && desired < group.minReplicas) ||
+        (group.maxReplicas !== undefined && desired > group.maxReplicas))
+    ) {
+      publishInstances(scope, group, false);
+      return {
+        ready: {
+          status: "False",
+          reason: PoolReasons.ReplicasOutOfRange,
+          message: `MachinePool replicas ${desired} is outside the group's bounds [${group.minReplicas ?? 0}, ${group.maxReplicas ?? "∞"}]; change the replicas or the pool's size limits`,
+        },
+        requeueAfterMs: scope.options.resyncMs,
+      };
+    }
+    return undefined;
+  },
+};
+
+/** The top-level keys whose values differ; values are left out, in case a setting is sensitive. */
+function differingKeys(wanted: unknown, reported: unknown): string {
+  const a = (wanted ?? {}) as Record<string, unknown>;
+  const b = (reported ?? {}) as Record<string, unknown>;
+  if (typeof a !== "object" || typeof b !== "object") return "the whole value";
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])]
+    .filter((key) => stableStringify(a[key]) !== stableStringify(b[key]))
+    .sort();
+  return keys.length > 0 ? keys.join(", ") : "the whole value";
+}

@@ -1,0 +1,137 @@
+/**
+ * The phases before any cloud call: the Cluster's infrastructure, the spec, the bootstrap data, and
+ * the desired state computed from the driver's two pure functions.
+ *
+ * @module
+ */
+import { readBootstrapData } from "../../contract/bootstrap.js";
+import { readCluster } from "../../contract/readers.js";
+import { describeSpecIssues } from "../errors.js";
+import type { PoolPhase } from "../pipeline.js";
+import { PoolReasons } from "../reasons.js";
+import { inputsFingerprint, latchedRunaway, stopRunaway } from "../runaway.js";
+import { contextOf, type PhaseResult } from "../scope.js";
+import { shortHash, stableStringify, targetStamp } from "../strategy.js";
+
+function waiting(reason: string, message: string, requeueAfterMs?: number): PhaseResult {
+  return {
+    ready: { status: "False", reason, message },
+    ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
+  };
+}
+
+/** Waits for `Cluster.status.initialization.infrastructureProvisioned` (unless turned off). */
+export const clusterInfrastructurePhase: PoolPhase<unknown, unknown> = {
+  name: "clusterInfrastructure",
+  run(scope) {
+    if (!scope.options.waitForClusterInfrastructure || !scope.cluster) return undefined;
+    const cluster = readCluster(scope.cluster);
+    if (cluster.infrastructureProvisioned) return undefined;
+    return waiting(
+      PoolReasons.WaitingForClusterInfrastructure,
+      `Cluster ${cluster.name} infrastructure is not provisioned yet`,
+    );
+  },
+};
+
+/** Validates the spec with the kind's schema; an invalid spec makes no cloud call. */
+export const validateSpecPhase: PoolPhase<unknown, unknown> = {
+  name: "validateSpec",
+  run(scope) {
+    const schema = scope.options.schema;
+    if (!schema) {
+      scope.state.spec = scope.pool.spec ?? {};
+      return undefined;
+    }
+    const parsed = schema.safeParse(scope.pool);
+    if (!parsed.success) {
+      const message = `invalid spec: ${describeSpecIssues(parsed.error)}`;
+      scope.log.error({ reason: PoolReasons.InvalidSpec }, message);
+      return waiting(PoolReasons.InvalidSpec, message);
+    }
+    scope.state.spec = parsed.data.spec;
+    return undefined;
+  },
+};
+
+/** Reads the MachinePool's bootstrap data (never logged), unless the pool needs none. */
+export const bootstrapDataPhase: PoolPhase<unknown, unknown> = {
+  name: "bootstrapData",
+  async run(scope) {
+    if (scope.options.bootstrapData === "none") {
+      scope.state.bootstrap = { userData: "", format: "cloud-config", secretRef: "" };
+      return undefined;
+    }
+    const machinePool = scope.machinePool;
+    if (!machinePool) return waiting(PoolReasons.WaitingForOwner, "no owner MachinePool");
+    let data: Awaited<ReturnType<typeof readBootstrapData>>;
+    try {
+      data = await readBootstrapData(
+        (namespace, name) => scope.api.readSecret(namespace, name),
+        machinePool,
+      );
+    } catch (error) {
+      return waiting(
+        PoolReasons.WaitingForBootstrapData,
+        error instanceof Error ? error.message : String(error),
+        scope.options.pollMs,
+      );
+    }
+    if (!data) {
+      const name = machinePool.metadata?.name ?? "";
+      return waiting(
+        PoolReasons.WaitingForBootstrapData,
+        `MachinePool ${name} has no bootstrap data secret yet`,
+      );
+    }
+    const format = data.format;
+    if (format !== "cloud-config" && format !== "ignition") {
+      return waiting(
+        PoolReasons.UnsupportedBootstrapFormat,
+        `bootstrap data format ${JSON.stringify(data.format)} is neither cloud-config nor ignition`,
+        scope.options.resyncMs,
+      );
+    }
+    scope.state.bootstrap = {
+      userData: data.text(),
+      format: format === "ignition" ? "ignition" : "cloud-config",
+      secretRef: `${data.secretRef.namespace}/${data.secretRef.name}`,
+    };
+    return undefined;
+  },
+};
+
+/**
+ * Computes the target template stamp and group settings from the driver's pure functions, and
+ * stops a runaway: `templateInputs` that differ for the same inputs would roll the pool forever.
+ */
+export const desiredStatePhase: PoolPhase<unknown, unknown> = {
+  name: "desiredState",
+  run(scope) {
+    const ctx = contextOf(scope);
+    const bootstrap = scope.state.bootstrap ?? {
+      userData: "",
+      format: "cloud-config" as const,
+      secretRef: "",
+    };
+    const latched = latchedRunaway(scope);
+    if (latched) return latched;
+    const inputs = scope.driver.templateInputs(ctx);
+    const specHash = shortHash(stableStringify(inputs));
+    const again = shortHash(stableStringify(scope.driver.templateInputs(ctx)));
+    const settings = scope.driver.groupSettings(ctx);
+    const context = inputsFingerprint(scope);
+    const last = scope.memory.lastInputs;
+    if (specHash !== again || (last?.context === context && last.specHash !== specHash)) {
+      return stopRunaway(
+        scope,
+        PoolReasons.TemplateInputsNotPure,
+        "templateInputs returned different values for the same pool (does it read the clock, a random number or mutable state?), which would roll the pool on every reconcile",
+      );
+    }
+    scope.memory.lastInputs = { context, specHash, settings: stableStringify(settings) };
+    scope.state.target = targetStamp(inputs, bootstrap.userData, bootstrap.secretRef);
+    scope.state.settings = settings;
+    return undefined;
+  },
+};

@@ -1,0 +1,116 @@
+/**
+ * The scale phase: plans one reconcile's cloud changes from the group's snapshot ({@link planPool}:
+ * scale, roll, remediate failed instances) and executes them. NotFound on an instance delete means
+ * the instance is gone: done.
+ *
+ * @module
+ */
+import type { PoolInstance } from "../driver.js";
+import { isFailureOf } from "../errors.js";
+import type { PoolPhase } from "../pipeline.js";
+import type { PoolScope } from "../scope.js";
+import { need } from "../state.js";
+import {
+  isInstanceAvailable,
+  liveInstances,
+  type PlanAction,
+  planPool,
+  resolveStrategy,
+} from "../strategy.js";
+
+/** Running and healthy; with `readiness: "node"` also a Ready Node with the instance's providerID. */
+async function availability<Spec, Settings>(
+  scope: PoolScope<Spec, Settings>,
+): Promise<(instance: PoolInstance) => boolean> {
+  if (scope.options.readiness !== "node") return isInstanceAvailable;
+  const ready = await scope.api.readyNodeProviderIDs();
+  return (instance) => isInstanceAvailable(instance) && ready.has(instance.providerID);
+}
+
+const EVENT_OF_DELETE = {
+  Rollout: "InstanceReplaced",
+  ScaleDown: "InstanceDeleted",
+  Remediation: "InstanceRemediated",
+} as const;
+
+/** Executes one planned action. */
+export async function executeAction<Spec, Settings>(
+  scope: PoolScope<Spec, Settings>,
+  action: PlanAction,
+): Promise<void> {
+  if (action.kind === "setReplicas") {
+    await scope.call("updateGroup", (ctx) =>
+      scope.driver.updateGroup(ctx, { replicas: action.replicas }),
+    );
+    const verb =
+      action.reason === "Surge"
+        ? `surging to ${action.replicas} replicas for the rollout`
+        : action.reason === "ScaleUp"
+          ? `scaling up to ${action.replicas} replicas`
+          : `scaling down to ${action.replicas} replicas`;
+    scope.events.normal(action.reason === "ScaleDown" ? "ScalingDown" : "ScalingUp", verb, {
+      replicas: action.replicas,
+    });
+    return;
+  }
+  const { instance } = action;
+  try {
+    await scope.call("deleteInstance", (ctx) =>
+      scope.driver.deleteInstance(ctx, instance, action.mode),
+    );
+  } catch (error) {
+    if (!isFailureOf(error, "notFound")) throw error;
+    // Already gone: what the delete wanted. The next read shows the pool without it.
+    scope.log.debug({ instance: instance.id }, "instance to delete is already gone");
+  }
+  scope.memory.forget(instance.providerID, scope.clock.now());
+  const why =
+    action.reason === "Rollout"
+      ? `replacing outdated instance ${instance.id} (template version ${instance.templateVersion ?? "unknown"})`
+      : action.reason === "Remediation"
+        ? `replacing instance ${instance.id}: the cloud reports it failed`
+        : `removing instance ${instance.id} to scale down`;
+  scope.events.normal(EVENT_OF_DELETE[action.reason], `${why} (${action.mode})`, {
+    instance: instance.id,
+    mode: action.mode,
+  });
+}
+
+/** Plans and executes scaling, rolling and remediation. */
+export const scalePhase: PoolPhase<unknown, unknown> = {
+  name: "scale",
+  async run(scope) {
+    const group = need(scope.state.group ?? undefined, "group", "group");
+    const desired = need(scope.state.desired, "desired replicas", "group");
+    const isUpToDate = need(scope.state.isUpToDate, "up-to-date check", "template");
+    const external = scope.state.external ?? false;
+    const options = scope.options;
+    const strategy = resolveStrategy(
+      desired,
+      external,
+      options.strategy,
+      options.strategyOf(scope.state.spec),
+    );
+    const native = options.useNativeRollout ? scope.driver.nativeRollout : undefined;
+    const plan = planPool({
+      desired,
+      groupDesired: group.desiredReplicas,
+      instances: group.instances,
+      isUpToDate,
+      isAvailable: await availability(scope),
+      strategy,
+      externallyManaged: external,
+      skipReplacement: native !== undefined,
+    });
+    const live = liveInstances(group.instances);
+    scope.state.strategy = strategy;
+    scope.state.plan = plan;
+    scope.state.outdated = live.filter((i) => !isUpToDate(i)).length;
+    scope.state.failed = plan.failed;
+    // Provisioned counts instances, never Nodes: core links Nodes only once the pool is provisioned.
+    scope.state.provisionedNow =
+      live.filter(isInstanceAvailable).length >= desired && group.status !== "creating";
+    for (const action of plan.actions) await executeAction(scope, action);
+    return undefined;
+  },
+};

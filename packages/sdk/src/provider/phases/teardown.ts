@@ -1,0 +1,54 @@
+/**
+ * Deletion: delete the group (non-blocking), wait until it is gone, delete the template. NotFound
+ * counts as done at every step. The finalizer is removed by the kit once this phase says so.
+ *
+ * @module
+ */
+import type { PoolGroup } from "../driver.js";
+import { isFailureOf } from "../errors.js";
+import type { PoolPhase } from "../pipeline.js";
+import { PoolReasons } from "../reasons.js";
+import { liveInstances } from "../strategy.js";
+
+/** Deletes the group, then the template. */
+export const teardownPhase: PoolPhase<unknown, unknown> = {
+  name: "teardown",
+  async run(scope) {
+    let group: PoolGroup<unknown> | undefined;
+    try {
+      group = await scope.call("getGroup", (ctx) => scope.driver.getGroup(ctx));
+    } catch (error) {
+      if (!isFailureOf(error, "notFound")) throw error;
+    }
+    if (group) {
+      if (group.status !== "deleting") {
+        try {
+          await scope.call("deleteGroup", (ctx) => scope.driver.deleteGroup(ctx));
+        } catch (error) {
+          if (!isFailureOf(error, "notFound")) throw error;
+        }
+        scope.events.normal("GroupDeleting", `deleting group ${group.id}`, {
+          group: group.id,
+          instances: liveInstances(group.instances).length,
+        });
+      }
+      const remaining = liveInstances(group.instances).length;
+      return {
+        ready: {
+          status: "False",
+          reason: PoolReasons.Deleting,
+          message: `waiting for group ${group.id} to be deleted (${remaining} instance${remaining === 1 ? "" : "s"} left)`,
+        },
+        requeueAfterMs: scope.options.pollMs,
+      };
+    }
+    try {
+      await scope.call("deleteTemplate", (ctx) => scope.driver.deleteTemplate(ctx));
+    } catch (error) {
+      if (!isFailureOf(error, "notFound")) throw error;
+    }
+    scope.events.normal("Deleted", "group and template deleted; finalizer removed");
+    scope.state.deleted = true;
+    return { ready: { status: "False", reason: PoolReasons.Deleting, message: "" } };
+  },
+};

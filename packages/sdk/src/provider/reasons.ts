@@ -1,0 +1,83 @@
+/**
+ * The condition and Event reasons of the provider kit.
+ *
+ * @module
+ */
+import { ConditionReasons } from "../conditions/constants.js";
+
+/** Condition reasons the kit sets on `Ready` (besides the driver's own failure reasons). */
+export const PoolReasons = {
+  /** The pool matches the MachinePool. */
+  Ready: ConditionReasons.Ready,
+  /** No owner MachinePool yet. */
+  WaitingForOwner: "WaitingForOwner",
+  /** The Cluster's infrastructure is not provisioned yet. */
+  WaitingForClusterInfrastructure: "WaitingForClusterInfrastructure",
+  /** The MachinePool has no bootstrap data yet. */
+  WaitingForBootstrapData: "WaitingForBootstrapData",
+  /** The group is being created. */
+  Provisioning: "Provisioning",
+  /** Instances are being added. */
+  ScalingUp: ConditionReasons.ScalingUp,
+  /** Instances are being removed. */
+  ScalingDown: ConditionReasons.ScalingDown,
+  /** Outdated instances are being replaced. */
+  RollingOut: ConditionReasons.RollingOut,
+  /** Instances the cloud reports `failed` are being replaced. */
+  Remediating: "Remediating",
+  /** Instances exist but some are not available yet. */
+  InstancesNotReady: "InstancesNotReady",
+  /** The spec failed validation. */
+  InvalidSpec: "InvalidSpec",
+  /** The desired replicas are outside the group's bounds. */
+  ReplicasOutOfRange: "ReplicasOutOfRange",
+  /** The group reports a failure (e.g. a partial scale-up). */
+  GroupFailed: "GroupFailed",
+  /** The group was deleted behind our back and is still going away. */
+  GroupDeleting: "GroupDeleting",
+  /** The pool is being deleted. */
+  Deleting: "Deleting",
+  /** The driver's native rollout failed on the target template version (retried after a resync). */
+  RolloutFailed: "RolloutFailed",
+  /** The bootstrap data's `format` is neither `cloud-config` nor `ignition`. */
+  UnsupportedBootstrapFormat: "UnsupportedBootstrapFormat",
+  /** Something other than a cloud call failed (an API server write); retried with backoff. */
+  ReconcileError: "ReconcileError",
+  /**
+   * A driver method threw a programming error (`TypeError`, `ReferenceError`, …), not a cloud error.
+   * Retried with backoff; fix the driver.
+   */
+  DriverBug: "DriverBug",
+  /**
+   * Runaway stopped: a template version the kit created is listed without the stamp it was given
+   * (or never listed at all), so every reconcile would create another one. Store the stamp with the
+   * version and return it from `getTemplate`.
+   */
+  TemplateStampNotStored: "TemplateStampNotStored",
+  /**
+   * Runaway stopped: `templateInputs` returned different values for the same pool (it reads the
+   * clock, a random number, or mutable state), so every reconcile would roll the pool.
+   */
+  TemplateInputsNotPure: "TemplateInputsNotPure",
+  /**
+   * Runaway stopped: `getGroup` keeps reporting settings other than the ones `updateGroup` applied,
+   * so every reconcile would update the group again. Report settings in `groupSettings`' shape.
+   */
+  SettingsNotConverging: "SettingsNotConverging",
+  /**
+   * Runaway stopped: two instances of the group report the same providerID, so one Node would stand
+   * for several instances. Make `providerID` unique per instance, byte for byte as on the Node.
+   */
+  DuplicateProviderIDs: "DuplicateProviderIDs",
+} as const;
+
+/** One of the {@link PoolReasons}. */
+export type PoolReason = (typeof PoolReasons)[keyof typeof PoolReasons];
+
+/** The reasons that mean "the kit stopped a runaway loop and makes no cloud change until fixed". */
+export const RUNAWAY_REASONS: ReadonlySet<string> = new Set([
+  PoolReasons.TemplateStampNotStored,
+  PoolReasons.TemplateInputsNotPure,
+  PoolReasons.SettingsNotConverging,
+  PoolReasons.DuplicateProviderIDs,
+]);

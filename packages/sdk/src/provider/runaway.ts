@@ -1,0 +1,79 @@
+/**
+ * Runaway loops: a driver whose reads do not reflect its writes makes the kit repeat a mutating call
+ * on every reconcile (a template version per reconcile, an `updateGroup` per reconcile). The kit
+ * detects each kind, stops mutating, sets a named `Ready` reason and records a Warning Event.
+ *
+ * @module
+ */
+import type { PhaseResult, PoolScope } from "./scope.js";
+import { shortHash, stableStringify } from "./strategy.js";
+
+/** Template versions created for one target without the cloud listing it with its stamp. */
+export const MAX_UNCONFIRMED_TEMPLATE_VERSIONS = 2;
+/** `updateGroup(settings)` calls for the same settings without `getGroup` reporting them. */
+export const MAX_UNCONVERGED_SETTINGS_UPDATES = 3;
+
+/**
+ * The inputs of a reconcile that a user controls: pool identity, spec, Kubernetes version, failure
+ * domains and bootstrap data (hashed). A stopped runaway is released when they change.
+ */
+export function inputsFingerprint<Spec, Settings>(scope: PoolScope<Spec, Settings>): string {
+  const ctx = scope.state.context;
+  const bootstrap = scope.state.bootstrap;
+  return shortHash(
+    stableStringify({
+      pool: ctx ? { ...ctx.pool, uid: undefined } : scope.key,
+      spec: ctx?.spec,
+      version: ctx?.version,
+      failureDomains: ctx?.failureDomains,
+      bootstrap: bootstrap ? shortHash(`${bootstrap.secretRef}\u0000${bootstrap.userData}`) : "",
+    }),
+  );
+}
+
+/**
+ * Stops a runaway: remembers it (so later reconciles make no cloud change until the inputs
+ * change), records a Warning Event, and returns the result that ends the reconcile.
+ *
+ * @example
+ * ```ts
+ * return stopRunaway(scope, PoolReasons.DuplicateProviderIDs, "instances i-1 and i-2 share fake:///a");
+ * ```
+ */
+export function stopRunaway<Spec, Settings>(
+  scope: PoolScope<Spec, Settings>,
+  reason: string,
+  message: string,
+  latch = true,
+): PhaseResult {
+  const full = `${message}; the kit makes no cloud change to this pool until this is fixed`;
+  const known = scope.memory.stopped;
+  if (known?.reason !== reason || known.message !== full) {
+    scope.events.warning(reason, full);
+  }
+  if (latch)
+    scope.memory.stopped = { reason, message: full, fingerprint: inputsFingerprint(scope) };
+  return {
+    ready: { status: "False", reason, message: full },
+    requeueAfterMs: scope.options.resyncMs,
+  };
+}
+
+/** The latched runaway, if the inputs are still the ones it was detected with. */
+export function latchedRunaway<Spec, Settings>(
+  scope: PoolScope<Spec, Settings>,
+): PhaseResult | undefined {
+  const stopped = scope.memory.stopped;
+  if (!stopped) return undefined;
+  if (stopped.fingerprint !== inputsFingerprint(scope)) {
+    scope.memory.stopped = undefined;
+    scope.memory.templateCreates = undefined;
+    scope.memory.settingsUpdates = undefined;
+    scope.memory.lastInputs = undefined;
+    return undefined;
+  }
+  return {
+    ready: { status: "False", reason: stopped.reason, message: stopped.message },
+    requeueAfterMs: scope.options.resyncMs,
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * The watches of the kit's controller: the pool kind, its owner MachinePool, the Cluster (pause and
+ * infrastructure transitions), the bootstrap Secret and, with `readiness: "node"`, Nodes. The
+ * manager's watch filter (R20) applies to every watch of objects that carry the label (the pool,
+ * MachinePools, Clusters); Secrets and Nodes do not carry it, so their events are mapped and the
+ * reconcile itself checks the pool's label.
+ *
+ * @module
+ */
+import type { KubernetesObject, V1Node, V1Secret } from "@kubernetes/client-node";
+import {
+  type Cluster,
+  ClusterResource,
+  type MachinePool,
+  MachinePoolResource,
+} from "../api/cluster.x-k8s.io/v1beta2.js";
+import { readCluster, readMachinePool } from "../contract/readers.js";
+import type { Controller, ControllerBuilder } from "../runtime/controller.js";
+import { CLUSTER_NAME_INDEX } from "../runtime/informer.js";
+import type { Manager } from "../runtime/manager.js";
+import type { Predicate } from "../runtime/predicates.js";
+import {
+  NodeResource,
+  objectKeyString,
+  type ResourceDescriptor,
+  SecretResource,
+} from "../runtime/resource.js";
+import type { PoolObject } from "./scope.js";
+import { stableStringify } from "./strategy.js";
+
+function withoutVolatile(obj: KubernetesObject): string {
+  const { resourceVersion: _rv, managedFields: _mf, ...metadata } = obj.metadata ?? {};
+  return stableStringify({ metadata, spec: (obj as { spec?: unknown }).spec });
+}
+
+/** Passes creates, deletes, and updates that change metadata or spec (not status-only updates). */
+function specOrMetadataChanged<T extends KubernetesObject>(): Predicate<T> {
+  return { update: (oldObj, newObj) => withoutVolatile(oldObj) !== withoutVolatile(newObj) };
+}
+
+/** A Node is Ready. */
+export function nodeIsReady(node: V1Node): boolean {
+  return node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+}
+
+/** What {@link watchPools} needs. */
+export interface PoolWatchOptions {
+  /** The manager. */
+  readonly manager: Manager;
+  /** The pool kind. */
+  readonly resource: ResourceDescriptor<PoolObject>;
+  /** Controller name. */
+  readonly name: string;
+  /** Watch Nodes (`readiness: "node"`). */
+  readonly nodes: boolean;
+  /** Watch bootstrap Secrets. */
+  readonly secrets: boolean;
+  /** Controller options. */
+  readonly controllerOptions: Parameters<ControllerBuilder["withOptions"]>[0];
+  /** Extra watches a provider adds (e.g. a kind of its own that maps to pools). */
+  readonly extra?: (builder: ControllerBuilder) => void;
+}
+
+/** Builds the kit's controller with its watches and registers it with the manager. */
+export function watchPools(
+  options: PoolWatchOptions,
+  reconcile: Parameters<ControllerBuilder["complete"]>[0],
+): Controller {
+  const { manager, resource } = options;
+  const poolsOfCluster = async (cluster: Cluster) => {
+    const namespace = cluster.metadata?.namespace ?? "";
+    const name = cluster.metadata?.name ?? "";
+    const pools = await manager.cache.byIndex(
+      resource,
+      CLUSTER_NAME_INDEX,
+      objectKeyString({ namespace, name }),
+    );
+    return pools.map((pool) => ({ namespace, name: pool.metadata?.name ?? "" }));
+  };
+  const poolOfMachinePool = (mp: MachinePool) => {
+    const ref = readMachinePool(mp).infrastructureRef;
+    const namespace = mp.metadata?.namespace;
+    if (!ref || !namespace || ref.apiGroup !== resource.group || ref.kind !== resource.kind) {
+      return [];
+    }
+    return [{ namespace, name: ref.name }];
+  };
+  const poolsOfSecret = async (secret: V1Secret) => {
+    const namespace = secret.metadata?.namespace;
+    const name = secret.metadata?.name;
+    if (!namespace || !name) return [];
+    const pools = await manager.cache.list(MachinePoolResource, { namespace });
+    return pools
+      .filter((mp) => readMachinePool(mp).bootstrapDataSecretName === name)
+      .flatMap(poolOfMachinePool);
+  };
+  const clusterTransitions: Predicate<Cluster> = {
+    update: (oldObj, newObj) => {
+      const before = readCluster(oldObj);
+      const after = readCluster(newObj);
+      return (
+        before.paused !== after.paused ||
+        before.infrastructureProvisioned !== after.infrastructureProvisioned
+      );
+    },
+    delete: () => false,
+  };
+  const builder = manager
+    .controller(options.name)
+    .for(resource, { predicates: [specOrMetadataChanged()] })
+    .watches(MachinePoolResource, poolOfMachinePool, { predicates: [specOrMetadataChanged()] })
+    .watches(ClusterResource, poolsOfCluster, { predicates: [clusterTransitions] })
+    .withOptions(options.controllerOptions);
+  if (options.nodes) {
+    const poolsOfNode = async (node: V1Node) => {
+      const providerID = node.spec?.providerID;
+      if (!providerID) return [];
+      const pools = await manager.cache.list(resource);
+      return pools
+        .filter((pool) => pool.spec?.providerIDList?.includes(providerID))
+        .map((pool) => ({
+          namespace: pool.metadata?.namespace ?? "",
+          name: pool.metadata?.name ?? "",
+        }));
+    };
+    builder.watches(NodeResource, poolsOfNode, {
+      watchFilter: false,
+      predicates: [
+        {
+          update: (oldNode, newNode) =>
+            nodeIsReady(oldNode) !== nodeIsReady(newNode) ||
+            oldNode.spec?.providerID !== newNode.spec?.providerID,
+        },
+      ],
+    });
+  }
+  if (options.secrets) {
+    builder.watches(SecretResource, poolsOfSecret, {
+      watchFilter: false,
+      predicates: [{ delete: () => false }],
+      cache: { labelSelector: "cluster.x-k8s.io/cluster-name" },
+    });
+  }
+  options.extra?.(builder);
+  return builder.complete(reconcile);
+}

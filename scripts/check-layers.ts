@@ -13,7 +13,7 @@ const root = resolve(import.meta.dirname, "..");
 export const SDK_LAYERS: Record<string, readonly string[]> = {
   api: [],
   runtime: ["api"],
-  conditions: ["api"],
+  conditions: ["api", "runtime"],
   patch: ["api", "runtime", "conditions"],
   contract: ["api", "runtime", "conditions", "patch"],
   crd: ["api", "runtime", "conditions", "patch", "contract"],

@@ -231,39 +231,45 @@ export class Controller {
   ): InformerHandler<T> {
     const passes = (event: "create" | "update" | "delete", obj: T, oldObj?: T) =>
       predicates.every((predicate) => evaluatePredicate(predicate, event, obj, oldObj));
-    const enqueueMapped = (obj: T, priority: number) => {
-      let mapped: ReconcileRequest[] | Promise<ReconcileRequest[]>;
+    const mapSafely = (obj: T): ReconcileRequest[] | Promise<ReconcileRequest[]> => {
       try {
-        mapped = map(obj);
+        return map(obj);
       } catch (error) {
         this.log.error({ err: error }, "map function threw; event dropped");
+        return [];
+      }
+    };
+    // Every object of one event is mapped first and the keys deduplicated before any is enqueued: an
+    // idle worker takes a key the moment it is added, so adding the same key twice in one event
+    // would run a second reconcile for nothing.
+    const enqueueMapped = (objects: T[], priority: number) => {
+      const mapped = objects.map(mapSafely);
+      const enqueueAll = (lists: ReconcileRequest[][]) => {
+        const keys = new Set<string>();
+        for (const list of lists) for (const request of list) keys.add(objectKeyString(request));
+        for (const key of keys) this.queue.add(key, { priority });
+      };
+      if (mapped.every(Array.isArray)) {
+        enqueueAll(mapped as ReconcileRequest[][]);
         return;
       }
-      if (Array.isArray(mapped)) {
-        for (const request of mapped) this.enqueue(request, priority);
-      } else {
-        mapped.then(
-          (requests) => {
-            for (const request of requests) this.enqueue(request, priority);
-          },
-          (error: unknown) => this.log.error({ err: error }, "map function failed; event dropped"),
-        );
-      }
+      Promise.all(mapped).then(enqueueAll, (error: unknown) =>
+        this.log.error({ err: error }, "map function failed; event dropped"),
+      );
     };
     return {
       onAdd: (obj, meta) => {
         if (passes("create", obj))
-          enqueueMapped(obj, meta.initial ? QueuePriority.Low : QueuePriority.Normal);
+          enqueueMapped([obj], meta.initial ? QueuePriority.Low : QueuePriority.Normal);
       },
       onUpdate: (oldObj, newObj, meta) => {
         if (!passes("update", newObj, oldObj)) return;
         const priority = meta.initial ? QueuePriority.Low : QueuePriority.Normal;
-        enqueueMapped(newObj, priority);
         // The old object may map elsewhere (an owner or label changed): reconcile that target too.
-        if (oldObj !== newObj) enqueueMapped(oldObj, priority);
+        enqueueMapped(oldObj !== newObj ? [newObj, oldObj] : [newObj], priority);
       },
       onDelete: (obj) => {
-        if (passes("delete", obj)) enqueueMapped(obj, QueuePriority.Normal);
+        if (passes("delete", obj)) enqueueMapped([obj], QueuePriority.Normal);
       },
     };
   }

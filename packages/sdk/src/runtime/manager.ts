@@ -5,6 +5,7 @@ import { InformerCache, type SharedInformerDefaults } from "./cache.js";
 import { KubeClient, type KubeClientOptions } from "./client.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type Controller, ControllerBuilder, type ControllerHost } from "./controller.js";
+import { LeaderElectionLostError } from "./errors.js";
 import { EventRecorder } from "./events.js";
 import { LeaderElector } from "./leaderelection.js";
 import { createLogger, type LoggerOptions, type RuntimeLogger } from "./logging.js";
@@ -72,8 +73,10 @@ export interface ManagerOptions {
   /** Logger, or options to create one. */
   logger?: RuntimeLogger | LoggerOptions;
   /**
-   * Stop gracefully on SIGTERM and SIGINT. A second signal during shutdown ends the process at once
-   * (Node's default). Default false; `managerOptionsFromFlags` turns it on.
+   * The manager owns the process: stop gracefully on SIGTERM and SIGINT (a second signal during
+   * shutdown ends the process at once, Node's default), and end the process with exit code 1 once
+   * leadership is lost and every reconcile was stopped, as controller-runtime binaries do. Default
+   * false (then `start()` rejects with `LeaderElectionLostError`); `managerOptionsFromFlags` turns it on.
    */
   handleSignals?: boolean;
   /** Export Node process metrics too. Default false. */
@@ -152,6 +155,7 @@ export class Manager implements ControllerHost {
   private metricsAddressInfo: AddressInfo | undefined;
   private signalHandler: (() => void) | undefined;
   private stopError: Error | undefined;
+  private leadershipLost = false;
 
   /** Creates a manager; validates the options (bind addresses, leader election timings). */
   constructor(options: ManagerOptions) {
@@ -270,7 +274,11 @@ export class Manager implements ControllerHost {
     this.readyChecks.set(name, check);
   }
 
-  /** True while this manager may reconcile (leading, or leader election off). */
+  /**
+   * True while this manager may reconcile (leading, or leader election off). With leader election it
+   * is judged on this process's own clock at the moment of the call (see `LeaderElector.isLeader`), so
+   * reconciles can fence every side effect on it.
+   */
   isLeader(): boolean {
     return this.elector ? this.elector.isLeader() : this.controllersStarted;
   }
@@ -341,9 +349,7 @@ export class Manager implements ControllerHost {
           const elector = this.elector;
           const leading = await elector.acquire(this.stopSignal.signal);
           if (leading && !this.stopSignal.signal.aborted) {
-            void elector.lost.then(() => {
-              void this.stop(new Error("leader election lost: stopped reconciling"));
-            });
+            void elector.lost.then(() => this.onLeadershipLost());
             this.startControllers();
           }
         } else {
@@ -368,9 +374,26 @@ export class Manager implements ControllerHost {
     for (const controller of this.controllers) controller.start();
   }
 
+  /**
+   * Lost leadership (as controller-runtime: no graceful shutdown): every reconcile is aborted at once,
+   * so the next fence in each throws before another cloud call, and the manager stops without
+   * touching the Lease, which belongs to someone else by now.
+   */
+  private onLeadershipLost(): void {
+    if (this.leadershipLost) return;
+    this.leadershipLost = true;
+    const error = new LeaderElectionLostError();
+    this.logger.error("leader election lost: aborting every reconcile now");
+    for (const controller of this.controllers) controller.abort(error);
+    this.stopError ??= error;
+    void this.stop(error).then(() => {
+      if (this.options.handleSignals) process.exit(1);
+    });
+  }
+
   private async shutdown(): Promise<void> {
     this.resolveElected(false);
-    const deadline = this.options.gracefulShutdownTimeoutMs ?? 30_000;
+    const deadline = this.leadershipLost ? 0 : (this.options.gracefulShutdownTimeoutMs ?? 30_000);
     this.logger.info(
       { deadlineMs: deadline },
       "stopping: no new work, finishing in-flight reconciles",
@@ -381,9 +404,24 @@ export class Manager implements ControllerHost {
     if (results.some((finished) => !finished)) {
       this.logger.warn("some reconciles did not finish within the graceful shutdown deadline");
     }
+    // Aborted reconciles stop at their next fence, but a cloud call already sent runs to its end.
+    // The lease is handed over only once none runs: a successor must not act beside one.
+    const drainMs = this.leadershipLost
+      ? 0
+      : (this.options.leaderElection?.leaseDurationMs ?? 15_000);
+    const drained = (
+      await Promise.all(this.controllers.map((controller) => controller.drained(drainMs)))
+    ).every(Boolean);
     await Promise.all([...this.recorders.values()].map((recorder) => recorder.flush()));
     if (this.elector) {
-      if (this.options.leaderElection?.releaseOnCancel ?? true) await this.elector.release();
+      const release =
+        drained && !this.leadershipLost && (this.options.leaderElection?.releaseOnCancel ?? true);
+      if (!drained) {
+        this.logger.warn(
+          "reconciles still run after being aborted; leaving the lease to expire instead of releasing it",
+        );
+      }
+      if (release) await this.elector.release();
       else await this.elector.stop();
     }
     await this.cache.stop();

@@ -5,7 +5,13 @@ import { InformerCache, type SharedInformerDefaults } from "./cache.js";
 import { KubeClient, type KubeClientOptions } from "./client.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type Controller, ControllerBuilder, type ControllerHost } from "./controller.js";
-import { LeaderElectionLostError } from "./errors.js";
+import {
+  ConnectionError,
+  ForbiddenError,
+  LeaderElectionLostError,
+  TimeoutError,
+  UnauthorizedError,
+} from "./errors.js";
 import { EventRecorder } from "./events.js";
 import { LeaderElector } from "./leaderelection.js";
 import { createLogger, type LoggerOptions, type RuntimeLogger } from "./logging.js";
@@ -64,6 +70,12 @@ export interface ManagerOptions {
   syncPeriodMs?: number;
   /** How long start() waits for caches to sync, ms. Default 120,000. */
   cacheSyncTimeoutMs?: number;
+  /**
+   * How long start() keeps trying to reach the API server before it fails with the cause (connection
+   * refused, no answer, DNS), ms. Refused credentials (401), a forbidden discovery (403) and TLS
+   * failures (wrong CA, expired certificate) fail at once. Default 10,000.
+   */
+  connectTimeoutMs?: number;
   /** Read-your-own-writes wait bound, ms. Default 10,000. */
   readYourWritesTimeoutMs?: number;
   /** Informer tuning (watch timeout, watchdog, backoff); mostly for tests. */
@@ -335,6 +347,7 @@ export class Manager implements ControllerHost {
     }
     try {
       await this.startServers();
+      await this.checkServerReachable();
       this.cache.start();
       const syncTimeout = this.options.cacheSyncTimeoutMs ?? 120_000;
       await Promise.race([
@@ -366,6 +379,61 @@ export class Manager implements ControllerHost {
     });
     await this.stopping;
     if (this.stopError) throw this.stopError;
+  }
+
+  /**
+   * One authenticated discovery request before anything else, so that a wrong kubeconfig fails start()
+   * within seconds with its real cause instead of as an informer that never syncs.
+   */
+  private async checkServerReachable(): Promise<void> {
+    const server = this.options.kubeConfig.getCurrentCluster()?.server;
+    if (!server) {
+      throw new Error(
+        `the kubeconfig has no current cluster (current-context "${this.options.kubeConfig.getCurrentContext()}"); pass --kubeconfig or fix its current-context`,
+      );
+    }
+    const timeoutMs = this.options.connectTimeoutMs ?? 10_000;
+    const deadline = performance.now() + timeoutMs;
+    const probe = new KubeClient(this.options.kubeConfig, {
+      fieldManager: this.name,
+      requestTimeoutMs: Math.min(5000, timeoutMs),
+      maxThrottleRetries: 0,
+    });
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await probe.request({ method: "GET", path: "/api", signal: this.stopSignal.signal });
+        return;
+      } catch (error) {
+        if (this.stopSignal.signal.aborted) return;
+        if (error instanceof UnauthorizedError) {
+          throw new Error(
+            `the API server at ${server} refused the kubeconfig's credentials (401 Unauthorized): the token or client certificate is wrong or expired; fix the user of the current context`,
+            { cause: error },
+          );
+        }
+        if (error instanceof ForbiddenError) {
+          throw new Error(
+            `the API server at ${server} forbids API discovery (403) to the kubeconfig's user: ${error.message}; bind it the system:discovery ClusterRole`,
+            { cause: error },
+          );
+        }
+        const reachable = !(error instanceof ConnectionError || error instanceof TimeoutError);
+        const tls = /certificate|self[- ]signed|CERT_|TLS|SSL|altnames/i.test(
+          error instanceof Error ? error.message : String(error),
+        );
+        if (reachable || tls || performance.now() >= deadline) {
+          const why = error instanceof Error ? error.message : String(error);
+          throw new Error(
+            tls
+              ? `cannot talk TLS to the API server at ${server}: ${why}; check the kubeconfig's certificate-authority and server address`
+              : `cannot reach the API server at ${server} (tried for ${Math.round(timeoutMs / 1000)} s): ${why}`,
+            { cause: error },
+          );
+        }
+        this.logger.warn({ err: error, attempt }, "API server not reachable yet; retrying");
+        await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 100 * 2 ** attempt)));
+      }
+    }
   }
 
   private startControllers(): void {

@@ -22,6 +22,7 @@ import { PatchHelper } from "../patch/helper.js";
 import type { Controller, ReconcileContext, ReconcileResult } from "../runtime/controller.js";
 import { FencedError, isNotFound } from "../runtime/errors.js";
 import { WATCH_FILTER_LABEL } from "../runtime/predicates.js";
+import { redactText } from "../runtime/redact.js";
 import { NodeResource, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
 import type { PoolDriver } from "./driver.js";
 import { type ErrorOutcome, errorPolicy } from "./errors.js";
@@ -301,11 +302,14 @@ class PoolReconciler<Spec, Settings> {
       this.#memories.drop(key);
     } else if (outcome.ready) {
       const conditions = scope.state.providerConditions ?? new Map<string, ReadyState>();
+      // Condition messages are read by anyone who can read the pool: through the redaction layer.
       for (const [type, condition] of conditions)
-        setCondition(pool as never, { type, ...condition });
+        setCondition(pool as never, { type, ...condition, message: redactText(condition.message) });
+      const ready = summarise(outcome.ready, conditions);
       setCondition(pool as never, {
         type: ConditionTypes.Ready,
-        ...summarise(outcome.ready, conditions),
+        ...ready,
+        message: redactText(ready.message),
       });
     }
     rc.fence();

@@ -128,6 +128,14 @@ export {
   TokenBucketRateLimiter,
 } from "./ratelimiter.js";
 export {
+  REDACTED,
+  type RedactedError,
+  redactError,
+  redactText,
+  redactValue,
+  registerSecret,
+} from "./redact.js";
+export {
   apiVersionOf,
   ConfigMapResource,
   EventResource,

@@ -304,13 +304,17 @@ class PoolReconciler<Spec, Settings> {
       const conditions = scope.state.providerConditions ?? new Map<string, ReadyState>();
       // Condition messages are read by anyone who can read the pool: through the redaction layer.
       for (const [type, condition] of conditions)
-        setCondition(pool as never, { type, ...condition, message: redactText(condition.message) });
+        setCondition(
+          pool as never,
+          { type, ...condition, message: redactText(condition.message) },
+          { clock },
+        );
       const ready = summarise(outcome.ready, conditions);
-      setCondition(pool as never, {
-        type: ConditionTypes.Ready,
-        ...ready,
-        message: redactText(ready.message),
-      });
+      setCondition(
+        pool as never,
+        { type: ConditionTypes.Ready, ...ready, message: redactText(ready.message) },
+        { clock },
+      );
     }
     rc.fence();
     await patch.apply(rc.client, pool, {

@@ -16,7 +16,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 export const MAX_JSON_DEPTH = 512;
 
 /**
- * Thrown by {@link jsonClone} for a value that is not JSON: a circular reference or nesting deeper than
+ * Thrown by the patch helper (when it copies an object) for a value that is not JSON: a circular reference or nesting deeper than
  * {@link MAX_JSON_DEPTH}. `path` is where, e.g. `["spec", "template", "self"]`.
  */
 export class NotJsonError extends TypeError {

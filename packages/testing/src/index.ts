@@ -2,7 +2,8 @@
  * Test kit for capi-ts providers: an in-memory Kubernetes API server over real HTTP with fault
  * injection and a request log (`startApiServer`), a launcher for a real kube-apiserver + etcd
  * (`startControlPlane`), an emulator of CAPI core's MachinePool controller (`startCapiCore`) and the
- * InfraMachinePool conformance suite (`runMachinePoolConformance`).
+ * InfraMachinePool conformance suite (`MachinePoolConformance`; its vitest binding
+ * `runMachinePoolConformance` is on `@capi-ts/testing/vitest`, so this entry loads without vitest).
  *
  * @example
  * ```ts

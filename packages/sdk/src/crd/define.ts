@@ -70,7 +70,12 @@ export interface Manifest {
   /** Kind. */
   kind: string;
   /** Metadata. */
-  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   /** Any other field. */
   [key: string]: unknown;
 }

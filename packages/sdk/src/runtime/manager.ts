@@ -9,6 +9,7 @@ import { EventRecorder } from "./events.js";
 import { LeaderElector } from "./leaderelection.js";
 import { createLogger, type LoggerOptions, type RuntimeLogger } from "./logging.js";
 import { RuntimeMetrics } from "./metrics.js";
+import type { Runnable } from "./runnable.js";
 
 /** A named health or readiness check: resolve to pass, throw (or resolve a string) to fail. */
 // biome-ignore lint/suspicious/noConfusingVoidType: lets checks that return nothing type-check.
@@ -137,6 +138,8 @@ export class Manager implements ControllerHost {
   readonly clock: Clock;
   private readonly options: ManagerOptions;
   private readonly controllers: Controller[] = [];
+  private readonly runnables: Runnable[] = [];
+  private readonly startedRunnables = new Set<Runnable>();
   private readonly recorders = new Map<string, EventRecorder>();
   private readonly healthChecks = new Map<string, HealthCheck>();
   private readonly readyChecks = new Map<string, HealthCheck>();
@@ -148,6 +151,7 @@ export class Manager implements ControllerHost {
   private readonly electedPromise: Promise<boolean>;
   private resolveElected: (leading: boolean) => void = () => {};
   private controllersStarted = false;
+  private serversStarted = false;
   private healthAddressInfo: AddressInfo | undefined;
   private metricsAddressInfo: AddressInfo | undefined;
   private signalHandler: (() => void) | undefined;
@@ -246,6 +250,27 @@ export class Manager implements ControllerHost {
     if (this.controllersStarted) controller.start();
   }
 
+  /**
+   * Adds a {@link Runnable}: one that does not need leader election (a webhook server) starts with the
+   * manager's servers on every replica; one that does starts with the controllers once this replica
+   * leads. Added after start, it starts right away if its moment has passed.
+   *
+   * @example
+   * ```ts
+   * manager.add(new WebhookServer({ certDir: flags.webhookCertDir }).register(fooWebhooks));
+   * ```
+   */
+  add(runnable: Runnable): void {
+    if (this.runnables.some((added) => added.name === runnable.name)) {
+      throw new Error(`a runnable named "${runnable.name}" is already added; names must be unique`);
+    }
+    this.runnables.push(runnable);
+    const due = runnable.needLeaderElection ? this.controllersStarted : this.serversStarted;
+    if (due) {
+      void this.startRunnable(runnable).catch((error: unknown) => void this.stop(error as Error));
+    }
+  }
+
   /** The Event recorder of a component (cached per name). */
   recorderFor(component: string): EventRecorder {
     let recorder = this.recorders.get(component);
@@ -327,6 +352,10 @@ export class Manager implements ControllerHost {
     }
     try {
       await this.startServers();
+      this.serversStarted = true;
+      await Promise.all(
+        this.runnables.filter((r) => !r.needLeaderElection).map((r) => this.startRunnable(r)),
+      );
       this.cache.start();
       const syncTimeout = this.options.cacheSyncTimeoutMs ?? 120_000;
       await Promise.race([
@@ -366,6 +395,20 @@ export class Manager implements ControllerHost {
     this.controllersStarted = true;
     this.resolveElected(true);
     for (const controller of this.controllers) controller.start();
+    for (const runnable of this.runnables.filter((r) => r.needLeaderElection)) {
+      void this.startRunnable(runnable).catch((error: unknown) => void this.stop(error as Error));
+    }
+  }
+
+  private async startRunnable(runnable: Runnable): Promise<void> {
+    if (this.stopSignal.signal.aborted) return;
+    this.startedRunnables.add(runnable);
+    try {
+      await runnable.start();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new Error(`${runnable.name}: ${message}`, { cause: error });
+    }
   }
 
   private async shutdown(): Promise<void> {
@@ -381,6 +424,13 @@ export class Manager implements ControllerHost {
     if (results.some((finished) => !finished)) {
       this.logger.warn("some reconciles did not finish within the graceful shutdown deadline");
     }
+    await Promise.all(
+      [...this.startedRunnables].map((runnable) =>
+        runnable.stop().catch((error: unknown) => {
+          this.logger.warn({ err: error, runnable: runnable.name }, "runnable failed to stop");
+        }),
+      ),
+    );
     await Promise.all([...this.recorders.values()].map((recorder) => recorder.flush()));
     if (this.elector) {
       if (this.options.leaderElection?.releaseOnCancel ?? true) await this.elector.release();

@@ -1,11 +1,6 @@
-import {
-  calculateCRDName,
-  clusterv1beta2,
-  KubeClient,
-  Labels,
-  NodeResource,
-  type ResourceDescriptor,
-} from "@capi-ts/sdk";
+import { clusterv1beta2 } from "@capi-ts/sdk/api";
+import { calculateCRDName, Labels } from "@capi-ts/sdk/contract";
+import { KubeClient, NodeResource, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
 import type { ApiServer, RequestRecord } from "../apiserver/index.js";
 import { startApiServer } from "../apiserver/index.js";

@@ -21,7 +21,18 @@
 export const version = "0.1.0";
 
 export * from "./apiserver/index.js";
+export {
+  type AppliedManifest,
+  type ApplyManifestsOptions,
+  applyManifests,
+  type ManifestObject,
+} from "./apply.js";
 export * from "./capi/index.js";
+export {
+  createTestCertificates,
+  type TestCertificateOptions,
+  type TestCertificates,
+} from "./certs.js";
 export * from "./conformance/index.js";
 export * from "./controlplane/index.js";
-export { capiCrdFile, capiCrdsFolder, capiRelease } from "./crds.js";
+export { capiCrdFile, capiCrdsFolder, capiRelease, certManagerStandInCrdsFolder } from "./crds.js";

@@ -552,6 +552,11 @@ export function defineInfraMachinePool<
  * one source of truth. Returns the files in memory; write them with codegen's `writeGenerated`. Needs
  * `@capi-ts/codegen` installed (a build-time dependency).
  *
+ * With the default `runtime: "compiled"`, the runtime modules are written as `.js` + `.d.ts`: a plain
+ * `tsc` build copies those `.js` files to its output only with `"allowJs": true` in tsconfig (without it
+ * the built code fails with `ERR_MODULE_NOT_FOUND …/api/common.js`). Pass `runtime: "source"` to get
+ * TypeScript only, which any build compiles.
+ *
  * @param definition - the defined kind (its CRD and template CRD are read)
  * @param options - `runtime: "source"` writes the runtime modules as TypeScript instead of compiled
  *   JavaScript with declarations (see codegen's `GenerateOptions.runtime`)

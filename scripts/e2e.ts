@@ -150,7 +150,11 @@ try {
             "@capi-ts/testing": file("@capi-ts/testing"),
             "@capi-ts/codegen": file("@capi-ts/codegen"),
           },
-          devDependencies: { typescript: "^6.0.3", "@types/node": "^24.0.0" },
+          devDependencies: {
+            typescript: "^6.0.3",
+            "@types/node": "^24.0.0",
+            "@types/ws": "^8.5.0",
+          },
           overrides: { "@capi-ts/sdk": "$@capi-ts/sdk" },
         },
         null,
@@ -256,17 +260,19 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
       return [...seen].reduce((sum, file) => sum + statSync(file).size, 0);
     };
     const kib = 1024;
+    // Budgets sit ~15% above what the entries weigh today (the root: 446 KiB, against 1.47 MB when
+    // everything was on it; most of it is the cluster.x-k8s.io/v1beta2 types the kit's options name).
     const budgets: Array<[string, string, number]> = [
-      ["@capi-ts/sdk", "dist/index.d.ts", 250 * kib],
-      ["@capi-ts/sdk/runtime", "dist/runtime/index.d.ts", 250 * kib],
-      ["@capi-ts/sdk/provider", "dist/provider/index.d.ts", 250 * kib],
-      ["@capi-ts/sdk/crd", "dist/crd/index.d.ts", 250 * kib],
-      ["@capi-ts/sdk/contract", "dist/contract/index.d.ts", 300 * kib],
-      ["@capi-ts/sdk/patch", "dist/patch/index.d.ts", 250 * kib],
-      ["@capi-ts/sdk/conditions", "dist/conditions/index.d.ts", 250 * kib],
-      ["@capi-ts/sdk/webhook", "dist/webhook/index.d.ts", 250 * kib],
-      ["@capi-ts/sdk/manifests", "dist/manifests/index.d.ts", 250 * kib],
-      ["@capi-ts/sdk/api", "dist/api/index.d.ts", 1800 * kib],
+      ["@capi-ts/sdk", "dist/index.d.ts", 520 * kib],
+      ["@capi-ts/sdk/runtime", "dist/runtime/index.d.ts", 100 * kib],
+      ["@capi-ts/sdk/provider", "dist/provider/index.d.ts", 500 * kib],
+      ["@capi-ts/sdk/crd", "dist/crd/index.d.ts", 40 * kib],
+      ["@capi-ts/sdk/contract", "dist/contract/index.d.ts", 185 * kib],
+      ["@capi-ts/sdk/patch", "dist/patch/index.d.ts", 150 * kib],
+      ["@capi-ts/sdk/conditions", "dist/conditions/index.d.ts", 40 * kib],
+      ["@capi-ts/sdk/webhook", "dist/webhook/index.d.ts", 530 * kib],
+      ["@capi-ts/sdk/manifests", "dist/manifests/index.d.ts", 45 * kib],
+      ["@capi-ts/sdk/api", "dist/api/index.d.ts", 1600 * kib],
       ...apiVersions.map((path): [string, string, number] => [
         `@capi-ts/sdk/${path}`,
         `dist/${path}.d.ts`,

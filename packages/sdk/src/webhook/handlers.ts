@@ -175,10 +175,7 @@ export function isTopologyDryRun(request: AdmissionRequest): boolean {
  * ```
  */
 export function infraMachinePoolWebhooks<Spec extends z.ZodObject, Status extends z.ZodObject>(
-  definition: Pick<
-    InfraMachinePoolDefinition<Spec, Status>,
-    "group" | "kind" | "templateKind" | "storageVersion"
-  >,
+  definition: InfraMachinePoolDefinition<Spec, Status>,
   options: InfraMachinePoolWebhookOptions<z.output<Spec>> = {},
 ): Record<string, AdmissionHandler> {
   type S = z.output<Spec>;

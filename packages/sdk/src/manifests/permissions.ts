@@ -43,6 +43,8 @@ export function kitPermissions(
       verbs: ["get", "list", "watch", "update", "patch"],
     },
     { apiGroups: [group], resources: [`${plural}/status`], verbs: ["get", "update", "patch"] },
+    // Setting blockOwnerDeletion on owned objects needs update on /finalizers (OwnerReferencesPermissionEnforcement).
+    { apiGroups: [group], resources: [`${plural}/finalizers`], verbs: ["update"] },
     {
       apiGroups: [group],
       resources: [definition.templateResource.plural],

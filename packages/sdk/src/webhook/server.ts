@@ -39,7 +39,7 @@ const MAX_BODY_BYTES = 8 * 1024 * 1024;
 class BadRequest extends Error {}
 
 /**
- * An HTTPS server for admission webhooks, run by the {@link Manager} as a {@link Runnable} (on every
+ * An HTTPS server for admission webhooks, run by the manager (`Manager.add`) as a {@link Runnable} (on every
  * replica, before caches sync). It reads `tls.crt`/`tls.key` from the cert folder as cert-manager mounts
  * them, and reloads them when cert-manager rotates the Secret. A missing or unreadable file fails
  * `start()` (and so the manager) with the file's path. Each handler answers within `handlerTimeoutMs`:

@@ -100,8 +100,8 @@ export interface ConformanceScenarioDefinition {
 
 /**
  * The conformance suite without a test framework: start an environment (in-memory API server with
- * the CAPI CRDs, the CAPI core emulator, the provider), run scenarios, stop. {@link
- * runMachinePoolConformance} registers these as vitest tests; use this directly to run one scenario
+ * the CAPI CRDs, the CAPI core emulator, the provider), run scenarios, stop.
+ * `runMachinePoolConformance` (`@capi-ts/testing/vitest`) registers these as vitest tests; use this directly to run one scenario
  * and inspect its failure.
  *
  * @example

@@ -18,6 +18,8 @@ export const SDK_LAYERS: Record<string, readonly string[]> = {
   contract: ["api", "runtime", "conditions", "patch"],
   crd: ["api", "runtime", "conditions", "patch", "contract"],
   provider: ["api", "runtime", "conditions", "patch", "contract", "crd"],
+  webhook: ["api", "runtime", "conditions", "patch", "contract", "crd"],
+  manifests: ["api", "runtime", "conditions", "patch", "contract", "crd", "webhook"],
 };
 
 /** The workspace packages and the workspace packages their sources may import. */
@@ -26,6 +28,7 @@ export const PACKAGE_LAYERS: Record<string, readonly string[]> = {
   sdk: ["codegen"],
   testing: ["sdk"],
   examples: ["sdk", "testing"],
+  "create-capi-provider": [],
 };
 
 const PACKAGE_NAMES: Record<string, string> = {

@@ -153,3 +153,4 @@ export {
   resourceId,
   SecretResource,
 } from "./resource.js";
+export type { Runnable } from "./runnable.js";

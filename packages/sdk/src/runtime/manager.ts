@@ -16,6 +16,7 @@ import { EventRecorder } from "./events.js";
 import { LeaderElector } from "./leaderelection.js";
 import { createLogger, type LoggerOptions, type RuntimeLogger } from "./logging.js";
 import { RuntimeMetrics } from "./metrics.js";
+import type { Runnable } from "./runnable.js";
 
 /** A named health or readiness check: resolve to pass, throw (or resolve a string) to fail. */
 // biome-ignore lint/suspicious/noConfusingVoidType: lets checks that return nothing type-check.
@@ -152,6 +153,8 @@ export class Manager implements ControllerHost {
   readonly clock: Clock;
   private readonly options: ManagerOptions;
   private readonly controllers: Controller[] = [];
+  private readonly runnables: Runnable[] = [];
+  private readonly startedRunnables = new Set<Runnable>();
   private readonly recorders = new Map<string, EventRecorder>();
   private readonly healthChecks = new Map<string, HealthCheck>();
   private readonly readyChecks = new Map<string, HealthCheck>();
@@ -163,6 +166,7 @@ export class Manager implements ControllerHost {
   private readonly electedPromise: Promise<boolean>;
   private resolveElected: (leading: boolean) => void = () => {};
   private controllersStarted = false;
+  private serversStarted = false;
   private healthAddressInfo: AddressInfo | undefined;
   private metricsAddressInfo: AddressInfo | undefined;
   private signalHandler: (() => void) | undefined;
@@ -262,6 +266,27 @@ export class Manager implements ControllerHost {
     if (this.controllersStarted) controller.start();
   }
 
+  /**
+   * Adds a {@link Runnable}: one that does not need leader election (a webhook server) starts with the
+   * manager's servers on every replica; one that does starts with the controllers once this replica
+   * leads. Added after start, it starts right away if its moment has passed.
+   *
+   * @example
+   * ```ts
+   * manager.add(new WebhookServer({ certDir: flags.webhookCertDir }).register(fooWebhooks));
+   * ```
+   */
+  add(runnable: Runnable): void {
+    if (this.runnables.some((added) => added.name === runnable.name)) {
+      throw new Error(`a runnable named "${runnable.name}" is already added; names must be unique`);
+    }
+    this.runnables.push(runnable);
+    const due = runnable.needLeaderElection ? this.controllersStarted : this.serversStarted;
+    if (due) {
+      void this.startRunnable(runnable).catch((error: unknown) => void this.stop(error as Error));
+    }
+  }
+
   /** The Event recorder of a component (cached per name). */
   recorderFor(component: string): EventRecorder {
     let recorder = this.recorders.get(component);
@@ -347,6 +372,10 @@ export class Manager implements ControllerHost {
     }
     try {
       await this.startServers();
+      this.serversStarted = true;
+      await Promise.all(
+        this.runnables.filter((r) => !r.needLeaderElection).map((r) => this.startRunnable(r)),
+      );
       await this.checkServerReachable();
       this.cache.start();
       const syncTimeout = this.options.cacheSyncTimeoutMs ?? 120_000;
@@ -440,6 +469,20 @@ export class Manager implements ControllerHost {
     this.controllersStarted = true;
     this.resolveElected(true);
     for (const controller of this.controllers) controller.start();
+    for (const runnable of this.runnables.filter((r) => r.needLeaderElection)) {
+      void this.startRunnable(runnable).catch((error: unknown) => void this.stop(error as Error));
+    }
+  }
+
+  private async startRunnable(runnable: Runnable): Promise<void> {
+    if (this.stopSignal.signal.aborted) return;
+    this.startedRunnables.add(runnable);
+    try {
+      await runnable.start();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new Error(`${runnable.name}: ${message}`, { cause: error });
+    }
   }
 
   /**
@@ -480,6 +523,13 @@ export class Manager implements ControllerHost {
     const drained = (
       await Promise.all(this.controllers.map((controller) => controller.drained(drainMs)))
     ).every(Boolean);
+    await Promise.all(
+      [...this.startedRunnables].map((runnable) =>
+        runnable.stop().catch((error: unknown) => {
+          this.logger.warn({ err: error, runnable: runnable.name }, "runnable failed to stop");
+        }),
+      ),
+    );
     await Promise.all([...this.recorders.values()].map((recorder) => recorder.flush()));
     if (this.elector) {
       const release =

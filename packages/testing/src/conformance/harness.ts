@@ -1,11 +1,6 @@
-import {
-  calculateCRDName,
-  clusterv1beta2,
-  KubeClient,
-  Labels,
-  NodeResource,
-  type ResourceDescriptor,
-} from "@capi-ts/sdk";
+import { clusterv1beta2 } from "@capi-ts/sdk/api";
+import { calculateCRDName, Labels } from "@capi-ts/sdk/contract";
+import { KubeClient, NodeResource, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
 import type { ApiServer, RequestRecord } from "../apiserver/index.js";
 import { startApiServer } from "../apiserver/index.js";
@@ -105,8 +100,8 @@ export interface ConformanceScenarioDefinition {
 
 /**
  * The conformance suite without a test framework: start an environment (in-memory API server with
- * the CAPI CRDs, the CAPI core emulator, the provider), run scenarios, stop. {@link
- * runMachinePoolConformance} registers these as vitest tests; use this directly to run one scenario
+ * the CAPI CRDs, the CAPI core emulator, the provider), run scenarios, stop.
+ * `runMachinePoolConformance` (`@capi-ts/testing/vitest`) registers these as vitest tests; use this directly to run one scenario
  * and inspect its failure.
  *
  * @example

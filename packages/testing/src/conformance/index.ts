@@ -7,4 +7,3 @@ export {
   type PoolObject,
 } from "./invariants.js";
 export type * from "./types.js";
-export { runMachinePoolConformance } from "./vitest.js";

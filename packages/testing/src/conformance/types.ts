@@ -130,7 +130,7 @@ export interface ConformanceTimeouts {
   scenarioMs?: number;
 }
 
-/** Options of {@link runMachinePoolConformance}. */
+/** Options of `runMachinePoolConformance` (`@capi-ts/testing/vitest`) and {@link MachinePoolConformance}. */
 export interface MachinePoolConformanceOptions {
   /** Name shown in the test report, e.g. the provider's kind. */
   name: string;

@@ -1,6 +1,7 @@
 // Deliberately broken providers: each must fail the conformance suite with a message that names the
 // invariant it breaks. They are the example provider with one bug added, the way such bugs ship.
-import { clusterv1beta2, KubeClient, type ResourceDescriptor } from "@capi-ts/sdk";
+import { clusterv1beta2 } from "@capi-ts/sdk/api";
+import { KubeClient, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import {

@@ -2,7 +2,8 @@
 // request (headers and body), a terminal error quoting the user data, a driver bug naming a
 // credential, a failing classifyError — never reach a log line, an Event or a condition.
 import { PassThrough } from "node:stream";
-import { createLogger, DriverError, EventResource, registerSecret } from "@capi-ts/sdk";
+import { createLogger, DriverError } from "@capi-ts/sdk";
+import { EventResource, registerSecret } from "@capi-ts/sdk/runtime";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
   type Bed,

@@ -1,7 +1,7 @@
 // Fencing of the provider kit (issue findings 1 and 2): a leader that cannot prove it still holds
 // its lease, or whose shutdown deadline passed, makes no further cloud call, and the lease is handed
 // over only once its in-flight work has stopped.
-import { LeaderElectionLostError, LeaseResource } from "@capi-ts/sdk";
+import { LeaderElectionLostError, LeaseResource } from "@capi-ts/sdk/runtime";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   type Bed,

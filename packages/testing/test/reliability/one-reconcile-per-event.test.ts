@@ -1,4 +1,5 @@
-import { Manager, type ReconcileRequest } from "@capi-ts/sdk";
+import { Manager } from "@capi-ts/sdk";
+import type { ReconcileRequest } from "@capi-ts/sdk/runtime";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type ApiServer, startApiServer } from "../../src/index.js";
 import { eventually, GadgetResource, gadget, gadgetCrd, sleep } from "../runtime/support.js";

@@ -3,20 +3,22 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import {
-  ConfigMapResource,
   createLogger,
-  generationChanged,
   Manager,
   type ManagerOptions,
   managerOptionsFromFlags,
+  parseManagerFlags,
+} from "@capi-ts/sdk";
+import {
+  ConfigMapResource,
+  generationChanged,
   NamespaceResource,
   notPaused,
-  parseManagerFlags,
   type ReconcileContext,
   type ReconcileRequest,
   TerminalError,
   WATCH_FILTER_LABEL,
-} from "@capi-ts/sdk";
+} from "@capi-ts/sdk/runtime";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ApiServer, startApiServer } from "../../src/index.js";

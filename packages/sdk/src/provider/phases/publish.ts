@@ -12,6 +12,7 @@ import { PoolReasons } from "../reasons.js";
 import type { PoolScope, ReadyState } from "../scope.js";
 import { need } from "../state.js";
 import { type Plan, stampIsCurrent } from "../strategy.js";
+import { modelInGroup } from "./model.js";
 import { pruneVersions } from "./template.js";
 
 /**
@@ -71,7 +72,7 @@ export const nativeRolloutPhase: PoolPhase<unknown, unknown> = {
       const stale =
         started !== undefined &&
         started !== targetVersion.version &&
-        !stampIsCurrent(stampOf.get(started), target);
+        (modelInGroup(scope.driver) || !stampIsCurrent(stampOf.get(started), target));
       if (stale) {
         await scope.call("nativeRollout.cancel", (ctx) => native.cancel(ctx));
         scope.events.normal(

@@ -191,6 +191,29 @@ describe("model-in-group drivers", () => {
     expect(cloud.mutating()).toHaveLength(calls);
   });
 
+  it("never cancel the cloud's rolling upgrade as stale (it moves to the group's current model)", async () => {
+    const cloud = fakeScaleSet();
+    const rollout: string[] = [];
+    const driver: GroupModelPoolDriver<FakeSpec, FakeSettings> = {
+      ...cloud.driver,
+      nativeRollout: {
+        start: async () => void rollout.push("start"),
+        get: async () => {
+          rollout.push("get");
+          return { id: "upgrade-1", state: "running", startedWithVersion: "cloud-model-7" };
+        },
+        cancel: async () => void rollout.push("cancel"),
+      },
+    };
+    const memory = new PoolMemory();
+    await reconcile(driver, memory);
+    cloud.settle();
+    await reconcile(driver, memory);
+    const run = await reconcile(driver, memory, { spec: { image: "img-2" } });
+    expect(run.result.ready.reason).toBe("RollingOut");
+    expect(rollout).toEqual(["get"]);
+  });
+
   it("are checked when the controller is built: a template driver needs its template methods", () => {
     const { driver } = fakeScaleSet();
     expect(() => checkDriverModel(driver)).not.toThrow();

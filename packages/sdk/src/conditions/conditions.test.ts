@@ -25,7 +25,7 @@ import {
 } from "./index.js";
 import { aggregateMessages, defaultMergePriority } from "./merge.js";
 
-const at = (iso: string) => () => new Date(iso);
+const at = (iso: string) => ({ now: () => Date.parse(iso) });
 
 /** Test objects with a status shape the assertions can read. */
 type Shaped = ObjectWithConditions & {

@@ -301,11 +301,12 @@ class PoolReconciler<Spec, Settings> {
     } else if (outcome.ready) {
       const conditions = scope.state.providerConditions ?? new Map<string, ReadyState>();
       for (const [type, condition] of conditions)
-        setCondition(pool as never, { type, ...condition });
-      setCondition(pool as never, {
-        type: ConditionTypes.Ready,
-        ...summarise(outcome.ready, conditions),
-      });
+        setCondition(pool as never, { type, ...condition }, { clock });
+      setCondition(
+        pool as never,
+        { type: ConditionTypes.Ready, ...summarise(outcome.ready, conditions) },
+        { clock },
+      );
     }
     await patch.apply(rc.client, pool, {
       ownedConditions: [

@@ -18,7 +18,7 @@ const devPools = {
   version: "v1beta2",
   plural: "devmachinepools",
 };
-const clock = () => new Date("2026-03-04T05:06:07Z");
+const clock = { now: () => Date.parse("2026-03-04T05:06:07Z") };
 let backend: Backend;
 let custom: CustomObjectsApi;
 

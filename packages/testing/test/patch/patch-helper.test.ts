@@ -31,7 +31,7 @@ let backend: Backend;
 let custom: CustomObjectsApi;
 let counter = 0;
 
-const clock = () => new Date("2026-01-02T03:04:05.678Z");
+const clock = { now: () => Date.parse("2026-01-02T03:04:05.678Z") };
 
 async function createPool(): Promise<Pool> {
   const name = `pool-${++counter}`;

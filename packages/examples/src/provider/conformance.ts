@@ -18,6 +18,7 @@ import type {
 } from "@capi-ts/testing";
 import {
   bootstrapTokenCheck,
+  type FakeCloudOptions,
   FakeScalingCloud,
   nodeRegistrar,
   outdatedScaleSetProviderIds,
@@ -45,10 +46,20 @@ export interface FakeCloudConformanceOptions {
   wrapDriver?: (driver: Driver, cloud: FakeScalingCloud) => Driver;
   /** Runs next to the provider (e.g. a misbehaving extra writer); returns its stop function. */
   sidecar?: (env: ConformanceEnvironment, cloud: FakeScalingCloud) => () => void;
+  /**
+   * Fake cloud options over the hook's (random faults, timing in cloud milliseconds: at the default
+   * speed 40, `timing.joinMs: 20_000` is a 500 ms Node join delay).
+   */
+  cloud?: Omit<FakeCloudOptions, "clock" | "kubelet">;
   /** Controller tuning. */
   controller?: Partial<
     Omit<MachinePoolControllerOptions<FakeCloudMachinePoolSpec>, "manager" | "kind">
   >;
+  /**
+   * Run the manager without the suite's watch filter (the suite's own test of `runtime.watchFilter`
+   * uses it to play a provider that ignores the filter).
+   */
+  ignoreWatchFilter?: boolean;
   /** Suite options to override (scenarios, timeouts). */
   suite?: Partial<MachinePoolConformanceOptions>;
 }
@@ -80,6 +91,7 @@ export function fakeCloudConformance(
       const cloud = new FakeScalingCloud({
         clock,
         seed: 11,
+        ...options.cloud,
         kubelet: nodeRegistrar({
           kubeConfig: env.kubeConfig,
           canJoin: bootstrapTokenCheck(env.kubeConfig),
@@ -97,6 +109,7 @@ export function fakeCloudConformance(
         kubeConfig: env.kubeConfig,
         name: identity,
         logger: { level: "silent" },
+        ...(options.ignoreWatchFilter ? {} : { watchFilterValue: env.watchFilterValue }),
         gracefulShutdownTimeoutMs: 2000,
       });
       machinePoolController(driver, {

@@ -24,3 +24,4 @@ export * from "./capi/index.js";
 export * from "./conformance/index.js";
 export * from "./controlplane/index.js";
 export { capiCrdFile, capiCrdsFolder, capiRelease } from "./crds.js";
+export * from "./kubelet/index.js";

@@ -20,8 +20,9 @@ import { updatePausedCondition } from "../contract/pause.js";
 import { readMachinePool } from "../contract/readers.js";
 import { PatchHelper } from "../patch/helper.js";
 import type { Controller, ReconcileContext, ReconcileResult } from "../runtime/controller.js";
-import { isNotFound } from "../runtime/errors.js";
+import { FencedError, isNotFound } from "../runtime/errors.js";
 import { WATCH_FILTER_LABEL } from "../runtime/predicates.js";
+import { redactText } from "../runtime/redact.js";
 import { NodeResource, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
 import type { AnyPoolDriver } from "./driver.js";
 import { type ErrorOutcome, errorPolicy } from "./errors.js";
@@ -178,6 +179,7 @@ class PoolReconciler<Spec, Settings> {
             .filter((id): id is string => id !== undefined),
         ),
       setMachinePoolReplicas: async (machinePool: MachinePool, replicas: number) => {
+        rc.fence();
         const copy = structuredClone(machinePool);
         const patch = PatchHelper.snapshot(copy, { resource: MachinePoolResource });
         copy.spec = { ...copy.spec, replicas } as MachinePool["spec"];
@@ -275,6 +277,7 @@ class PoolReconciler<Spec, Settings> {
       recordEvent: (type, reason, message) => rc.recorder.event(involved, type, reason, message),
       log,
       signal: rc.signal,
+      fence: rc.fence,
     });
     const steadyState = getCondition(pool as never, ConditionTypes.Ready)?.status === "True";
     let outcome: Pick<ErrorOutcome, "ready" | "requeueAfterMs" | "retry">;
@@ -282,6 +285,8 @@ class PoolReconciler<Spec, Settings> {
       outcome = await runPhases(deleting ? this.#deletePhases : this.#phases, scope);
       memory.transientStreak = undefined;
     } catch (error) {
+      // Fenced: this process may not act any more, not even to write the pool's status.
+      if (error instanceof FencedError) throw error;
       const failed = errorPolicy(error, {
         now: clock.now(),
         steadyState,
@@ -300,14 +305,21 @@ class PoolReconciler<Spec, Settings> {
       this.#memories.drop(key);
     } else if (outcome.ready) {
       const conditions = scope.state.providerConditions ?? new Map<string, ReadyState>();
+      // Condition messages are read by anyone who can read the pool: through the redaction layer.
       for (const [type, condition] of conditions)
-        setCondition(pool as never, { type, ...condition }, { clock });
+        setCondition(
+          pool as never,
+          { type, ...condition, message: redactText(condition.message) },
+          { clock },
+        );
+      const ready = summarise(outcome.ready, conditions);
       setCondition(
         pool as never,
-        { type: ConditionTypes.Ready, ...summarise(outcome.ready, conditions) },
+        { type: ConditionTypes.Ready, ...ready, message: redactText(ready.message) },
         { clock },
       );
     }
+    rc.fence();
     await patch.apply(rc.client, pool, {
       ownedConditions: [
         ConditionTypes.Ready,

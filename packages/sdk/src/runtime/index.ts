@@ -42,12 +42,14 @@ export {
   ConflictError,
   ConnectionError,
   errorFromStatus,
+  FencedError,
   ForbiddenError,
   GoneError,
   InvalidError,
   isAlreadyExists,
   isConflict,
   isNotFound,
+  LeaderElectionLostError,
   NotFoundError,
   ReconcileTimeoutError,
   type RequestInfo,
@@ -125,6 +127,14 @@ export {
   type TokenBucketOptions,
   TokenBucketRateLimiter,
 } from "./ratelimiter.js";
+export {
+  REDACTED,
+  type RedactedError,
+  redactError,
+  redactText,
+  redactValue,
+  registerSecret,
+} from "./redact.js";
 export {
   apiVersionOf,
   ConfigMapResource,

@@ -285,11 +285,13 @@ describe("controllers over HTTP", () => {
     await eventually(() => seen.includes("mine"), "reconcile of mine");
     // Status-only writes do not change the generation: filtered out.
     await client.mergePatchStatus(GadgetResource, mine, { status: { ready: true } });
-    // An owned ConfigMap maps to its controller owner; a labelled one through the map function.
+    // An owned ConfigMap maps to its controller owner; a labelled one through the map function. The
+    // watch filter applies to every watch, as CAPI's WithEventFilter does: both carry the label.
     await client.create(ConfigMapResource, {
       metadata: {
         name: "owned",
         namespace: "default",
+        labels: { [WATCH_FILTER_LABEL]: "mine" },
         ownerReferences: [
           {
             apiVersion: "test.capi-ts.dev/v1",
@@ -302,7 +304,14 @@ describe("controllers over HTTP", () => {
       },
     });
     await client.create(ConfigMapResource, {
-      metadata: { name: "mapped", namespace: "default", labels: { gadget: "mapped-y" } },
+      metadata: {
+        name: "mapped",
+        namespace: "default",
+        labels: { gadget: "mapped-y", [WATCH_FILTER_LABEL]: "mine" },
+      },
+    });
+    await client.create(ConfigMapResource, {
+      metadata: { name: "unlabelled", namespace: "default", labels: { gadget: "other-z" } },
     });
     await eventually(
       () => seen.includes("owner-x") && seen.includes("mapped-y"),
@@ -321,6 +330,7 @@ describe("controllers over HTTP", () => {
     await sleep(300);
     expect(seen).not.toContain("paused");
     expect(seen).not.toContain("theirs");
+    expect(seen).not.toContain("other-z"); // a secondary object without the filter label
     expect(seen.filter((name) => name === "mine")).toHaveLength(1);
     await client.jsonPatch(GadgetResource, paused, [
       { op: "remove", path: "/metadata/annotations/cluster.x-k8s.io~1paused" },

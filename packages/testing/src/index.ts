@@ -36,3 +36,4 @@ export {
 export * from "./conformance/index.js";
 export * from "./controlplane/index.js";
 export { capiCrdFile, capiCrdsFolder, capiRelease, certManagerStandInCrdsFolder } from "./crds.js";
+export * from "./kubelet/index.js";

@@ -24,7 +24,7 @@ import { FencedError, isNotFound } from "../runtime/errors.js";
 import { WATCH_FILTER_LABEL } from "../runtime/predicates.js";
 import { redactText } from "../runtime/redact.js";
 import { NodeResource, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
-import type { PoolDriver } from "./driver.js";
+import type { AnyPoolDriver } from "./driver.js";
 import { type ErrorOutcome, errorPolicy } from "./errors.js";
 import { PoolMemories } from "./memory.js";
 import {
@@ -32,6 +32,7 @@ import {
   type ResolvedPoolOptions,
   resolvePoolOptions,
 } from "./options.js";
+import { checkDriverModel } from "./phases/model.js";
 import { defaultDeletePhases, defaultPoolPhases, type PoolPhase, runPhases } from "./pipeline.js";
 import { createPoolScope, type PoolApi, type PoolObject, type ReadyState } from "./scope.js";
 import { nodeIsReady, watchPools } from "./watches.js";
@@ -43,7 +44,8 @@ const MIN_DELAY_MS = 1;
 
 /**
  * Builds and registers the InfraMachinePool controller of a provider: give it the provider's
- * {@link PoolDriver} and kind, and it reconciles every pool of that kind.
+ * {@link PoolDriver} (or {@link GroupModelPoolDriver}) and kind, and it reconciles every pool of
+ * that kind.
  *
  * What it does for each pool (contract §2.9): waits for the owner MachinePool (a pool deleted before
  * it ever had one just loses the finalizer) and the Cluster; skips pools outside the manager's watch
@@ -69,14 +71,14 @@ const MIN_DELAY_MS = 1;
  * ```
  */
 export function machinePoolController<Spec, Settings>(
-  driver: PoolDriver<Spec, Settings>,
+  driver: AnyPoolDriver<Spec, Settings>,
   options: MachinePoolControllerOptions<Spec>,
 ): Controller {
   return new PoolReconciler(driver, options).register();
 }
 
 class PoolReconciler<Spec, Settings> {
-  readonly #driver: PoolDriver<Spec, Settings>;
+  readonly #driver: AnyPoolDriver<Spec, Settings>;
   readonly #options: MachinePoolControllerOptions<Spec>;
   readonly #resolved: ResolvedPoolOptions<Spec>;
   readonly #resource: ResourceDescriptor<PoolObject>;
@@ -87,7 +89,7 @@ class PoolReconciler<Spec, Settings> {
   readonly #phases: readonly PoolPhase<Spec, Settings>[];
   readonly #deletePhases: readonly PoolPhase<Spec, Settings>[];
 
-  constructor(driver: PoolDriver<Spec, Settings>, options: MachinePoolControllerOptions<Spec>) {
+  constructor(driver: AnyPoolDriver<Spec, Settings>, options: MachinePoolControllerOptions<Spec>) {
     if (!driver || typeof driver.getGroup !== "function") {
       throw new TypeError(
         "machinePoolController: the first argument must be a PoolDriver (an object with getGroup, createGroup, …)",
@@ -96,6 +98,7 @@ class PoolReconciler<Spec, Settings> {
     if (!options?.manager) {
       throw new TypeError("machinePoolController: options.manager is required (a runtime Manager)");
     }
+    checkDriverModel(driver);
     const kind = options.kind;
     if (!kind?.group || !kind.kind || !kind.plural) {
       throw new TypeError(

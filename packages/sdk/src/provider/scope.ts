@@ -13,7 +13,7 @@ import { readMachinePool } from "../contract/readers.js";
 import type { Clock } from "../runtime/clock.js";
 import { FencedError } from "../runtime/errors.js";
 import type { RuntimeLogger } from "../runtime/logging.js";
-import type { DriverFailure, PoolContext, PoolDriver } from "./driver.js";
+import type { AnyPoolDriver, DriverFailure, PoolContext } from "./driver.js";
 import { callDriver } from "./errors.js";
 import type { PoolMemory } from "./memory.js";
 import type { ResolvedPoolOptions } from "./options.js";
@@ -117,7 +117,7 @@ export interface PoolScope<Spec, Settings> {
   /** The Cluster's name. */
   readonly clusterName: string | undefined;
   /** The provider's driver. */
-  readonly driver: PoolDriver<Spec, Settings>;
+  readonly driver: AnyPoolDriver<Spec, Settings>;
   /** Options with defaults applied. */
   readonly options: ResolvedPoolOptions<Spec>;
   /** Time (the manager's clock). */
@@ -177,7 +177,7 @@ export interface PoolScopeInit<Spec, Settings> {
   /** The Cluster's name (default: from the pool's label or the MachinePool). */
   readonly clusterName?: string | undefined;
   /** The driver. */
-  readonly driver: PoolDriver<Spec, Settings>;
+  readonly driver: AnyPoolDriver<Spec, Settings>;
   /** Resolved options. */
   readonly options: ResolvedPoolOptions<Spec>;
   /** Time. */

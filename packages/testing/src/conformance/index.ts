@@ -1,4 +1,8 @@
-export { type ConformanceScenarioDefinition, MachinePoolConformance } from "./harness.js";
+export {
+  CONFORMANCE_SCENARIOS,
+  type ConformanceScenarioDefinition,
+  MachinePoolConformance,
+} from "./harness.js";
 export {
   ConformanceError,
   checkPoolObject,

@@ -109,6 +109,13 @@ describe("conformance: deliberately broken providers fail with the invariant nam
     );
   });
 
+  it("watch filter ignored (the manager runs without the filter it was given)", async () => {
+    const error = await failureOf("watchFilter", { ignoreWatchFilter: true });
+    expect(error.message).toMatch(
+      /^\[runtime\.watchFilter\] conf-1 is labelled cluster\.x-k8s\.io\/watch-filter: another-team, outside the provider's watch filter "capi-ts-conformance", but it added the finalizer\(s\) fakecloudmachinepool/,
+    );
+  });
+
   it("finalizer never removed (the group delete is dropped, so the pool waits forever)", async () => {
     const error = await failureOf("deletionInFlight", {
       wrapDriver: (driver) => ({ ...driver, deleteGroup: async () => undefined }),

@@ -1,0 +1,13 @@
+// The example provider with the kit's defaults — only a poll interval set — on a cloud that throttles
+// 2 % of all calls at random and whose Nodes join 500 ms after their instance runs, passes the suite.
+import { fakeCloudConformance } from "../../../examples/src/provider/index.js";
+import { runMachinePoolConformance } from "../../src/index.js";
+
+runMachinePoolConformance(
+  fakeCloudConformance({
+    // speed 40: 20,000 cloud ms is 500 ms of wall time.
+    cloud: { randomFaults: { throttleRate: 0.02, retryAfterMs: 500 }, timing: { joinMs: 20_000 } },
+    controller: { pollIntervalMs: 50, resyncPeriodMs: undefined, readiness: undefined },
+    suite: { name: "FakeCloudMachinePool (kit defaults, 2% throttling, 500 ms Node join delay)" },
+  }),
+);

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { isAlreadyExists, isNotFound, KubeClient, NodeResource } from "@capi-ts/sdk";
+import { isAlreadyExists, isNotFound, KubeClient, NodeResource } from "@capi-ts/sdk/runtime";
 import type { KubeConfig, V1NodeCondition } from "@kubernetes/client-node";
 
 /** Options of {@link kubeletStandIn}. */

@@ -1,5 +1,5 @@
 // The kubelet stand-in registers Nodes for providerIDs over HTTP, after its join delay.
-import { KubeClient, NodeResource } from "@capi-ts/sdk";
+import { KubeClient, NodeResource } from "@capi-ts/sdk/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiServer, kubeletStandIn, startApiServer } from "../../src/index.js";
 

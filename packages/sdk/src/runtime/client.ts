@@ -705,6 +705,7 @@ export class KubeClient {
         "user-agent": this.userAgent,
       };
       if (spec.contentType) headers["content-type"] = spec.contentType;
+      else if (spec.body !== undefined) headers["content-type"] = CONTENT_TYPE.json;
       const dispatcher = await this.resolveDispatcher(context);
       const signals: AbortSignal[] = [];
       if (spec.signal) signals.push(spec.signal);

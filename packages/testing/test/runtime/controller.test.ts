@@ -451,7 +451,8 @@ describe("controllers over HTTP", () => {
   it("serves /healthz, /readyz and /metrics with controller-runtime metric names", async () => {
     const manager = newManager({
       healthProbeBindAddress: "127.0.0.1:0",
-      metricsBindAddress: "127.0.0.1:0",
+      diagnosticsAddress: "127.0.0.1:0",
+      insecureDiagnostics: true,
     });
     manager
       .controller("probed")
@@ -468,7 +469,7 @@ describe("controllers over HTTP", () => {
       "one reconcile",
     );
     const health = manager.healthAddress();
-    const metrics = manager.metricsAddress();
+    const metrics = manager.diagnosticsAddress();
     const healthz = await fetch(`http://127.0.0.1:${health?.port}/healthz`);
     const readyz = await fetch(`http://127.0.0.1:${health?.port}/readyz`);
     expect(healthz.status).toBe(200);
@@ -514,8 +515,9 @@ describe("controllers over HTTP", () => {
       "1500ms",
       "--leader-elect-retry-period",
       "200ms",
-      "--metrics-bind-address",
+      "--diagnostics-address",
       "127.0.0.1:0",
+      "--insecure-diagnostics",
       "--health-probe-bind-address",
       "127.0.0.1:0",
       "--log-level",
@@ -551,7 +553,7 @@ describe("controllers over HTTP", () => {
     expect(seen).toEqual(["team-a/mine"]);
     const lists = api.requests({ verb: "list", resource: "gadgets" });
     expect(lists.every((record) => record.namespace === "team-a")).toBe(true);
-    expect(manager.metricsAddress()?.port).toBeGreaterThan(0);
+    expect(manager.diagnosticsAddress()?.port).toBeGreaterThan(0);
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -594,7 +596,7 @@ describe("controllers over HTTP", () => {
     expect(() => manager.controller("x").complete(async () => undefined)).toThrow(
       /call for\(resource\)/,
     );
-    expect(() => newManager({ metricsBindAddress: "8080" })).toThrow(/host:port/);
+    expect(() => newManager({ diagnosticsAddress: "8080" })).toThrow(/host:port/);
     expect(() => newManager({ leaderElection: { namespace: "" } })).toThrow(/namespace/);
     expect(() =>
       newManager({

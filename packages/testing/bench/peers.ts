@@ -139,14 +139,26 @@ function procRssBytes(pid: number): number {
   }
 }
 
-function childPids(names: readonly string[]): number[] {
-  const out: number[] = [];
-  const listing = spawnSync("ps", ["-o", "pid=,comm=", "--ppid", String(process.pid)], {
-    encoding: "utf8",
-  });
+/** Descendants of this process with one of these command names (the servers run under a guardian). */
+function descendantPids(names: readonly string[]): number[] {
+  const listing = spawnSync("ps", ["-e", "-o", "pid=,ppid=,comm="], { encoding: "utf8" });
+  const parent = new Map<number, number>();
+  const comm = new Map<number, string>();
   for (const line of listing.stdout.split("\n")) {
-    const [pid, comm] = line.trim().split(/\s+/);
-    if (pid && comm && names.includes(comm)) out.push(Number(pid));
+    const [pid, ppid, name] = line.trim().split(/\s+/);
+    if (!pid || !ppid || !name) continue;
+    parent.set(Number(pid), Number(ppid));
+    comm.set(Number(pid), name);
+  }
+  const out: number[] = [];
+  for (const [pid, name] of comm) {
+    if (!names.includes(name)) continue;
+    for (let up = parent.get(pid); up !== undefined && up > 1; up = parent.get(up)) {
+      if (up === process.pid) {
+        out.push(pid);
+        break;
+      }
+    }
   }
   return out;
 }
@@ -157,7 +169,7 @@ async function startRealServer(): Promise<Server> {
   await plane.installCRDs(gadgetCrd);
   const kubeconfigFile = join(work, "kubeconfig");
   await plane.writeKubeconfig(kubeconfigFile);
-  const pids = childPids(["kube-apiserver", "etcd"]);
+  const pids = descendantPids(["kube-apiserver", "etcd"]);
   if (pids.length !== 2)
     throw new Error(`expected kube-apiserver and etcd as children, found ${pids}`);
   return {
@@ -460,7 +472,7 @@ function row(label: string, values: (peer: PeerName) => number, format: (v: numb
     const value = values(peer);
     cells.push(format(value));
     if (peers.includes(anchor)) {
-      cells.push(base === 0 && value === 0 ? "=" : `${(value / base).toFixed(2)}×`);
+      cells.push(base === 0 ? (value === 0 ? "=" : "–") : `${(value / base).toFixed(2)}×`);
     }
   }
   rows.push(cells);

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { access, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
-import { packageDir, repoRoot, sharedDir, tempDir } from "./test-helpers.js";
+import { capiCrdsDir, packageDir, repoRoot, tempDir } from "./test-helpers.js";
 
 interface Run {
   readonly code: number | null;
@@ -43,13 +43,13 @@ afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 
-const machinePools = join(sharedDir, "crds", "capi", "cluster.x-k8s.io_machinepools.yaml");
+const machinePools = join(capiCrdsDir, "cluster.x-k8s.io_machinepools.yaml");
 
 describe("capi-ts-codegen generate", () => {
   test("--check passes on the committed SDK types", async () => {
     const run = await cli([
       "generate",
-      join(sharedDir, "crds", "capi"),
+      capiCrdsDir,
       "-o",
       join(repoRoot, "packages/sdk/src/api"),
       "--check",
@@ -153,7 +153,7 @@ describe("capi-ts-codegen generate", () => {
     try {
       await api.installCRDs([
         machinePools,
-        join(sharedDir, "crds", "capi", "infrastructure.cluster.x-k8s.io_devmachinepools.yaml"),
+        join(capiCrdsDir, "infrastructure.cluster.x-k8s.io_devmachinepools.yaml"),
       ]);
       const kubeconfig = join(out, "kubeconfig");
       await api.writeKubeconfig(kubeconfig);
@@ -179,7 +179,7 @@ describe("capi-ts-codegen generate", () => {
       dirs.push(fromFile);
       await cli([
         "generate",
-        join(sharedDir, "crds", "capi", "infrastructure.cluster.x-k8s.io_devmachinepools.yaml"),
+        join(capiCrdsDir, "infrastructure.cluster.x-k8s.io_devmachinepools.yaml"),
         "-o",
         fromFile,
       ]);

@@ -6,6 +6,7 @@ import type { z } from "zod";
 import { compileModule } from "./emit/compile.js";
 import { checkGenerated, GENERATED_HEADER, type GenerateResult, generate } from "./generate.js";
 import {
+  capiCrdsDir,
   generateInto,
   importModule,
   packageDir,
@@ -15,7 +16,7 @@ import {
   writeText,
 } from "./test-helpers.js";
 
-const capi = join(sharedDir, "crds", "capi");
+const capi = capiCrdsDir;
 const aws = join(sharedDir, "crds", "providers", "aws");
 
 type Module = Record<string, unknown>;
@@ -135,8 +136,8 @@ describe("every CRD under shared/crds", () => {
     );
   });
 
-  test("regenerates byte-identically, whatever the input order", async () => {
-    const files = [capi, aws];
+  test("regenerates byte-identically, whatever the input order", { timeout: 60_000 }, async () => {
+    const files = [join(sharedDir, "crds", "capi"), aws];
     const again = await generate({ inputs: [...files].reverse() });
     expect(again.files).toEqual(result.files);
   });

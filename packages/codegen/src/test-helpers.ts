@@ -9,6 +9,12 @@ import { type GenerateOptions, type GenerateResult, generate, writeGenerated } f
 export const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 /** The repository root. */
 export const repoRoot = resolve(packageDir, "..", "..");
+/**
+ * The CAPI CRDs of the release the SDK targets (taken by `./dev crds`; the SDK's types are generated
+ * from them).
+ */
+export const capiCrdsDir = resolve(repoRoot, "packages", "testing", "crds", "capi");
+
 /** The shared reference folder (CRDs). */
 export const sharedDir = process.env.CAPI_TS_SHARED ?? resolve(repoRoot, "..", "shared");
 

@@ -16,7 +16,8 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { clusterv1beta2, KubeClient, NodeResource, type ResourceDescriptor } from "@capi-ts/sdk";
+import { clusterv1beta2 } from "@capi-ts/sdk/api";
+import { KubeClient, NodeResource, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import {
   type CapiCore,
   capiCrdsFolder,

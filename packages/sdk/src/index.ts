@@ -1,15 +1,30 @@
 /**
- * The capi-ts SDK for Cluster API InfraMachinePool providers: generated CAPI types (one namespace
- * per group and version, e.g. `clusterv1beta2`), v1beta2 conditions, the patch helper, the
- * InfraMachinePool contract helpers, `defineInfraMachinePool` for a provider's own kinds, the
- * controller runtime (client, informers, work queue, manager) and the MachinePool provider kit
- * (`PoolDriver` + `machinePoolController`).
+ * The capi-ts SDK for Cluster API InfraMachinePool providers — the provider author's path: define the
+ * kind ({@link defineInfraMachinePool}), implement a {@link PoolDriver} for the cloud, run it with the
+ * kit ({@link machinePoolController}) in a {@link Manager} configured from the standard flags
+ * ({@link parseManagerFlags}).
+ *
+ * Everything else lives on a subpath, so a provider's editor and type checker load only what it uses:
+ *
+ * | subpath | what |
+ * | --- | --- |
+ * | `@capi-ts/sdk/runtime` | controller runtime: client, informers, cache, work queue, controllers, predicates, errors, leader election, metrics |
+ * | `@capi-ts/sdk/provider` | the whole provider kit: phases, pool scope, strategy planning, error policy, test doubles |
+ * | `@capi-ts/sdk/crd` | `defineInfraMachinePool` and zod → structural schema |
+ * | `@capi-ts/sdk/contract` | InfraMachinePool contract helpers (owners, pause, finalizers, bootstrap data, status) |
+ * | `@capi-ts/sdk/patch` | the patch helper (diff + merge patch with optimistic locking) |
+ * | `@capi-ts/sdk/conditions` | v1beta2 and v1beta1 conditions |
+ * | `@capi-ts/sdk/webhook` | admission webhooks served by the manager over TLS |
+ * | `@capi-ts/sdk/manifests` | what a provider ships: `infrastructure-components.yaml`, `metadata.yaml` |
+ * | `@capi-ts/sdk/api` | every generated CAPI type, one namespace per group and version |
+ * | `@capi-ts/sdk/api/<group>/<version>` | one group and version, e.g. `@capi-ts/sdk/api/cluster.x-k8s.io/v1beta2` |
  *
  * @example
  * ```ts
- * import { Manager, machinePoolController } from "@capi-ts/sdk";
+ * import { Manager, machinePoolController, managerOptionsFromFlags, parseManagerFlags } from "@capi-ts/sdk";
  *
- * const manager = new Manager({ kubeConfig, name: "foo-provider" });
+ * const flags = parseManagerFlags(process.argv.slice(2));
+ * const manager = new Manager({ ...managerOptionsFromFlags(flags), name: "foo-provider" });
  * machinePoolController(fooDriver, { manager, kind: FooMachinePool });
  * await manager.start();
  * ```
@@ -20,11 +35,43 @@
 /** The package version. */
 export const version = "0.1.0";
 
-// Generated CAPI API types: one namespace per group/version (clusterv1beta2, bootstrapv1beta2, ...).
-export * from "./api/index.js";
-export * from "./conditions/index.js";
-export * from "./contract/index.js";
-export * from "./crd/index.js";
-export * from "./patch/index.js";
-export * from "./provider/index.js";
-export * from "./runtime/index.js";
+export {
+  defineInfraMachinePool,
+  generateInfraMachinePoolTypes,
+  type InfraMachinePoolContractSpec,
+  type InfraMachinePoolContractStatus,
+  type InfraMachinePoolDefinition,
+  type InfraMachinePoolInput,
+  type InfraMachinePoolObject,
+  type Manifest,
+  type PrinterColumn,
+} from "./crd/index.js";
+export {
+  type InfraMachinePoolKind,
+  type MachinePoolControllerOptions,
+  machinePoolController,
+  type PoolReason,
+  PoolReasons,
+} from "./provider/controller.js";
+export * from "./provider/driver.js";
+export {
+  DEFAULT_STRATEGY,
+  type DeletePolicy,
+  type IntOrPercent,
+  type MachinePoolStrategy,
+  machinePoolStrategySchema,
+} from "./provider/strategy.js";
+export {
+  type ManagerFlags,
+  managerFlagsCommand,
+  managerOptionsFromFlags,
+  parseManagerFlags,
+} from "./runtime/flags.js";
+export { createLogger, type LoggerOptions, type RuntimeLogger } from "./runtime/logging.js";
+export {
+  type HealthCheck,
+  Manager,
+  type ManagerLeaderElectionOptions,
+  type ManagerOptions,
+} from "./runtime/manager.js";
+export type { Runnable } from "./runtime/runnable.js";

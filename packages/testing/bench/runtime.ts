@@ -3,15 +3,15 @@
 // Run: ./dev bench runtime [--sizes 100,1000,5000] [--concurrency 8]
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { Manager } from "@capi-ts/sdk";
 import {
   ConfigMapResource,
   Informer,
   KubeClient,
-  Manager,
   type ReconcileContext,
   type ReconcileRequest,
   type ResourceDescriptor,
-} from "@capi-ts/sdk";
+} from "@capi-ts/sdk/runtime";
 import type { KubernetesObject, V1ConfigMap } from "@kubernetes/client-node";
 import { startApiServer } from "../src/index.js";
 

@@ -21,6 +21,18 @@ const packageRoot = fileURLToPath(new URL("..", import.meta.url));
 export const capiCrdsFolder: string = join(packageRoot, "crds", "capi");
 
 /**
+ * Stand-ins for cert-manager's `Issuer` and `Certificate` CRDs (`cert-manager.io/v1`, with the fields
+ * provider components use), so a test can apply rendered `infrastructure-components.yaml` to a bare
+ * API server with strict field validation. Not cert-manager's CRDs, and nothing issues certificates.
+ *
+ * @example
+ * ```ts
+ * await controlPlane.installCRDs([certManagerStandInCrdsFolder]);
+ * ```
+ */
+export const certManagerStandInCrdsFolder: string = join(packageRoot, "crds", "cert-manager");
+
+/**
  * One CRD file of {@link capiCrdsFolder}, by file name.
  *
  * @param file - e.g. `cluster.x-k8s.io_machinepools.yaml`

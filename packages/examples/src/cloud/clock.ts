@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Clock } from "@capi-ts/sdk";
+import type { Clock } from "@capi-ts/sdk/runtime";
 
 /** A wall-clock timer; re-armed (new timeout) when it fires early, so the handle wraps the current one. */
 interface RealTimer {

@@ -1,4 +1,4 @@
-import { ManualClock } from "@capi-ts/sdk";
+import { ManualClock } from "@capi-ts/sdk/runtime";
 import { describe, expect, it } from "vitest";
 import { RealClock } from "./clock.js";
 import { cloudProviderId, type FakeCloudOptions, FakeScalingCloud } from "./cloud.js";

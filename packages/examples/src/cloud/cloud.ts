@@ -14,7 +14,7 @@
  * @module
  */
 
-import { type Clock, ManualClock } from "@capi-ts/sdk";
+import { type Clock, ManualClock } from "@capi-ts/sdk/runtime";
 import { z } from "zod";
 import { CloudError } from "./errors.js";
 import { SeededRandom } from "./random.js";

@@ -8,4 +8,5 @@ export * from "./cloud.js";
 export * from "./errors.js";
 export * from "./kubelet.js";
 export * from "./random.js";
+export * from "./scaleset.js";
 export * from "./schemas.js";

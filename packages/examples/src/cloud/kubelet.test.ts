@@ -1,4 +1,4 @@
-import { ManualClock } from "@capi-ts/sdk";
+import { ManualClock } from "@capi-ts/sdk/runtime";
 import { type ApiServer, startApiServer } from "@capi-ts/testing";
 import { CoreV1Api, type V1Node } from "@kubernetes/client-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";

@@ -16,25 +16,50 @@ import type {
   ConformanceProvider,
   MachinePoolConformanceOptions,
 } from "@capi-ts/testing";
-import { bootstrapTokenCheck, FakeScalingCloud, nodeRegistrar, RealClock } from "../cloud/index.js";
+import {
+  bootstrapTokenCheck,
+  type FakeCloudOptions,
+  FakeScalingCloud,
+  nodeRegistrar,
+  outdatedScaleSetProviderIds,
+  RealClock,
+  scaleSetClient,
+} from "../cloud/index.js";
 import { type FakeCloudGroupSettings, fakeCloudDriver, resourceName } from "./driver.js";
 import { FakeCloudMachinePool } from "./kind.js";
+import { fakeScaleSetDriver } from "./scaleset-driver.js";
 import type { FakeCloudMachinePoolSpec } from "./spec.js";
 
 type Driver = PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings>;
 
 /** Options of {@link fakeCloudConformance}. */
 export interface FakeCloudConformanceOptions {
+  /**
+   * Which cloud shape the provider runs on: `template` (default) — scaling groups with launch
+   * template versions ({@link fakeCloudDriver}); `scaleSet` — the model inside the group, VMs
+   * reporting `latestModelApplied` ({@link fakeScaleSetDriver}, Azure VMSS-shaped).
+   */
+  shape?: "template" | "scaleSet";
   /** Cloud speed-up over wall time. Default 40 (a 5 s boot takes 125 ms). */
   speed?: number;
-  /** Wraps the driver (the suite's own tests use it to break the provider on purpose). */
+  /** Wraps the template driver (the suite's own tests use it to break the provider on purpose). */
   wrapDriver?: (driver: Driver, cloud: FakeScalingCloud) => Driver;
   /** Runs next to the provider (e.g. a misbehaving extra writer); returns its stop function. */
   sidecar?: (env: ConformanceEnvironment, cloud: FakeScalingCloud) => () => void;
+  /**
+   * Fake cloud options over the hook's (random faults, timing in cloud milliseconds: at the default
+   * speed 40, `timing.joinMs: 20_000` is a 500 ms Node join delay).
+   */
+  cloud?: Omit<FakeCloudOptions, "clock" | "kubelet">;
   /** Controller tuning. */
   controller?: Partial<
     Omit<MachinePoolControllerOptions<FakeCloudMachinePoolSpec>, "manager" | "kind">
   >;
+  /**
+   * Run the manager without the suite's watch filter (the suite's own test of `runtime.watchFilter`
+   * uses it to play a provider that ignores the filter).
+   */
+  ignoreWatchFilter?: boolean;
   /** Suite options to override (scenarios, timeouts). */
   suite?: Partial<MachinePoolConformanceOptions>;
 }
@@ -54,7 +79,10 @@ export function fakeCloudConformance(
 ): MachinePoolConformanceOptions {
   const identity = "fakecloud-provider";
   return {
-    name: FakeCloudMachinePool.kind,
+    name:
+      options.shape === "scaleSet"
+        ? `${FakeCloudMachinePool.kind} (scale-set cloud)`
+        : FakeCloudMachinePool.kind,
     kind: FakeCloudMachinePool,
     poolSpec: { instanceType: "small", minSize: 0, maxSize: 10 },
     templateChange: (spec) => ({ ...spec, instanceType: "medium" }),
@@ -63,22 +91,28 @@ export function fakeCloudConformance(
       const cloud = new FakeScalingCloud({
         clock,
         seed: 11,
+        ...options.cloud,
         kubelet: nodeRegistrar({
           kubeConfig: env.kubeConfig,
           canJoin: bootstrapTokenCheck(env.kubeConfig),
         }),
       });
-      const plain = fakeCloudDriver(cloud.client, {
-        defaultZones: ["zone-a", "zone-b"],
-        busyRetryMs: 100,
-      });
+      const driverOptions = { defaultZones: ["zone-a", "zone-b"], busyRetryMs: 100 };
+      const scaleSet = options.shape === "scaleSet";
+      const plain = fakeCloudDriver(cloud.client, driverOptions);
+      const driver = scaleSet
+        ? fakeScaleSetDriver(scaleSetClient(cloud), driverOptions)
+        : options.wrapDriver
+          ? options.wrapDriver(plain, cloud)
+          : plain;
       const manager = new Manager({
         kubeConfig: env.kubeConfig,
         name: identity,
         logger: { level: "silent" },
+        ...(options.ignoreWatchFilter ? {} : { watchFilterValue: env.watchFilterValue }),
         gracefulShutdownTimeoutMs: 2000,
       });
-      machinePoolController(options.wrapDriver ? options.wrapDriver(plain, cloud) : plain, {
+      machinePoolController(driver, {
         pollIntervalMs: 50,
         resyncPeriodMs: 500,
         // Count an instance available once its Node is Ready, so a rollout never drops Ready Nodes.
@@ -105,6 +139,7 @@ export function fakeCloudConformance(
                     (c.args[1] as { desiredCapacity?: number }).desiredCapacity !== undefined),
               ).length,
           outdatedProviderIds: (pool) => {
+            if (scaleSet) return outdatedScaleSetProviderIds(cloud, group(pool));
             const latest = cloud.inspect
               .templates()
               .find((t) => t.name === group(pool))?.latestVersion;

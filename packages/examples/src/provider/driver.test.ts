@@ -1,12 +1,12 @@
 import {
   classifyDriverError,
   DriverError,
-  ManualClock,
   type PoolContext,
   type PoolDriver,
   type PoolInstance,
   type TemplateStamp,
 } from "@capi-ts/sdk";
+import { ManualClock } from "@capi-ts/sdk/runtime";
 import { describe, expect, it } from "vitest";
 import { FakeScalingCloud } from "../cloud/cloud.js";
 import {

@@ -111,6 +111,68 @@ const ERROR_KINDS: Record<CloudErrorCode, DriverFailureKind> = {
   ServiceUnavailable: "transient",
 };
 
+/** The image of a pool: the spec's, else one named after the Kubernetes version. */
+export function fakeCloudImage(ctx: PoolContext<FakeCloudMachinePoolSpec>): string {
+  return ctx.spec.image ?? `fake-k8s-${ctx.version ?? "latest"}`;
+}
+
+/**
+ * What both fake-cloud drivers decide the same way, wherever the model lives: what the model is built
+ * from (a change rolls the pool), what the group is set to, and what each cloud error means.
+ *
+ * @example
+ * ```ts
+ * const { templateInputs, groupSettings, classifyError } = fakeCloudDecisions({ busyRetryMs: 100 });
+ * ```
+ */
+export function fakeCloudDecisions(
+  options: Pick<FakeCloudDriverOptions, "defaultZones" | "busyRetryMs"> = {},
+): Required<
+  Pick<
+    PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings>,
+    "templateInputs" | "groupSettings" | "classifyError"
+  >
+> {
+  const defaultZones = options.defaultZones ?? ["zone-a"];
+  const busyRetryMs = options.busyRetryMs ?? 10_000;
+  return {
+    templateInputs: (ctx) => ({ image: fakeCloudImage(ctx), instanceType: ctx.spec.instanceType }),
+    groupSettings: (ctx) => ({
+      minSize: ctx.spec.minSize,
+      maxSize: ctx.spec.maxSize,
+      zones: [
+        ...(ctx.failureDomains.length > 0 ? ctx.failureDomains : (ctx.spec.zones ?? defaultZones)),
+      ].sort(),
+    }),
+    classifyError(error): DriverFailure | undefined {
+      if (!(error instanceof CloudError)) return undefined;
+      const { code, message } = error;
+      switch (ERROR_KINDS[code]) {
+        case "throttled":
+          return {
+            kind: "throttled",
+            reason: "CloudThrottling",
+            message,
+            retryAfterMs: error.retryAfterMs ?? 1000,
+          };
+        case "transient":
+          return {
+            kind: "transient",
+            reason: "CloudUnavailable",
+            message,
+            retryAfterMs: error.retryAfterMs,
+          };
+        case "waiting":
+          return { kind: "waiting", reason: code, message, retryAfterMs: busyRetryMs };
+        case "notFound":
+          return { kind: "notFound", reason: code, message };
+        case "terminal":
+          return { kind: "terminal", reason: code, message };
+      }
+    },
+  };
+}
+
 /**
  * A {@link PoolDriver} for the fake scaling-group cloud.
  *
@@ -124,22 +186,14 @@ export function fakeCloudDriver(
   cloud: ScalingCloudClient,
   options: FakeCloudDriverOptions = {},
 ): PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings> {
-  const defaultZones = options.defaultZones ?? ["zone-a"];
-  const busyRetryMs = options.busyRetryMs ?? 10_000;
   type Ctx = PoolContext<FakeCloudMachinePoolSpec>;
   const name = (ctx: Ctx): string => resourceName(ctx.pool);
-  const image = (ctx: Ctx): string => ctx.spec.image ?? `fake-k8s-${ctx.version ?? "latest"}`;
+  const image = fakeCloudImage;
+  const { templateInputs, groupSettings, classifyError } = fakeCloudDecisions(options);
 
   const driver: PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings> = {
-    // What the template is built from (a change rolls the pool) and what the group is set to.
-    templateInputs: (ctx) => ({ image: image(ctx), instanceType: ctx.spec.instanceType }),
-    groupSettings: (ctx) => ({
-      minSize: ctx.spec.minSize,
-      maxSize: ctx.spec.maxSize,
-      zones: [
-        ...(ctx.failureDomains.length > 0 ? ctx.failureDomains : (ctx.spec.zones ?? defaultZones)),
-      ].sort(),
-    }),
+    templateInputs,
+    groupSettings,
 
     async getTemplate(ctx) {
       const template = await cloud.describeLaunchTemplate(name(ctx));
@@ -226,32 +280,7 @@ export function fakeCloudDriver(
       }
     },
 
-    classifyError(error): DriverFailure | undefined {
-      if (!(error instanceof CloudError)) return undefined;
-      const { code, message } = error;
-      switch (ERROR_KINDS[code]) {
-        case "throttled":
-          return {
-            kind: "throttled",
-            reason: "CloudThrottling",
-            message,
-            retryAfterMs: error.retryAfterMs ?? 1000,
-          };
-        case "transient":
-          return {
-            kind: "transient",
-            reason: "CloudUnavailable",
-            message,
-            retryAfterMs: error.retryAfterMs,
-          };
-        case "waiting":
-          return { kind: "waiting", reason: code, message, retryAfterMs: busyRetryMs };
-        case "notFound":
-          return { kind: "notFound", reason: code, message };
-        case "terminal":
-          return { kind: "terminal", reason: code, message };
-      }
-    },
+    classifyError,
   };
 
   if (!options.nativeRollout) return driver;

@@ -8,4 +8,5 @@ export * from "./conformance.js";
 export * from "./driver.js";
 export * from "./kind.js";
 export * from "./run.js";
+export * from "./scaleset-driver.js";
 export * from "./spec.js";

@@ -1,8 +1,3 @@
-import type { ConditionClock } from "./types.js";
-
-/** The default clock: the system time. */
-export const systemClock: ConditionClock = () => new Date();
-
 /**
  * Formats a time the way `metav1.Time` serialises it: UTC, RFC 3339, truncated to whole seconds.
  *

@@ -1,3 +1,4 @@
+import type { Clock } from "../runtime/clock.js";
 /** The three statuses of a Kubernetes condition. */
 export type ConditionStatus = "True" | "False" | "Unknown";
 
@@ -80,5 +81,13 @@ export interface ObjectWithConditions {
   status?: unknown;
 }
 
-/** A function returning the current time; inject one in tests to control timestamps. */
-export type ConditionClock = () => Date;
+/**
+ * Where condition timestamps come from: the runtime's {@link Clock} (only `now()` is read), so a
+ * controller on a `ManualClock` stamps its conditions with the same time it schedules by.
+ *
+ * @example
+ * ```ts
+ * setCondition(pool, { type: "Ready", status: "True", reason: "Ready" }, { clock: new ManualClock(0) });
+ * ```
+ */
+export type ConditionClock = Pick<Clock, "now">;

@@ -1,3 +1,4 @@
+import { systemClock } from "../runtime/clock.js";
 import {
   type LayoutOptions,
   readConditionList,
@@ -5,7 +6,7 @@ import {
   v1beta1ConditionsPath,
   writePath,
 } from "./location.js";
-import { systemClock, toConditionTime } from "./time.js";
+import { toConditionTime } from "./time.js";
 import type { ConditionClock, ConditionStatus, ObjectWithConditions } from "./types.js";
 
 /** Severity of a deprecated v1beta1 condition (only meaningful when status is `False`). */
@@ -154,7 +155,7 @@ export function setV1Beta1Condition(
   input: V1Beta1ConditionInput,
   options?: LayoutOptions & { clock?: ConditionClock },
 ): void {
-  const now = toConditionTime((options?.clock ?? systemClock)());
+  const now = toConditionTime(new Date((options?.clock ?? systemClock).now()));
   const path = v1beta1ConditionsPath(obj, options);
   const list = getV1Beta1Conditions(obj, options).map((c) => ({ ...c }));
   const condition: V1Beta1Condition = clean({

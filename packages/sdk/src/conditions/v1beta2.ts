@@ -1,3 +1,4 @@
+import { systemClock } from "../runtime/clock.js";
 import {
   type LayoutOptions,
   readConditionList,
@@ -5,7 +6,7 @@ import {
   writePath,
 } from "./location.js";
 import { compareConditionsDefault } from "./sort.js";
-import { systemClock, toConditionTime } from "./time.js";
+import { toConditionTime } from "./time.js";
 import type {
   Condition,
   ConditionClock,
@@ -237,7 +238,7 @@ export function completeCondition(
   input: ConditionInput | Condition,
   clock: ConditionClock,
 ): Condition {
-  const time = input.lastTransitionTime ? input.lastTransitionTime : clock();
+  const time = input.lastTransitionTime ? input.lastTransitionTime : new Date(clock.now());
   const condition: Condition = {
     type: input.type,
     status: input.status,

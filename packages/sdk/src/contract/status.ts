@@ -30,8 +30,11 @@ export type InfraMachinePoolLike =
 
 /**
  * Validates and canonicalises a provider ID list (R8): empty strings are dropped, duplicates removed and
- * the list sorted byte-wise (order churn makes core reset its counters); an entry longer than 512
- * characters, a non-string, or more than 10,000 entries is refused.
+ * the list sorted byte-wise (order churn makes core reset its counters). Refused, with the entry's
+ * index: a string passed instead of a list, a non-string entry, an entry with whitespace or control
+ * characters (`" "`, `"a\nb"`, `"\u0000"`: no cloud spells an ID so, and a Node would never match it), an
+ * entry longer than 512 characters (counted as Kubernetes counts them, in Unicode characters), and more
+ * than 10,000 distinct entries (an endless iterable is read no further than that).
  *
  * @example
  * ```ts
@@ -39,29 +42,51 @@ export type InfraMachinePoolLike =
  * ```
  */
 export function canonicalProviderIDs(ids: Iterable<string>): string[] {
+  if (typeof ids === "string" || ids === null || typeof ids !== "object") {
+    if (typeof (ids as { [Symbol.iterator]?: unknown } | null)?.[Symbol.iterator] !== "function") {
+      throw new ContractViolationError(
+        "R8",
+        `providerIDList must be a list of strings, got ${ids === null ? "null" : typeof ids}`,
+      );
+    }
+    if (typeof ids === "string") {
+      throw new ContractViolationError(
+        "R8",
+        `providerIDList must be a list of strings, got the string ${JSON.stringify((ids as string).slice(0, 40))}; wrap a single ID in an array`,
+      );
+    }
+  }
   const unique = new Set<string>();
   let index = 0;
   for (const id of ids) {
     if (typeof id !== "string") {
       throw new ContractViolationError(
         "R8",
-        `providerIDList[${index}] is ${typeof id}, expected a string`,
+        `providerIDList[${index}] is ${id === null ? "null" : typeof id}, expected a string`,
       );
     }
-    if (id.length > MAX_PROVIDER_ID_LENGTH) {
+    if (/[\s\p{Cc}]/u.test(id)) {
       throw new ContractViolationError(
         "R8",
-        `providerIDList[${index}] is ${id.length} characters long (${JSON.stringify(`${id.slice(0, 40)}…`)}); ` +
+        `providerIDList[${index}] is ${JSON.stringify(id.slice(0, 60))}: a provider ID has no whitespace or control characters; pass the ID exactly as the Node's spec.providerID spells it`,
+      );
+    }
+    const characters = id.length > MAX_PROVIDER_ID_LENGTH ? [...id].length : id.length;
+    if (characters > MAX_PROVIDER_ID_LENGTH) {
+      throw new ContractViolationError(
+        "R8",
+        `providerIDList[${index}] is ${characters} characters long (${JSON.stringify(`${id.slice(0, 40)}…`)}); ` +
           `the MachinePool CRD allows at most ${MAX_PROVIDER_ID_LENGTH}, so core could not copy the list — use the cloud's short instance ID`,
       );
     }
     if (id !== "") unique.add(id);
     index++;
+    if (unique.size > MAX_PROVIDER_IDS || index > MAX_PROVIDER_IDS * 10) break;
   }
-  if (unique.size > MAX_PROVIDER_IDS) {
+  if (unique.size > MAX_PROVIDER_IDS || index > MAX_PROVIDER_IDS * 10) {
     throw new ContractViolationError(
       "R8",
-      `providerIDList has ${unique.size} distinct entries; the MachinePool CRD allows at most ${MAX_PROVIDER_IDS}`,
+      `providerIDList has more than ${MAX_PROVIDER_IDS} distinct entries (or more than ${MAX_PROVIDER_IDS * 10} in all); the MachinePool CRD allows at most ${MAX_PROVIDER_IDS}`,
     );
   }
   const list = [...unique];
@@ -207,14 +232,24 @@ export function setPoolStatus(objInput: InfraMachinePoolLike, update: PoolStatus
       `status.replicas is ${update.replicas} but providerIDList is empty; list the provider ID of every observed instance, or report replicas 0`,
     );
   }
-  if (
-    update.providerID !== undefined &&
-    (update.providerID.length < 1 || update.providerID.length > MAX_PROVIDER_ID_LENGTH)
-  ) {
+  if (update.replicas !== canonical.length) {
     throw new ContractViolationError(
-      "R12",
-      `spec.providerID must be 1–512 characters, got ${update.providerID.length}`,
+      "R8/R9",
+      `status.replicas is ${update.replicas} but providerIDList has ${canonical.length} distinct IDs; both count the observed instances, so report replicas: ids.length`,
     );
+  }
+  if (update.providerID !== undefined) {
+    const characters = typeof update.providerID === "string" ? [...update.providerID].length : 0;
+    if (
+      characters < 1 ||
+      characters > MAX_PROVIDER_ID_LENGTH ||
+      /[\s\p{Cc}]/u.test(update.providerID)
+    ) {
+      throw new ContractViolationError(
+        "R12",
+        `spec.providerID must be 1–512 characters without whitespace or control characters, got ${JSON.stringify(String(update.providerID).slice(0, 60))} (${characters} characters)`,
+      );
+    }
   }
   if (update.infrastructureMachineKind !== undefined && update.infrastructureMachineKind === "") {
     throw new ContractViolationError(

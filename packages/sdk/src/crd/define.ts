@@ -70,7 +70,12 @@ export interface Manifest {
   /** Kind. */
   kind: string;
   /** Metadata. */
-  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   /** Any other field. */
   [key: string]: unknown;
 }
@@ -546,6 +551,11 @@ export function defineInfraMachinePool<
  * defined kind and its template **from the CRDs themselves**, through `@capi-ts/codegen`'s `generate()` —
  * one source of truth. Returns the files in memory; write them with codegen's `writeGenerated`. Needs
  * `@capi-ts/codegen` installed (a build-time dependency).
+ *
+ * With the default `runtime: "compiled"`, the runtime modules are written as `.js` + `.d.ts`: a plain
+ * `tsc` build copies those `.js` files to its output only with `"allowJs": true` in tsconfig (without it
+ * the built code fails with `ERR_MODULE_NOT_FOUND …/api/common.js`). Pass `runtime: "source"` to get
+ * TypeScript only, which any build compiles.
  *
  * @param definition - the defined kind (its CRD and template CRD are read)
  * @param options - `runtime: "source"` writes the runtime modules as TypeScript instead of compiled

@@ -7,7 +7,13 @@ export {
   type PatchResult,
   resourceOf,
 } from "./helper.js";
-export { createMergePatch, type JsonValue, normalizeOmitEmpty } from "./json.js";
+export {
+  createMergePatch,
+  type JsonValue,
+  MAX_JSON_DEPTH,
+  NotJsonError,
+  normalizeOmitEmpty,
+} from "./json.js";
 export {
   httpStatusOf,
   type KubeObject,

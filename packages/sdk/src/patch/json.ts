@@ -12,28 +12,85 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-/** A deep copy through JSON semantics: `undefined` entries disappear, Dates become strings. */
-export function jsonClone<T>(value: T): T {
-  return cloneJson(value) as T;
+/** Nesting deeper than this is refused: no Kubernetes object comes near it, and recursion stays safe. */
+export const MAX_JSON_DEPTH = 512;
+
+/**
+ * Thrown by the patch helper (when it copies an object) for a value that is not JSON: a circular reference or nesting deeper than
+ * {@link MAX_JSON_DEPTH}. `path` is where, e.g. `["spec", "template", "self"]`.
+ */
+export class NotJsonError extends TypeError {
+  /** Creates the error for `problem` found at `path`. */
+  constructor(
+    readonly problem: "circular" | "too deep",
+    readonly path: readonly string[],
+  ) {
+    const at = path.length > 0 ? path.join(".") : "the top";
+    super(
+      problem === "circular"
+        ? `the object is not JSON: a circular reference at ${at}; a Kubernetes object must be a tree of plain values`
+        : `the object is not JSON: nested deeper than ${MAX_JSON_DEPTH} levels at ${at}…; a Kubernetes object is never this deep`,
+    );
+    this.name = "NotJsonError";
+  }
 }
 
-function cloneJson(value: unknown): unknown {
+/** Carries the path outwards while the recursion unwinds; becomes a {@link NotJsonError}. */
+class NotJsonTrail {
+  readonly path: string[] = [];
+  constructor(readonly problem: "circular" | "too deep") {}
+}
+
+/**
+ * A deep copy through JSON semantics: `undefined` entries disappear, Dates become strings. Throws
+ * {@link NotJsonError} (with the path) on a circular reference or nesting deeper than
+ * {@link MAX_JSON_DEPTH}, instead of overflowing the stack.
+ */
+export function jsonClone<T>(value: T): T {
+  try {
+    return cloneJson(value, 0, new Set()) as T;
+  } catch (error) {
+    if (error instanceof NotJsonTrail) throw new NotJsonError(error.problem, error.path);
+    throw error;
+  }
+}
+
+function cloneJson(value: unknown, depth: number, ancestors: Set<object>): unknown {
   if (value === null || typeof value !== "object") {
     return typeof value === "function" || typeof value === "symbol" ? undefined : value;
   }
-  if (Array.isArray(value)) {
-    const out = new Array(value.length);
-    for (let i = 0; i < value.length; i++) out[i] = cloneJson(value[i]) ?? null;
+  if (ancestors.has(value)) throw new NotJsonTrail("circular");
+  if (depth >= MAX_JSON_DEPTH) throw new NotJsonTrail("too deep");
+  ancestors.add(value);
+  let key = "";
+  try {
+    if (Array.isArray(value)) {
+      const out = new Array(value.length);
+      for (let i = 0; i < value.length; i++) {
+        key = String(i);
+        out[i] = cloneJson(value[i], depth + 1, ancestors) ?? null;
+      }
+      return out;
+    }
+    const withToJSON = value as { toJSON?: () => unknown };
+    if (typeof withToJSON.toJSON === "function") {
+      return cloneJson(withToJSON.toJSON(), depth + 1, ancestors);
+    }
+    const out: Record<string, unknown> = {};
+    for (key of Object.keys(value)) {
+      const child = cloneJson((value as Record<string, unknown>)[key], depth + 1, ancestors);
+      if (child !== undefined) out[key] = child;
+    }
     return out;
+  } catch (error) {
+    if (error instanceof NotJsonTrail && key !== "") {
+      error.path.unshift(key);
+      if (error.path.length > 64) error.path.pop();
+    }
+    throw error;
+  } finally {
+    ancestors.delete(value);
   }
-  const withToJSON = value as { toJSON?: () => unknown };
-  if (typeof withToJSON.toJSON === "function") return cloneJson(withToJSON.toJSON());
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
-    const child = cloneJson((value as Record<string, unknown>)[key]);
-    if (child !== undefined) out[key] = child;
-  }
-  return out;
 }
 
 /** Structural equality of JSON-like values (object key order ignored). */

@@ -157,7 +157,7 @@ describe("PatchHelper.changes", () => {
     setCondition(
       obj,
       { type: "Ready", status: "True", reason: "Ready" },
-      { clock: () => new Date("2024-02-02T00:00:00Z") },
+      { clock: { now: () => Date.parse("2024-02-02T00:00:00Z") } },
     );
     setCondition(obj, { type: "Paused", status: "False", reason: "NotPaused" });
     const c = helper.changes(obj);

@@ -20,10 +20,11 @@ import { updatePausedCondition } from "../contract/pause.js";
 import { readMachinePool } from "../contract/readers.js";
 import { PatchHelper } from "../patch/helper.js";
 import type { Controller, ReconcileContext, ReconcileResult } from "../runtime/controller.js";
-import { isNotFound } from "../runtime/errors.js";
+import { FencedError, isNotFound } from "../runtime/errors.js";
 import { WATCH_FILTER_LABEL } from "../runtime/predicates.js";
+import { redactText } from "../runtime/redact.js";
 import { NodeResource, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
-import type { PoolDriver } from "./driver.js";
+import type { AnyPoolDriver } from "./driver.js";
 import { type ErrorOutcome, errorPolicy } from "./errors.js";
 import { PoolMemories } from "./memory.js";
 import {
@@ -31,6 +32,7 @@ import {
   type ResolvedPoolOptions,
   resolvePoolOptions,
 } from "./options.js";
+import { checkDriverModel } from "./phases/model.js";
 import { defaultDeletePhases, defaultPoolPhases, type PoolPhase, runPhases } from "./pipeline.js";
 import { createPoolScope, type PoolApi, type PoolObject, type ReadyState } from "./scope.js";
 import { nodeIsReady, watchPools } from "./watches.js";
@@ -42,7 +44,8 @@ const MIN_DELAY_MS = 1;
 
 /**
  * Builds and registers the InfraMachinePool controller of a provider: give it the provider's
- * {@link PoolDriver} and kind, and it reconciles every pool of that kind.
+ * {@link PoolDriver} (or {@link GroupModelPoolDriver}) and kind, and it reconciles every pool of
+ * that kind.
  *
  * What it does for each pool (contract §2.9): waits for the owner MachinePool (a pool deleted before
  * it ever had one just loses the finalizer) and the Cluster; skips pools outside the manager's watch
@@ -68,14 +71,14 @@ const MIN_DELAY_MS = 1;
  * ```
  */
 export function machinePoolController<Spec, Settings>(
-  driver: PoolDriver<Spec, Settings>,
+  driver: AnyPoolDriver<Spec, Settings>,
   options: MachinePoolControllerOptions<Spec>,
 ): Controller {
   return new PoolReconciler(driver, options).register();
 }
 
 class PoolReconciler<Spec, Settings> {
-  readonly #driver: PoolDriver<Spec, Settings>;
+  readonly #driver: AnyPoolDriver<Spec, Settings>;
   readonly #options: MachinePoolControllerOptions<Spec>;
   readonly #resolved: ResolvedPoolOptions<Spec>;
   readonly #resource: ResourceDescriptor<PoolObject>;
@@ -86,7 +89,7 @@ class PoolReconciler<Spec, Settings> {
   readonly #phases: readonly PoolPhase<Spec, Settings>[];
   readonly #deletePhases: readonly PoolPhase<Spec, Settings>[];
 
-  constructor(driver: PoolDriver<Spec, Settings>, options: MachinePoolControllerOptions<Spec>) {
+  constructor(driver: AnyPoolDriver<Spec, Settings>, options: MachinePoolControllerOptions<Spec>) {
     if (!driver || typeof driver.getGroup !== "function") {
       throw new TypeError(
         "machinePoolController: the first argument must be a PoolDriver (an object with getGroup, createGroup, …)",
@@ -95,6 +98,7 @@ class PoolReconciler<Spec, Settings> {
     if (!options?.manager) {
       throw new TypeError("machinePoolController: options.manager is required (a runtime Manager)");
     }
+    checkDriverModel(driver);
     const kind = options.kind;
     if (!kind?.group || !kind.kind || !kind.plural) {
       throw new TypeError(
@@ -175,6 +179,7 @@ class PoolReconciler<Spec, Settings> {
             .filter((id): id is string => id !== undefined),
         ),
       setMachinePoolReplicas: async (machinePool: MachinePool, replicas: number) => {
+        rc.fence();
         const copy = structuredClone(machinePool);
         const patch = PatchHelper.snapshot(copy, { resource: MachinePoolResource });
         copy.spec = { ...copy.spec, replicas } as MachinePool["spec"];
@@ -272,6 +277,7 @@ class PoolReconciler<Spec, Settings> {
       recordEvent: (type, reason, message) => rc.recorder.event(involved, type, reason, message),
       log,
       signal: rc.signal,
+      fence: rc.fence,
     });
     const steadyState = getCondition(pool as never, ConditionTypes.Ready)?.status === "True";
     let outcome: Pick<ErrorOutcome, "ready" | "requeueAfterMs" | "retry">;
@@ -279,6 +285,8 @@ class PoolReconciler<Spec, Settings> {
       outcome = await runPhases(deleting ? this.#deletePhases : this.#phases, scope);
       memory.transientStreak = undefined;
     } catch (error) {
+      // Fenced: this process may not act any more, not even to write the pool's status.
+      if (error instanceof FencedError) throw error;
       const failed = errorPolicy(error, {
         now: clock.now(),
         steadyState,
@@ -297,13 +305,21 @@ class PoolReconciler<Spec, Settings> {
       this.#memories.drop(key);
     } else if (outcome.ready) {
       const conditions = scope.state.providerConditions ?? new Map<string, ReadyState>();
+      // Condition messages are read by anyone who can read the pool: through the redaction layer.
       for (const [type, condition] of conditions)
-        setCondition(pool as never, { type, ...condition });
-      setCondition(pool as never, {
-        type: ConditionTypes.Ready,
-        ...summarise(outcome.ready, conditions),
-      });
+        setCondition(
+          pool as never,
+          { type, ...condition, message: redactText(condition.message) },
+          { clock },
+        );
+      const ready = summarise(outcome.ready, conditions);
+      setCondition(
+        pool as never,
+        { type: ConditionTypes.Ready, ...ready, message: redactText(ready.message) },
+        { clock },
+      );
     }
+    rc.fence();
     await patch.apply(rc.client, pool, {
       ownedConditions: [
         ConditionTypes.Ready,

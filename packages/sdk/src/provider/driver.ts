@@ -78,6 +78,13 @@ export interface PoolInstance {
   readonly zone?: string;
   /** `false` when the cloud's health check fails (such instances are replaced first). */
   readonly healthy?: boolean;
+  /**
+   * Only for drivers with `model: "group"` (see {@link PoolModelLocation}): whether the instance runs
+   * the group's current model, as the cloud reports it per instance (Azure VMSS
+   * `latestModelApplied`, a GCE MIG instance's `isUpToDate`/current version). Required there: an
+   * instance without it counts as outdated.
+   */
+  readonly latestModel?: boolean;
 }
 
 /** Status of the group as a whole. */
@@ -113,6 +120,11 @@ export interface PoolGroup<Settings> {
   readonly settings: Settings;
   /** Member instances, any order, including terminated ones the cloud still lists. */
   readonly instances: readonly PoolInstance[];
+  /**
+   * Only for drivers with `model: "group"`: the {@link TemplateStamp} stored with the group's model
+   * (as tags on the scale set), `undefined` when it has none (the kit then updates the model).
+   */
+  readonly modelStamp?: TemplateStamp;
 }
 
 /**
@@ -168,6 +180,12 @@ export interface GroupIntent<Settings> {
   readonly templateVersion: string;
   /** The settings from {@link PoolDriver.groupSettings}. */
   readonly settings: Settings;
+  /**
+   * Only for drivers with `model: "group"`: the model to create the group with (userData, format and
+   * the stamp to store with it, as tags on the group). `templateVersion` is then a name the kit
+   * derives from the stamp; ignore it.
+   */
+  readonly model?: NewTemplateVersion;
 }
 
 /**
@@ -182,7 +200,25 @@ export interface GroupUpdate<Settings> {
   readonly templateVersion?: string;
   /** New settings (present when they drifted from {@link PoolDriver.groupSettings}). */
   readonly settings?: Settings;
+  /**
+   * Only for drivers with `model: "group"`: the group's new model (build it from
+   * {@link PoolContext.spec} and `userData`, store `stamp` with it). Existing instances keep running
+   * their model (they report `latestModel: false`); the kit replaces them when the change needs it.
+   */
+  readonly model?: NewTemplateVersion;
 }
+
+/**
+ * Where the model of new instances (image, size, bootstrap data) lives:
+ * - `"template"` (default): in versions of a launch template the group points at (AWS launch
+ *   templates, GCE instance templates). The driver implements `getTemplate`,
+ *   `createTemplateVersion` and `deleteTemplate`; each instance reports its `templateVersion`.
+ * - `"group"`: inside the group itself (an Azure VM scale set's model, a GCE MIG whose version is
+ *   set in place). The driver has no template methods; it stores the stamp with the group's model
+ *   ({@link PoolGroup.modelStamp}), applies {@link GroupUpdate.model}, and reports per instance
+ *   whether it runs the latest model ({@link PoolInstance.latestModel}).
+ */
+export type PoolModelLocation = "template" | "group";
 
 /**
  * How {@link PoolDriver.deleteInstance} removes an instance: `shrink` lowers the group's desired size
@@ -485,6 +521,12 @@ export class DriverError extends Error {
  */
 export interface PoolDriver<Spec = unknown, Settings = unknown> {
   /**
+   * `"template"` (the default): the model lives in launch template versions. A cloud whose model
+   * lives in the group writes a {@link GroupModelPoolDriver} instead.
+   */
+  readonly model?: "template";
+
+  /**
    * Everything the launch template is built from except the bootstrap data: image, instance type,
    * Kubernetes version, disks… A pure function of the context, JSON-serialisable. The kit hashes it
    * into {@link TemplateStamp.specHash}; a change rolls every instance. Leave out anything that must
@@ -701,3 +743,45 @@ export function templateStampFromTags(
   }
   return { specHash, bootstrapHash, bootstrapRef };
 }
+
+/**
+ * A driver for a cloud whose model lives in the group (`model: "group"`, {@link PoolModelLocation}):
+ * a {@link PoolDriver} without the template methods. The group carries the stamp of its model
+ * ({@link PoolGroup.modelStamp}), `createGroup`/`updateGroup` get the model to apply
+ * ({@link GroupIntent.model}, {@link GroupUpdate.model}), and each instance says whether it runs the
+ * latest model ({@link PoolInstance.latestModel}).
+ *
+ * @example An Azure-VMSS-shaped driver, in outline
+ * ```ts
+ * const driver: GroupModelPoolDriver<MySpec, MySettings> = {
+ *   model: "group",
+ *   templateInputs: (ctx) => ({ image: ctx.spec.image, sku: ctx.spec.sku }),
+ *   groupSettings: (ctx) => ({ zones: [...ctx.failureDomains].sort() }),
+ *   async getGroup(ctx) {
+ *     const vmss = await cloud.getScaleSet(nameOf(ctx.pool));
+ *     return vmss && { …, modelStamp: templateStampFromTags(vmss.tags),
+ *       instances: vmss.vms.map((vm) => ({ …, latestModel: vm.latestModelApplied })) };
+ *   },
+ *   async updateGroup(ctx, { replicas, settings, model }) {
+ *     await cloud.updateScaleSet(nameOf(ctx.pool), { capacity: replicas, …settings,
+ *       ...(model && { customData: model.userData, tags: templateStampToTags(model.stamp) }) });
+ *   },
+ *   …
+ * };
+ * ```
+ */
+export type GroupModelPoolDriver<Spec = unknown, Settings = unknown> = Omit<
+  PoolDriver<Spec, Settings>,
+  "getTemplate" | "createTemplateVersion" | "deleteTemplate" | "model"
+> & {
+  /** The model lives in the group. */
+  readonly model: "group";
+};
+
+/**
+ * Either driver shape the kit runs: a template-shaped {@link PoolDriver} or a
+ * {@link GroupModelPoolDriver}.
+ */
+export type AnyPoolDriver<Spec = unknown, Settings = unknown> =
+  | PoolDriver<Spec, Settings>
+  | GroupModelPoolDriver<Spec, Settings>;

@@ -43,6 +43,12 @@ export class PoolMemory {
   lastInputs: { context: string; specHash: string; settings: string } | undefined;
   /** `updateGroup(settings)` calls for the same desired settings that the cloud never reported back. */
   settingsUpdates: { desired: string; count: number } | undefined;
+  /**
+   * `model: "group"`: instances that ran the current spec when the kit last changed only the
+   * bootstrap data of the group's model (a token rotation). They report `latestModel: false` from
+   * then on but need no replacement. A restart forgets them: they are then replaced (safe, slower).
+   */
+  tokenOnlyCurrent: ReadonlySet<string> | undefined;
   /** A runaway stopped on this pool. */
   stopped: StoppedRunaway | undefined;
 

@@ -69,6 +69,17 @@ export const PoolReasons = {
    * for several instances. Make `providerID` unique per instance, byte for byte as on the Node.
    */
   DuplicateProviderIDs: "DuplicateProviderIDs",
+  /**
+   * Runaway stopped (`model: "group"`): the group's model was updated with a stamp that `getGroup`
+   * never reports back in `modelStamp`, so every reconcile would update the model again. Store the
+   * stamp with the group's model (tags) and return it.
+   */
+  ModelStampNotStored: "ModelStampNotStored",
+  /**
+   * A `model: "group"` driver reported a live instance without `latestModel`: the kit cannot tell
+   * whether it runs the group's model, so it changes nothing. Report `latestModel` for every instance.
+   */
+  InstanceModelUnknown: "InstanceModelUnknown",
 } as const;
 
 /** One of the {@link PoolReasons}. */
@@ -80,4 +91,6 @@ export const RUNAWAY_REASONS: ReadonlySet<string> = new Set([
   PoolReasons.TemplateInputsNotPure,
   PoolReasons.SettingsNotConverging,
   PoolReasons.DuplicateProviderIDs,
+  PoolReasons.ModelStampNotStored,
+  PoolReasons.InstanceModelUnknown,
 ]);

@@ -11,8 +11,9 @@ import type { Cluster, MachinePool } from "../api/cluster.x-k8s.io/v1beta2.js";
 import type { ConditionStatus } from "../conditions/types.js";
 import { readMachinePool } from "../contract/readers.js";
 import type { Clock } from "../runtime/clock.js";
+import { FencedError } from "../runtime/errors.js";
 import type { RuntimeLogger } from "../runtime/logging.js";
-import type { DriverFailure, PoolContext, PoolDriver } from "./driver.js";
+import type { AnyPoolDriver, DriverFailure, PoolContext } from "./driver.js";
 import { callDriver } from "./errors.js";
 import type { PoolMemory } from "./memory.js";
 import type { ResolvedPoolOptions } from "./options.js";
@@ -116,7 +117,7 @@ export interface PoolScope<Spec, Settings> {
   /** The Cluster's name. */
   readonly clusterName: string | undefined;
   /** The provider's driver. */
-  readonly driver: PoolDriver<Spec, Settings>;
+  readonly driver: AnyPoolDriver<Spec, Settings>;
   /** Options with defaults applied. */
   readonly options: ResolvedPoolOptions<Spec>;
   /** Time (the manager's clock). */
@@ -138,8 +139,15 @@ export interface PoolScope<Spec, Settings> {
   /** What earlier phases found (spec, bootstrap data, group, plan…), filled in pipeline order. */
   readonly state: PoolState<Spec, Settings>;
   /**
-   * Calls the driver with the pool's context; a failure is thrown as a `StepFailure` carrying its
-   * {@link DriverFailure}, which the error policy turns into a condition, a retry and maybe an Event.
+   * Throws `FencedError` once this reconcile may no longer act (leadership lost or unprovable, the
+   * shutdown deadline passed, the reconcile timed out). {@link PoolScope.call} runs it before every
+   * driver call; the kit runs it before its own writes.
+   */
+  fence(): void;
+  /**
+   * Calls the driver with the pool's context, after {@link PoolScope.fence}; a failure is thrown as a
+   * `StepFailure` carrying its {@link DriverFailure}, which the error policy turns into a condition, a
+   * retry and maybe an Event. A fenced call is never made: the `FencedError` ends the reconcile.
    */
   call<T>(step: string, run: (ctx: PoolContext<Spec>) => Promise<T>): Promise<T>;
 }
@@ -169,7 +177,7 @@ export interface PoolScopeInit<Spec, Settings> {
   /** The Cluster's name (default: from the pool's label or the MachinePool). */
   readonly clusterName?: string | undefined;
   /** The driver. */
-  readonly driver: PoolDriver<Spec, Settings>;
+  readonly driver: AnyPoolDriver<Spec, Settings>;
   /** Resolved options. */
   readonly options: ResolvedPoolOptions<Spec>;
   /** Time. */
@@ -184,6 +192,8 @@ export interface PoolScopeInit<Spec, Settings> {
   readonly log: RuntimeLogger;
   /** Abort signal (default: never aborted). */
   readonly signal?: AbortSignal;
+  /** The reconcile's fence (default: throw `FencedError` once `signal` is aborted). */
+  readonly fence?: () => void;
   /** Initial state (tests start a phase from the middle of the pipeline). */
   readonly state?: PoolState<Spec, Settings>;
 }
@@ -212,6 +222,12 @@ export function createPoolScope<Spec, Settings>(
     meta.labels?.["cluster.x-k8s.io/cluster-name"] ??
     (init.machinePool ? readMachinePool(init.machinePool).clusterName : undefined);
   const signal = init.signal ?? new AbortController().signal;
+  const fence =
+    init.fence ??
+    (() => {
+      if (signal.aborted)
+        throw new FencedError(`the reconcile was aborted: ${String(signal.reason)}`);
+    });
   const scope: PoolScope<Spec, Settings> = {
     key: { namespace: meta.namespace ?? "", name: meta.name ?? "" },
     pool,
@@ -278,7 +294,11 @@ export function createPoolScope<Spec, Settings>(
         pool.status = { ...pool.status, instances: instances.map((i) => ({ ...i })) };
       },
     },
-    call: (step, run) => callDriver(init.driver, step, () => run(contextOf(scope))),
+    fence,
+    call: (step, run) => {
+      fence();
+      return callDriver(init.driver, step, () => run(contextOf(scope)));
+    },
   };
   return scope;
 }

@@ -9,6 +9,7 @@ import type { Cluster, MachinePool } from "../api/cluster.x-k8s.io/v1beta2.js";
 import { ManualClock } from "../runtime/clock.js";
 import { silentLogger } from "../runtime/logging.js";
 import type {
+  AnyPoolDriver,
   GroupUpdate,
   PoolDriver,
   PoolGroup,
@@ -154,7 +155,7 @@ export interface FakeScope {
 
 /** Options of {@link fakeScope}. */
 export interface FakeScopeOptions {
-  readonly driver?: PoolDriver<FakeSpec, FakeSettings>;
+  readonly driver?: AnyPoolDriver<FakeSpec, FakeSettings>;
   readonly spec?: FakeSpec;
   readonly pool?: Partial<PoolObject>;
   readonly replicas?: number;

@@ -3,7 +3,12 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import type { InformerCache, KindCacheOptions } from "./cache.js";
 import type { KubeClient } from "./client.js";
 import type { Clock } from "./clock.js";
-import { ReconcileTimeoutError, TerminalError, TooManyRequestsError } from "./errors.js";
+import {
+  FencedError,
+  ReconcileTimeoutError,
+  TerminalError,
+  TooManyRequestsError,
+} from "./errors.js";
 import type { EventRecorder } from "./events.js";
 import type { InformerHandler } from "./informer.js";
 import type { RuntimeLogger } from "./logging.js";
@@ -43,8 +48,17 @@ export interface ReconcileContext {
   reconcileID: string;
   /** Logger with controller, kind, namespace, name and reconcileID bound. */
   log: RuntimeLogger;
-  /** Aborted on reconcile timeout and on forced shutdown; pass it to long operations. */
+  /**
+   * Aborted the moment this reconcile must stop: leadership lost, the graceful shutdown deadline
+   * passed, or the reconcile timed out. Pass it to every cloud SDK call and long operation.
+   */
   signal: AbortSignal;
+  /**
+   * Call right before every side effect (a cloud mutation, a write): throws {@link FencedError} once
+   * this process may no longer act (the signal aborted, or leadership lost or no longer provable, e.g.
+   * after the process was frozen past its lease). Cheap and synchronous.
+   */
+  fence(): void;
   /** Direct client: writes, and reads that must bypass the cache. */
   client: KubeClient;
   /** Cached reads with read-your-own-writes. */
@@ -93,6 +107,8 @@ export interface ControllerHost {
   readonly clock?: Clock;
   /** The event recorder for a component. */
   recorderFor(component: string): EventRecorder;
+  /** Whether this process may reconcile now (leading); absent means always. */
+  isLeader?(): boolean;
   /** Registers a built controller so the manager starts and stops it. */
   register(controller: Controller): void;
 }
@@ -116,6 +132,7 @@ export class Controller {
   private readonly log: RuntimeLogger;
   private readonly recorder: EventRecorder;
   private readonly inFlight = new Map<string, AbortController>();
+  private readonly halted = new AbortController();
   private workers: Promise<void>[] = [];
   private started = false;
   private metricsTimer: NodeJS.Timeout | undefined;
@@ -186,9 +203,31 @@ export class Controller {
         { inFlight: [...this.inFlight.keys()] },
         "graceful shutdown deadline passed; aborting in-flight reconciles",
       );
-      for (const controller of this.inFlight.values()) controller.abort(new Error("shutdown"));
+      this.abort(new FencedError("the graceful shutdown deadline passed"));
     }
     return finished;
+  }
+
+  /**
+   * Stops at once: no new reconcile starts and every in-flight one sees its signal aborted with
+   * `reason` (its next `fence()` throws). For lost leadership, where waiting is not allowed.
+   */
+  abort(reason: Error): void {
+    this.queue.shutdown();
+    if (this.metricsTimer) clearInterval(this.metricsTimer);
+    if (!this.halted.signal.aborted) this.halted.abort(reason);
+    for (const controller of this.inFlight.values()) controller.abort(reason);
+  }
+
+  /** Resolves `true` once no reconcile runs any more, `false` if some still run after `timeoutMs`. */
+  async drained(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const done = await Promise.race([Promise.all(this.workers).then(() => true), timeout]);
+    if (timer) clearTimeout(timer);
+    return done;
   }
 
   /** Handler for the primary kind: enqueue the object itself. */
@@ -231,39 +270,45 @@ export class Controller {
   ): InformerHandler<T> {
     const passes = (event: "create" | "update" | "delete", obj: T, oldObj?: T) =>
       predicates.every((predicate) => evaluatePredicate(predicate, event, obj, oldObj));
-    const enqueueMapped = (obj: T, priority: number) => {
-      let mapped: ReconcileRequest[] | Promise<ReconcileRequest[]>;
+    const mapSafely = (obj: T): ReconcileRequest[] | Promise<ReconcileRequest[]> => {
       try {
-        mapped = map(obj);
+        return map(obj);
       } catch (error) {
         this.log.error({ err: error }, "map function threw; event dropped");
+        return [];
+      }
+    };
+    // Every object of one event is mapped first and the keys deduplicated before any is enqueued: an
+    // idle worker takes a key the moment it is added, so adding the same key twice in one event
+    // would run a second reconcile for nothing.
+    const enqueueMapped = (objects: T[], priority: number) => {
+      const mapped = objects.map(mapSafely);
+      const enqueueAll = (lists: ReconcileRequest[][]) => {
+        const keys = new Set<string>();
+        for (const list of lists) for (const request of list) keys.add(objectKeyString(request));
+        for (const key of keys) this.queue.add(key, { priority });
+      };
+      if (mapped.every(Array.isArray)) {
+        enqueueAll(mapped as ReconcileRequest[][]);
         return;
       }
-      if (Array.isArray(mapped)) {
-        for (const request of mapped) this.enqueue(request, priority);
-      } else {
-        mapped.then(
-          (requests) => {
-            for (const request of requests) this.enqueue(request, priority);
-          },
-          (error: unknown) => this.log.error({ err: error }, "map function failed; event dropped"),
-        );
-      }
+      Promise.all(mapped).then(enqueueAll, (error: unknown) =>
+        this.log.error({ err: error }, "map function failed; event dropped"),
+      );
     };
     return {
       onAdd: (obj, meta) => {
         if (passes("create", obj))
-          enqueueMapped(obj, meta.initial ? QueuePriority.Low : QueuePriority.Normal);
+          enqueueMapped([obj], meta.initial ? QueuePriority.Low : QueuePriority.Normal);
       },
       onUpdate: (oldObj, newObj, meta) => {
         if (!passes("update", newObj, oldObj)) return;
         const priority = meta.initial ? QueuePriority.Low : QueuePriority.Normal;
-        enqueueMapped(newObj, priority);
         // The old object may map elsewhere (an owner or label changed): reconcile that target too.
-        if (oldObj !== newObj) enqueueMapped(oldObj, priority);
+        enqueueMapped(oldObj !== newObj ? [newObj, oldObj] : [newObj], priority);
       },
       onDelete: (obj) => {
-        if (passes("delete", obj)) enqueueMapped(obj, QueuePriority.Normal);
+        if (passes("delete", obj)) enqueueMapped([obj], QueuePriority.Normal);
       },
     };
   }
@@ -289,6 +334,7 @@ export class Controller {
       reconcileID,
     });
     const abort = new AbortController();
+    if (this.halted.signal.aborted) abort.abort(this.halted.signal.reason);
     this.inFlight.set(key, abort);
     const metrics = this.host.metrics;
     const labels = { controller: this.name };
@@ -302,6 +348,19 @@ export class Controller {
         reconcileID,
         log,
         signal: abort.signal,
+        fence: () => {
+          if (!abort.signal.aborted && this.host.isLeader && !this.host.isLeader()) {
+            abort.abort(new FencedError("this process no longer holds the leader lease"));
+          }
+          if (abort.signal.aborted) {
+            const reason: unknown = abort.signal.reason;
+            throw reason instanceof FencedError
+              ? reason
+              : new FencedError(reason instanceof Error ? reason.message : String(reason), {
+                  cause: reason,
+                });
+          }
+        },
         client: this.host.client,
         cache: this.host.cache,
         recorder: this.recorder,
@@ -354,6 +413,11 @@ export class Controller {
     const labels = { controller: this.name };
     metrics.reconcileTotal.inc({ controller: this.name, result: "error" });
     metrics.reconcileErrors.inc(labels);
+    if (error instanceof FencedError && !timedOut) {
+      this.queue.forget(key);
+      log.warn({ err: error }, "reconcile stopped by its fence; not retrying in this process");
+      return;
+    }
     if (error instanceof TerminalError) {
       metrics.terminalReconcileErrors.inc(labels);
       this.queue.forget(key);

@@ -207,3 +207,32 @@ export class ReconcileTimeoutError extends Error {
     this.name = "ReconcileTimeoutError";
   }
 }
+
+/**
+ * Why a reconcile may no longer act on the world: this process lost its leadership (or can no longer
+ * prove it holds it), the graceful shutdown deadline passed, or the reconcile timed out. Raised by
+ * `ReconcileContext.fence()` before a side effect; a reconcile that sees it must stop at once, without
+ * another cloud call or Kubernetes write. The key is not retried by this process.
+ *
+ * @example
+ * ```ts
+ * context.fence();                      // throws FencedError once this process may not act
+ * await cloud.terminate(id, { signal: context.signal });
+ * ```
+ */
+export class FencedError extends Error {
+  /** Creates the error; `why` says what fenced the reconcile. */
+  constructor(why: string, options?: ErrorOptions) {
+    super(`stopped before a side effect: ${why}`, options);
+    this.name = "FencedError";
+  }
+}
+
+/** `Manager.start()` rejects with this when leadership was lost (client-go's "leader election lost"). */
+export class LeaderElectionLostError extends Error {
+  /** Creates the error. */
+  constructor(detail = "the lease could not be renewed before the renew deadline") {
+    super(`leader election lost: ${detail}; every reconcile was stopped`);
+    this.name = "LeaderElectionLostError";
+  }
+}

@@ -5,6 +5,7 @@ import type { KubeClient } from "./client.js";
 import { type Clock, systemClock } from "./clock.js";
 import { NotFoundError } from "./errors.js";
 import { type RuntimeLogger, silentLogger } from "./logging.js";
+import { redactText } from "./redact.js";
 import { EventResource } from "./resource.js";
 
 /** `Normal` for routine, `Warning` for something the user should look at. */
@@ -66,7 +67,9 @@ export class EventRecorder {
   }
 
   /** Records an event about `obj` (fire and forget). */
-  event(obj: KubernetesObject, type: EventType, reason: string, message: string): void {
+  event(obj: KubernetesObject, type: EventType, reason: string, rawMessage: string): void {
+    // Events are readable by anyone who can list them: the redaction layer runs on every message.
+    const message = redactText(rawMessage);
     const meta = obj.metadata ?? {};
     if (!meta.name) {
       this.log.warn({ reason }, "cannot record an event for an object without metadata.name");

@@ -37,6 +37,10 @@ export interface ManagerFlags {
   logLevel: LevelWithSilent;
   /** `--log-format`: json or text (default json). */
   logFormat: "json" | "text";
+  /** `--webhook-port`: the webhook server's port (default 9443). */
+  webhookPort: number;
+  /** `--webhook-cert-dir`: where `tls.crt` and `tls.key` are mounted (default `/tmp/k8s-webhook-server/serving-certs`). */
+  webhookCertDir: string;
 }
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -147,6 +151,16 @@ export function managerFlagsCommand(name = "manager"): Command {
     )
     .addOption(
       new Option("--log-format <format>", "log format").choices(["json", "text"]).default("json"),
+    )
+    .addOption(
+      new Option("--webhook-port <port>", "port of the webhook server")
+        .default(9443)
+        .argParser(positiveInteger),
+    )
+    .option(
+      "--webhook-cert-dir <path>",
+      "folder holding the webhook server's tls.crt and tls.key",
+      "/tmp/k8s-webhook-server/serving-certs",
     );
 }
 
@@ -193,6 +207,8 @@ export function parseManagerFlags(
     gracefulShutdownTimeoutMs: o.gracefulShutdownTimeout,
     logLevel: o.logLevel,
     logFormat: o.logFormat,
+    webhookPort: o.webhookPort,
+    webhookCertDir: o.webhookCertDir,
   };
   if (o.kubeconfig) flags.kubeconfig = o.kubeconfig;
   if (o.namespace) flags.namespace = o.namespace;

@@ -42,12 +42,14 @@ export {
   ConflictError,
   ConnectionError,
   errorFromStatus,
+  FencedError,
   ForbiddenError,
   GoneError,
   InvalidError,
   isAlreadyExists,
   isConflict,
   isNotFound,
+  LeaderElectionLostError,
   NotFoundError,
   ReconcileTimeoutError,
   type RequestInfo,
@@ -126,6 +128,14 @@ export {
   TokenBucketRateLimiter,
 } from "./ratelimiter.js";
 export {
+  REDACTED,
+  type RedactedError,
+  redactError,
+  redactText,
+  redactValue,
+  registerSecret,
+} from "./redact.js";
+export {
   apiVersionOf,
   ConfigMapResource,
   EventResource,
@@ -143,3 +153,4 @@ export {
   resourceId,
   SecretResource,
 } from "./resource.js";
+export type { Runnable } from "./runnable.js";

@@ -101,9 +101,21 @@ export class LeaderElector {
     });
   }
 
-  /** True while this candidate holds the lease. */
+  /**
+   * True while this candidate holds the lease and can prove it on its own clock: the last renewal that
+   * succeeded started less than the renew deadline ago. Other candidates wait a full lease duration
+   * (longer) from when they saw that renewal, so a process frozen past its lease (a GC pause, a stopped
+   * VM, SIGSTOP) answers false the moment it runs again, before any timer or response is handled.
+   * Answering false for that reason also ends the leadership ({@link LeaderElector.lost}).
+   */
   isLeader(): boolean {
-    return this.leading;
+    if (!this.leading) return false;
+    const sinceRenew = performance.now() - this.lastRenew;
+    if (sinceRenew >= this.renewDeadlineMs) {
+      this.loseLeadership(sinceRenew);
+      return false;
+    }
+    return true;
   }
 
   /**
@@ -113,9 +125,10 @@ export class LeaderElector {
   async acquire(signal: AbortSignal): Promise<boolean> {
     this.log.info("waiting to acquire the lease");
     while (!signal.aborted && !this.stopped) {
+      const attemptStarted = performance.now();
       if (await this.tryAcquireOrRenew()) {
         this.leading = true;
-        this.lastRenew = performance.now();
+        this.lastRenew = attemptStarted;
         this.log.info("acquired the lease; leading");
         this.options.onStatus?.(true);
         this.scheduleRenew();
@@ -185,22 +198,31 @@ export class LeaderElector {
   }
 
   private async renew(): Promise<void> {
-    if (this.stopped || !this.leading) return;
+    if (this.stopped || !this.isLeader()) return;
+    // Validity counts from when the request left, not when the answer came: the server may have
+    // written the renewal at any moment in between, and other candidates count from then.
+    const attemptStarted = performance.now();
     const ok = await this.tryAcquireOrRenew();
-    if (this.stopped) return;
+    if (this.stopped || !this.leading) return;
     const now = performance.now();
-    if (ok) this.lastRenew = now;
-    if (!ok && now - this.lastRenew >= this.renewDeadlineMs) {
-      this.leading = false;
-      this.log.error(
-        { sinceLastRenewMs: Math.round(now - this.lastRenew) },
-        "could not renew the lease before the renew deadline; leadership lost",
-      );
-      this.options.onStatus?.(false);
-      this.resolveLost();
+    if (ok) this.lastRenew = attemptStarted;
+    if (now - this.lastRenew >= this.renewDeadlineMs) {
+      this.loseLeadership(now - this.lastRenew);
       return;
     }
     this.scheduleRenew();
+  }
+
+  private loseLeadership(sinceRenewMs: number): void {
+    if (!this.leading) return;
+    this.leading = false;
+    if (this.renewTimer) clearTimeout(this.renewTimer);
+    this.log.error(
+      { sinceLastRenewMs: Math.round(sinceRenewMs) },
+      "could not renew the lease before the renew deadline; leadership lost",
+    );
+    this.options.onStatus?.(false);
+    this.resolveLost();
   }
 
   /** One attempt, as client-go's tryAcquireOrRenew. Never throws. */

@@ -1,5 +1,6 @@
 import { Writable } from "node:stream";
 import { type DestinationStream, type LevelWithSilent, type Logger, pino } from "pino";
+import { redactError, redactValue } from "./redact.js";
 
 /** A pino logger, as used throughout the runtime. */
 export type RuntimeLogger = Logger;
@@ -56,7 +57,9 @@ function textStream(target: NodeJS.WritableStream): Writable {
 
 /**
  * Creates the structured logger of a manager. Controllers derive children carrying `controller`,
- * `kind`, `namespace`, `name` and `reconcileID`.
+ * `kind`, `namespace`, `name` and `reconcileID`. Every line goes through the SDK's redaction layer
+ * (`redactValue`, `redactError`): registered secrets, credential-shaped text and credential-named
+ * fields are replaced by `[REDACTED]`, and errors are logged without the requests they carry.
  *
  * @example
  * ```ts
@@ -77,7 +80,16 @@ export function createLogger(options: LoggerOptions = {}): RuntimeLogger {
   const target = options.destination ?? process.stdout;
   const destination =
     format === "text" ? textStream(target as NodeJS.WritableStream) : (target as DestinationStream);
-  const pinoOptions: Parameters<typeof pino>[0] = { level };
+  const pinoOptions: Parameters<typeof pino>[0] = {
+    level,
+    serializers: { err: redactError, error: redactError },
+    hooks: {
+      logMethod(args, method) {
+        const safe = args.map((arg) => redactValue(arg)) as typeof args;
+        method.apply(this, safe);
+      },
+    },
+  };
   if (options.base) pinoOptions.base = options.base;
   else pinoOptions.base = null;
   return pino(pinoOptions, destination) as unknown as RuntimeLogger;

@@ -5,10 +5,18 @@ import { InformerCache, type SharedInformerDefaults } from "./cache.js";
 import { KubeClient, type KubeClientOptions } from "./client.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type Controller, ControllerBuilder, type ControllerHost } from "./controller.js";
+import {
+  ConnectionError,
+  ForbiddenError,
+  LeaderElectionLostError,
+  TimeoutError,
+  UnauthorizedError,
+} from "./errors.js";
 import { EventRecorder } from "./events.js";
 import { LeaderElector } from "./leaderelection.js";
 import { createLogger, type LoggerOptions, type RuntimeLogger } from "./logging.js";
 import { RuntimeMetrics } from "./metrics.js";
+import type { Runnable } from "./runnable.js";
 
 /** A named health or readiness check: resolve to pass, throw (or resolve a string) to fail. */
 // biome-ignore lint/suspicious/noConfusingVoidType: lets checks that return nothing type-check.
@@ -63,6 +71,12 @@ export interface ManagerOptions {
   syncPeriodMs?: number;
   /** How long start() waits for caches to sync, ms. Default 120,000. */
   cacheSyncTimeoutMs?: number;
+  /**
+   * How long start() keeps trying to reach the API server before it fails with the cause (connection
+   * refused, no answer, DNS), ms. Refused credentials (401), a forbidden discovery (403) and TLS
+   * failures (wrong CA, expired certificate) fail at once. Default 10,000.
+   */
+  connectTimeoutMs?: number;
   /** Read-your-own-writes wait bound, ms. Default 10,000. */
   readYourWritesTimeoutMs?: number;
   /** Informer tuning (watch timeout, watchdog, backoff); mostly for tests. */
@@ -72,8 +86,10 @@ export interface ManagerOptions {
   /** Logger, or options to create one. */
   logger?: RuntimeLogger | LoggerOptions;
   /**
-   * Stop gracefully on SIGTERM and SIGINT. A second signal during shutdown ends the process at once
-   * (Node's default). Default false; `managerOptionsFromFlags` turns it on.
+   * The manager owns the process: stop gracefully on SIGTERM and SIGINT (a second signal during
+   * shutdown ends the process at once, Node's default), and end the process with exit code 1 once
+   * leadership is lost and every reconcile was stopped, as controller-runtime binaries do. Default
+   * false (then `start()` rejects with `LeaderElectionLostError`); `managerOptionsFromFlags` turns it on.
    */
   handleSignals?: boolean;
   /** Export Node process metrics too. Default false. */
@@ -137,6 +153,8 @@ export class Manager implements ControllerHost {
   readonly clock: Clock;
   private readonly options: ManagerOptions;
   private readonly controllers: Controller[] = [];
+  private readonly runnables: Runnable[] = [];
+  private readonly startedRunnables = new Set<Runnable>();
   private readonly recorders = new Map<string, EventRecorder>();
   private readonly healthChecks = new Map<string, HealthCheck>();
   private readonly readyChecks = new Map<string, HealthCheck>();
@@ -148,10 +166,12 @@ export class Manager implements ControllerHost {
   private readonly electedPromise: Promise<boolean>;
   private resolveElected: (leading: boolean) => void = () => {};
   private controllersStarted = false;
+  private serversStarted = false;
   private healthAddressInfo: AddressInfo | undefined;
   private metricsAddressInfo: AddressInfo | undefined;
   private signalHandler: (() => void) | undefined;
   private stopError: Error | undefined;
+  private leadershipLost = false;
 
   /** Creates a manager; validates the options (bind addresses, leader election timings). */
   constructor(options: ManagerOptions) {
@@ -246,6 +266,27 @@ export class Manager implements ControllerHost {
     if (this.controllersStarted) controller.start();
   }
 
+  /**
+   * Adds a {@link Runnable}: one that does not need leader election (a webhook server) starts with the
+   * manager's servers on every replica; one that does starts with the controllers once this replica
+   * leads. Added after start, it starts right away if its moment has passed.
+   *
+   * @example
+   * ```ts
+   * manager.add(new WebhookServer({ certDir: flags.webhookCertDir }).register(fooWebhooks));
+   * ```
+   */
+  add(runnable: Runnable): void {
+    if (this.runnables.some((added) => added.name === runnable.name)) {
+      throw new Error(`a runnable named "${runnable.name}" is already added; names must be unique`);
+    }
+    this.runnables.push(runnable);
+    const due = runnable.needLeaderElection ? this.controllersStarted : this.serversStarted;
+    if (due) {
+      void this.startRunnable(runnable).catch((error: unknown) => void this.stop(error as Error));
+    }
+  }
+
   /** The Event recorder of a component (cached per name). */
   recorderFor(component: string): EventRecorder {
     let recorder = this.recorders.get(component);
@@ -270,7 +311,11 @@ export class Manager implements ControllerHost {
     this.readyChecks.set(name, check);
   }
 
-  /** True while this manager may reconcile (leading, or leader election off). */
+  /**
+   * True while this manager may reconcile (leading, or leader election off). With leader election it
+   * is judged on this process's own clock at the moment of the call (see `LeaderElector.isLeader`), so
+   * reconciles can fence every side effect on it.
+   */
   isLeader(): boolean {
     return this.elector ? this.elector.isLeader() : this.controllersStarted;
   }
@@ -327,6 +372,11 @@ export class Manager implements ControllerHost {
     }
     try {
       await this.startServers();
+      this.serversStarted = true;
+      await Promise.all(
+        this.runnables.filter((r) => !r.needLeaderElection).map((r) => this.startRunnable(r)),
+      );
+      await this.checkServerReachable();
       this.cache.start();
       const syncTimeout = this.options.cacheSyncTimeoutMs ?? 120_000;
       await Promise.race([
@@ -341,9 +391,7 @@ export class Manager implements ControllerHost {
           const elector = this.elector;
           const leading = await elector.acquire(this.stopSignal.signal);
           if (leading && !this.stopSignal.signal.aborted) {
-            void elector.lost.then(() => {
-              void this.stop(new Error("leader election lost: stopped reconciling"));
-            });
+            void elector.lost.then(() => this.onLeadershipLost());
             this.startControllers();
           }
         } else {
@@ -362,15 +410,101 @@ export class Manager implements ControllerHost {
     if (this.stopError) throw this.stopError;
   }
 
+  /**
+   * One authenticated discovery request before anything else, so that a wrong kubeconfig fails start()
+   * within seconds with its real cause instead of as an informer that never syncs.
+   */
+  private async checkServerReachable(): Promise<void> {
+    const server = this.options.kubeConfig.getCurrentCluster()?.server;
+    if (!server) {
+      throw new Error(
+        `the kubeconfig has no current cluster (current-context "${this.options.kubeConfig.getCurrentContext()}"); pass --kubeconfig or fix its current-context`,
+      );
+    }
+    const timeoutMs = this.options.connectTimeoutMs ?? 10_000;
+    const deadline = performance.now() + timeoutMs;
+    const probe = new KubeClient(this.options.kubeConfig, {
+      fieldManager: this.name,
+      requestTimeoutMs: Math.min(5000, timeoutMs),
+      maxThrottleRetries: 0,
+    });
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await probe.request({ method: "GET", path: "/api", signal: this.stopSignal.signal });
+        return;
+      } catch (error) {
+        if (this.stopSignal.signal.aborted) return;
+        if (error instanceof UnauthorizedError) {
+          throw new Error(
+            `the API server at ${server} refused the kubeconfig's credentials (401 Unauthorized): the token or client certificate is wrong or expired; fix the user of the current context`,
+            { cause: error },
+          );
+        }
+        if (error instanceof ForbiddenError) {
+          throw new Error(
+            `the API server at ${server} forbids API discovery (403) to the kubeconfig's user: ${error.message}; bind it the system:discovery ClusterRole`,
+            { cause: error },
+          );
+        }
+        const reachable = !(error instanceof ConnectionError || error instanceof TimeoutError);
+        const tls = /certificate|self[- ]signed|CERT_|TLS|SSL|altnames/i.test(
+          error instanceof Error ? error.message : String(error),
+        );
+        if (reachable || tls || performance.now() >= deadline) {
+          const why = error instanceof Error ? error.message : String(error);
+          throw new Error(
+            tls
+              ? `cannot talk TLS to the API server at ${server}: ${why}; check the kubeconfig's certificate-authority and server address`
+              : `cannot reach the API server at ${server} (tried for ${Math.round(timeoutMs / 1000)} s): ${why}`,
+            { cause: error },
+          );
+        }
+        this.logger.warn({ err: error, attempt }, "API server not reachable yet; retrying");
+        await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 100 * 2 ** attempt)));
+      }
+    }
+  }
+
   private startControllers(): void {
     this.controllersStarted = true;
     this.resolveElected(true);
     for (const controller of this.controllers) controller.start();
+    for (const runnable of this.runnables.filter((r) => r.needLeaderElection)) {
+      void this.startRunnable(runnable).catch((error: unknown) => void this.stop(error as Error));
+    }
+  }
+
+  private async startRunnable(runnable: Runnable): Promise<void> {
+    if (this.stopSignal.signal.aborted) return;
+    this.startedRunnables.add(runnable);
+    try {
+      await runnable.start();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new Error(`${runnable.name}: ${message}`, { cause: error });
+    }
+  }
+
+  /**
+   * Lost leadership (as controller-runtime: no graceful shutdown): every reconcile is aborted at once,
+   * so the next fence in each throws before another cloud call, and the manager stops without
+   * touching the Lease, which belongs to someone else by now.
+   */
+  private onLeadershipLost(): void {
+    if (this.leadershipLost) return;
+    this.leadershipLost = true;
+    const error = new LeaderElectionLostError();
+    this.logger.error("leader election lost: aborting every reconcile now");
+    for (const controller of this.controllers) controller.abort(error);
+    this.stopError ??= error;
+    void this.stop(error).then(() => {
+      if (this.options.handleSignals) process.exit(1);
+    });
   }
 
   private async shutdown(): Promise<void> {
     this.resolveElected(false);
-    const deadline = this.options.gracefulShutdownTimeoutMs ?? 30_000;
+    const deadline = this.leadershipLost ? 0 : (this.options.gracefulShutdownTimeoutMs ?? 30_000);
     this.logger.info(
       { deadlineMs: deadline },
       "stopping: no new work, finishing in-flight reconciles",
@@ -381,9 +515,31 @@ export class Manager implements ControllerHost {
     if (results.some((finished) => !finished)) {
       this.logger.warn("some reconciles did not finish within the graceful shutdown deadline");
     }
+    // Aborted reconciles stop at their next fence, but a cloud call already sent runs to its end.
+    // The lease is handed over only once none runs: a successor must not act beside one.
+    const drainMs = this.leadershipLost
+      ? 0
+      : (this.options.leaderElection?.leaseDurationMs ?? 15_000);
+    const drained = (
+      await Promise.all(this.controllers.map((controller) => controller.drained(drainMs)))
+    ).every(Boolean);
+    await Promise.all(
+      [...this.startedRunnables].map((runnable) =>
+        runnable.stop().catch((error: unknown) => {
+          this.logger.warn({ err: error, runnable: runnable.name }, "runnable failed to stop");
+        }),
+      ),
+    );
     await Promise.all([...this.recorders.values()].map((recorder) => recorder.flush()));
     if (this.elector) {
-      if (this.options.leaderElection?.releaseOnCancel ?? true) await this.elector.release();
+      const release =
+        drained && !this.leadershipLost && (this.options.leaderElection?.releaseOnCancel ?? true);
+      if (!drained) {
+        this.logger.warn(
+          "reconciles still run after being aborted; leaving the lease to expire instead of releasing it",
+        );
+      }
+      if (release) await this.elector.release();
       else await this.elector.stop();
     }
     await this.cache.stop();

@@ -1,13 +1,13 @@
 import { randomInt } from "node:crypto";
+import { Labels } from "@capi-ts/sdk/contract";
 import {
   type InformerCache,
   isNotFound,
   type KubeClient,
-  Labels,
   type ObjectKey,
   type ReconcileRequest,
   SecretResource,
-} from "@capi-ts/sdk";
+} from "@capi-ts/sdk/runtime";
 import type { V1Secret } from "@kubernetes/client-node";
 import type { ContractResolver } from "./contract-version.js";
 import {

@@ -1,14 +1,13 @@
+import type { ManagerOptions, RuntimeLogger } from "@capi-ts/sdk";
 import {
   InformerCache,
   type InformerHandler,
   KubeClient,
-  type ManagerOptions,
   NodeResource,
   type ObjectKey,
   type ReconcileResult,
-  type RuntimeLogger,
   UnauthorizedError,
-} from "@capi-ts/sdk";
+} from "@capi-ts/sdk/runtime";
 import { KubeConfig, type V1Node } from "@kubernetes/client-node";
 import type { ClusterObject } from "./types.js";
 

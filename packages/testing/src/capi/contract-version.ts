@@ -1,9 +1,5 @@
-import {
-  CLUSTER_API_GROUP,
-  calculateCRDName,
-  type InformerCache,
-  type ResourceDescriptor,
-} from "@capi-ts/sdk";
+import { CLUSTER_API_GROUP, calculateCRDName } from "@capi-ts/sdk/contract";
+import type { InformerCache, ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import { CrdResource, type ExternalObject, type VersionedRef } from "./types.js";
 
 /** The contract versions core v1beta2 accepts, newest first (`GetCompatibleVersions("v1beta2")`). */

@@ -1,25 +1,20 @@
+import { type LoggerOptions, Manager, type ManagerOptions, type RuntimeLogger } from "@capi-ts/sdk";
+import { clusterv1beta2 } from "@capi-ts/sdk/api";
+import { CLUSTER_API_GROUP, formatLabelValue, Labels } from "@capi-ts/sdk/contract";
 import {
-  CLUSTER_API_GROUP,
   type Controller,
-  clusterv1beta2,
-  formatLabelValue,
   hasWatchFilterLabel,
   type InformerHandler,
   isNotFound,
-  Labels,
-  type LoggerOptions,
-  Manager,
-  type ManagerOptions,
   type Predicate,
   type RateLimiter,
   type ReconcileRequest,
   type ReconcileResult,
   type ResourceDescriptor,
-  type RuntimeLogger,
   resourceId,
   resourceVersionChanged,
   SecretResource,
-} from "@capi-ts/sdk";
+} from "@capi-ts/sdk/runtime";
 import type { KubeConfig, KubernetesObject, V1Node } from "@kubernetes/client-node";
 import {
   type BootstrapStandIn,

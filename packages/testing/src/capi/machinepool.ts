@@ -1,27 +1,31 @@
+import type { RuntimeLogger } from "@capi-ts/sdk";
+import { clusterv1beta2 } from "@capi-ts/sdk/api";
 import {
-  CLUSTER_API_GROUP,
-  calculateCRDName,
-  clusterv1beta2,
-  ensurePausedCondition,
-  Finalizers,
-  formatLabelValue,
-  type InformerCache,
-  type InformerHandler,
-  isNotFound,
-  Labels,
-  NodeResource,
-  NodeUninitializedTaint,
-  PatchHelper,
-  type ReconcileRequest,
-  type ReconcileResult,
-  type ResourceDescriptor,
-  type RuntimeLogger,
-  replicasManagedByExternalAutoscaler,
   setCondition,
   setV1Beta1Condition,
   setV1Beta1MirrorCondition,
   type V1Beta1ConditionInput,
-} from "@capi-ts/sdk";
+} from "@capi-ts/sdk/conditions";
+import {
+  CLUSTER_API_GROUP,
+  calculateCRDName,
+  ensurePausedCondition,
+  Finalizers,
+  formatLabelValue,
+  Labels,
+  NodeUninitializedTaint,
+  replicasManagedByExternalAutoscaler,
+} from "@capi-ts/sdk/contract";
+import { PatchHelper } from "@capi-ts/sdk/patch";
+import {
+  type InformerCache,
+  type InformerHandler,
+  isNotFound,
+  NodeResource,
+  type ReconcileRequest,
+  type ReconcileResult,
+  type ResourceDescriptor,
+} from "@capi-ts/sdk/runtime";
 import type { V1Node, V1OwnerReference, V1Taint } from "@kubernetes/client-node";
 import type { WorkloadClusterCache, WorkloadConnection } from "./clustercache.js";
 import type { ContractResolver, ResolvedKind } from "./contract-version.js";

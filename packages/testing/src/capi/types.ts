@@ -1,4 +1,5 @@
-import { clusterv1beta2, type ResourceDescriptor } from "@capi-ts/sdk";
+import { clusterv1beta2 } from "@capi-ts/sdk/api";
+import type { ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import type { KubernetesObject, V1ObjectMeta } from "@kubernetes/client-node";
 
 /** A reference as v1beta2 spells it (`ContractVersionedObjectReference`). */

@@ -1,4 +1,4 @@
-import { Annotations, Labels } from "@capi-ts/sdk";
+import { Annotations, Labels } from "@capi-ts/sdk/contract";
 
 /** The MachinePool fields core's defaulting webhook reads and writes. */
 export interface DefaultableMachinePool {

@@ -1,11 +1,5 @@
-import {
-  type ConditionInput,
-  isNotFound,
-  type KubeClient,
-  type ObjectKey,
-  SecretResource,
-  setCondition,
-} from "@capi-ts/sdk";
+import { type ConditionInput, setCondition } from "@capi-ts/sdk/conditions";
+import { isNotFound, type KubeClient, type ObjectKey, SecretResource } from "@capi-ts/sdk/runtime";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import { ClusterResource } from "./types.js";

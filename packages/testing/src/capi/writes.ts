@@ -1,11 +1,11 @@
+import type { PatchTransport } from "@capi-ts/sdk/patch";
 import {
   apiVersionOf,
   isNotFound,
   type KubeClient,
   type ObjectKey,
-  type PatchTransport,
   type ResourceDescriptor,
-} from "@capi-ts/sdk";
+} from "@capi-ts/sdk/runtime";
 import type { KubernetesObject } from "@kubernetes/client-node";
 
 /** Which part of the emulator made a write. */

@@ -1,11 +1,6 @@
-import {
-  calculateCRDName,
-  clusterv1beta2,
-  KubeClient,
-  Labels,
-  NodeResource,
-  type ResourceDescriptor,
-} from "@capi-ts/sdk";
+import { clusterv1beta2 } from "@capi-ts/sdk/api";
+import { calculateCRDName, Labels } from "@capi-ts/sdk/contract";
+import { KubeClient, NodeResource, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
 import type { ApiServer, RequestRecord } from "../apiserver/index.js";
 import { startApiServer } from "../apiserver/index.js";
@@ -23,11 +18,45 @@ import type {
   ConformancePool,
   ConformanceProvider,
   ConformanceScenario,
+  ConformanceScenarioContext,
   MachinePoolConformanceOptions,
 } from "./types.js";
 
+/**
+ * The built-in scenarios, in the order they run: id and what each checks. Select a subset with
+ * `scenarios`, add your own with `extraScenarios`.
+ *
+ * @example
+ * ```ts
+ * runMachinePoolConformance({ ...options, scenarios: CONFORMANCE_SCENARIOS.map((s) => s.id).filter((id) => id !== "autoscaler") });
+ * ```
+ */
+export const CONFORMANCE_SCENARIOS: readonly {
+  readonly id: ConformanceScenario;
+  readonly title: string;
+}[] = [
+  { id: "crd", title: "CRD, RBAC and contract labels" },
+  { id: "scale", title: "scale up, down and to zero" },
+  { id: "tokenRotation", title: "bootstrap token rotation replaces no instance" },
+  { id: "templateRollout", title: "a template change rolls every instance" },
+  { id: "autoscaler", title: "replicas handed to an external autoscaler and back" },
+  { id: "pause", title: "pause and unpause" },
+  { id: "deletionInFlight", title: "deletion with instances in flight" },
+  { id: "outOfBandDeletion", title: "an instance deleted out of band" },
+  { id: "spotInterruption", title: "a spot interruption" },
+  { id: "cloudThrottling", title: "cloud throttling" },
+  { id: "apiServerFaults", title: "API server errors and cut watches" },
+  { id: "watchFilter", title: "a pool outside the watch filter is never touched (R20)" },
+  { id: "cleanup", title: "every pool deleted leaves nothing behind" },
+];
+
 const NAMESPACE = "default";
 const CLUSTER = "conformance";
+/** The watch filter of the suite's objects; the provider must run with it (R20). */
+const WATCH_FILTER_VALUE = "capi-ts-conformance";
+/** A Cluster of another team, whose pools the provider must never touch. */
+const OTHER_CLUSTER = "conformance-other-team";
+const WATCH_FILTER_LABEL = "cluster.x-k8s.io/watch-filter";
 const FIELD_MANAGER = "capi-ts-conformance";
 const READS = new Set(["get", "list", "watch"]);
 const REPLICAS_MANAGED_BY = "cluster.x-k8s.io/replicas-managed-by";
@@ -93,8 +122,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 /** One scenario: a name for the report, the actor it needs, and its body. */
 export interface ConformanceScenarioDefinition {
-  /** Scenario id. */
-  readonly id: ConformanceScenario;
+  /** Scenario id (built-in or the provider's own). */
+  readonly id: string;
   /** What it does, for the test name. */
   readonly title: string;
   /** Why it was skipped, or undefined when it can run with the provider's cloud. */
@@ -105,8 +134,8 @@ export interface ConformanceScenarioDefinition {
 
 /**
  * The conformance suite without a test framework: start an environment (in-memory API server with
- * the CAPI CRDs, the CAPI core emulator, the provider), run scenarios, stop. {@link
- * runMachinePoolConformance} registers these as vitest tests; use this directly to run one scenario
+ * the CAPI CRDs, the CAPI core emulator, the provider), run scenarios, stop.
+ * `runMachinePoolConformance` (`@capi-ts/testing/vitest`) registers these as vitest tests; use this directly to run one scenario
  * and inspect its failure.
  *
  * @example
@@ -206,12 +235,17 @@ export class MachinePoolConformance {
     this.#provider = await this.#options.startProvider({
       kubeConfig,
       core: this.core,
+      watchFilterValue: WATCH_FILTER_VALUE,
       isTokenValid: (token) => core.bootstrap?.isTokenValid(token) ?? true,
     });
     await this.#client.create(Clusters, {
       apiVersion: "cluster.x-k8s.io/v1beta2",
       kind: "Cluster",
-      metadata: { name: CLUSTER, namespace: NAMESPACE },
+      metadata: {
+        name: CLUSTER,
+        namespace: NAMESPACE,
+        labels: { [WATCH_FILTER_LABEL]: WATCH_FILTER_VALUE },
+      },
       spec: {
         infrastructureRef: {
           apiGroup: "infrastructure.cluster.x-k8s.io",
@@ -269,9 +303,7 @@ export class MachinePoolConformance {
   scenarios(): ConformanceScenarioDefinition[] {
     const o = this.#options;
     const actors = () => this.#provider?.cloud.actors;
-    const defs: Array<
-      [ConformanceScenario, string, () => string | undefined, () => Promise<void>]
-    > = [
+    const defs: Array<[string, string, () => string | undefined, () => Promise<void>]> = [
       ["crd", "CRD, RBAC and contract labels", () => undefined, () => this.#crd()],
       ["scale", "scale up, down and to zero", () => undefined, () => this.#scale()],
       [
@@ -328,12 +360,33 @@ export class MachinePoolConformance {
         () => this.#apiFaults(),
       ],
       [
-        "cleanup",
-        "every pool deleted leaves nothing behind",
+        "watchFilter",
+        "a pool outside the watch filter is never touched (R20)",
         () => undefined,
-        () => this.#cleanup(),
+        () => this.#watchFilter(),
       ],
     ];
+    for (const extra of o.extraScenarios ?? []) {
+      if (defs.some(([id]) => id === extra.id) || extra.id === "cleanup") {
+        throw new Error(
+          `conformance: extraScenarios has the id "${extra.id}", which is taken; give your scenario its own id`,
+        );
+      }
+      defs.push([extra.id, extra.title, () => undefined, () => extra.run(this.#context())]);
+    }
+    defs.push([
+      "cleanup",
+      "every pool deleted leaves nothing behind",
+      () => undefined,
+      () => this.#cleanup(),
+    ]);
+    const known = new Set(defs.map(([id]) => id));
+    const unknown = (o.scenarios ?? []).filter((id) => !known.has(id));
+    if (unknown.length > 0) {
+      throw new Error(
+        `conformance: unknown scenario(s) ${unknown.map((id) => JSON.stringify(id)).join(", ")} in scenarios; known: ${[...known].join(", ")}`,
+      );
+    }
     return defs
       .filter(([id]) => !o.scenarios || o.scenarios.includes(id))
       .map(([id, title, skip, run]) => ({
@@ -352,7 +405,7 @@ export class MachinePoolConformance {
   }
 
   /** Runs one scenario by id. */
-  async run(id: ConformanceScenario): Promise<void> {
+  async run(id: ConformanceScenario | (string & {})): Promise<void> {
     const scenario = this.scenarios().find((s) => s.id === id);
     if (!scenario) throw new Error(`unknown or deselected conformance scenario "${id}"`);
     const skip = scenario.skipReason;
@@ -362,13 +415,35 @@ export class MachinePoolConformance {
 
   // ---------------------------------------------------------------- helpers
 
-  async #createPool(replicas: number, spec = this.#options.poolSpec): Promise<ConformancePool> {
+  /** What a provider's own scenario gets. */
+  #context(): ConformanceScenarioContext {
+    const { api, provider } = this.#env;
+    return {
+      kubeConfig: api.kubeConfig,
+      provider,
+      createPool: (replicas, spec) => this.#createPool(replicas, spec),
+      setReplicas: (pool, replicas) => this.#setReplicas(pool, replicas),
+      converged: (pool, replicas) => this.#converged(pool, replicas),
+      steadyState: (pool, replicas) => this.#steadyState(pool, replicas),
+      deletePool: (pool) => this.#deletePool(pool),
+    };
+  }
+
+  async #createPool(
+    replicas: number,
+    spec = this.#options.poolSpec,
+    team: { cluster: string; watchFilter: string } = {
+      cluster: CLUSTER,
+      watchFilter: WATCH_FILTER_VALUE,
+    },
+  ): Promise<ConformancePool> {
     const { client } = this.#env;
     const pool: ConformancePool = {
       namespace: NAMESPACE,
       name: `conf-${++this.#seq}`,
-      clusterName: CLUSTER,
+      clusterName: team.cluster,
     };
+    const labels = { [WATCH_FILTER_LABEL]: team.watchFilter };
     this.#created.push(pool);
     const kind = this.#options.kind;
     // A real bootstrap config reference, as CAPI's MachinePool webhook requires one (or a data
@@ -382,19 +457,19 @@ export class MachinePoolConformance {
     await client.create(this.#pools, {
       apiVersion: `${kind.group}/${kind.storageVersion}`,
       kind: kind.kind,
-      metadata: { name: pool.name, namespace: NAMESPACE },
+      metadata: { name: pool.name, namespace: NAMESPACE, labels },
       spec,
     });
     await client.create(MachinePools, {
       apiVersion: "cluster.x-k8s.io/v1beta2",
       kind: "MachinePool",
-      metadata: { name: pool.name, namespace: NAMESPACE },
+      metadata: { name: pool.name, namespace: NAMESPACE, labels },
       spec: {
-        clusterName: CLUSTER,
+        clusterName: team.cluster,
         replicas,
         template: {
           spec: {
-            clusterName: CLUSTER,
+            clusterName: team.cluster,
             version: "v1.34.1",
             bootstrap: {
               configRef: {
@@ -435,6 +510,7 @@ export class MachinePoolConformance {
     what: string,
     check: () => Promise<string | undefined>,
     timeoutMs = this.#t.convergeMs,
+    pool?: ConformancePool,
   ) {
     const deadline = Date.now() + timeoutMs;
     let last = "not checked yet";
@@ -454,9 +530,10 @@ export class MachinePoolConformance {
         const prefixed = /^[a-z]+(\.[A-Za-z]+)?$/.test(check ?? "") && rest.length > 0;
         const named = prefixed ? (check as string) : "converge";
         const message = prefixed ? rest.join(": ") : last;
+        const cause = pool ? await this.#rootCause(pool, message) : "";
         throw new ConformanceError(
           named,
-          `timed out after ${timeoutMs} ms waiting for ${what}: ${message}`,
+          `timed out after ${timeoutMs} ms waiting for ${what}: ${message}${cause}`,
         );
       }
       await sleep(40);
@@ -545,7 +622,38 @@ export class MachinePoolConformance {
       `${pool.name} to converge at ${replicas} replicas`,
       () => this.#notConverged(pool, replicas),
       timeoutMs,
+      pool,
     );
+  }
+
+  /**
+   * What the pool itself says is wrong, for a timeout message: its `Ready` condition when not True
+   * (the provider's own reason: a stopped runaway, a cloud failure), and providerIDs that several
+   * live instances share. Empty when the message already says it or nothing more is known.
+   */
+  async #rootCause(pool: ConformancePool, message: string): Promise<string> {
+    const parts: string[] = [];
+    try {
+      const imp = await this.#env.client.get(this.#pools, this.#key(pool));
+      const ready = imp.status?.conditions?.find((c) => c.type === "Ready");
+      if (ready && ready.status !== "True" && !message.includes(`(${ready.reason}`)) {
+        parts.push(
+          `the pool reports Ready=${ready.status} (${ready.reason}${ready.message ? `: ${ready.message}` : ""})`,
+        );
+      }
+    } catch {
+      // The pool is gone: the message says what was waited for.
+    }
+    const live = await Promise.resolve(this.#env.provider.cloud.liveProviderIds(pool)).catch(
+      () => [] as string[],
+    );
+    const shared = [...new Set(live.filter((id, i) => live.indexOf(id) !== i))];
+    if (shared.length > 0) {
+      parts.push(
+        `status.providerIDsUnique: several live instances report the providerID ${shared.slice(0, 3).join(", ")}`,
+      );
+    }
+    return parts.length > 0 ? `; ${parts.join("; ")}` : "";
   }
 
   /** Writes by anyone but the suite itself (leases excluded: leader election renews them). */
@@ -977,6 +1085,79 @@ export class MachinePoolConformance {
       await this.#steadyState(pool, 2);
     } finally {
       for (const h of handles) h.remove();
+    }
+    await this.#deletePool(pool);
+  }
+
+  /**
+   * `runtime.watchFilter` (R20): a pool, its MachinePool and its Cluster labelled for another team
+   * are never touched by the provider — no finalizer, no status, no cloud resources — even when its
+   * MachinePool changes.
+   */
+  async #watchFilter(): Promise<void> {
+    const { client, provider } = this.#env;
+    const other = "another-team";
+    await client
+      .create(Clusters, {
+        apiVersion: "cluster.x-k8s.io/v1beta2",
+        kind: "Cluster",
+        metadata: {
+          name: OTHER_CLUSTER,
+          namespace: NAMESPACE,
+          labels: { [WATCH_FILTER_LABEL]: other },
+        },
+        spec: {
+          infrastructureRef: {
+            apiGroup: "infrastructure.cluster.x-k8s.io",
+            kind: "DevCluster",
+            name: OTHER_CLUSTER,
+          },
+        },
+      })
+      .catch((error: unknown) => {
+        if (!String(error).includes("AlreadyExists") && !String(error).includes("409")) throw error;
+      });
+    await markWorkloadClusterReady(
+      client,
+      { namespace: NAMESPACE, name: OTHER_CLUSTER },
+      this.#env.api.kubeConfig,
+    );
+    const pool = await this.#createPool(1, this.#options.poolSpec, {
+      cluster: OTHER_CLUSTER,
+      watchFilter: other,
+    });
+    const since = Date.now();
+    // Core adopts the pool first: only then would a provider that ignores the filter act on it.
+    await this.#until(`core to adopt ${pool.name} into its MachinePool`, async () => {
+      const imp = await client.get(this.#pools, this.#key(pool));
+      return imp.metadata?.ownerReferences?.some((ref) => ref.kind === "MachinePool")
+        ? undefined
+        : "converge: the pool has no owner MachinePool yet";
+    });
+    await sleep(this.#t.settleMs);
+    await this.#setReplicas(pool, 2);
+    await sleep(this.#t.steadyStateMs + this.#t.settleMs);
+    const imp = await client.get(this.#pools, this.#key(pool));
+    const touched: string[] = [];
+    const finalizers = (imp.metadata?.finalizers ?? []).filter(
+      (f) => !f.startsWith("cluster.x-k8s.io"),
+    );
+    if (finalizers.length > 0) touched.push(`it added the finalizer(s) ${finalizers.join(", ")}`);
+    const identity = provider.identity;
+    const writes = this.#writesSince(since).filter(
+      (w) =>
+        w.resource === this.#options.kind.plural &&
+        w.name === pool.name &&
+        (w.fieldManager === identity || w.userAgent?.includes(identity) === true),
+    );
+    if (writes.length > 0) touched.push(`it wrote the pool ${writes.length} time(s)`);
+    const resources = await provider.cloud.resourcesLeft(pool);
+    if (resources.length > 0) touched.push(`it created ${resources.join(", ")}`);
+    if (touched.length > 0) {
+      throw new ConformanceError(
+        "runtime.watchFilter",
+        `${pool.name} is labelled ${WATCH_FILTER_LABEL}: ${other}, outside the provider's watch filter "${WATCH_FILTER_VALUE}", but ${touched.join("; ")}; run the manager with the watchFilterValue the suite passes (env.watchFilterValue) and filter every watch by it`,
+      );
     }
     await this.#deletePool(pool);
   }

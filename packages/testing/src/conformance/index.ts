@@ -1,4 +1,8 @@
-export { type ConformanceScenarioDefinition, MachinePoolConformance } from "./harness.js";
+export {
+  CONFORMANCE_SCENARIOS,
+  type ConformanceScenarioDefinition,
+  MachinePoolConformance,
+} from "./harness.js";
 export {
   ConformanceError,
   checkPoolObject,
@@ -7,4 +11,3 @@ export {
   type PoolObject,
 } from "./invariants.js";
 export type * from "./types.js";
-export { runMachinePoolConformance } from "./vitest.js";

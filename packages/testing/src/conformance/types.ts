@@ -82,6 +82,12 @@ export interface ConformanceEnvironment {
   /** Which core judges this run. */
   readonly core: ConformanceCore;
   /**
+   * The watch filter (R20) the provider must run with (`--watch-filter`, `ManagerOptions.watchFilterValue`).
+   * Every object of the suite carries `cluster.x-k8s.io/watch-filter: <this>`; the
+   * `runtime.watchFilter` check creates a pool of another team and fails if the provider touches it.
+   */
+  readonly watchFilterValue: string;
+  /**
    * A Node registrar needs this to check bootstrap tokens: whether a token from a pool's bootstrap data
    * is still valid (the bootstrap stand-in rotates them).
    */
@@ -114,7 +120,43 @@ export type ConformanceScenario =
   | "spotInterruption"
   | "cloudThrottling"
   | "apiServerFaults"
+  | "watchFilter"
   | "cleanup";
+
+/**
+ * What a provider's own scenario ({@link ConformanceScenarioSpec}) may use: the suite's client and
+ * the provider, and the suite's steps, each checking the contract's invariants as the built-in
+ * scenarios do.
+ */
+export interface ConformanceScenarioContext {
+  /** A client of the management cluster (the suite's field manager). */
+  readonly kubeConfig: KubeConfig;
+  /** The provider under test. */
+  readonly provider: ConformanceProvider;
+  /** Creates an InfraMachinePool and its MachinePool (spec: the suite's `poolSpec` unless given). */
+  createPool(replicas: number, spec?: Record<string, unknown>): Promise<ConformancePool>;
+  /** Sets `MachinePool.spec.replicas`. */
+  setReplicas(pool: ConformancePool, replicas: number): Promise<void>;
+  /** Waits until the pool is converged at `replicas` as core sees it; throws naming the reason. */
+  converged(pool: ConformancePool, replicas: number): Promise<void>;
+  /** Converged, then zero writes and no mutating cloud call for the steady-state window. */
+  steadyState(pool: ConformancePool, replicas: number): Promise<void>;
+  /** Deletes the MachinePool and waits until pool, MachinePool and cloud resources are gone. */
+  deletePool(pool: ConformancePool): Promise<void>;
+}
+
+/**
+ * A scenario a provider adds to the suite (its own cloud's edge cases): an id, a title and a body
+ * that throws `ConformanceError` (or any error) when the provider fails it.
+ */
+export interface ConformanceScenarioSpec {
+  /** Unique id (not one of the built-in {@link ConformanceScenario}s). */
+  readonly id: string;
+  /** What it checks, for the test name. */
+  readonly title: string;
+  /** The body. */
+  run(context: ConformanceScenarioContext): Promise<void>;
+}
 
 /** Time limits of the suite, in real milliseconds. */
 export interface ConformanceTimeouts {
@@ -130,7 +172,7 @@ export interface ConformanceTimeouts {
   scenarioMs?: number;
 }
 
-/** Options of {@link runMachinePoolConformance}. */
+/** Options of `runMachinePoolConformance` (`@capi-ts/testing/vitest`) and {@link MachinePoolConformance}. */
 export interface MachinePoolConformanceOptions {
   /** Name shown in the test report, e.g. the provider's kind. */
   name: string;
@@ -145,8 +187,13 @@ export interface MachinePoolConformanceOptions {
   templateChange?: (spec: Record<string, unknown>) => Record<string, unknown>;
   /** Starts the provider against the suite's API server. Called once, before the scenarios. */
   startProvider(env: ConformanceEnvironment): Promise<ConformanceProvider>;
-  /** Only these scenarios (default: all whose actors the cloud provides). */
-  scenarios?: readonly ConformanceScenario[];
+  /**
+   * Only these scenarios, built-in or the provider's own (default: all, skipping those whose actor
+   * the cloud does not provide). See {@link CONFORMANCE_SCENARIOS} for the built-in ids.
+   */
+  scenarios?: readonly (ConformanceScenario | (string & {}))[];
+  /** The provider's own scenarios, run after the built-in ones and before `cleanup`. */
+  extraScenarios?: readonly ConformanceScenarioSpec[];
   /**
    * `maxUnavailable` of the provider's default rollout: Ready Nodes of a rolling pool never drop below
    * `replicas − maxUnavailable`. Default 0.

@@ -1,6 +1,11 @@
 import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { KubeClient, NodeResource, type ResourceDescriptor, SecretResource } from "@capi-ts/sdk";
+import {
+  KubeClient,
+  NodeResource,
+  type ResourceDescriptor,
+  SecretResource,
+} from "@capi-ts/sdk/runtime";
 import type { KubernetesObject, V1Node } from "@kubernetes/client-node";
 import { load } from "js-yaml";
 import type { MachinePoolObject } from "../../src/capi/types.js";

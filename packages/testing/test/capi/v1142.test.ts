@@ -1,4 +1,4 @@
-import type { KubeClient } from "@capi-ts/sdk";
+import type { KubeClient } from "@capi-ts/sdk/runtime";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type CapiCore, validateMachinePool } from "../../src/index.js";
 import { type Backend, onReal } from "../support/backend.js";

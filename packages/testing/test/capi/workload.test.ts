@@ -1,4 +1,4 @@
-import { KubeClient } from "@capi-ts/sdk";
+import { KubeClient } from "@capi-ts/sdk/runtime";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type CapiCore, markWorkloadClusterReady, startApiServer } from "../../src/index.js";
 import { type Backend, onReal } from "../support/backend.js";

@@ -1,6 +1,7 @@
 // Deliberately broken providers: each must fail the conformance suite with a message that names the
 // invariant it breaks. They are the example provider with one bug added, the way such bugs ship.
-import { clusterv1beta2, KubeClient, type ResourceDescriptor } from "@capi-ts/sdk";
+import { clusterv1beta2 } from "@capi-ts/sdk/api";
+import { KubeClient, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import {
@@ -105,6 +106,13 @@ describe("conformance: deliberately broken providers fail with the invariant nam
     });
     expect(error.message).toMatch(
       /^\[pause\.noCloudCallsWhilePaused\] the provider made \d+ cloud call\(s\) in \d+ ms while the Cluster was paused/,
+    );
+  });
+
+  it("watch filter ignored (the manager runs without the filter it was given)", async () => {
+    const error = await failureOf("watchFilter", { ignoreWatchFilter: true });
+    expect(error.message).toMatch(
+      /^\[runtime\.watchFilter\] conf-1 is labelled cluster\.x-k8s\.io\/watch-filter: another-team, outside the provider's watch filter "capi-ts-conformance", but it added the finalizer\(s\) fakecloudmachinepool/,
     );
   });
 

@@ -3,11 +3,8 @@
 // controllers and its webhooks, built from the release the SDK targets (`./dev controlplane --capi`).
 // Skipped, loudly, when core is not built; `./dev conformance --core real` runs only this file.
 import { fakeCloudConformance } from "../../../examples/src/provider/index.js";
-import {
-  findCapiCoreBinary,
-  findControlPlaneBinaries,
-  runMachinePoolConformance,
-} from "../../src/index.js";
+import { findCapiCoreBinary, findControlPlaneBinaries } from "../../src/index.js";
+import { runMachinePoolConformance } from "../../src/vitest.js";
 
 const binaries = findControlPlaneBinaries();
 if (binaries && findCapiCoreBinary(binaries)) {

@@ -1,18 +1,17 @@
 import { inspect } from "node:util";
+import { getCondition } from "@capi-ts/sdk/conditions";
 import {
-  ConflictError,
   ensureFinalizer,
   ensurePausedCondition,
   getClusterFromMetadata,
-  getCondition,
   getOwnerMachinePool,
   type OwnerReference,
-  PatchError,
-  PatchHelper,
   readBootstrapData,
   readMachinePool,
   removeFinalizer,
-} from "@capi-ts/sdk";
+} from "@capi-ts/sdk/contract";
+import { PatchError, PatchHelper } from "@capi-ts/sdk/patch";
+import { ConflictError } from "@capi-ts/sdk/runtime";
 import {
   CoreV1Api,
   CustomObjectsApi,

@@ -2,13 +2,14 @@
 // control plane, with its webhooks registered and a workload cluster it can reach: the judge the
 // emulator and every provider are held to. Each test fails when core logs a reconcile error for the
 // objects it created, or never gets where a healthy MachinePool gets. Skipped, loudly, without core.
+
+import { clusterv1beta2 } from "@capi-ts/sdk/api";
 import {
   type KubeClient as Client,
-  clusterv1beta2,
   KubeClient,
   NodeResource,
   type ResourceDescriptor,
-} from "@capi-ts/sdk";
+} from "@capi-ts/sdk/runtime";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
 import {

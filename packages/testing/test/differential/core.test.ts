@@ -5,7 +5,7 @@
 // deprecated v1beta1 block, observedGeneration), the InfraMachinePool's metadata core owns, the
 // Machines of MachinePool Machines and the Nodes core annotates. A difference fails the test unless
 // DIVERGENCES.md lists it (KNOWN below, by id); a listed difference that no longer shows fails too.
-import { NodeResource } from "@capi-ts/sdk";
+import { NodeResource } from "@capi-ts/sdk/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { capiRelease, findCapiCoreBinary, findControlPlaneBinaries } from "../../src/index.js";
 import {

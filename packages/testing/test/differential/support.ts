@@ -1,6 +1,6 @@
 // Two management clusters driven in lockstep, one judged by the CAPI core emulator and one by real
 // CAPI core, and the tools to compare what each core wrote.
-import { KubeClient, NodeResource, type ResourceDescriptor } from "@capi-ts/sdk";
+import { KubeClient, NodeResource, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
 import {
   type CapiCore,

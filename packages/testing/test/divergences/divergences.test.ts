@@ -4,7 +4,7 @@
 // fail: then set it to the real answer and move the entry to "Fixed" in DIVERGENCES.md.
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest, type RequestOptions } from "node:https";
-import { KubeClient } from "@capi-ts/sdk";
+import { KubeClient } from "@capi-ts/sdk/runtime";
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findControlPlaneBinaries, startApiServer, startControlPlane } from "../../src/index.js";

@@ -1,11 +1,6 @@
-import {
-  getV1Beta1Condition,
-  httpStatusOf,
-  PatchHelper,
-  removeFinalizer,
-  setCondition,
-  setV1Beta1Condition,
-} from "@capi-ts/sdk";
+import { getV1Beta1Condition, setCondition, setV1Beta1Condition } from "@capi-ts/sdk/conditions";
+import { removeFinalizer } from "@capi-ts/sdk/contract";
+import { httpStatusOf, PatchHelper } from "@capi-ts/sdk/patch";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Backend, capiCrd, startBackend } from "../support/backend.js";
@@ -18,7 +13,7 @@ const devPools = {
   version: "v1beta2",
   plural: "devmachinepools",
 };
-const clock = () => new Date("2026-03-04T05:06:07Z");
+const clock = { now: () => Date.parse("2026-03-04T05:06:07Z") };
 let backend: Backend;
 let custom: CustomObjectsApi;
 

@@ -1,14 +1,11 @@
+import { httpStatusOf, PatchError, PatchHelper, type PatchTransport } from "@capi-ts/sdk/patch";
 import {
   ConflictError,
-  httpStatusOf,
   KubeClient,
   NodeResource,
   NotFoundError,
-  PatchError,
-  PatchHelper,
-  type PatchTransport,
   SecretResource,
-} from "@capi-ts/sdk";
+} from "@capi-ts/sdk/runtime";
 import {
   CoreV1Api,
   PatchStrategy,

@@ -1,14 +1,12 @@
+import { defineInfraMachinePool } from "@capi-ts/sdk";
+import { ConditionConflictError, getCondition, setCondition } from "@capi-ts/sdk/conditions";
 import {
-  ConditionConflictError,
-  defineInfraMachinePool,
-  getCondition,
   httpStatusOf,
   type KubeObject,
   PatchError,
   PatchHelper,
   type PatchTransport,
-  setCondition,
-} from "@capi-ts/sdk";
+} from "@capi-ts/sdk/patch";
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -31,7 +29,7 @@ let backend: Backend;
 let custom: CustomObjectsApi;
 let counter = 0;
 
-const clock = () => new Date("2026-01-02T03:04:05.678Z");
+const clock = { now: () => Date.parse("2026-01-02T03:04:05.678Z") };
 
 async function createPool(): Promise<Pool> {
   const name = `pool-${++counter}`;

@@ -1,4 +1,4 @@
-import { NodeResource } from "@capi-ts/sdk";
+import { NodeResource } from "@capi-ts/sdk/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Bed,

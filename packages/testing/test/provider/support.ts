@@ -5,17 +5,19 @@
 import { dirname } from "node:path";
 import {
   defineInfraMachinePool,
-  EventResource,
-  KubeClient,
   type MachinePoolControllerOptions,
   Manager,
   type ManagerOptions,
-  ManualClock,
   machinePoolController,
   machinePoolStrategySchema,
   type PoolDriver,
-  type ResourceDescriptor,
 } from "@capi-ts/sdk";
+import {
+  EventResource,
+  KubeClient,
+  ManualClock,
+  type ResourceDescriptor,
+} from "@capi-ts/sdk/runtime";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { z } from "zod";
 import {

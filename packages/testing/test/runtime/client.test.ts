@@ -10,7 +10,7 @@ import {
   SecretResource,
   TooManyRequestsError,
   type WatchEvent,
-} from "@capi-ts/sdk";
+} from "@capi-ts/sdk/runtime";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type ApiServer, startApiServer } from "../../src/index.js";

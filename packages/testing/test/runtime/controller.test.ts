@@ -3,20 +3,22 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import {
-  ConfigMapResource,
   createLogger,
-  generationChanged,
   Manager,
   type ManagerOptions,
   managerOptionsFromFlags,
+  parseManagerFlags,
+} from "@capi-ts/sdk";
+import {
+  ConfigMapResource,
+  generationChanged,
   NamespaceResource,
   notPaused,
-  parseManagerFlags,
   type ReconcileContext,
   type ReconcileRequest,
   TerminalError,
   WATCH_FILTER_LABEL,
-} from "@capi-ts/sdk";
+} from "@capi-ts/sdk/runtime";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ApiServer, startApiServer } from "../../src/index.js";
@@ -286,11 +288,13 @@ describe("controllers over HTTP", () => {
     await eventually(() => seen.includes("mine"), "reconcile of mine");
     // Status-only writes do not change the generation: filtered out.
     await client.mergePatchStatus(GadgetResource, mine, { status: { ready: true } });
-    // An owned ConfigMap maps to its controller owner; a labelled one through the map function.
+    // An owned ConfigMap maps to its controller owner; a labelled one through the map function. The
+    // watch filter applies to every watch, as CAPI's WithEventFilter does: both carry the label.
     await client.create(ConfigMapResource, {
       metadata: {
         name: "owned",
         namespace: "default",
+        labels: { [WATCH_FILTER_LABEL]: "mine" },
         ownerReferences: [
           {
             apiVersion: "test.capi-ts.dev/v1",
@@ -303,7 +307,14 @@ describe("controllers over HTTP", () => {
       },
     });
     await client.create(ConfigMapResource, {
-      metadata: { name: "mapped", namespace: "default", labels: { gadget: "mapped-y" } },
+      metadata: {
+        name: "mapped",
+        namespace: "default",
+        labels: { gadget: "mapped-y", [WATCH_FILTER_LABEL]: "mine" },
+      },
+    });
+    await client.create(ConfigMapResource, {
+      metadata: { name: "unlabelled", namespace: "default", labels: { gadget: "other-z" } },
     });
     await eventually(
       () => seen.includes("owner-x") && seen.includes("mapped-y"),
@@ -322,6 +333,7 @@ describe("controllers over HTTP", () => {
     await sleep(300);
     expect(seen).not.toContain("paused");
     expect(seen).not.toContain("theirs");
+    expect(seen).not.toContain("other-z"); // a secondary object without the filter label
     expect(seen.filter((name) => name === "mine")).toHaveLength(1);
     await client.jsonPatch(GadgetResource, paused, [
       { op: "remove", path: "/metadata/annotations/cluster.x-k8s.io~1paused" },

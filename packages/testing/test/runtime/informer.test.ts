@@ -1,3 +1,4 @@
+import { PatchHelper } from "@capi-ts/sdk/patch";
 import {
   CLUSTER_NAME_INDEX,
   CLUSTER_NAME_LABEL,
@@ -6,9 +7,8 @@ import {
   InformerCache,
   KubeClient,
   OWNER_UID_INDEX,
-  PatchHelper,
   RuntimeMetrics,
-} from "@capi-ts/sdk";
+} from "@capi-ts/sdk/runtime";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ApiServer, startApiServer } from "../../src/index.js";

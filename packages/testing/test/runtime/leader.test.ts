@@ -1,4 +1,5 @@
-import { LeaseResource, Manager, type ManagerOptions } from "@capi-ts/sdk";
+import { Manager, type ManagerOptions } from "@capi-ts/sdk";
+import { LeaseResource } from "@capi-ts/sdk/runtime";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ApiServer, startApiServer } from "../../src/index.js";
 import { eventually, GadgetResource, gadget, gadgetCrd, sleep } from "./support.js";

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { KubeClient, LeaseResource } from "@capi-ts/sdk";
+import { KubeClient, LeaseResource } from "@capi-ts/sdk/runtime";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ApiServer, startApiServer } from "../../src/index.js";
 import { eventually, GadgetResource, gadget, gadgetCrd } from "./support.js";

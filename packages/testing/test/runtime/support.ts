@@ -1,4 +1,4 @@
-import type { ResourceDescriptor } from "@capi-ts/sdk";
+import type { ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import type { KubernetesObject } from "@kubernetes/client-node";
 
 /** A test kind with a spec, a status subresource and validation. */

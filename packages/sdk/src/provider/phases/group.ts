@@ -13,6 +13,7 @@ import { PoolReasons } from "../reasons.js";
 import { MAX_UNCONVERGED_SETTINGS_UPDATES, stopRunaway } from "../runaway.js";
 import { need } from "../state.js";
 import { stableStringify } from "../strategy.js";
+import { modelInGroup } from "./model.js";
 import { publishInstances } from "./publish.js";
 
 /** Creates or updates the group so that it matches the pool. */
@@ -34,6 +35,15 @@ export const groupPhase: PoolPhase<unknown, unknown> = {
           replicas,
           templateVersion: targetVersion.version,
           settings,
+          ...(modelInGroup(scope.driver) && scope.state.target
+            ? {
+                model: {
+                  userData: scope.state.bootstrap?.userData ?? "",
+                  format: scope.state.bootstrap?.format ?? "cloud-config",
+                  stamp: scope.state.target,
+                },
+              }
+            : {}),
         }),
       );
       scope.events.normal(
@@ -77,7 +87,7 @@ export const groupPhase: PoolPhase<unknown, unknown> = {
     } else {
       scope.memory.settingsUpdates = undefined;
     }
-    if (group.templateVersion !== targetVersion.version) {
+    if (!modelInGroup(scope.driver) && group.templateVersion !== targetVersion.version) {
       update.templateVersion = targetVersion.version;
     }
     if (update.settings !== undefined || update.templateVersion !== undefined) {

@@ -9,13 +9,17 @@ import type { PoolPhase } from "../pipeline.js";
 import { PoolReasons } from "../reasons.js";
 import { stopRunaway } from "../runaway.js";
 import { liveInstances } from "../strategy.js";
+import { instanceWithoutModelState, modelInGroup, templateMethods } from "./model.js";
 import { publishInstances } from "./publish.js";
 
 /** Reads template versions and the group; refuses duplicate providerIDs. */
 export const observePhase: PoolPhase<unknown, unknown> = {
   name: "observe",
   async run(scope) {
-    scope.state.versions = await scope.call("getTemplate", (ctx) => scope.driver.getTemplate(ctx));
+    const driver = scope.driver;
+    scope.state.versions = modelInGroup(driver)
+      ? []
+      : await scope.call("getTemplate", (ctx) => templateMethods(driver).getTemplate(ctx));
     const group = await scope.call("getGroup", (ctx) => scope.driver.getGroup(ctx));
     scope.state.group = group ?? null;
     if (!group) return undefined;
@@ -37,6 +41,15 @@ export const observePhase: PoolPhase<unknown, unknown> = {
         scope,
         PoolReasons.DuplicateProviderIDs,
         `instances ${ids.join(", ")} report the same providerID ${id}${duplicates.length > 1 ? ` (and ${duplicates.length - 1} more duplicated IDs)` : ""}; each instance needs its own, byte for byte as on its Node`,
+        false,
+      );
+    }
+    const unknown = instanceWithoutModelState(scope);
+    if (unknown !== undefined) {
+      return stopRunaway(
+        scope,
+        PoolReasons.InstanceModelUnknown,
+        `instance ${unknown} has no latestModel: a driver with model "group" must say for every instance whether it runs the group's latest model`,
         false,
       );
     }

@@ -6,6 +6,8 @@
  */
 import { readBootstrapData } from "../../contract/bootstrap.js";
 import { readCluster } from "../../contract/readers.js";
+import { ApiError } from "../../runtime/errors.js";
+import { redactText, registerSecret } from "../../runtime/redact.js";
 import { describeSpecIssues } from "../errors.js";
 import type { PoolPhase } from "../pipeline.js";
 import { PoolReasons } from "../reasons.js";
@@ -71,11 +73,12 @@ export const bootstrapDataPhase: PoolPhase<unknown, unknown> = {
         machinePool,
       );
     } catch (error) {
-      return waiting(
-        PoolReasons.WaitingForBootstrapData,
-        error instanceof Error ? error.message : String(error),
-        scope.options.pollMs,
-      );
+      // An API error's body is the server's to write and may echo what it refused: only its status.
+      const why =
+        error instanceof ApiError
+          ? `reading the bootstrap data Secret failed: HTTP ${error.code} ${error.status.reason ?? ""}`.trim()
+          : redactText(error instanceof Error ? error.message : String(error));
+      return waiting(PoolReasons.WaitingForBootstrapData, why, scope.options.pollMs);
     }
     if (!data) {
       const name = machinePool.metadata?.name ?? "";
@@ -92,8 +95,10 @@ export const bootstrapDataPhase: PoolPhase<unknown, unknown> = {
         scope.options.resyncMs,
       );
     }
+    const userData = data.text();
+    registerSecret(userData);
     scope.state.bootstrap = {
-      userData: data.text(),
+      userData,
       format: format === "ignition" ? "ignition" : "cloud-config",
       secretRef: `${data.secretRef.namespace}/${data.secretRef.name}`,
     };

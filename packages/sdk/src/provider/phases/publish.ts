@@ -12,6 +12,7 @@ import { PoolReasons } from "../reasons.js";
 import type { PoolScope, ReadyState } from "../scope.js";
 import { need } from "../state.js";
 import { type Plan, stampIsCurrent } from "../strategy.js";
+import { modelInGroup } from "./model.js";
 import { pruneVersions } from "./template.js";
 
 /**
@@ -68,7 +69,9 @@ export const nativeRolloutPhase: PoolPhase<unknown, unknown> = {
     const status = await scope.call("nativeRollout.get", (ctx) => native.get(ctx));
     if (status?.state === "running") {
       const started = status.startedWithVersion;
+      // A rolling upgrade of a group's model always moves to the model the group has now: never stale.
       const stale =
+        !modelInGroup(scope.driver) &&
         started !== undefined &&
         started !== targetVersion.version &&
         !stampIsCurrent(stampOf.get(started), target);
@@ -89,7 +92,10 @@ export const nativeRolloutPhase: PoolPhase<unknown, unknown> = {
       scope.state.rolloutNote = `waiting for rollout ${status.id} to cancel`;
       return undefined;
     }
-    if (status?.state === "failed" && status.startedWithVersion === targetVersion.version) {
+    if (
+      status?.state === "failed" &&
+      (modelInGroup(scope.driver) || status.startedWithVersion === targetVersion.version)
+    ) {
       // Restarting a rollout that failed on this very version at once would only fail again:
       // report it and try again after a resync period.
       const failedAt = scope.memory.failedRollout;

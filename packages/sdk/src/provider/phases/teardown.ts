@@ -9,6 +9,7 @@ import { isFailureOf } from "../errors.js";
 import type { PoolPhase } from "../pipeline.js";
 import { PoolReasons } from "../reasons.js";
 import { liveInstances } from "../strategy.js";
+import { modelInGroup, templateMethods } from "./model.js";
 
 /** Deletes the group, then the template. */
 export const teardownPhase: PoolPhase<unknown, unknown> = {
@@ -42,12 +43,20 @@ export const teardownPhase: PoolPhase<unknown, unknown> = {
         requeueAfterMs: scope.options.pollMs,
       };
     }
-    try {
-      await scope.call("deleteTemplate", (ctx) => scope.driver.deleteTemplate(ctx));
-    } catch (error) {
-      if (!isFailureOf(error, "notFound")) throw error;
+    if (!modelInGroup(scope.driver)) {
+      const { deleteTemplate } = templateMethods(scope.driver);
+      try {
+        await scope.call("deleteTemplate", (ctx) => deleteTemplate(ctx));
+      } catch (error) {
+        if (!isFailureOf(error, "notFound")) throw error;
+      }
     }
-    scope.events.normal("Deleted", "group and template deleted; finalizer removed");
+    scope.events.normal(
+      "Deleted",
+      modelInGroup(scope.driver)
+        ? "group deleted; finalizer removed"
+        : "group and template deleted; finalizer removed",
+    );
     scope.state.deleted = true;
     return { ready: { status: "False", reason: PoolReasons.Deleting, message: "" } };
   },

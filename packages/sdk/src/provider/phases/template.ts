@@ -13,6 +13,7 @@ import { MAX_UNCONFIRMED_TEMPLATE_VERSIONS, stopRunaway } from "../runaway.js";
 import type { PoolScope } from "../scope.js";
 import { need } from "../state.js";
 import { prunableVersions, stableStringify, stampIsCurrent, stampIsExact } from "../strategy.js";
+import { modelInGroup, reconcileGroupModel, templateMethods } from "./model.js";
 
 function describeStampChange(previous: TemplateStamp | undefined, target: TemplateStamp): string {
   if (!previous) return "the previous version has no stamp: rolling out";
@@ -31,10 +32,12 @@ export async function pruneVersions<Spec, Settings>(
   versions: readonly TemplateVersion[],
 ): Promise<void> {
   const group = scope.state.group ?? undefined;
+  if (modelInGroup(scope.driver)) return;
   const prunable = prunableVersions(versions, group?.templateVersion, group?.instances ?? []);
   if (prunable.length === 0) return;
+  const { deleteTemplate } = templateMethods(scope.driver);
   try {
-    await scope.call("deleteTemplate", (ctx) => scope.driver.deleteTemplate(ctx, prunable));
+    await scope.call("deleteTemplate", (ctx) => deleteTemplate(ctx, prunable));
     scope.events.normal(
       "TemplateVersionsPruned",
       `deleted unused template versions ${prunable.join(", ")}`,
@@ -49,10 +52,15 @@ export async function pruneVersions<Spec, Settings>(
   }
 }
 
-/** Ensures the target template version and decides which instances are up to date. */
+/**
+ * Ensures the target template version and decides which instances are up to date; for a driver with
+ * `model: "group"`, the group's model instead ({@link reconcileGroupModel}).
+ */
 export const templatePhase: PoolPhase<unknown, unknown> = {
   name: "template",
   async run(scope) {
+    if (modelInGroup(scope.driver)) return reconcileGroupModel(scope);
+    const { createTemplateVersion } = templateMethods(scope.driver);
     let versions = need(scope.state.versions, "template versions", "observe");
     const target = need(scope.state.target, "target stamp", "desiredState");
     const bootstrap = scope.state.bootstrap ?? {
@@ -88,7 +96,7 @@ export const templatePhase: PoolPhase<unknown, unknown> = {
       // Prune first: a version limit would otherwise make the create fail for good.
       await pruneVersions(scope, versions);
       newest = await scope.call("createTemplateVersion", (ctx) =>
-        scope.driver.createTemplateVersion(ctx, {
+        createTemplateVersion(ctx, {
           userData: bootstrap.userData,
           format: bootstrap.format,
           stamp: target,

@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+// npm create capi-provider [folder] [--name n] [--group g] [--force]
+import { Command } from "commander";
+import { scaffold } from "./index.js";
+
+const program = new Command("create-capi-provider")
+  .description("Write a Cluster API MachinePool provider project built on capi-ts")
+  .argument("[folder]", "where to write it", "foo-provider")
+  .option("--name <name>", "provider name for clusterctl (default: from the folder name)")
+  .option("--group <group>", "API group (default infrastructure.<name>.example.com)")
+  .option("--force", "write into a non-empty folder", false)
+  .action(async (folder: string, options: { name?: string; group?: string; force: boolean }) => {
+    try {
+      const result = await scaffold({ directory: folder, ...options });
+      console.log(`wrote ${result.files.length} files for ${result.kind} into ${result.directory}
+
+next:
+  cd ${folder}
+  npm install
+  npm test
+  then fill in src/cloud.ts (see README.md)`);
+    } catch (error) {
+      console.error(
+        `create-capi-provider: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      process.exitCode = 2;
+    }
+  });
+
+await program.parseAsync();

@@ -1,0 +1,148 @@
+/**
+ * `npm create capi-provider <folder>`: writes a Cluster API MachinePool provider project built on
+ * capi-ts — the kind, a driver skeleton over a `CloudClient` with TODOs, an in-memory cloud, driver
+ * and conformance tests, a production `main`, a Dockerfile, manifests rendering, `metadata.yaml`, a
+ * cluster template and a README. Asks nothing: every choice has a default (override with flags).
+ *
+ * @example
+ * ```ts
+ * import { scaffold } from "create-capi-provider";
+ *
+ * const written = await scaffold({ directory: "foo-provider", name: "foo" });
+ * ```
+ *
+ * @packageDocumentation
+ */
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { basename, dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The package version; the scaffold depends on `@capi-ts/sdk` and `@capi-ts/testing` of this version. */
+export const version = "0.1.0";
+
+/** Options of {@link scaffold}. */
+export interface ScaffoldOptions {
+  /** Where to write the project (created if missing). */
+  directory: string;
+  /**
+   * The provider name (`clusterctl init --infrastructure <name>`): lower-case letters and digits,
+   * dashes inside, starting with a letter, at most 30 characters. Default: the folder's name without a
+   * `-provider` / `cluster-api-provider-` affix.
+   */
+  name?: string;
+  /** The API group (default `infrastructure.<name>.example.com`). */
+  group?: string;
+  /** Write into a non-empty folder (files of the scaffold are overwritten). Default false. */
+  force?: boolean;
+  /** The version range of the capi-ts packages (default `^<this version>`). */
+  sdkVersion?: string;
+}
+
+/** What {@link scaffold} wrote. */
+export interface ScaffoldResult {
+  /** The project folder, absolute. */
+  readonly directory: string;
+  /** The provider name used. */
+  readonly name: string;
+  /** The kind, e.g. `FooMachinePool`. */
+  readonly kind: string;
+  /** Files written, relative to the folder. */
+  readonly files: readonly string[];
+}
+
+const NAME = /^[a-z]([a-z0-9-]{0,28}[a-z0-9])?$/;
+const GROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
+// npm drops dotfiles named like these from tarballs, so the template keeps them without the dot.
+const RENAMED: Record<string, string> = { gitignore: ".gitignore", dockerignore: ".dockerignore" };
+
+/**
+ * Checks a provider name; returns the problem, or `undefined` when it is fine.
+ *
+ * @example
+ * ```ts
+ * providerNameProblem("Foo_Cloud"); // 'provider name "Foo_Cloud" is not allowed: use …'
+ * ```
+ */
+export function providerNameProblem(name: string): string | undefined {
+  if (NAME.test(name)) return undefined;
+  return `provider name "${name}" is not allowed: use 1 to 30 lower-case letters, digits and dashes, starting with a letter and not ending with a dash (e.g. "foo" or "acme-cloud"); it becomes infrastructure-<name> for clusterctl`;
+}
+
+function defaultName(directory: string): string {
+  return basename(resolve(directory))
+    .toLowerCase()
+    .replace(/^cluster-api-provider-/, "")
+    .replace(/-provider$/, "");
+}
+
+function pascal(name: string): string {
+  return name
+    .split("-")
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join("");
+}
+
+async function listTemplate(root: string, folder = root): Promise<string[]> {
+  const entries = await readdir(folder, { withFileTypes: true });
+  const files: string[] = [];
+  for (const entry of entries) {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) files.push(...(await listTemplate(root, path)));
+    else files.push(relative(root, path));
+  }
+  return files.sort();
+}
+
+/**
+ * Writes the provider project. Refuses a non-empty folder unless `force`, and an invalid name or group
+ * with what is allowed.
+ *
+ * @example
+ * ```ts
+ * await scaffold({ directory: "acme-provider" }); // name "acme", kind AcmeMachinePool
+ * ```
+ */
+export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult> {
+  const directory = resolve(options.directory);
+  const name = options.name ?? defaultName(directory);
+  const nameProblem = providerNameProblem(name);
+  if (nameProblem) throw new Error(`${nameProblem}; pass --name <name>`);
+  const group = options.group ?? `infrastructure.${name}.example.com`;
+  if (!GROUP.test(group) || group.length > 253) {
+    throw new Error(
+      `API group "${group}" is not allowed: use a lower-case DNS name with at least one dot (e.g. "infrastructure.acme.com")`,
+    );
+  }
+  if (existsSync(directory)) {
+    const present = await readdir(directory);
+    if (present.length > 0 && !options.force) {
+      throw new Error(
+        `${directory} is not empty (${present.slice(0, 3).join(", ")}${present.length > 3 ? ", …" : ""}); choose a new folder, or pass --force to write the scaffold's files over it`,
+      );
+    }
+  }
+  const Name = pascal(name);
+  const kind = `${Name}MachinePool`;
+  const replacements: Array<[RegExp, string]> = [
+    [/__SDK_VERSION__/g, (options.sdkVersion ?? `^${version}`).replace(/^\^/, "")],
+    [/infrastructure\.foo\.example\.com/g, group],
+    [/Foo/g, Name],
+    [/FOO/g, name.toUpperCase().replaceAll("-", "_")],
+    [/foo/g, name],
+  ];
+  const templateRoot = fileURLToPath(new URL("../template", import.meta.url));
+  const written: string[] = [];
+  for (const file of await listTemplate(templateRoot)) {
+    let text = await readFile(join(templateRoot, file), "utf8");
+    for (const [pattern, value] of replacements) text = text.replace(pattern, value);
+    const target = file
+      .split("/")
+      .map((part) => RENAMED[part] ?? part.replace(/foo/g, name))
+      .join("/");
+    await mkdir(dirname(join(directory, target)), { recursive: true });
+    await writeFile(join(directory, target), text);
+    written.push(target);
+  }
+  return { directory, name, kind, files: written };
+}

@@ -1,0 +1,63 @@
+/**
+ * The cloud calls the driver makes. Implement `CloudClient` with your cloud's SDK (an auto scaling
+ * group + launch template API, or a managed instance group + instance template API); the tests use an
+ * in-memory implementation (test/memory-cloud.ts) with the same behaviour.
+ */
+
+/** One version of a launch template: what new instances boot from. */
+export interface CloudTemplateVersion {
+  readonly version: string;
+  /** Tags stored with the version (the kit's template stamp lives here). */
+  readonly tags: Readonly<Record<string, string>>;
+  readonly createdAt: number;
+}
+
+/** One instance of a group. */
+export interface CloudInstance {
+  readonly id: string;
+  readonly zone: string;
+  readonly state: "pending" | "running" | "terminating" | "terminated";
+  readonly templateVersion: string;
+  readonly launchedAt: number;
+}
+
+/** A scaling group as the cloud describes it. */
+export interface CloudGroup {
+  readonly name: string;
+  readonly desired: number;
+  readonly templateVersion: string;
+  readonly zones: readonly string[];
+  readonly instances: readonly CloudInstance[];
+}
+
+/** Raised by a `CloudClient` when the thing asked for does not exist. */
+export class CloudNotFoundError extends Error {}
+
+/** The calls the driver needs. Every method may throw; the kit retries with backoff. */
+export interface CloudClient {
+  /** TODO: list the versions of the launch template `name` ([] when it does not exist). */
+  describeTemplateVersions(name: string): Promise<CloudTemplateVersion[]>;
+  /** TODO: create a version of template `name` (creating the template first if needed). */
+  createTemplateVersion(
+    name: string,
+    input: { instanceType: string; userData: string; tags: Record<string, string> },
+  ): Promise<CloudTemplateVersion>;
+  /** TODO: delete some versions, or the whole template when `versions` is absent. Gone is fine. */
+  deleteTemplate(name: string, versions?: readonly string[]): Promise<void>;
+  /** TODO: describe the group `name`, or `undefined` when it does not exist. */
+  describeGroup(name: string): Promise<CloudGroup | undefined>;
+  /** TODO: create the group. */
+  createGroup(
+    name: string,
+    input: { desired: number; templateVersion: string; zones: readonly string[] },
+  ): Promise<void>;
+  /** TODO: change only the fields given. */
+  updateGroup(
+    name: string,
+    input: { desired?: number; templateVersion?: string; zones?: readonly string[] },
+  ): Promise<void>;
+  /** TODO: delete the group and its instances. Gone is fine. */
+  deleteGroup(name: string): Promise<void>;
+  /** TODO: terminate one instance; `decrementDesired` shrinks the group instead of replacing it. */
+  terminateInstance(name: string, instanceId: string, decrementDesired: boolean): Promise<void>;
+}

@@ -1,0 +1,124 @@
+/**
+ * The driver: how the kit's decisions become cloud calls. The kit decides what to do (scale,
+ * roll out, replace, delete); the driver only translates.
+ */
+import {
+  DriverError,
+  type PoolContext,
+  type PoolDriver,
+  type PoolInstance,
+  templateStampFromTags,
+  templateStampToTags,
+} from "@capi-ts/sdk";
+import { type CloudClient, CloudNotFoundError } from "./cloud.js";
+import type { FooMachinePoolSpec } from "./kind.js";
+
+/** Group settings the kit keeps in sync (compared as a whole: keep lists sorted). */
+export interface FooGroupSettings {
+  readonly zones: readonly string[];
+}
+
+/** The providerID scheme: exactly what the kubelet (or cloud-controller-manager) writes on the Node. */
+export function providerIdOf(zone: string, instanceId: string): string {
+  // TODO: your cloud's providerID format, byte for byte.
+  return `foo:///${zone}/${instanceId}`;
+}
+
+/** One cloud group (and launch template) per pool: namespace and name, never the UID (clusterctl move). */
+export function groupNameOf(ctx: Pick<PoolContext<unknown>, "pool">): string {
+  return `${ctx.pool.namespace}-${ctx.pool.name}`;
+}
+
+/** The driver over a `CloudClient`. */
+export function fooDriver(
+  cloud: CloudClient,
+  options: { defaultZones?: readonly string[] } = {},
+): PoolDriver<FooMachinePoolSpec, FooGroupSettings> {
+  const zonesOf = (ctx: PoolContext<FooMachinePoolSpec>) =>
+    [
+      ...(ctx.spec.zones ??
+        (ctx.failureDomains.length > 0
+          ? ctx.failureDomains
+          : (options.defaultZones ?? ["zone-a"]))),
+    ].sort();
+  return {
+    // What makes instances outdated when it changes (a rollout replaces them).
+    templateInputs: (ctx) => ({ instanceType: ctx.spec.instanceType }),
+    groupSettings: (ctx) => ({ zones: zonesOf(ctx) }),
+
+    async getTemplate(ctx) {
+      const versions = await cloud.describeTemplateVersions(groupNameOf(ctx));
+      return versions.map((version) => ({
+        version: version.version,
+        stamp: templateStampFromTags(version.tags),
+        createdAt: version.createdAt,
+      }));
+    },
+    async createTemplateVersion(ctx, input) {
+      if (input.format !== "cloud-config") {
+        throw new DriverError({
+          kind: "terminal",
+          reason: "UnsupportedBootstrapFormat",
+          message: `bootstrap format ${input.format} is not supported; use cloud-config`,
+        });
+      }
+      const created = await cloud.createTemplateVersion(groupNameOf(ctx), {
+        instanceType: ctx.spec.instanceType,
+        userData: input.userData,
+        tags: templateStampToTags(input.stamp),
+      });
+      return { version: created.version, stamp: input.stamp, createdAt: created.createdAt };
+    },
+    deleteTemplate: (ctx, versions) => cloud.deleteTemplate(groupNameOf(ctx), versions),
+
+    async getGroup(ctx) {
+      const group = await cloud.describeGroup(groupNameOf(ctx));
+      if (!group) return undefined;
+      return {
+        id: group.name,
+        status: "active",
+        desiredReplicas: group.desired,
+        minReplicas: ctx.spec.minSize,
+        maxReplicas: ctx.spec.maxSize,
+        templateVersion: group.templateVersion,
+        settings: { zones: [...group.zones].sort() },
+        instances: group.instances.map(
+          (instance): PoolInstance => ({
+            id: instance.id,
+            providerID: providerIdOf(instance.zone, instance.id),
+            state: instance.state,
+            templateVersion: instance.templateVersion,
+            createdAt: instance.launchedAt,
+            zone: instance.zone,
+          }),
+        ),
+      };
+    },
+    createGroup: (ctx, intent) =>
+      cloud.createGroup(groupNameOf(ctx), {
+        desired: intent.replicas ?? ctx.spec.minSize,
+        templateVersion: intent.templateVersion,
+        zones: intent.settings.zones,
+      }),
+    updateGroup: (ctx, update) =>
+      cloud.updateGroup(groupNameOf(ctx), {
+        ...(update.replicas !== undefined ? { desired: update.replicas } : {}),
+        ...(update.templateVersion !== undefined
+          ? { templateVersion: update.templateVersion }
+          : {}),
+        ...(update.settings ? { zones: update.settings.zones } : {}),
+      }),
+    deleteGroup: (ctx) => cloud.deleteGroup(groupNameOf(ctx)),
+    deleteInstance: (ctx, instance, mode) =>
+      cloud.terminateInstance(groupNameOf(ctx), instance.id, mode === "shrink"),
+
+    classifyError(error) {
+      // TODO: map your cloud SDK's errors: throttling → "throttled" (with retryAfterMs), quota and
+      // invalid input → "terminal", missing → "notFound"; anything else stays transient.
+      if (error instanceof CloudNotFoundError) {
+        return { kind: "notFound", reason: "NotFound", message: error.message };
+      }
+      return undefined;
+    },
+  };
+}

@@ -1,0 +1,47 @@
+/**
+ * The provider's production entry point: standard flags (`--help`), leader election, metrics on
+ * :8080, health probes on :9440, the webhook server on :9443, graceful shutdown on SIGTERM/SIGINT.
+ * Exits non-zero with the reason when a flag is wrong or the manager cannot start (e.g. a missing
+ * webhook certificate file).
+ */
+import {
+  Manager,
+  machinePoolController,
+  managerFlagsCommand,
+  managerOptionsFromFlags,
+  parseManagerFlags,
+} from "@capi-ts/sdk";
+import { infraMachinePoolWebhooks, WebhookServer } from "@capi-ts/sdk/webhook";
+import type { CloudClient } from "./cloud.js";
+import { fooDriver } from "./driver.js";
+import { FooMachinePool, validateFooMachinePoolSpec } from "./kind.js";
+
+const NAME = "foo-provider";
+
+/** TODO: build the real cloud client (credentials from the environment or a mounted Secret). */
+function connectCloud(): CloudClient {
+  throw new Error("connectCloud() is not written yet: create your cloud SDK client in src/main.ts");
+}
+
+async function main(): Promise<void> {
+  const flags = parseManagerFlags(process.argv.slice(2), managerFlagsCommand(NAME));
+  const manager = new Manager({
+    ...managerOptionsFromFlags(flags),
+    name: NAME,
+    processMetrics: true,
+  });
+  machinePoolController(fooDriver(connectCloud()), { manager, kind: FooMachinePool });
+  manager.add(
+    new WebhookServer({
+      port: flags.webhookPort,
+      certDir: flags.webhookCertDir,
+      logger: manager.logger,
+    }).register(infraMachinePoolWebhooks(FooMachinePool, { validate: validateFooMachinePoolSpec })),
+  );
+  await manager.start();
+}
+
+main().catch((error: unknown) => {
+  console.error(`${NAME}: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,42 @@
+/**
+ * Renders the release assets clusterctl reads into out/: infrastructure-components.yaml, metadata.yaml
+ * and cluster-template.yaml. Usage: node dist/manifests.js <version> [image]
+ *   e.g. node dist/manifests.js v0.1.0 ghcr.io/acme/foo-provider:v0.1.0
+ */
+import { copyFile, mkdir, writeFile } from "node:fs/promises";
+import { componentsYAML, metadataYAML, renderComponents } from "@capi-ts/sdk/manifests";
+import { FooMachinePool } from "./kind.js";
+
+/** The objects of infrastructure-components.yaml for an image. */
+export function components(image: string) {
+  return renderComponents({
+    name: "foo",
+    kinds: [FooMachinePool],
+    image,
+    // TODO: rules your own code needs beyond the kit's (e.g. reading a credentials Secret).
+    extraRules: [],
+  });
+}
+
+async function main(): Promise<void> {
+  const [version, image = `ghcr.io/acme/foo-provider:${process.argv[2]}`] = process.argv.slice(2);
+  const match = /^v(\d+)\.(\d+)\.(\d+)/.exec(version ?? "");
+  if (!match) throw new Error(`usage: node dist/manifests.js <version like v0.1.0> [image]`);
+  await mkdir("out", { recursive: true });
+  await writeFile("out/infrastructure-components.yaml", componentsYAML(components(image)));
+  await writeFile(
+    "out/metadata.yaml",
+    metadataYAML([{ major: Number(match[1]), minor: Number(match[2]), contract: "v1beta2" }]),
+  );
+  await copyFile("templates/cluster-template.yaml", "out/cluster-template.yaml");
+  console.log(
+    `wrote out/infrastructure-components.yaml, out/metadata.yaml and out/cluster-template.yaml for ${image}`,
+  );
+}
+
+if (process.argv[1]?.endsWith("manifests.js")) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exit(1);
+  });
+}

@@ -1,0 +1,67 @@
+// The InfraMachinePool conformance suite (from @capi-ts/testing) against this provider, with the
+// in-memory cloud and the CAPI core emulator; every pool version is checked against the contract.
+import { Manager, machinePoolController } from "@capi-ts/sdk";
+import type { ConformancePool } from "@capi-ts/testing";
+import { runMachinePoolConformance } from "@capi-ts/testing/vitest";
+import { fooDriver, groupNameOf, providerIdOf } from "../src/driver.js";
+import { FooMachinePool } from "../src/kind.js";
+import { MemoryCloud } from "./memory-cloud.js";
+import { joiningNodes } from "./nodes.js";
+
+const group = (pool: ConformancePool) => groupNameOf({ pool: { ...pool, uid: "" } });
+
+runMachinePoolConformance({
+  name: "FooMachinePool",
+  kind: FooMachinePool,
+  poolSpec: { instanceType: "small", minSize: 0, maxSize: 10 },
+  templateChange: (spec) => ({ ...spec, instanceType: "large" }),
+  timeouts: { steadyStateMs: 800, settleMs: 250 },
+  async startProvider(env) {
+    const cloud = new MemoryCloud(joiningNodes(env.kubeConfig));
+    const manager = new Manager({
+      kubeConfig: env.kubeConfig,
+      name: "foo-provider",
+      logger: { level: "silent" },
+      gracefulShutdownTimeoutMs: 2000,
+    });
+    machinePoolController(fooDriver(cloud, { defaultZones: ["zone-a", "zone-b"] }), {
+      manager,
+      kind: FooMachinePool,
+      pollIntervalMs: 50,
+      resyncPeriodMs: 500,
+      readiness: "node",
+    });
+    const running = manager.start();
+    await manager.elected();
+    const instancesOf = (pool: ConformancePool) => cloud.groups.get(group(pool))?.instances ?? [];
+    return {
+      identity: "foo-provider",
+      cloud: {
+        liveProviderIds: (pool) => instancesOf(pool).map((i) => providerIdOf(i.zone, i.id)),
+        callCount: (filter = {}) =>
+          cloud.calls.filter(
+            (call) =>
+              (filter.mutating === undefined || call.mutating === filter.mutating) &&
+              (!filter.resizes || call.resize),
+          ).length,
+        resourcesLeft: (pool) => [
+          ...(cloud.groups.has(group(pool)) ? [`group ${group(pool)}`] : []),
+          ...(cloud.templates.has(group(pool)) ? [`template ${group(pool)}`] : []),
+        ],
+        actors: {
+          setDesiredReplicas: (pool, replicas) => cloud.setDesired(group(pool), replicas),
+          terminateInstance: (pool, providerID) =>
+            cloud.outOfBandTerminate(
+              group(pool),
+              providerID.slice(providerID.lastIndexOf("/") + 1),
+            ),
+        },
+      },
+      async stop() {
+        await manager.stop();
+        await running.catch(() => undefined);
+        await cloud.flush();
+      },
+    };
+  },
+});

@@ -1,0 +1,63 @@
+// The driver against the in-memory cloud, without Kubernetes: each call does what the kit expects.
+import type { PoolContext } from "@capi-ts/sdk";
+import { describe, expect, it } from "vitest";
+import { fooDriver, providerIdOf } from "../src/driver.js";
+import type { FooMachinePoolSpec } from "../src/kind.js";
+import { MemoryCloud } from "./memory-cloud.js";
+
+const ctx: PoolContext<FooMachinePoolSpec> = {
+  pool: { namespace: "default", name: "pool-a", uid: "u-1", clusterName: "c1" },
+  spec: { instanceType: "small", minSize: 0, maxSize: 5 },
+  version: "v1.35.0",
+  failureDomains: [],
+  signal: new AbortController().signal,
+};
+const stamp = { specHash: "s1", bootstrapHash: "b1", bootstrapRef: "r1" };
+
+describe("fooDriver", () => {
+  it("creates a template version, a group that launches instances, and reports them", async () => {
+    const cloud = new MemoryCloud();
+    const driver = fooDriver(cloud, { defaultZones: ["zone-a"] });
+    const version = await driver.createTemplateVersion(ctx, {
+      userData: "#cloud-config",
+      format: "cloud-config",
+      stamp,
+    });
+    expect(await driver.getTemplate(ctx)).toEqual([
+      { version: version.version, stamp, createdAt: version.createdAt },
+    ]);
+    await driver.createGroup(ctx, {
+      replicas: 2,
+      templateVersion: version.version,
+      settings: { zones: ["zone-a"] },
+    });
+    const group = await driver.getGroup(ctx);
+    expect(group?.desiredReplicas).toBe(2);
+    expect(group?.instances.map((i) => i.providerID)).toEqual([
+      providerIdOf("zone-a", "i-000001"),
+      providerIdOf("zone-a", "i-000002"),
+    ]);
+  });
+
+  it("shrinks on delete in shrink mode and replaces in replace mode", async () => {
+    const cloud = new MemoryCloud();
+    const driver = fooDriver(cloud);
+    await driver.createGroup(ctx, {
+      replicas: 2,
+      templateVersion: "1",
+      settings: { zones: ["zone-a"] },
+    });
+    const [first, second] = (await driver.getGroup(ctx))?.instances ?? [];
+    if (!first || !second) throw new Error("expected two instances");
+    await driver.deleteInstance(ctx, first, "replace");
+    expect((await driver.getGroup(ctx))?.instances).toHaveLength(2);
+    await driver.deleteInstance(ctx, second, "shrink");
+    expect((await driver.getGroup(ctx))?.desiredReplicas).toBe(1);
+  });
+
+  it("says a missing group is not found, so deletion completes", async () => {
+    const driver = fooDriver(new MemoryCloud());
+    const error = await driver.updateGroup(ctx, { replicas: 1 }).catch((e: unknown) => e);
+    expect(driver.classifyError?.(error)).toMatchObject({ kind: "notFound" });
+  });
+});

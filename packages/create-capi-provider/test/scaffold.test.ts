@@ -1,0 +1,68 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { providerNameProblem, scaffold } from "../src/index.js";
+
+let root: string;
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "create-capi-provider-"));
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe("scaffold", () => {
+  it("derives the name from the folder and writes the project with every placeholder replaced", async () => {
+    const result = await scaffold({ directory: join(root, "acme-cloud-provider") });
+    expect(result).toMatchObject({ name: "acme-cloud", kind: "AcmeCloudMachinePool" });
+    expect(result.files).toEqual(
+      expect.arrayContaining([
+        ".gitignore",
+        ".dockerignore",
+        "Dockerfile",
+        "README.md",
+        "metadata.yaml",
+        "package.json",
+        "src/kind.ts",
+        "src/driver.ts",
+        "src/main.ts",
+        "src/manifests.ts",
+        "templates/cluster-template.yaml",
+        "test/conformance.test.ts",
+        "config/samples/acme-cloudmachinepool.yaml",
+      ]),
+    );
+    const kind = await readFile(join(result.directory, "src/kind.ts"), "utf8");
+    expect(kind).toContain('group: "infrastructure.acme-cloud.example.com"');
+    expect(kind).toContain('kind: "AcmeCloudMachinePool"');
+    const pkg = JSON.parse(await readFile(join(result.directory, "package.json"), "utf8"));
+    expect(pkg.name).toBe("acme-cloud-provider");
+    expect(pkg.dependencies["@capi-ts/sdk"]).toBe("^0.1.0");
+    for (const file of result.files) {
+      const text = await readFile(join(result.directory, file), "utf8");
+      expect(text, file).not.toMatch(/foo|Foo|FOO|__SDK_VERSION__/);
+    }
+  });
+
+  it("refuses a non-empty folder unless forced", async () => {
+    await writeFile(join(root, "notes.txt"), "mine");
+    await expect(scaffold({ directory: root, name: "acme" })).rejects.toThrow(
+      /is not empty \(notes\.txt\); choose a new folder, or pass --force/,
+    );
+    const forced = await scaffold({ directory: root, name: "acme", force: true });
+    expect(forced.files).toContain("src/driver.ts");
+    expect(await readFile(join(root, "notes.txt"), "utf8")).toBe("mine");
+  });
+
+  it("says what a provider name may be", async () => {
+    await expect(scaffold({ directory: join(root, "x"), name: "Acme_Cloud" })).rejects.toThrow(
+      'provider name "Acme_Cloud" is not allowed: use 1 to 30 lower-case letters, digits and dashes',
+    );
+    expect(providerNameProblem("acme-")).toMatch(/not ending with a dash/);
+    expect(providerNameProblem("acme")).toBeUndefined();
+    await expect(
+      scaffold({ directory: join(root, "y"), name: "acme", group: "acme" }),
+    ).rejects.toThrow(/API group "acme" is not allowed/);
+  });
+});

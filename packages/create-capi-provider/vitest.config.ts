@@ -1,0 +1,7 @@
+import { defineProject } from "vitest/config";
+
+export default defineProject({
+  resolve: { conditions: ["capi-ts-source"] },
+  ssr: { resolve: { conditions: ["capi-ts-source"] } },
+  test: { name: "create-capi-provider", environment: "node", include: ["test/**/*.test.ts"] },
+});

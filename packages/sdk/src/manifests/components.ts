@@ -1,0 +1,340 @@
+import { stringify } from "yaml";
+import { Labels } from "../contract/constants.js";
+import type { InfraMachinePoolDefinition, Manifest } from "../crd/define.js";
+import { webhookPath } from "../webhook/handlers.js";
+import { DEFAULT_WEBHOOK_CERT_DIR } from "../webhook/server.js";
+import {
+  type KitPermissionOptions,
+  kitPermissions,
+  leaderElectionRules,
+  mergeRules,
+  type PolicyRule,
+} from "./permissions.js";
+
+/** What {@link renderComponents} needs of a defined kind. */
+export type ComponentKind = Pick<
+  InfraMachinePoolDefinition<never, never>,
+  | "group"
+  | "kind"
+  | "templateKind"
+  | "plural"
+  | "storageVersion"
+  | "crd"
+  | "templateCrd"
+  | "clusterRole"
+  | "templateResource"
+>;
+
+/** Options of {@link renderComponents}. */
+export interface ComponentsOptions {
+  /**
+   * The provider name as clusterctl knows it (`clusterctl init --infrastructure <name>`): lower-case
+   * letters, digits and dashes. The label `cluster.x-k8s.io/provider: infrastructure-<name>` goes on
+   * every object.
+   */
+  name: string;
+  /** The kinds the provider serves (each with its template). */
+  kinds: readonly ComponentKind[];
+  /** The manager's container image, e.g. `ghcr.io/acme/foo-provider:v0.1.0`. */
+  image: string;
+  /** Prefix of object names and of the namespace `<prefix>-system`. Default `<name>-provider`. */
+  prefix?: string;
+  /** Serve defaulting webhooks (a MutatingWebhookConfiguration). Default false. */
+  defaulting?: boolean;
+  /** Serve validating webhooks (a ValidatingWebhookConfiguration). Default true. */
+  validating?: boolean;
+  /** What the kit touches (Nodes). */
+  kit?: KitPermissionOptions;
+  /** Rules the provider's own code needs on top of the kit's (e.g. reading a credentials Secret). */
+  extraRules?: readonly PolicyRule[];
+  /**
+   * clusterctl variable prefix (upper-case) for the knobs users set at `clusterctl init`:
+   * `${<P>_WATCH_FILTER:=}`, `${<P>_WATCH_NAMESPACE:=}`, `${<P>_LOG_LEVEL:=info}`. Default: the name upper-cased.
+   */
+  variablePrefix?: string;
+  /** Extra manager arguments. */
+  args?: readonly string[];
+  /** Extra environment variables (values may use clusterctl variables). */
+  env?: ReadonlyArray<{ name: string; value: string }>;
+}
+
+const NAME = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * Renders what a provider ships for `clusterctl init --infrastructure <name>`, as one list of objects:
+ * the namespace, the CRDs (kind and template), the ClusterRole core's manager aggregates (R3), the
+ * manager's ServiceAccount, least-privilege ClusterRole ({@link kitPermissions} + `extraRules`) and
+ * leader-election Role, the Deployment (non-root, read-only root filesystem, probes on `:9440`, metrics on
+ * `:8080`, `--leader-elect`, `--watch-filter`, `--namespace`), the webhook Service, the cert-manager
+ * Issuer and Certificate, and the webhook configurations (CA injected by cert-manager). Every object
+ * carries `cluster.x-k8s.io/provider: infrastructure-<name>`. Write it with {@link componentsYAML}.
+ *
+ * @example
+ * ```ts
+ * const objects = renderComponents({ name: "foo", kinds: [FooMachinePool], image: "ghcr.io/acme/foo:v0.1.0" });
+ * await writeFile("out/infrastructure-components.yaml", componentsYAML(objects));
+ * ```
+ */
+export function renderComponents(options: ComponentsOptions): Manifest[] {
+  if (!NAME.test(options.name)) {
+    throw new TypeError(
+      `provider name "${options.name}" must be lower-case letters, digits and dashes, starting with a letter (e.g. "foo")`,
+    );
+  }
+  if (options.kinds.length === 0) throw new TypeError("renderComponents needs at least one kind");
+  const prefix = options.prefix ?? `${options.name}-provider`;
+  const namespace = `${prefix}-system`;
+  const vars = options.variablePrefix ?? options.name.toUpperCase().replaceAll("-", "_");
+  const providerLabel = { [Labels.ProviderName]: `infrastructure-${options.name}` };
+  const selector = {
+    "cluster.x-k8s.io/provider": `infrastructure-${options.name}`,
+    "control-plane": "controller-manager",
+  };
+  const manager = `${prefix}-controller-manager`;
+  const serviceName = `${prefix}-webhook-service`;
+  const certificate = `${prefix}-serving-cert`;
+  const certSecret = `${prefix}-webhook-service-cert`;
+  const validating = options.validating ?? true;
+  const defaulting = options.defaulting ?? false;
+  const webhooks = validating || defaulting;
+
+  const objects: Manifest[] = [
+    {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: namespace, labels: { "control-plane": "controller-manager" } },
+    },
+  ];
+  for (const kind of options.kinds) {
+    for (const crd of [kind.crd, kind.templateCrd]) objects.push(structuredClone(crd));
+    objects.push(structuredClone(kind.clusterRole));
+  }
+  const rules = mergeRules([
+    ...options.kinds.flatMap((kind) => kitPermissions(kind, options.kit)),
+    ...(options.extraRules ?? []),
+  ]);
+  objects.push(
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: manager, namespace } },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: `${prefix}-manager-role` },
+      rules,
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: `${prefix}-manager-rolebinding` },
+      roleRef: {
+        apiGroup: "rbac.authorization.k8s.io",
+        kind: "ClusterRole",
+        name: `${prefix}-manager-role`,
+      },
+      subjects: [{ kind: "ServiceAccount", name: manager, namespace }],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: `${prefix}-leader-election-role`, namespace },
+      rules: leaderElectionRules(),
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: `${prefix}-leader-election-rolebinding`, namespace },
+      roleRef: {
+        apiGroup: "rbac.authorization.k8s.io",
+        kind: "Role",
+        name: `${prefix}-leader-election-role`,
+      },
+      subjects: [{ kind: "ServiceAccount", name: manager, namespace }],
+    },
+    deployment(),
+  );
+  if (webhooks) {
+    objects.push(
+      {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: serviceName, namespace },
+        spec: { ports: [{ port: 443, targetPort: "webhook-server" }], selector },
+      },
+      {
+        apiVersion: "cert-manager.io/v1",
+        kind: "Issuer",
+        metadata: { name: `${prefix}-selfsigned-issuer`, namespace },
+        spec: { selfSigned: {} },
+      },
+      {
+        apiVersion: "cert-manager.io/v1",
+        kind: "Certificate",
+        metadata: { name: certificate, namespace },
+        spec: {
+          dnsNames: [
+            `${serviceName}.${namespace}.svc`,
+            `${serviceName}.${namespace}.svc.cluster.local`,
+          ],
+          issuerRef: { kind: "Issuer", name: `${prefix}-selfsigned-issuer` },
+          secretName: certSecret,
+          subject: { organizations: ["k8s-sig-cluster-lifecycle"] },
+        },
+      },
+    );
+    if (defaulting) objects.push(webhookConfiguration("mutate"));
+    if (validating) objects.push(webhookConfiguration("validate"));
+  }
+  for (const object of objects) {
+    object.metadata.labels = { ...object.metadata.labels, ...providerLabel };
+  }
+  return objects;
+
+  function webhookConfiguration(type: "mutate" | "validate"): Manifest {
+    const mutating = type === "mutate";
+    return {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: mutating ? "MutatingWebhookConfiguration" : "ValidatingWebhookConfiguration",
+      metadata: {
+        name: `${prefix}-${mutating ? "mutating" : "validating"}-webhook-configuration`,
+        annotations: { "cert-manager.io/inject-ca-from": `${namespace}/${certificate}` },
+      },
+      webhooks: options.kinds.flatMap((kind) =>
+        [
+          [kind.kind, kind.plural],
+          [kind.templateKind, kind.templateResource.plural],
+        ].map(([kindName, plural]) => ({
+          name: `${mutating ? "default" : "validation"}.${(kindName as string).toLowerCase()}.${kind.group}`,
+          admissionReviewVersions: ["v1"],
+          clientConfig: {
+            service: {
+              name: serviceName,
+              namespace,
+              path: webhookPath(type, kind.group, kind.storageVersion, kindName as string),
+            },
+          },
+          failurePolicy: "Fail",
+          matchPolicy: "Equivalent",
+          rules: [
+            {
+              apiGroups: [kind.group],
+              apiVersions: [kind.storageVersion],
+              operations: ["CREATE", "UPDATE"],
+              resources: [plural as string],
+            },
+          ],
+          sideEffects: "None",
+          timeoutSeconds: 10,
+        })),
+      ),
+    };
+  }
+
+  function deployment(): Manifest {
+    const volumeMounts = webhooks
+      ? [{ name: "cert", mountPath: DEFAULT_WEBHOOK_CERT_DIR, readOnly: true }]
+      : [];
+    return {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: manager, namespace, labels: { "control-plane": "controller-manager" } },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: selector },
+        template: {
+          metadata: { labels: selector },
+          spec: {
+            serviceAccountName: manager,
+            terminationGracePeriodSeconds: 10,
+            securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
+            containers: [
+              {
+                name: "manager",
+                image: options.image,
+                imagePullPolicy: "IfNotPresent",
+                args: [
+                  "--leader-elect",
+                  `--leader-election-id=${prefix}-leader-election`,
+                  "--metrics-bind-address=:8080",
+                  "--health-probe-bind-address=:9440",
+                  `--watch-filter=\${${vars}_WATCH_FILTER:=}`,
+                  `--namespace=\${${vars}_WATCH_NAMESPACE:=}`,
+                  `--log-level=\${${vars}_LOG_LEVEL:=info}`,
+                  ...(webhooks
+                    ? ["--webhook-port=9443", `--webhook-cert-dir=${DEFAULT_WEBHOOK_CERT_DIR}`]
+                    : []),
+                  ...(options.args ?? []),
+                ],
+                env: [
+                  {
+                    name: "POD_NAMESPACE",
+                    valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } },
+                  },
+                  { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+                  ...(options.env ?? []),
+                ],
+                ports: [
+                  ...(webhooks
+                    ? [{ containerPort: 9443, name: "webhook-server", protocol: "TCP" }]
+                    : []),
+                  { containerPort: 9440, name: "healthz", protocol: "TCP" },
+                  { containerPort: 8080, name: "metrics", protocol: "TCP" },
+                ],
+                livenessProbe: { httpGet: { path: "/healthz", port: "healthz" } },
+                readinessProbe: { httpGet: { path: "/readyz", port: "healthz" } },
+                resources: {
+                  requests: { cpu: "50m", memory: "128Mi" },
+                  limits: { memory: "512Mi" },
+                },
+                securityContext: {
+                  allowPrivilegeEscalation: false,
+                  capabilities: { drop: ["ALL"] },
+                  privileged: false,
+                  readOnlyRootFilesystem: true,
+                  runAsUser: 65532,
+                  runAsGroup: 65532,
+                },
+                terminationMessagePolicy: "FallbackToLogsOnError",
+                volumeMounts,
+              },
+            ],
+            tolerations: [{ effect: "NoSchedule", key: "node-role.kubernetes.io/control-plane" }],
+            volumes: webhooks ? [{ name: "cert", secret: { secretName: certSecret } }] : [],
+          },
+        },
+      },
+    };
+  }
+}
+
+/** The objects as one multi-document YAML stream (`infrastructure-components.yaml`). */
+export function componentsYAML(objects: readonly Manifest[]): string {
+  return objects.map((object) => `---\n${stringify(object, { lineWidth: 0 })}`).join("");
+}
+
+/** One release series of `metadata.yaml`: `major.minor` of the provider and the contract it follows. */
+export interface ReleaseSeries {
+  /** Provider major version. */
+  major: number;
+  /** Provider minor version. */
+  minor: number;
+  /** CAPI contract, e.g. `v1beta2`. */
+  contract: string;
+}
+
+/**
+ * clusterctl's `metadata.yaml`: which provider release series follows which CAPI contract (R21; the
+ * contract must match the CRDs' `cluster.x-k8s.io/<contract>` labels).
+ *
+ * @example
+ * ```ts
+ * metadataYAML([{ major: 0, minor: 1, contract: "v1beta2" }]);
+ * ```
+ */
+export function metadataYAML(series: readonly ReleaseSeries[]): string {
+  return `# clusterctl provider metadata: which release series follows which Cluster API contract.\n${stringify(
+    {
+      apiVersion: "clusterctl.cluster.x-k8s.io/v1alpha3",
+      kind: "Metadata",
+      releaseSeries: series.map(({ major, minor, contract }) => ({ major, minor, contract })),
+    },
+  )}`;
+}

@@ -1,0 +1,100 @@
+import type { InfraMachinePoolDefinition } from "../crd/define.js";
+
+/** One RBAC policy rule. */
+export interface PolicyRule {
+  /** API groups (`""` is core). */
+  apiGroups: string[];
+  /** Resources (plural, `x/status` for a subresource). */
+  resources: string[];
+  /** Verbs. */
+  verbs: string[];
+}
+
+/** What the kit's controller touches besides the provider's own calls. */
+export interface KitPermissionOptions {
+  /** The kit reads Nodes (`readiness: "node"`; default true: the kit's default readiness). */
+  nodes?: boolean;
+}
+
+/**
+ * The RBAC the provider kit (`machinePoolController`) needs for one InfraMachinePool kind, verb by verb
+ * from what it does: it watches its pools (updates `spec.providerIDList` and finalizers, patches
+ * status), reads templates, watches MachinePools (and writes `spec.replicas` under an external
+ * autoscaler), watches Clusters, reads bootstrap Secrets, watches Nodes (node readiness), records
+ * Events, and holds a Lease for leader election (namespaced; see {@link leaderElectionRules}).
+ *
+ * @example
+ * ```ts
+ * const rules = kitPermissions(FooMachinePool);
+ * ```
+ */
+export function kitPermissions(
+  definition: Pick<
+    InfraMachinePoolDefinition<never, never>,
+    "group" | "plural" | "templateResource"
+  >,
+  options: KitPermissionOptions = {},
+): PolicyRule[] {
+  const { group, plural } = definition;
+  const rules: PolicyRule[] = [
+    {
+      apiGroups: [group],
+      resources: [plural],
+      verbs: ["get", "list", "watch", "update", "patch"],
+    },
+    { apiGroups: [group], resources: [`${plural}/status`], verbs: ["get", "update", "patch"] },
+    // Setting blockOwnerDeletion on owned objects needs update on /finalizers (OwnerReferencesPermissionEnforcement).
+    { apiGroups: [group], resources: [`${plural}/finalizers`], verbs: ["update"] },
+    {
+      apiGroups: [group],
+      resources: [definition.templateResource.plural],
+      verbs: ["get", "list", "watch"],
+    },
+    { apiGroups: ["cluster.x-k8s.io"], resources: ["clusters"], verbs: ["get", "list", "watch"] },
+    {
+      apiGroups: ["cluster.x-k8s.io"],
+      resources: ["machinepools"],
+      verbs: ["get", "list", "watch", "update", "patch"],
+    },
+    { apiGroups: [""], resources: ["secrets"], verbs: ["get", "list", "watch"] },
+    { apiGroups: [""], resources: ["events"], verbs: ["create", "patch", "update"] },
+  ];
+  if (options.nodes ?? true) {
+    rules.push({ apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] });
+  }
+  return rules;
+}
+
+/** The namespaced rules of leader election (the Lease) and its Events. */
+export function leaderElectionRules(): PolicyRule[] {
+  return [
+    {
+      apiGroups: ["coordination.k8s.io"],
+      resources: ["leases"],
+      verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+    },
+    { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+  ];
+}
+
+/**
+ * Merges rules that share API groups and resources (verbs united, sorted) so the rendered role reads
+ * like a hand-written one.
+ */
+export function mergeRules(rules: readonly PolicyRule[]): PolicyRule[] {
+  const merged = new Map<string, PolicyRule>();
+  for (const rule of rules) {
+    const key = `${[...rule.apiGroups].sort().join(",")}|${[...rule.resources].sort().join(",")}`;
+    const existing = merged.get(key);
+    if (existing) existing.verbs = [...new Set([...existing.verbs, ...rule.verbs])].sort();
+    else
+      merged.set(key, {
+        apiGroups: [...rule.apiGroups].sort(),
+        resources: [...rule.resources].sort(),
+        verbs: [...new Set(rule.verbs)].sort(),
+      });
+  }
+  return [...merged.values()].sort((a, b) =>
+    `${a.apiGroups[0]}/${a.resources[0]}`.localeCompare(`${b.apiGroups[0]}/${b.resources[0]}`),
+  );
+}

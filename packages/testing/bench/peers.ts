@@ -21,7 +21,7 @@ import { type ChildProcess, fork, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { KubeClient, type ResourceDescriptor } from "@capi-ts/sdk";
+import { KubeClient, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import { KubeConfig } from "@kubernetes/client-node";
 import { build } from "tsup";
 import { type ControlPlane, startControlPlane } from "../src/index.js";

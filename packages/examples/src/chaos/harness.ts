@@ -338,7 +338,7 @@ class Bed {
   /** Deletes the pool and reports what the cloud still holds once the provider is done. */
   async deleteAndCountLeaks(
     timeoutMs: number,
-  ): Promise<{ ms: number; leaks: number; mutations: number }> {
+  ): Promise<{ ms: number; leaks: number; mutations: number; leaders: string[] }> {
     const from = this.rpc.effects.length;
     const started = Date.now();
     await this.client.delete(MachinePools, { namespace: NAMESPACE, name: POOL });
@@ -356,7 +356,8 @@ class Bed {
       .instances()
       .filter((i) => i.state !== "terminated" && i.state !== "terminating").length;
     const leaks = live + this.cloud.inspect.groups().length + this.cloud.inspect.templates().length;
-    return { ms, leaks, mutations: this.rpc.mutations(from).length };
+    const effects = this.rpc.mutations(from);
+    return { ms, leaks, mutations: effects.length, leaders: leadersOf(effects).leaders };
   }
 
   async stop(): Promise<void> {
@@ -605,7 +606,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosRow[]> 
       convergeMs: deletion.ms,
       mutations: deletion.mutations,
       needed: deletion.mutations,
-      leaders: leadersOf(bed.rpc.mutations(bed.rpc.effects.length - deletion.mutations)).leaders,
+      leaders: deletion.leaders,
       leaks: deletion.leaks,
       violations: deletion.leaks > 0 ? [`${deletion.leaks} cloud resources left`] : [],
     });
@@ -639,7 +640,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosRow[]> 
         convergeMs: deletion.ms,
         mutations: deletion.mutations,
         needed: deletion.mutations,
-        leaders: [],
+        leaders: deletion.leaders,
         leaks: deletion.leaks,
         violations: deletion.leaks > 0 ? [`${deletion.leaks} cloud resources left`] : [],
       });

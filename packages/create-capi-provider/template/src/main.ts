@@ -1,6 +1,6 @@
 /**
  * The provider's production entry point: standard flags (`--help`), leader election, metrics on
- * :8080, health probes on :9440, the webhook server on :9443, graceful shutdown on SIGTERM/SIGINT.
+ * :8443 (HTTPS, TokenReview/SubjectAccessReview), health probes on :9440, the webhook server on :9443, graceful shutdown on SIGTERM/SIGINT.
  * Exits non-zero with the reason when a flag is wrong or the manager cannot start (e.g. a missing
  * webhook certificate file).
  */

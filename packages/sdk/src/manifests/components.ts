@@ -65,7 +65,7 @@ const NAME = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
  * the namespace, the CRDs (kind and template), the ClusterRole core's manager aggregates (R3), the
  * manager's ServiceAccount, least-privilege ClusterRole ({@link kitPermissions} + `extraRules`) and
  * leader-election Role, the Deployment (non-root, read-only root filesystem, probes on `:9440`, metrics on
- * `:8080`, `--leader-elect`, `--watch-filter`, `--namespace`), the webhook Service, the cert-manager
+ * `:8443` over HTTPS behind TokenReview/SubjectAccessReview, `--leader-elect`, `--watch-filter`, `--namespace`), the webhook Service, the cert-manager
  * Issuer and Certificate, and the webhook configurations (CA injected by cert-manager). Every object
  * carries `cluster.x-k8s.io/provider: infrastructure-<name>`. Write it with {@link componentsYAML}.
  *
@@ -253,7 +253,7 @@ export function renderComponents(options: ComponentsOptions): Manifest[] {
                 args: [
                   "--leader-elect",
                   `--leader-election-id=${prefix}-leader-election`,
-                  "--metrics-bind-address=:8080",
+                  "--diagnostics-address=:8443",
                   "--health-probe-bind-address=:9440",
                   `--watch-filter=\${${vars}_WATCH_FILTER:=}`,
                   `--namespace=\${${vars}_WATCH_NAMESPACE:=}`,
@@ -276,7 +276,7 @@ export function renderComponents(options: ComponentsOptions): Manifest[] {
                     ? [{ containerPort: 9443, name: "webhook-server", protocol: "TCP" }]
                     : []),
                   { containerPort: 9440, name: "healthz", protocol: "TCP" },
-                  { containerPort: 8080, name: "metrics", protocol: "TCP" },
+                  { containerPort: 8443, name: "metrics", protocol: "TCP" },
                 ],
                 livenessProbe: { httpGet: { path: "/healthz", port: "healthz" } },
                 readinessProbe: { httpGet: { path: "/readyz", port: "healthz" } },

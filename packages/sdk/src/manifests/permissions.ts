@@ -58,6 +58,9 @@ export function kitPermissions(
     },
     { apiGroups: [""], resources: ["secrets"], verbs: ["get", "list", "watch"] },
     { apiGroups: [""], resources: ["events"], verbs: ["create", "patch", "update"] },
+    // The diagnostics endpoint authenticates and authorises its callers through the API server.
+    { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
+    { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
   ];
   if (options.nodes ?? true) {
     rules.push({ apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] });

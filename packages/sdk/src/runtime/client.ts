@@ -792,8 +792,11 @@ export class KubeClient {
     let refreshedAuth = false;
     for (let attempt = 0; ; attempt++) {
       const transport = await this.resolveTransport(false);
-      const headers = spec.contentType
-        ? { ...transport.headers, "content-type": spec.contentType }
+      // The body is always JSON-encoded, so it says so unless the caller names a JSON flavour.
+      const contentType =
+        spec.contentType ?? (spec.body !== undefined ? CONTENT_TYPE.json : undefined);
+      const headers = contentType
+        ? { ...transport.headers, "content-type": contentType }
         : transport.headers;
       let response: Dispatcher.ResponseData;
       try {

@@ -23,9 +23,14 @@ export interface ManagerFlags {
   renewDeadlineMs: number;
   /** `--leader-elect-retry-period` (default 2s). */
   retryPeriodMs: number;
-  /** `--metrics-bind-address` (default `:8080`; `0` disables). */
-  metricsBindAddress: string;
-  /** `--health-probe-bind-address` (default `:9440`, as CAPI providers). */
+  /**
+   * `--diagnostics-address` (default `:8443`, as CAPI providers; `0` disables): `/metrics` over HTTPS
+   * behind TokenReview + SubjectAccessReview. `:port` binds every interface.
+   */
+  diagnosticsAddress: string;
+  /** `--insecure-diagnostics`: serve diagnostics over plain HTTP without authentication. */
+  insecureDiagnostics: boolean;
+  /** `--health-probe-bind-address` (default `:9440`, as CAPI providers; plain HTTP). */
   healthProbeBindAddress: string;
   /** `--concurrency`: workers per controller (default 10). */
   concurrency: number;
@@ -117,12 +122,23 @@ export function managerFlagsCommand(name = "manager"): Command {
         .argParser(parseDuration),
     )
     .addOption(
-      new Option("--metrics-bind-address <address>", "metrics endpoint address; 0 disables")
-        .default(":8080")
+      new Option(
+        "--diagnostics-address <address>",
+        "diagnostics (/metrics) address, HTTPS with TokenReview/SubjectAccessReview authorization; :port binds every interface; 0 disables",
+      )
+        .default(":8443")
         .argParser(bindAddress),
     )
+    .option(
+      "--insecure-diagnostics",
+      "serve diagnostics over plain HTTP without authentication",
+      false,
+    )
     .addOption(
-      new Option("--health-probe-bind-address <address>", "health probe address; 0 disables")
+      new Option(
+        "--health-probe-bind-address <address>",
+        "health probe address (plain HTTP); :port binds every interface; 0 disables",
+      )
         .default(":9440")
         .argParser(bindAddress),
     )
@@ -200,7 +216,8 @@ export function parseManagerFlags(
     leaseDurationMs: o.leaderElectLeaseDuration,
     renewDeadlineMs: o.leaderElectRenewDeadline,
     retryPeriodMs: o.leaderElectRetryPeriod,
-    metricsBindAddress: o.metricsBindAddress,
+    diagnosticsAddress: o.diagnosticsAddress,
+    insecureDiagnostics: Boolean(o.insecureDiagnostics),
     healthProbeBindAddress: o.healthProbeBindAddress,
     concurrency: o.concurrency,
     syncPeriodMs: o.syncPeriod,
@@ -229,7 +246,8 @@ export function managerOptionsFromFlags(flags: ManagerFlags): ManagerOptions {
   else kubeConfig.loadFromDefault();
   const options: ManagerOptions = {
     kubeConfig,
-    metricsBindAddress: flags.metricsBindAddress,
+    diagnosticsAddress: flags.diagnosticsAddress,
+    insecureDiagnostics: flags.insecureDiagnostics,
     healthProbeBindAddress: flags.healthProbeBindAddress,
     maxConcurrentReconciles: flags.concurrency,
     syncPeriodMs: flags.syncPeriodMs,

@@ -1,10 +1,12 @@
 import { createServer, type Server } from "node:http";
+import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { InformerCache, type SharedInformerDefaults } from "./cache.js";
 import { KubeClient, type KubeClientOptions } from "./client.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type Controller, ControllerBuilder, type ControllerHost } from "./controller.js";
+import { createDiagnosticsServer } from "./diagnostics.js";
 import {
   ConnectionError,
   ForbiddenError,
@@ -52,9 +54,26 @@ export interface ManagerOptions {
   watchFilterValue?: string;
   /** Leader election; off when absent. */
   leaderElection?: ManagerLeaderElectionOptions;
-  /** `host:port` for `/metrics`; `"0"` or absent disables it. Port 0 picks a free port. */
-  metricsBindAddress?: string;
-  /** `host:port` for `/healthz` and `/readyz`; `"0"` or absent disables it. */
+  /**
+   * `host:port` of the diagnostics endpoint (`/metrics`); `"0"` or absent disables it. Port 0 picks a
+   * free port. `:port` binds every interface (as Go's `net.Listen`); write `127.0.0.1:port` to keep it
+   * on the loopback. Served over HTTPS, and only to a bearer token that a `TokenReview` accepts and
+   * whose user a `SubjectAccessReview` allows `get` on the non-resource URL `/metrics` (as CAPI
+   * providers' `--diagnostics-address`); the manager's own identity needs `create` on `tokenreviews`
+   * and `subjectaccessreviews`. See {@link ManagerOptions.insecureDiagnostics}.
+   */
+  diagnosticsAddress?: string;
+  /** Serve diagnostics over plain HTTP without authentication (`--insecure-diagnostics`). Default false. */
+  insecureDiagnostics?: boolean;
+  /**
+   * Folder with the diagnostics endpoint's `tls.crt` and `tls.key`. Absent: a self-signed certificate
+   * made in memory at start, as controller-runtime's metrics server does.
+   */
+  diagnosticsCertDir?: string;
+  /**
+   * `host:port` for `/healthz` and `/readyz` (always plain HTTP and unauthenticated: the kubelet
+   * probes it); `"0"` or absent disables it. `:port` binds every interface.
+   */
   healthProbeBindAddress?: string;
   /** How long shutdown waits for in-flight reconciles, ms. Default 30,000. */
   gracefulShutdownTimeoutMs?: number;
@@ -130,7 +149,7 @@ function isLogger(value: unknown): value is RuntimeLogger {
  * const manager = new Manager({
  *   kubeConfig, name: "foo-provider", handleSignals: true,
  *   leaderElection: { namespace: "capi-system" },
- *   metricsBindAddress: ":8080", healthProbeBindAddress: ":8081",
+ *   diagnosticsAddress: ":8443", healthProbeBindAddress: ":9440",
  * });
  * manager.controller("foomachinepool").for(FooMachinePoolResource).complete(reconcile);
  * await manager.start(); // resolves after SIGTERM once everything has stopped
@@ -158,7 +177,7 @@ export class Manager implements ControllerHost {
   private readonly recorders = new Map<string, EventRecorder>();
   private readonly healthChecks = new Map<string, HealthCheck>();
   private readonly readyChecks = new Map<string, HealthCheck>();
-  private readonly servers: Server[] = [];
+  private readonly servers: (Server | HttpsServer)[] = [];
   private elector: LeaderElector | undefined;
   private readonly stopSignal = new AbortController();
   private stopping: Promise<void> | undefined;
@@ -168,7 +187,7 @@ export class Manager implements ControllerHost {
   private controllersStarted = false;
   private serversStarted = false;
   private healthAddressInfo: AddressInfo | undefined;
-  private metricsAddressInfo: AddressInfo | undefined;
+  private diagnosticsAddressInfo: AddressInfo | undefined;
   private signalHandler: (() => void) | undefined;
   private stopError: Error | undefined;
   private leadershipLost = false;
@@ -206,7 +225,7 @@ export class Manager implements ControllerHost {
     if (options.watchFilterValue)
       this.controllerDefaults.watchFilterValue = options.watchFilterValue;
     // Validate early so a bad flag fails at construction, not at start.
-    parseBindAddress(options.metricsBindAddress ?? "0", "metrics bind address");
+    parseBindAddress(options.diagnosticsAddress ?? "0", "diagnostics address");
     parseBindAddress(options.healthProbeBindAddress ?? "0", "health probe bind address");
     if (options.leaderElection) {
       const election = options.leaderElection;
@@ -330,9 +349,9 @@ export class Manager implements ControllerHost {
     return this.healthAddressInfo;
   }
 
-  /** Address of the metrics server once started. */
-  metricsAddress(): AddressInfo | undefined {
-    return this.metricsAddressInfo;
+  /** Address of the diagnostics (metrics) server once started. */
+  diagnosticsAddress(): AddressInfo | undefined {
+    return this.diagnosticsAddressInfo;
   }
 
   /** Resolves `true` once controllers run (leadership acquired), `false` if stopped first. */
@@ -583,33 +602,49 @@ export class Manager implements ControllerHost {
       });
       this.healthAddressInfo = await this.listen(server, health);
     }
-    const metrics = parseBindAddress(
-      this.options.metricsBindAddress ?? "0",
-      "metrics bind address",
+    const diagnostics = parseBindAddress(
+      this.options.diagnosticsAddress ?? "0",
+      "diagnostics address",
     );
-    if (metrics) {
-      const server = createServer((request, response) => {
-        const path = (request.url ?? "/").split("?")[0];
-        if (path !== "/metrics") {
-          response.writeHead(404).end("not found\n");
-          return;
-        }
-        void this.metrics.registry.metrics().then(
-          (text) => {
-            response
-              .writeHead(200, { "content-type": this.metrics.registry.contentType })
-              .end(text);
-          },
-          (error: unknown) => {
-            response.writeHead(500).end(String(error));
-          },
-        );
-      });
-      this.metricsAddressInfo = await this.listen(server, metrics);
+    if (diagnostics) {
+      const serving = {
+        insecure: this.options.insecureDiagnostics ?? false,
+        ...(this.options.diagnosticsCertDir ? { certDir: this.options.diagnosticsCertDir } : {}),
+      };
+      const server = await createDiagnosticsServer(
+        serving,
+        this.client,
+        this.logger,
+        (request, response) => {
+          const path = (request.url ?? "/").split("?")[0];
+          if (path !== "/metrics") {
+            response.writeHead(404).end("not found\n");
+            return;
+          }
+          void this.metrics.registry.metrics().then(
+            (text) => {
+              response
+                .writeHead(200, { "content-type": this.metrics.registry.contentType })
+                .end(text);
+            },
+            (error: unknown) => {
+              response.writeHead(500).end(String(error));
+            },
+          );
+        },
+      );
+      this.diagnosticsAddressInfo = await this.listen(server, diagnostics);
+      this.logger.info(
+        { address: this.diagnosticsAddressInfo, secure: !serving.insecure },
+        "diagnostics endpoint listening",
+      );
     }
   }
 
-  private listen(server: Server, address: { host: string; port: number }): Promise<AddressInfo> {
+  private listen(
+    server: Server | HttpsServer,
+    address: { host: string; port: number },
+  ): Promise<AddressInfo> {
     this.servers.push(server);
     return new Promise((resolve, reject) => {
       server.once("error", (error) =>

@@ -239,7 +239,8 @@ describe("flags", () => {
       leaseDurationMs: 15_000,
       renewDeadlineMs: 10_000,
       retryPeriodMs: 2_000,
-      metricsBindAddress: ":8080",
+      diagnosticsAddress: ":8443",
+      insecureDiagnostics: false,
       healthProbeBindAddress: ":9440",
       concurrency: 10,
       syncPeriodMs: 600_000,
@@ -256,8 +257,9 @@ describe("flags", () => {
       "--leader-elect",
       "--leader-election-namespace",
       "capi-system",
-      "--metrics-bind-address",
-      "0",
+      "--diagnostics-address",
+      "127.0.0.1:9000",
+      "--insecure-diagnostics",
       "--concurrency",
       "4",
       "--sync-period",
@@ -273,7 +275,8 @@ describe("flags", () => {
       watchFilter: "blue",
       leaderElect: true,
       leaderElectionNamespace: "capi-system",
-      metricsBindAddress: "0",
+      diagnosticsAddress: "127.0.0.1:9000",
+      insecureDiagnostics: true,
       concurrency: 4,
       syncPeriodMs: 300_000,
       logLevel: "debug",
@@ -285,7 +288,8 @@ describe("flags", () => {
     expect(() => parseManagerFlags(["--concurrency", "0"])).toThrow(/positive whole number/);
     expect(() => parseManagerFlags(["--sync-period", "10"])).toThrow(/not a duration/);
     expect(() => parseManagerFlags(["--log-format", "xml"])).toThrow(/xml/);
-    expect(() => parseManagerFlags(["--metrics-bind-address", "8080"])).toThrow(/host:port/);
+    expect(() => parseManagerFlags(["--diagnostics-address", "8443"])).toThrow(/host:port/);
+    expect(() => parseManagerFlags(["--metrics-bind-address", ":8080"])).toThrow(/unknown option/);
     expect(() => parseManagerFlags(["--bogus"])).toThrow(/unknown option/);
     const saved = process.env.POD_NAMESPACE;
     delete process.env.POD_NAMESPACE;

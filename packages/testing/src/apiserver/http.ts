@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse as parseYaml } from "yaml";
+import { AccessReviews } from "./access.js";
 import {
   type ApiCore,
   type DeleteOptions,
@@ -212,6 +213,8 @@ export class HttpFrontend {
   port = 0;
   /** The log keeps the most recent this many requests. */
   logLimit = 100_000;
+  /** Answers to TokenReview and SubjectAccessReview. */
+  readonly access = new AccessReviews();
 
   constructor(
     private readonly core: ApiCore,
@@ -389,6 +392,7 @@ export class HttpFrontend {
       case "notfound":
         throw unservedPath();
       case "resource":
+        if (this.review(parsed, method, body, res)) return;
         this.resource(parsed, method, query, contentType, body, res, record);
         return;
     }
@@ -473,6 +477,27 @@ export class HttpFrontend {
       default:
         throw methodNotSupported();
     }
+  }
+
+  /** TokenReview and SubjectAccessReview: created, answered, never stored (as kube-apiserver). */
+  private review(route: Route, method: string, body: unknown, res: ServerResponse): boolean {
+    const kind =
+      route.group === "authentication.k8s.io" && route.plural === "tokenreviews"
+        ? "token"
+        : route.group === "authorization.k8s.io" && route.plural === "subjectaccessreviews"
+          ? "access"
+          : undefined;
+    if (!kind || route.version !== "v1" || route.name !== undefined) return false;
+    if (method !== "POST")
+      throw new ApiError(
+        405,
+        "MethodNotAllowed",
+        "the server does not allow this method on the requested resource",
+      );
+    const answer =
+      kind === "token" ? this.access.tokenReview(body) : this.access.subjectAccessReview(body);
+    sendJson(res, 201, JSON.stringify(answer));
+    return true;
   }
 
   private resource(

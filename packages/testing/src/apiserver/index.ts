@@ -31,6 +31,7 @@
 
 import "./engines.js";
 
+export type { AccessReviews, AccessUser, NonResourceGrant } from "./access.js";
 export type { StatusBody, StatusDetails } from "./errors.js";
 export type { FaultHandle, FaultMatch, FaultRule, Faults } from "./faults.js";
 export type { RequestRecord } from "./http.js";

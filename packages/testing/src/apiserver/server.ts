@@ -4,6 +4,7 @@ import type { Socket } from "node:net";
 import { extname, join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { loadAll } from "js-yaml";
+import type { AccessReviews } from "./access.js";
 import { BUILTIN_TYPES, namespaces } from "./builtins.js";
 import { ApiCore, type PatchEngines, storageView } from "./core.js";
 import { CrdController, crdResourceType, type SchemaCompiler, validateCrd } from "./crd.js";
@@ -70,6 +71,8 @@ export interface ApiServer {
   clearRequests(): void;
   /** Fault injection. */
   readonly faults: Faults;
+  /** What TokenReview and SubjectAccessReview answer (tokens and non-resource grants). */
+  readonly access: AccessReviews;
   /** Drops every connection (watches included) and listens again on the same port; state is kept. */
   restart(): Promise<void>;
   /** Stops the server and drops every connection. */
@@ -179,7 +182,8 @@ function matchesFilter(r: RequestRecord, filter: RequestFilter | undefined): boo
  * State lives in memory and survives {@link ApiServer.restart}; every write takes the next value of
  * one global resourceVersion counter. Known differences from kube-apiserver: no conversion webhooks
  * (other versions are served by rewriting `apiVersion`, then pruning with that version's schema),
- * paging does not pin a snapshot, no authentication/authorization or admission webhooks, only the
+ * paging does not pin a snapshot, no authentication/authorization of its own callers (TokenReview and
+ * SubjectAccessReview answer from {@link ApiServer.access}) and no admission webhooks, only the
  * built-in kinds Namespace, Secret, ConfigMap, Node, Event, Lease and CustomResourceDefinition, and
  * garbage collection runs inside the server. `DIVERGENCES.md` in this package lists every difference
  * found by running the same suite on a real kube-apiserver.
@@ -344,6 +348,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     clearRequests() {
       frontend.log.length = 0;
     },
+    access: frontend.access,
     faults: {
       add: (rule: FaultRule): FaultHandle => rules.add(rule),
       clear: () => rules.clear(),

@@ -452,7 +452,8 @@ describe("controllers over HTTP", () => {
   it("serves /healthz, /readyz and /metrics with controller-runtime metric names", async () => {
     const manager = newManager({
       healthProbeBindAddress: "127.0.0.1:0",
-      metricsBindAddress: "127.0.0.1:0",
+      diagnosticsAddress: "127.0.0.1:0",
+      insecureDiagnostics: true,
     });
     manager
       .controller("probed")
@@ -469,7 +470,7 @@ describe("controllers over HTTP", () => {
       "one reconcile",
     );
     const health = manager.healthAddress();
-    const metrics = manager.metricsAddress();
+    const metrics = manager.diagnosticsAddress();
     const healthz = await fetch(`http://127.0.0.1:${health?.port}/healthz`);
     const readyz = await fetch(`http://127.0.0.1:${health?.port}/readyz`);
     expect(healthz.status).toBe(200);
@@ -515,8 +516,9 @@ describe("controllers over HTTP", () => {
       "1500ms",
       "--leader-elect-retry-period",
       "200ms",
-      "--metrics-bind-address",
+      "--diagnostics-address",
       "127.0.0.1:0",
+      "--insecure-diagnostics",
       "--health-probe-bind-address",
       "127.0.0.1:0",
       "--log-level",
@@ -553,7 +555,7 @@ describe("controllers over HTTP", () => {
     const watches = api.requests({ verb: "watch", resource: "gadgets" });
     expect(watches.length).toBeGreaterThan(0);
     expect(watches.every((record) => record.namespace === "team-a")).toBe(true);
-    expect(manager.metricsAddress()?.port).toBeGreaterThan(0);
+    expect(manager.diagnosticsAddress()?.port).toBeGreaterThan(0);
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -597,7 +599,7 @@ describe("controllers over HTTP", () => {
     expect(() => manager.controller("x").complete(async () => undefined)).toThrow(
       /call for\(resource\)/,
     );
-    expect(() => newManager({ metricsBindAddress: "8080" })).toThrow(/host:port/);
+    expect(() => newManager({ diagnosticsAddress: "8080" })).toThrow(/host:port/);
     expect(() => newManager({ leaderElection: { namespace: "" } })).toThrow(/namespace/);
     expect(() =>
       newManager({

@@ -16,6 +16,7 @@ import { isNotFound, UnauthorizedError } from "./errors.js";
 import type { Informer } from "./informer.js";
 import type { RuntimeLogger } from "./logging.js";
 import { NodeResource, type ObjectKey, objectKeyString, SecretResource } from "./resource.js";
+import type { Runnable } from "./runnable.js";
 
 /** Why a workload cluster cannot be reached (a condition reason a controller can publish as is). */
 export type WorkloadClusterUnavailableReason =
@@ -220,13 +221,16 @@ export class ClusterCache {
    * (later calls' options are ignored).
    */
   static of(
-    host: ClusterCacheOptions["host"],
+    host: ClusterCacheOptions["host"] & { add?(runnable: Runnable): void },
     options: Omit<ClusterCacheOptions, "host"> = {},
   ): ClusterCache {
     let cache = caches.get(host);
     if (!cache) {
-      cache = new ClusterCache({ ...options, host });
-      caches.set(host, cache);
+      const created = new ClusterCache({ ...options, host });
+      cache = created;
+      caches.set(host, created);
+      // A Manager closes the connections when it stops.
+      host.add?.({ name: "clustercache", start: async () => {}, stop: () => created.stop() });
     }
     return cache;
   }

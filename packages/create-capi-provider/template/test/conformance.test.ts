@@ -23,6 +23,8 @@ runMachinePoolConformance({
       name: "foo-provider",
       logger: { level: "silent" },
       gracefulShutdownTimeoutMs: 2000,
+      // The suite labels its objects and checks that a pool of another team is never touched (R20).
+      watchFilterValue: env.watchFilterValue,
     });
     machinePoolController(fooDriver(cloud, { defaultZones: ["zone-a", "zone-b"] }), {
       manager,

@@ -17,7 +17,10 @@ import {
   mirrorConditions,
   type ObjectWithConditions,
   pluralize,
+  setAggregateCondition,
   setCondition,
+  setMirrorCondition,
+  setSummaryCondition,
   setV1Beta1Condition,
   setV1Beta1MirrorCondition,
   summaryCondition,
@@ -676,5 +679,92 @@ describe("pluralize (flect)", () => {
     ["", ""],
   ])("%s -> %s", (singular, plural) => {
     expect(pluralize(singular)).toBe(plural);
+  });
+});
+
+describe("the Set… forms a provider calls (summary, aggregate, mirror onto a target)", () => {
+  const fixed = { now: () => Date.parse("2026-02-03T04:05:06Z") };
+  const withConditions = (generation: number, conditions: Condition[]) => ({
+    metadata: { name: "pool", namespace: "default", generation },
+    status: { conditions },
+  });
+
+  it("setSummaryCondition writes the summary of the chosen types as Ready, and says when nothing changed", () => {
+    const pool = withConditions(3, [
+      {
+        type: "InstancesReady",
+        status: "False",
+        reason: "Booting",
+        message: "2 of 3 booting",
+        lastTransitionTime: "2026-01-01T00:00:00Z",
+      },
+      {
+        type: "GroupReady",
+        status: "True",
+        reason: "Ready",
+        message: "",
+        lastTransitionTime: "2026-01-01T00:00:00Z",
+      },
+    ]);
+    const options = { forConditionTypes: ["InstancesReady", "GroupReady"], clock: fixed };
+    expect(setSummaryCondition(pool, pool, "Ready", options)).toBe(true);
+    const ready = getCondition(pool, "Ready");
+    expect(ready).toMatchObject({ status: "False", observedGeneration: 3 });
+    expect(ready?.message).toContain("2 of 3 booting");
+    expect(ready?.lastTransitionTime).toBe("2026-02-03T04:05:06Z");
+    expect(setSummaryCondition(pool, pool, "Ready", options)).toBe(false);
+  });
+
+  it("setAggregateCondition folds one condition of many objects into the target", () => {
+    const machine = (name: string, status: "True" | "False") => ({
+      kind: "Machine",
+      metadata: { name, namespace: "default", generation: 1 },
+      status: {
+        conditions: [
+          {
+            type: "Ready",
+            status,
+            reason: status === "True" ? "Ready" : "NotReady",
+            message: status === "True" ? "" : `${name} is not ready`,
+            lastTransitionTime: "2026-01-01T00:00:00Z",
+          },
+        ],
+      },
+    });
+    const pool = withConditions(2, []);
+    expect(
+      setAggregateCondition([machine("m1", "True"), machine("m2", "False")], pool, "Ready", {
+        targetConditionType: "MachinesReady",
+        clock: fixed,
+      }),
+    ).toBe(true);
+    const aggregated = getCondition(pool, "MachinesReady");
+    expect(aggregated).toMatchObject({ status: "False", observedGeneration: 2 });
+    expect(aggregated?.message).toContain("m2");
+  });
+
+  it("setMirrorCondition copies another object's condition under a new type, keeping its transition time", () => {
+    const cluster = withConditions(1, [
+      {
+        type: "Ready",
+        status: "True",
+        reason: "Ready",
+        message: "",
+        lastTransitionTime: "2025-12-24T00:00:00Z",
+      },
+    ]);
+    const pool = withConditions(5, []);
+    expect(
+      setMirrorCondition(cluster, pool, "Ready", {
+        targetConditionType: "ClusterReady",
+        clock: fixed,
+      }),
+    ).toBe(true);
+    expect(getCondition(pool, "ClusterReady")).toMatchObject({
+      status: "True",
+      reason: "Ready",
+      observedGeneration: 5,
+      lastTransitionTime: "2025-12-24T00:00:00Z",
+    });
   });
 });

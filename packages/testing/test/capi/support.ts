@@ -16,6 +16,7 @@ import {
   startCapiCore,
 } from "../../src/index.js";
 import { type Backend, capiCrd, startBackend } from "../support/backend.js";
+import { eventually as retryUntilPasses } from "../support/eventually.js";
 
 export { NodeResource, SecretResource };
 
@@ -369,18 +370,9 @@ export function getMachinePool(client: KubeClient, name: string): Promise<Machin
   return client.get(MachinePools, { namespace: ns, name });
 }
 
-/** Polls until `check` passes; rethrows its last failure on timeout. */
-export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-}
+/** Retries `check` until it passes; rethrows its last failure on timeout (support/eventually.ts). */
+export const eventually = <T>(check: () => Promise<T> | T, timeoutMs = 10_000): Promise<T> =>
+  retryUntilPasses(check, timeoutMs, 20);
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -22,6 +22,7 @@ import {
   startCapiCore,
   startControlPlane,
 } from "../../src/index.js";
+import { until } from "../support/eventually.js";
 
 const binaries = findControlPlaneBinaries();
 const haveCore = findCapiCoreBinary(binaries) !== undefined && binaries !== undefined;
@@ -57,26 +58,22 @@ const KubeadmConfigs = resource(
   "kubeadmconfigs",
 );
 
-async function eventually<T>(
+/** Waits until `check` returns a value, failing at once when core has exited. */
+function eventually<T>(
   what: string,
   check: () => Promise<T | undefined>,
   core: ControlPlane["capiCore"],
   timeoutMs = 60_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    if (core && !core.running) throw new Error(`capi-core exited:\n${core.logTail(30)}`);
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`${what}: not reached within ${timeoutMs} ms (${String(last ?? "")})`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  return until(
+    async () => {
+      if (core && !core.running) throw new Error(`capi-core exited:\n${core.logTail(30)}`);
+      return check();
+    },
+    what,
+    timeoutMs,
+    200,
+  ) as Promise<T>;
 }
 
 async function createCluster(client: Client, name: string): Promise<void> {

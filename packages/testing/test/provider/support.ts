@@ -2,6 +2,7 @@
 // kube-apiserver in the testing@real project) with the CAPI CRDs, the CAPI core emulator (owner refs, providerIDList copy, Nodes, bootstrap data with token rotation), the fake
 // scaling-group cloud on a manual clock driven by a pump, and `machinePoolController` running the
 // example provider's driver in a real Manager.
+
 import { dirname } from "node:path";
 import {
   defineInfraMachinePool,
@@ -35,6 +36,7 @@ import {
 import type { FakeCloudMachinePoolSpec } from "../../../examples/src/provider/spec.js";
 import { type CapiCore, markWorkloadClusterReady, startCapiCore } from "../../src/index.js";
 import { type Backend, capiCrd, startBackend } from "../support/backend.js";
+import { eventually as retryUntilPasses } from "../support/eventually.js";
 
 export const ns = "default";
 export const CLUSTER = "c1";
@@ -296,18 +298,9 @@ export async function setReplicas(bed: Bed, name: string, replicas: number): Pro
   await bed.client.mergePatch(MachinePools, { namespace: ns, name }, { spec: { replicas } });
 }
 
-/** Polls until `check` passes; rethrows its last failure on timeout. */
-export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await sleep(25);
-    }
-  }
-}
+/** Retries `check` until it passes; rethrows its last failure on timeout (support/eventually.ts). */
+export const eventually = <T>(check: () => Promise<T> | T, timeoutMs = 20_000): Promise<T> =>
+  retryUntilPasses(check, timeoutMs, 25);
 
 /** Reasons of the Events recorded for an object. */
 export async function eventReasons(bed: Bed, name: string): Promise<string[]> {

@@ -1,5 +1,6 @@
 import type { ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import type { KubernetesObject } from "@kubernetes/client-node";
+import { until } from "../support/eventually.js";
 
 /** A test kind with a spec, a status subresource and validation. */
 export interface Gadget extends KubernetesObject {
@@ -73,20 +74,14 @@ export function gadget(name: string, size: number, namespace = "default"): Gadge
   };
 }
 
-/** Polls `check` until it returns true or `timeoutMs` passes; throws with `what` on timeout. */
+/** Waits until `check` returns true; throws naming `what` on timeout (see support/eventually.ts). */
 export async function eventually(
   check: () => boolean | Promise<boolean>,
   what: string,
   timeoutMs = 10_000,
   intervalMs = 10,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
+  await until(check, what, timeoutMs, intervalMs);
 }
 
 /** Sleeps. */

@@ -1,6 +1,7 @@
 import http from "node:http";
 import https from "node:https";
 import { ApiException, type KubeConfig } from "@kubernetes/client-node";
+import { until } from "./eventually.js";
 
 /** A small CRD served in two versions (v1 storage, v2), with a status subresource and a schema. */
 export const widgetCrd = {
@@ -102,26 +103,11 @@ export async function apiError(fn: () => Promise<unknown>): Promise<{
   throw new Error("expected the call to fail with an ApiException, but it succeeded");
 }
 
-/** Polls until `check` returns a truthy value (for state changed by server-side controllers). */
-export async function eventually<T>(
+/** Waits until `check` returns a truthy value (state changed by server-side controllers). */
+export const eventually = <T>(
   check: () => T | Promise<T>,
   timeoutMs = 3000,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v) return v as NonNullable<T>;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ""}`);
-    }
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+): Promise<NonNullable<T>> => until(check, "the condition", timeoutMs, 10);
 
 /** A raw HTTP exchange with the API server, authenticated and trusted like client-node's own requests. */
 export interface RawResponse {

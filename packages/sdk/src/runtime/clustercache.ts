@@ -13,7 +13,7 @@ import { InformerCache, type SharedInformerDefaults } from "./cache.js";
 import { KubeClient } from "./client.js";
 import type { ControllerHost, ReconcileRequest } from "./controller.js";
 import { isNotFound, UnauthorizedError } from "./errors.js";
-import type { Informer } from "./informer.js";
+import { compareResourceVersions, type Informer } from "./informer.js";
 import type { RuntimeLogger } from "./logging.js";
 import { NodeResource, type ObjectKey, objectKeyString, SecretResource } from "./resource.js";
 import type { Runnable } from "./runnable.js";
@@ -123,6 +123,8 @@ interface Accessor {
   connecting?: Promise<Connection>;
   failure?: { error: WorkloadClusterUnavailableError; at: number; secretVersion: string };
   failures: number;
+  /** The Secret's resourceVersion as last seen by an event (`deleted` once it is gone). */
+  seenSecretVersion?: string;
 }
 
 const KUBECONFIG_SUFFIX = "-kubeconfig";
@@ -263,6 +265,7 @@ export class ClusterCache {
       const accessor = this.accessors.get(objectKeyString(cluster));
       if (!accessor) return;
       const version = secret.metadata?.resourceVersion ?? "";
+      accessor.seenSecretVersion = version === "deleted" ? undefined : version;
       if (accessor.connection && accessor.connection.secretVersion !== version) {
         void this.disconnect(cluster, "kubeconfig Secret changed", false);
       }
@@ -321,6 +324,13 @@ export class ClusterCache {
     const labels = labelsOf(cluster);
     try {
       const connection = await attempt;
+      const seen = accessor.seenSecretVersion;
+      if (seen !== undefined && compareResourceVersions(seen, connection.secretVersion) === 1) {
+        // The Secret changed while this connection was being built from its older version.
+        await connection.cache.stop();
+        accessor.connecting = undefined;
+        return await this.connect(cluster);
+      }
       accessor.connection = connection;
       accessor.failure = undefined;
       accessor.failures = 0;

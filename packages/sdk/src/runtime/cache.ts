@@ -14,6 +14,7 @@ import {
 export type SharedInformerDefaults = Pick<
   InformerOptions<KubernetesObject>,
   | "resyncPeriodMs"
+  | "initialSync"
   | "pageSize"
   | "watchTimeoutSeconds"
   | "staleWatchTimeoutMs"

@@ -1,5 +1,5 @@
 import { type KubeConfig, type KubernetesObject, RequestContext } from "@kubernetes/client-node";
-import { type Dispatcher, fetch, type Response } from "undici";
+import { type Dispatcher, request as undiciRequest } from "undici";
 import {
   ApiError,
   type ApiStatus,
@@ -96,6 +96,14 @@ export interface WatchOptions {
   allowWatchBookmarks?: boolean;
   /** Server-side timeout after which the server ends the watch cleanly. */
   timeoutSeconds?: number;
+  /**
+   * WatchList: the server first sends the current state as ADDED events, then a BOOKMARK annotated
+   * `k8s.io/initial-events-end: "true"`, then live changes (one request instead of LIST pages + a
+   * watch). Needs `resourceVersionMatch: "NotOlderThan"` and bookmarks.
+   */
+  sendInitialEvents?: boolean;
+  /** `NotOlderThan` with {@link WatchOptions.sendInitialEvents}. */
+  resourceVersionMatch?: "NotOlderThan";
   /** Aborts the watch. */
   signal?: AbortSignal;
 }
@@ -128,7 +136,11 @@ export interface KubeClientOptions {
   fieldManager?: string;
   /** `User-Agent` header. */
   userAgent?: string;
-  /** Timeout of a non-watch request, in ms. Default 30,000. */
+  /**
+   * Timeout of a non-watch request, in ms: the longest wait for the response headers, and the longest
+   * pause while its body arrives. Default 30,000. The timers live in the connection (undici's
+   * `headersTimeout`/`bodyTimeout`) and end with the request, so a burst leaves none behind.
+   */
   requestTimeoutMs?: number;
   /**
    * How many times a request answered 429 with a `Retry-After` is retried after waiting, as client-go
@@ -217,9 +229,13 @@ function statusFromBody(code: number, text: string): ApiStatus {
   return { kind: "Status", status: "Failure", code, message: text.slice(0, 500) || `HTTP ${code}` };
 }
 
-function retryAfterSeconds(headers: Headers, status: ApiStatus): number | undefined {
-  const header = headers.get("retry-after");
-  if (header !== null) {
+function retryAfterSeconds(
+  headers: Record<string, string | string[] | undefined>,
+  status: ApiStatus,
+): number | undefined {
+  const value = headers["retry-after"];
+  const header = Array.isArray(value) ? value[0] : value;
+  if (header !== undefined) {
     const seconds = Number(header);
     if (Number.isFinite(seconds) && seconds >= 0) return seconds;
   }
@@ -248,9 +264,13 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * A typed Kubernetes client for any kind, addressed by a {@link ResourceDescriptor} (no discovery).
  *
  * Built on `@kubernetes/client-node`'s `KubeConfig` for authentication and TLS (its
- * `applySecurityAuthentication` sets headers and the undici dispatcher), with requests sent through
- * undici's `fetch` directly: client-node's generic `KubernetesObjectApi` needs discovery, has no
- * status subresource and fixes the patch content type, and its generated APIs are per-kind.
+ * `applySecurityAuthentication` gives the headers and the undici dispatcher), with requests sent
+ * through `undici.request` directly: client-node's generic `KubernetesObjectApi` needs discovery, has
+ * no status subresource and fixes the patch content type, and its generated APIs are per-kind.
+ *
+ * One dispatcher (connection pool) per client, and the authentication headers are computed once:
+ * for a static token, client certificate or basic auth they never change; with an exec plugin or an
+ * auth provider (in-cluster token file, OIDC) they are refreshed every 10 s and at once after a 401.
  *
  * Errors are typed ({@link NotFoundError}, {@link ConflictError}, …) and carry the parsed `Status`.
  *
@@ -272,8 +292,8 @@ export class KubeClient {
   private readonly maxThrottleRetries: number;
   private readonly maxRetryAfterMs: number;
   private readonly listeners = new Set<WriteListener>();
-  private dispatcher: Dispatcher | undefined;
-  private dispatcherResolved = false;
+  private transport: Transport | undefined;
+  private transportPending: Promise<Transport> | undefined;
 
   /** Creates a client; throws if the kubeconfig has no current cluster. */
   constructor(kubeConfig: KubeConfig, options: KubeClientOptions = {}) {
@@ -504,32 +524,35 @@ export class KubeClient {
       labelSelector: options.labelSelector,
       fieldSelector: options.fieldSelector,
       timeoutSeconds: options.timeoutSeconds,
+      sendInitialEvents: options.sendInitialEvents,
+      resourceVersionMatch: options.resourceVersionMatch,
     };
     const request = { method: "GET", path };
     const response = await this.send({ method: "GET", path, query, signal: options.signal }, true);
     const body = response.body;
-    if (body === null) return;
-    const decoder = new TextDecoder();
+    body.setEncoding("utf8");
     let buffered = "";
-    const reader = body.getReader();
     try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        buffered += decoder.decode(value, { stream: true });
+      for await (const chunk of body as AsyncIterable<string>) {
+        buffered = buffered === "" ? chunk : buffered + chunk;
+        let start = 0;
         let newline = buffered.indexOf("\n");
         while (newline >= 0) {
-          const line = buffered.slice(0, newline).trim();
-          buffered = buffered.slice(newline + 1);
-          newline = buffered.indexOf("\n");
-          if (line === "") continue;
+          const line = buffered.slice(start, newline);
+          start = newline + 1;
+          newline = buffered.indexOf("\n", start);
+          if (line.trim() === "") continue;
           yield this.parseWatchLine<T>(line, request);
         }
+        buffered = start === 0 ? buffered : buffered.slice(start);
       }
-      const rest = (buffered + decoder.decode()).trim();
+      const rest = buffered.trim();
       if (rest !== "") yield this.parseWatchLine<T>(rest, request);
+    } catch (cause) {
+      if (options.signal?.aborted || cause instanceof ApiError) throw cause;
+      throw this.transportError(cause, { method: "GET", path });
     } finally {
-      await reader.cancel().catch(() => {});
+      body.destroy();
     }
   }
 
@@ -539,13 +562,19 @@ export class KubeClient {
    */
   async request(spec: RawRequest): Promise<unknown> {
     const response = await this.send(spec, false);
-    const text = await response.text();
+    let text: string;
+    try {
+      text = await response.body.text();
+    } catch (cause) {
+      if (spec.signal?.aborted) throw cause;
+      throw this.transportError(cause, { method: spec.method, path: spec.path });
+    }
     if (text === "") return undefined;
     try {
       return JSON.parse(text) as unknown;
     } catch (cause) {
       throw new ApiError(
-        response.status,
+        response.statusCode,
         { message: `response is not JSON: ${text.slice(0, 200)}` },
         { method: spec.method, path: spec.path },
         { cause },
@@ -679,67 +708,120 @@ export class KubeClient {
     return result;
   }
 
-  private async resolveDispatcher(context: RequestContext): Promise<Dispatcher | undefined> {
-    // client-node builds a new undici Agent on every call; keep the first so connections are reused.
-    if (!this.dispatcherResolved) {
-      this.dispatcher = context.getDispatcher() as Dispatcher | undefined;
-      this.dispatcherResolved = true;
+  /**
+   * The server URL, headers and dispatcher of the current context. Static credentials are resolved
+   * once; credentials that can change (exec plugins, auth providers such as the in-cluster token
+   * file) are resolved again after {@link DYNAMIC_AUTH_TTL_MS} or when `refresh` is set (after a 401).
+   */
+  private async resolveTransport(refresh: boolean): Promise<Transport> {
+    const current = this.transport;
+    const context = this.kubeConfig.getCurrentContext();
+    if (
+      !refresh &&
+      current !== undefined &&
+      current.context === context &&
+      performance.now() < current.expiresAt
+    ) {
+      return current;
     }
-    return this.dispatcher;
+    // One resolution at a time: a burst of requests after expiry waits for the same one.
+    this.transportPending ??= this.buildTransport(context, current).finally(() => {
+      this.transportPending = undefined;
+    });
+    return this.transportPending;
   }
 
-  private async send(spec: RawRequest, streaming: boolean): Promise<Response> {
+  private async buildTransport(
+    context: string,
+    previous: Transport | undefined,
+  ): Promise<Transport> {
     const cluster = this.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error("KubeClient: the kubeconfig has no current cluster");
-    const url = new URL(cluster.server.replace(/\/+$/, "") + spec.path);
+    const server = cluster.server.replace(/\/+$/, "");
+    const requestContext = new RequestContext(`${server}/`, "GET");
+    await this.kubeConfig.applySecurityAuthentication(requestContext);
+    const user = this.kubeConfig.getCurrentUser();
+    const dynamic = user?.exec !== undefined || user?.authProvider !== undefined;
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(requestContext.getHeaders())) {
+      headers[name.toLowerCase()] = value;
+    }
+    headers.accept = "application/json";
+    headers["user-agent"] = this.userAgent;
+    // client-node builds a new undici Agent on every call; keep one per context so connections are
+    // reused (TLS settings come from the cluster entry, which a credential refresh does not change).
+    const dispatcher =
+      previous?.context === context
+        ? previous.dispatcher
+        : (requestContext.getDispatcher() as Dispatcher | undefined);
+    const transport: Transport = {
+      context,
+      server,
+      headers,
+      dispatcher,
+      expiresAt: dynamic ? performance.now() + DYNAMIC_AUTH_TTL_MS : Number.POSITIVE_INFINITY,
+    };
+    this.transport = transport;
+    return transport;
+  }
+
+  private transportError(cause: unknown, info: { method: string; path: string }): ApiError {
+    const code = (cause as { code?: string })?.code;
+    const timedOut =
+      code === "UND_ERR_HEADERS_TIMEOUT" ||
+      code === "UND_ERR_BODY_TIMEOUT" ||
+      (cause as Error)?.name === "TimeoutError";
+    const nested = (cause as { cause?: Error })?.cause;
+    const message = timedOut
+      ? `no response within ${this.requestTimeoutMs} ms`
+      : `no response: ${(cause as Error)?.message ?? String(cause)}${nested ? ` (${nested.message})` : ""}`;
+    const ErrorClass = timedOut ? TimeoutError : ConnectionError;
+    return new ErrorClass(0, { reason: timedOut ? "Timeout" : "ConnectionError", message }, info, {
+      cause,
+    });
+  }
+
+  private async send(spec: RawRequest, streaming: boolean): Promise<Dispatcher.ResponseData> {
+    let search = "";
     for (const [name, value] of Object.entries(spec.query ?? {})) {
-      if (value !== undefined && value !== "") url.searchParams.set(name, String(value));
+      if (value === undefined || value === "") continue;
+      search += `${search === "" ? "?" : "&"}${encodeURIComponent(name)}=${encodeURIComponent(String(value))}`;
     }
     const info = { method: spec.method, path: spec.path };
+    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    let refreshedAuth = false;
     for (let attempt = 0; ; attempt++) {
-      const context = new RequestContext(url.toString(), spec.method);
-      await this.kubeConfig.applySecurityAuthentication(context);
-      const headers: Record<string, string> = {
-        ...context.getHeaders(),
-        accept: "application/json",
-        "user-agent": this.userAgent,
-      };
-      if (spec.contentType) headers["content-type"] = spec.contentType;
-      const dispatcher = await this.resolveDispatcher(context);
-      const signals: AbortSignal[] = [];
-      if (spec.signal) signals.push(spec.signal);
-      if (!streaming) signals.push(AbortSignal.timeout(this.requestTimeoutMs));
-      const signal = signals.length > 0 ? AbortSignal.any(signals) : undefined;
-      let response: Response;
+      const transport = await this.resolveTransport(false);
+      const headers = spec.contentType
+        ? { ...transport.headers, "content-type": spec.contentType }
+        : transport.headers;
+      let response: Dispatcher.ResponseData;
       try {
-        response = await fetch(url, {
+        response = await undiciRequest(transport.server + spec.path + search, {
           method: spec.method,
           headers,
-          body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
-          ...(dispatcher ? { dispatcher } : {}),
-          ...(signal ? { signal } : {}),
+          body,
+          dispatcher: transport.dispatcher,
+          signal: spec.signal,
+          headersTimeout: this.requestTimeoutMs,
+          // A watch may stay quiet for minutes; the informer's watchdog judges it, not the socket.
+          bodyTimeout: streaming ? 0 : this.requestTimeoutMs,
         });
       } catch (cause) {
         if (spec.signal?.aborted) throw cause;
-        const timedOut = (cause as Error)?.name === "TimeoutError";
-        const message = timedOut
-          ? `no response within ${this.requestTimeoutMs} ms`
-          : `no response: ${(cause as Error)?.message ?? String(cause)}${(cause as { cause?: Error })?.cause ? ` (${(cause as { cause: Error }).cause.message})` : ""}`;
-        const ErrorClass = timedOut ? TimeoutError : ConnectionError;
-        throw new ErrorClass(
-          0,
-          { reason: timedOut ? "Timeout" : "ConnectionError", message },
-          info,
-          {
-            cause,
-          },
-        );
+        throw this.transportError(cause, info);
       }
-      if (response.ok) return response;
-      const text = await response.text().catch(() => "");
-      const status = statusFromBody(response.status, text);
+      if (response.statusCode >= 200 && response.statusCode < 300) return response;
+      const text = await response.body.text().catch(() => "");
+      if (response.statusCode === 401 && !refreshedAuth && transport.expiresAt !== Infinity) {
+        // A credential of an exec plugin or auth provider expired within its cache window.
+        refreshedAuth = true;
+        await this.resolveTransport(true);
+        continue;
+      }
+      const status = statusFromBody(response.statusCode, text);
       const retryAfter = retryAfterSeconds(response.headers, status);
-      const error = errorFromStatus(response.status, status, info, retryAfter);
+      const error = errorFromStatus(response.statusCode, status, info, retryAfter);
       if (
         error instanceof TooManyRequestsError &&
         retryAfter !== undefined &&
@@ -752,4 +834,16 @@ export class KubeClient {
       throw error;
     }
   }
+}
+
+/** How long headers from an exec plugin or auth provider are reused before they are asked again. */
+const DYNAMIC_AUTH_TTL_MS = 10_000;
+
+interface Transport {
+  /** The kubeconfig context these settings belong to. */
+  context: string;
+  server: string;
+  headers: Record<string, string>;
+  dispatcher: Dispatcher | undefined;
+  expiresAt: number;
 }

@@ -1,7 +1,7 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import type { KubeClient } from "./client.js";
 import type { Clock } from "./clock.js";
-import { GoneError } from "./errors.js";
+import { BadRequestError, GoneError, InvalidError } from "./errors.js";
 import { type LabelSelector, parseLabelSelector } from "./labels.js";
 import { type RuntimeLogger, silentLogger } from "./logging.js";
 import {
@@ -95,7 +95,14 @@ export interface InformerOptions<T extends KubernetesObject> {
   transform?: (obj: T) => T;
   /** Re-announce every cached object this often (ms) as low-priority updates; 0 (default) = never. */
   resyncPeriodMs?: number;
-  /** List page size. Default 500. */
+  /**
+   * How the cache is filled at start and after a 410: `"watchList"` (default) opens one watch with
+   * `sendInitialEvents=true` and `resourceVersionMatch=NotOlderThan` that streams the current state,
+   * then live changes, as client-go does; `"list"` sends paged LISTs, then a watch. A server that
+   * rejects WatchList or ignores it (no `k8s.io/initial-events-end` bookmark) gets LISTs from then on.
+   */
+  initialSync?: "watchList" | "list";
+  /** List page size (with `initialSync: "list"` or the fallback). Default 500. */
   pageSize?: number;
   /** Server-side watch timeout, in s; default random in [300, 600) as client-go, to spread reconnects. */
   watchTimeoutSeconds?: number;
@@ -113,6 +120,12 @@ export interface InformerOptions<T extends KubernetesObject> {
    */
   clock?: Clock;
 }
+
+/** The annotation of the BOOKMARK that ends the initial events of a WatchList. */
+const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
+
+/** Why a WatchList could not fill the cache, when the server does not do WatchList. */
+class WatchListUnsupported extends Error {}
 
 /** Compares two resourceVersions if both are integers (as etcd's); `undefined` if they cannot be ordered. */
 export function compareResourceVersions(a: string, b: string): number | undefined {
@@ -172,8 +185,11 @@ export class Informer<T extends KubernetesObject> {
   private loop: Promise<void> | undefined;
   private cancelResync: (() => void) | undefined;
   private readonly id: string;
-  /** Counters, for tests and debugging. */
-  readonly stats = { lists: 0, watches: 0, restarts: 0, relists: 0, events: 0 };
+  private watchListSupported: boolean;
+  /** True while a WatchList streams its initial events (the cache is not filled from it yet). */
+  private snapshotPending = false;
+  /** Counters, for tests and debugging (`watchLists`: caches filled by a WatchList). */
+  readonly stats = { lists: 0, watchLists: 0, watches: 0, restarts: 0, relists: 0, events: 0 };
 
   /** Creates a stopped informer; call {@link Informer.start}. */
   constructor(options: InformerOptions<T>) {
@@ -189,6 +205,7 @@ export class Informer<T extends KubernetesObject> {
     this.log = (options.logger ?? silentLogger()).child({ informer: options.resource.kind });
     this.selector = options.labelSelector ? parseLabelSelector(options.labelSelector) : undefined;
     this.id = resourceId(options.resource);
+    this.watchListSupported = (options.initialSync ?? "watchList") === "watchList";
     this.addIndexer(OWNER_UID_INDEX, indexByOwnerUID as IndexFunc<T>);
     this.addIndexer(CLUSTER_NAME_INDEX, indexByClusterName as IndexFunc<T>);
   }
@@ -387,11 +404,36 @@ export class Informer<T extends KubernetesObject> {
     const signal = this.stopController.signal;
     while (this.running) {
       try {
+        let initial = false;
         if (needList) {
-          await this.relist(signal);
+          if (this.watchListSupported) initial = true;
+          else await this.relist(signal);
           needList = false;
         }
-        const outcome = await this.watchOnce(signal);
+        let outcome: Awaited<ReturnType<Informer<T>["watchOnce"]>>;
+        try {
+          outcome = await this.watchOnce(signal, initial);
+        } catch (error) {
+          const unsynced = initial && this.snapshotPending;
+          this.snapshotPending = false;
+          if (unsynced) needList = true;
+          if (
+            unsynced &&
+            (error instanceof WatchListUnsupported ||
+              error instanceof InvalidError ||
+              error instanceof BadRequestError)
+          ) {
+            this.watchListSupported = false;
+            this.log.info(
+              { reason: error.message },
+              "the server does not do WatchList; filling the cache by LIST from now on",
+            );
+            continue;
+          }
+          throw error;
+        }
+        if (initial && this.snapshotPending) needList = true;
+        this.snapshotPending = false;
         if (!this.running) break;
         if (outcome.events > 0 || outcome.durationMs > 1000) failures = 0;
         else failures++;
@@ -481,6 +523,11 @@ export class Informer<T extends KubernetesObject> {
       const obj = this.transform(item);
       fresh.set(this.keyOf(obj), obj);
     }
+    this.replaceAll(fresh, list.metadata.resourceVersion);
+  }
+
+  /** Makes the cache equal to `fresh` (a list, or the initial events of a WatchList) at `rv`. */
+  private replaceAll(fresh: Map<string, T>, rv: string | undefined): void {
     if (!this.synced) {
       for (const [key, obj] of fresh) {
         this.put(key, obj);
@@ -501,7 +548,7 @@ export class Informer<T extends KubernetesObject> {
         this.emitDelete(old, true);
       }
     }
-    this.lastRV = list.metadata.resourceVersion;
+    this.lastRV = rv;
     this.markSynced();
     this.checkWaiters();
   }
@@ -512,8 +559,15 @@ export class Informer<T extends KubernetesObject> {
     for (const resolve of this.syncWaiters.splice(0)) resolve();
   }
 
+  /**
+   * One watch request until it ends. With `initial`, a WatchList: events up to the
+   * `k8s.io/initial-events-end` bookmark fill a fresh snapshot that then replaces the cache (as a
+   * LIST would), and the same stream goes on as the live watch; `snapshotPending` stays true if it
+   * ended before that.
+   */
   private async watchOnce(
     stopSignal: AbortSignal,
+    initial = false,
   ): Promise<{ events: number; durationMs: number; stale: boolean }> {
     const timeoutSeconds =
       this.options.watchTimeoutSeconds ?? Math.floor(300 + Math.random() * 300);
@@ -535,18 +589,46 @@ export class Informer<T extends KubernetesObject> {
       timeoutSeconds,
       signal: AbortSignal.any([stopSignal, watchdog.signal]),
     };
-    if (this.lastRV !== undefined) options.resourceVersion = this.lastRV;
+    // A WatchList reads the current state (no resourceVersion: a consistent read), as after a 410
+    // the last one is too old to start from.
+    if (this.lastRV !== undefined && !initial) options.resourceVersion = this.lastRV;
+    if (initial) {
+      options.sendInitialEvents = true;
+      options.resourceVersionMatch = "NotOlderThan";
+      this.stats.watchLists++;
+    }
     if (this.options.namespace) options.namespace = this.options.namespace;
     if (this.options.labelSelector) options.labelSelector = this.options.labelSelector;
     if (this.options.fieldSelector) options.fieldSelector = this.options.fieldSelector;
     this.stats.watches++;
+    let snapshot = initial ? new Map<string, T>() : undefined;
+    this.snapshotPending = initial;
     arm();
     try {
       for await (const event of this.client.watch(this.resource, options)) {
         arm();
         events++;
         this.stats.events++;
-        this.apply(event.type, event.object);
+        if (snapshot === undefined) {
+          this.apply(event.type, event.object);
+          continue;
+        }
+        if (event.type === "BOOKMARK") {
+          const annotations = (event.object.metadata as { annotations?: Record<string, string> })
+            ?.annotations;
+          if (annotations?.[INITIAL_EVENTS_END] !== "true") {
+            throw new WatchListUnsupported(
+              "a bookmark arrived without the k8s.io/initial-events-end annotation",
+            );
+          }
+          this.replaceAll(snapshot, event.object.metadata?.resourceVersion);
+          snapshot = undefined;
+          this.snapshotPending = false;
+          continue;
+        }
+        const obj = this.transform(event.object);
+        if (event.type === "DELETED") snapshot.delete(this.keyOf(obj));
+        else snapshot.set(this.keyOf(obj), obj);
       }
     } catch (error) {
       if (!(stale || stopSignal.aborted)) throw error;

@@ -218,7 +218,8 @@ describe("controllers over HTTP", () => {
       retryAfterSeconds: 1,
       count: 3,
     });
-    api.faults.add({ verb: "list", status: 500, count: 2 });
+    // The informers fill their caches by WatchList: fail those requests as a relist would fail.
+    api.faults.add({ verb: "watch", status: 500, count: 2 });
     const writer = manager.client;
     // Create through a client that retries on its own, so the fixtures are not affected by the faults.
     await createGadgets({ client: writer } as Manager, 100, "a");
@@ -549,8 +550,9 @@ describe("controllers over HTTP", () => {
     await eventually(() => seen.includes("team-a/mine"), "reconcile in scope");
     await sleep(300);
     expect(seen).toEqual(["team-a/mine"]);
-    const lists = api.requests({ verb: "list", resource: "gadgets" });
-    expect(lists.every((record) => record.namespace === "team-a")).toBe(true);
+    const watches = api.requests({ verb: "watch", resource: "gadgets" });
+    expect(watches.length).toBeGreaterThan(0);
+    expect(watches.every((record) => record.namespace === "team-a")).toBe(true);
     expect(manager.metricsAddress()?.port).toBeGreaterThan(0);
     await rm(dir, { recursive: true, force: true });
   });
@@ -582,8 +584,9 @@ describe("controllers over HTTP", () => {
       () => first.includes("shared") && second.includes("shared-cm"),
       "both controllers",
     );
-    expect(api.requests({ verb: "list", resource: "gadgets" })).toHaveLength(1);
-    expect(api.requests({ verb: "list", resource: "configmaps" })).toHaveLength(1);
+    // One WatchList per kind fills the shared cache: no LIST at all.
+    expect(api.requests({ verb: "list" })).toHaveLength(0);
+    expect(api.requests({ verb: "watch", resource: "configmaps" })).toHaveLength(1);
     expect(api.requests({ verb: "watch", resource: "gadgets" })).toHaveLength(1);
     expect(manager.cache.allInformers()).toHaveLength(2);
   });

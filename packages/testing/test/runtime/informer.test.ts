@@ -82,9 +82,9 @@ function record(informer: Informer<V1ConfigMap>): Recorded[] {
 }
 
 describe("Informer over HTTP", () => {
-  it("lists then watches with bookmarks, and gives update handlers the old and the new object", async () => {
+  it("with initialSync list: lists then watches with bookmarks, and gives update handlers the old and the new object", async () => {
     await client.create(ConfigMapResource, configMap("a", { data: { v: "1" } }));
-    const informer = newInformer();
+    const informer = newInformer({ initialSync: "list" });
     const events = record(informer);
     informer.start();
     await informer.waitForSync();
@@ -169,7 +169,11 @@ describe("Informer over HTTP", () => {
       ConfigMapResource,
       configMap("elsewhere", { namespace: "other", labels: { app: "yes" } }),
     );
-    const informer = newInformer({ namespace: "default", labelSelector: "app=yes" });
+    const informer = newInformer({
+      namespace: "default",
+      labelSelector: "app=yes",
+      initialSync: "list",
+    });
     informer.start();
     await informer.waitForSync();
     expect(informer.list().map((obj) => obj.metadata?.name)).toEqual(["in"]);
@@ -214,11 +218,14 @@ describe("Informer over HTTP", () => {
       await client.create(ConfigMapResource, configMap(`after-cut-${round}`));
     }
     await eventually(() => events.length === 3, "events after cuts");
-    expect(informer.stats.lists).toBe(1);
+    expect(informer.stats.lists).toBe(0);
+    expect(informer.stats.watchLists).toBe(1);
     expect(informer.stats.restarts).toBeGreaterThanOrEqual(3);
-    const watches = api.requests({ verb: "watch" });
-    expect(watches.length).toBeGreaterThanOrEqual(4);
-    expect(watches.every((watch) => watch.query.resourceVersion)).toBe(true);
+    const [initial, ...resumed] = api.requests({ verb: "watch" });
+    expect(initial?.query.sendInitialEvents).toBe("true");
+    expect(resumed.length).toBeGreaterThanOrEqual(3);
+    expect(resumed.every((watch) => watch.query.resourceVersion)).toBe(true);
+    expect(resumed.every((watch) => watch.query.sendInitialEvents === undefined)).toBe(true);
   });
 
   it("relists after 410 Gone and emits synthetic deletes for objects that vanished meanwhile", async () => {
@@ -250,7 +257,8 @@ describe("Informer over HTTP", () => {
         { type: "update", name: "stays", old: undefined },
       ]),
     );
-    expect(informer.stats.lists).toBe(2);
+    expect(informer.stats.watchLists).toBe(2);
+    expect(informer.stats.lists).toBe(0);
     expect(
       await metrics.value("capi_ts_informer_restarts_total", { reason: "gone" }),
     ).toBeGreaterThanOrEqual(1);
@@ -259,10 +267,53 @@ describe("Informer over HTTP", () => {
     ).toBeGreaterThanOrEqual(2);
   });
 
+  it("fills the cache with one WatchList request: no LIST, initial adds, then live events on the same stream", async () => {
+    await client.create(ConfigMapResource, configMap("before-1"));
+    await client.create(ConfigMapResource, configMap("before-2", { namespace: "other" }));
+    const informer = newInformer({ namespace: "default" });
+    const events = record(informer);
+    informer.start();
+    await informer.waitForSync();
+    expect(events).toEqual([{ type: "add", name: "before-1", initial: true }]);
+    await client.create(ConfigMapResource, configMap("after"));
+    await eventually(() => events.length === 2, "live event");
+    expect(events[1]).toEqual({ type: "add", name: "after", initial: false });
+    expect(api.requests({ verb: "list" })).toHaveLength(0);
+    const watches = api.requests({ verb: "watch" });
+    expect(watches).toHaveLength(1);
+    expect(watches[0]?.query).toMatchObject({
+      sendInitialEvents: "true",
+      resourceVersionMatch: "NotOlderThan",
+      allowWatchBookmarks: "true",
+    });
+    expect(watches[0]?.namespace).toBe("default");
+    expect(informer.stats).toMatchObject({ lists: 0, watchLists: 1, watches: 1 });
+  });
+
+  it("falls back to LIST for good when the server rejects WatchList", async () => {
+    await client.create(ConfigMapResource, configMap("present"));
+    api.faults.add({ verb: "watch", resource: "configmaps", status: 400, count: 1 });
+    const informer = newInformer();
+    const events = record(informer);
+    informer.start();
+    await informer.waitForSync();
+    expect(events).toEqual([{ type: "add", name: "present", initial: true }]);
+    expect(informer.stats.lists).toBe(1);
+    await client.create(ConfigMapResource, configMap("later"));
+    await eventually(() => events.length === 2, "live event after the fallback");
+    api.faults.cutWatches();
+    await eventually(() => informer.stats.watches >= 3, "watch resumed after a cut");
+    const watches = api.requests({ verb: "watch", resource: "configmaps" });
+    expect(watches[0]?.query.sendInitialEvents).toBe("true");
+    expect(watches.slice(1).every((watch) => watch.query.sendInitialEvents === undefined)).toBe(
+      true,
+    );
+  });
+
   it("survives a failing list at start with capped backoff, never stopping", async () => {
     await client.create(ConfigMapResource, configMap("x"));
     api.faults.add({ verb: "list", resource: "configmaps", status: 503, count: 4 });
-    const informer = newInformer();
+    const informer = newInformer({ initialSync: "list" });
     informer.start();
     await informer.waitForSync(5000);
     expect(informer.list().length).toBe(1);

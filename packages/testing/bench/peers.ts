@@ -1,0 +1,529 @@
+// ./dev bench peers [--backend real|memory] [--n 1000,5000] [--rounds 3] [--steady 30] [--workers 8]
+//                   [--peers capi-ts,client-node,controller-runtime]
+//
+// The same Gadget controller (spec.size → status.observedSize, 8 workers, reads from a cache) written
+// with capi-ts, plain @kubernetes/client-node and Go controller-runtime, each run as its own process
+// against one API server (a real kube-apiserver + etcd, or the in-memory server in a child process).
+// Rounds are interleaved (the peer order rotates every round) and every figure is the median of the
+// rounds, printed with its ratio to controller-runtime: on a shared machine only the ratios of one run
+// mean something; the absolute times are informational.
+//
+// One run of a peer at size N:
+//   1. the harness deletes every Gadget and creates N fresh ones (no status);
+//   2. the peer starts; "converge" is spawn → the harness's watch has seen all N statuses written;
+//      controller CPU, server CPU and the peer's requests are counted over the same span;
+//   3. steady state: the converged peer keeps running for --steady seconds (largest N only): its CPU
+//      and writes in that window (the client's 30 s request timers fire in it if they are not cleared);
+//   4. the peer is stopped and started again: "restart → idle" is spawn → every Gadget reconciled once
+//      (the peer reports it), with the writes of that restart (should be 0); then the peer reports its
+//      heap after a full GC, and the harness reads its RSS.
+import { type ChildProcess, fork, spawn, spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { KubeClient, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
+import { KubeConfig } from "@kubernetes/client-node";
+import { build } from "tsup";
+import { type ControlPlane, startControlPlane } from "../src/index.js";
+import {
+  GADGET_GROUP,
+  GADGET_PLURAL,
+  GADGET_VERSION,
+  type Gadget,
+  gadgetCrd,
+} from "./peers/gadget.js";
+
+const PEERS = ["controller-runtime", "capi-ts", "client-node"] as const;
+type PeerName = (typeof PEERS)[number];
+const HARNESS_AGENT = "capi-ts-bench-harness";
+const NAMESPACE = "default";
+const WRITE_VERBS = new Set(["create", "update", "patch", "delete", "deletecollection"]);
+
+function arg(name: string, fallback: string): string {
+  const index = process.argv.indexOf(`--${name}`);
+  return index >= 0 ? (process.argv[index + 1] ?? fallback) : fallback;
+}
+
+const backend = arg("backend", "real");
+if (backend !== "real" && backend !== "memory") {
+  throw new Error(`--backend must be "real" or "memory" (got "${backend}")`);
+}
+const sizes = arg("n", "1000,5000").split(",").map(Number);
+const rounds = Number(arg("rounds", "3"));
+const steadySeconds = Number(arg("steady", "30"));
+const workers = Number(arg("workers", "8"));
+const peers = arg("peers", PEERS.join(",")).split(",") as PeerName[];
+for (const peer of peers) {
+  if (!PEERS.includes(peer))
+    throw new Error(`--peers: unknown peer "${peer}" (${PEERS.join(", ")})`);
+}
+if (sizes.some((n) => !Number.isInteger(n) || n <= 0)) {
+  throw new Error(`--n takes positive integers separated by commas (got "${arg("n", "")}")`);
+}
+
+const root = resolve(import.meta.dirname, "..", "..", "..");
+const work = join(tmpdir(), `capi-ts-bench-peers-${process.pid}`);
+mkdirSync(work, { recursive: true });
+const clockTicks = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout) || 100;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---- peers: build ----------------------------------------------------------------------------------
+const goPeer = join(root, "tools", "peers", "bin", "gadget-controller-runtime");
+function buildGoPeer(): void {
+  const sources = ["main.go", "go.mod", "go.sum"].map(
+    (f) => statSync(join(root, "tools", "peers", "controller-runtime", f)).mtimeMs,
+  );
+  let built = 0;
+  try {
+    built = statSync(goPeer).mtimeMs;
+  } catch {}
+  if (built > Math.max(...sources)) return;
+  console.log("building the controller-runtime peer (Go)…");
+  const result = spawnSync(join(root, "tools", "peers", "build.sh"), { stdio: "inherit" });
+  if (result.status !== 0) throw new Error("tools/peers/build.sh failed (see above)");
+}
+
+// The TypeScript peers are bundled as a provider ships: the SDK from its sources, every npm
+// dependency left external and loaded from node_modules (the bundle sits inside packages/sdk so it
+// resolves the SDK's dependencies).
+const tsOut = join(root, "packages", "sdk", ".tmp", "bench-peers");
+async function buildTsPeers(): Promise<void> {
+  const manifest = JSON.parse(readFileSync(join(root, "packages", "sdk", "package.json"), "utf8"));
+  await build({
+    entry: {
+      "capi-ts": join(import.meta.dirname, "peers", "capi-ts.ts"),
+      "client-node": join(import.meta.dirname, "peers", "client-node.ts"),
+    },
+    outDir: tsOut,
+    format: ["esm"],
+    platform: "node",
+    target: "node22",
+    splitting: false,
+    dts: false,
+    silent: true,
+    config: false,
+    noExternal: [/^@capi-ts\//],
+    external: Object.keys(manifest.dependencies ?? {}),
+    esbuildOptions(options) {
+      options.conditions = ["capi-ts-source"];
+    },
+  });
+}
+
+// ---- the server ------------------------------------------------------------------------------------
+interface Server {
+  kubeconfigFile: string;
+  kubeConfig: KubeConfig;
+  cpuSeconds(): Promise<number>;
+  requestVerbs(): Promise<string[]>;
+  clearRequests(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function procCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function procRssBytes(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return Number(match?.[1]) * 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Descendants of this process with one of these command names (the servers run under a guardian). */
+function descendantPids(names: readonly string[]): number[] {
+  const listing = spawnSync("ps", ["-e", "-o", "pid=,ppid=,comm="], { encoding: "utf8" });
+  const parent = new Map<number, number>();
+  const comm = new Map<number, string>();
+  for (const line of listing.stdout.split("\n")) {
+    const [pid, ppid, name] = line.trim().split(/\s+/);
+    if (!pid || !ppid || !name) continue;
+    parent.set(Number(pid), Number(ppid));
+    comm.set(Number(pid), name);
+  }
+  const out: number[] = [];
+  for (const [pid, name] of comm) {
+    if (!names.includes(name)) continue;
+    for (let up = parent.get(pid); up !== undefined && up > 1; up = parent.get(up)) {
+      if (up === process.pid) {
+        out.push(pid);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+async function startRealServer(): Promise<Server> {
+  process.env.KUBEBUILDER_ASSETS ??= join(root, "tools", "controlplane", "bin");
+  const plane: ControlPlane = await startControlPlane({ requestLog: true });
+  await plane.installCRDs(gadgetCrd);
+  const kubeconfigFile = join(work, "kubeconfig");
+  await plane.writeKubeconfig(kubeconfigFile);
+  const pids = descendantPids(["kube-apiserver", "etcd"]);
+  if (pids.length !== 2)
+    throw new Error(`expected kube-apiserver and etcd as children, found ${pids}`);
+  return {
+    kubeconfigFile,
+    kubeConfig: plane.kubeConfig,
+    cpuSeconds: async () => pids.reduce((sum, pid) => sum + procCpuSeconds(pid), 0),
+    requestVerbs: async () =>
+      plane
+        .requests()
+        .filter((r) => r.userAgent === undefined || !r.userAgent.startsWith(HARNESS_AGENT))
+        .map((r) => r.verb),
+    clearRequests: async () => plane.clearRequests(),
+    stop: () => plane.stop(),
+  };
+}
+
+async function startMemoryServer(): Promise<Server> {
+  const child = fork(join(import.meta.dirname, "peers-server-child.ts"), [HARNESS_AGENT], {
+    execArgv: process.execArgv,
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const replies: ((message: Record<string, unknown>) => void)[] = [];
+  child.on("message", (message) => replies.shift()?.(message as Record<string, unknown>));
+  const ask = (message?: string) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      replies.push(resolve);
+      if (message) child.send(message);
+    });
+  const url = String((await ask()).url);
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [{ name: "bench", server: url, skipTLSVerify: true }],
+    users: [{ name: "bench", token: "bench" }],
+    contexts: [{ name: "bench", cluster: "bench", user: "bench" }],
+    currentContext: "bench",
+  });
+  const kubeconfigFile = join(work, "kubeconfig");
+  writeFileSync(kubeconfigFile, kubeConfig.exportConfig(), { mode: 0o600 });
+  return {
+    kubeconfigFile,
+    kubeConfig,
+    cpuSeconds: async () => Number((await ask("cpu")).cpuMicros) / 1e6,
+    requestVerbs: async () => (await ask("requests")).verbs as string[],
+    clearRequests: async () => {
+      await ask("clear");
+    },
+    stop: async () => {
+      child.send("stop");
+      await new Promise((r) => child.once("exit", r));
+    },
+  };
+}
+
+// ---- one peer run ----------------------------------------------------------------------------------
+const GadgetResource: ResourceDescriptor<Gadget & { metadata: object }> = {
+  group: GADGET_GROUP,
+  version: GADGET_VERSION,
+  kind: "Gadget",
+  plural: GADGET_PLURAL,
+  namespaced: true,
+  hasStatus: true,
+};
+
+class Peer {
+  readonly process: ChildProcess;
+  readonly spawnedAt = performance.now();
+  private buffer = "";
+  private readonly waiting = new Map<string, (value: number) => void>();
+  readonly reported = new Map<string, number>();
+  private readonly exited: Promise<void>;
+
+  constructor(name: PeerName, kubeconfig: string, expect: number) {
+    const args = [
+      "--kubeconfig",
+      kubeconfig,
+      "--workers",
+      String(workers),
+      "--expect",
+      String(expect),
+    ];
+    this.process =
+      name === "controller-runtime"
+        ? spawn(goPeer, args, { stdio: ["ignore", "pipe", "inherit"] })
+        : spawn(process.execPath, ["--expose-gc", join(tsOut, `${name}.js`), ...args], {
+            stdio: ["ignore", "pipe", "inherit"],
+          });
+    this.exited = new Promise((r) => this.process.once("exit", () => r()));
+    this.process.stdout?.on("data", (chunk: Buffer) => {
+      this.buffer += chunk.toString();
+      let newline = this.buffer.indexOf("\n");
+      while (newline >= 0) {
+        const [key = "", value = ""] = this.buffer.slice(0, newline).split(" ");
+        this.buffer = this.buffer.slice(newline + 1);
+        newline = this.buffer.indexOf("\n");
+        const at = key === "idle" ? performance.now() : Number(value);
+        this.reported.set(key, at);
+        this.waiting.get(key)?.(at);
+      }
+    });
+  }
+
+  get pid(): number {
+    return this.process.pid ?? -1;
+  }
+
+  /** Resolves with the reported value (for `idle`: the time it was reported). */
+  report(key: string, timeoutMs = 300_000): Promise<number> {
+    const known = this.reported.get(key);
+    if (known !== undefined) return Promise.resolve(known);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`peer did not report "${key}"`)), timeoutMs);
+      this.waiting.set(key, (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      });
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.process.kill("SIGTERM");
+    const killer = setTimeout(() => this.process.kill("SIGKILL"), 5000);
+    await this.exited;
+    clearTimeout(killer);
+  }
+}
+
+interface RunResult {
+  convergeS: number;
+  cpuS: number;
+  serverCpuS: number;
+  requests: number;
+  initialLists: number;
+  verbs: string;
+  bootHeap: number;
+  steadyCpuS?: number;
+  steadyWrites?: number;
+  restartIdleS: number;
+  restartWrites: number;
+  heap: number;
+  rss: number;
+}
+
+async function seed(client: KubeClient, n: number): Promise<void> {
+  await client.request({
+    method: "DELETE",
+    path: `/apis/${GADGET_GROUP}/${GADGET_VERSION}/namespaces/${NAMESPACE}/${GADGET_PLURAL}`,
+  });
+  while ((await client.list(GadgetResource, { namespace: NAMESPACE, limit: 1 })).items.length > 0) {
+    await sleep(100);
+  }
+  let next = 0;
+  const create = async () => {
+    while (next < n) {
+      const i = next++;
+      await client.create(GadgetResource, {
+        apiVersion: `${GADGET_GROUP}/${GADGET_VERSION}`,
+        kind: "Gadget",
+        metadata: { name: `g-${i}`, namespace: NAMESPACE },
+        spec: { size: (i % 7) + 1 },
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: 32 }, create));
+}
+
+/** Resolves when every Gadget's status matches its spec, as seen by a watch from `rv`. */
+function convergence(client: KubeClient, n: number, rv: string) {
+  const abort = new AbortController();
+  const done = (async () => {
+    const pending = new Set(Array.from({ length: n }, (_, i) => `g-${i}`));
+    let from = rv;
+    while (pending.size > 0) {
+      try {
+        for await (const event of client.watch(GadgetResource, {
+          namespace: NAMESPACE,
+          resourceVersion: from,
+          signal: abort.signal,
+        })) {
+          from = event.object.metadata?.resourceVersion ?? from;
+          const gadget = event.object;
+          if (event.type === "BOOKMARK") continue;
+          if (gadget.status?.observedSize === gadget.spec.size) {
+            pending.delete(gadget.metadata?.name ?? "");
+            if (pending.size === 0) break;
+          }
+        }
+      } catch (error) {
+        if (abort.signal.aborted) throw error;
+      }
+    }
+    abort.abort();
+    return performance.now();
+  })();
+  return { done, cancel: () => abort.abort() };
+}
+
+async function runPeer(
+  server: Server,
+  client: KubeClient,
+  name: PeerName,
+  n: number,
+  steady: number,
+): Promise<RunResult> {
+  await seed(client, n);
+  const listed = await client.list(GadgetResource, { namespace: NAMESPACE, limit: 1 });
+  const watch = convergence(client, n, listed.metadata.resourceVersion ?? "0");
+  await sleep(200);
+  await server.clearRequests();
+  const serverCpu0 = await server.cpuSeconds();
+  const first = new Peer(name, server.kubeconfigFile, 0);
+  const convergedAt = await Promise.race([watch.done, sleep(600_000).then(() => Number.NaN)]);
+  const cpuS = procCpuSeconds(first.pid);
+  const serverCpuS = (await server.cpuSeconds()) - serverCpu0;
+  const verbs = await server.requestVerbs();
+  const result: RunResult = {
+    convergeS: (convergedAt - first.spawnedAt) / 1000,
+    cpuS,
+    serverCpuS,
+    requests: verbs.length,
+    initialLists: verbs.filter((v) => v === "list").length,
+    verbs: [...new Set(verbs)].map((v) => `${v} ${verbs.filter((w) => w === v).length}`).join(", "),
+    bootHeap: await first.report("boot-heap"),
+    restartIdleS: Number.NaN,
+    restartWrites: Number.NaN,
+    heap: Number.NaN,
+    rss: Number.NaN,
+  };
+  if (steady > 0) {
+    const writesBefore = verbs.filter((v) => WRITE_VERBS.has(v)).length;
+    await sleep(steady * 1000);
+    result.steadyCpuS = procCpuSeconds(first.pid) - cpuS;
+    result.steadyWrites =
+      (await server.requestVerbs()).filter((v) => WRITE_VERBS.has(v)).length - writesBefore;
+  }
+  await first.stop();
+  await server.clearRequests();
+  const second = new Peer(name, server.kubeconfigFile, n);
+  const idleAt = await second.report("idle");
+  result.restartIdleS = (idleAt - second.spawnedAt) / 1000;
+  result.heap = await second.report("heap");
+  result.rss = procRssBytes(second.pid);
+  result.restartWrites = (await server.requestVerbs()).filter((v) => WRITE_VERBS.has(v)).length;
+  await second.stop();
+  return result;
+}
+
+// ---- main ------------------------------------------------------------------------------------------
+const median = (values: readonly number[]): number => {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const mid = sorted.length / 2;
+  return Number.isInteger(mid)
+    ? ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2
+    : (sorted[Math.floor(mid)] ?? Number.NaN);
+};
+
+if (peers.includes("controller-runtime")) buildGoPeer();
+await buildTsPeers();
+console.log(
+  `starting the ${backend === "real" ? "real kube-apiserver + etcd" : "in-memory API server"}…`,
+);
+const server = backend === "real" ? await startRealServer() : await startMemoryServer();
+const client = new KubeClient(server.kubeConfig, { userAgent: HARNESS_AGENT });
+const results = new Map<string, RunResult[]>();
+const largest = Math.max(...sizes);
+try {
+  for (let round = 0; round < rounds; round++) {
+    for (const n of sizes) {
+      const order = peers.map((_, i) => peers[(i + round) % peers.length] as PeerName);
+      for (const name of order) {
+        const result = await runPeer(server, client, name, n, n === largest ? steadySeconds : 0);
+        const key = `${name}@${n}`;
+        results.set(key, [...(results.get(key) ?? []), result]);
+        console.log(
+          `round ${round + 1}/${rounds} N=${n} ${name}: converge ${result.convergeS.toFixed(2)} s, cpu ${result.cpuS.toFixed(2)} s, server cpu ${result.serverCpuS.toFixed(2)} s, ${result.requests} requests (${result.verbs}), restart→idle ${result.restartIdleS.toFixed(2)} s, heap ${(result.heap / 2 ** 20).toFixed(1)} MiB, rss ${(result.rss / 2 ** 20).toFixed(0)} MiB${result.steadyCpuS === undefined ? "" : `, steady cpu ${result.steadyCpuS.toFixed(2)} s / ${result.steadyWrites} writes`}`,
+        );
+      }
+    }
+  }
+} finally {
+  await server.stop();
+}
+
+// ---- the table -------------------------------------------------------------------------------------
+const figure = (peer: PeerName, n: number, pick: (r: RunResult) => number | undefined) =>
+  median((results.get(`${peer}@${n}`) ?? []).map((r) => pick(r) ?? Number.NaN));
+const anchor: PeerName = "controller-runtime";
+const others = peers.filter((p) => p !== anchor);
+const header = [
+  "figure",
+  ...(peers.includes(anchor) ? [anchor] : []),
+  ...others.flatMap((p) => (peers.includes(anchor) ? [p, "ratio"] : [p])),
+];
+const rows: string[][] = [];
+function row(label: string, values: (peer: PeerName) => number, format: (v: number) => string) {
+  const base = peers.includes(anchor) ? values(anchor) : Number.NaN;
+  const cells = [label];
+  if (peers.includes(anchor)) cells.push(format(base));
+  for (const peer of others) {
+    const value = values(peer);
+    cells.push(format(value));
+    if (peers.includes(anchor)) {
+      cells.push(base === 0 ? (value === 0 ? "=" : "–") : `${(value / base).toFixed(2)}×`);
+    }
+  }
+  rows.push(cells);
+}
+const s = (v: number) => `${v.toFixed(2)} s`;
+const mib = (v: number) => `${(v / 2 ** 20).toFixed(1)} MiB`;
+const count = (v: number) => (Number.isFinite(v) ? String(Math.round(v)) : "–");
+for (const n of sizes)
+  row(`spawn → ${n} statuses written`, (p) => figure(p, n, (r) => r.convergeS), s);
+for (const n of sizes)
+  row(`controller CPU to converge ${n}`, (p) => figure(p, n, (r) => r.cpuS), s);
+for (const n of sizes)
+  row(`server CPU while converging ${n}`, (p) => figure(p, n, (r) => r.serverCpuS), s);
+for (const n of sizes)
+  row(`requests to converge ${n}`, (p) => figure(p, n, (r) => r.requests), count);
+for (const n of sizes)
+  row(`  of which LIST, at ${n}`, (p) => figure(p, n, (r) => r.initialLists), count);
+for (const n of sizes) row(`restart → idle, ${n}`, (p) => figure(p, n, (r) => r.restartIdleS), s);
+for (const n of sizes)
+  row(`writes on restart, ${n}`, (p) => figure(p, n, (r) => r.restartWrites), count);
+if (steadySeconds > 0) {
+  row(
+    `controller CPU in ${steadySeconds} s steady state at ${largest}`,
+    (p) => figure(p, largest, (r) => r.steadyCpuS),
+    s,
+  );
+  row(
+    `writes in ${steadySeconds} s steady state at ${largest}`,
+    (p) => figure(p, largest, (r) => r.steadyWrites),
+    count,
+  );
+}
+row(
+  "heap with modules loaded, before start",
+  (p) => median(sizes.map((n) => figure(p, n, (r) => r.bootHeap))),
+  mib,
+);
+if (sizes.length >= 2) {
+  const small = Math.min(...sizes);
+  row(
+    `heap per object (${small}→${largest} slope)`,
+    (p) =>
+      (figure(p, largest, (r) => r.heap) - figure(p, small, (r) => r.heap)) / (largest - small),
+    (v) => `${Math.round(v)} B`,
+  );
+}
+for (const n of sizes) row(`RSS at ${n} (after restart)`, (p) => figure(p, n, (r) => r.rss), mib);
+
+console.log(
+  `\npeers on the ${backend === "real" ? "real kube-apiserver" : "in-memory API server"}: ${workers} workers, medians of ${rounds} interleaved round(s); ratios are peer / controller-runtime (lower is better for capi-ts)\n`,
+);
+console.log(`| ${header.join(" | ")} |`);
+console.log(`|${header.map(() => "---").join("|")}|`);
+for (const cells of rows) console.log(`| ${cells.join(" | ")} |`);

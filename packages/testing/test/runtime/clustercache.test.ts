@@ -23,6 +23,8 @@ let manager: Manager;
 let running: Promise<void>;
 let clusters: ClusterCache;
 const reconciled: string[] = [];
+/** What the raw source delivered: `type:cluster[:node]`. */
+const delivered: string[] = [];
 const TOKEN = "s3cr3t-token-never-shown";
 
 function node(name: string, providerID: string, ready: boolean): V1Node {
@@ -83,11 +85,14 @@ beforeAll(async () => {
     .controller("clusters")
     .for(Clusters)
     .watchesRawSource(
-      clusters.source((event) =>
-        event.type === "node" && event.node && !isNodeReady(event.node)
+      clusters.source((event) => {
+        delivered.push(
+          [event.type, event.cluster.name, event.node?.metadata?.name].filter(Boolean).join(":"),
+        );
+        return event.type === "node" && event.node && !isNodeReady(event.node)
           ? []
-          : [{ namespace: event.cluster.namespace ?? "", name: event.cluster.name }],
-      ),
+          : [{ namespace: event.cluster.namespace ?? "", name: event.cluster.name }];
+      }),
     )
     .complete(async (request) => {
       reconciled.push(request.name);
@@ -139,10 +144,14 @@ describe("ClusterCache (workload cluster access through the kubeconfig Secret)",
     ).toBe(1);
 
     // Node events of the workload cluster re-trigger reconciles (the raw source).
+    await eventually(() => expect(delivered).toContain("connected:wl-a"));
+    await eventually(() => expect(reconciled).toContain("wl-a"));
     reconciled.length = 0;
     await workloadClient.create(NodeResource, node("n-2", "fake:///n-2", true));
+    await eventually(() => expect(delivered).toContain("node:wl-a:n-2"));
     await eventually(() => expect(reconciled).toContain("wl-a"));
     expect(connection.nodes.list().filter(isNodeReady)).toHaveLength(2);
+    expect(delivered.some((d) => d.includes("mgmt-only"))).toBe(false);
     // Health probes run against the workload cluster.
     await eventually(async () =>
       expect(

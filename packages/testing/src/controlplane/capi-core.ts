@@ -5,6 +5,7 @@ import { capiCrdsFolder, capiRelease } from "../crds.js";
 import type { ControlPlaneBinaries } from "./binaries.js";
 import { installCRDsOn, loadCRDs } from "./crds.js";
 import { type RawTarget, rawRequest } from "./http.js";
+import { freePort, sleep } from "./ports.js";
 import { GuardedProcess } from "./process.js";
 
 /** Options of the real CAPI core a control plane runs ({@link ControlPlaneOptions.capiCore}). */
@@ -213,22 +214,6 @@ async function putObject(target: RawTarget, path: string, body: { metadata: { na
       `capi-core: the API server refused ${path}/${body.metadata.name} (HTTP ${response.status}): ${JSON.stringify(response.body)}`,
     );
   }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** A MachinePool that CAPI's webhooks accept, sent as a dry run to prove they answer. */

@@ -1,7 +1,6 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
@@ -12,6 +11,7 @@ import { type ControlPlaneBinaries, requireControlPlaneBinaries } from "./binari
 import { type RealCapiCore, type RealCapiCoreOptions, startRealCapiCore } from "./capi-core.js";
 import { type CRDSource, installCRDsOn } from "./crds.js";
 import { type RawTarget, rawRequest } from "./http.js";
+import { freePort, sleep } from "./ports.js";
 import { GuardedProcess } from "./process.js";
 
 /**
@@ -113,21 +113,6 @@ const REAL_WITH_REQUEST_LOG: BackendCapabilities = Object.freeze({
   ...REAL_CAPABILITIES,
   requestLog: true,
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 class StartError extends Error {
   constructor(

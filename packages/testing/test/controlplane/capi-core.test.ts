@@ -3,14 +3,7 @@
 // emulator and every provider are held to. Each test fails when core logs a reconcile error for the
 // objects it created, or never gets where a healthy MachinePool gets. Skipped, loudly, without core.
 
-import { clusterv1beta2 } from "@capi-ts/sdk/api";
-import {
-  type KubeClient as Client,
-  KubeClient,
-  NodeResource,
-  type ResourceDescriptor,
-} from "@capi-ts/sdk/runtime";
-import type { KubernetesObject } from "@kubernetes/client-node";
+import { KubeClient } from "@capi-ts/sdk/runtime";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
 import {
   type CapiCore,
@@ -22,6 +15,15 @@ import {
   startCapiCore,
   startControlPlane,
 } from "../../src/index.js";
+import {
+  createCluster,
+  createPool,
+  DevMachinePools,
+  MachinePools,
+  MachinePoolsV1beta1,
+  type Obj,
+  registerNode,
+} from "../differential/support.js";
 import { until } from "../support/eventually.js";
 
 const binaries = findControlPlaneBinaries();
@@ -33,31 +35,6 @@ if (!haveCore) {
 }
 
 const ns = "default";
-type Obj = KubernetesObject & {
-  spec?: Record<string, unknown>;
-  status?: Record<string, unknown> & {
-    phase?: string;
-    conditions?: { type: string; status: string; reason?: string; message?: string }[];
-  };
-};
-const resource = (group: string, version: string, kind: string, plural: string) =>
-  ({ group, version, kind, plural, namespaced: true, hasStatus: true }) as ResourceDescriptor<Obj>;
-const MachinePools = resource("cluster.x-k8s.io", "v1beta2", "MachinePool", "machinepools");
-const MachinePoolsV1beta1 = resource("cluster.x-k8s.io", "v1beta1", "MachinePool", "machinepools");
-const Clusters = clusterv1beta2.ClusterResource as unknown as ResourceDescriptor<Obj>;
-const DevMachinePools = resource(
-  "infrastructure.cluster.x-k8s.io",
-  "v1beta2",
-  "DevMachinePool",
-  "devmachinepools",
-);
-const KubeadmConfigs = resource(
-  "bootstrap.cluster.x-k8s.io",
-  "v1beta2",
-  "KubeadmConfig",
-  "kubeadmconfigs",
-);
-
 /** Waits until `check` returns a value, failing at once when core has exited. */
 function eventually<T>(
   what: string,
@@ -76,91 +53,11 @@ function eventually<T>(
   ) as Promise<T>;
 }
 
-async function createCluster(client: Client, name: string): Promise<void> {
-  await client.create(Clusters, {
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "Cluster",
-    metadata: { name, namespace: ns },
-    spec: {
-      infrastructureRef: {
-        apiGroup: "infrastructure.cluster.x-k8s.io",
-        kind: "DevCluster",
-        name,
-      },
-    },
-  });
-}
-
-async function createPool(client: Client, cluster: string, name: string, replicas: number) {
-  await client.create(KubeadmConfigs, {
-    apiVersion: "bootstrap.cluster.x-k8s.io/v1beta2",
-    kind: "KubeadmConfig",
-    metadata: { name, namespace: ns },
-    // The CRD wants at least one property; the stand-in ignores it.
-    spec: { format: "cloud-config" },
-  });
-  await client.create(DevMachinePools, {
-    apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-    kind: "DevMachinePool",
-    metadata: { name, namespace: ns },
-    spec: { backend: { docker: {} } },
-  });
-  await client.create(MachinePools, {
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "MachinePool",
-    metadata: { name, namespace: ns },
-    spec: {
-      clusterName: cluster,
-      replicas,
-      template: {
-        spec: {
-          clusterName: cluster,
-          version: "v1.34.1",
-          bootstrap: {
-            configRef: { apiGroup: "bootstrap.cluster.x-k8s.io", kind: "KubeadmConfig", name },
-          },
-          infrastructureRef: {
-            apiGroup: "infrastructure.cluster.x-k8s.io",
-            kind: "DevMachinePool",
-            name,
-          },
-        },
-      },
-    },
-  });
-}
-
-async function registerReadyNode(client: Client, name: string, providerID: string) {
-  await client.create(NodeResource, {
-    apiVersion: "v1",
-    kind: "Node",
-    metadata: { name },
-    spec: { providerID },
-  });
-  await client.mergePatchStatus(
-    NodeResource,
-    { name },
-    {
-      status: {
-        conditions: [
-          {
-            type: "Ready",
-            status: "True",
-            reason: "KubeletReady",
-            message: "kubelet is posting ready status",
-            lastHeartbeatTime: new Date().toISOString(),
-            lastTransitionTime: new Date().toISOString(),
-          },
-        ],
-      },
-    },
-  );
-}
-
 describe.skipIf(!haveCore)(`real CAPI core ${capiRelease()} on the real control plane`, () => {
   let cp: ControlPlane;
   let client: KubeClient;
   let bootstrap: CapiCore;
+  const env = () => ({ client, kubeConfig: cp.kubeConfig });
 
   beforeAll(async () => {
     cp = await startControlPlane({ capiCore: true });
@@ -199,8 +96,8 @@ describe.skipIf(!haveCore)(`real CAPI core ${capiRelease()} on the real control 
   });
 
   it("defaults through its mutating webhook and converts to v1beta1 through its conversion webhook", async () => {
-    await createCluster(client, "c-webhooks");
-    await createPool(client, "c-webhooks", "webhooks", 1);
+    await createCluster(env(), "c-webhooks");
+    await createPool(env(), "c-webhooks", "webhooks", 1);
     const pool = await client.get(MachinePools, { namespace: ns, name: "webhooks" });
     // The defaulting webhook adds the cluster-name label (CAPI's MachinePool defaulter).
     expect(pool.metadata?.labels?.["cluster.x-k8s.io/cluster-name"]).toBe("c-webhooks");
@@ -220,9 +117,8 @@ describe.skipIf(!haveCore)(`real CAPI core ${capiRelease()} on the real control 
 
   it("takes a MachinePool to Running with nodeRefs from the workload cluster, without a reconcile error", async () => {
     onTestFailed(() => console.error(`capi-core log (last lines):\n${cp.capiCore?.logTail(60)}`));
-    await createCluster(client, "c1");
-    await markWorkloadClusterReady(client, { namespace: ns, name: "c1" }, cp.kubeConfig);
-    await createPool(client, "c1", "pool", 2);
+    await createCluster(env(), "c1");
+    await createPool(env(), "c1", "pool", 2);
 
     // Core adopts the InfraMachinePool and copies the bootstrap data name from the KubeadmConfig.
     await eventually(
@@ -251,8 +147,8 @@ describe.skipIf(!haveCore)(`real CAPI core ${capiRelease()} on the real control 
       { namespace: ns, name: "pool" },
       { status: { ready: true, replicas: 2, initialization: { provisioned: true } } },
     );
-    await registerReadyNode(client, "pool-a", ids[0] as string);
-    await registerReadyNode(client, "pool-b", ids[1] as string);
+    await registerNode(env(), "pool-a", ids[0] as string);
+    await registerNode(env(), "pool-b", ids[1] as string);
 
     const running = await eventually(
       "the MachinePool is Running with 2 ready replicas",
@@ -287,11 +183,8 @@ describe.skipIf(!haveCore)(`real CAPI core ${capiRelease()} on the real control 
 
   it("reports a workload cluster it cannot reach and recovers once the kubeconfig Secret is there", async () => {
     onTestFailed(() => console.error(`capi-core log (last lines):\n${cp.capiCore?.logTail(60)}`));
-    await createCluster(client, "c2");
-    await markWorkloadClusterReady(client, { namespace: ns, name: "c2" }, cp.kubeConfig, {
-      kubeconfigSecret: false,
-    });
-    await createPool(client, "c2", "unreachable", 1);
+    await createCluster(env(), "c2", { kubeconfigSecret: false });
+    await createPool(env(), "c2", "unreachable", 1);
     await client.mergePatch(
       DevMachinePools,
       { namespace: ns, name: "unreachable" },
@@ -302,7 +195,7 @@ describe.skipIf(!haveCore)(`real CAPI core ${capiRelease()} on the real control 
       { namespace: ns, name: "unreachable" },
       { status: { ready: true, replicas: 1, initialization: { provisioned: true } } },
     );
-    await registerReadyNode(client, "unreachable-a", "dev:///unreachable-a");
+    await registerNode(env(), "unreachable-a", "dev:///unreachable-a");
     const errors = await eventually(
       "core logs that the workload cluster is not reachable",
       async () => {

@@ -96,7 +96,7 @@ export async function startRealSide(): Promise<Side> {
 
 /** Creates a Cluster; `workload` says whether core can reach it (its kubeconfig Secret exists). */
 export async function createCluster(
-  side: Side,
+  side: Pick<Side, "client" | "kubeConfig">,
   name: string,
   workload: WorkloadClusterOptions = {},
 ): Promise<void> {
@@ -118,7 +118,7 @@ export async function createCluster(
 
 /** A MachinePool with a KubeadmConfig and a DevMachinePool of the same name. */
 export async function createPool(
-  side: Side,
+  side: Pick<Side, "client" | "kubeConfig">,
   cluster: string,
   name: string,
   replicas: number,
@@ -161,7 +161,11 @@ export async function createPool(
 }
 
 /** Registers a Ready Node for an instance, as its kubelet would, in the workload cluster. */
-export async function registerNode(side: Side, name: string, providerID: string): Promise<void> {
+export async function registerNode(
+  side: Pick<Side, "client" | "kubeConfig">,
+  name: string,
+  providerID: string,
+): Promise<void> {
   await side.client.create(NodeResource, {
     apiVersion: "v1",
     kind: "Node",

@@ -17,7 +17,7 @@ runMachinePoolConformance({
   templateChange: (spec) => ({ ...spec, instanceType: "large" }),
   timeouts: { steadyStateMs: 800, settleMs: 250 },
   async startProvider(env) {
-    const cloud = new MemoryCloud(joiningNodes(env.kubeConfig));
+    const cloud = new MemoryCloud(joiningNodes(env.workloadKubeConfig));
     const manager = new Manager({
       kubeConfig: env.kubeConfig,
       name: "foo-provider",

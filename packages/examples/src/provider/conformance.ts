@@ -93,7 +93,7 @@ export function fakeCloudConformance(
         seed: 11,
         ...options.cloud,
         kubelet: nodeRegistrar({
-          kubeConfig: env.kubeConfig,
+          kubeConfig: env.workloadKubeConfig,
           canJoin: bootstrapTokenCheck(env.kubeConfig),
         }),
       });

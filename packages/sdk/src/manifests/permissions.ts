@@ -12,7 +12,10 @@ export interface PolicyRule {
 
 /** What the kit's controller touches besides the provider's own calls. */
 export interface KitPermissionOptions {
-  /** The kit reads Nodes (`readiness: "node"`; default true: the kit's default readiness). */
+  /**
+   * Read the management cluster's Nodes. Default false: the kit reads Nodes of each workload cluster
+   * (`readiness: "node"`) with the credentials of its `<cluster>-kubeconfig` Secret, not with this role.
+   */
   nodes?: boolean;
 }
 
@@ -20,7 +23,7 @@ export interface KitPermissionOptions {
  * The RBAC the provider kit (`machinePoolController`) needs for one InfraMachinePool kind, verb by verb
  * from what it does: it watches its pools (updates `spec.providerIDList` and finalizers, patches
  * status), reads templates, watches MachinePools (and writes `spec.replicas` under an external
- * autoscaler), watches Clusters, reads bootstrap Secrets, watches Nodes (node readiness), records
+ * autoscaler), watches Clusters, reads bootstrap and kubeconfig Secrets, records
  * Events, and holds a Lease for leader election (namespaced; see {@link leaderElectionRules}).
  *
  * @example
@@ -62,7 +65,7 @@ export function kitPermissions(
     { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
     { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
   ];
-  if (options.nodes ?? true) {
+  if (options.nodes ?? false) {
     rules.push({ apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] });
   }
   return rules;

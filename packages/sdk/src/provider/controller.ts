@@ -19,11 +19,12 @@ import { findOwnerMachinePoolRef } from "../contract/owners.js";
 import { updatePausedCondition } from "../contract/pause.js";
 import { readMachinePool } from "../contract/readers.js";
 import { PatchHelper } from "../patch/helper.js";
+import { ClusterCache, isNodeReady } from "../runtime/clustercache.js";
 import type { Controller, ReconcileContext, ReconcileResult } from "../runtime/controller.js";
 import { FencedError, isNotFound } from "../runtime/errors.js";
 import { WATCH_FILTER_LABEL } from "../runtime/predicates.js";
 import { redactText } from "../runtime/redact.js";
-import { NodeResource, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
+import { type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
 import type { AnyPoolDriver } from "./driver.js";
 import { type ErrorOutcome, errorPolicy } from "./errors.js";
 import { PoolMemories } from "./memory.js";
@@ -35,7 +36,7 @@ import {
 import { checkDriverModel } from "./phases/model.js";
 import { defaultDeletePhases, defaultPoolPhases, type PoolPhase, runPhases } from "./pipeline.js";
 import { createPoolScope, type PoolApi, type PoolObject, type ReadyState } from "./scope.js";
-import { nodeIsReady, watchPools } from "./watches.js";
+import { watchPools } from "./watches.js";
 
 export * from "./options.js";
 export { type PoolReason, PoolReasons } from "./reasons.js";
@@ -158,7 +159,7 @@ class PoolReconciler<Spec, Settings> {
     );
   }
 
-  #api(rc: ReconcileContext): PoolApi {
+  #api(rc: ReconcileContext, cluster: { namespace: string; name: string }): PoolApi {
     return {
       readSecret: async (namespace, name) => {
         const cached = await rc.cache.get(SecretResource, { namespace, name });
@@ -171,13 +172,17 @@ class PoolReconciler<Spec, Settings> {
           throw error;
         }
       },
-      readyNodeProviderIDs: async () =>
-        new Set(
-          (await rc.cache.list(NodeResource))
-            .filter(nodeIsReady)
+      // The workload cluster's Nodes, through its kubeconfig Secret: never the management cluster's.
+      readyNodeProviderIDs: async () => {
+        const { nodes } = await ClusterCache.of(this.#options.manager).connect(cluster);
+        return new Set(
+          nodes
+            .list()
+            .filter(isNodeReady)
             .map((node) => node.spec?.providerID)
             .filter((id): id is string => id !== undefined),
-        ),
+        );
+      },
       setMachinePoolReplicas: async (machinePool: MachinePool, replicas: number) => {
         rc.fence();
         const copy = structuredClone(machinePool);
@@ -273,7 +278,7 @@ class PoolReconciler<Spec, Settings> {
       options: this.#resolved,
       clock,
       memory,
-      api: this.#api(rc),
+      api: this.#api(rc, { namespace: key.namespace, name: clusterName ?? "" }),
       recordEvent: (type, reason, message) => rc.recorder.event(involved, type, reason, message),
       log,
       signal: rc.signal,

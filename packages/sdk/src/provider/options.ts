@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { ClusterCache } from "../runtime/clustercache.js";
 import type { Manager } from "../runtime/manager.js";
 import type { PoolPhase } from "./pipeline.js";
 import type { MachinePoolStrategy } from "./strategy.js";
@@ -81,11 +82,18 @@ export interface MachinePoolControllerOptions<Spec> {
   /** Where a pool's own strategy is read from. Default: `spec.strategy`, if it is an object. */
   readonly strategyOf?: (spec: Spec) => MachinePoolStrategy | undefined;
   /**
-   * When an instance counts as available for `maxUnavailable` and for `Ready`: `instance` (default) —
-   * running and passing the cloud's health check; `node` — also a Ready Node with its providerID,
-   * read from the manager's cluster. `node` catches instances that boot but never join (a stale
-   * bootstrap token). Provisioned (`status.ready`) always counts instances, never Nodes: core only
-   * links Nodes once the pool is provisioned, so waiting for Nodes there would wait forever.
+   * When an instance counts as available for `maxUnavailable` and for `Ready`: `node` (default) —
+   * running, passing the cloud's health check, and a Ready Node with its providerID in the pool's
+   * workload cluster, read through the {@link ClusterCache} from the Cluster's `<cluster>-kubeconfig`
+   * Secret; `instance` — running and passing the cloud's health check only. With `node` a rollout
+   * never takes Ready Nodes below `replicas − maxUnavailable`, and instances that boot but never join
+   * (a stale bootstrap token) hold the rollout; with `instance` old instances may go before the new
+   * ones' Nodes are Ready.
+   *
+   * While the workload cluster cannot be read (no Secret yet, an invalid one, a server that does not
+   * answer), `Ready` is False with reason `WorkloadClusterUnreachable`: scaling and provisioning go on
+   * (core initializes Nodes only once the pool is provisioned, which counts instances, never Nodes —
+   * so a first creation never waits for Nodes), but no outdated instance is deleted.
    */
   readonly readiness?: "instance" | "node";
   /** Use the driver's native rollout when it has one. Default true. */
@@ -223,7 +231,7 @@ export function resolvePoolOptions<Spec>(
       options.transientToleranceMs,
       3 * pollMs,
     ),
-    readiness: options.readiness ?? "instance",
+    readiness: options.readiness ?? "node",
     bootstrapData: options.bootstrapData ?? "required",
     waitForClusterInfrastructure: options.waitForClusterInfrastructure ?? true,
     useNativeRollout: options.useNativeRollout ?? true,

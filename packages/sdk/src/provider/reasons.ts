@@ -27,6 +27,12 @@ export const PoolReasons = {
   Remediating: "Remediating",
   /** Instances exist but some are not available yet. */
   InstancesNotReady: "InstancesNotReady",
+  /**
+   * `readiness: "node"`: the workload cluster's Nodes cannot be read (its kubeconfig Secret is missing
+   * or invalid, or its API server does not answer; the message says which). Scaling and provisioning
+   * go on; rollouts wait, retried with the connection's backoff and at once when the Secret changes.
+   */
+  WorkloadClusterUnreachable: "WorkloadClusterUnreachable",
   /** The spec failed validation. */
   InvalidSpec: "InvalidSpec",
   /** The desired replicas are outside the group's bounds. */

@@ -5,6 +5,8 @@
  *
  * @module
  */
+
+import type { WorkloadClusterUnavailableError } from "../runtime/clustercache.js";
 import type {
   PoolContext,
   PoolGroup,
@@ -58,6 +60,8 @@ export interface PoolState<Spec, Settings> {
   failed?: number;
   /** A note on the native rollout for the `Ready` message. */
   rolloutNote?: string;
+  /** Why the workload cluster's Nodes could not be read (`readiness: "node"`); rollouts hold. */
+  workloadUnavailable?: WorkloadClusterUnavailableError;
   /** Whether the pool reached its size (provisioned), counted on instances. */
   provisionedNow?: boolean;
   /** The cloud resources are gone: the kit removes its finalizer (`teardown`). */

@@ -271,6 +271,31 @@ describe("planPool", () => {
     expect(summary(ready.actions)).toEqual(["delete i1 shrink (Rollout)"]);
   });
 
+  it("holds a rollout while availability is unknown: surges and scales, deletes no outdated instance", () => {
+    const old = [instance("i1", { version: "1" }), instance("i2", { version: "1" })];
+    const held = planPool({
+      desired: 3,
+      groupDesired: 4,
+      instances: [...old, instance("i3"), instance("i4")],
+      isUpToDate: current,
+      strategy,
+      externallyManaged: false,
+      holdRollout: true,
+    });
+    expect(held.actions).toEqual([]);
+    expect(held.blockedByAvailability).toBe(true);
+    const scaling = planPool({
+      desired: 4,
+      groupDesired: 2,
+      instances: old,
+      isUpToDate: current,
+      strategy,
+      externallyManaged: false,
+      holdRollout: true,
+    });
+    expect(summary(scaling.actions)).toEqual(["set 5 (ScaleUp)"]);
+  });
+
   it("rolls without surge within maxUnavailable by replacing; an unavailable instance uses the budget", () => {
     const noSurge = resolveStrategy(4, false, { maxSurge: 0, maxUnavailable: 1 });
     const plan = planPool({

@@ -324,6 +324,11 @@ export interface PlanInput {
   readonly externallyManaged: boolean;
   /** Leave outdated instances alone (a native rollout replaces them). */
   readonly skipReplacement?: boolean;
+  /**
+   * Availability is unknown (the workload cluster cannot be read): surge and scale as usual, but
+   * delete no outdated instance, since nothing proves its replacement serves.
+   */
+  readonly holdRollout?: boolean;
 }
 
 /** One cloud change of a {@link Plan}, in execution order. */
@@ -459,6 +464,10 @@ export function planPool(input: PlanInput): Plan {
   let blockedByAvailability = false;
   for (const victim of order) {
     if (removed.has(victim.id) || input.isUpToDate(victim) || input.skipReplacement) continue;
+    if (input.holdRollout) {
+      blockedByAvailability = true;
+      continue;
+    }
     const availableVictim = isAvailable(victim);
     if (availableVictim && availableLeft - 1 < minAvailable) {
       blockedByAvailability = true;

@@ -221,6 +221,8 @@ export function fakeScope(options: FakeScopeOptions = {}): FakeScope {
     driver: options.driver ?? fakeCloud().driver,
     options: resolvePoolOptions<FakeSpec>({
       pollIntervalMs: 100,
+      // A scope over a cloud alone: pass `readiness: "node"` and fill `readyNodes` to test Nodes.
+      readiness: "instance",
       ...options.options,
       ...(options.schema ? { kind: { schema: options.schema } } : {}),
     }),

@@ -1,13 +1,14 @@
 /**
  * The watches of the kit's controller: the pool kind, its owner MachinePool, the Cluster (pause and
- * infrastructure transitions), the bootstrap Secret and, with `readiness: "node"`, Nodes. The
+ * infrastructure transitions), the bootstrap Secret and, with `readiness: "node"`, the Nodes of each
+ * pool's workload cluster (through the {@link ClusterCache}, never the management cluster). The
  * manager's watch filter (R20) applies to every watch of objects that carry the label (the pool,
  * MachinePools, Clusters); Secrets and Nodes do not carry it, so their events are mapped and the
  * reconcile itself checks the pool's label.
  *
  * @module
  */
-import type { KubernetesObject, V1Node, V1Secret } from "@kubernetes/client-node";
+import type { KubernetesObject, V1Secret } from "@kubernetes/client-node";
 import {
   type Cluster,
   ClusterResource,
@@ -15,16 +16,12 @@ import {
   MachinePoolResource,
 } from "../api/cluster.x-k8s.io/v1beta2.js";
 import { readCluster, readMachinePool } from "../contract/readers.js";
+import { ClusterCache, isNodeReady } from "../runtime/clustercache.js";
 import type { Controller, ControllerBuilder } from "../runtime/controller.js";
 import { CLUSTER_NAME_INDEX } from "../runtime/informer.js";
 import type { Manager } from "../runtime/manager.js";
 import type { Predicate } from "../runtime/predicates.js";
-import {
-  NodeResource,
-  objectKeyString,
-  type ResourceDescriptor,
-  SecretResource,
-} from "../runtime/resource.js";
+import { objectKeyString, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
 import type { PoolObject } from "./scope.js";
 import { stableStringify } from "./strategy.js";
 
@@ -38,11 +35,6 @@ function specOrMetadataChanged<T extends KubernetesObject>(): Predicate<T> {
   return { update: (oldObj, newObj) => withoutVolatile(oldObj) !== withoutVolatile(newObj) };
 }
 
-/** A Node is Ready. */
-export function nodeIsReady(node: V1Node): boolean {
-  return node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
-}
-
 /** What {@link watchPools} needs. */
 export interface PoolWatchOptions {
   /** The manager. */
@@ -51,7 +43,7 @@ export interface PoolWatchOptions {
   readonly resource: ResourceDescriptor<PoolObject>;
   /** Controller name. */
   readonly name: string;
-  /** Watch Nodes (`readiness: "node"`). */
+  /** Watch the workload clusters' Nodes through the {@link ClusterCache} (`readiness: "node"`). */
   readonly nodes: boolean;
   /** Watch bootstrap Secrets. */
   readonly secrets: boolean;
@@ -112,27 +104,29 @@ export function watchPools(
     .watches(ClusterResource, poolsOfCluster, { predicates: [clusterTransitions] })
     .withOptions(options.controllerOptions);
   if (options.nodes) {
-    const poolsOfNode = async (node: V1Node) => {
-      const providerID = node.spec?.providerID;
-      if (!providerID) return [];
-      const pools = await manager.cache.list(resource);
-      return pools
-        .filter((pool) => pool.spec?.providerIDList?.includes(providerID))
-        .map((pool) => ({
-          namespace: pool.metadata?.namespace ?? "",
-          name: pool.metadata?.name ?? "",
-        }));
-    };
-    builder.watches(NodeResource, poolsOfNode, {
-      watchFilter: false,
-      predicates: [
-        {
-          update: (oldNode, newNode) =>
-            nodeIsReady(oldNode) !== nodeIsReady(newNode) ||
-            oldNode.spec?.providerID !== newNode.spec?.providerID,
-        },
-      ],
-    });
+    // Nodes live in each pool's workload cluster: its connection's Node events (a Node's Ready or
+    // providerID changed, it came or went) and the connection coming or going map to its pools.
+    const clusters = ClusterCache.of(manager);
+    builder.watchesRawSource(
+      clusters.source(async (event) => {
+        if (event.type === "node" && event.node && event.oldNode) {
+          const { node, oldNode } = event;
+          if (
+            isNodeReady(oldNode) === isNodeReady(node) &&
+            oldNode.spec?.providerID === node.spec?.providerID
+          ) {
+            return [];
+          }
+        }
+        const namespace = event.cluster.namespace ?? "";
+        const pools = await manager.cache.byIndex(
+          resource,
+          CLUSTER_NAME_INDEX,
+          objectKeyString({ namespace, name: event.cluster.name }),
+        );
+        return pools.map((pool) => ({ namespace, name: pool.metadata?.name ?? "" }));
+      }),
+    );
   }
   if (options.secrets) {
     builder.watches(SecretResource, poolsOfSecret, {

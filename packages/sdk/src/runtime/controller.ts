@@ -3,6 +3,7 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import type { InformerCache, KindCacheOptions } from "./cache.js";
 import type { KubeClient } from "./client.js";
 import type { Clock } from "./clock.js";
+import type { ClusterCache, RawSource } from "./clustercache.js";
 import {
   FencedError,
   ReconcileTimeoutError,
@@ -493,6 +494,7 @@ export class ControllerBuilder {
   private readonly name: string;
   private primary: WatchSpec | undefined;
   private readonly secondary: WatchSpec[] = [];
+  private readonly rawSources: RawSource[] = [];
   private readonly filters: Predicate[] = [];
   private options: ControllerOptions = {};
 
@@ -556,6 +558,17 @@ export class ControllerBuilder {
     return this;
   }
 
+  /**
+   * A source that is not an informer of the management cluster (controller-runtime's
+   * `WatchesRawSource`), e.g. a workload cluster's Nodes through {@link ClusterCache.source}. Its
+   * requests are enqueued as they come; the watch filter and event filters do not apply (the reconcile
+   * checks the primary object).
+   */
+  watchesRawSource(source: RawSource): this {
+    this.rawSources.push(source);
+    return this;
+  }
+
   private sourcePredicates<T extends KubernetesObject>(options: SourceOptions<T>): Predicate[] {
     const own = (options.predicates ?? []) as Predicate[];
     if (options.watchFilter === false) return own;
@@ -592,6 +605,12 @@ export class ControllerBuilder {
     for (const spec of [this.primary, ...this.secondary]) {
       const informer = this.host.cache.informerFor(spec.resource, spec.cache);
       informer.addEventHandler(spec.attach(controller, [...spec.predicates, ...this.filters]));
+    }
+    for (const source of this.rawSources) {
+      source.start((requests) => {
+        const keys = new Set(requests.map((request) => objectKeyString(request)));
+        for (const key of keys) controller.queue.add(key, { priority: QueuePriority.Normal });
+      });
     }
     this.host.register(controller);
     return controller;

@@ -23,6 +23,17 @@ export {
 } from "./client.js";
 export { type Clock, ManualClock, systemClock } from "./clock.js";
 export {
+  ClusterCache,
+  type ClusterCacheOptions,
+  type ClusterCacheTimings,
+  isNodeReady,
+  type RawSource,
+  type WorkloadClusterConnection,
+  type WorkloadClusterEvent,
+  WorkloadClusterUnavailableError,
+  type WorkloadClusterUnavailableReason,
+} from "./clustercache.js";
+export {
   Controller,
   ControllerBuilder,
   type ControllerHost,

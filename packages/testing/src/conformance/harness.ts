@@ -90,6 +90,8 @@ const TRANSIENT_CORE_ERRORS = [
 /** The API server the suite runs on, whichever core judges. */
 interface SuiteBackend {
   readonly kubeConfig: KubeConfig;
+  /** The workload cluster: where Nodes live, reached by core only through the kubeconfig Secret. */
+  readonly workloadKubeConfig: KubeConfig;
   /** Requests answered so far (the in-memory log, or the real server's audit log). */
   requests(): RequestRecord[];
   /** Fault injection: in-memory only. */
@@ -158,6 +160,7 @@ export class MachinePoolConformance {
   #api: SuiteBackend | undefined;
   #core: CapiCore | undefined;
   #client: KubeClient | undefined;
+  #workloadClient: KubeClient | undefined;
   #provider: ConformanceProvider | undefined;
   #watch: AbortController | undefined;
   #seq = 0;
@@ -207,6 +210,9 @@ export class MachinePoolConformance {
       const cp = await startControlPlane({ capiCore: true, requestLog: true });
       this.#api = {
         kubeConfig: cp.kubeConfig,
+        // Real core's ClusterCache reaches the workload cluster through the kubeconfig Secret too, but
+        // here it is the same kube-apiserver: a second one would need its own etcd and certificates.
+        workloadKubeConfig: cp.kubeConfig,
         requests: () => cp.requests(),
         faults: undefined,
         realCore: cp.capiCore,
@@ -217,12 +223,19 @@ export class MachinePoolConformance {
       this.#core = await startCapiCore({ kubeConfig: cp.kubeConfig, machinePools: false });
     } else {
       const api = await startApiServer();
+      // A second in-memory API server is the workload cluster: Nodes register and are read there only,
+      // so core and the provider must reach them through the <cluster>-kubeconfig Secret.
+      const workload = await startApiServer();
       this.#api = {
         kubeConfig: api.kubeConfig,
+        workloadKubeConfig: workload.kubeConfig,
         requests: () => api.requests(),
         faults: api.faults,
         realCore: undefined,
-        stop: () => api.stop(),
+        stop: async () => {
+          await api.stop();
+          await workload.stop();
+        },
       };
       await api.installCRDs([this.#options.capiCrds ?? capiCrdsFolder]);
       await api.installCRDs(providerCrds);
@@ -234,6 +247,7 @@ export class MachinePoolConformance {
     const core = this.#core;
     this.#provider = await this.#options.startProvider({
       kubeConfig,
+      workloadKubeConfig: this.#api.workloadKubeConfig,
       core: this.core,
       watchFilterValue: WATCH_FILTER_VALUE,
       isTokenValid: (token) => core.bootstrap?.isTokenValid(token) ?? true,
@@ -254,12 +268,12 @@ export class MachinePoolConformance {
         },
       },
     });
-    // The workload cluster is the same API server, reached as core reaches one: through the
-    // <cluster>-kubeconfig Secret, once the Cluster reports its control plane initialized.
+    // The workload cluster is reached as core reaches one: through the <cluster>-kubeconfig Secret,
+    // once the Cluster reports its control plane initialized.
     await markWorkloadClusterReady(
       this.#client,
       { namespace: NAMESPACE, name: CLUSTER },
-      kubeConfig,
+      this.#api.workloadKubeConfig,
     );
   }
 
@@ -420,6 +434,7 @@ export class MachinePoolConformance {
     const { api, provider } = this.#env;
     return {
       kubeConfig: api.kubeConfig,
+      workloadKubeConfig: api.workloadKubeConfig,
       provider,
       createPool: (replicas, spec) => this.#createPool(replicas, spec),
       setReplicas: (pool, replicas) => this.#setReplicas(pool, replicas),
@@ -718,9 +733,12 @@ export class MachinePoolConformance {
   }
 
   async #readyNodes(pool: ConformancePool): Promise<number> {
-    const { client, provider } = this.#env;
+    const { api, provider } = this.#env;
     const live = new Set(await provider.cloud.liveProviderIds(pool));
-    const nodes = await client.list(NodeResource);
+    this.#workloadClient ??= new KubeClient(api.workloadKubeConfig, {
+      fieldManager: FIELD_MANAGER,
+    });
+    const nodes = await this.#workloadClient.list(NodeResource);
     return nodes.items.filter(
       (n) =>
         live.has(n.spec?.providerID ?? "") &&
@@ -1120,7 +1138,7 @@ export class MachinePoolConformance {
     await markWorkloadClusterReady(
       client,
       { namespace: NAMESPACE, name: OTHER_CLUSTER },
-      this.#env.api.kubeConfig,
+      this.#env.api.workloadKubeConfig,
     );
     const pool = await this.#createPool(1, this.#options.poolSpec, {
       cluster: OTHER_CLUSTER,

@@ -76,9 +76,16 @@ export interface ConformanceCloud {
 export interface ConformanceEnvironment {
   /**
    * The management cluster: the suite's in-memory API server with CAPI core emulated, or a real
-   * kube-apiserver with real CAPI core. It is also the workload cluster (Nodes register there).
+   * kube-apiserver with real CAPI core.
    */
   readonly kubeConfig: KubeConfig;
+  /**
+   * The workload cluster, where the provider's instances register their Nodes (a kubelet stand-in
+   * gets this one). With the emulator it is a second in-memory API server, which core and the
+   * provider reach only through the Cluster's `<cluster>-kubeconfig` Secret; with real core it is the
+   * management kube-apiserver itself (still reached through the Secret).
+   */
+  readonly workloadKubeConfig: KubeConfig;
   /** Which core judges this run. */
   readonly core: ConformanceCore;
   /**
@@ -131,6 +138,8 @@ export type ConformanceScenario =
 export interface ConformanceScenarioContext {
   /** A client of the management cluster (the suite's field manager). */
   readonly kubeConfig: KubeConfig;
+  /** The workload cluster (see {@link ConformanceEnvironment.workloadKubeConfig}). */
+  readonly workloadKubeConfig: KubeConfig;
   /** The provider under test. */
   readonly provider: ConformanceProvider;
   /** Creates an InfraMachinePool and its MachinePool (spec: the suite's `poolSpec` unless given). */

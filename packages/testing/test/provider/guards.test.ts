@@ -25,7 +25,9 @@ const hidden = new Set<string>();
 
 beforeAll(async () => {
   bed = await startBed({
-    controller: { missingInstanceGraceMs: 3000 },
+    // `instance` readiness: the lagging-list test drops an ID past its grace, so core deletes that
+    // instance's Node, and the fake cloud's kubelet (unlike a real one) never registers it again.
+    controller: { missingInstanceGraceMs: 3000, readiness: "instance" },
     wrapDriver: (driver) => ({
       ...driver,
       async getGroup(ctx) {

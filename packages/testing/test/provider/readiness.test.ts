@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { markWorkloadClusterReady } from "../../src/index.js";
 import {
   type Bed,
+  Clusters,
   condition,
   converged,
   createPool,
@@ -71,5 +73,62 @@ describe("machinePoolController with readiness: node", { timeout: 40_000 }, () =
       expect(condition(await getPool(bed, name), "Ready")?.status).toBe("True");
     }, 30_000);
     await converged(bed, name, 2);
+  });
+
+  it("names an unreachable workload cluster on Ready, scales but holds a rollout, and recovers once the kubeconfig Secret is written", async () => {
+    const cluster = "c-unreachable";
+    await bed.client.create(Clusters, {
+      apiVersion: "cluster.x-k8s.io/v1beta2",
+      kind: "Cluster",
+      metadata: { name: cluster, namespace: ns },
+      spec: {
+        infrastructureRef: {
+          apiGroup: "infrastructure.cluster.x-k8s.io",
+          kind: "DevCluster",
+          name: cluster,
+        },
+      },
+    });
+    // Provisioned, but no kubeconfig Secret yet: neither core nor the kit can reach its Nodes.
+    await markWorkloadClusterReady(
+      bed.client,
+      { namespace: ns, name: cluster },
+      bed.client.kubeConfig,
+      {
+        kubeconfigSecret: false,
+      },
+    );
+    const name = await createPool(bed, { replicas: 2, clusterName: cluster });
+    const group = groupName(name, cluster);
+    // No deadlock: the group is created and scaled, and the pool reports provisioned on instances.
+    await eventually(async () => {
+      const pool = await getPool(bed, name);
+      expect(bed.cloud.inspect.instances({ group, states: ["running"] })).toHaveLength(2);
+      expect(pool.status?.ready).toBe(true);
+      expect(condition(pool, "Ready")).toMatchObject({
+        status: "False",
+        reason: "WorkloadClusterUnreachable",
+      });
+      expect(condition(pool, "Ready")?.message).toContain("KubeconfigSecretNotFound");
+      expect(condition(pool, "Ready")?.message).toContain(`${cluster}-kubeconfig`);
+    });
+    const old = bed.cloud.inspect.instances({ group, states: ["running"] }).map((i) => i.id);
+    await bed.client.mergePatch(Pools, { namespace: ns, name }, { spec: { image: "image-2" } });
+    await sleep(1500);
+    const live = bed.cloud.inspect.instances({ group, states: ["running"] }).map((i) => i.id);
+    expect(old.every((id) => live.includes(id))).toBe(true);
+    expect(condition(await getPool(bed, name), "Ready")?.reason).toBe("WorkloadClusterUnreachable");
+
+    // The Secret appears: the kit connects (its Nodes are on this API server) and the rollout ends.
+    await markWorkloadClusterReady(
+      bed.client,
+      { namespace: ns, name: cluster },
+      bed.client.kubeConfig,
+    );
+    await eventually(async () => {
+      const now = bed.cloud.inspect.instances({ group, states: ["running"] });
+      expect(now.some((i) => old.includes(i.id))).toBe(false);
+      expect(condition(await getPool(bed, name), "Ready")?.status).toBe("True");
+    }, 30_000);
   });
 });

@@ -207,6 +207,17 @@ export const publishPhase: PoolPhase<unknown, unknown> = {
         requeueAfterMs: scope.options.pollMs,
       };
     }
+    const unreachable = scope.state.workloadUnavailable;
+    if (unreachable) {
+      return {
+        ready: {
+          status: "False",
+          reason: PoolReasons.WorkloadClusterUnreachable,
+          message: `${unreachable.reason}: ${unreachable.message}; rollouts wait until its Nodes can be read${outdated > 0 ? ` (${outdated} of ${plan.live} instances outdated)` : ""}`,
+        },
+        requeueAfterMs: Math.max(scope.options.pollMs, unreachable.retryAfterMs),
+      };
+    }
     if (plan.converged && outdated === 0 && plan.actions.length === 0 && lingering === 0) {
       return {
         ready: { status: "True", reason: PoolReasons.Ready, message: "" },

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { WorkloadClusterUnavailableError } from "../../runtime/clustercache.js";
 import type { PoolInstance } from "../driver.js";
 import { isFailureOf } from "../errors.js";
 import type { PoolPhase } from "../pipeline.js";
@@ -18,13 +19,23 @@ import {
   resolveStrategy,
 } from "../strategy.js";
 
-/** Running and healthy; with `readiness: "node"` also a Ready Node with the instance's providerID. */
+/**
+ * Running and healthy; with `readiness: "node"` also a Ready Node with the instance's providerID in
+ * the workload cluster. `undefined` when the workload cluster cannot be read (the reason is kept in
+ * `scope.state.workloadUnavailable`): availability is unknown then.
+ */
 async function availability<Spec, Settings>(
   scope: PoolScope<Spec, Settings>,
-): Promise<(instance: PoolInstance) => boolean> {
+): Promise<((instance: PoolInstance) => boolean) | undefined> {
   if (scope.options.readiness !== "node") return isInstanceAvailable;
-  const ready = await scope.api.readyNodeProviderIDs();
-  return (instance) => isInstanceAvailable(instance) && ready.has(instance.providerID);
+  try {
+    const ready = await scope.api.readyNodeProviderIDs();
+    return (instance) => isInstanceAvailable(instance) && ready.has(instance.providerID);
+  } catch (error) {
+    if (!(error instanceof WorkloadClusterUnavailableError)) throw error;
+    scope.state.workloadUnavailable = error;
+    return undefined;
+  }
 }
 
 const EVENT_OF_DELETE = {
@@ -92,12 +103,16 @@ export const scalePhase: PoolPhase<unknown, unknown> = {
       options.strategyOf(scope.state.spec),
     );
     const native = options.useNativeRollout ? scope.driver.nativeRollout : undefined;
+    const available = await availability(scope);
     const plan = planPool({
       desired,
       groupDesired: group.desiredReplicas,
       instances: group.instances,
       isUpToDate,
-      isAvailable: await availability(scope),
+      // Unknown availability: scale and provision on instance state (no deadlock on a cluster whose
+      // Nodes core has not initialized yet), but roll nothing.
+      isAvailable: available ?? isInstanceAvailable,
+      holdRollout: available === undefined,
       strategy,
       externallyManaged: external,
       skipReplacement: native !== undefined,

@@ -1,0 +1,613 @@
+/**
+ * Workload cluster access, CAPI's `ClusterCache` in TypeScript: one client and one Node informer per
+ * workload cluster, built from the Cluster's `<cluster>-kubeconfig` Secret (key `value`), created on
+ * demand, health-probed, torn down when the Cluster goes away or the Secret changes, and a watch source
+ * that re-triggers a controller's reconciles on the workload cluster's Node events.
+ *
+ * @module
+ */
+import { KubeConfig, type V1Node, type V1Secret } from "@kubernetes/client-node";
+import { Counter, Gauge } from "prom-client";
+import { type Cluster, ClusterResource } from "../api/cluster.x-k8s.io/v1beta2.js";
+import { InformerCache, type SharedInformerDefaults } from "./cache.js";
+import { KubeClient } from "./client.js";
+import type { ControllerHost, ReconcileRequest } from "./controller.js";
+import { isNotFound, UnauthorizedError } from "./errors.js";
+import { compareResourceVersions, type Informer } from "./informer.js";
+import type { RuntimeLogger } from "./logging.js";
+import { NodeResource, type ObjectKey, objectKeyString, SecretResource } from "./resource.js";
+import type { Runnable } from "./runnable.js";
+
+/** Why a workload cluster cannot be reached (a condition reason a controller can publish as is). */
+export type WorkloadClusterUnavailableReason =
+  /** The `<cluster>-kubeconfig` Secret does not exist (yet: the control plane writes it). */
+  | "KubeconfigSecretNotFound"
+  /** The Secret exists but has no `value` key, or it is not a kubeconfig with a current cluster. */
+  | "KubeconfigSecretInvalid"
+  /** The kubeconfig is fine but the API server did not answer, refused it, or its cache did not sync. */
+  | "WorkloadClusterUnreachable";
+
+/**
+ * The workload cluster of a Cluster cannot be reached. `reason` names why; the message says which
+ * Secret or server and what to do, and never carries the Secret's content. `retryAfterMs` is when the
+ * {@link ClusterCache} tries again (earlier if the Secret changes).
+ */
+export class WorkloadClusterUnavailableError extends Error {
+  override readonly name = "WorkloadClusterUnavailableError";
+
+  /**
+   * @param cluster - the Cluster
+   * @param reason - why
+   * @param message - what is wrong and what to do (no secret content)
+   * @param retryAfterMs - when the next connection attempt is due
+   */
+  constructor(
+    readonly cluster: ObjectKey,
+    readonly reason: WorkloadClusterUnavailableReason,
+    message: string,
+    readonly retryAfterMs: number,
+  ) {
+    super(message);
+  }
+}
+
+/** A live connection to one workload cluster. */
+export interface WorkloadClusterConnection {
+  /** The Cluster. */
+  readonly cluster: ObjectKey;
+  /** Client of the workload cluster's API server (built from the kubeconfig Secret). */
+  readonly client: KubeClient;
+  /** The workload cluster's Node informer (synced). */
+  readonly nodes: Informer<V1Node>;
+}
+
+/** An event of a workload cluster, as {@link ClusterCache.source} hands it to a map function. */
+export interface WorkloadClusterEvent {
+  /** The Cluster whose workload cluster it happened in. */
+  readonly cluster: ObjectKey;
+  /** `node`: a Node was added, changed or deleted; `connected` / `disconnected`: the connection. */
+  readonly type: "node" | "connected" | "disconnected";
+  /** The Node (for `node` events). */
+  readonly node?: V1Node;
+  /** The Node before the change (for `node` updates). */
+  readonly oldNode?: V1Node;
+}
+
+/**
+ * A watch source fed by something other than a management-cluster informer: a controller adds it with
+ * `ControllerBuilder.watchesRawSource`, and it calls `enqueue` with the requests to reconcile.
+ */
+export interface RawSource {
+  /** Starts delivering; returns the function that stops it. */
+  start(enqueue: (requests: readonly ReconcileRequest[]) => void): () => void;
+}
+
+/** Timings of a {@link ClusterCache} (CAPI core's defaults in brackets where they differ). */
+export interface ClusterCacheTimings {
+  /** First wait after a failed connection attempt, ms. Default 1,000 [30,000 fixed]. */
+  connectionRetryMs?: number;
+  /** Longest wait between attempts (the wait doubles after each failure), ms. Default 30,000. */
+  maxConnectionRetryMs?: number;
+  /** Health probe interval of a live connection, ms. Default 10,000. */
+  healthProbeIntervalMs?: number;
+  /** Consecutive failed probes that drop a connection. Default 5. */
+  healthProbeFailureThreshold?: number;
+  /** Timeout of a connection's first Node list, and of each request, ms. Default 10,000. */
+  connectTimeoutMs?: number;
+}
+
+/** Options of {@link ClusterCache}. */
+export interface ClusterCacheOptions extends ClusterCacheTimings {
+  /**
+   * The management cluster's side: its client reads the kubeconfig Secrets, its cache's Cluster and
+   * Secret informers tell when a Cluster goes away or its Secret changes, its metrics registry gets
+   * the connection metrics. A `Manager` fits.
+   */
+  readonly host: Pick<ControllerHost, "client" | "cache" | "logger" | "metrics">;
+  /** Field manager of writes to workload clusters. Default: the management client's. */
+  readonly fieldManager?: string;
+  /** Informer settings of the workload clusters' Node informers. */
+  readonly informer?: SharedInformerDefaults;
+}
+
+interface Connection extends WorkloadClusterConnection {
+  readonly cache: InformerCache;
+  readonly secretVersion: string;
+  readonly stopHandlers: (() => void)[];
+  probeTimer: NodeJS.Timeout | undefined;
+  probeFailures: number;
+}
+
+interface Accessor {
+  connection?: Connection;
+  connecting?: Promise<Connection>;
+  failure?: { error: WorkloadClusterUnavailableError; at: number; secretVersion: string };
+  failures: number;
+  /** The Secret's resourceVersion as last seen by an event (`deleted` once it is gone). */
+  seenSecretVersion?: string;
+}
+
+const KUBECONFIG_SUFFIX = "-kubeconfig";
+const CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name";
+
+/** Metrics of the connections, with CAPI core's names and labels. */
+class ClusterCacheMetrics {
+  readonly connectionUp: Gauge<"cluster_name" | "cluster_namespace">;
+  readonly healthCheck: Gauge<"cluster_name" | "cluster_namespace">;
+  readonly healthChecksTotal: Counter<"cluster_name" | "cluster_namespace" | "status">;
+  readonly connectAttempts: Counter<"cluster_name" | "cluster_namespace" | "result">;
+
+  constructor(registry: ControllerHost["metrics"]["registry"]) {
+    const registers = [registry];
+    const existing = <T>(name: string): T | undefined =>
+      registry.getSingleMetric(name) as T | undefined;
+    this.connectionUp =
+      existing("capi_cluster_cache_connection_up") ??
+      new Gauge({
+        name: "capi_cluster_cache_connection_up",
+        help: "Whether the connection to the cluster is up.",
+        labelNames: ["cluster_name", "cluster_namespace"],
+        registers,
+      });
+    this.healthCheck =
+      existing("capi_cluster_cache_healthcheck") ??
+      new Gauge({
+        name: "capi_cluster_cache_healthcheck",
+        help: "Result of the last clustercache healthcheck for a cluster.",
+        labelNames: ["cluster_name", "cluster_namespace"],
+        registers,
+      });
+    this.healthChecksTotal =
+      existing("capi_cluster_cache_healthchecks_total") ??
+      new Counter({
+        name: "capi_cluster_cache_healthchecks_total",
+        help: "Results of all clustercache healthchecks.",
+        labelNames: ["cluster_name", "cluster_namespace", "status"],
+        registers,
+      });
+    this.connectAttempts =
+      existing("capi_ts_cluster_cache_connection_attempts_total") ??
+      new Counter({
+        name: "capi_ts_cluster_cache_connection_attempts_total",
+        help: "Connection attempts to workload clusters by result (success or a WorkloadClusterUnavailableReason).",
+        labelNames: ["cluster_name", "cluster_namespace", "result"],
+        registers,
+      });
+  }
+}
+
+const caches = new WeakMap<object, ClusterCache>();
+
+/**
+ * Workload cluster access for any controller, as CAPI core's `ClusterCache`: {@link ClusterCache.connect}
+ * returns the Cluster's connection — a {@link KubeClient} and a synced Node informer of its workload
+ * cluster, built from the `<cluster>-kubeconfig` Secret — or throws a
+ * {@link WorkloadClusterUnavailableError} naming why. Connections are made on first use, probed every
+ * `healthProbeIntervalMs` (dropped after `healthProbeFailureThreshold` failures, or at once on 401),
+ * and torn down when the Cluster is deleted or its kubeconfig Secret changes or goes away. A failed
+ * attempt is not repeated before its backoff ends (1 s doubling to 30 s), unless the Secret changes.
+ * {@link ClusterCache.source} re-triggers reconciles on Node events and on connection changes.
+ *
+ * Metrics (in the host's registry): `capi_cluster_cache_connection_up`,
+ * `capi_cluster_cache_healthcheck`, `capi_cluster_cache_healthchecks_total` (CAPI core's names) and
+ * `capi_ts_cluster_cache_connection_attempts_total{result}`, each labelled by `cluster_name` and
+ * `cluster_namespace`.
+ *
+ * @example
+ * ```ts
+ * const clusters = ClusterCache.of(manager);
+ * manager.controller("foo")
+ *   .for(FooResource)
+ *   .watchesRawSource(clusters.source((event) => poolsOfCluster(event.cluster)))
+ *   .complete(async (request) => {
+ *     const { nodes } = await clusters.connect({ namespace: request.namespace, name: "c1" });
+ *     const ready = nodes.list().filter(isNodeReady);
+ *   });
+ * ```
+ */
+export class ClusterCache {
+  private readonly options: ClusterCacheOptions;
+  private readonly log: RuntimeLogger;
+  private readonly metrics: ClusterCacheMetrics;
+  private readonly accessors = new Map<string, Accessor>();
+  private readonly listeners = new Set<(event: WorkloadClusterEvent) => void>();
+  private readonly retryMs: number;
+  private readonly maxRetryMs: number;
+  private readonly probeMs: number;
+  private readonly probeThreshold: number;
+  private readonly timeoutMs: number;
+  private stopped = false;
+
+  /**
+   * The cache shared by every controller of a host (a `Manager`), created on first use with `options`
+   * (later calls' options are ignored).
+   */
+  static of(
+    host: ClusterCacheOptions["host"] & { add?(runnable: Runnable): void },
+    options: Omit<ClusterCacheOptions, "host"> = {},
+  ): ClusterCache {
+    let cache = caches.get(host);
+    if (!cache) {
+      const created = new ClusterCache({ ...options, host });
+      cache = created;
+      caches.set(host, created);
+      // A Manager closes the connections when it stops.
+      host.add?.({ name: "clustercache", start: async () => {}, stop: () => created.stop() });
+    }
+    return cache;
+  }
+
+  /** Creates the cache and subscribes to the host's Cluster and kubeconfig Secret events. */
+  constructor(options: ClusterCacheOptions) {
+    this.options = options;
+    this.log = options.host.logger.child({ component: "clustercache" });
+    this.metrics = new ClusterCacheMetrics(options.host.metrics.registry);
+    this.retryMs = positive("connectionRetryMs", options.connectionRetryMs, 1_000);
+    this.maxRetryMs = positive("maxConnectionRetryMs", options.maxConnectionRetryMs, 30_000);
+    this.probeMs = positive("healthProbeIntervalMs", options.healthProbeIntervalMs, 10_000);
+    this.probeThreshold = positive(
+      "healthProbeFailureThreshold",
+      options.healthProbeFailureThreshold,
+      5,
+    );
+    this.timeoutMs = positive("connectTimeoutMs", options.connectTimeoutMs, 10_000);
+    const cache = options.host.cache;
+    cache.informerFor(ClusterResource).addEventHandler({
+      onDelete: (cluster: Cluster) => void this.disconnect(keyOf(cluster), "Cluster deleted", true),
+    });
+    const secretChanged = (secret: V1Secret) => {
+      const name = secret.metadata?.name ?? "";
+      if (!name.endsWith(KUBECONFIG_SUFFIX)) return;
+      const cluster = {
+        namespace: secret.metadata?.namespace ?? "",
+        name: name.slice(0, -KUBECONFIG_SUFFIX.length),
+      };
+      const accessor = this.accessors.get(objectKeyString(cluster));
+      if (!accessor) return;
+      const version = secret.metadata?.resourceVersion ?? "";
+      accessor.seenSecretVersion = version === "deleted" ? undefined : version;
+      if (accessor.connection && accessor.connection.secretVersion !== version) {
+        void this.disconnect(cluster, "kubeconfig Secret changed", false);
+      }
+      // A changed Secret is worth an attempt at once: forget the backoff and tell the controllers.
+      if (accessor.failure && accessor.failure.secretVersion !== version) {
+        accessor.failure = undefined;
+        accessor.failures = 0;
+        this.emit({ cluster, type: "disconnected" });
+      }
+    };
+    // The kit's bootstrap Secret watch uses the same selector: one informer serves both.
+    cache.informerFor(SecretResource, { labelSelector: CLUSTER_NAME_LABEL }).addEventHandler({
+      onAdd: (secret, meta) => {
+        if (!meta.initial) secretChanged(secret);
+      },
+      onUpdate: (_old, secret) => secretChanged(secret),
+      onDelete: (secret) =>
+        secretChanged({ ...secret, metadata: { ...secret.metadata, resourceVersion: "deleted" } }),
+    });
+  }
+
+  /** The live connection of a Cluster, if there is one (never connects). */
+  get(cluster: ObjectKey): WorkloadClusterConnection | undefined {
+    return this.accessors.get(objectKeyString(cluster))?.connection;
+  }
+
+  /**
+   * The connection to a Cluster's workload cluster, made now if there is none. Throws a
+   * {@link WorkloadClusterUnavailableError} when the Secret is missing or invalid or the server does
+   * not answer — the same error again, without a new attempt, until its backoff ends.
+   */
+  async connect(cluster: ObjectKey): Promise<WorkloadClusterConnection> {
+    if (this.stopped) throw new Error("ClusterCache is stopped");
+    const id = objectKeyString(cluster);
+    let accessor = this.accessors.get(id);
+    if (!accessor) {
+      accessor = { failures: 0 };
+      this.accessors.set(id, accessor);
+    }
+    if (accessor.connection) return accessor.connection;
+    if (accessor.connecting) return accessor.connecting;
+    const failure = accessor.failure;
+    if (failure) {
+      const wait = this.backoffMs(accessor.failures) - (Date.now() - failure.at);
+      if (wait > 0) {
+        throw new WorkloadClusterUnavailableError(
+          failure.error.cluster,
+          failure.error.reason,
+          failure.error.message,
+          wait,
+        );
+      }
+    }
+    const attempt = this.open(cluster);
+    accessor.connecting = attempt;
+    const labels = labelsOf(cluster);
+    try {
+      const connection = await attempt;
+      const seen = accessor.seenSecretVersion;
+      if (seen !== undefined && compareResourceVersions(seen, connection.secretVersion) === 1) {
+        // The Secret changed while this connection was being built from its older version.
+        await connection.cache.stop();
+        accessor.connecting = undefined;
+        return await this.connect(cluster);
+      }
+      accessor.connection = connection;
+      accessor.failure = undefined;
+      accessor.failures = 0;
+      this.metrics.connectAttempts.inc({ ...labels, result: "success" });
+      this.metrics.connectionUp.set(labels, 1);
+      this.metrics.healthCheck.set(labels, 1);
+      this.log.info({ cluster: id }, "connected to the workload cluster");
+      this.startProbe(cluster, connection);
+      this.emit({ cluster, type: "connected" });
+      return connection;
+    } catch (error) {
+      if (!(error instanceof WorkloadClusterUnavailableError)) throw error;
+      accessor.failures++;
+      const retryAfterMs = this.backoffMs(accessor.failures);
+      const failed = new WorkloadClusterUnavailableError(
+        cluster,
+        error.reason,
+        error.message,
+        retryAfterMs,
+      );
+      accessor.failure = {
+        error: failed,
+        at: Date.now(),
+        secretVersion: (error as { secretVersion?: string }).secretVersion ?? "",
+      };
+      this.metrics.connectAttempts.inc({ ...labels, result: error.reason });
+      this.metrics.connectionUp.set(labels, 0);
+      this.log.info(
+        { cluster: id, reason: error.reason, retryAfterMs, msg: error.message },
+        "workload cluster unavailable; retrying later",
+      );
+      throw failed;
+    } finally {
+      accessor.connecting = undefined;
+    }
+  }
+
+  /**
+   * A watch source for `ControllerBuilder.watchesRawSource`: every Node event of every connected
+   * workload cluster, and every connect and disconnect, is passed to `map`, whose requests are
+   * enqueued. `map` errors are logged and the event dropped.
+   */
+  source(
+    map: (
+      event: WorkloadClusterEvent,
+    ) => readonly ReconcileRequest[] | Promise<readonly ReconcileRequest[]>,
+  ): RawSource {
+    return {
+      start: (enqueue) => {
+        const listener = (event: WorkloadClusterEvent) => {
+          Promise.resolve()
+            .then(() => map(event))
+            .then(enqueue, (error: unknown) =>
+              this.log.error({ err: error }, "workload cluster event map failed; event dropped"),
+            );
+        };
+        this.listeners.add(listener);
+        return () => this.listeners.delete(listener);
+      },
+    };
+  }
+
+  /** Closes every connection. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([...this.accessors.keys()].map((id) => this.close(id)));
+    this.accessors.clear();
+    this.listeners.clear();
+  }
+
+  private backoffMs(failures: number): number {
+    return Math.min(this.maxRetryMs, this.retryMs * 2 ** Math.max(0, failures - 1));
+  }
+
+  private emit(event: WorkloadClusterEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.log.error({ err: error }, "workload cluster event listener threw");
+      }
+    }
+  }
+
+  private async open(cluster: ObjectKey): Promise<Connection> {
+    const namespace = cluster.namespace ?? "";
+    const secretName = `${cluster.name}${KUBECONFIG_SUFFIX}`;
+    const where = `Secret ${namespace}/${secretName}`;
+    const unavailable = (
+      reason: WorkloadClusterUnavailableReason,
+      message: string,
+      secretVersion: string,
+    ) =>
+      Object.assign(new WorkloadClusterUnavailableError(cluster, reason, message, 0), {
+        secretVersion,
+      });
+    let secret: V1Secret;
+    try {
+      secret = await this.options.host.client.get(SecretResource, {
+        namespace,
+        name: secretName,
+      });
+    } catch (error) {
+      if (isNotFound(error)) {
+        throw unavailable(
+          "KubeconfigSecretNotFound",
+          `${where} does not exist: the control plane provider writes it once the workload cluster's API server is up`,
+          "",
+        );
+      }
+      throw unavailable(
+        "WorkloadClusterUnreachable",
+        `cannot read ${where} from the management cluster: ${(error as Error).message}`,
+        "",
+      );
+    }
+    const secretVersion = secret.metadata?.resourceVersion ?? "";
+    const encoded = secret.data?.value;
+    if (encoded === undefined || encoded === "") {
+      throw unavailable(
+        "KubeconfigSecretInvalid",
+        `${where} has no "value" key: put the workload cluster's kubeconfig under data.value`,
+        secretVersion,
+      );
+    }
+    const kubeConfig = new KubeConfig();
+    try {
+      kubeConfig.loadFromString(Buffer.from(encoded, "base64").toString("utf8"));
+    } catch {
+      // The parser's message may quote the content (a token): say only where.
+      throw unavailable(
+        "KubeconfigSecretInvalid",
+        `${where} data.value is not a valid kubeconfig (YAML with clusters, users, contexts and current-context)`,
+        secretVersion,
+      );
+    }
+    const current = kubeConfig.getCurrentCluster();
+    if (!current?.server) {
+      throw unavailable(
+        "KubeconfigSecretInvalid",
+        `${where} data.value is a kubeconfig without a current cluster and server: set current-context to a context whose cluster has a server`,
+        secretVersion,
+      );
+    }
+    const client = new KubeClient(kubeConfig, {
+      fieldManager: this.options.fieldManager ?? this.options.host.client.fieldManager,
+      requestTimeoutMs: this.timeoutMs,
+      maxThrottleRetries: 0,
+    });
+    const cache = new InformerCache({
+      client,
+      informerDefaults: { ...this.options.informer },
+      logger: this.log.child({ cluster: objectKeyString(cluster) }),
+    });
+    const nodes = cache.informerFor(NodeResource);
+    // Probe first: an informer retries forever, a connection attempt must fail with a reason.
+    try {
+      await client.list(NodeResource, { limit: 1 });
+    } catch (error) {
+      throw unavailable(
+        "WorkloadClusterUnreachable",
+        `the workload cluster's API server ${current.server} (from ${where}) did not answer a Node list: ${(error as Error).message}`,
+        secretVersion,
+      );
+    }
+    cache.start();
+    try {
+      await cache.waitForSync(this.timeoutMs);
+    } catch {
+      await cache.stop();
+      throw unavailable(
+        "WorkloadClusterUnreachable",
+        `the Node cache of the workload cluster ${current.server} (from ${where}) did not sync within ${this.timeoutMs} ms`,
+        secretVersion,
+      );
+    }
+    if (this.stopped) {
+      await cache.stop();
+      throw new Error("ClusterCache is stopped");
+    }
+    const connection: Connection = {
+      cluster,
+      client,
+      nodes,
+      cache,
+      secretVersion,
+      stopHandlers: [],
+      probeTimer: undefined,
+      probeFailures: 0,
+    };
+    connection.stopHandlers.push(
+      nodes.addEventHandler({
+        onAdd: (node) => this.emit({ cluster, type: "node", node }),
+        onUpdate: (oldNode, node, meta) => {
+          if (!meta.initial) this.emit({ cluster, type: "node", node, oldNode });
+        },
+        onDelete: (node) => this.emit({ cluster, type: "node", node }),
+      }),
+    );
+    return connection;
+  }
+
+  private startProbe(cluster: ObjectKey, connection: Connection): void {
+    const labels = labelsOf(cluster);
+    const probe = async () => {
+      let unauthorized = false;
+      try {
+        await connection.client.list(NodeResource, { limit: 1 });
+        connection.probeFailures = 0;
+        this.metrics.healthCheck.set(labels, 1);
+        this.metrics.healthChecksTotal.inc({ ...labels, status: "success" });
+      } catch (error) {
+        connection.probeFailures++;
+        unauthorized = error instanceof UnauthorizedError;
+        this.metrics.healthCheck.set(labels, 0);
+        this.metrics.healthChecksTotal.inc({ ...labels, status: "error" });
+      }
+      if (this.get(cluster) !== connection) return;
+      if (unauthorized || connection.probeFailures >= this.probeThreshold) {
+        await this.disconnect(
+          cluster,
+          unauthorized ? "health probe unauthorized" : "health probe failed",
+          false,
+        );
+        return;
+      }
+      connection.probeTimer = setTimeout(probe, this.probeMs);
+      connection.probeTimer.unref();
+    };
+    connection.probeTimer = setTimeout(probe, this.probeMs);
+    connection.probeTimer.unref();
+  }
+
+  private async close(id: string): Promise<boolean> {
+    const accessor = this.accessors.get(id);
+    const connection = accessor?.connection;
+    if (!accessor || !connection) return false;
+    accessor.connection = undefined;
+    if (connection.probeTimer) clearTimeout(connection.probeTimer);
+    for (const stop of connection.stopHandlers) stop();
+    await connection.cache.stop();
+    this.metrics.connectionUp.set(labelsOf(connection.cluster), 0);
+    return true;
+  }
+
+  private async disconnect(cluster: ObjectKey, why: string, forget: boolean): Promise<void> {
+    const id = objectKeyString(cluster);
+    const closed = await this.close(id);
+    if (forget) {
+      this.accessors.delete(id);
+      const labels = labelsOf(cluster);
+      this.metrics.connectionUp.remove(labels);
+      this.metrics.healthCheck.remove(labels);
+    }
+    if (!closed) return;
+    this.log.info({ cluster: id, why }, "disconnected from the workload cluster");
+    this.emit({ cluster, type: "disconnected" });
+  }
+}
+
+function keyOf(obj: { metadata?: { namespace?: string; name?: string } }): ObjectKey {
+  return { namespace: obj.metadata?.namespace ?? "", name: obj.metadata?.name ?? "" };
+}
+
+function labelsOf(cluster: ObjectKey): { cluster_name: string; cluster_namespace: string } {
+  return { cluster_name: cluster.name, cluster_namespace: cluster.namespace ?? "" };
+}
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new RangeError(`ClusterCache: ${name} must be a positive number, got ${value}`);
+  }
+  return value;
+}
+
+/** A Node is Ready: its `Ready` condition is `True`. */
+export function isNodeReady(node: V1Node): boolean {
+  return node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+}

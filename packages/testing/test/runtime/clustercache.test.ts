@@ -1,0 +1,233 @@
+// The SDK's ClusterCache over HTTP: the management cluster is one in-memory API server, the workload
+// cluster a SECOND one, reached only through the Cluster's `<cluster>-kubeconfig` Secret.
+import {
+  ClusterCache,
+  isNodeReady,
+  KubeClient,
+  Manager,
+  NodeResource,
+  SecretResource,
+  WorkloadClusterUnavailableError,
+} from "@capi-ts/sdk/runtime";
+import type { V1Node } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiServer, markWorkloadClusterReady, startApiServer } from "../../src/index.js";
+import { Clusters, cluster, eventually, ns, startCapiApiServer } from "../capi/support.js";
+import type { Backend } from "../support/backend.js";
+
+let api: Backend;
+let client: KubeClient;
+let workload: ApiServer;
+let workloadClient: KubeClient;
+let manager: Manager;
+let running: Promise<void>;
+let clusters: ClusterCache;
+const reconciled: string[] = [];
+/** What the raw source delivered: `type:cluster[:node]`. */
+const delivered: string[] = [];
+const TOKEN = "s3cr3t-token-never-shown";
+
+function node(name: string, providerID: string, ready: boolean): V1Node {
+  return {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: { name },
+    spec: { providerID },
+    status: { conditions: [{ type: "Ready", status: ready ? "True" : "False" }] },
+  };
+}
+
+async function unavailable(name: string): Promise<WorkloadClusterUnavailableError> {
+  try {
+    await clusters.connect({ namespace: ns, name });
+  } catch (error) {
+    if (error instanceof WorkloadClusterUnavailableError) return error;
+    throw error;
+  }
+  throw new Error(`connected to ${name}, expected a WorkloadClusterUnavailableError`);
+}
+
+async function writeKubeconfig(name: string, value: string): Promise<void> {
+  const secret = {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: {
+      name: `${name}-kubeconfig`,
+      namespace: ns,
+      labels: { "cluster.x-k8s.io/cluster-name": name },
+    },
+    data: { value: Buffer.from(value).toString("base64") },
+  };
+  const current = await client
+    .get(SecretResource, { namespace: ns, name: `${name}-kubeconfig` })
+    .catch(() => undefined);
+  if (current) await client.mergePatch(SecretResource, current, { data: secret.data });
+  else await client.create(SecretResource, secret);
+}
+
+beforeAll(async () => {
+  ({ api, client } = await startCapiApiServer());
+  workload = await startApiServer();
+  workloadClient = new KubeClient(workload.kubeConfig, { fieldManager: "test" });
+  manager = new Manager({
+    kubeConfig: api.kubeConfig,
+    name: "cc-test",
+    logger: { level: "silent" },
+  });
+  clusters = ClusterCache.of(manager, {
+    connectionRetryMs: 150,
+    maxConnectionRetryMs: 300,
+    healthProbeIntervalMs: 100,
+    healthProbeFailureThreshold: 2,
+    connectTimeoutMs: 2_000,
+  });
+  manager
+    .controller("clusters")
+    .for(Clusters)
+    .watchesRawSource(
+      clusters.source((event) => {
+        delivered.push(
+          [event.type, event.cluster.name, event.node?.metadata?.name].filter(Boolean).join(":"),
+        );
+        return event.type === "node" && event.node && !isNodeReady(event.node)
+          ? []
+          : [{ namespace: event.cluster.namespace ?? "", name: event.cluster.name }];
+      }),
+    )
+    .complete(async (request) => {
+      reconciled.push(request.name);
+    });
+  running = manager.start();
+  await manager.elected();
+}, 30_000);
+afterAll(async () => {
+  await clusters?.stop();
+  await manager?.stop();
+  await running?.catch(() => undefined);
+  await workload?.stop();
+  await api?.stop();
+});
+
+describe("ClusterCache (workload cluster access through the kubeconfig Secret)", {
+  timeout: 20_000,
+}, () => {
+  it("is shared per manager", () => {
+    expect(ClusterCache.of(manager)).toBe(clusters);
+  });
+
+  it("names a missing Secret, backs off, and connects as soon as the Secret is written", async () => {
+    await client.create(Clusters, cluster("wl-a"));
+    const missing = await unavailable("wl-a");
+    expect(missing.reason).toBe("KubeconfigSecretNotFound");
+    expect(missing.message).toContain(`Secret ${ns}/wl-a-kubeconfig does not exist`);
+    // Within the backoff the same error comes back without a new attempt.
+    const again = await unavailable("wl-a");
+    expect(again.reason).toBe("KubeconfigSecretNotFound");
+    expect(again.retryAfterMs).toBeGreaterThan(0);
+    expect(
+      await manager.metrics.value("capi_ts_cluster_cache_connection_attempts_total", {
+        cluster_name: "wl-a",
+      }),
+    ).toBe(1);
+
+    await workloadClient.create(NodeResource, node("n-1", "fake:///n-1", true));
+    // A Node of the management cluster must never be seen through the workload connection.
+    await client.create(NodeResource, node("mgmt-only", "fake:///mgmt", true));
+    reconciled.length = 0;
+    await markWorkloadClusterReady(client, { namespace: ns, name: "wl-a" }, workload.kubeConfig);
+    // The Secret event ends the backoff and re-triggers the controller, whose next look connects.
+    await eventually(() => expect(reconciled).toContain("wl-a"));
+    const connection = await clusters.connect({ namespace: ns, name: "wl-a" });
+    expect(connection.nodes.list().map((n) => n.metadata?.name)).toEqual(["n-1"]);
+    expect(
+      await manager.metrics.value("capi_cluster_cache_connection_up", { cluster_name: "wl-a" }),
+    ).toBe(1);
+
+    // Node events of the workload cluster re-trigger reconciles (the raw source).
+    await eventually(() => expect(delivered).toContain("connected:wl-a"));
+    await eventually(() => expect(reconciled).toContain("wl-a"));
+    reconciled.length = 0;
+    await workloadClient.create(NodeResource, node("n-2", "fake:///n-2", true));
+    await eventually(() => expect(delivered).toContain("node:wl-a:n-2"));
+    await eventually(() => expect(reconciled).toContain("wl-a"));
+    expect(connection.nodes.list().filter(isNodeReady)).toHaveLength(2);
+    expect(delivered.some((d) => d.includes("mgmt-only"))).toBe(false);
+    // Health probes run against the workload cluster.
+    await eventually(async () =>
+      expect(
+        await manager.metrics.value("capi_cluster_cache_healthchecks_total", {
+          cluster_name: "wl-a",
+          status: "success",
+        }),
+      ).toBeGreaterThan(0),
+    );
+  });
+
+  it("drops the connection when the Secret changes; a malformed one is named without its content", async () => {
+    const before = await clusters.connect({ namespace: ns, name: "wl-a" });
+    await writeKubeconfig(
+      "wl-a",
+      `apiVersion: v1\nkind: Config\nusers: [{ name: x, user: { token: ${TOKEN} } ]\n  : [`,
+    );
+    await eventually(() => expect(clusters.get({ namespace: ns, name: "wl-a" })).toBeUndefined());
+    expect(before.nodes.hasSynced()).toBe(true);
+    const bad = await unavailable("wl-a");
+    expect(bad.reason).toBe("KubeconfigSecretInvalid");
+    expect(bad.message).toContain("wl-a-kubeconfig");
+    expect(bad.message).not.toContain(TOKEN);
+    expect(
+      await manager.metrics.value("capi_cluster_cache_connection_up", { cluster_name: "wl-a" }),
+    ).toBe(0);
+
+    await writeKubeconfig("wl-a", "apiVersion: v1\nkind: Config\n");
+    await eventually(async () => {
+      const noServer = await unavailable("wl-a");
+      expect(noServer.reason).toBe("KubeconfigSecretInvalid");
+      expect(noServer.message).toContain("without a current cluster");
+    });
+
+    // Fixed: connects again at once (the Secret change ends the backoff).
+    await markWorkloadClusterReady(client, { namespace: ns, name: "wl-a" }, workload.kubeConfig);
+    await eventually(async () => {
+      const fixed = await clusters.connect({ namespace: ns, name: "wl-a" });
+      expect(fixed).not.toBe(before);
+      expect(fixed.nodes.list()).toHaveLength(2);
+    });
+  });
+
+  it("names an unreachable server, and tears the connection down when the Cluster is deleted", async () => {
+    await client.create(Clusters, cluster("wl-b"));
+    const gone = await startApiServer();
+    const kubeConfig = gone.kubeConfig;
+    await gone.stop();
+    await markWorkloadClusterReady(client, { namespace: ns, name: "wl-b" }, kubeConfig);
+    const down = await unavailable("wl-b");
+    expect(down.reason).toBe("WorkloadClusterUnreachable");
+    expect(down.message).toContain("did not answer");
+    expect(
+      await manager.metrics.value("capi_ts_cluster_cache_connection_attempts_total", {
+        cluster_name: "wl-b",
+        result: "WorkloadClusterUnreachable",
+      }),
+    ).toBe(1);
+
+    await clusters.connect({ namespace: ns, name: "wl-a" });
+    await client.delete(Clusters, { namespace: ns, name: "wl-a" });
+    await eventually(() => expect(clusters.get({ namespace: ns, name: "wl-a" })).toBeUndefined());
+  });
+
+  it("drops a connection whose health probes fail, and reconnects once the server is back", async () => {
+    const second = await startApiServer();
+    await client.create(Clusters, cluster("wl-c"));
+    await markWorkloadClusterReady(client, { namespace: ns, name: "wl-c" }, second.kubeConfig);
+    await clusters.connect({ namespace: ns, name: "wl-c" });
+    reconciled.length = 0;
+    await second.stop();
+    await eventually(() => {
+      expect(clusters.get({ namespace: ns, name: "wl-c" })).toBeUndefined();
+      expect(reconciled).toContain("wl-c");
+    });
+    const down = await unavailable("wl-c");
+    expect(down.reason).toBe("WorkloadClusterUnreachable");
+  });
+});

@@ -42,7 +42,8 @@ export type ChaosFault =
   | "apiserver-429"
   | "apiserver-latency"
   | "apiserver-dropped-connections"
-  | "apiserver-restart";
+  | "apiserver-restart"
+  | "etcd-pause";
 
 /** One row of the result table. */
 export interface ChaosRow {
@@ -109,6 +110,8 @@ interface ClusterUnderTest {
   kubeConfig: KubeConfig;
   writeKubeconfig(path: string): Promise<void>;
   restart(): Promise<void>;
+  /** Freezes etcd for `ms` (real control plane only). */
+  pauseEtcd?(ms: number): Promise<void>;
   inject?(fault: ChaosFault): () => void;
   stop(): Promise<void>;
   name: string;
@@ -459,6 +462,16 @@ async function step(
     case "apiserver-restart":
       release = () => void bed.cluster.restart();
       break;
+    case "etcd-pause": {
+      // etcd frozen past the lease: the leader cannot renew, must stop acting (and exit), and only
+      // one replica may change the cloud once storage answers again.
+      const pauseEtcd = bed.cluster.pauseEtcd;
+      if (!pauseEtcd) throw new Error("etcd-pause needs the real control plane (etcd)");
+      release = () => {
+        holds.push(pauseEtcd(CHAOS_LEASE_MS * 2.5));
+      };
+      break;
+    }
     case "none":
       break;
     default:
@@ -622,6 +635,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosRow[]> 
       kubeConfig: plane.kubeConfig,
       writeKubeconfig: (path) => plane.writeKubeconfig(path),
       restart: () => plane.restart(),
+      pauseEtcd: (ms) => plane.pauseEtcd(ms),
       stop: () => plane.stop(),
     });
     try {
@@ -633,10 +647,11 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosRow[]> 
       rows.push(down);
       rows.push(await step(real, "apiserver-restart", 2, 4, up.mutations, timeoutMs));
       rows.push(await step(real, "sigkill-leader", 4, 2, down.mutations, timeoutMs));
+      rows.push(await step(real, "etcd-pause", 2, 4, up.mutations, timeoutMs));
       const deletion = await real.deleteAndCountLeaks(timeoutMs);
       rows.push({
         fault: "delete (kube-apiserver)",
-        change: "2→0",
+        change: "4→0",
         convergeMs: deletion.ms,
         mutations: deletion.mutations,
         needed: deletion.mutations,

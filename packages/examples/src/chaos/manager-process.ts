@@ -35,7 +35,15 @@ machinePoolController(
     defaultZones: ["zone-a", "zone-b"],
     busyRetryMs: 200,
   }),
-  { manager, kind: FakeCloudMachinePool, pollIntervalMs: 200, resyncPeriodMs: 2000 },
+  {
+    manager,
+    kind: FakeCloudMachinePool,
+    pollIntervalMs: 200,
+    resyncPeriodMs: 2000,
+    // The suite judges leadership and cloud effects on a cloud without kubelets: availability is
+    // counted on running instances, not on Nodes of a workload cluster (the default, "node").
+    readiness: "instance",
+  },
 );
 void manager.elected().then((leading) => {
   if (leading) process.stdout.write(`leading ${identity}\n`);

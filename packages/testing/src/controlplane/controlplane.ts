@@ -89,6 +89,12 @@ export interface ControlPlane {
   installCRDs(crds: CRDSource | readonly CRDSource[]): Promise<void>;
   /** Stops kube-apiserver and starts it again on the same port; etcd, and so all state, stays. */
   restart(): Promise<void>;
+  /**
+   * Freezes etcd for `ms` (SIGSTOP, then SIGCONT), as a stalled disk or a paused VM does: the API
+   * server keeps accepting requests but cannot answer those that need storage until etcd runs again.
+   * Resolves once etcd is thawed.
+   */
+  pauseEtcd(ms: number): Promise<void>;
   /** Cluster API core, when started with `capiCore`; `undefined` otherwise. */
   readonly capiCore: RealCapiCore | undefined;
   /**
@@ -412,6 +418,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     capiCore,
     writeKubeconfig,
     installCRDs: (crds) => installCRDsOn(target, crds),
+    async pauseEtcd(ms: number) {
+      if (stopped || !etcd) throw new Error("pauseEtcd(): this control plane is not running.");
+      await etcd.pause(ms);
+    },
     async restart() {
       if (stopped) throw new Error("restart(): this control plane was stopped; start a new one.");
       await apiServer?.stop();

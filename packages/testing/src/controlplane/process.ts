@@ -30,6 +30,9 @@ process.stdin.on("error", parentGone);
 process.stdin.resume();
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
+// Freeze and thaw the server itself (a stalled disk, a GC pause): the guardian stays responsive.
+process.on("SIGUSR1", () => server.kill("SIGSTOP"));
+process.on("SIGUSR2", () => server.kill("SIGCONT"));
 server.on("error", (error) => { console.error("guardian: " + error.message); process.exit(127); });
 server.on("exit", (code, signal) => {
   if (orphaned && orphanCleanupDir) rmSync(orphanCleanupDir, { recursive: true, force: true });
@@ -123,6 +126,20 @@ export class GuardedProcess {
     this.#child.ref();
     this.#child.kill("SIGTERM");
     await this.#exited;
+  }
+
+  /**
+   * Freezes the server (SIGSTOP through the guardian) for `ms`, then thaws it: every request to it
+   * hangs meanwhile, as on a stalled disk or a long pause. Resolves once it runs again.
+   */
+  async pause(ms: number): Promise<void> {
+    if (!this.running) throw new Error(`${this.name} is not running; it cannot be paused`);
+    this.#child.kill("SIGUSR1");
+    try {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+    } finally {
+      if (this.running) this.#child.kill("SIGUSR2");
+    }
   }
 
   /** Sends SIGTERM without waiting: for exit hooks, where nothing asynchronous runs any more. */

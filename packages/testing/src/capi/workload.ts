@@ -1,5 +1,11 @@
 import { type ConditionInput, setCondition } from "@capi-ts/sdk/conditions";
-import { isNotFound, type KubeClient, type ObjectKey, SecretResource } from "@capi-ts/sdk/runtime";
+import {
+  isAlreadyExists,
+  isNotFound,
+  type KubeClient,
+  type ObjectKey,
+  SecretResource,
+} from "@capi-ts/sdk/runtime";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import { ClusterResource } from "./types.js";
@@ -87,8 +93,7 @@ export async function markWorkloadClusterReady(
     try {
       await client.create(SecretResource, secret);
     } catch (error) {
-      if (!(error as { code?: number }).code || (error as { code?: number }).code !== 409)
-        throw error;
+      if (!isAlreadyExists(error)) throw error;
       const current = await client.get(SecretResource, { namespace, name: secret.metadata.name });
       await client.update(SecretResource, {
         ...secret,

@@ -17,7 +17,8 @@ const HOW_TO_GET_THEM =
   "or set KUBEBUILDER_ASSETS to a folder holding `kube-apiserver` and `etcd` " +
   "(for example the output of controller-runtime's `setup-envtest use -p path`).";
 
-function isExecutableFile(path: string): boolean {
+/** Whether `path` is a regular file with an execute bit. */
+export function isExecutableFile(path: string): boolean {
   try {
     const stat = statSync(path);
     return stat.isFile() && (stat.mode & 0o111) !== 0;
@@ -43,7 +44,7 @@ function fromFolder(
 }
 
 /** The `tools/controlplane/bin` folder of the enclosing capi-ts checkout, if this module runs from one. */
-function devBuildFolder(): string | undefined {
+export function devBuildFolder(): string | undefined {
   let folder = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const candidate = join(folder, "tools", "controlplane", "bin");

@@ -1,10 +1,10 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { capiCrdsFolder, capiRelease } from "../crds.js";
-import type { ControlPlaneBinaries } from "./binaries.js";
+import { type ControlPlaneBinaries, devBuildFolder, isExecutableFile } from "./binaries.js";
 import { installCRDsOn, loadCRDs } from "./crds.js";
-import { type RawTarget, rawRequest } from "./http.js";
+import { createOrReplace, type RawTarget, rawRequest } from "./http.js";
 import { freePort, sleep } from "./ports.js";
 import { GuardedProcess } from "./process.js";
 
@@ -111,14 +111,6 @@ const HOW_TO_BUILD =
   "Run `./dev controlplane --capi` in the capi-ts repository (needs Go) to build it into tools/controlplane/bin/, " +
   "or pass `capiCore: { binary }`.";
 
-function isExecutableFile(path: string): boolean {
-  try {
-    return statSync(path).isFile() && (statSync(path).mode & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Finds the `capi-core` executable: `binary` when given, else next to the kube-apiserver of
  * `binaries`, else in `tools/controlplane/bin` of the enclosing capi-ts checkout.
@@ -138,14 +130,8 @@ export function findCapiCoreBinary(
 ): string | undefined {
   if (binary !== undefined) return isExecutableFile(binary) ? binary : undefined;
   const candidates = binaries ? [join(dirname(binaries.kubeApiServer), "capi-core")] : [];
-  let folder = dirname(new URL(import.meta.url).pathname);
-  for (;;) {
-    const built = join(folder, "tools", "controlplane", "bin", "capi-core");
-    if (existsSync(join(folder, "tools", "controlplane"))) candidates.push(built);
-    const parent = dirname(folder);
-    if (parent === folder) break;
-    folder = parent;
-  }
+  const built = devBuildFolder();
+  if (built) candidates.push(join(built, "capi-core"));
   return candidates.find(isExecutableFile);
 }
 
@@ -199,16 +185,7 @@ function webhookConfiguration(mutating: boolean, url: string, caBundle: string) 
 }
 
 async function putObject(target: RawTarget, path: string, body: { metadata: { name: string } }) {
-  let response = await rawRequest(target, "POST", path, body);
-  if (response.status === 409) {
-    const current = await rawRequest(target, "GET", `${path}/${body.metadata.name}`);
-    const resourceVersion = (current.body as { metadata?: { resourceVersion?: string } }).metadata
-      ?.resourceVersion;
-    response = await rawRequest(target, "PUT", `${path}/${body.metadata.name}`, {
-      ...body,
-      metadata: { ...body.metadata, resourceVersion },
-    });
-  }
+  const response = await createOrReplace(target, path, body);
   if (response.status >= 300) {
     throw new Error(
       `capi-core: the API server refused ${path}/${body.metadata.name} (HTTP ${response.status}): ${JSON.stringify(response.body)}`,

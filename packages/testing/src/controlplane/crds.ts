@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { extname, join, resolve } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { type RawTarget, rawRequest } from "./http.js";
+import { createOrReplace, type RawTarget, rawRequest } from "./http.js";
 
 /**
  * A CustomResourceDefinition to install: a path to a YAML/JSON file (several documents allowed), a
@@ -126,18 +126,10 @@ export async function installCRDsOn(
   const crds = await loadCRDs(sources);
   const base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
   for (const crd of crds) {
-    const body = { ...crd.object, metadata: { ...(crd.object.metadata as object) } };
-    delete (body.metadata as Record<string, unknown>).resourceVersion;
-    let response = await rawRequest(target, "POST", base, body);
-    if (response.status === 409) {
-      const current = await rawRequest(target, "GET", `${base}/${crd.name}`);
-      const metadata =
-        isRecord(current.body) && isRecord(current.body.metadata) ? current.body.metadata : {};
-      response = await rawRequest(target, "PUT", `${base}/${crd.name}`, {
-        ...body,
-        metadata: { ...body.metadata, resourceVersion: metadata.resourceVersion },
-      });
-    }
+    const response = await createOrReplace(target, base, {
+      ...crd.object,
+      metadata: { ...(crd.object.metadata as object), name: crd.name },
+    });
     if (response.status >= 300) {
       const message = isRecord(response.body) ? response.body.message : response.body;
       throw new Error(

@@ -64,3 +64,26 @@ export function rawRequest(
     req.end(payload);
   });
 }
+
+/**
+ * Creates the object at the collection `path`, or replaces it (PUT at the stored resourceVersion) when
+ * one of that name exists: installing CRDs and webhook configurations twice is not an error.
+ */
+export async function createOrReplace(
+  target: RawTarget,
+  path: string,
+  body: { metadata: { name: string; resourceVersion?: string } & Record<string, unknown> },
+): Promise<RawResponse> {
+  const { resourceVersion: _ignored, ...metadata } = body.metadata;
+  const fresh = { ...body, metadata };
+  let response = await rawRequest(target, "POST", path, fresh);
+  if (response.status === 409) {
+    const current = await rawRequest(target, "GET", `${path}/${metadata.name}`);
+    const stored = (current.body as { metadata?: { resourceVersion?: string } }).metadata;
+    response = await rawRequest(target, "PUT", `${path}/${metadata.name}`, {
+      ...fresh,
+      metadata: { ...metadata, resourceVersion: stored?.resourceVersion },
+    });
+  }
+  return response;
+}

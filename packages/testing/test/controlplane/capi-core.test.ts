@@ -168,17 +168,22 @@ describe.skipIf(!haveCore)(`real CAPI core ${capiRelease()} on the real control 
     expect(
       (running.status as { initialization?: Record<string, boolean> }).initialization,
     ).toMatchObject({ infrastructureProvisioned: true, bootstrapDataSecretCreated: true });
-    // Core may try the pool before its ClusterCache connected (CAPI logs those); nothing else fails.
+    // Core may try the pool before its ClusterCache connected, or lose an optimistic-concurrency race
+    // with the bootstrap provider and retry (CAPI logs both); nothing else fails.
+    const transient = [
+      "connection to the workload cluster is down",
+      "the object has been modified",
+    ];
     const errors = cp.capiCore?.reconcileErrors({ kind: "MachinePool", name: "pool" }) ?? [];
     expect(
-      errors.filter((e) => !e.error.includes("connection to the workload cluster is down")),
+      errors.filter((e) => !transient.some((t) => e.error.includes(t))).map((e) => e.error),
     ).toEqual([]);
     const settled = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     const later = (
       cp.capiCore?.reconcileErrors({ kind: "MachinePool", name: "pool" }) ?? []
     ).filter((e) => e.at.getTime() >= settled - 1_000);
-    expect(later).toEqual([]);
+    expect(later.map((e) => e.error)).toEqual([]);
   }, 90_000);
 
   it("reports a workload cluster it cannot reach and recovers once the kubeconfig Secret is there", async () => {

@@ -1,158 +1,86 @@
-import { describe, expect, it } from "vitest";
-import {
-  classifyDriverError,
-  DriverError,
-  type DriverFailure,
-  TEMPLATE_STAMP_TAG_KEYS,
-  templateStampFromTags,
-  templateStampToTags,
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type {
+  AnyPoolDriver,
+  GroupModelPoolDriver,
+  PoolContext,
+  PoolDriver,
+  PoolGroup,
+  TemplateVersion,
 } from "./driver.js";
+import * as driverModule from "./driver.js";
+import * as driverError from "./driver-error.js";
+import * as stamp from "./stamp.js";
 
-class FakeSdkError extends Error {
-  constructor(readonly status: number) {
-    super(`status ${status}`);
-  }
+interface Spec {
+  readonly image: string;
+}
+interface Settings {
+  readonly maxSize: number;
 }
 
-const classifier = {
-  classifyError(error: unknown): DriverFailure | undefined {
-    if (error instanceof FakeSdkError && error.status === 429) {
-      return { kind: "throttled", reason: "Throttled", message: error.message, retryAfterMs: 2000 };
-    }
-    if (error instanceof FakeSdkError && error.status === 400) {
-      return { kind: "terminal", reason: "not a valid reason!", message: error.message };
-    }
-    return undefined;
-  },
+// A template-shaped driver as providers wrote them before the driver module was split: every name
+// it uses comes from the one module, and the object literal type-checks against the interface.
+const templateDriver: PoolDriver<Spec, Settings> = {
+  templateInputs: (ctx) => ({ image: ctx.spec.image }),
+  groupSettings: () => ({ maxSize: 3 }),
+  getTemplate: async (): Promise<readonly TemplateVersion[]> => [],
+  createTemplateVersion: async (_ctx, input) => ({ version: "1", stamp: input.stamp }),
+  deleteTemplate: async () => {},
+  getGroup: async (): Promise<PoolGroup<Settings> | undefined> => undefined,
+  createGroup: async () => {},
+  updateGroup: async () => {},
+  deleteGroup: async () => {},
+  deleteInstance: async () => {},
+  classifyError: (error) =>
+    error instanceof RangeError
+      ? { kind: "terminal", reason: "BadRange", message: error.message }
+      : undefined,
 };
 
-describe("DriverError", () => {
-  it("carries a typed failure for each kind", () => {
-    expect(DriverError.waiting("GroupDeleting", "wait", 5000).failure).toEqual({
-      kind: "waiting",
-      reason: "GroupDeleting",
-      message: "wait",
-      retryAfterMs: 5000,
-    });
-    expect(DriverError.transient("Flaky", "again").failure).toEqual({
-      kind: "transient",
-      reason: "Flaky",
-      message: "again",
-    });
-    expect(DriverError.transient("Flaky", "again", 100).failure).toMatchObject({
-      retryAfterMs: 100,
-    });
-    expect(DriverError.throttled("Slow", "down", 1000).failure.kind).toBe("throttled");
-    expect(DriverError.terminal("BadSpec", "no").failure.kind).toBe("terminal");
-    expect(DriverError.notFound("Gone", "gone").failure.kind).toBe("notFound");
-    const cause = new Error("root");
-    const error = DriverError.terminal("BadSpec", "minSize > maxSize", cause);
-    expect(error.message).toBe("terminal: BadSpec: minSize > maxSize");
-    expect(error.cause).toBe(cause);
-    expect(error).toBeInstanceOf(Error);
+const groupDriver: GroupModelPoolDriver<Spec, Settings> = {
+  model: "group",
+  templateInputs: (ctx) => ({ image: ctx.spec.image }),
+  groupSettings: () => ({ maxSize: 3 }),
+  getGroup: async () => undefined,
+  createGroup: async (_ctx, intent) => {
+    expectTypeOf(intent.model?.stamp.specHash).toEqualTypeOf<string | undefined>();
+  },
+  updateGroup: async () => {},
+  deleteGroup: async () => {},
+  deleteInstance: async () => {},
+};
+
+describe("the driver contract module", () => {
+  it("re-exports the error type and the stamp tag codec as the very same bindings", () => {
+    expect(driverModule.DriverError).toBe(driverError.DriverError);
+    expect(driverModule.classifyDriverError).toBe(driverError.classifyDriverError);
+    expect(driverModule.templateStampToTags).toBe(stamp.templateStampToTags);
+    expect(driverModule.templateStampFromTags).toBe(stamp.templateStampFromTags);
+    expect(driverModule.TEMPLATE_STAMP_TAG_KEYS).toBe(stamp.TEMPLATE_STAMP_TAG_KEYS);
   });
 
-  it("rejects reasons that cannot be condition reasons, and bad delays", () => {
-    expect(() => DriverError.terminal("bad reason", "x")).toThrow(
-      /not a valid condition reason; use a CamelCase word/,
+  it("exports no hashing or planning helper: a driver makes no decisions", () => {
+    expect(Object.keys(driverModule).sort()).toEqual([
+      "DriverError",
+      "TEMPLATE_STAMP_TAG_KEYS",
+      "classifyDriverError",
+      "templateStampFromTags",
+      "templateStampToTags",
+    ]);
+  });
+
+  it("accepts both driver shapes as AnyPoolDriver and tells them apart by `model`", () => {
+    const drivers: AnyPoolDriver<Spec, Settings>[] = [templateDriver, groupDriver];
+    const shapes = drivers.map((driver) =>
+      driver.model === "group" ? "group" : typeof driver.getTemplate,
     );
-    expect(() => DriverError.waiting("Busy", "x", -1)).toThrow(
-      /retryAfterMs must be a finite number of milliseconds ≥ 0/,
-    );
-    expect(() => DriverError.throttled("Busy", "x", Number.NaN)).toThrow(/retryAfterMs/);
-  });
-});
-
-describe("classifyDriverError", () => {
-  it("prefers a DriverError's own failure over the driver's classifier", () => {
-    const error = DriverError.waiting("InUse", "template in use", 3000);
-    expect(classifyDriverError(classifier, error)).toBe(error.failure);
+    expect(shapes).toEqual(["function", "group"]);
+    expectTypeOf<GroupModelPoolDriver<Spec, Settings>>().not.toHaveProperty("getTemplate");
+    expectTypeOf<Parameters<PoolDriver<Spec>["getGroup"]>[0]>().toEqualTypeOf<PoolContext<Spec>>();
   });
 
-  it("uses the driver's classifier, and treats unknown errors as transient", () => {
-    expect(classifyDriverError(classifier, new FakeSdkError(429))).toMatchObject({
-      kind: "throttled",
-      retryAfterMs: 2000,
-    });
-    expect(classifyDriverError(classifier, new FakeSdkError(503))).toEqual({
-      kind: "transient",
-      reason: "CloudError",
-      message: "status 503",
-    });
-    expect(classifyDriverError({}, "a string")).toEqual({
-      kind: "transient",
-      reason: "CloudError",
-      message: "a string",
-    });
-  });
-
-  it("reports a driver's programming error as DriverBug, but a fetch network TypeError as a cloud error", () => {
-    const bug = (() => {
-      try {
-        (undefined as unknown as { id: string }).id;
-      } catch (error) {
-        return error;
-      }
-    })();
-    expect(classifyDriverError({}, bug)).toMatchObject({
-      kind: "transient",
-      reason: "DriverBug",
-      message: expect.stringMatching(/^the driver threw TypeError: .*a bug in the driver/),
-    });
-    expect(classifyDriverError({}, new ReferenceError("x is not defined"))).toMatchObject({
-      reason: "DriverBug",
-    });
-    const network = new TypeError("fetch failed", { cause: new Error("ECONNREFUSED") });
-    expect(classifyDriverError({}, network)).toMatchObject({ reason: "CloudError" });
-    // The driver's own classification wins over the guess.
-    const classifying = {
-      classifyError: () => ({ kind: "terminal", reason: "Bad", message: "m" }) as const,
-    };
-    expect(classifyDriverError(classifying, bug)).toMatchObject({
-      kind: "terminal",
-      reason: "Bad",
-    });
-  });
-
-  it("says so when a classifier returns an invalid reason, and survives a classifier that throws", () => {
-    expect(classifyDriverError(classifier, new FakeSdkError(400))).toMatchObject({
-      kind: "terminal",
-      reason: "InvalidFailureReason",
-      message: expect.stringMatching(/^classifyError returned the reason "not a valid reason!"/),
-    });
-    const broken = {
-      classifyError(): DriverFailure | undefined {
-        throw new Error("oops");
-      },
-    };
-    expect(classifyDriverError(broken, new Error("boom"))).toEqual({
-      kind: "transient",
-      reason: "ClassifyErrorFailed",
-      message: "classifyError threw (oops) while classifying: boom",
-    });
-  });
-});
-
-describe("template stamp tags", () => {
-  const stamp = { specHash: "a1b2", bootstrapHash: "c3d4", bootstrapRef: "e5f6" };
-
-  it("round-trips through tags with the default and a custom prefix", () => {
-    expect(templateStampToTags(stamp)).toEqual({
-      "capi-ts.io/spec-hash": "a1b2",
-      "capi-ts.io/bootstrap-hash": "c3d4",
-      "capi-ts.io/bootstrap-ref": "e5f6",
-    });
-    expect(templateStampFromTags(templateStampToTags(stamp))).toEqual(stamp);
-    const gce = templateStampToTags(stamp, "capi-ts-");
-    expect(Object.keys(gce).every((k) => /^[a-z0-9-]+$/.test(k))).toBe(true);
-    expect(templateStampFromTags(gce, "capi-ts-")).toEqual(stamp);
-  });
-
-  it("returns undefined when any part is missing", () => {
-    const tags = templateStampToTags(stamp);
-    delete tags[`capi-ts.io/${TEMPLATE_STAMP_TAG_KEYS.bootstrapRef}`];
-    expect(templateStampFromTags(tags)).toBeUndefined();
-    expect(templateStampFromTags(undefined)).toBeUndefined();
-    expect(templateStampFromTags({ other: "x" })).toBeUndefined();
+  it("classifies through the driver's classifyError, reached from the driver module", () => {
+    const failure = driverModule.classifyDriverError(templateDriver, new RangeError("size 9"));
+    expect(failure).toEqual({ kind: "terminal", reason: "BadRange", message: "size 9" });
   });
 });

@@ -78,6 +78,7 @@ export {
   TRANSIENT_FAILURES_TO_REPORT,
   type TransientStreak,
 } from "./errors.js";
+export * from "./instances.js";
 export { PoolMemory, type StoppedRunaway } from "./memory.js";
 export {
   defaultDeletePhases,
@@ -86,6 +87,7 @@ export {
   type PoolPhase,
   runPhases,
 } from "./pipeline.js";
+export * from "./plan.js";
 export { RUNAWAY_REASONS } from "./reasons.js";
 export { MAX_UNCONFIRMED_TEMPLATE_VERSIONS, MAX_UNCONVERGED_SETTINGS_UPDATES } from "./runaway.js";
 export {
@@ -102,5 +104,6 @@ export {
   type PoolStatusWriter,
   type ReadyState,
 } from "./scope.js";
+export * from "./stamp.js";
 export { need, type PoolState } from "./state.js";
 export * from "./strategy.js";

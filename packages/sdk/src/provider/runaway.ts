@@ -6,7 +6,7 @@
  * @module
  */
 import type { PhaseResult, PoolScope } from "./scope.js";
-import { shortHash, stableStringify } from "./strategy.js";
+import { shortHash, stableStringify } from "./stamp.js";
 
 /** Template versions created for one target without the cloud listing it with its stamp. */
 export const MAX_UNCONFIRMED_TEMPLATE_VERSIONS = 2;

@@ -14,8 +14,9 @@ import type {
   TemplateStamp,
   TemplateVersion,
 } from "./driver.js";
+import type { Plan } from "./plan.js";
 import type { ReadyState } from "./scope.js";
-import type { Plan, ResolvedStrategy } from "./strategy.js";
+import type { ResolvedStrategy } from "./strategy.js";
 
 /**
  * The working state of one reconcile.

@@ -14,6 +14,7 @@ import type {
   PoolDriver,
   PoolGroup,
   PoolInstance,
+  PoolInstanceState,
   TemplateVersion,
 } from "./driver.js";
 import { PoolMemory } from "./memory.js";
@@ -60,6 +61,29 @@ export function fakeInstance(overrides: Partial<PoolInstance> = {}): PoolInstanc
     templateVersion: "1",
     createdAt: instanceSeq,
     ...overrides,
+  };
+}
+
+/**
+ * An instance named `id` for the pure engine's tests: launched at the number in its ID (`i3` at 3),
+ * running, healthy and on template version "2" unless `options` say otherwise.
+ */
+export function instanceOf(
+  id: string,
+  options: {
+    state?: PoolInstanceState;
+    version?: string;
+    createdAt?: number;
+    healthy?: boolean;
+  } = {},
+): PoolInstance {
+  return {
+    id,
+    providerID: `fake:///zone-a/${id}`,
+    state: options.state ?? "running",
+    templateVersion: options.version ?? "2",
+    createdAt: options.createdAt ?? Number(id.replace(/\D/g, "") || 0),
+    healthy: options.healthy ?? true,
   };
 }
 

@@ -23,7 +23,7 @@ import type { Manager } from "../runtime/manager.js";
 import type { Predicate } from "../runtime/predicates.js";
 import { objectKeyString, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
 import type { PoolObject } from "./scope.js";
-import { stableStringify } from "./strategy.js";
+import { stableStringify } from "./stamp.js";
 
 function withoutVolatile(obj: KubernetesObject): string {
   const { resourceVersion: _rv, managedFields: _mf, ...metadata } = obj.metadata ?? {};

@@ -11,8 +11,8 @@ import type { GroupUpdate } from "../driver.js";
 import type { PoolPhase } from "../pipeline.js";
 import { PoolReasons } from "../reasons.js";
 import { MAX_UNCONVERGED_SETTINGS_UPDATES, stopRunaway } from "../runaway.js";
+import { stableStringify } from "../stamp.js";
 import { need } from "../state.js";
-import { stableStringify } from "../strategy.js";
 import { modelInGroup } from "./model.js";
 import { publishInstances } from "./publish.js";
 

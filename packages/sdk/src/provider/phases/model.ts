@@ -12,17 +12,12 @@ import type {
   PoolDriver,
   TemplateVersion,
 } from "../driver.js";
+import { liveInstances } from "../instances.js";
 import { PoolReasons } from "../reasons.js";
 import { MAX_UNCONFIRMED_TEMPLATE_VERSIONS, stopRunaway } from "../runaway.js";
 import type { PhaseResult, PoolScope } from "../scope.js";
+import { shortHash, stableStringify, stampIsCurrent, stampIsExact } from "../stamp.js";
 import { need } from "../state.js";
-import {
-  liveInstances,
-  shortHash,
-  stableStringify,
-  stampIsCurrent,
-  stampIsExact,
-} from "../strategy.js";
 
 /** Whether the driver keeps its model in the group. */
 export function modelInGroup<Spec, Settings>(

@@ -5,10 +5,11 @@
  *
  * @module
  */
+
+import { liveInstances } from "../instances.js";
 import type { PoolPhase } from "../pipeline.js";
 import { PoolReasons } from "../reasons.js";
 import { stopRunaway } from "../runaway.js";
-import { liveInstances } from "../strategy.js";
 import { instanceWithoutModelState, modelInGroup, templateMethods } from "./model.js";
 import { publishInstances } from "./publish.js";
 

@@ -13,7 +13,7 @@ import type { PoolPhase } from "../pipeline.js";
 import { PoolReasons } from "../reasons.js";
 import { inputsFingerprint, latchedRunaway, stopRunaway } from "../runaway.js";
 import { contextOf, type PhaseResult } from "../scope.js";
-import { shortHash, stableStringify, targetStamp } from "../strategy.js";
+import { shortHash, stableStringify, targetStamp } from "../stamp.js";
 
 function waiting(reason: string, message: string, requeueAfterMs?: number): PhaseResult {
   return {

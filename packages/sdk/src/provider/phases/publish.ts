@@ -8,10 +8,11 @@ import { setPoolStatus } from "../../contract/status.js";
 import type { PoolGroup } from "../driver.js";
 import { StepFailure } from "../errors.js";
 import type { PoolPhase } from "../pipeline.js";
+import type { Plan } from "../plan.js";
 import { PoolReasons } from "../reasons.js";
 import type { PoolScope, ReadyState } from "../scope.js";
+import { stampIsCurrent } from "../stamp.js";
 import { need } from "../state.js";
-import { type Plan, stampIsCurrent } from "../strategy.js";
 import { modelInGroup } from "./model.js";
 import { pruneVersions } from "./template.js";
 

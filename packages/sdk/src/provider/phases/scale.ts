@@ -8,16 +8,12 @@
 import { WorkloadClusterUnavailableError } from "../../runtime/clustercache.js";
 import type { PoolInstance } from "../driver.js";
 import { isFailureOf } from "../errors.js";
+import { isInstanceAvailable, liveInstances } from "../instances.js";
 import type { PoolPhase } from "../pipeline.js";
+import { type PlanAction, planPool } from "../plan.js";
 import type { PoolScope } from "../scope.js";
 import { need } from "../state.js";
-import {
-  isInstanceAvailable,
-  liveInstances,
-  type PlanAction,
-  planPool,
-  resolveStrategy,
-} from "../strategy.js";
+import { resolveStrategy } from "../strategy.js";
 
 /**
  * Running and healthy; with `readiness: "node"` also a Ready Node with the instance's providerID in

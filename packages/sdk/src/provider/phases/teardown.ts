@@ -6,9 +6,9 @@
  */
 import type { PoolGroup } from "../driver.js";
 import { isFailureOf } from "../errors.js";
+import { liveInstances } from "../instances.js";
 import type { PoolPhase } from "../pipeline.js";
 import { PoolReasons } from "../reasons.js";
-import { liveInstances } from "../strategy.js";
 import { modelInGroup, templateMethods } from "./model.js";
 
 /** Deletes the group, then the template. */

@@ -11,8 +11,8 @@ import type { PoolPhase } from "../pipeline.js";
 import { PoolReasons } from "../reasons.js";
 import { MAX_UNCONFIRMED_TEMPLATE_VERSIONS, stopRunaway } from "../runaway.js";
 import type { PoolScope } from "../scope.js";
+import { prunableVersions, stableStringify, stampIsCurrent, stampIsExact } from "../stamp.js";
 import { need } from "../state.js";
-import { prunableVersions, stableStringify, stampIsCurrent, stampIsExact } from "../strategy.js";
 import { modelInGroup, reconcileGroupModel, templateMethods } from "./model.js";
 
 function describeStampChange(previous: TemplateStamp | undefined, target: TemplateStamp): string {

@@ -1,0 +1,272 @@
+/**
+ * The data a {@link PoolDriver} and the kit exchange: the context of a call, what the driver observes
+ * (group, instances, template versions and their stamps), what the kit asks of it (new template
+ * versions, group intents and updates, delete modes) and the cloud's native rollout.
+ *
+ * @module
+ */
+// ── context ─────────────────────────────────────────────────────────────────────────────────────
+
+/** Which InfraMachinePool a call is for. Use it to name and tag cloud resources. */
+export interface PoolIdentity {
+  /** Namespace of the InfraMachinePool. */
+  readonly namespace: string;
+  /** Name of the InfraMachinePool. */
+  readonly name: string;
+  /**
+   * UID of the InfraMachinePool. Don't use it in names or ownership tags: it changes when a cluster is
+   * moved with `clusterctl move`, while the cloud resources stay.
+   */
+  readonly uid: string;
+  /** Name of the owning Cluster (`cluster.x-k8s.io/cluster-name`). */
+  readonly clusterName: string;
+}
+
+/**
+ * Everything a driver method may read. It is built by the kit for each reconcile; the driver keeps no
+ * state between calls.
+ *
+ * @typeParam Spec - the provider's InfraMachinePool `spec` type
+ */
+export interface PoolContext<Spec> {
+  /** The pool this call is for. */
+  readonly pool: PoolIdentity;
+  /** The InfraMachinePool's spec (validated against its schema). */
+  readonly spec: Spec;
+  /** Kubernetes version of the instances (`MachinePool.spec.template.spec.version`), if set. */
+  readonly version: string | undefined;
+  /** Failure domains the pool should spread over (`MachinePool.spec.failureDomains`), maybe empty. */
+  readonly failureDomains: readonly string[];
+  /** Aborted when the reconcile times out or the controller stops; pass it to the cloud SDK. */
+  readonly signal: AbortSignal;
+}
+
+// ── observations ────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * Lifecycle state of an instance, mapped from the cloud's own states. `terminated` instances are
+ * dropped from `providerIDList`; every other state keeps its ID (dropping a live ID makes core CAPI
+ * delete the Node). `failed` is an instance the cloud gave up on and will not replace by itself
+ * (Azure VMSS `provisioningState: Failed`, a GCE MIG instance whose last action failed): the kit
+ * replaces it within the rollout budget.
+ */
+export type PoolInstanceState =
+  | "pending"
+  | "running"
+  | "stopping"
+  | "stopped"
+  | "failed"
+  | "terminating"
+  | "terminated";
+
+/** One instance of the group, as the cloud reports it. */
+export interface PoolInstance {
+  /** The cloud's instance ID, passed back to {@link PoolDriver.deleteInstance}. */
+  readonly id: string;
+  /**
+   * The providerID exactly as the kubelet / cloud-controller-manager writes it on the Node (byte for
+   * byte, e.g. `aws:///us-east-2a/i-0abc…`). This is the providerID codec: the only place one is made.
+   */
+  readonly providerID: string;
+  /** Lifecycle state. */
+  readonly state: PoolInstanceState;
+  /** Template version it was launched from (as in {@link TemplateVersion.version}), if known. */
+  readonly templateVersion: string | undefined;
+  /** Launch time, epoch milliseconds (for the Oldest/Newest delete policies). */
+  readonly createdAt: number;
+  /** Zone / failure domain, if the cloud has one. */
+  readonly zone?: string;
+  /** `false` when the cloud's health check fails (such instances are replaced first). */
+  readonly healthy?: boolean;
+  /**
+   * Only for drivers with `model: "group"` (see {@link PoolModelLocation}): whether the instance runs
+   * the group's current model, as the cloud reports it per instance (Azure VMSS
+   * `latestModelApplied`, a GCE MIG instance's `isUpToDate`/current version). Required there: an
+   * instance without it counts as outdated.
+   */
+  readonly latestModel?: boolean;
+}
+
+/** Status of the group as a whole. */
+export type PoolGroupStatus = "creating" | "active" | "updating" | "deleting" | "failed";
+
+/**
+ * The scaling group and its instances, read in one go.
+ *
+ * @typeParam Settings - what {@link PoolDriver.groupSettings} returns
+ */
+export interface PoolGroup<Settings> {
+  /** The cloud's ID of the group (for events and logs). */
+  readonly id: string;
+  /** `failed` means the cloud reports an error (e.g. a partial scale-up); put the reason in `message`. */
+  readonly status: PoolGroupStatus;
+  /** The cloud's explanation of the status, if any. */
+  readonly message?: string;
+  /** The group's desired size (written back to `MachinePool.spec.replicas` when it is managed externally). */
+  readonly desiredReplicas: number;
+  /** Lower bound of the desired size, if the cloud has one (the kit refuses values outside it). */
+  readonly minReplicas?: number;
+  /** Upper bound of the desired size, if the cloud has one. */
+  readonly maxReplicas?: number;
+  /**
+   * The template version new instances launch from. Pin groups to explicit versions (never "latest"):
+   * the kit decides when a group moves to a new version. `undefined` if the cloud cannot say.
+   */
+  readonly templateVersion: string | undefined;
+  /**
+   * The group's settings as the cloud has them, in exactly the shape {@link PoolDriver.groupSettings}
+   * returns (same keys, lists sorted), so that equal means equal.
+   */
+  readonly settings: Settings;
+  /** Member instances, any order, including terminated ones the cloud still lists. */
+  readonly instances: readonly PoolInstance[];
+  /**
+   * Only for drivers with `model: "group"`: the {@link TemplateStamp} stored with the group's model
+   * (as tags on the scale set), `undefined` when it has none (the kit then updates the model).
+   */
+  readonly modelStamp?: TemplateStamp;
+}
+
+/**
+ * What the kit stores with each template version, computed by the kit. Store all three (as tags or
+ * labels) and return them from {@link PoolDriver.getTemplate}: userData is often write-only, so this is
+ * the only way to know what a version was built from. Each value is lowercase hex or a short
+ * `[a-z0-9-]` string of at most 63 characters, so it fits AWS tags, Azure tags and GCE labels; use
+ * {@link templateStampToTags} / {@link templateStampFromTags}.
+ */
+export interface TemplateStamp {
+  /** Hash of {@link PoolDriver.templateInputs}. A change rolls the pool. */
+  readonly specHash: string;
+  /** Hash of the bootstrap data. A change alone (token rotation) only refreshes the template. */
+  readonly bootstrapHash: string;
+  /** Hash of the bootstrap secret's namespace/name. A change rolls the pool (CAPI's rollout signal). */
+  readonly bootstrapRef: string;
+}
+
+/** A template version as the cloud reports it. */
+export interface TemplateVersion {
+  /** The cloud's version identifier (a number as a string, a name, a self-link…). */
+  readonly version: string;
+  /** The stamp stored with it; `undefined` if it has none (the kit treats it as outdated). */
+  readonly stamp: TemplateStamp | undefined;
+  /** Creation time, epoch milliseconds, if known. */
+  readonly createdAt?: number;
+}
+
+// ── requests ────────────────────────────────────────────────────────────────────────────────────
+
+/** Input of {@link PoolDriver.createTemplateVersion}. */
+export interface NewTemplateVersion {
+  /** The bootstrap data (Secret key `value`), to put into the instance's userData / custom data. */
+  readonly userData: string;
+  /** Its format (Secret key `format`; `cloud-config` when absent). */
+  readonly format: "cloud-config" | "ignition";
+  /** Store this with the version (see {@link TemplateStamp}). */
+  readonly stamp: TemplateStamp;
+}
+
+/**
+ * Input of {@link PoolDriver.createGroup}.
+ *
+ * @typeParam Settings - what {@link PoolDriver.groupSettings} returns
+ */
+export interface GroupIntent<Settings> {
+  /**
+   * Desired size. `undefined` when replicas are managed externally (an autoscaler): then don't send a
+   * desired size at all and let the cloud pick its default (usually the minimum).
+   */
+  readonly replicas: number | undefined;
+  /** Template version to launch from. */
+  readonly templateVersion: string;
+  /** The settings from {@link PoolDriver.groupSettings}. */
+  readonly settings: Settings;
+  /**
+   * Only for drivers with `model: "group"`: the model to create the group with (userData, format and
+   * the stamp to store with it, as tags on the group). `templateVersion` is then a name the kit
+   * derives from the stamp; ignore it.
+   */
+  readonly model?: NewTemplateVersion;
+}
+
+/**
+ * Input of {@link PoolDriver.updateGroup}: only the fields present change.
+ *
+ * @typeParam Settings - what {@link PoolDriver.groupSettings} returns
+ */
+export interface GroupUpdate<Settings> {
+  /** New desired size (never present when replicas are managed externally). */
+  readonly replicas?: number;
+  /** New template version for instances launched from now on; existing instances are not touched. */
+  readonly templateVersion?: string;
+  /** New settings (present when they drifted from {@link PoolDriver.groupSettings}). */
+  readonly settings?: Settings;
+  /**
+   * Only for drivers with `model: "group"`: the group's new model (build it from
+   * {@link PoolContext.spec} and `userData`, store `stamp` with it). Existing instances keep running
+   * their model (they report `latestModel: false`); the kit replaces them when the change needs it.
+   */
+  readonly model?: NewTemplateVersion;
+}
+
+/**
+ * Where the model of new instances (image, size, bootstrap data) lives:
+ * - `"template"` (default): in versions of a launch template the group points at (AWS launch
+ *   templates, GCE instance templates). The driver implements `getTemplate`,
+ *   `createTemplateVersion` and `deleteTemplate`; each instance reports its `templateVersion`.
+ * - `"group"`: inside the group itself (an Azure VM scale set's model, a GCE MIG whose version is
+ *   set in place). The driver has no template methods; it stores the stamp with the group's model
+ *   ({@link PoolGroup.modelStamp}), applies {@link GroupUpdate.model}, and reports per instance
+ *   whether it runs the latest model ({@link PoolInstance.latestModel}).
+ */
+export type PoolModelLocation = "template" | "group";
+
+/**
+ * How {@link PoolDriver.deleteInstance} removes an instance: `shrink` lowers the group's desired size
+ * by one in the same call (scale-down, rollouts with surge); `replace` keeps it, so the cloud launches a
+ * replacement from the current template (rollouts without surge, remediation).
+ */
+export type DeleteMode = "shrink" | "replace";
+
+// ── native rollout ──────────────────────────────────────────────────────────────────────────────
+
+/** Limits of a rollout, from the pool's strategy. */
+export interface RolloutOptions {
+  /** Desired size during the rollout. */
+  readonly replicas: number;
+  /** Instances that may exist above `replicas` during the rollout. */
+  readonly maxSurge: number;
+  /** Instances that may be unavailable during the rollout. */
+  readonly maxUnavailable: number;
+}
+
+/** A native rollout as the cloud reports it. */
+export interface RolloutStatus {
+  /** The cloud's ID of the rollout. */
+  readonly id: string;
+  /** Where it is. */
+  readonly state: "running" | "cancelling" | "succeeded" | "failed" | "cancelled";
+  /**
+   * The group's template version when it started. The kit cancels a running rollout whose version's
+   * stamp no longer matches what the pool should run (a stale rollout), then starts a new one.
+   */
+  readonly startedWithVersion?: string;
+  /** 0..100, if the cloud reports it. */
+  readonly percentComplete?: number;
+  /** The cloud's explanation, for `failed` and `cancelled`. */
+  readonly message?: string;
+}
+
+/**
+ * The cloud's own rolling replacement (AWS instance refresh, MIG update policy, …). Optional: without
+ * it the kit rolls pools itself with {@link PoolDriver.deleteInstance}.
+ *
+ * @typeParam Spec - the provider's InfraMachinePool `spec` type
+ */
+export interface NativeRollout<Spec> {
+  /** Starts replacing every instance not on the group's current template version. */
+  start(ctx: PoolContext<Spec>, options: RolloutOptions): Promise<void>;
+  /** The running rollout, else the most recent one, else `undefined`. */
+  get(ctx: PoolContext<Spec>): Promise<RolloutStatus | undefined>;
+  /** Cancels the running rollout (may complete asynchronously; "nothing to cancel" is not an error). */
+  cancel(ctx: PoolContext<Spec>): Promise<void>;
+}

@@ -15,7 +15,6 @@ import {
   type InfraMachinePoolContractFields,
   isPaused,
   labelValueMatches,
-  parseGoDurationSeconds,
   pausedCondition,
   readCluster,
   readMachinePool,
@@ -435,12 +434,16 @@ describe("readers (appendix B)", () => {
     expect(replicasManagedByExternalAutoscaler(mp())).toBe(false);
   });
 
-  it("parses Go durations", () => {
-    expect(parseGoDurationSeconds("1h2m3s")).toBe(3723);
-    expect(parseGoDurationSeconds("1.5h")).toBe(5400);
-    expect(parseGoDurationSeconds("300ms")).toBe(0.3);
-    expect(parseGoDurationSeconds("0")).toBe(0);
-    expect(() => parseGoDurationSeconds("10 minutes")).toThrow(/Go duration/);
+  it("reads a v1beta1 drain timeout through the runtime's Go-duration parser", () => {
+    const v1beta1 = (nodeDrainTimeout: string) => ({
+      apiVersion: "cluster.x-k8s.io/v1beta1",
+      kind: "MachinePool",
+      metadata: { name: "p", namespace: "ns" },
+      spec: { template: { spec: { nodeDrainTimeout } } },
+    });
+    expect(readMachinePool(v1beta1("1h30m")).nodeDrainTimeoutSeconds).toBe(5400);
+    expect(readMachinePool(v1beta1("300ms")).nodeDrainTimeoutSeconds).toBe(0.3);
+    expect(() => readMachinePool(v1beta1("10 minutes"))).toThrow(/invalid Go duration/);
   });
 });
 

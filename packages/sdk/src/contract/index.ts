@@ -54,7 +54,6 @@ export {
   type ClusterView,
   type ContractReference,
   type MachinePoolView,
-  parseGoDurationSeconds,
   readCluster,
   readMachinePool,
   replicasManagedByExternalAutoscaler,

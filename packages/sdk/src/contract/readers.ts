@@ -1,6 +1,7 @@
 import { readPath } from "../conditions/location.js";
 import { unstructuredGetConditions } from "../conditions/mirror.js";
 import type { ConditionLike } from "../conditions/types.js";
+import { parseGoDuration } from "../runtime/duration.js";
 import { Annotations } from "./constants.js";
 
 /** Any Kubernetes object as JSON (generated v1beta1 or v1beta2 types fit). */
@@ -78,42 +79,6 @@ export interface MachinePoolView {
 const str = (v: unknown) => (typeof v === "string" ? v : undefined);
 const num = (v: unknown) => (typeof v === "number" ? v : undefined);
 
-const DURATION_UNITS: Record<string, number> = {
-  ns: 1e-9,
-  us: 1e-6,
-  µs: 1e-6,
-  μs: 1e-6,
-  ms: 1e-3,
-  s: 1,
-  m: 60,
-  h: 3600,
-};
-
-/**
- * Parses a Go duration string (`"10m0s"`, `"1.5h"`, `"300ms"`) into seconds.
- *
- * @example
- * ```ts
- * parseGoDurationSeconds("1h2m3s"); // 3723
- * ```
- */
-export function parseGoDurationSeconds(text: string): number {
-  const match = /^([-+]?)((?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$/.test(text);
-  if (text === "0") return 0;
-  if (!match)
-    throw new Error(
-      `invalid Go duration ${JSON.stringify(text)}: expected e.g. "90s", "10m0s" or "1h30m"`,
-    );
-  const sign = text.startsWith("-") ? -1 : 1;
-  let total = 0;
-  for (const part of text
-    .replace(/^[-+]/, "")
-    .matchAll(/((?:\d+(?:\.\d*)?|\.\d+))(ns|us|µs|μs|ms|s|m|h)/g)) {
-    total += Number(part[1]) * (DURATION_UNITS[part[2] as string] ?? 0);
-  }
-  return sign * total;
-}
-
 function groupOf(apiVersion: string | undefined): string {
   if (!apiVersion) return "";
   const slash = apiVersion.indexOf("/");
@@ -171,7 +136,7 @@ export function readMachinePool(obj: AnyObject): MachinePoolView {
     bootstrapDataSecretName: str(readPath(templateSpec, ["bootstrap", "dataSecretName"])),
     failureDomains: Array.isArray(spec.failureDomains) ? (spec.failureDomains as string[]) : [],
     minReadySeconds: num(v1beta1 ? spec.minReadySeconds : templateSpec?.minReadySeconds),
-    nodeDrainTimeoutSeconds: typeof drain === "string" ? parseGoDurationSeconds(drain) : drain,
+    nodeDrainTimeoutSeconds: typeof drain === "string" ? parseGoDuration(drain) / 1000 : drain,
     infrastructureRef,
     providerIDList: Array.isArray(spec.providerIDList) ? (spec.providerIDList as string[]) : [],
     infrastructureProvisioned:

@@ -1,6 +1,7 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import type { LevelWithSilent } from "pino";
+import { parseGoDuration } from "./duration.js";
 import type { ManagerOptions } from "./manager.js";
 
 /** The standard flags of a provider binary, parsed. Durations are in milliseconds. */
@@ -48,33 +49,21 @@ export interface ManagerFlags {
   webhookCertDir: string;
 }
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
 /**
- * Parses a Go-style duration (`500ms`, `15s`, `10m`, `1h30m`, `1.5h`) into milliseconds. A bare number
- * is rejected: a unit is always required, as in Go flags.
- *
- * @example
- * ```ts
- * parseDuration("1m30s"); // 90000
- * ```
+ * A duration flag: Go's grammar ({@link parseGoDuration}) in milliseconds, and not negative (a
+ * negative period or timeout means nothing to the manager).
  */
-export function parseDuration(text: string): number {
-  const trimmed = text.trim();
-  if (trimmed === "0") return 0;
-  const part = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
-  let total = 0;
-  let consumed = 0;
-  for (let match = part.exec(trimmed); match; match = part.exec(trimmed)) {
-    total += Number(match[1]) * (UNITS[match[2] as string] ?? 0);
-    consumed = part.lastIndex;
+function durationFlag(text: string): number {
+  let value: number;
+  try {
+    value = parseGoDuration(text);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
   }
-  if (consumed === 0 || consumed !== trimmed.length) {
-    throw new InvalidArgumentError(
-      `"${text}" is not a duration; write it like 500ms, 15s, 10m or 1h30m`,
-    );
+  if (value < 0) {
+    throw new InvalidArgumentError(`"${text}" is negative; a period or timeout must be 0 or more`);
   }
-  return total;
+  return value;
 }
 
 function positiveInteger(text: string): number {
@@ -109,17 +98,17 @@ export function managerFlagsCommand(name = "manager"): Command {
     .addOption(
       new Option("--leader-elect-lease-duration <duration>", "lease duration")
         .default(15_000, "15s")
-        .argParser(parseDuration),
+        .argParser(durationFlag),
     )
     .addOption(
       new Option("--leader-elect-renew-deadline <duration>", "renew deadline")
         .default(10_000, "10s")
-        .argParser(parseDuration),
+        .argParser(durationFlag),
     )
     .addOption(
       new Option("--leader-elect-retry-period <duration>", "retry period")
         .default(2_000, "2s")
-        .argParser(parseDuration),
+        .argParser(durationFlag),
     )
     .addOption(
       new Option(
@@ -150,7 +139,7 @@ export function managerFlagsCommand(name = "manager"): Command {
     .addOption(
       new Option("--sync-period <duration>", "how often every watched object is reconciled again")
         .default(600_000, "10m")
-        .argParser(parseDuration),
+        .argParser(durationFlag),
     )
     .addOption(
       new Option(
@@ -158,7 +147,7 @@ export function managerFlagsCommand(name = "manager"): Command {
         "how long in-flight work may take on shutdown",
       )
         .default(30_000, "30s")
-        .argParser(parseDuration),
+        .argParser(durationFlag),
     )
     .addOption(
       new Option("--log-level <level>", "log level")

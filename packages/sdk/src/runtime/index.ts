@@ -45,6 +45,7 @@ export {
   type Reconciler,
   type SourceOptions,
 } from "./controller.js";
+export { parseGoDuration } from "./duration.js";
 export {
   AlreadyExistsError,
   ApiError,
@@ -76,7 +77,6 @@ export {
   type ManagerFlags,
   managerFlagsCommand,
   managerOptionsFromFlags,
-  parseDuration,
   parseManagerFlags,
 } from "./flags.js";
 export {

@@ -8,7 +8,8 @@ const root = resolve(import.meta.dirname, "..");
 
 /**
  * The SDK's folders, bottom to top, with what each may import. The client (runtime) sits below the
- * patch helper, as controller-runtime's client sits below CAPI's util/patch.
+ * patch helper, as controller-runtime's client sits below CAPI's util/patch. The runtime is generic:
+ * CAPI's watch filter, paused predicate and cluster-name index sit in contract, on the runtime's seams.
  */
 export const SDK_LAYERS: Record<string, readonly string[]> = {
   api: [],

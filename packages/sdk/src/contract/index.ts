@@ -70,3 +70,9 @@ export {
   setReady,
   setReplicas,
 } from "./status.js";
+export {
+  CLUSTER_NAME_INDEX,
+  hasWatchFilterLabel,
+  indexByClusterName,
+  notPaused,
+} from "./watch.js";

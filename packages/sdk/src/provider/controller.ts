@@ -13,7 +13,7 @@ import {
 } from "../api/cluster.x-k8s.io/v1beta2.js";
 import { ConditionTypes } from "../conditions/constants.js";
 import { getCondition, setCondition } from "../conditions/v1beta2.js";
-import { finalizerFor } from "../contract/constants.js";
+import { finalizerFor, Labels } from "../contract/constants.js";
 import { ensureFinalizer, hasFinalizer, removeFinalizer } from "../contract/finalizers.js";
 import { findOwnerMachinePoolRef } from "../contract/owners.js";
 import { updatePausedCondition } from "../contract/pause.js";
@@ -22,7 +22,6 @@ import { PatchHelper } from "../patch/helper.js";
 import { ClusterCache, isNodeReady } from "../runtime/clustercache.js";
 import type { Controller, ReconcileContext, ReconcileResult } from "../runtime/controller.js";
 import { FencedError, isNotFound } from "../runtime/errors.js";
-import { WATCH_FILTER_LABEL } from "../runtime/predicates.js";
 import { redactText } from "../runtime/redact.js";
 import { type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
 import type { AnyPoolDriver } from "./driver.js";
@@ -204,7 +203,7 @@ class PoolReconciler<Spec, Settings> {
     }
     // R20: events of other kinds (Secrets, Nodes) are not filtered by label; the pool is.
     const filter = this.#options.manager.controllerDefaults.watchFilterValue;
-    if (filter && cached.metadata?.labels?.[WATCH_FILTER_LABEL] !== filter) {
+    if (filter && cached.metadata?.labels?.[Labels.WatchFilter] !== filter) {
       rc.log.debug({ watchFilter: filter }, "pool is outside this manager's watch filter");
       return undefined;
     }
@@ -230,7 +229,7 @@ class PoolReconciler<Spec, Settings> {
       name: ownerRef.name,
     });
     const clusterName =
-      pool.metadata?.labels?.["cluster.x-k8s.io/cluster-name"] ??
+      pool.metadata?.labels?.[Labels.ClusterName] ??
       (machinePool ? readMachinePool(machinePool).clusterName : undefined);
     const cluster = clusterName
       ? await rc.cache.get(ClusterResource, { namespace: key.namespace, name: clusterName })

@@ -9,6 +9,7 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import type { Cluster, MachinePool } from "../api/cluster.x-k8s.io/v1beta2.js";
 import type { ConditionStatus } from "../conditions/types.js";
+import { Labels } from "../contract/constants.js";
 import { readMachinePool } from "../contract/readers.js";
 import type { Clock } from "../runtime/clock.js";
 import { FencedError } from "../runtime/errors.js";
@@ -219,7 +220,7 @@ export function createPoolScope<Spec, Settings>(
   const state: PoolState<Spec, Settings> = init.state ?? {};
   const clusterName =
     init.clusterName ??
-    meta.labels?.["cluster.x-k8s.io/cluster-name"] ??
+    meta.labels?.[Labels.ClusterName] ??
     (init.machinePool ? readMachinePool(init.machinePool).clusterName : undefined);
   const signal = init.signal ?? new AbortController().signal;
   const fence =

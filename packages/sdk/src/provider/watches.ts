@@ -15,10 +15,11 @@ import {
   type MachinePool,
   MachinePoolResource,
 } from "../api/cluster.x-k8s.io/v1beta2.js";
+import { Labels } from "../contract/constants.js";
 import { readCluster, readMachinePool } from "../contract/readers.js";
+import { CLUSTER_NAME_INDEX, hasWatchFilterLabel, indexByClusterName } from "../contract/watch.js";
 import { ClusterCache, isNodeReady } from "../runtime/clustercache.js";
 import type { Controller, ControllerBuilder } from "../runtime/controller.js";
-import { CLUSTER_NAME_INDEX } from "../runtime/informer.js";
 import type { Manager } from "../runtime/manager.js";
 import type { Predicate } from "../runtime/predicates.js";
 import { objectKeyString, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
@@ -99,9 +100,13 @@ export function watchPools(
   };
   const builder = manager
     .controller(options.name)
-    .for(resource, { predicates: [specOrMetadataChanged()] })
+    .for(resource, {
+      predicates: [specOrMetadataChanged()],
+      cache: { indexers: { [CLUSTER_NAME_INDEX]: indexByClusterName } },
+    })
     .watches(MachinePoolResource, poolOfMachinePool, { predicates: [specOrMetadataChanged()] })
     .watches(ClusterResource, poolsOfCluster, { predicates: [clusterTransitions] })
+    .withEventFilter(hasWatchFilterLabel(manager.controllerDefaults.watchFilterValue))
     .withOptions(options.controllerOptions);
   if (options.nodes) {
     // Nodes live in each pool's workload cluster: its connection's Node events (a Node's Ready or
@@ -130,9 +135,9 @@ export function watchPools(
   }
   if (options.secrets) {
     builder.watches(SecretResource, poolsOfSecret, {
-      watchFilter: false,
+      eventFilters: false,
       predicates: [{ delete: () => false }],
-      cache: { labelSelector: "cluster.x-k8s.io/cluster-name" },
+      cache: { labelSelector: Labels.ClusterName },
     });
   }
   options.extra?.(builder);

@@ -1,6 +1,6 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import type { KubeClient, WriteKind } from "./client.js";
-import { Informer, type InformerOptions } from "./informer.js";
+import { type IndexFunc, Informer, type InformerOptions } from "./informer.js";
 import { type RuntimeLogger, silentLogger } from "./logging.js";
 import {
   isNamespaced,
@@ -23,16 +23,52 @@ export type SharedInformerDefaults = Pick<
   | "clock"
 >;
 
-/** Per-kind informer settings: scope and transform. */
+/**
+ * Per-kind informer settings. The scope (namespace, selectors) and the transform are fixed by the
+ * call that creates the kind's informer: every later caller must ask for the same, or
+ * {@link InformerCache.informerFor} throws (one informer per kind is shared by every controller).
+ * Indexers add up across callers.
+ *
+ * @example
+ * ```ts
+ * cache.informerFor(SecretResource, { labelSelector: "cluster.x-k8s.io/cluster-name" }, "ClusterCache");
+ * cache.informerFor(PoolResource, { indexers: { byZone: (pool) => [pool.spec.zone] } });
+ * ```
+ */
 export interface KindCacheOptions<T extends KubernetesObject> {
   /** Server-side label selector for this kind only. */
   labelSelector?: string;
   /** Field selector for this kind only. */
   fieldSelector?: string;
-  /** Transform before caching; default drops managedFields. */
+  /** Transform before caching; default drops managedFields. Compared by identity between callers. */
   transform?: (obj: T) => T;
   /** Watch this namespace instead of the cache-wide one. */
   namespace?: string;
+  /**
+   * Indexes the informer keeps, by name, for {@link InformerCache.byIndex} (controller-runtime's
+   * `IndexField`). Callers may each add theirs; one name given two different functions throws.
+   */
+  indexers?: Readonly<Record<string, IndexFunc<T>>>;
+}
+
+/** What fixes an informer's view of its kind: the options two callers must agree on. */
+interface InformerScope {
+  namespace: string | undefined;
+  labelSelector: string | undefined;
+  fieldSelector: string | undefined;
+  transform: ((obj: never) => unknown) | undefined;
+}
+
+function describeScope(scope: InformerScope): string {
+  const parts: string[] = [];
+  if (scope.namespace !== undefined) parts.push(`namespace: ${JSON.stringify(scope.namespace)}`);
+  if (scope.labelSelector !== undefined)
+    parts.push(`labelSelector: ${JSON.stringify(scope.labelSelector)}`);
+  if (scope.fieldSelector !== undefined)
+    parts.push(`fieldSelector: ${JSON.stringify(scope.fieldSelector)}`);
+  if (scope.transform !== undefined)
+    parts.push(`transform: ${scope.transform.name || "an anonymous function"}`);
+  return parts.length === 0 ? "no namespace, selector or transform" : `{ ${parts.join(", ")} }`;
 }
 
 /** Options of {@link InformerCache}. */
@@ -72,6 +108,7 @@ interface PendingWrite {
 export class InformerCache {
   private readonly options: InformerCacheOptions;
   private readonly informers = new Map<string, Informer<KubernetesObject>>();
+  private readonly scopes = new Map<string, { scope: InformerScope; requestedBy: string }>();
   private readonly pending = new Map<string, Map<string, PendingWrite>>();
   private readonly log: RuntimeLogger;
   private started = false;
@@ -87,30 +124,59 @@ export class InformerCache {
   }
 
   /**
-   * The shared informer of a kind, created on first use (and started at once if the cache runs).
-   * Options only apply when this call creates it.
+   * The shared informer of a kind, created on first use (and started at once if the cache runs),
+   * with the kind's indexers added.
+   *
+   * @param requestedBy Who asks (e.g. `controller "pools"`), named in the error when two callers ask
+   *   for different scopes.
+   * @throws Error when the informer exists with another namespace, selector or transform than
+   *   `options` ask for: a second scope would otherwise be ignored without a word. The message names
+   *   both callers and both scopes.
    */
   informerFor<T extends KubernetesObject>(
     resource: ResourceDescriptor<T>,
     options: KindCacheOptions<T> = {},
+    requestedBy = "an informerFor() call",
   ): Informer<T> {
     const id = resourceId(resource);
-    const existing = this.informers.get(id);
-    if (existing) return existing as unknown as Informer<T>;
-    const informerOptions: InformerOptions<T> = {
-      ...(this.options.informerDefaults as Partial<InformerOptions<T>>),
-      client: this.options.client,
-      resource,
-      logger: this.log,
-    };
     const namespace = options.namespace ?? this.options.namespace;
-    if (namespace && isNamespaced(resource)) informerOptions.namespace = namespace;
-    if (options.labelSelector) informerOptions.labelSelector = options.labelSelector;
-    if (options.fieldSelector) informerOptions.fieldSelector = options.fieldSelector;
-    if (options.transform) informerOptions.transform = options.transform;
-    const informer = new Informer<T>(informerOptions);
-    this.informers.set(id, informer as unknown as Informer<KubernetesObject>);
-    if (this.started) informer.start();
+    const scope: InformerScope = {
+      namespace: namespace && isNamespaced(resource) ? namespace : undefined,
+      labelSelector: options.labelSelector || undefined,
+      fieldSelector: options.fieldSelector || undefined,
+      transform: options.transform as InformerScope["transform"],
+    };
+    let informer = this.informers.get(id) as unknown as Informer<T> | undefined;
+    if (informer) {
+      const first = this.scopes.get(id);
+      if (first && !sameScope(first.scope, scope)) {
+        throw new Error(
+          `the cache's informer for ${id} was created by ${first.requestedBy} with ${describeScope(first.scope)}; ` +
+            `${requestedBy} asks for ${describeScope(scope)}. One informer per kind is shared by every ` +
+            "controller of the manager, so a second scope cannot be honoured: give every watch of this kind the " +
+            "same cache options, or drop them from the narrower one and filter it with predicates " +
+            "(labelSelectorMatches, predicateFor) instead.",
+        );
+      }
+    } else {
+      const informerOptions: InformerOptions<T> = {
+        ...(this.options.informerDefaults as Partial<InformerOptions<T>>),
+        client: this.options.client,
+        resource,
+        logger: this.log,
+      };
+      if (scope.namespace) informerOptions.namespace = scope.namespace;
+      if (scope.labelSelector) informerOptions.labelSelector = scope.labelSelector;
+      if (scope.fieldSelector) informerOptions.fieldSelector = scope.fieldSelector;
+      if (options.transform) informerOptions.transform = options.transform;
+      informer = new Informer<T>(informerOptions);
+      this.informers.set(id, informer as unknown as Informer<KubernetesObject>);
+      this.scopes.set(id, { scope, requestedBy });
+      if (this.started) informer.start();
+    }
+    for (const [name, fn] of Object.entries(options.indexers ?? {})) {
+      informer.addIndexer(name, fn);
+    }
     return informer;
   }
 
@@ -245,4 +311,13 @@ export class InformerCache {
     // Only clear the entry we waited for: a newer write may have replaced it meanwhile.
     if (writes.get(key) === write) writes.delete(key);
   }
+}
+
+function sameScope(a: InformerScope, b: InformerScope): boolean {
+  return (
+    a.namespace === b.namespace &&
+    a.labelSelector === b.labelSelector &&
+    a.fieldSelector === b.fieldSelector &&
+    a.transform === b.transform
+  );
 }

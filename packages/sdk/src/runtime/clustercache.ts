@@ -277,14 +277,19 @@ export class ClusterCache {
       }
     };
     // The kit's bootstrap Secret watch uses the same selector: one informer serves both.
-    cache.informerFor(SecretResource, { labelSelector: CLUSTER_NAME_LABEL }).addEventHandler({
-      onAdd: (secret, meta) => {
-        if (!meta.initial) secretChanged(secret);
-      },
-      onUpdate: (_old, secret) => secretChanged(secret),
-      onDelete: (secret) =>
-        secretChanged({ ...secret, metadata: { ...secret.metadata, resourceVersion: "deleted" } }),
-    });
+    cache
+      .informerFor(SecretResource, { labelSelector: CLUSTER_NAME_LABEL }, "the ClusterCache")
+      .addEventHandler({
+        onAdd: (secret, meta) => {
+          if (!meta.initial) secretChanged(secret);
+        },
+        onUpdate: (_old, secret) => secretChanged(secret),
+        onDelete: (secret) =>
+          secretChanged({
+            ...secret,
+            metadata: { ...secret.metadata, resourceVersion: "deleted" },
+          }),
+      });
   }
 
   /** The live connection of a Cluster, if there is one (never connects). */

@@ -14,7 +14,7 @@ import type { EventRecorder } from "./events.js";
 import type { InformerHandler } from "./informer.js";
 import type { RuntimeLogger } from "./logging.js";
 import type { RuntimeMetrics } from "./metrics.js";
-import { evaluatePredicate, hasWatchFilterLabel, type Predicate } from "./predicates.js";
+import { evaluatePredicate, type Predicate } from "./predicates.js";
 import { QueuePriority, WorkQueue } from "./queue.js";
 import type { RateLimiter } from "./ratelimiter.js";
 import { defaultControllerRateLimiter } from "./ratelimiter.js";
@@ -103,7 +103,7 @@ export interface ControllerHost {
   /** Metrics. */
   readonly metrics: RuntimeMetrics;
   /** Defaults from the manager's flags. */
-  readonly controllerDefaults: { maxConcurrentReconciles: number; watchFilterValue?: string };
+  readonly controllerDefaults: { maxConcurrentReconciles: number };
   /** The time source of the host (queues, rate limiters), when it has one. */
   readonly clock?: Clock;
   /** The event recorder for a component. */
@@ -449,6 +449,7 @@ interface WatchSpec {
   cache: KindCacheOptions<KubernetesObject> | undefined;
   attach: (controller: Controller, predicates: Predicate[]) => InformerHandler<KubernetesObject>;
   predicates: Predicate[];
+  eventFilters: boolean;
 }
 
 /** Options of {@link ControllerBuilder.for}, `owns` and `watches`. */
@@ -456,30 +457,36 @@ export interface SourceOptions<T extends KubernetesObject> {
   /** Predicates for this source only. */
   predicates?: Predicate<T>[];
   /**
-   * Apply the manager's `--watch-filter` to this source (R20). Default true for every source, as
-   * CAPI's `WithEventFilter(ResourceHasFilterLabel)` does. Turn it off only for kinds that never
-   * carry the label (Secrets made by a bootstrap provider, workload-cluster Nodes) and check the
-   * primary object's label in the reconcile instead.
+   * Apply the controller's event filters ({@link ControllerBuilder.withEventFilter}) to this source.
+   * Default true. Turn it off for a source whose objects cannot pass them, e.g. kinds that never carry
+   * the label a filter looks for, and check the primary object in the reconcile instead.
    */
-  watchFilter?: boolean;
-  /** Scope/transform of the shared informer, if this call creates it. */
+  eventFilters?: boolean;
+  /**
+   * Scope, transform and indexers of the kind's shared informer. Every watch of one kind must ask
+   * for the same scope and transform (the cache throws otherwise); indexers add up.
+   */
   cache?: KindCacheOptions<T>;
 }
 
 /**
  * Builds a controller, controller-runtime style: `for` the primary kind, `owns` kinds it creates (mapped
  * through controller owner references), `watches` other kinds through map functions, predicates,
- * options, then `complete` with the reconciler. The manager's `--watch-filter` applies to every
- * source (CAPI's multi-tenancy contract, R20), unless a source opts out with `watchFilter: false`.
+ * options, then `complete` with the reconciler. Event filters (`withEventFilter`) apply to every
+ * source, unless a source opts out with `eventFilters: false`. The runtime knows nothing of Cluster
+ * API: CAPI's watch filter (R20) and pause are predicates of `@capi-ts/sdk/contract` a controller adds
+ * like any other.
  *
  * @example
  * ```ts
+ * import { hasWatchFilterLabel, notPaused } from "@capi-ts/sdk/contract";
+ *
  * manager
  *   .controller("foomachinepool")
  *   .for(FooMachinePoolResource, { predicates: [generationChanged()] })
- *   .owns(SecretResource)
+ *   .owns(SecretResource, { eventFilters: false })
  *   .watches(MachinePoolResource, (pool) => [{ namespace: pool.metadata!.namespace, name: pool.spec.template.spec.infrastructureRef.name }])
- *   .withEventFilter(notPaused())
+ *   .withEventFilter(hasWatchFilterLabel(manager.controllerDefaults.watchFilterValue), notPaused())
  *   .withOptions({ maxConcurrentReconciles: 4, reconcileTimeoutMs: 60_000 })
  *   .complete(async (request, { cache, client, log }) => {
  *     const pool = await cache.get(FooMachinePoolResource, request);
@@ -522,7 +529,8 @@ export class ControllerBuilder {
     this.primary = {
       resource,
       cache: options.cache as KindCacheOptions<KubernetesObject> | undefined,
-      predicates: this.sourcePredicates(options),
+      predicates: (options.predicates ?? []) as Predicate[],
+      eventFilters: options.eventFilters !== false,
       attach: (controller, predicates) => controller.forHandler(predicates),
     };
     return this;
@@ -536,7 +544,8 @@ export class ControllerBuilder {
     this.secondary.push({
       resource,
       cache: options.cache as KindCacheOptions<KubernetesObject> | undefined,
-      predicates: this.sourcePredicates(options),
+      predicates: (options.predicates ?? []) as Predicate[],
+      eventFilters: options.eventFilters !== false,
       attach: (controller, predicates) => controller.ownsHandler(predicates),
     });
     return this;
@@ -551,7 +560,8 @@ export class ControllerBuilder {
     this.secondary.push({
       resource,
       cache: options.cache as KindCacheOptions<KubernetesObject> | undefined,
-      predicates: this.sourcePredicates(options),
+      predicates: (options.predicates ?? []) as Predicate[],
+      eventFilters: options.eventFilters !== false,
       attach: (controller, predicates) =>
         controller.mapHandler(map as MapFunc<KubernetesObject>, predicates),
     });
@@ -569,13 +579,10 @@ export class ControllerBuilder {
     return this;
   }
 
-  private sourcePredicates<T extends KubernetesObject>(options: SourceOptions<T>): Predicate[] {
-    const own = (options.predicates ?? []) as Predicate[];
-    if (options.watchFilter === false) return own;
-    return [hasWatchFilterLabel(this.host.controllerDefaults.watchFilterValue), ...own];
-  }
-
-  /** Predicates applied to every source of this controller (as `WithEventFilter`). */
+  /**
+   * Predicates applied to every source of this controller (as controller-runtime's
+   * `WithEventFilter`), except sources built with `eventFilters: false`.
+   */
   withEventFilter(...predicates: Predicate[]): this {
     this.filters.push(...predicates);
     return this;
@@ -595,6 +602,11 @@ export class ControllerBuilder {
     if (typeof reconciler !== "function") {
       throw new TypeError(`controller ${this.name}: complete() needs the reconcile function`);
     }
+    // Every informer first, so a cache conflict throws before anything is wired or registered.
+    const sources = [this.primary, ...this.secondary].map((spec) => ({
+      spec,
+      informer: this.host.cache.informerFor(spec.resource, spec.cache, `controller "${this.name}"`),
+    }));
     const controller = new Controller(
       this.host,
       this.name,
@@ -602,9 +614,9 @@ export class ControllerBuilder {
       reconciler,
       this.options,
     );
-    for (const spec of [this.primary, ...this.secondary]) {
-      const informer = this.host.cache.informerFor(spec.resource, spec.cache);
-      informer.addEventHandler(spec.attach(controller, [...spec.predicates, ...this.filters]));
+    for (const { spec, informer } of sources) {
+      const filters = spec.eventFilters ? this.filters : [];
+      informer.addEventHandler(spec.attach(controller, [...filters, ...spec.predicates]));
     }
     for (const source of this.rawSources) {
       source.start((requests) => {

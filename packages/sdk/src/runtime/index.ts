@@ -81,8 +81,6 @@ export {
 } from "./flags.js";
 export {
   type BackoffOptions,
-  CLUSTER_NAME_INDEX,
-  CLUSTER_NAME_LABEL,
   compareResourceVersions,
   dropManagedFields,
   type IndexFunc,
@@ -91,7 +89,6 @@ export {
   type InformerHandler,
   type InformerMetrics,
   type InformerOptions,
-  indexByClusterName,
   indexByOwnerUID,
   OWNER_UID_INDEX,
 } from "./informer.js";
@@ -110,16 +107,12 @@ export {
   anyPredicate,
   evaluatePredicate,
   generationChanged,
-  hasWatchFilterLabel,
   labelSelectorMatches,
   labelsChanged,
   negatePredicate,
-  notPaused,
-  PAUSED_ANNOTATION,
   type Predicate,
   predicateFor,
   resourceVersionChanged,
-  WATCH_FILTER_LABEL,
 } from "./predicates.js";
 export {
   type AddOptions,

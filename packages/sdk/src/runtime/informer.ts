@@ -37,22 +37,12 @@ export interface InformerHandler<T> {
 /** Computes the values an object is indexed under (e.g. its owner UIDs). */
 export type IndexFunc<T> = (obj: T) => readonly string[];
 
-/** Index of objects by the UIDs of their owners. */
+/** Index of objects by the UIDs of their owners; every informer keeps it. */
 export const OWNER_UID_INDEX = "ownerUID";
-/** Index of objects by their `cluster.x-k8s.io/cluster-name` label. */
-export const CLUSTER_NAME_INDEX = "clusterName";
-/** The CAPI label naming the cluster an object belongs to. */
-export const CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name";
 
 /** Index function: owner UIDs. */
 export const indexByOwnerUID: IndexFunc<KubernetesObject> = (obj) =>
   (obj.metadata?.ownerReferences ?? []).map((ref) => ref.uid);
-
-/** Index function: `namespace/cluster-name` from the `cluster.x-k8s.io/cluster-name` label. */
-export const indexByClusterName: IndexFunc<KubernetesObject> = (obj) => {
-  const name = obj.metadata?.labels?.[CLUSTER_NAME_LABEL];
-  return name ? [objectKeyString({ namespace: obj.metadata?.namespace ?? "", name })] : [];
-};
 
 /** Default transform: drops `metadata.managedFields`, which can be half of an object's size. */
 export function dropManagedFields<T extends KubernetesObject>(obj: T): T {
@@ -152,8 +142,8 @@ interface Index<T> {
  * - **every** other failure restarts the watch with capped exponential backoff: it never stops by
  *   itself and never exits the process;
  * - a watchdog restarts a watch that stayed quiet past its timeout;
- * - update handlers receive the old and new object; indexers answer "objects owned by X" or
- *   "objects of cluster Y" without scanning.
+ * - update handlers receive the old and new object; indexers answer "objects owned by X" (built in)
+ *   or any question of your own ({@link Informer.addIndexer}) without scanning.
  *
  * @example
  * ```ts
@@ -207,7 +197,6 @@ export class Informer<T extends KubernetesObject> {
     this.id = resourceId(options.resource);
     this.watchListSupported = (options.initialSync ?? "watchList") === "watchList";
     this.addIndexer(OWNER_UID_INDEX, indexByOwnerUID as IndexFunc<T>);
-    this.addIndexer(CLUSTER_NAME_INDEX, indexByClusterName as IndexFunc<T>);
   }
 
   /** Starts listing and watching in the background. Calling it twice does nothing. */
@@ -279,10 +268,18 @@ export class Informer<T extends KubernetesObject> {
     return () => this.handlers.delete(handler);
   }
 
-  /** Adds an index; existing objects are indexed at once. */
+  /**
+   * Adds an index; existing objects are indexed at once. Adding the same function under the same
+   * name again does nothing (several controllers may ask for one index); another function under a
+   * taken name throws.
+   */
   addIndexer(name: string, fn: IndexFunc<T>): void {
-    if (this.indexes.has(name)) {
-      throw new Error(`informer for ${this.id}: an index named "${name}" already exists`);
+    const existing = this.indexes.get(name);
+    if (existing?.fn === fn) return;
+    if (existing) {
+      throw new Error(
+        `informer for ${this.id}: an index named "${name}" already exists with another function; give the new index another name, or share one exported index function`,
+      );
     }
     const index: Index<T> = { fn, values: new Map() };
     this.indexes.set(name, index);

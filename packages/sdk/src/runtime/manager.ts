@@ -50,7 +50,12 @@ export interface ManagerOptions {
   name?: string;
   /** Watch and reconcile only this namespace (`--namespace`). */
   namespace?: string;
-  /** Reconcile only objects labelled `cluster.x-k8s.io/watch-filter=<value>` (`--watch-filter`). */
+  /**
+   * The value of CAPI's `--watch-filter`, kept for the controllers: the runtime does not interpret
+   * it. CAPI-aware controllers (the provider kit) filter their watches with
+   * `hasWatchFilterLabel(manager.controllerDefaults.watchFilterValue)` of `@capi-ts/sdk/contract`, as
+   * each of CAPI's controllers applies `ResourceHasFilterLabel` itself.
+   */
   watchFilterValue?: string;
   /** Leader election; off when absent. */
   leaderElection?: ManagerLeaderElectionOptions;
@@ -164,7 +169,10 @@ export class Manager implements ControllerHost {
   readonly metrics: RuntimeMetrics;
   /** Root logger. */
   readonly logger: RuntimeLogger;
-  /** Defaults applied by controller builders. */
+  /**
+   * What controllers of this manager start from: the builders' concurrency, and the `--watch-filter`
+   * value that CAPI-aware controllers apply (see {@link ManagerOptions.watchFilterValue}).
+   */
   readonly controllerDefaults: { maxConcurrentReconciles: number; watchFilterValue?: string };
   /** The manager name. */
   readonly name: string;

@@ -89,41 +89,6 @@ export function labelSelectorMatches<T extends KubernetesObject>(selector: strin
   return predicateFor((obj) => parsed.matches(obj.metadata?.labels));
 }
 
-/** The CAPI label used by `--watch-filter` to split objects between controller instances. */
-export const WATCH_FILTER_LABEL = "cluster.x-k8s.io/watch-filter";
-/** The CAPI annotation that pauses reconciliation of an object. */
-export const PAUSED_ANNOTATION = "cluster.x-k8s.io/paused";
-
-/**
- * CAPI's `ResourceHasFilterLabel`: with an empty filter value every object passes; otherwise only
- * objects labelled `cluster.x-k8s.io/watch-filter=<value>`. This is the multi-tenancy contract behind
- * the `--watch-filter` flag.
- */
-export function hasWatchFilterLabel<T extends KubernetesObject>(
-  watchFilterValue: string | undefined,
-): Predicate<T> {
-  if (!watchFilterValue) return {};
-  return predicateFor((obj) => obj.metadata?.labels?.[WATCH_FILTER_LABEL] === watchFilterValue);
-}
-
-/**
- * Drops events of paused objects. By default "paused" means the object carries the
- * `cluster.x-k8s.io/paused` annotation (CAPI's `HasPaused`); pass `isPaused` to use another rule, for
- * example the contract helper that also looks at the owning Cluster's `spec.paused`.
- *
- * Deletes always pass, so a paused object's deletion is still seen.
- */
-export function notPaused<T extends KubernetesObject>(
-  isPaused: (obj: T) => boolean = (obj) =>
-    obj.metadata?.annotations?.[PAUSED_ANNOTATION] !== undefined,
-): Predicate<T> {
-  return {
-    create: (obj) => !isPaused(obj),
-    // Judged on the new object: pausing stops events, unpausing lets the next reconcile through.
-    update: (_oldObj, newObj) => !isPaused(newObj),
-  };
-}
-
 /** All predicates must pass. */
 export function allPredicates<T extends KubernetesObject>(
   ...predicates: Predicate<T>[]

@@ -16,12 +16,7 @@ import {
   UnauthorizedError,
 } from "./errors.js";
 import { parseManagerFlags } from "./flags.js";
-import {
-  compareResourceVersions,
-  dropManagedFields,
-  indexByClusterName,
-  indexByOwnerUID,
-} from "./informer.js";
+import { compareResourceVersions, dropManagedFields, indexByOwnerUID } from "./informer.js";
 import { parseLabelSelector } from "./labels.js";
 import { createLogger } from "./logging.js";
 import { RuntimeMetrics } from "./metrics.js";
@@ -30,10 +25,8 @@ import {
   anyPredicate,
   evaluatePredicate,
   generationChanged,
-  hasWatchFilterLabel,
   labelSelectorMatches,
   negatePredicate,
-  notPaused,
 } from "./predicates.js";
 import { ConfigMapResource, LeaseResource, NodeResource, parseObjectKey } from "./resource.js";
 
@@ -154,31 +147,6 @@ describe("predicates", () => {
     expect(evaluatePredicate(predicate, "create", obj(1))).toBe(true);
   });
 
-  it("filters by the watch-filter label, and lets everything through without a value", () => {
-    const filtered = hasWatchFilterLabel("team-a");
-    expect(
-      evaluatePredicate(filtered, "create", obj(1, { "cluster.x-k8s.io/watch-filter": "team-a" })),
-    ).toBe(true);
-    expect(
-      evaluatePredicate(filtered, "create", obj(1, { "cluster.x-k8s.io/watch-filter": "team-b" })),
-    ).toBe(false);
-    expect(evaluatePredicate(filtered, "create", obj(1))).toBe(false);
-    expect(evaluatePredicate(hasWatchFilterLabel(""), "create", obj(1))).toBe(true);
-  });
-
-  it("notPaused skips paused objects but lets the unpause through, and takes a custom rule", () => {
-    const paused = obj(1, {}, { "cluster.x-k8s.io/paused": "" });
-    const predicate = notPaused();
-    expect(evaluatePredicate(predicate, "create", paused)).toBe(false);
-    expect(evaluatePredicate(predicate, "update", paused, obj(1))).toBe(false);
-    expect(evaluatePredicate(predicate, "update", obj(1), paused)).toBe(true);
-    expect(evaluatePredicate(predicate, "delete", paused)).toBe(true);
-    const custom = notPaused(
-      (o: { metadata?: { labels?: Record<string, string> } }) => o.metadata?.labels?.stop === "1",
-    );
-    expect(evaluatePredicate(custom, "create", obj(1, { stop: "1" }))).toBe(false);
-  });
-
   it("combines with all/any/negate", () => {
     const labelled = labelSelectorMatches("a=1");
     const changed = generationChanged();
@@ -201,7 +169,7 @@ describe("informer helpers", () => {
     expect(compareResourceVersions("a1", "2")).toBeUndefined();
   });
 
-  it("drops managedFields without touching the rest, and indexes owners and clusters", () => {
+  it("drops managedFields without touching the rest, and indexes owners", () => {
     const obj = {
       metadata: {
         name: "x",
@@ -217,7 +185,6 @@ describe("informer helpers", () => {
     expect(slim.data).toEqual({ a: "b" });
     expect(obj.metadata.managedFields).toHaveLength(1);
     expect(indexByOwnerUID(obj)).toEqual(["u-1"]);
-    expect(indexByClusterName(obj)).toEqual(["ns/c1"]);
     expect(parseObjectKey("ns/x")).toEqual({ namespace: "ns", name: "x" });
     expect(parseObjectKey("node-1")).toEqual({ name: "node-1" });
   });

@@ -1,9 +1,13 @@
 import { type LoggerOptions, Manager, type ManagerOptions, type RuntimeLogger } from "@capi-ts/sdk";
 import { clusterv1beta2 } from "@capi-ts/sdk/api";
-import { CLUSTER_API_GROUP, formatLabelValue, Labels } from "@capi-ts/sdk/contract";
+import {
+  CLUSTER_API_GROUP,
+  formatLabelValue,
+  hasWatchFilterLabel,
+  Labels,
+} from "@capi-ts/sdk/contract";
 import {
   type Controller,
-  hasWatchFilterLabel,
   type InformerHandler,
   isNotFound,
   type Predicate,
@@ -472,6 +476,8 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
     }
     return result;
   };
+  // Every controller of core filters its watches by --watch-filter (ResourceHasFilterLabel).
+  const watchFilter = hasWatchFilterLabel(options.watchFilterValue);
   // CAPI's controller builder also bounds every reconcile to one minute.
   const controllerOptions = {
     rateLimiter: new CoreRateLimiter(rateLimitIntervalMs),
@@ -482,9 +488,8 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
     controller = manager
       .controller("machinepool")
       .for(MachinePoolResource)
-      .watches(ClusterResource, clusterToMachinePools, {
-        predicates: [clusterPausedTransitions, hasWatchFilterLabel(options.watchFilterValue)],
-      })
+      .watches(ClusterResource, clusterToMachinePools, { predicates: [clusterPausedTransitions] })
+      .withEventFilter(watchFilter)
       .withOptions(controllerOptions)
       .complete((request) =>
         rateLimited(request, async () => {
@@ -528,6 +533,7 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
           },
         ];
       })
+      .withEventFilter(watchFilter)
       .withOptions(controllerOptions)
       .complete((request) => clusterCache.reconcile(request));
   }
@@ -546,6 +552,7 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
     manager
       .controller("bootstrap-standin")
       .for(MachinePoolResource)
+      .withEventFilter(watchFilter)
       .complete(async (request) => {
         const startedAt = new Date();
         const entry: CoreReconcileRecord = {

@@ -9,15 +9,14 @@ import {
   managerOptionsFromFlags,
   parseManagerFlags,
 } from "@capi-ts/sdk";
+import { hasWatchFilterLabel, Labels, notPaused } from "@capi-ts/sdk/contract";
 import {
   ConfigMapResource,
   generationChanged,
   NamespaceResource,
-  notPaused,
   type ReconcileContext,
   type ReconcileRequest,
   TerminalError,
-  WATCH_FILTER_LABEL,
 } from "@capi-ts/sdk/runtime";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -269,7 +268,10 @@ describe("controllers over HTTP", () => {
           ? [{ namespace: "default", name: cm.metadata.labels.gadget }]
           : [],
       )
-      .withEventFilter(notPaused())
+      .withEventFilter(
+        hasWatchFilterLabel(manager.controllerDefaults.watchFilterValue),
+        notPaused(),
+      )
       .complete(async (request) => {
         seen.push(request.name);
       });
@@ -282,19 +284,19 @@ describe("controllers over HTTP", () => {
     });
     const mine = await client.create(
       GadgetResource,
-      labelled("mine", { [WATCH_FILTER_LABEL]: "mine" }),
+      labelled("mine", { [Labels.WatchFilter]: "mine" }),
     );
-    await client.create(GadgetResource, labelled("theirs", { [WATCH_FILTER_LABEL]: "theirs" }));
+    await client.create(GadgetResource, labelled("theirs", { [Labels.WatchFilter]: "theirs" }));
     await eventually(() => seen.includes("mine"), "reconcile of mine");
     // Status-only writes do not change the generation: filtered out.
     await client.mergePatchStatus(GadgetResource, mine, { status: { ready: true } });
     // An owned ConfigMap maps to its controller owner; a labelled one through the map function. The
-    // watch filter applies to every watch, as CAPI's WithEventFilter does: both carry the label.
+    // event filters apply to every watch, as CAPI's WithEventFilter does: both carry the label.
     await client.create(ConfigMapResource, {
       metadata: {
         name: "owned",
         namespace: "default",
-        labels: { [WATCH_FILTER_LABEL]: "mine" },
+        labels: { [Labels.WatchFilter]: "mine" },
         ownerReferences: [
           {
             apiVersion: "test.capi-ts.dev/v1",
@@ -310,7 +312,7 @@ describe("controllers over HTTP", () => {
       metadata: {
         name: "mapped",
         namespace: "default",
-        labels: { gadget: "mapped-y", [WATCH_FILTER_LABEL]: "mine" },
+        labels: { gadget: "mapped-y", [Labels.WatchFilter]: "mine" },
       },
     });
     await client.create(ConfigMapResource, {
@@ -322,11 +324,11 @@ describe("controllers over HTTP", () => {
     );
     // Paused objects are skipped until unpaused.
     const paused = await client.create(GadgetResource, {
-      ...labelled("paused", { [WATCH_FILTER_LABEL]: "mine" }),
+      ...labelled("paused", { [Labels.WatchFilter]: "mine" }),
       metadata: {
         name: "paused",
         namespace: "default",
-        labels: { [WATCH_FILTER_LABEL]: "mine" },
+        labels: { [Labels.WatchFilter]: "mine" },
         annotations: { "cluster.x-k8s.io/paused": "" },
       },
     });
@@ -534,6 +536,7 @@ describe("controllers over HTTP", () => {
     manager
       .controller("flagged")
       .for(GadgetResource)
+      .withEventFilter(hasWatchFilterLabel(manager.controllerDefaults.watchFilterValue))
       .complete(async (request) => {
         seen.push(`${request.namespace}/${request.name}`);
       });
@@ -542,7 +545,7 @@ describe("controllers over HTTP", () => {
     await client.create(NamespaceResource, { metadata: { name: "team-b" } });
     const labelled = (namespace: string, name: string, filter: string) => ({
       ...gadget(name, 1, namespace),
-      metadata: { name, namespace, labels: { [WATCH_FILTER_LABEL]: filter } },
+      metadata: { name, namespace, labels: { [Labels.WatchFilter]: filter } },
     });
     await client.create(GadgetResource, labelled("team-a", "mine", "blue"));
     await client.create(GadgetResource, labelled("team-a", "other-filter", "green"));
@@ -590,6 +593,63 @@ describe("controllers over HTTP", () => {
     expect(api.requests({ verb: "list" })).toHaveLength(0);
     expect(api.requests({ verb: "watch", resource: "configmaps" })).toHaveLength(1);
     expect(api.requests({ verb: "watch", resource: "gadgets" })).toHaveLength(1);
+    expect(manager.cache.allInformers()).toHaveLength(2);
+  });
+
+  it("lets a source opt out of the event filters", async () => {
+    const manager = newManager();
+    const seen: string[] = [];
+    manager
+      .controller("opted-out")
+      .for(GadgetResource)
+      .watches(
+        ConfigMapResource,
+        (cm) => [{ namespace: "default", name: cm.metadata?.labels?.gadget ?? "" }],
+        { eventFilters: false },
+      )
+      .withEventFilter(hasWatchFilterLabel("mine"))
+      .complete(async (request) => {
+        seen.push(request.name);
+      });
+    void manager.start();
+    await manager.elected();
+    await manager.client.create(GadgetResource, gadget("unlabelled-gadget", 1));
+    await manager.client.create(ConfigMapResource, {
+      metadata: { name: "unlabelled-cm", namespace: "default", labels: { gadget: "via-cm" } },
+    });
+    await eventually(() => seen.includes("via-cm"), "the opted-out source's event");
+    await sleep(200);
+    expect(seen).toEqual(["via-cm"]);
+  });
+
+  it("refuses a second scope for a kind's shared informer, naming both controllers and scopes", () => {
+    const manager = newManager();
+    const reconcile = async () => undefined;
+    manager
+      .controller("first")
+      .for(GadgetResource)
+      .owns(ConfigMapResource, { cache: { labelSelector: "team=a" } })
+      .complete(reconcile);
+    expect(() =>
+      manager
+        .controller("second")
+        .for(ConfigMapResource, { cache: { labelSelector: "team=b" } })
+        .complete(reconcile),
+    ).toThrow(
+      /informer for v1\/configmaps was created by controller "first" with \{ labelSelector: "team=a" \}; controller "second" asks for \{ labelSelector: "team=b" \}\..*same cache options.*predicates/,
+    );
+    expect(() =>
+      manager
+        .controller("third")
+        .watches(GadgetResource, () => [])
+        .for(ConfigMapResource)
+        .complete(reconcile),
+    ).toThrow(/controller "third" asks for no namespace, selector or transform/);
+    // The same scope shares the informer.
+    manager
+      .controller("fourth")
+      .for(ConfigMapResource, { cache: { labelSelector: "team=a" } })
+      .complete(reconcile);
     expect(manager.cache.allInformers()).toHaveLength(2);
   });
 

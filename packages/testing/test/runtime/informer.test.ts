@@ -1,7 +1,6 @@
+import { CLUSTER_NAME_INDEX, indexByClusterName, Labels } from "@capi-ts/sdk/contract";
 import { PatchHelper } from "@capi-ts/sdk/patch";
 import {
-  CLUSTER_NAME_INDEX,
-  CLUSTER_NAME_LABEL,
   ConfigMapResource,
   Informer,
   InformerCache,
@@ -109,7 +108,7 @@ describe("Informer over HTTP", () => {
     expect(informer.stats.lists).toBe(1);
   });
 
-  it("indexes by owner UID, by cluster-name label, and by custom functions", async () => {
+  it("indexes by owner UID (built in) and by added functions (the contract's cluster-name index)", async () => {
     const owner = await client.create(ConfigMapResource, configMap("owner"));
     const ownerRef = {
       apiVersion: "v1",
@@ -119,19 +118,23 @@ describe("Informer over HTTP", () => {
       controller: true,
     };
     await client.create(ConfigMapResource, {
-      ...configMap("child-1", { labels: { [CLUSTER_NAME_LABEL]: "c1", tier: "x" } }),
+      ...configMap("child-1", { labels: { [Labels.ClusterName]: "c1", tier: "x" } }),
       metadata: {
         name: "child-1",
         namespace: "default",
-        labels: { [CLUSTER_NAME_LABEL]: "c1", tier: "x" },
+        labels: { [Labels.ClusterName]: "c1", tier: "x" },
         ownerReferences: [ownerRef],
       },
     });
     await client.create(
       ConfigMapResource,
-      configMap("child-2", { labels: { [CLUSTER_NAME_LABEL]: "c1" } }),
+      configMap("child-2", { labels: { [Labels.ClusterName]: "c1" } }),
     );
     const informer = newInformer();
+    expect(() => informer.byIndex(CLUSTER_NAME_INDEX, "default/c1")).toThrow(
+      /no index named "clusterName"/,
+    );
+    informer.addIndexer(CLUSTER_NAME_INDEX, indexByClusterName);
     informer.addIndexer("tier", (obj) =>
       obj.metadata?.labels?.tier ? [obj.metadata.labels.tier] : [],
     );
@@ -151,7 +154,7 @@ describe("Informer over HTTP", () => {
       ConfigMapResource,
       { namespace: "default", name: "child-2" },
       {
-        metadata: { labels: { [CLUSTER_NAME_LABEL]: "c2" } },
+        metadata: { labels: { [Labels.ClusterName]: "c2" } },
       },
     );
     await eventually(
@@ -377,6 +380,47 @@ describe("Informer over HTTP", () => {
     const count = api.requests().length;
     await sleep(200);
     expect(api.requests().length).toBe(count);
+  });
+});
+
+describe("InformerCache options", () => {
+  it("adds up indexers across callers, once each, and refuses a taken name for another function", async () => {
+    const cache = new InformerCache({ client });
+    const byTier = (obj: V1ConfigMap) => [obj.metadata?.labels?.tier ?? ""];
+    const informer = cache.informerFor(ConfigMapResource, { indexers: { tier: byTier } });
+    expect(
+      cache.informerFor(ConfigMapResource, {
+        indexers: { tier: byTier, [CLUSTER_NAME_INDEX]: indexByClusterName },
+      }),
+    ).toBe(informer);
+    expect(() =>
+      cache.informerFor(ConfigMapResource, { indexers: { tier: () => ["x"] } }, "a late caller"),
+    ).toThrow(/an index named "tier" already exists with another function/);
+    await client.create(
+      ConfigMapResource,
+      configMap("indexed", { labels: { tier: "x", [Labels.ClusterName]: "c1" } }),
+    );
+    cache.start();
+    await cache.waitForSync();
+    const names = (objects: V1ConfigMap[]) => objects.map((obj) => obj.metadata?.name);
+    expect(names(await cache.byIndex(ConfigMapResource, "tier", "x"))).toEqual(["indexed"]);
+    expect(names(await cache.byIndex(ConfigMapResource, CLUSTER_NAME_INDEX, "default/c1"))).toEqual(
+      ["indexed"],
+    );
+    await cache.stop();
+  });
+
+  it("refuses a second namespace, selector or transform for a kind, naming both callers", () => {
+    const cache = new InformerCache({ client, namespace: "default" });
+    const keep = (obj: V1ConfigMap) => obj;
+    cache.informerFor(ConfigMapResource, { fieldSelector: "metadata.name=a" }, "caller one");
+    const again = () => cache.informerFor(ConfigMapResource, { fieldSelector: "metadata.name=a" });
+    expect(again).not.toThrow();
+    expect(() =>
+      cache.informerFor(ConfigMapResource, { namespace: "other", transform: keep }, "caller two"),
+    ).toThrow(
+      'the cache\'s informer for v1/configmaps was created by caller one with { namespace: "default", fieldSelector: "metadata.name=a" }; caller two asks for { namespace: "other", transform: keep }.',
+    );
   });
 });
 

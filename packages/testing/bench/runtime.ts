@@ -28,8 +28,8 @@ const GadgetResource: ResourceDescriptor<Gadget> = {
   version: "v1",
   kind: "Gadget",
   plural: "gadgets",
-  namespaced: true,
-  hasStatus: true,
+  scope: "Namespaced",
+  subresources: { status: true },
 };
 
 const gadgetCrd = {

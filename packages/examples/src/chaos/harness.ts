@@ -91,7 +91,7 @@ const Pools: ResourceDescriptor<Obj> = {
   version: FakeCloudMachinePool.storageVersion,
   kind: FakeCloudMachinePool.kind,
   plural: FakeCloudMachinePool.plural,
-  namespaced: true,
+  scope: "Namespaced",
 };
 const MachinePools = clusterv1beta2.MachinePoolResource as unknown as ResourceDescriptor<Obj>;
 const Clusters = clusterv1beta2.ClusterResource as unknown as ResourceDescriptor<Obj>;
@@ -100,7 +100,7 @@ const KubeadmConfigs: ResourceDescriptor<Obj> = {
   version: "v1beta2",
   kind: "KubeadmConfig",
   plural: "kubeadmconfigs",
-  namespaced: true,
+  scope: "Namespaced",
 };
 const MANAGER_ENTRY = resolve(import.meta.dirname, "manager-process.ts");
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

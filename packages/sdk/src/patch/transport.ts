@@ -109,7 +109,7 @@ function descriptorOf(resource: ResourceRef, namespace: string | undefined): Res
   return {
     ...resource,
     kind: resource.kind ?? resource.plural,
-    namespaced: namespace !== undefined,
+    scope: namespace !== undefined ? "Namespaced" : "Cluster",
   };
 }
 

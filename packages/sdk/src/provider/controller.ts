@@ -119,8 +119,8 @@ class PoolReconciler<Spec, Settings> {
       version,
       kind: kind.kind,
       plural: kind.plural,
-      namespaced: true,
-      hasStatus: true,
+      scope: "Namespaced",
+      subresources: { status: true },
     };
     this.#apiVersion = `${kind.group}/${version}`;
     this.#finalizer = kind.finalizer ?? finalizerFor(kind.kind, kind.group);

@@ -17,8 +17,14 @@ describe("generated resource metadata as runtime descriptors", () => {
     expect(resourcePath(pools, { namespace: "ns", name: "p" }, "status")).toBe(
       "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machinepools/p/status",
     );
-    expect(() => isNamespaced({ group: "", version: "v1", kind: "X", plural: "xs" })).toThrow(
-      /neither namespaced/,
+    expect(isNamespaced(SecretResource)).toBe(true);
+    expect(hasStatusSubresource(SecretResource)).toBeUndefined();
+    const untyped = { group: "", version: "v1", kind: "X", plural: "xs" } as ResourceDescriptor;
+    expect(() => isNamespaced(untyped)).toThrow(
+      'the descriptor of X has scope undefined; give it scope: "Namespaced" or scope: "Cluster", as in its CRD',
+    );
+    expect(() => isNamespaced({ ...untyped, scope: "namespaced" as "Namespaced" })).toThrow(
+      /has scope "namespaced"/,
     );
   });
 

@@ -9,15 +9,17 @@ import type {
 } from "@kubernetes/client-node";
 
 /**
- * Everything the runtime needs to address a kind over REST without a discovery round-trip. The
- * generated resource metadata in `src/api` (`MachinePoolResource`, …) satisfies it as is (it says
- * `scope` and `subresources.status`, and its `schema` carries the object type); hand-written
- * descriptors say `namespaced` and `hasStatus`. Core kinds have constants below ({@link SecretResource}, …).
+ * Everything the runtime needs to address a kind over REST without a discovery round-trip. It says
+ * scope and subresources as a CRD does (`scope`, `subresources.status`), so the generated resource
+ * metadata in `src/api` (`MachinePoolResource`, …) and `defineInfraMachinePool(…).resource` are
+ * descriptors as they are, and a hand-written one reads like the CRD it stands for. Core kinds have
+ * constants below ({@link SecretResource}, …).
  *
  * @example
  * ```ts
  * const WidgetResource: ResourceDescriptor<Widget> = {
- *   group: "example.com", version: "v1", kind: "Widget", plural: "widgets", namespaced: true, hasStatus: true,
+ *   group: "example.com", version: "v1", kind: "Widget", plural: "widgets",
+ *   scope: "Namespaced", subresources: { status: true },
  * };
  * const widget = await client.get(WidgetResource, { namespace: "default", name: "w" }); // typed Widget
  * const pool = await client.get(MachinePoolResource, { namespace: "ns", name: "p" });     // typed MachinePool
@@ -32,32 +34,33 @@ export interface ResourceDescriptor<T extends KubernetesObject = KubernetesObjec
   readonly kind: string;
   /** Lower-case plural used in URLs, e.g. `machinepools`. */
   readonly plural: string;
-  /** Whether objects live in a namespace (or say it with `scope`). */
-  readonly namespaced?: boolean;
-  /** `Namespaced` or `Cluster`, as in a CRD (alternative to `namespaced`). */
-  readonly scope?: "Namespaced" | "Cluster";
-  /** Whether the kind has a `/status` subresource (or say it with `subresources.status`). */
-  readonly hasStatus?: boolean;
-  /** Subresources, as in a CRD version (alternative to `hasStatus`). */
+  /** `Namespaced` (objects live in a namespace) or `Cluster`, as a CRD's `spec.scope`. */
+  readonly scope: "Namespaced" | "Cluster";
+  /**
+   * The version's subresources, as in a CRD: `status: true` when status is written through
+   * `/status`, `false` when the kind has none. Absent means the descriptor does not say, and the
+   * client tries `/status` when asked to.
+   */
   readonly subresources?: { readonly status?: boolean | undefined };
   /** A schema whose `parse` yields the object type; only its type is used (it carries `T`). */
   readonly schema?: { parse(data: unknown): T };
 }
 
 /**
- * Whether a kind is namespaced, from `namespaced` or `scope`; throws if the descriptor says neither.
+ * Whether a kind is namespaced (`scope: "Namespaced"`). Throws when `scope` is missing or neither
+ * value, which only untyped callers can get wrong.
  */
 export function isNamespaced(resource: ResourceDescriptor): boolean {
-  if (resource.namespaced !== undefined) return resource.namespaced;
-  if (resource.scope !== undefined) return resource.scope === "Namespaced";
+  if (resource.scope === "Namespaced") return true;
+  if (resource.scope === "Cluster") return false;
   throw new TypeError(
-    `the descriptor of ${resource.kind} says neither namespaced: true|false nor scope: "Namespaced"|"Cluster"; add one`,
+    `the descriptor of ${resource.kind} has scope ${JSON.stringify(resource.scope)}; give it scope: "Namespaced" or scope: "Cluster", as in its CRD`,
   );
 }
 
 /** Whether a kind has a status subresource: `true`, `false`, or `undefined` when the descriptor does not say. */
 export function hasStatusSubresource(resource: ResourceDescriptor): boolean | undefined {
-  return resource.hasStatus ?? resource.subresources?.status;
+  return resource.subresources?.status;
 }
 
 /** The object type a descriptor stands for. */
@@ -121,7 +124,7 @@ export const SecretResource: ResourceDescriptor<V1Secret> = {
   version: "v1",
   kind: "Secret",
   plural: "secrets",
-  namespaced: true,
+  scope: "Namespaced",
 };
 
 /** Core v1 ConfigMap. */
@@ -130,7 +133,7 @@ export const ConfigMapResource: ResourceDescriptor<V1ConfigMap> = {
   version: "v1",
   kind: "ConfigMap",
   plural: "configmaps",
-  namespaced: true,
+  scope: "Namespaced",
 };
 
 /** Core v1 Node (cluster-scoped, has status). */
@@ -139,8 +142,8 @@ export const NodeResource: ResourceDescriptor<V1Node> = {
   version: "v1",
   kind: "Node",
   plural: "nodes",
-  namespaced: false,
-  hasStatus: true,
+  scope: "Cluster",
+  subresources: { status: true },
 };
 
 /** Core v1 Namespace (cluster-scoped, has status). */
@@ -149,8 +152,8 @@ export const NamespaceResource: ResourceDescriptor<V1Namespace> = {
   version: "v1",
   kind: "Namespace",
   plural: "namespaces",
-  namespaced: false,
-  hasStatus: true,
+  scope: "Cluster",
+  subresources: { status: true },
 };
 
 /** Core v1 Event (what the event recorder writes). */
@@ -159,7 +162,7 @@ export const EventResource: ResourceDescriptor<CoreV1Event> = {
   version: "v1",
   kind: "Event",
   plural: "events",
-  namespaced: true,
+  scope: "Namespaced",
 };
 
 /** `coordination.k8s.io/v1` Lease (leader election). */
@@ -168,5 +171,5 @@ export const LeaseResource: ResourceDescriptor<V1Lease> = {
   version: "v1",
   kind: "Lease",
   plural: "leases",
-  namespaced: true,
+  scope: "Namespaced",
 };

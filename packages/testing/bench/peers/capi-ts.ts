@@ -18,8 +18,8 @@ const GadgetResource: ResourceDescriptor<Gadget & { metadata: object }> = {
   version: GADGET_VERSION,
   kind: "Gadget",
   plural: GADGET_PLURAL,
-  namespaced: true,
-  hasStatus: true,
+  scope: "Namespaced",
+  subresources: { status: true },
 };
 
 reportBootHeap();

@@ -252,7 +252,7 @@ export class BootstrapStandInController implements BootstrapStandIn {
           { namespace, name: configRef.name },
           patch,
           { reason: "report the bootstrap data secret on the bootstrap config", machinePool: key },
-          resolved.resource.hasStatus ? "status" : undefined,
+          resolved.resource.subresources?.status ? "status" : undefined,
         );
       }
       return undefined;

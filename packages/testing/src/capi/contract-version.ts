@@ -85,8 +85,8 @@ export class ContractResolver {
           version,
           kind: ref.kind,
           plural: crd.spec?.names?.plural ?? crdName.slice(0, crdName.indexOf(".")),
-          namespaced: crd.spec?.scope !== "Cluster",
-          hasStatus: served?.subresources?.status !== undefined,
+          scope: crd.spec?.scope === "Cluster" ? "Cluster" : "Namespaced",
+          subresources: { status: served?.subresources?.status !== undefined },
         },
       };
     }

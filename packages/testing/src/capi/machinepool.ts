@@ -1127,8 +1127,8 @@ export class MachinePoolReconciler {
       version: version ?? "",
       kind: rawKind,
       plural: crd.spec?.names?.plural ?? "",
-      namespaced: crd.spec?.scope !== "Cluster",
-      hasStatus: true,
+      scope: crd.spec?.scope === "Cluster" ? "Cluster" : "Namespaced",
+      subresources: { status: true },
     };
     await this.deps.watchInfraMachines(resource);
     const infraMachines = await this.deps.cache.list(resource, {

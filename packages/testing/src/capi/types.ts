@@ -57,8 +57,8 @@ export const CrdResource: ResourceDescriptor<CrdObject> = {
   version: "v1",
   kind: "CustomResourceDefinition",
   plural: "customresourcedefinitions",
-  namespaced: false,
-  hasStatus: true,
+  scope: "Cluster",
+  subresources: { status: true },
 };
 
 /** `group/kind` key of a reference. */

@@ -73,8 +73,8 @@ const KubeadmConfigs = {
   version: "v1beta2",
   kind: "KubeadmConfig",
   plural: "kubeadmconfigs",
-  namespaced: true,
-  hasStatus: true,
+  scope: "Namespaced",
+  subresources: { status: true },
 } as ResourceDescriptor<Obj>;
 
 /**
@@ -176,8 +176,8 @@ export class MachinePoolConformance {
       version: kind.storageVersion,
       kind: kind.kind,
       plural: kind.plural,
-      namespaced: true,
-      hasStatus: true,
+      scope: "Namespaced",
+      subresources: { status: true },
     };
   }
 

@@ -35,8 +35,8 @@ export const MachinePools: ResourceDescriptor<MachinePoolObject> = {
   version: "v1beta2",
   kind: "MachinePool",
   plural: "machinepools",
-  namespaced: true,
-  hasStatus: true,
+  scope: "Namespaced",
+  subresources: { status: true },
 };
 
 export const Clusters: ResourceDescriptor<Obj> = {
@@ -44,8 +44,8 @@ export const Clusters: ResourceDescriptor<Obj> = {
   version: "v1beta2",
   kind: "Cluster",
   plural: "clusters",
-  namespaced: true,
-  hasStatus: true,
+  scope: "Namespaced",
+  subresources: { status: true },
 };
 
 export const TestMachinePools: ResourceDescriptor<Obj> = {
@@ -53,8 +53,8 @@ export const TestMachinePools: ResourceDescriptor<Obj> = {
   version: "v1beta2",
   kind: "TestMachinePool",
   plural: "testmachinepools",
-  namespaced: true,
-  hasStatus: true,
+  scope: "Namespaced",
+  subresources: { status: true },
 };
 
 export const KubeadmConfigs: ResourceDescriptor<Obj> = {
@@ -62,8 +62,8 @@ export const KubeadmConfigs: ResourceDescriptor<Obj> = {
   version: "v1beta2",
   kind: "KubeadmConfig",
   plural: "kubeadmconfigs",
-  namespaced: true,
-  hasStatus: true,
+  scope: "Namespaced",
+  subresources: { status: true },
 };
 
 /** A minimal InfraMachinePool CRD that follows the contract (R4 label, both readiness fields). */
@@ -177,8 +177,8 @@ export const TestMachines: ResourceDescriptor<Obj> = {
   version: "v1beta2",
   kind: "TestMachine",
   plural: "testmachines",
-  namespaced: true,
-  hasStatus: true,
+  scope: "Namespaced",
+  subresources: { status: true },
 };
 
 export const Machines: ResourceDescriptor<Obj> = {
@@ -186,8 +186,8 @@ export const Machines: ResourceDescriptor<Obj> = {
   version: "v1beta2",
   kind: "Machine",
   plural: "machines",
-  namespaced: true,
-  hasStatus: true,
+  scope: "Namespaced",
+  subresources: { status: true },
 };
 
 /** The shared KubeadmConfig CRD with the contract label core needs (real deployments add it via kustomize). */

@@ -19,8 +19,8 @@ const Pools: ResourceDescriptor<Pool> = {
   version: FakeCloudMachinePool.storageVersion,
   kind: FakeCloudMachinePool.kind,
   plural: FakeCloudMachinePool.plural,
-  namespaced: true,
-  hasStatus: true,
+  scope: "Namespaced",
+  subresources: { status: true },
 };
 const MachinePools = clusterv1beta2.MachinePoolResource as unknown as ResourceDescriptor<Pool>;
 

@@ -18,7 +18,14 @@ export type Obj = KubernetesObject & {
 };
 
 const resource = (group: string, version: string, kind: string, plural: string) =>
-  ({ group, version, kind, plural, namespaced: true, hasStatus: true }) as ResourceDescriptor<Obj>;
+  ({
+    group,
+    version,
+    kind,
+    plural,
+    scope: "Namespaced",
+    subresources: { status: true },
+  }) as ResourceDescriptor<Obj>;
 
 export const MachinePools = resource("cluster.x-k8s.io", "v1beta2", "MachinePool", "machinepools");
 export const MachinePoolsV1beta1 = resource(

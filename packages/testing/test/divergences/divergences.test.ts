@@ -505,7 +505,7 @@ describe("D12 the first read of a just-Established CRD may answer 429 on the rea
         else expect([{ code: 200 }, initializing]).toContainEqual(answer);
         // The SDK's client waits out a 429's Retry-After, so a provider reading right after install works.
         const listed = await new KubeClient(target.kubeConfig).list(
-          { group, version: "v1", kind: "Widget", plural: "widgets", namespaced: true },
+          { group, version: "v1", kind: "Widget", plural: "widgets", scope: "Namespaced" },
           { namespace: "default" },
         );
         expect(listed.items).toEqual([]);

@@ -236,7 +236,7 @@ describe("machinePoolController: guards, drift and failures", { timeout: 40_000 
         version: "v1beta2",
         kind: "MachinePool",
         plural: "machinepools",
-        namespaced: true,
+        scope: "Namespaced",
       },
       {
         apiVersion: "cluster.x-k8s.io/v1beta2",

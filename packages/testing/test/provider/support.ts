@@ -74,7 +74,14 @@ const descriptor = (
   kind: string,
   plural: string,
   version = "v1beta2",
-): ResourceDescriptor<Obj> => ({ group, version, kind, plural, namespaced: true, hasStatus: true });
+): ResourceDescriptor<Obj> => ({
+  group,
+  version,
+  kind,
+  plural,
+  scope: "Namespaced",
+  subresources: { status: true },
+});
 
 export const Pools = descriptor(
   "infrastructure.cluster.x-k8s.io",

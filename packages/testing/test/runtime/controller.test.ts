@@ -442,7 +442,7 @@ describe("controllers over HTTP", () => {
         version: "v1",
         kind: "Event",
         plural: "events",
-        namespaced: true,
+        scope: "Namespaced",
       });
       const quota = events.items.find(
         (event) => (event as { reason?: string }).reason === "CloudQuota",

@@ -14,8 +14,8 @@ export const GadgetResource: ResourceDescriptor<Gadget> = {
   version: "v1",
   kind: "Gadget",
   plural: "gadgets",
-  namespaced: true,
-  hasStatus: true,
+  scope: "Namespaced",
+  subresources: { status: true },
 };
 
 /** The CRD of {@link Gadget}. */

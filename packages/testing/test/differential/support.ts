@@ -1,6 +1,6 @@
 // Two management clusters driven in lockstep, one judged by the CAPI core emulator and one by real
 // CAPI core, and the tools to compare what each core wrote.
-import { KubeClient, NodeResource, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
+import { KubeClient, NodeResource } from "@capi-ts/sdk/runtime";
 import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
 import {
   type CapiCore,
@@ -11,6 +11,7 @@ import {
   startControlPlane,
   type WorkloadClusterOptions,
 } from "../../src/index.js";
+import { namespacedKind } from "../support/fixtures.js";
 
 export type Obj = KubernetesObject & {
   spec?: Record<string, unknown>;
@@ -18,14 +19,7 @@ export type Obj = KubernetesObject & {
 };
 
 const resource = (group: string, version: string, kind: string, plural: string) =>
-  ({
-    group,
-    version,
-    kind,
-    plural,
-    scope: "Namespaced",
-    subresources: { status: true },
-  }) as ResourceDescriptor<Obj>;
+  namespacedKind<Obj>(group, version, kind, plural);
 
 export const MachinePools = resource("cluster.x-k8s.io", "v1beta2", "MachinePool", "machinepools");
 export const MachinePoolsV1beta1 = resource(

@@ -37,6 +37,7 @@ import type { FakeCloudMachinePoolSpec } from "../../../examples/src/provider/sp
 import { type CapiCore, markWorkloadClusterReady, startCapiCore } from "../../src/index.js";
 import { type Backend, capiCrd, startBackend } from "../support/backend.js";
 import { eventually as retryUntilPasses } from "../support/eventually.js";
+import { namespacedKind } from "../support/fixtures.js";
 
 export const ns = "default";
 export const CLUSTER = "c1";
@@ -74,14 +75,7 @@ const descriptor = (
   kind: string,
   plural: string,
   version = "v1beta2",
-): ResourceDescriptor<Obj> => ({
-  group,
-  version,
-  kind,
-  plural,
-  scope: "Namespaced",
-  subresources: { status: true },
-});
+): ResourceDescriptor<Obj> => namespacedKind<Obj>(group, version, kind, plural);
 
 export const Pools = descriptor(
   "infrastructure.cluster.x-k8s.io",

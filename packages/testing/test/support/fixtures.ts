@@ -1,6 +1,7 @@
 import http from "node:http";
 import https from "node:https";
-import { ApiException, type KubeConfig } from "@kubernetes/client-node";
+import type { ResourceDescriptor } from "@capi-ts/sdk/runtime";
+import { ApiException, type KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
 import { until } from "./eventually.js";
 
 /** A small CRD served in two versions (v1 storage, v2), with a status subresource and a schema. */
@@ -65,6 +66,16 @@ export const widgetCrd = {
 };
 
 /** The Widget API coordinates for CustomObjectsApi. */
+/** A descriptor of a namespaced kind with a status subresource, the shape of every CAPI kind. */
+export function namespacedKind<T extends KubernetesObject>(
+  group: string,
+  version: string,
+  kind: string,
+  plural: string,
+): ResourceDescriptor<T> {
+  return { group, version, kind, plural, scope: "Namespaced", subresources: { status: true } };
+}
+
 export const widgets = { group: "example.capi-ts.dev", version: "v1", plural: "widgets" } as const;
 
 /** Runs `fn`, expecting an ApiException; returns its code and parsed Status body. */

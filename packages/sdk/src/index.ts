@@ -11,7 +11,7 @@
  * | `@capi-ts/sdk/runtime` | controller runtime: client, informers, cache, work queue, controllers, predicates, errors, leader election, metrics |
  * | `@capi-ts/sdk/provider` | the whole provider kit: phases, pool scope, strategy planning, error policy, test doubles |
  * | `@capi-ts/sdk/crd` | `defineInfraMachinePool` and zod → structural schema |
- * | `@capi-ts/sdk/contract` | InfraMachinePool contract helpers (owners, pause, finalizers, bootstrap data, status) |
+ * | `@capi-ts/sdk/contract` | InfraMachinePool contract helpers (owners, pause, finalizers, bootstrap data, status) and what a CAPI controller adds to the runtime's watches (watch-filter and paused predicates, cluster-name index) |
  * | `@capi-ts/sdk/patch` | the patch helper (diff + merge patch with optimistic locking) |
  * | `@capi-ts/sdk/conditions` | v1beta2 and v1beta1 conditions |
  * | `@capi-ts/sdk/webhook` | admission webhooks served by the manager over TLS |

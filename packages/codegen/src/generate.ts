@@ -1,12 +1,12 @@
 import { type ClusterOptions, loadClusterCrds } from "./cluster.js";
-import { compileModule } from "./emit/compile.js";
+import { type CompiledModule, compileModule } from "./emit/compile.js";
 import { escapeDocText, renderDoc } from "./emit/docs.js";
 import { emitGroupVersion, type KindVersion } from "./emit/group-version.js";
 import { groupAliases } from "./emit/names.js";
-import { RUNTIME_SOURCE } from "./emit/runtime-source.js";
 import { CodegenError } from "./errors.js";
 import { type CrdDefinition, type CrdInput, loadDocuments, readCrds } from "./load.js";
 import { GENERATED_HEADER, type GeneratedFile } from "./output.js";
+import { commonRuntimeSource, compiledCommonRuntime } from "./runtime-files.js";
 
 export {
   checkGenerated,
@@ -166,7 +166,11 @@ export function generateFromCrds(
       kinds: gv.kinds.map((k) => k.crd.kind),
     });
   }
-  files.push(...runtimeFiles("common", RUNTIME_SOURCE, runtime));
+  files.push(
+    ...(runtime === "source"
+      ? runtimeFiles("common", commonRuntimeSource(), runtime)
+      : compiledFiles("common", compiledCommonRuntime())),
+  );
   files.push({ path: "index.ts", content: renderIndex(summaries, [...byName.values()]) });
   files.sort((a, b) => compare(a.path, b.path));
   return { files, groupVersions: summaries };
@@ -176,7 +180,11 @@ export function generateFromCrds(
 function runtimeFiles(base: string, source: string, runtime: RuntimeEmit): GeneratedFile[] {
   if (runtime === "source")
     return [{ path: `${base}.ts`, content: `${GENERATED_HEADER}\n${source}` }];
-  const compiled = compileModule(`${base}.ts`, source);
+  return compiledFiles(base, compileModule(`${base}.ts`, source));
+}
+
+/** The JavaScript and declaration files of one compiled runtime module. */
+function compiledFiles(base: string, compiled: CompiledModule): GeneratedFile[] {
   return [
     { path: `${base}.d.ts`, content: `${GENERATED_HEADER}\n${compiled.dts}` },
     { path: `${base}.js`, content: `${GENERATED_HEADER}\n${compiled.js}` },

@@ -73,14 +73,21 @@ function defaultValue(value, node) {
     }
 }
 function setOwn(target, key, value) {
-    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(target, key, {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+    });
 }
 export class SchemaValidationError extends Error {
     issues;
     constructor(subject, issues) {
         super(subject +
             " is invalid: " +
-            issues.map((issue) => (issue.path === "" ? "" : issue.path + ": ") + issue.message).join("; "));
+            issues
+                .map((issue) => (issue.path === "" ? "" : issue.path + ": ") + issue.message)
+                .join("; "));
         this.name = "SchemaValidationError";
         this.issues = issues;
     }
@@ -127,7 +134,12 @@ export function checkSetItems(items, ctx) {
     items.forEach((item, index) => {
         const key = canonicalJson(item);
         if (seen.has(key)) {
-            ctx.addIssue({ code: "custom", message: "Duplicate value: " + key, path: [index], input: item });
+            ctx.addIssue({
+                code: "custom",
+                message: "Duplicate value: " + key,
+                path: [index],
+                input: item,
+            });
         }
         seen.add(key);
     });
@@ -200,7 +212,8 @@ export function matchesValueValidation(rule, value) {
         return false;
     if (rule.anyOf !== undefined && !rule.anyOf.some((sub) => matchesValueValidation(sub, value)))
         return false;
-    if (rule.oneOf !== undefined && rule.oneOf.filter((sub) => matchesValueValidation(sub, value)).length !== 1) {
+    if (rule.oneOf !== undefined &&
+        rule.oneOf.filter((sub) => matchesValueValidation(sub, value)).length !== 1) {
         return false;
     }
     if (rule.not !== undefined && matchesValueValidation(rule.not, value))
@@ -212,10 +225,18 @@ export function checkPropertyCount(min, max) {
         const fields = (value ?? {});
         const count = Object.keys(fields).filter((key) => fields[key] !== undefined).length;
         if (min !== undefined && count < min) {
-            ctx.addIssue({ code: "custom", message: "must have at least " + String(min) + " properties", input: value });
+            ctx.addIssue({
+                code: "custom",
+                message: "must have at least " + String(min) + " properties",
+                input: value,
+            });
         }
         if (max !== undefined && count > max) {
-            ctx.addIssue({ code: "custom", message: "must have at most " + String(max) + " properties", input: value });
+            ctx.addIssue({
+                code: "custom",
+                message: "must have at most " + String(max) + " properties",
+                input: value,
+            });
         }
     };
 }
@@ -265,7 +286,13 @@ export function string(options = {}) {
         const pattern = options.pattern;
         schema = schema.superRefine((value, ctx) => {
             if (re2(pattern)?.test(value) === false) {
-                ctx.addIssue({ code: "invalid_format", format: "regex", pattern, message: "must match " + pattern, input: value });
+                ctx.addIssue({
+                    code: "invalid_format",
+                    format: "regex",
+                    pattern,
+                    message: "must match " + pattern,
+                    input: value,
+                });
             }
         });
     }

@@ -1,11 +1,4 @@
 /**
- * The source of `common.ts`, the small runtime every generated output folder carries: JSON value
- * types, object metadata schemas, resource metadata, validation and API-server-style defaulting.
- * It is emitted as text so generated code depends only on zod, `@kubernetes-models/base`, re2js
- * (the RE2 engine for schema patterns) and `@kubernetes/client-node` (types), never on the generator. It must not contain backticks or
- * dollar-brace sequences because it lives in a template literal.
- */
-export const RUNTIME_SOURCE = String.raw`/**
  * Shared runtime of the generated API types: JSON values, object metadata schemas, resource
  * metadata, validation and API-server-style defaulting.
  *
@@ -45,7 +38,13 @@ export interface RefineContext {
   addIssue(
     issue:
       | { code: "custom"; message: string; input: unknown; path?: PropertyKey[] }
-      | { code: "invalid_format"; format: "regex"; pattern: string; message: string; input: unknown },
+      | {
+          code: "invalid_format";
+          format: "regex";
+          pattern: string;
+          message: string;
+          input: unknown;
+        },
   ): void;
 }
 
@@ -71,13 +70,24 @@ interface LooseZod {
 interface LooseParser<T> {
   safeParse(value: unknown):
     | { success: true; data: T }
-    | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string; code: string }[] } };
+    | {
+        success: false;
+        error: {
+          issues: readonly { path: readonly PropertyKey[]; message: string; code: string }[];
+        };
+      };
 }
 
 const zl = z as unknown as LooseZod;
 
 /** Any JSON value: what a field marked "x-kubernetes-preserve-unknown-fields" without a type holds. */
-export type FreeFormJson = string | number | boolean | null | FreeFormJson[] | { [key: string]: FreeFormJson };
+export type FreeFormJson =
+  | string
+  | number
+  | boolean
+  | null
+  | FreeFormJson[]
+  | { [key: string]: FreeFormJson };
 
 /** A JSON object: what an object marked "x-kubernetes-preserve-unknown-fields" without properties holds. */
 export type FreeFormObject = { [key: string]: FreeFormJson };
@@ -85,10 +95,14 @@ export type FreeFormObject = { [key: string]: FreeFormJson };
 /** zod schema for {@link FreeFormJson}: any value that survives a JSON round trip. */
 // zod's own JSON schema, widened without a structural check: relating zod's inferred recursive
 // type to FreeFormJson would cost seconds of type-checking.
-export const FreeFormJsonSchema: z.ZodType<FreeFormJson> = zl.json() as unknown as z.ZodType<FreeFormJson>;
+export const FreeFormJsonSchema: z.ZodType<FreeFormJson> =
+  zl.json() as unknown as z.ZodType<FreeFormJson>;
 
 /** zod schema for {@link FreeFormObject}. */
-export const FreeFormObjectSchema: z.ZodType<FreeFormObject> = zl.record(zl.string(), FreeFormJsonSchema as unknown as LooseSchema) as unknown as z.ZodType<FreeFormObject>;
+export const FreeFormObjectSchema: z.ZodType<FreeFormObject> = zl.record(
+  zl.string(),
+  FreeFormJsonSchema as unknown as LooseSchema,
+) as unknown as z.ZodType<FreeFormObject>;
 
 /**
  * Timestamps arrive as RFC 3339 strings from raw JSON (custom objects) and as Date objects from
@@ -230,7 +244,10 @@ export interface ResourceInfo<T> {
  * @example
  * const pool = applyDefaults(clusterv1beta2.MachinePoolResource, { apiVersion, kind, spec });
  */
-export function applyDefaults<T>(resource: { readonly defaults: DefaultsNode | undefined }, object: T): T {
+export function applyDefaults<T>(
+  resource: { readonly defaults: DefaultsNode | undefined },
+  object: T,
+): T {
   if (resource.defaults !== undefined) defaultValue(object, resource.defaults);
   return object;
 }
@@ -267,7 +284,12 @@ function defaultValue(value: unknown, node: DefaultsNode): void {
  * would replace the object's prototype instead of adding the field.
  */
 function setOwn(target: object, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(target, key, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
 }
 
 /** One problem found by a schema: where it is and what is wrong. */
@@ -293,7 +315,9 @@ export class SchemaValidationError extends Error {
     super(
       subject +
         " is invalid: " +
-        issues.map((issue) => (issue.path === "" ? "" : issue.path + ": ") + issue.message).join("; "),
+        issues
+          .map((issue) => (issue.path === "" ? "" : issue.path + ": ") + issue.message)
+          .join("; "),
     );
     this.name = "SchemaValidationError";
     this.issues = issues;
@@ -366,7 +390,12 @@ export function checkSetItems(items: readonly unknown[], ctx: RefineContext): vo
   items.forEach((item, index) => {
     const key = canonicalJson(item);
     if (seen.has(key)) {
-      ctx.addIssue({ code: "custom", message: "Duplicate value: " + key, path: [index], input: item });
+      ctx.addIssue({
+        code: "custom",
+        message: "Duplicate value: " + key,
+        path: [index],
+        input: item,
+      });
     }
     seen.add(key);
   });
@@ -378,7 +407,9 @@ export function checkSetItems(items: readonly unknown[], ctx: RefineContext): vo
  * @param keys - the "x-kubernetes-list-map-keys"
  * @returns a zod refinement
  */
-export function checkMapItems(keys: readonly string[]): (items: readonly unknown[], ctx: RefineContext) => void {
+export function checkMapItems(
+  keys: readonly string[],
+): (items: readonly unknown[], ctx: RefineContext) => void {
   return (items, ctx) => {
     const seen = new Set<string>();
     items.forEach((item, index) => {
@@ -463,7 +494,8 @@ export function matchesValueValidation(rule: ValueValidation, value: unknown): b
     if (rule.minItems !== undefined && value.length < rule.minItems) return false;
     if (rule.maxItems !== undefined && value.length > rule.maxItems) return false;
     const items = rule.items;
-    if (items !== undefined && !value.every((item) => matchesValueValidation(items, item))) return false;
+    if (items !== undefined && !value.every((item) => matchesValueValidation(items, item)))
+      return false;
   } else if (value !== null && typeof value === "object") {
     const record = value as Record<string, unknown>;
     const count = Object.keys(record).length;
@@ -478,9 +510,14 @@ export function matchesValueValidation(rule: ValueValidation, value: unknown): b
       }
     }
   }
-  if (rule.allOf !== undefined && !rule.allOf.every((sub) => matchesValueValidation(sub, value))) return false;
-  if (rule.anyOf !== undefined && !rule.anyOf.some((sub) => matchesValueValidation(sub, value))) return false;
-  if (rule.oneOf !== undefined && rule.oneOf.filter((sub) => matchesValueValidation(sub, value)).length !== 1) {
+  if (rule.allOf !== undefined && !rule.allOf.every((sub) => matchesValueValidation(sub, value)))
+    return false;
+  if (rule.anyOf !== undefined && !rule.anyOf.some((sub) => matchesValueValidation(sub, value)))
+    return false;
+  if (
+    rule.oneOf !== undefined &&
+    rule.oneOf.filter((sub) => matchesValueValidation(sub, value)).length !== 1
+  ) {
     return false;
   }
   if (rule.not !== undefined && matchesValueValidation(rule.not, value)) return false;
@@ -502,10 +539,18 @@ export function checkPropertyCount(
     const fields = (value ?? {}) as Record<string, unknown>;
     const count = Object.keys(fields).filter((key) => fields[key] !== undefined).length;
     if (min !== undefined && count < min) {
-      ctx.addIssue({ code: "custom", message: "must have at least " + String(min) + " properties", input: value });
+      ctx.addIssue({
+        code: "custom",
+        message: "must have at least " + String(min) + " properties",
+        input: value,
+      });
     }
     if (max !== undefined && count > max) {
-      ctx.addIssue({ code: "custom", message: "must have at most " + String(max) + " properties", input: value });
+      ctx.addIssue({
+        code: "custom",
+        message: "must have at most " + String(max) + " properties",
+        input: value,
+      });
     }
   };
 }
@@ -661,7 +706,13 @@ export function string(options: StringOptions = {}): Schema<string> {
     const pattern = options.pattern;
     schema = schema.superRefine((value: string, ctx: RefineContext) => {
       if (re2(pattern)?.test(value) === false) {
-        ctx.addIssue({ code: "invalid_format", format: "regex", pattern, message: "must match " + pattern, input: value });
+        ctx.addIssue({
+          code: "invalid_format",
+          format: "regex",
+          pattern,
+          message: "must match " + pattern,
+          input: value,
+        });
       }
     });
   }
@@ -707,8 +758,10 @@ export interface NumberOptions {
 
 function bounded(schema: unknown, options: NumberOptions): Schema<number> {
   let out = schema as LooseSchema;
-  if (options.minimum !== undefined) out = options.exclusiveMinimum === true ? out.gt(options.minimum) : out.gte(options.minimum);
-  if (options.maximum !== undefined) out = options.exclusiveMaximum === true ? out.lt(options.maximum) : out.lte(options.maximum);
+  if (options.minimum !== undefined)
+    out = options.exclusiveMinimum === true ? out.gt(options.minimum) : out.gte(options.minimum);
+  if (options.maximum !== undefined)
+    out = options.exclusiveMaximum === true ? out.lt(options.maximum) : out.lte(options.maximum);
   if (options.multipleOf !== undefined) out = out.multipleOf(options.multipleOf);
   return wrap(out);
 }
@@ -759,7 +812,9 @@ export function literal<T extends string>(value: T): Schema<T> {
  * @param values - the allowed values
  * @returns the schema
  */
-export function literals<T extends string | number | boolean | null>(values: readonly T[]): Schema<T> {
+export function literals<T extends string | number | boolean | null>(
+  values: readonly T[],
+): Schema<T> {
   if (values.length === 0) return wrap(zl.never());
   if (values.every((value): value is T & string => typeof value === "string")) {
     return wrap(zl.enum(values as readonly string[]));
@@ -828,7 +883,8 @@ export function array<T>(items: Schema<T>, options: ArrayOptions = {}): Schema<T
   if (options.minItems !== undefined) schema = schema.min(options.minItems);
   if (options.maxItems !== undefined) schema = schema.max(options.maxItems);
   if (options.listType === "set") return wrap(schema.superRefine(checkSetItems));
-  if (options.listType === "map") return wrap(schema.superRefine(checkMapItems(options.listMapKeys ?? [])));
+  if (options.listType === "map")
+    return wrap(schema.superRefine(checkMapItems(options.listMapKeys ?? [])));
   return wrap(schema);
 }
 
@@ -857,7 +913,10 @@ function counted(value: unknown, options: ObjectOptions): unknown {
  * @param options - OpenAPI keywords
  * @returns the schema
  */
-export function record<T>(values: Schema<T>, options: ObjectOptions = {}): Schema<{ [key: string]: T }> {
+export function record<T>(
+  values: Schema<T>,
+  options: ObjectOptions = {},
+): Schema<{ [key: string]: T }> {
   return wrap(counted(zl.record(zl.string(), unwrap(values)), options));
 }
 
@@ -928,7 +987,9 @@ export function nullable<T>(schema: Schema<T>): Schema<T | null> {
  * @returns the schema
  */
 export function withRules<T>(schema: Schema<T>, rules: ValueValidation): Schema<T> {
-  return wrap(unwrap(schema).superRefine(checkValueValidation(rules, Object.keys(rules).join("/"))));
+  return wrap(
+    unwrap(schema).superRefine(checkValueValidation(rules, Object.keys(rules).join("/"))),
+  );
 }
 
 /**
@@ -941,4 +1002,3 @@ export function withRules<T>(schema: Schema<T>, rules: ValueValidation): Schema<
 export function withMeta<T>(schema: Schema<T>, meta: KubernetesSchemaMeta): Schema<T> {
   return wrap(unwrap(schema).meta({ ...meta }));
 }
-`;

@@ -1,6 +1,7 @@
 import { type ClusterOptions, loadClusterCrds } from "./cluster.js";
 import { type CompiledModule, compileModule } from "./emit/compile.js";
 import { escapeDocText, renderDoc } from "./emit/docs.js";
+import { compileRuntimeDialect } from "./emit/fast-compile.js";
 import { emitGroupVersion, type KindVersion } from "./emit/group-version.js";
 import { groupAliases } from "./emit/names.js";
 import { CodegenError } from "./errors.js";
@@ -180,7 +181,8 @@ export function generateFromCrds(
 function runtimeFiles(base: string, source: string, runtime: RuntimeEmit): GeneratedFile[] {
   if (runtime === "source")
     return [{ path: `${base}.ts`, content: `${GENERATED_HEADER}\n${source}` }];
-  return compiledFiles(base, compileModule(`${base}.ts`, source));
+  // The generator's own dialect compiles without TypeScript; anything else goes to the compiler.
+  return compiledFiles(base, compileRuntimeDialect(source) ?? compileModule(`${base}.ts`, source));
 }
 
 /** The JavaScript and declaration files of one compiled runtime module. */

@@ -44,10 +44,9 @@ describe("applyDefaults", () => {
   });
 
   test("a null non-nullable field takes the default; each object gets its own copy", () => {
-    const a = c.applyDefaults({ defaults }, { spec: { strategy: null } }) as {
-      spec: { strategy: { type: string } };
-    };
-    const b = c.applyDefaults({ defaults }, { spec: {} }) as typeof a;
+    type Defaulted = { spec: { strategy: { type: string } } };
+    const a = c.applyDefaults({ defaults }, { spec: { strategy: null } }) as unknown as Defaulted;
+    const b = c.applyDefaults({ defaults }, { spec: {} }) as unknown as Defaulted;
     expect(a.spec.strategy).toEqual({ type: "RollingUpdate" });
     a.spec.strategy.type = "Recreate";
     expect(b.spec.strategy.type).toBe("RollingUpdate");

@@ -2,171 +2,171 @@
 import { createTypeMetaGuard, Model } from "@kubernetes-models/base";
 import * as c from "../common.js";
 const $ClusterResourceSetSpecClusterSelectorMatchExpression = c.object({
-    key: c.string(),
-    operator: c.string(),
-    values: c.withMeta(c.array(c.string(), { listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-}, { required: ["key", "operator"] });
+  key: c.string(),
+  operator: c.string(),
+  values: c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { required: ["key","operator"] });
 export const ClusterResourceSetSpecClusterSelectorMatchExpressionSchema = c.zod($ClusterResourceSetSpecClusterSelectorMatchExpression);
 const $ClusterResourceSetSpecClusterSelector = c.withMeta(c.object({
-    matchExpressions: c.withMeta(c.array($ClusterResourceSetSpecClusterSelectorMatchExpression, { listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    matchLabels: c.record(c.string()),
-}), { "x-kubernetes-map-type": "atomic" });
+  matchExpressions: c.withMeta(c.array($ClusterResourceSetSpecClusterSelectorMatchExpression, { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  matchLabels: c.record(c.string()),
+}), {"x-kubernetes-map-type":"atomic"});
 export const ClusterResourceSetSpecClusterSelectorSchema = c.zod($ClusterResourceSetSpecClusterSelector);
 const $ClusterResourceSetSpecResource2 = c.object({
-    kind: c.literals(["Secret", "ConfigMap"]),
-    name: c.string({ minLength: 1, maxLength: 253 }),
-}, { required: ["kind", "name"] });
+  kind: c.literals(["Secret","ConfigMap"]),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+}, { required: ["kind","name"] });
 export const ClusterResourceSetSpecResource2Schema = c.zod($ClusterResourceSetSpecResource2);
 const $ClusterResourceSetSpec = c.object({
-    clusterSelector: $ClusterResourceSetSpecClusterSelector,
-    resources: c.array($ClusterResourceSetSpecResource2, { maxItems: 100 }),
-    strategy: c.literals(["ApplyOnce", "Reconcile"]),
+  clusterSelector: $ClusterResourceSetSpecClusterSelector,
+  resources: c.array($ClusterResourceSetSpecResource2, { maxItems: 100 }),
+  strategy: c.literals(["ApplyOnce","Reconcile"]),
 }, { required: ["clusterSelector"] });
 export const ClusterResourceSetSpecSchema = c.zod($ClusterResourceSetSpec);
 const $ClusterResourceSetStatusCondition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ minLength: 1, maxLength: 10240 }),
-    reason: c.string({ minLength: 1, maxLength: 256 }),
-    severity: c.string({ maxLength: 32 }),
-    status: c.string(),
-    type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
 export const ClusterResourceSetStatusConditionSchema = c.zod($ClusterResourceSetStatusCondition);
 const $ClusterResourceSetStatusV1beta2Condition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ maxLength: 32768 }),
-    observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-    reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-    status: c.literals(["True", "False", "Unknown"]),
-    type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime", "message", "reason", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
 export const ClusterResourceSetStatusV1beta2ConditionSchema = c.zod($ClusterResourceSetStatusV1beta2Condition);
 const $ClusterResourceSetStatusV1beta2 = c.object({
-    conditions: c.withMeta(c.array($ClusterResourceSetStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
+  conditions: c.withMeta(c.array($ClusterResourceSetStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
 });
 export const ClusterResourceSetStatusV1beta2Schema = c.zod($ClusterResourceSetStatusV1beta2);
 const $ClusterResourceSetStatus = c.object({
-    conditions: c.array($ClusterResourceSetStatusCondition),
-    observedGeneration: c.integer({ format: "int64" }),
-    v1beta2: $ClusterResourceSetStatusV1beta2,
+  conditions: c.array($ClusterResourceSetStatusCondition),
+  observedGeneration: c.integer({ format: "int64" }),
+  v1beta2: $ClusterResourceSetStatusV1beta2,
 });
 export const ClusterResourceSetStatusSchema = c.zod($ClusterResourceSetStatus);
 const $ClusterResourceSet = c.object({
-    apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("ClusterResourceSet"),
-    metadata: c.objectMeta(),
-    spec: $ClusterResourceSetSpec,
-    status: $ClusterResourceSetStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("ClusterResourceSet"),
+  metadata: c.objectMeta(),
+  spec: $ClusterResourceSetSpec,
+  status: $ClusterResourceSetStatus,
+}, { required: ["apiVersion","kind"] });
 export const ClusterResourceSetSchema = c.zod($ClusterResourceSet);
 export const ClusterResourceSetListSchema = c.zod(c.object({
-    apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("ClusterResourceSetList"),
-    metadata: c.listMeta(),
-    items: c.array($ClusterResourceSet),
+  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("ClusterResourceSetList"),
+  metadata: c.listMeta(),
+  items: c.array($ClusterResourceSet),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class ClusterResourceSetModel extends Model {
-    static apiVersion = "addons.cluster.x-k8s.io/v1beta1";
-    static kind = "ClusterResourceSet";
-    static is = createTypeMetaGuard(ClusterResourceSetModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: ClusterResourceSetModel.apiVersion, kind: ClusterResourceSetModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(ClusterResourceSetSchema, this.toJSON(), "ClusterResourceSet addons.cluster.x-k8s.io/v1beta1");
-    }
+  static apiVersion = "addons.cluster.x-k8s.io/v1beta1";
+  static kind = "ClusterResourceSet";
+  static is = createTypeMetaGuard(ClusterResourceSetModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: ClusterResourceSetModel.apiVersion, kind: ClusterResourceSetModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(ClusterResourceSetSchema, this.toJSON(), "ClusterResourceSet addons.cluster.x-k8s.io/v1beta1");
+  }
 }
 export const ClusterResourceSetResource = {
-    group: "addons.cluster.x-k8s.io",
-    version: "v1beta1",
-    apiVersion: "addons.cluster.x-k8s.io/v1beta1",
-    kind: "ClusterResourceSet",
-    listKind: "ClusterResourceSetList",
-    plural: "clusterresourcesets",
-    singular: "clusterresourceset",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: true,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: ClusterResourceSetSchema,
-    defaults: undefined,
+  group: "addons.cluster.x-k8s.io",
+  version: "v1beta1",
+  apiVersion: "addons.cluster.x-k8s.io/v1beta1",
+  kind: "ClusterResourceSet",
+  listKind: "ClusterResourceSetList",
+  plural: "clusterresourcesets",
+  singular: "clusterresourceset",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: true,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: ClusterResourceSetSchema,
+  defaults: undefined,
 };
 const $ClusterResourceSetBindingSpecBindingResource2 = c.object({
-    applied: c.boolean(),
-    hash: c.string({ minLength: 1, maxLength: 256 }),
-    kind: c.literals(["Secret", "ConfigMap"]),
-    lastAppliedTime: c.string({ format: "date-time" }),
-    name: c.string({ minLength: 1, maxLength: 253 }),
-}, { required: ["applied", "kind", "name"] });
+  applied: c.boolean(),
+  hash: c.string({ minLength: 1, maxLength: 256 }),
+  kind: c.literals(["Secret","ConfigMap"]),
+  lastAppliedTime: c.string({ format: "date-time" }),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+}, { required: ["applied","kind","name"] });
 export const ClusterResourceSetBindingSpecBindingResource2Schema = c.zod($ClusterResourceSetBindingSpecBindingResource2);
 const $ClusterResourceSetBindingSpecBinding = c.object({
-    clusterResourceSetName: c.string({ minLength: 1, maxLength: 253 }),
-    resources: c.array($ClusterResourceSetBindingSpecBindingResource2, { maxItems: 100 }),
+  clusterResourceSetName: c.string({ minLength: 1, maxLength: 253 }),
+  resources: c.array($ClusterResourceSetBindingSpecBindingResource2, { maxItems: 100 }),
 }, { required: ["clusterResourceSetName"] });
 export const ClusterResourceSetBindingSpecBindingSchema = c.zod($ClusterResourceSetBindingSpecBinding);
 const $ClusterResourceSetBindingSpec = c.object({
-    bindings: c.array($ClusterResourceSetBindingSpecBinding, { maxItems: 100 }),
-    clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  bindings: c.array($ClusterResourceSetBindingSpecBinding, { maxItems: 100 }),
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
 });
 export const ClusterResourceSetBindingSpecSchema = c.zod($ClusterResourceSetBindingSpec);
 const $ClusterResourceSetBinding = c.object({
-    apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("ClusterResourceSetBinding"),
-    metadata: c.objectMeta(),
-    spec: $ClusterResourceSetBindingSpec,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("ClusterResourceSetBinding"),
+  metadata: c.objectMeta(),
+  spec: $ClusterResourceSetBindingSpec,
+}, { required: ["apiVersion","kind"] });
 export const ClusterResourceSetBindingSchema = c.zod($ClusterResourceSetBinding);
 export const ClusterResourceSetBindingListSchema = c.zod(c.object({
-    apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("ClusterResourceSetBindingList"),
-    metadata: c.listMeta(),
-    items: c.array($ClusterResourceSetBinding),
+  apiVersion: c.literal("addons.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("ClusterResourceSetBindingList"),
+  metadata: c.listMeta(),
+  items: c.array($ClusterResourceSetBinding),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class ClusterResourceSetBindingModel extends Model {
-    static apiVersion = "addons.cluster.x-k8s.io/v1beta1";
-    static kind = "ClusterResourceSetBinding";
-    static is = createTypeMetaGuard(ClusterResourceSetBindingModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: ClusterResourceSetBindingModel.apiVersion, kind: ClusterResourceSetBindingModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(ClusterResourceSetBindingSchema, this.toJSON(), "ClusterResourceSetBinding addons.cluster.x-k8s.io/v1beta1");
-    }
+  static apiVersion = "addons.cluster.x-k8s.io/v1beta1";
+  static kind = "ClusterResourceSetBinding";
+  static is = createTypeMetaGuard(ClusterResourceSetBindingModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: ClusterResourceSetBindingModel.apiVersion, kind: ClusterResourceSetBindingModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(ClusterResourceSetBindingSchema, this.toJSON(), "ClusterResourceSetBinding addons.cluster.x-k8s.io/v1beta1");
+  }
 }
 export const ClusterResourceSetBindingResource = {
-    group: "addons.cluster.x-k8s.io",
-    version: "v1beta1",
-    apiVersion: "addons.cluster.x-k8s.io/v1beta1",
-    kind: "ClusterResourceSetBinding",
-    listKind: "ClusterResourceSetBindingList",
-    plural: "clusterresourcesetbindings",
-    singular: "clusterresourcesetbinding",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: true,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: ClusterResourceSetBindingSchema,
-    defaults: undefined,
+  group: "addons.cluster.x-k8s.io",
+  version: "v1beta1",
+  apiVersion: "addons.cluster.x-k8s.io/v1beta1",
+  kind: "ClusterResourceSetBinding",
+  listKind: "ClusterResourceSetBindingList",
+  plural: "clusterresourcesetbindings",
+  singular: "clusterresourcesetbinding",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: true,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: ClusterResourceSetBindingSchema,
+  defaults: undefined,
 };

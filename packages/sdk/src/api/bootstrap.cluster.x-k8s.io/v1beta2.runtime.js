@@ -2,503 +2,503 @@
 import { createTypeMetaGuard, Model } from "@kubernetes-models/base";
 import * as c from "../common.js";
 const $KubeadmConfigSpecClusterConfigurationApiServerExtraArg = c.object({
-    name: c.string({ minLength: 1, maxLength: 256 }),
-    value: c.string({ minLength: 0, maxLength: 1024 }),
-}, { required: ["name", "value"] });
+  name: c.string({ minLength: 1, maxLength: 256 }),
+  value: c.string({ minLength: 0, maxLength: 1024 }),
+}, { required: ["name","value"] });
 export const KubeadmConfigSpecClusterConfigurationApiServerExtraArgSchema = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraArg);
 const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef = c.withMeta(c.object({
-    key: c.string(),
-    name: c.string(),
-    optional: c.boolean(),
-}, { required: ["key"] }), { "x-kubernetes-map-type": "atomic" });
+  key: c.string(),
+  name: c.string(),
+  optional: c.boolean(),
+}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
 export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefSchema = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef);
 const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults = { properties: { name: { default: "" } } };
 const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef = c.withMeta(c.object({
-    apiVersion: c.string(),
-    fieldPath: c.string(),
-}, { required: ["fieldPath"] }), { "x-kubernetes-map-type": "atomic" });
+  apiVersion: c.string(),
+  fieldPath: c.string(),
+}, { required: ["fieldPath"] }), {"x-kubernetes-map-type":"atomic"});
 export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRefSchema = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef);
 const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef = c.withMeta(c.object({
-    key: c.string(),
-    optional: c.boolean(),
-    path: c.string(),
-    volumeName: c.string(),
-}, { required: ["key", "path", "volumeName"] }), { "x-kubernetes-map-type": "atomic" });
+  key: c.string(),
+  optional: c.boolean(),
+  path: c.string(),
+  volumeName: c.string(),
+}, { required: ["key","path","volumeName"] }), {"x-kubernetes-map-type":"atomic"});
 export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefSchema = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef);
 const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults = { properties: { optional: { default: false } } };
 const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef = c.withMeta(c.object({
-    containerName: c.string(),
-    divisor: c.withMeta(c.intOrString(), { "x-kubernetes-int-or-string": true }),
-    resource: c.string(),
-}, { required: ["resource"] }), { "x-kubernetes-map-type": "atomic" });
+  containerName: c.string(),
+  divisor: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  resource: c.string(),
+}, { required: ["resource"] }), {"x-kubernetes-map-type":"atomic"});
 export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRefSchema = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef);
 const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef = c.withMeta(c.object({
-    key: c.string(),
-    name: c.string(),
-    optional: c.boolean(),
-}, { required: ["key"] }), { "x-kubernetes-map-type": "atomic" });
+  key: c.string(),
+  name: c.string(),
+  optional: c.boolean(),
+}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
 export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefSchema = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef);
 const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults = { properties: { name: { default: "" } } };
 const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom = c.object({
-    configMapKeyRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef,
-    fieldRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef,
-    fileKeyRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef,
-    resourceFieldRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef,
-    secretKeyRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef,
+  configMapKeyRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef,
+  fieldRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef,
+  fileKeyRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef,
+  resourceFieldRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef,
+  secretKeyRef: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef,
 });
 export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSchema = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom);
 const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults = { properties: { configMapKeyRef: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults }, fileKeyRef: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults }, secretKeyRef: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults } } };
 const $KubeadmConfigSpecClusterConfigurationApiServerExtraEnv = c.object({
-    name: c.string(),
-    value: c.string(),
-    valueFrom: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom,
+  name: c.string(),
+  value: c.string(),
+  valueFrom: $KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom,
 }, { required: ["name"] });
 export const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvSchema = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv);
 const KubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults = { properties: { valueFrom: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults } } };
 const $KubeadmConfigSpecClusterConfigurationApiServerExtraVolume = c.object({
-    hostPath: c.string({ minLength: 1, maxLength: 512 }),
-    mountPath: c.string({ minLength: 1, maxLength: 512 }),
-    name: c.string({ minLength: 1, maxLength: 512 }),
-    pathType: c.string(),
-    readOnly: c.boolean(),
-}, { required: ["hostPath", "mountPath", "name"] });
+  hostPath: c.string({ minLength: 1, maxLength: 512 }),
+  mountPath: c.string({ minLength: 1, maxLength: 512 }),
+  name: c.string({ minLength: 1, maxLength: 512 }),
+  pathType: c.string(),
+  readOnly: c.boolean(),
+}, { required: ["hostPath","mountPath","name"] });
 export const KubeadmConfigSpecClusterConfigurationApiServerExtraVolumeSchema = c.zod($KubeadmConfigSpecClusterConfigurationApiServerExtraVolume);
 const $KubeadmConfigSpecClusterConfigurationApiServer = c.object({
-    certSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    extraArgs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name", "value"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name", "value"], "x-kubernetes-validations": [{ "message": "extraArgs name must be unique", "rule": "self.all(x, self.exists_one(y, x.name == y.name))" }] }),
-    extraEnvs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    extraVolumes: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  certSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  extraArgs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
+  extraEnvs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  extraVolumes: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 }, { minProperties: 1 });
 export const KubeadmConfigSpecClusterConfigurationApiServerSchema = c.zod($KubeadmConfigSpecClusterConfigurationApiServer);
 const KubeadmConfigSpecClusterConfigurationApiServerDefaults = { properties: { extraEnvs: { items: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 const $KubeadmConfigSpecClusterConfigurationScheduler = c.object({
-    extraArgs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name", "value"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name", "value"], "x-kubernetes-validations": [{ "message": "extraArgs name must be unique", "rule": "self.all(x, self.exists_one(y, x.name == y.name))" }] }),
-    extraEnvs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    extraVolumes: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  extraArgs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
+  extraEnvs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  extraVolumes: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 }, { minProperties: 1 });
 export const KubeadmConfigSpecClusterConfigurationSchedulerSchema = c.zod($KubeadmConfigSpecClusterConfigurationScheduler);
 const KubeadmConfigSpecClusterConfigurationSchedulerDefaults = { properties: { extraEnvs: { items: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 const $KubeadmConfigSpecClusterConfigurationDns = c.object({
-    imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-    imageTag: c.string({ minLength: 1, maxLength: 256 }),
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  imageTag: c.string({ minLength: 1, maxLength: 256 }),
 }, { minProperties: 1 });
 export const KubeadmConfigSpecClusterConfigurationDnsSchema = c.zod($KubeadmConfigSpecClusterConfigurationDns);
 const $KubeadmConfigSpecClusterConfigurationEtcdExternal = c.object({
-    caFile: c.string({ minLength: 1, maxLength: 512 }),
-    certFile: c.string({ minLength: 1, maxLength: 512 }),
-    endpoints: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 50, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    keyFile: c.string({ minLength: 1, maxLength: 512 }),
-}, { required: ["caFile", "certFile", "endpoints", "keyFile"] });
+  caFile: c.string({ minLength: 1, maxLength: 512 }),
+  certFile: c.string({ minLength: 1, maxLength: 512 }),
+  endpoints: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  keyFile: c.string({ minLength: 1, maxLength: 512 }),
+}, { required: ["caFile","certFile","endpoints","keyFile"] });
 export const KubeadmConfigSpecClusterConfigurationEtcdExternalSchema = c.zod($KubeadmConfigSpecClusterConfigurationEtcdExternal);
 const $KubeadmConfigSpecClusterConfigurationEtcdLocal = c.object({
-    dataDir: c.string({ minLength: 1, maxLength: 512 }),
-    extraArgs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name", "value"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name", "value"], "x-kubernetes-validations": [{ "message": "extraArgs name must be unique", "rule": "self.all(x, self.exists_one(y, x.name == y.name))" }] }),
-    extraEnvs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-    imageTag: c.string({ minLength: 1, maxLength: 256 }),
-    peerCertSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    serverCertSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  dataDir: c.string({ minLength: 1, maxLength: 512 }),
+  extraArgs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
+  extraEnvs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  imageTag: c.string({ minLength: 1, maxLength: 256 }),
+  peerCertSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  serverCertSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 }, { minProperties: 1 });
 export const KubeadmConfigSpecClusterConfigurationEtcdLocalSchema = c.zod($KubeadmConfigSpecClusterConfigurationEtcdLocal);
 const KubeadmConfigSpecClusterConfigurationEtcdLocalDefaults = { properties: { extraEnvs: { items: { ...KubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 const $KubeadmConfigSpecClusterConfigurationEtcd = c.object({
-    external: $KubeadmConfigSpecClusterConfigurationEtcdExternal,
-    local: $KubeadmConfigSpecClusterConfigurationEtcdLocal,
+  external: $KubeadmConfigSpecClusterConfigurationEtcdExternal,
+  local: $KubeadmConfigSpecClusterConfigurationEtcdLocal,
 }, { minProperties: 1 });
 export const KubeadmConfigSpecClusterConfigurationEtcdSchema = c.zod($KubeadmConfigSpecClusterConfigurationEtcd);
 const KubeadmConfigSpecClusterConfigurationEtcdDefaults = { properties: { local: { ...KubeadmConfigSpecClusterConfigurationEtcdLocalDefaults } } };
 const $KubeadmConfigSpecClusterConfiguration = c.object({
-    apiServer: $KubeadmConfigSpecClusterConfigurationApiServer,
-    caCertificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 36500 }),
-    certificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 1095 }),
-    certificatesDir: c.string({ minLength: 1, maxLength: 512 }),
-    controlPlaneEndpoint: c.string({ minLength: 1, maxLength: 512 }),
-    controllerManager: $KubeadmConfigSpecClusterConfigurationScheduler,
-    dns: $KubeadmConfigSpecClusterConfigurationDns,
-    encryptionAlgorithm: c.literals(["ECDSA-P256", "ECDSA-P384", "RSA-2048", "RSA-3072", "RSA-4096"]),
-    etcd: $KubeadmConfigSpecClusterConfigurationEtcd,
-    featureGates: c.record(c.boolean()),
-    imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-    scheduler: $KubeadmConfigSpecClusterConfigurationScheduler,
+  apiServer: $KubeadmConfigSpecClusterConfigurationApiServer,
+  caCertificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 36500 }),
+  certificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 1095 }),
+  certificatesDir: c.string({ minLength: 1, maxLength: 512 }),
+  controlPlaneEndpoint: c.string({ minLength: 1, maxLength: 512 }),
+  controllerManager: $KubeadmConfigSpecClusterConfigurationScheduler,
+  dns: $KubeadmConfigSpecClusterConfigurationDns,
+  encryptionAlgorithm: c.literals(["ECDSA-P256","ECDSA-P384","RSA-2048","RSA-3072","RSA-4096"]),
+  etcd: $KubeadmConfigSpecClusterConfigurationEtcd,
+  featureGates: c.record(c.boolean()),
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  scheduler: $KubeadmConfigSpecClusterConfigurationScheduler,
 }, { minProperties: 1 });
 export const KubeadmConfigSpecClusterConfigurationSchema = c.zod($KubeadmConfigSpecClusterConfiguration);
 const KubeadmConfigSpecClusterConfigurationDefaults = { properties: { apiServer: { ...KubeadmConfigSpecClusterConfigurationApiServerDefaults }, controllerManager: { ...KubeadmConfigSpecClusterConfigurationSchedulerDefaults }, etcd: { ...KubeadmConfigSpecClusterConfigurationEtcdDefaults }, scheduler: { ...KubeadmConfigSpecClusterConfigurationSchedulerDefaults } } };
 const $KubeadmConfigSpecDiskSetupFilesystem = c.object({
-    device: c.string({ minLength: 1, maxLength: 256 }),
-    extraOpts: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    filesystem: c.string({ minLength: 1, maxLength: 128 }),
-    label: c.string({ minLength: 1, maxLength: 512 }),
-    overwrite: c.boolean(),
-    partition: c.string({ minLength: 1, maxLength: 128 }),
-    replaceFS: c.string({ minLength: 1, maxLength: 128 }),
-}, { required: ["device", "filesystem"] });
+  device: c.string({ minLength: 1, maxLength: 256 }),
+  extraOpts: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  filesystem: c.string({ minLength: 1, maxLength: 128 }),
+  label: c.string({ minLength: 1, maxLength: 512 }),
+  overwrite: c.boolean(),
+  partition: c.string({ minLength: 1, maxLength: 128 }),
+  replaceFS: c.string({ minLength: 1, maxLength: 128 }),
+}, { required: ["device","filesystem"] });
 export const KubeadmConfigSpecDiskSetupFilesystemSchema = c.zod($KubeadmConfigSpecDiskSetupFilesystem);
 const $KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem = c.object({
-    partitionType: c.withMeta(c.string({ minLength: 1, maxLength: 36 }), { "x-kubernetes-validations": [{ "message": "partitionType must be one of Linux, LinuxSwap, LinuxRAID, LVM, Fat32, NTFS, LinuxExtended or a full GPT partition GUID", "rule": "self.matches('^(Linux|LinuxSwap|LinuxRAID|LVM|Fat32|NTFS|LinuxExtended|[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12})$')" }] }),
-    percentage: c.integer({ format: "int32", minimum: 1, maximum: 100 }),
+  partitionType: c.withMeta(c.string({ minLength: 1, maxLength: 36 }), {"x-kubernetes-validations":[{"message":"partitionType must be one of Linux, LinuxSwap, LinuxRAID, LVM, Fat32, NTFS, LinuxExtended or a full GPT partition GUID","rule":"self.matches('^(Linux|LinuxSwap|LinuxRAID|LVM|Fat32|NTFS|LinuxExtended|[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12})$')"}]}),
+  percentage: c.integer({ format: "int32", minimum: 1, maximum: 100 }),
 }, { required: ["percentage"] });
 export const KubeadmConfigSpecDiskSetupPartitionDiskLayoutItemSchema = c.zod($KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem);
 const $KubeadmConfigSpecDiskSetupPartition = c.withMeta(c.object({
-    device: c.string({ minLength: 1, maxLength: 256 }),
-    diskLayout: c.withMeta(c.array($KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    layout: c.boolean(),
-    overwrite: c.boolean(),
-    tableType: c.literals(["mbr", "gpt"]),
-}, { required: ["device"] }), { "x-kubernetes-validations": [{ "message": "exactly one of the fields in [layout diskLayout] must be set", "rule": "[has(self.layout),has(self.diskLayout)].filter(x,x==true).size() == 1" }] });
+  device: c.string({ minLength: 1, maxLength: 256 }),
+  diskLayout: c.withMeta(c.array($KubeadmConfigSpecDiskSetupPartitionDiskLayoutItem, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  layout: c.boolean(),
+  overwrite: c.boolean(),
+  tableType: c.literals(["mbr","gpt"]),
+}, { required: ["device"] }), {"x-kubernetes-validations":[{"message":"exactly one of the fields in [layout diskLayout] must be set","rule":"[has(self.layout),has(self.diskLayout)].filter(x,x==true).size() == 1"}]});
 export const KubeadmConfigSpecDiskSetupPartitionSchema = c.zod($KubeadmConfigSpecDiskSetupPartition);
 const $KubeadmConfigSpecDiskSetup = c.object({
-    filesystems: c.withMeta(c.array($KubeadmConfigSpecDiskSetupFilesystem, { maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    partitions: c.withMeta(c.array($KubeadmConfigSpecDiskSetupPartition, { maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  filesystems: c.withMeta(c.array($KubeadmConfigSpecDiskSetupFilesystem, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  partitions: c.withMeta(c.array($KubeadmConfigSpecDiskSetupPartition, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 }, { minProperties: 1 });
 export const KubeadmConfigSpecDiskSetupSchema = c.zod($KubeadmConfigSpecDiskSetup);
 const $KubeadmConfigSpecUserPasswdFromSecret = c.object({
-    key: c.string({ minLength: 1, maxLength: 256 }),
-    name: c.string({ minLength: 1, maxLength: 253 }),
-}, { required: ["key", "name"] });
+  key: c.string({ minLength: 1, maxLength: 256 }),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+}, { required: ["key","name"] });
 export const KubeadmConfigSpecUserPasswdFromSecretSchema = c.zod($KubeadmConfigSpecUserPasswdFromSecret);
 const $KubeadmConfigSpecFileContentFrom = c.object({
-    secret: $KubeadmConfigSpecUserPasswdFromSecret,
+  secret: $KubeadmConfigSpecUserPasswdFromSecret,
 }, { required: ["secret"] });
 export const KubeadmConfigSpecFileContentFromSchema = c.zod($KubeadmConfigSpecFileContentFrom);
 const $KubeadmConfigSpecFile = c.object({
-    append: c.boolean(),
-    content: c.string({ minLength: 1, maxLength: 10240 }),
-    contentFormat: c.literals(["Raw", "Template"]),
-    contentFrom: $KubeadmConfigSpecFileContentFrom,
-    encoding: c.literals(["base64", "gzip", "gzip+base64"]),
-    owner: c.string({ minLength: 1, maxLength: 256 }),
-    path: c.string({ minLength: 1, maxLength: 512 }),
-    permissions: c.string({ minLength: 1, maxLength: 16 }),
+  append: c.boolean(),
+  content: c.string({ minLength: 1, maxLength: 10240 }),
+  contentFormat: c.literals(["Raw","Template"]),
+  contentFrom: $KubeadmConfigSpecFileContentFrom,
+  encoding: c.literals(["base64","gzip","gzip+base64"]),
+  owner: c.string({ minLength: 1, maxLength: 256 }),
+  path: c.string({ minLength: 1, maxLength: 512 }),
+  permissions: c.string({ minLength: 1, maxLength: 16 }),
 }, { required: ["path"] });
 export const KubeadmConfigSpecFileSchema = c.zod($KubeadmConfigSpecFile);
 const $KubeadmConfigSpecIgnitionContainerLinuxConfig = c.object({
-    additionalConfig: c.string({ minLength: 1, maxLength: 32768 }),
-    strict: c.boolean(),
+  additionalConfig: c.string({ minLength: 1, maxLength: 32768 }),
+  strict: c.boolean(),
 }, { minProperties: 1 });
 export const KubeadmConfigSpecIgnitionContainerLinuxConfigSchema = c.zod($KubeadmConfigSpecIgnitionContainerLinuxConfig);
 const $KubeadmConfigSpecIgnition = c.object({
-    containerLinuxConfig: $KubeadmConfigSpecIgnitionContainerLinuxConfig,
+  containerLinuxConfig: $KubeadmConfigSpecIgnitionContainerLinuxConfig,
 }, { minProperties: 1 });
 export const KubeadmConfigSpecIgnitionSchema = c.zod($KubeadmConfigSpecIgnition);
 const $KubeadmConfigSpecInitConfigurationBootstrapToken = c.object({
-    description: c.string({ minLength: 1, maxLength: 512 }),
-    expires: c.string({ format: "date-time" }),
-    groups: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    token: c.string({ minLength: 1, maxLength: 23 }),
-    ttlSeconds: c.integer({ format: "int32", minimum: 0 }),
-    usages: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  description: c.string({ minLength: 1, maxLength: 512 }),
+  expires: c.string({ format: "date-time" }),
+  groups: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  token: c.string({ minLength: 1, maxLength: 23 }),
+  ttlSeconds: c.integer({ format: "int32", minimum: 0 }),
+  usages: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 }, { required: ["token"] });
 export const KubeadmConfigSpecInitConfigurationBootstrapTokenSchema = c.zod($KubeadmConfigSpecInitConfigurationBootstrapToken);
 const $KubeadmConfigSpecInitConfigurationLocalAPIEndpoint = c.object({
-    advertiseAddress: c.string({ minLength: 1, maxLength: 39 }),
-    bindPort: c.integer({ format: "int32", minimum: 1 }),
+  advertiseAddress: c.string({ minLength: 1, maxLength: 39 }),
+  bindPort: c.integer({ format: "int32", minimum: 1 }),
 }, { minProperties: 1 });
 export const KubeadmConfigSpecInitConfigurationLocalAPIEndpointSchema = c.zod($KubeadmConfigSpecInitConfigurationLocalAPIEndpoint);
 const $KubeadmConfigSpecInitConfigurationNodeRegistrationTaint = c.object({
-    effect: c.string(),
-    key: c.string(),
-    timeAdded: c.string({ format: "date-time" }),
-    value: c.string(),
-}, { required: ["effect", "key"] });
+  effect: c.string(),
+  key: c.string(),
+  timeAdded: c.string({ format: "date-time" }),
+  value: c.string(),
+}, { required: ["effect","key"] });
 export const KubeadmConfigSpecInitConfigurationNodeRegistrationTaintSchema = c.zod($KubeadmConfigSpecInitConfigurationNodeRegistrationTaint);
 const $KubeadmConfigSpecInitConfigurationNodeRegistration = c.object({
-    criSocket: c.string({ minLength: 1, maxLength: 512 }),
-    ignorePreflightErrors: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 50, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    imagePullPolicy: c.literals(["Always", "IfNotPresent", "Never"]),
-    imagePullSerial: c.boolean(),
-    kubeletExtraArgs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name", "value"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name", "value"], "x-kubernetes-validations": [{ "message": "kubeletExtraArgs name must be unique", "rule": "self.all(x, self.exists_one(y, x.name == y.name))" }] }),
-    name: c.string({ minLength: 1, maxLength: 253 }),
-    taints: c.array($KubeadmConfigSpecInitConfigurationNodeRegistrationTaint, { minItems: 0, maxItems: 100 }),
+  criSocket: c.string({ minLength: 1, maxLength: 512 }),
+  ignorePreflightErrors: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  imagePullPolicy: c.literals(["Always","IfNotPresent","Never"]),
+  imagePullSerial: c.boolean(),
+  kubeletExtraArgs: c.withMeta(c.array($KubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"kubeletExtraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+  taints: c.array($KubeadmConfigSpecInitConfigurationNodeRegistrationTaint, { minItems: 0, maxItems: 100 }),
 }, { minProperties: 1 });
 export const KubeadmConfigSpecInitConfigurationNodeRegistrationSchema = c.zod($KubeadmConfigSpecInitConfigurationNodeRegistration);
 const $KubeadmConfigSpecInitConfigurationPatches = c.object({
-    directory: c.string({ minLength: 1, maxLength: 512 }),
+  directory: c.string({ minLength: 1, maxLength: 512 }),
 }, { minProperties: 1 });
 export const KubeadmConfigSpecInitConfigurationPatchesSchema = c.zod($KubeadmConfigSpecInitConfigurationPatches);
 const $KubeadmConfigSpecInitConfigurationTimeouts = c.object({
-    controlPlaneComponentHealthCheckSeconds: c.integer({ format: "int32", minimum: 0 }),
-    discoverySeconds: c.integer({ format: "int32", minimum: 0 }),
-    etcdAPICallSeconds: c.integer({ format: "int32", minimum: 0 }),
-    kubeletHealthCheckSeconds: c.integer({ format: "int32", minimum: 0 }),
-    kubernetesAPICallSeconds: c.integer({ format: "int32", minimum: 0 }),
-    tlsBootstrapSeconds: c.integer({ format: "int32", minimum: 0 }),
+  controlPlaneComponentHealthCheckSeconds: c.integer({ format: "int32", minimum: 0 }),
+  discoverySeconds: c.integer({ format: "int32", minimum: 0 }),
+  etcdAPICallSeconds: c.integer({ format: "int32", minimum: 0 }),
+  kubeletHealthCheckSeconds: c.integer({ format: "int32", minimum: 0 }),
+  kubernetesAPICallSeconds: c.integer({ format: "int32", minimum: 0 }),
+  tlsBootstrapSeconds: c.integer({ format: "int32", minimum: 0 }),
 }, { minProperties: 1 });
 export const KubeadmConfigSpecInitConfigurationTimeoutsSchema = c.zod($KubeadmConfigSpecInitConfigurationTimeouts);
 const $KubeadmConfigSpecInitConfiguration = c.object({
-    bootstrapTokens: c.withMeta(c.array($KubeadmConfigSpecInitConfigurationBootstrapToken, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    localAPIEndpoint: $KubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
-    nodeRegistration: $KubeadmConfigSpecInitConfigurationNodeRegistration,
-    patches: $KubeadmConfigSpecInitConfigurationPatches,
-    skipPhases: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 50, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    timeouts: $KubeadmConfigSpecInitConfigurationTimeouts,
+  bootstrapTokens: c.withMeta(c.array($KubeadmConfigSpecInitConfigurationBootstrapToken, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  localAPIEndpoint: $KubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
+  nodeRegistration: $KubeadmConfigSpecInitConfigurationNodeRegistration,
+  patches: $KubeadmConfigSpecInitConfigurationPatches,
+  skipPhases: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  timeouts: $KubeadmConfigSpecInitConfigurationTimeouts,
 }, { minProperties: 1 });
 export const KubeadmConfigSpecInitConfigurationSchema = c.zod($KubeadmConfigSpecInitConfiguration);
 const $KubeadmConfigSpecJoinConfigurationControlPlane = c.object({
-    localAPIEndpoint: $KubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
+  localAPIEndpoint: $KubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
 });
 export const KubeadmConfigSpecJoinConfigurationControlPlaneSchema = c.zod($KubeadmConfigSpecJoinConfigurationControlPlane);
 const $KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken = c.object({
-    apiServerEndpoint: c.string({ minLength: 1, maxLength: 512 }),
-    caCertHashes: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    token: c.string({ minLength: 1, maxLength: 512 }),
-    unsafeSkipCAVerification: c.boolean(),
+  apiServerEndpoint: c.string({ minLength: 1, maxLength: 512 }),
+  caCertHashes: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  token: c.string({ minLength: 1, maxLength: 512 }),
+  unsafeSkipCAVerification: c.boolean(),
 }, { minProperties: 1 });
 export const KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapTokenSchema = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken);
 const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster = c.object({
-    certificateAuthorityData: c.string({ format: "byte", minLength: 1, maxLength: 51200 }),
-    insecureSkipTLSVerify: c.boolean(),
-    proxyURL: c.string({ minLength: 1, maxLength: 512 }),
-    server: c.string({ minLength: 1, maxLength: 512 }),
-    tlsServerName: c.string({ minLength: 1, maxLength: 512 }),
+  certificateAuthorityData: c.string({ format: "byte", minLength: 1, maxLength: 51200 }),
+  insecureSkipTLSVerify: c.boolean(),
+  proxyURL: c.string({ minLength: 1, maxLength: 512 }),
+  server: c.string({ minLength: 1, maxLength: 512 }),
+  tlsServerName: c.string({ minLength: 1, maxLength: 512 }),
 }, { minProperties: 1 });
 export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigClusterSchema = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster);
 const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider = c.object({
-    config: c.record(c.string()),
-    name: c.string({ minLength: 1, maxLength: 256 }),
+  config: c.record(c.string()),
+  name: c.string({ minLength: 1, maxLength: 256 }),
 }, { required: ["name"] });
 export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProviderSchema = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider);
 const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem = c.object({
-    name: c.string({ minLength: 1, maxLength: 512 }),
-    value: c.string({ minLength: 1, maxLength: 512 }),
-}, { required: ["name", "value"] });
+  name: c.string({ minLength: 1, maxLength: 512 }),
+  value: c.string({ minLength: 1, maxLength: 512 }),
+}, { required: ["name","value"] });
 export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItemSchema = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem);
 const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec = c.object({
-    apiVersion: c.string({ minLength: 1, maxLength: 512 }),
-    args: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    command: c.string({ minLength: 1, maxLength: 1024 }),
-    env: c.withMeta(c.array($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    provideClusterInfo: c.boolean(),
+  apiVersion: c.string({ minLength: 1, maxLength: 512 }),
+  args: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  command: c.string({ minLength: 1, maxLength: 1024 }),
+  env: c.withMeta(c.array($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  provideClusterInfo: c.boolean(),
 }, { required: ["command"] });
 export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecSchema = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec);
 const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser = c.object({
-    authProvider: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider,
-    exec: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec,
+  authProvider: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider,
+  exec: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec,
 }, { minProperties: 1 });
 export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserSchema = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser);
 const $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig = c.object({
-    cluster: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster,
-    user: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser,
+  cluster: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster,
+  user: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser,
 }, { required: ["user"] });
 export const KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigSchema = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig);
 const $KubeadmConfigSpecJoinConfigurationDiscoveryFile = c.object({
-    kubeConfig: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig,
-    kubeConfigPath: c.string({ minLength: 1, maxLength: 512 }),
+  kubeConfig: $KubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig,
+  kubeConfigPath: c.string({ minLength: 1, maxLength: 512 }),
 }, { required: ["kubeConfigPath"] });
 export const KubeadmConfigSpecJoinConfigurationDiscoveryFileSchema = c.zod($KubeadmConfigSpecJoinConfigurationDiscoveryFile);
 const $KubeadmConfigSpecJoinConfigurationDiscovery = c.object({
-    bootstrapToken: $KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken,
-    file: $KubeadmConfigSpecJoinConfigurationDiscoveryFile,
-    tlsBootstrapToken: c.string({ minLength: 1, maxLength: 512 }),
+  bootstrapToken: $KubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken,
+  file: $KubeadmConfigSpecJoinConfigurationDiscoveryFile,
+  tlsBootstrapToken: c.string({ minLength: 1, maxLength: 512 }),
 }, { minProperties: 1 });
 export const KubeadmConfigSpecJoinConfigurationDiscoverySchema = c.zod($KubeadmConfigSpecJoinConfigurationDiscovery);
 const $KubeadmConfigSpecJoinConfiguration = c.object({
-    caCertPath: c.string({ minLength: 1, maxLength: 512 }),
-    controlPlane: $KubeadmConfigSpecJoinConfigurationControlPlane,
-    discovery: $KubeadmConfigSpecJoinConfigurationDiscovery,
-    nodeRegistration: $KubeadmConfigSpecInitConfigurationNodeRegistration,
-    patches: $KubeadmConfigSpecInitConfigurationPatches,
-    skipPhases: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 50, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    timeouts: $KubeadmConfigSpecInitConfigurationTimeouts,
+  caCertPath: c.string({ minLength: 1, maxLength: 512 }),
+  controlPlane: $KubeadmConfigSpecJoinConfigurationControlPlane,
+  discovery: $KubeadmConfigSpecJoinConfigurationDiscovery,
+  nodeRegistration: $KubeadmConfigSpecInitConfigurationNodeRegistration,
+  patches: $KubeadmConfigSpecInitConfigurationPatches,
+  skipPhases: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  timeouts: $KubeadmConfigSpecInitConfigurationTimeouts,
 }, { minProperties: 1 });
 export const KubeadmConfigSpecJoinConfigurationSchema = c.zod($KubeadmConfigSpecJoinConfiguration);
 const $KubeadmConfigSpecNtp = c.object({
-    enabled: c.boolean(),
-    servers: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  enabled: c.boolean(),
+  servers: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 }, { minProperties: 1 });
 export const KubeadmConfigSpecNtpSchema = c.zod($KubeadmConfigSpecNtp);
 const $KubeadmConfigSpecUserPasswdFrom = c.object({
-    secret: $KubeadmConfigSpecUserPasswdFromSecret,
+  secret: $KubeadmConfigSpecUserPasswdFromSecret,
 }, { required: ["secret"] });
 export const KubeadmConfigSpecUserPasswdFromSchema = c.zod($KubeadmConfigSpecUserPasswdFrom);
 const $KubeadmConfigSpecUser = c.object({
-    gecos: c.string({ minLength: 1, maxLength: 256 }),
-    groups: c.string({ minLength: 1, maxLength: 256 }),
-    homeDir: c.string({ minLength: 1, maxLength: 256 }),
-    inactive: c.boolean(),
-    lockPassword: c.boolean(),
-    name: c.string({ minLength: 1, maxLength: 256 }),
-    passwd: c.string({ minLength: 1, maxLength: 256 }),
-    passwdFrom: $KubeadmConfigSpecUserPasswdFrom,
-    primaryGroup: c.string({ minLength: 1, maxLength: 256 }),
-    shell: c.string({ minLength: 1, maxLength: 256 }),
-    sshAuthorizedKeys: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 2048 }), { maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    sudo: c.string({ minLength: 1, maxLength: 256 }),
+  gecos: c.string({ minLength: 1, maxLength: 256 }),
+  groups: c.string({ minLength: 1, maxLength: 256 }),
+  homeDir: c.string({ minLength: 1, maxLength: 256 }),
+  inactive: c.boolean(),
+  lockPassword: c.boolean(),
+  name: c.string({ minLength: 1, maxLength: 256 }),
+  passwd: c.string({ minLength: 1, maxLength: 256 }),
+  passwdFrom: $KubeadmConfigSpecUserPasswdFrom,
+  primaryGroup: c.string({ minLength: 1, maxLength: 256 }),
+  shell: c.string({ minLength: 1, maxLength: 256 }),
+  sshAuthorizedKeys: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 2048 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  sudo: c.string({ minLength: 1, maxLength: 256 }),
 }, { required: ["name"] });
 export const KubeadmConfigSpecUserSchema = c.zod($KubeadmConfigSpecUser);
 const $KubeadmConfigSpec = c.object({
-    bootCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    clusterConfiguration: $KubeadmConfigSpecClusterConfiguration,
-    diskSetup: $KubeadmConfigSpecDiskSetup,
-    files: c.withMeta(c.array($KubeadmConfigSpecFile, { minItems: 1, maxItems: 200, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    format: c.literals(["cloud-config", "ignition"]),
-    ignition: $KubeadmConfigSpecIgnition,
-    initConfiguration: $KubeadmConfigSpecInitConfiguration,
-    joinConfiguration: $KubeadmConfigSpecJoinConfiguration,
-    mounts: c.withMeta(c.array(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    ntp: $KubeadmConfigSpecNtp,
-    postKubeadmCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    preKubeadmCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    users: c.withMeta(c.array($KubeadmConfigSpecUser, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    verbosity: c.integer({ format: "int32" }),
+  bootCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  clusterConfiguration: $KubeadmConfigSpecClusterConfiguration,
+  diskSetup: $KubeadmConfigSpecDiskSetup,
+  files: c.withMeta(c.array($KubeadmConfigSpecFile, { minItems: 1, maxItems: 200, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  format: c.literals(["cloud-config","ignition"]),
+  ignition: $KubeadmConfigSpecIgnition,
+  initConfiguration: $KubeadmConfigSpecInitConfiguration,
+  joinConfiguration: $KubeadmConfigSpecJoinConfiguration,
+  mounts: c.withMeta(c.array(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  ntp: $KubeadmConfigSpecNtp,
+  postKubeadmCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  preKubeadmCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  users: c.withMeta(c.array($KubeadmConfigSpecUser, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  verbosity: c.integer({ format: "int32" }),
 }, { minProperties: 1 });
 export const KubeadmConfigSpecSchema = c.zod($KubeadmConfigSpec);
 const KubeadmConfigSpecDefaults = { properties: { clusterConfiguration: { ...KubeadmConfigSpecClusterConfigurationDefaults } } };
 const $KubeadmConfigStatusCondition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ maxLength: 32768 }),
-    observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-    reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-    status: c.literals(["True", "False", "Unknown"]),
-    type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime", "message", "reason", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
 export const KubeadmConfigStatusConditionSchema = c.zod($KubeadmConfigStatusCondition);
 const $KubeadmConfigStatusDeprecatedV1beta1Condition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ minLength: 1, maxLength: 10240 }),
-    reason: c.string({ minLength: 1, maxLength: 256 }),
-    severity: c.string({ maxLength: 32 }),
-    status: c.string(),
-    type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
 export const KubeadmConfigStatusDeprecatedV1beta1ConditionSchema = c.zod($KubeadmConfigStatusDeprecatedV1beta1Condition);
 const $KubeadmConfigStatusDeprecatedV1beta1 = c.object({
-    conditions: c.array($KubeadmConfigStatusDeprecatedV1beta1Condition),
-    failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-    failureReason: c.string({ minLength: 1, maxLength: 256 }),
+  conditions: c.array($KubeadmConfigStatusDeprecatedV1beta1Condition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string({ minLength: 1, maxLength: 256 }),
 });
 export const KubeadmConfigStatusDeprecatedV1beta1Schema = c.zod($KubeadmConfigStatusDeprecatedV1beta1);
 const $KubeadmConfigStatusDeprecated = c.object({
-    v1beta1: $KubeadmConfigStatusDeprecatedV1beta1,
+  v1beta1: $KubeadmConfigStatusDeprecatedV1beta1,
 });
 export const KubeadmConfigStatusDeprecatedSchema = c.zod($KubeadmConfigStatusDeprecated);
 const $KubeadmConfigStatusInitialization = c.object({
-    dataSecretCreated: c.boolean(),
+  dataSecretCreated: c.boolean(),
 }, { minProperties: 1 });
 export const KubeadmConfigStatusInitializationSchema = c.zod($KubeadmConfigStatusInitialization);
 const $KubeadmConfigStatus = c.object({
-    conditions: c.withMeta(c.array($KubeadmConfigStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    dataSecretName: c.string({ minLength: 1, maxLength: 253 }),
-    deprecated: $KubeadmConfigStatusDeprecated,
-    initialization: $KubeadmConfigStatusInitialization,
-    observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  conditions: c.withMeta(c.array($KubeadmConfigStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  dataSecretName: c.string({ minLength: 1, maxLength: 253 }),
+  deprecated: $KubeadmConfigStatusDeprecated,
+  initialization: $KubeadmConfigStatusInitialization,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
 }, { minProperties: 1 });
 export const KubeadmConfigStatusSchema = c.zod($KubeadmConfigStatus);
 const $KubeadmConfig = c.object({
-    apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("KubeadmConfig"),
-    metadata: c.objectMeta(),
-    spec: $KubeadmConfigSpec,
-    status: $KubeadmConfigStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("KubeadmConfig"),
+  metadata: c.objectMeta(),
+  spec: $KubeadmConfigSpec,
+  status: $KubeadmConfigStatus,
+}, { required: ["apiVersion","kind"] });
 export const KubeadmConfigSchema = c.zod($KubeadmConfig);
 export const KubeadmConfigListSchema = c.zod(c.object({
-    apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("KubeadmConfigList"),
-    metadata: c.listMeta(),
-    items: c.array($KubeadmConfig),
+  apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("KubeadmConfigList"),
+  metadata: c.listMeta(),
+  items: c.array($KubeadmConfig),
 }, { required: ["apiVersion", "kind", "items"] }));
 const KubeadmConfigDefaults = { properties: { spec: { ...KubeadmConfigSpecDefaults } } };
 export class KubeadmConfigModel extends Model {
-    static apiVersion = "bootstrap.cluster.x-k8s.io/v1beta2";
-    static kind = "KubeadmConfig";
-    static is = createTypeMetaGuard(KubeadmConfigModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: KubeadmConfigModel.apiVersion, kind: KubeadmConfigModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(KubeadmConfigSchema, this.toJSON(), "KubeadmConfig bootstrap.cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "bootstrap.cluster.x-k8s.io/v1beta2";
+  static kind = "KubeadmConfig";
+  static is = createTypeMetaGuard(KubeadmConfigModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: KubeadmConfigModel.apiVersion, kind: KubeadmConfigModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(KubeadmConfigSchema, this.toJSON(), "KubeadmConfig bootstrap.cluster.x-k8s.io/v1beta2");
+  }
 }
 export const KubeadmConfigResource = {
-    group: "bootstrap.cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "bootstrap.cluster.x-k8s.io/v1beta2",
-    kind: "KubeadmConfig",
-    listKind: "KubeadmConfigList",
-    plural: "kubeadmconfigs",
-    singular: "kubeadmconfig",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: KubeadmConfigSchema,
-    defaults: KubeadmConfigDefaults,
+  group: "bootstrap.cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "bootstrap.cluster.x-k8s.io/v1beta2",
+  kind: "KubeadmConfig",
+  listKind: "KubeadmConfigList",
+  plural: "kubeadmconfigs",
+  singular: "kubeadmconfig",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {"cluster.x-k8s.io/v1beta1":"v1beta1","cluster.x-k8s.io/v1beta2":"v1beta2"},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: KubeadmConfigSchema,
+  defaults: KubeadmConfigDefaults,
 };
 const $KubeadmConfigTemplateSpecTemplateMetadata = c.object({
-    annotations: c.record(c.string()),
-    labels: c.record(c.string()),
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
 }, { minProperties: 1 });
 export const KubeadmConfigTemplateSpecTemplateMetadataSchema = c.zod($KubeadmConfigTemplateSpecTemplateMetadata);
 const $KubeadmConfigTemplateSpecTemplate = c.object({
-    metadata: $KubeadmConfigTemplateSpecTemplateMetadata,
-    spec: $KubeadmConfigSpec,
+  metadata: $KubeadmConfigTemplateSpecTemplateMetadata,
+  spec: $KubeadmConfigSpec,
 }, { minProperties: 1 });
 export const KubeadmConfigTemplateSpecTemplateSchema = c.zod($KubeadmConfigTemplateSpecTemplate);
 const KubeadmConfigTemplateSpecTemplateDefaults = { properties: { spec: { ...KubeadmConfigSpecDefaults } } };
 const $KubeadmConfigTemplateSpec = c.object({
-    template: $KubeadmConfigTemplateSpecTemplate,
+  template: $KubeadmConfigTemplateSpecTemplate,
 }, { required: ["template"] });
 export const KubeadmConfigTemplateSpecSchema = c.zod($KubeadmConfigTemplateSpec);
 const KubeadmConfigTemplateSpecDefaults = { properties: { template: { ...KubeadmConfigTemplateSpecTemplateDefaults } } };
 const $KubeadmConfigTemplate = c.object({
-    apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("KubeadmConfigTemplate"),
-    metadata: c.objectMeta(),
-    spec: $KubeadmConfigTemplateSpec,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("KubeadmConfigTemplate"),
+  metadata: c.objectMeta(),
+  spec: $KubeadmConfigTemplateSpec,
+}, { required: ["apiVersion","kind"] });
 export const KubeadmConfigTemplateSchema = c.zod($KubeadmConfigTemplate);
 export const KubeadmConfigTemplateListSchema = c.zod(c.object({
-    apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("KubeadmConfigTemplateList"),
-    metadata: c.listMeta(),
-    items: c.array($KubeadmConfigTemplate),
+  apiVersion: c.literal("bootstrap.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("KubeadmConfigTemplateList"),
+  metadata: c.listMeta(),
+  items: c.array($KubeadmConfigTemplate),
 }, { required: ["apiVersion", "kind", "items"] }));
 const KubeadmConfigTemplateDefaults = { properties: { spec: { ...KubeadmConfigTemplateSpecDefaults } } };
 export class KubeadmConfigTemplateModel extends Model {
-    static apiVersion = "bootstrap.cluster.x-k8s.io/v1beta2";
-    static kind = "KubeadmConfigTemplate";
-    static is = createTypeMetaGuard(KubeadmConfigTemplateModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: KubeadmConfigTemplateModel.apiVersion, kind: KubeadmConfigTemplateModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(KubeadmConfigTemplateSchema, this.toJSON(), "KubeadmConfigTemplate bootstrap.cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "bootstrap.cluster.x-k8s.io/v1beta2";
+  static kind = "KubeadmConfigTemplate";
+  static is = createTypeMetaGuard(KubeadmConfigTemplateModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: KubeadmConfigTemplateModel.apiVersion, kind: KubeadmConfigTemplateModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(KubeadmConfigTemplateSchema, this.toJSON(), "KubeadmConfigTemplate bootstrap.cluster.x-k8s.io/v1beta2");
+  }
 }
 export const KubeadmConfigTemplateResource = {
-    group: "bootstrap.cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "bootstrap.cluster.x-k8s.io/v1beta2",
-    kind: "KubeadmConfigTemplate",
-    listKind: "KubeadmConfigTemplateList",
-    plural: "kubeadmconfigtemplates",
-    singular: "kubeadmconfigtemplate",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
-    subresources: {
-        status: false,
-        scale: undefined,
-    },
-    schema: KubeadmConfigTemplateSchema,
-    defaults: KubeadmConfigTemplateDefaults,
+  group: "bootstrap.cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "bootstrap.cluster.x-k8s.io/v1beta2",
+  kind: "KubeadmConfigTemplate",
+  listKind: "KubeadmConfigTemplateList",
+  plural: "kubeadmconfigtemplates",
+  singular: "kubeadmconfigtemplate",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {"cluster.x-k8s.io/v1beta1":"v1beta1","cluster.x-k8s.io/v1beta2":"v1beta2"},
+  subresources: {
+    status: false,
+    scale: undefined,
+  },
+  schema: KubeadmConfigTemplateSchema,
+  defaults: KubeadmConfigTemplateDefaults,
 };

@@ -2,1133 +2,1133 @@
 import { createTypeMetaGuard, Model } from "@kubernetes-models/base";
 import * as c from "../common.js";
 const $ClusterSpecAvailabilityGate = c.object({
-    conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-    polarity: c.literals(["Positive", "Negative"]),
+  conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+  polarity: c.literals(["Positive","Negative"]),
 }, { required: ["conditionType"] });
 export const ClusterSpecAvailabilityGateSchema = c.zod($ClusterSpecAvailabilityGate);
 const $ClusterSpecClusterNetworkPods = c.object({
-    cidrBlocks: c.array(c.string({ minLength: 1, maxLength: 43 }), { maxItems: 100 }),
+  cidrBlocks: c.array(c.string({ minLength: 1, maxLength: 43 }), { maxItems: 100 }),
 }, { required: ["cidrBlocks"] });
 export const ClusterSpecClusterNetworkPodsSchema = c.zod($ClusterSpecClusterNetworkPods);
 const $ClusterSpecClusterNetwork = c.object({
-    apiServerPort: c.integer({ format: "int32" }),
-    pods: $ClusterSpecClusterNetworkPods,
-    serviceDomain: c.string({ minLength: 1, maxLength: 253 }),
-    services: $ClusterSpecClusterNetworkPods,
+  apiServerPort: c.integer({ format: "int32" }),
+  pods: $ClusterSpecClusterNetworkPods,
+  serviceDomain: c.string({ minLength: 1, maxLength: 253 }),
+  services: $ClusterSpecClusterNetworkPods,
 });
 export const ClusterSpecClusterNetworkSchema = c.zod($ClusterSpecClusterNetwork);
 const $ClusterSpecControlPlaneEndpoint = c.object({
-    host: c.string({ maxLength: 512 }),
-    port: c.integer({ format: "int32" }),
+  host: c.string({ maxLength: 512 }),
+  port: c.integer({ format: "int32" }),
 });
 export const ClusterSpecControlPlaneEndpointSchema = c.zod($ClusterSpecControlPlaneEndpoint);
 const $MachineStatusNodeRef = c.withMeta(c.object({
-    apiVersion: c.string(),
-    fieldPath: c.string(),
-    kind: c.string(),
-    name: c.string(),
-    namespace: c.string(),
-    resourceVersion: c.string(),
-    uid: c.string(),
-}), { "x-kubernetes-map-type": "atomic" });
+  apiVersion: c.string(),
+  fieldPath: c.string(),
+  kind: c.string(),
+  name: c.string(),
+  namespace: c.string(),
+  resourceVersion: c.string(),
+  uid: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
 export const MachineStatusNodeRefSchema = c.zod($MachineStatusNodeRef);
 const $MachineHealthCheckSpecUnhealthyCondition = c.object({
-    status: c.string({ minLength: 1 }),
-    timeout: c.string(),
-    type: c.string({ minLength: 1 }),
-}, { required: ["status", "timeout", "type"] });
+  status: c.string({ minLength: 1 }),
+  timeout: c.string(),
+  type: c.string({ minLength: 1 }),
+}, { required: ["status","timeout","type"] });
 export const MachineHealthCheckSpecUnhealthyConditionSchema = c.zod($MachineHealthCheckSpecUnhealthyCondition);
 const $MachineHealthCheckSpecUnhealthyMachineCondition = c.object({
-    status: c.literals(["True", "False", "Unknown"]),
-    timeout: c.string(),
-    type: c.withMeta(c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }), { "x-kubernetes-validations": [{ "message": "type must not be one of: Ready, Available, HealthCheckSucceeded, OwnerRemediated, ExternallyRemediated", "rule": "!(self in ['Ready','Available','HealthCheckSucceeded','OwnerRemediated','ExternallyRemediated'])" }] }),
-}, { required: ["status", "timeout", "type"] });
+  status: c.literals(["True","False","Unknown"]),
+  timeout: c.string(),
+  type: c.withMeta(c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }), {"x-kubernetes-validations":[{"message":"type must not be one of: Ready, Available, HealthCheckSucceeded, OwnerRemediated, ExternallyRemediated","rule":"!(self in ['Ready','Available','HealthCheckSucceeded','OwnerRemediated','ExternallyRemediated'])"}]}),
+}, { required: ["status","timeout","type"] });
 export const MachineHealthCheckSpecUnhealthyMachineConditionSchema = c.zod($MachineHealthCheckSpecUnhealthyMachineCondition);
 const $ClusterSpecTopologyControlPlaneMachineHealthCheck = c.object({
-    enable: c.boolean(),
-    maxUnhealthy: c.withMeta(c.intOrString(), { "x-kubernetes-int-or-string": true }),
-    nodeStartupTimeout: c.string(),
-    remediationTemplate: $MachineStatusNodeRef,
-    unhealthyConditions: c.array($MachineHealthCheckSpecUnhealthyCondition, { maxItems: 100 }),
-    unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    unhealthyRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
+  enable: c.boolean(),
+  maxUnhealthy: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  nodeStartupTimeout: c.string(),
+  remediationTemplate: $MachineStatusNodeRef,
+  unhealthyConditions: c.array($MachineHealthCheckSpecUnhealthyCondition, { maxItems: 100 }),
+  unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  unhealthyRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
 });
 export const ClusterSpecTopologyControlPlaneMachineHealthCheckSchema = c.zod($ClusterSpecTopologyControlPlaneMachineHealthCheck);
 const $MachineSetSpecTemplateMetadata = c.object({
-    annotations: c.record(c.string()),
-    labels: c.record(c.string()),
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
 });
 export const MachineSetSpecTemplateMetadataSchema = c.zod($MachineSetSpecTemplateMetadata);
 const $MachineSpecReadinessGate = c.object({
-    conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-    polarity: c.literals(["Positive", "Negative"]),
+  conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+  polarity: c.literals(["Positive","Negative"]),
 }, { required: ["conditionType"] });
 export const MachineSpecReadinessGateSchema = c.zod($MachineSpecReadinessGate);
 const $ClusterSpecTopologyControlPlaneRollout = c.object({
-    after: c.string({ format: "date-time" }),
+  after: c.string({ format: "date-time" }),
 }, { minProperties: 1 });
 export const ClusterSpecTopologyControlPlaneRolloutSchema = c.zod($ClusterSpecTopologyControlPlaneRollout);
 const $MachineSpecTaint = c.object({
-    effect: c.literals(["NoSchedule", "PreferNoSchedule", "NoExecute"]),
-    key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
-    propagation: c.literals(["Always", "OnInitialization"]),
-    value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
-}, { required: ["effect", "key", "propagation"] });
+  effect: c.literals(["NoSchedule","PreferNoSchedule","NoExecute"]),
+  key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
+  propagation: c.literals(["Always","OnInitialization"]),
+  value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
+}, { required: ["effect","key","propagation"] });
 export const MachineSpecTaintSchema = c.zod($MachineSpecTaint);
 const $ClusterSpecTopologyVariable = c.object({
-    definitionFrom: c.string({ maxLength: 256 }),
-    name: c.string({ minLength: 1, maxLength: 256 }),
-    value: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-}, { required: ["name", "value"] });
+  definitionFrom: c.string({ maxLength: 256 }),
+  name: c.string({ minLength: 1, maxLength: 256 }),
+  value: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+}, { required: ["name","value"] });
 export const ClusterSpecTopologyVariableSchema = c.zod($ClusterSpecTopologyVariable);
 const $ClusterSpecTopologyControlPlaneVariables = c.object({
-    overrides: c.withMeta(c.array($ClusterSpecTopologyVariable, { maxItems: 1000, listType: "map", listMapKeys: ["name"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
+  overrides: c.withMeta(c.array($ClusterSpecTopologyVariable, { maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
 });
 export const ClusterSpecTopologyControlPlaneVariablesSchema = c.zod($ClusterSpecTopologyControlPlaneVariables);
 const $ClusterSpecTopologyControlPlane = c.object({
-    machineHealthCheck: $ClusterSpecTopologyControlPlaneMachineHealthCheck,
-    metadata: $MachineSetSpecTemplateMetadata,
-    nodeDeletionTimeout: c.string(),
-    nodeDrainTimeout: c.string(),
-    nodeVolumeDetachTimeout: c.string(),
-    readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["conditionType"] }),
-    replicas: c.integer({ format: "int32" }),
-    rollout: $ClusterSpecTopologyControlPlaneRollout,
-    taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
-    variables: $ClusterSpecTopologyControlPlaneVariables,
+  machineHealthCheck: $ClusterSpecTopologyControlPlaneMachineHealthCheck,
+  metadata: $MachineSetSpecTemplateMetadata,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  replicas: c.integer({ format: "int32" }),
+  rollout: $ClusterSpecTopologyControlPlaneRollout,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
 });
 export const ClusterSpecTopologyControlPlaneSchema = c.zod($ClusterSpecTopologyControlPlane);
 const $ClusterSpecTopologyWorkersMachineDeploymentRollout = c.object({
-    after: c.string({ format: "date-time" }),
+  after: c.string({ format: "date-time" }),
 }, { minProperties: 1 });
 export const ClusterSpecTopologyWorkersMachineDeploymentRolloutSchema = c.zod($ClusterSpecTopologyWorkersMachineDeploymentRollout);
 const $MachineDeploymentSpecStrategyRemediation = c.object({
-    maxInFlight: c.withMeta(c.intOrString(), { "x-kubernetes-int-or-string": true }),
+  maxInFlight: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
 });
 export const MachineDeploymentSpecStrategyRemediationSchema = c.zod($MachineDeploymentSpecStrategyRemediation);
 const $MachineDeploymentSpecStrategyRollingUpdate = c.object({
-    deletePolicy: c.literals(["Random", "Newest", "Oldest"]),
-    maxSurge: c.withMeta(c.intOrString(), { "x-kubernetes-int-or-string": true }),
-    maxUnavailable: c.withMeta(c.intOrString(), { "x-kubernetes-int-or-string": true }),
+  deletePolicy: c.literals(["Random","Newest","Oldest"]),
+  maxSurge: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  maxUnavailable: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
 });
 export const MachineDeploymentSpecStrategyRollingUpdateSchema = c.zod($MachineDeploymentSpecStrategyRollingUpdate);
 const $MachineDeploymentSpecStrategy = c.object({
-    remediation: $MachineDeploymentSpecStrategyRemediation,
-    rollingUpdate: $MachineDeploymentSpecStrategyRollingUpdate,
-    type: c.literals(["RollingUpdate", "OnDelete"]),
+  remediation: $MachineDeploymentSpecStrategyRemediation,
+  rollingUpdate: $MachineDeploymentSpecStrategyRollingUpdate,
+  type: c.literals(["RollingUpdate","OnDelete"]),
 });
 export const MachineDeploymentSpecStrategySchema = c.zod($MachineDeploymentSpecStrategy);
 const $ClusterSpecTopologyWorkersMachineDeployment = c.object({
-    class: c.string({ minLength: 1, maxLength: 256 }),
-    failureDomain: c.string({ minLength: 1, maxLength: 256 }),
-    machineHealthCheck: $ClusterSpecTopologyControlPlaneMachineHealthCheck,
-    metadata: $MachineSetSpecTemplateMetadata,
-    minReadySeconds: c.integer({ format: "int32" }),
-    name: c.string({ minLength: 1, maxLength: 63 }),
-    nodeDeletionTimeout: c.string(),
-    nodeDrainTimeout: c.string(),
-    nodeVolumeDetachTimeout: c.string(),
-    readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["conditionType"] }),
-    replicas: c.integer({ format: "int32" }),
-    rollout: $ClusterSpecTopologyWorkersMachineDeploymentRollout,
-    strategy: $MachineDeploymentSpecStrategy,
-    taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
-    variables: $ClusterSpecTopologyControlPlaneVariables,
-}, { required: ["class", "name"] });
+  class: c.string({ minLength: 1, maxLength: 256 }),
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  machineHealthCheck: $ClusterSpecTopologyControlPlaneMachineHealthCheck,
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32" }),
+  name: c.string({ minLength: 1, maxLength: 63 }),
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  replicas: c.integer({ format: "int32" }),
+  rollout: $ClusterSpecTopologyWorkersMachineDeploymentRollout,
+  strategy: $MachineDeploymentSpecStrategy,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
+}, { required: ["class","name"] });
 export const ClusterSpecTopologyWorkersMachineDeploymentSchema = c.zod($ClusterSpecTopologyWorkersMachineDeployment);
 const $ClusterSpecTopologyWorkersMachinePool = c.object({
-    class: c.string({ minLength: 1, maxLength: 256 }),
-    failureDomains: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
-    metadata: $MachineSetSpecTemplateMetadata,
-    minReadySeconds: c.integer({ format: "int32" }),
-    name: c.string({ minLength: 1, maxLength: 63 }),
-    nodeDeletionTimeout: c.string(),
-    nodeDrainTimeout: c.string(),
-    nodeVolumeDetachTimeout: c.string(),
-    replicas: c.integer({ format: "int32" }),
-    taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
-    variables: $ClusterSpecTopologyControlPlaneVariables,
-}, { required: ["class", "name"] });
+  class: c.string({ minLength: 1, maxLength: 256 }),
+  failureDomains: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32" }),
+  name: c.string({ minLength: 1, maxLength: 63 }),
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  replicas: c.integer({ format: "int32" }),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
+}, { required: ["class","name"] });
 export const ClusterSpecTopologyWorkersMachinePoolSchema = c.zod($ClusterSpecTopologyWorkersMachinePool);
 const $ClusterSpecTopologyWorkers = c.object({
-    machineDeployments: c.withMeta(c.array($ClusterSpecTopologyWorkersMachineDeployment, { maxItems: 2000, listType: "map", listMapKeys: ["name"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
-    machinePools: c.withMeta(c.array($ClusterSpecTopologyWorkersMachinePool, { maxItems: 2000, listType: "map", listMapKeys: ["name"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
+  machineDeployments: c.withMeta(c.array($ClusterSpecTopologyWorkersMachineDeployment, { maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  machinePools: c.withMeta(c.array($ClusterSpecTopologyWorkersMachinePool, { maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
 });
 export const ClusterSpecTopologyWorkersSchema = c.zod($ClusterSpecTopologyWorkers);
 const $ClusterSpecTopology = c.object({
-    class: c.string({ minLength: 1, maxLength: 253 }),
-    classNamespace: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" }),
-    controlPlane: $ClusterSpecTopologyControlPlane,
-    rolloutAfter: c.string({ format: "date-time" }),
-    variables: c.withMeta(c.array($ClusterSpecTopologyVariable, { maxItems: 1000, listType: "map", listMapKeys: ["name"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
-    version: c.string({ minLength: 1, maxLength: 256 }),
-    workers: $ClusterSpecTopologyWorkers,
-}, { required: ["class", "version"] });
+  class: c.string({ minLength: 1, maxLength: 253 }),
+  classNamespace: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" }),
+  controlPlane: $ClusterSpecTopologyControlPlane,
+  rolloutAfter: c.string({ format: "date-time" }),
+  variables: c.withMeta(c.array($ClusterSpecTopologyVariable, { maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  version: c.string({ minLength: 1, maxLength: 256 }),
+  workers: $ClusterSpecTopologyWorkers,
+}, { required: ["class","version"] });
 export const ClusterSpecTopologySchema = c.zod($ClusterSpecTopology);
 const $ClusterSpec = c.object({
-    availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["conditionType"] }),
-    clusterNetwork: $ClusterSpecClusterNetwork,
-    controlPlaneEndpoint: $ClusterSpecControlPlaneEndpoint,
-    controlPlaneRef: $MachineStatusNodeRef,
-    infrastructureRef: $MachineStatusNodeRef,
-    paused: c.boolean(),
-    topology: $ClusterSpecTopology,
+  availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  clusterNetwork: $ClusterSpecClusterNetwork,
+  controlPlaneEndpoint: $ClusterSpecControlPlaneEndpoint,
+  controlPlaneRef: $MachineStatusNodeRef,
+  infrastructureRef: $MachineStatusNodeRef,
+  paused: c.boolean(),
+  topology: $ClusterSpecTopology,
 });
 export const ClusterSpecSchema = c.zod($ClusterSpec);
 const $ClusterStatusCondition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ minLength: 1, maxLength: 10240 }),
-    reason: c.string({ minLength: 1, maxLength: 256 }),
-    severity: c.string({ maxLength: 32 }),
-    status: c.string(),
-    type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
 export const ClusterStatusConditionSchema = c.zod($ClusterStatusCondition);
 const $ClusterStatusFailureDomainsValue = c.object({
-    attributes: c.record(c.string()),
-    controlPlane: c.boolean(),
+  attributes: c.record(c.string()),
+  controlPlane: c.boolean(),
 });
 export const ClusterStatusFailureDomainsValueSchema = c.zod($ClusterStatusFailureDomainsValue);
 const $ClusterStatusV1beta2Condition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ maxLength: 32768 }),
-    observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-    reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-    status: c.literals(["True", "False", "Unknown"]),
-    type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime", "message", "reason", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
 export const ClusterStatusV1beta2ConditionSchema = c.zod($ClusterStatusV1beta2Condition);
 const $ClusterStatusV1beta2WorkersUpgradePlanItem = c.object({
-    version: c.string({ minLength: 1, maxLength: 256 }),
+  version: c.string({ minLength: 1, maxLength: 256 }),
 }, { required: ["version"] });
 export const ClusterStatusV1beta2WorkersUpgradePlanItemSchema = c.zod($ClusterStatusV1beta2WorkersUpgradePlanItem);
 const $MachineSetStatusVersion = c.object({
-    replicas: c.integer({ format: "int32", minimum: 1 }),
-    version: c.string({ minLength: 1, maxLength: 256 }),
+  replicas: c.integer({ format: "int32", minimum: 1 }),
+  version: c.string({ minLength: 1, maxLength: 256 }),
 }, { required: ["version"] });
 export const MachineSetStatusVersionSchema = c.zod($MachineSetStatusVersion);
 const $ClusterStatusV1beta2ControlPlane = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    desiredReplicas: c.integer({ format: "int32" }),
-    readyReplicas: c.integer({ format: "int32" }),
-    replicas: c.integer({ format: "int32" }),
-    upToDateReplicas: c.integer({ format: "int32" }),
-    upgradePlan: c.withMeta(c.array($ClusterStatusV1beta2WorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  availableReplicas: c.integer({ format: "int32" }),
+  desiredReplicas: c.integer({ format: "int32" }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  upgradePlan: c.withMeta(c.array($ClusterStatusV1beta2WorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 });
 export const ClusterStatusV1beta2ControlPlaneSchema = c.zod($ClusterStatusV1beta2ControlPlane);
 const $ClusterStatusV1beta2Workers = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    desiredReplicas: c.integer({ format: "int32" }),
-    readyReplicas: c.integer({ format: "int32" }),
-    replicas: c.integer({ format: "int32" }),
-    upToDateReplicas: c.integer({ format: "int32" }),
-    upgradePlan: c.withMeta(c.array($ClusterStatusV1beta2WorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  availableReplicas: c.integer({ format: "int32" }),
+  desiredReplicas: c.integer({ format: "int32" }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  upgradePlan: c.withMeta(c.array($ClusterStatusV1beta2WorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 });
 export const ClusterStatusV1beta2WorkersSchema = c.zod($ClusterStatusV1beta2Workers);
 const $ClusterStatusV1beta2 = c.object({
-    conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    controlPlane: $ClusterStatusV1beta2ControlPlane,
-    workers: $ClusterStatusV1beta2Workers,
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  controlPlane: $ClusterStatusV1beta2ControlPlane,
+  workers: $ClusterStatusV1beta2Workers,
 });
 export const ClusterStatusV1beta2Schema = c.zod($ClusterStatusV1beta2);
 const $ClusterStatus = c.object({
-    conditions: c.array($ClusterStatusCondition),
-    controlPlaneReady: c.boolean(),
-    failureDomains: c.record($ClusterStatusFailureDomainsValue),
-    failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-    failureReason: c.string(),
-    infrastructureReady: c.boolean(),
-    observedGeneration: c.integer({ format: "int64" }),
-    phase: c.literals(["Pending", "Provisioning", "Provisioned", "Deleting", "Failed", "Unknown"]),
-    v1beta2: $ClusterStatusV1beta2,
+  conditions: c.array($ClusterStatusCondition),
+  controlPlaneReady: c.boolean(),
+  failureDomains: c.record($ClusterStatusFailureDomainsValue),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  infrastructureReady: c.boolean(),
+  observedGeneration: c.integer({ format: "int64" }),
+  phase: c.literals(["Pending","Provisioning","Provisioned","Deleting","Failed","Unknown"]),
+  v1beta2: $ClusterStatusV1beta2,
 });
 export const ClusterStatusSchema = c.zod($ClusterStatus);
 const $Cluster = c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("Cluster"),
-    metadata: c.objectMeta(),
-    spec: $ClusterSpec,
-    status: $ClusterStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("Cluster"),
+  metadata: c.objectMeta(),
+  spec: $ClusterSpec,
+  status: $ClusterStatus,
+}, { required: ["apiVersion","kind"] });
 export const ClusterSchema = c.zod($Cluster);
 export const ClusterListSchema = c.zod(c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("ClusterList"),
-    metadata: c.listMeta(),
-    items: c.array($Cluster),
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("ClusterList"),
+  metadata: c.listMeta(),
+  items: c.array($Cluster),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class ClusterModel extends Model {
-    static apiVersion = "cluster.x-k8s.io/v1beta1";
-    static kind = "Cluster";
-    static is = createTypeMetaGuard(ClusterModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: ClusterModel.apiVersion, kind: ClusterModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(ClusterSchema, this.toJSON(), "Cluster cluster.x-k8s.io/v1beta1");
-    }
+  static apiVersion = "cluster.x-k8s.io/v1beta1";
+  static kind = "Cluster";
+  static is = createTypeMetaGuard(ClusterModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: ClusterModel.apiVersion, kind: ClusterModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(ClusterSchema, this.toJSON(), "Cluster cluster.x-k8s.io/v1beta1");
+  }
 }
 export const ClusterResource = {
-    group: "cluster.x-k8s.io",
-    version: "v1beta1",
-    apiVersion: "cluster.x-k8s.io/v1beta1",
-    kind: "Cluster",
-    listKind: "ClusterList",
-    plural: "clusters",
-    singular: "cluster",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: true,
-    deprecationWarning: undefined,
-    shortNames: ["cl"],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: ClusterSchema,
-    defaults: undefined,
+  group: "cluster.x-k8s.io",
+  version: "v1beta1",
+  apiVersion: "cluster.x-k8s.io/v1beta1",
+  kind: "Cluster",
+  listKind: "ClusterList",
+  plural: "clusters",
+  singular: "cluster",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: true,
+  deprecationWarning: undefined,
+  shortNames: ["cl"],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: ClusterSchema,
+  defaults: undefined,
 };
 const $ClusterClassSpecControlPlaneMachineHealthCheck = c.object({
-    maxUnhealthy: c.withMeta(c.intOrString(), { "x-kubernetes-int-or-string": true }),
-    nodeStartupTimeout: c.string(),
-    remediationTemplate: $MachineStatusNodeRef,
-    unhealthyConditions: c.array($MachineHealthCheckSpecUnhealthyCondition, { maxItems: 100 }),
-    unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    unhealthyRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
+  maxUnhealthy: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  nodeStartupTimeout: c.string(),
+  remediationTemplate: $MachineStatusNodeRef,
+  unhealthyConditions: c.array($MachineHealthCheckSpecUnhealthyCondition, { maxItems: 100 }),
+  unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  unhealthyRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
 });
 export const ClusterClassSpecControlPlaneMachineHealthCheckSchema = c.zod($ClusterClassSpecControlPlaneMachineHealthCheck);
 const $ClusterClassSpecInfrastructure = c.object({
-    ref: $MachineStatusNodeRef,
+  ref: $MachineStatusNodeRef,
 }, { required: ["ref"] });
 export const ClusterClassSpecInfrastructureSchema = c.zod($ClusterClassSpecInfrastructure);
 const $ClusterClassSpecControlPlaneNamingStrategy = c.object({
-    template: c.string({ minLength: 1, maxLength: 1024 }),
+  template: c.string({ minLength: 1, maxLength: 1024 }),
 });
 export const ClusterClassSpecControlPlaneNamingStrategySchema = c.zod($ClusterClassSpecControlPlaneNamingStrategy);
 const $ClusterClassSpecControlPlane = c.object({
-    machineHealthCheck: $ClusterClassSpecControlPlaneMachineHealthCheck,
-    machineInfrastructure: $ClusterClassSpecInfrastructure,
-    metadata: $MachineSetSpecTemplateMetadata,
-    namingStrategy: $ClusterClassSpecControlPlaneNamingStrategy,
-    nodeDeletionTimeout: c.string(),
-    nodeDrainTimeout: c.string(),
-    nodeVolumeDetachTimeout: c.string(),
-    readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["conditionType"] }),
-    ref: $MachineStatusNodeRef,
-    taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
+  machineHealthCheck: $ClusterClassSpecControlPlaneMachineHealthCheck,
+  machineInfrastructure: $ClusterClassSpecInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+  namingStrategy: $ClusterClassSpecControlPlaneNamingStrategy,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  ref: $MachineStatusNodeRef,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
 }, { required: ["ref"] });
 export const ClusterClassSpecControlPlaneSchema = c.zod($ClusterClassSpecControlPlane);
 const $ClusterClassSpecInfrastructureNamingStrategy = c.object({
-    template: c.string({ minLength: 1, maxLength: 1024 }),
+  template: c.string({ minLength: 1, maxLength: 1024 }),
 });
 export const ClusterClassSpecInfrastructureNamingStrategySchema = c.zod($ClusterClassSpecInfrastructureNamingStrategy);
 const $ClusterClassSpecPatchDefinitionJsonPatchValueFrom = c.object({
-    template: c.string({ minLength: 1, maxLength: 10240 }),
-    variable: c.string({ minLength: 1, maxLength: 256 }),
+  template: c.string({ minLength: 1, maxLength: 10240 }),
+  variable: c.string({ minLength: 1, maxLength: 256 }),
 });
 export const ClusterClassSpecPatchDefinitionJsonPatchValueFromSchema = c.zod($ClusterClassSpecPatchDefinitionJsonPatchValueFrom);
 const $ClusterClassSpecPatchDefinitionJsonPatch = c.object({
-    op: c.literals(["add", "replace", "remove"]),
-    path: c.string({ minLength: 1, maxLength: 512 }),
-    value: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    valueFrom: $ClusterClassSpecPatchDefinitionJsonPatchValueFrom,
-}, { required: ["op", "path"] });
+  op: c.literals(["add","replace","remove"]),
+  path: c.string({ minLength: 1, maxLength: 512 }),
+  value: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  valueFrom: $ClusterClassSpecPatchDefinitionJsonPatchValueFrom,
+}, { required: ["op","path"] });
 export const ClusterClassSpecPatchDefinitionJsonPatchSchema = c.zod($ClusterClassSpecPatchDefinitionJsonPatch);
 const $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass = c.object({
-    names: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+  names: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
 });
 export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClassSchema = c.zod($ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass);
 const $ClusterClassSpecPatchDefinitionSelectorMatchResources = c.object({
-    controlPlane: c.boolean(),
-    infrastructureCluster: c.boolean(),
-    machineDeploymentClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
-    machinePoolClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
+  controlPlane: c.boolean(),
+  infrastructureCluster: c.boolean(),
+  machineDeploymentClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
+  machinePoolClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
 });
 export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesSchema = c.zod($ClusterClassSpecPatchDefinitionSelectorMatchResources);
 const $ClusterClassSpecPatchDefinitionSelector = c.object({
-    apiVersion: c.string({ minLength: 1, maxLength: 512 }),
-    kind: c.string({ minLength: 1, maxLength: 256 }),
-    matchResources: $ClusterClassSpecPatchDefinitionSelectorMatchResources,
-}, { required: ["apiVersion", "kind", "matchResources"] });
+  apiVersion: c.string({ minLength: 1, maxLength: 512 }),
+  kind: c.string({ minLength: 1, maxLength: 256 }),
+  matchResources: $ClusterClassSpecPatchDefinitionSelectorMatchResources,
+}, { required: ["apiVersion","kind","matchResources"] });
 export const ClusterClassSpecPatchDefinitionSelectorSchema = c.zod($ClusterClassSpecPatchDefinitionSelector);
 const $ClusterClassSpecPatchDefinition = c.object({
-    jsonPatches: c.array($ClusterClassSpecPatchDefinitionJsonPatch, { maxItems: 100 }),
-    selector: $ClusterClassSpecPatchDefinitionSelector,
-}, { required: ["jsonPatches", "selector"] });
+  jsonPatches: c.array($ClusterClassSpecPatchDefinitionJsonPatch, { maxItems: 100 }),
+  selector: $ClusterClassSpecPatchDefinitionSelector,
+}, { required: ["jsonPatches","selector"] });
 export const ClusterClassSpecPatchDefinitionSchema = c.zod($ClusterClassSpecPatchDefinition);
 const $ClusterClassSpecPatchExternal = c.object({
-    discoverVariablesExtension: c.string({ minLength: 1, maxLength: 512 }),
-    generateExtension: c.string({ minLength: 1, maxLength: 512 }),
-    settings: c.record(c.string()),
-    validateExtension: c.string({ minLength: 1, maxLength: 512 }),
+  discoverVariablesExtension: c.string({ minLength: 1, maxLength: 512 }),
+  generateExtension: c.string({ minLength: 1, maxLength: 512 }),
+  settings: c.record(c.string()),
+  validateExtension: c.string({ minLength: 1, maxLength: 512 }),
 });
 export const ClusterClassSpecPatchExternalSchema = c.zod($ClusterClassSpecPatchExternal);
 const $ClusterClassSpecPatch = c.object({
-    definitions: c.array($ClusterClassSpecPatchDefinition, { maxItems: 100 }),
-    description: c.string({ minLength: 1, maxLength: 1024 }),
-    enabledIf: c.string({ minLength: 1, maxLength: 256 }),
-    external: $ClusterClassSpecPatchExternal,
-    name: c.string({ minLength: 1, maxLength: 256 }),
+  definitions: c.array($ClusterClassSpecPatchDefinition, { maxItems: 100 }),
+  description: c.string({ minLength: 1, maxLength: 1024 }),
+  enabledIf: c.string({ minLength: 1, maxLength: 256 }),
+  external: $ClusterClassSpecPatchExternal,
+  name: c.string({ minLength: 1, maxLength: 256 }),
 }, { required: ["name"] });
 export const ClusterClassSpecPatchSchema = c.zod($ClusterClassSpecPatch);
 const $ClusterClassSpecUpgradeExternal = c.object({
-    generateUpgradePlanExtension: c.string({ minLength: 1, maxLength: 512 }),
+  generateUpgradePlanExtension: c.string({ minLength: 1, maxLength: 512 }),
 }, { minProperties: 1 });
 export const ClusterClassSpecUpgradeExternalSchema = c.zod($ClusterClassSpecUpgradeExternal);
 const $ClusterClassSpecUpgrade = c.object({
-    external: $ClusterClassSpecUpgradeExternal,
+  external: $ClusterClassSpecUpgradeExternal,
 }, { minProperties: 1 });
 export const ClusterClassSpecUpgradeSchema = c.zod($ClusterClassSpecUpgrade);
 const $ClusterClassSpecVariableMetadata = c.object({
-    annotations: c.record(c.string()),
-    labels: c.record(c.string()),
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
 });
 export const ClusterClassSpecVariableMetadataSchema = c.zod($ClusterClassSpecVariableMetadata);
 const $ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation = c.object({
-    fieldPath: c.string({ minLength: 1, maxLength: 512 }),
-    message: c.string({ minLength: 1, maxLength: 512 }),
-    messageExpression: c.string({ minLength: 1, maxLength: 1024 }),
-    reason: c.literals(["FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"]),
-    rule: c.string({ minLength: 1, maxLength: 4096 }),
+  fieldPath: c.string({ minLength: 1, maxLength: 512 }),
+  message: c.string({ minLength: 1, maxLength: 512 }),
+  messageExpression: c.string({ minLength: 1, maxLength: 1024 }),
+  reason: c.literals(["FieldValueInvalid","FieldValueForbidden","FieldValueRequired","FieldValueDuplicate"]),
+  rule: c.string({ minLength: 1, maxLength: 4096 }),
 }, { required: ["rule"] });
 export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationSchema = c.zod($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation);
 const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationDefaults = { properties: { reason: { default: "FieldValueInvalid" } } };
 const $ClusterClassSpecVariableSchemaOpenAPIV3Schema = c.object({
-    additionalProperties: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    allOf: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    anyOf: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    default: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    description: c.string({ minLength: 1, maxLength: 4096 }),
-    enum: c.array(c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }), { maxItems: 100 }),
-    example: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    exclusiveMaximum: c.boolean(),
-    exclusiveMinimum: c.boolean(),
-    format: c.string({ minLength: 1, maxLength: 32 }),
-    items: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    maxItems: c.integer({ format: "int64" }),
-    maxLength: c.integer({ format: "int64" }),
-    maxProperties: c.integer({ format: "int64" }),
-    maximum: c.integer({ format: "int64" }),
-    minItems: c.integer({ format: "int64" }),
-    minLength: c.integer({ format: "int64" }),
-    minProperties: c.integer({ format: "int64" }),
-    minimum: c.integer({ format: "int64" }),
-    not: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    oneOf: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    pattern: c.string({ minLength: 1, maxLength: 512 }),
-    properties: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    required: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 1000 }),
-    type: c.literals(["object", "array", "string", "integer", "number", "boolean"]),
-    uniqueItems: c.boolean(),
-    "x-kubernetes-int-or-string": c.boolean(),
-    "x-kubernetes-preserve-unknown-fields": c.boolean(),
-    "x-kubernetes-validations": c.withMeta(c.array($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation, { maxItems: 100, listType: "map", listMapKeys: ["rule"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["rule"] }),
-    "x-metadata": $ClusterClassSpecVariableMetadata,
+  additionalProperties: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  allOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  anyOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  default: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  description: c.string({ minLength: 1, maxLength: 4096 }),
+  enum: c.array(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}), { maxItems: 100 }),
+  example: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  exclusiveMaximum: c.boolean(),
+  exclusiveMinimum: c.boolean(),
+  format: c.string({ minLength: 1, maxLength: 32 }),
+  items: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  maxItems: c.integer({ format: "int64" }),
+  maxLength: c.integer({ format: "int64" }),
+  maxProperties: c.integer({ format: "int64" }),
+  maximum: c.integer({ format: "int64" }),
+  minItems: c.integer({ format: "int64" }),
+  minLength: c.integer({ format: "int64" }),
+  minProperties: c.integer({ format: "int64" }),
+  minimum: c.integer({ format: "int64" }),
+  not: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  oneOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  pattern: c.string({ minLength: 1, maxLength: 512 }),
+  properties: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  required: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 1000 }),
+  type: c.literals(["object","array","string","integer","number","boolean"]),
+  uniqueItems: c.boolean(),
+  "x-kubernetes-int-or-string": c.boolean(),
+  "x-kubernetes-preserve-unknown-fields": c.boolean(),
+  "x-kubernetes-validations": c.withMeta(c.array($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation, { maxItems: 100, listType: "map", listMapKeys: ["rule"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["rule"]}),
+  "x-metadata": $ClusterClassSpecVariableMetadata,
 });
 export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaSchema = c.zod($ClusterClassSpecVariableSchemaOpenAPIV3Schema);
 const ClusterClassSpecVariableSchemaOpenAPIV3SchemaDefaults = { properties: { "x-kubernetes-validations": { items: { ...ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationDefaults } } } };
 const $ClusterClassStatusVariableDefinitionSchema = c.object({
-    openAPIV3Schema: $ClusterClassSpecVariableSchemaOpenAPIV3Schema,
+  openAPIV3Schema: $ClusterClassSpecVariableSchemaOpenAPIV3Schema,
 }, { required: ["openAPIV3Schema"] });
 export const ClusterClassStatusVariableDefinitionSchemaSchema = c.zod($ClusterClassStatusVariableDefinitionSchema);
 const ClusterClassStatusVariableDefinitionSchemaDefaults = { properties: { openAPIV3Schema: { ...ClusterClassSpecVariableSchemaOpenAPIV3SchemaDefaults } } };
 const $ClusterClassSpecVariable = c.object({
-    metadata: $ClusterClassSpecVariableMetadata,
-    name: c.string({ minLength: 1, maxLength: 256 }),
-    required: c.boolean(),
-    schema: $ClusterClassStatusVariableDefinitionSchema,
-}, { required: ["name", "required", "schema"] });
+  metadata: $ClusterClassSpecVariableMetadata,
+  name: c.string({ minLength: 1, maxLength: 256 }),
+  required: c.boolean(),
+  schema: $ClusterClassStatusVariableDefinitionSchema,
+}, { required: ["name","required","schema"] });
 export const ClusterClassSpecVariableSchema = c.zod($ClusterClassSpecVariable);
 const ClusterClassSpecVariableDefaults = { properties: { schema: { ...ClusterClassStatusVariableDefinitionSchemaDefaults } } };
 const $ClusterClassSpecWorkersMachineDeploymentNamingStrategy = c.object({
-    template: c.string({ minLength: 1, maxLength: 1024 }),
+  template: c.string({ minLength: 1, maxLength: 1024 }),
 });
 export const ClusterClassSpecWorkersMachineDeploymentNamingStrategySchema = c.zod($ClusterClassSpecWorkersMachineDeploymentNamingStrategy);
 const $ClusterClassSpecWorkersMachineDeploymentTemplate = c.object({
-    bootstrap: $ClusterClassSpecInfrastructure,
-    infrastructure: $ClusterClassSpecInfrastructure,
-    metadata: $MachineSetSpecTemplateMetadata,
-}, { required: ["bootstrap", "infrastructure"] });
+  bootstrap: $ClusterClassSpecInfrastructure,
+  infrastructure: $ClusterClassSpecInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+}, { required: ["bootstrap","infrastructure"] });
 export const ClusterClassSpecWorkersMachineDeploymentTemplateSchema = c.zod($ClusterClassSpecWorkersMachineDeploymentTemplate);
 const $ClusterClassSpecWorkersMachineDeployment = c.object({
-    class: c.string({ minLength: 1, maxLength: 256 }),
-    failureDomain: c.string({ minLength: 1, maxLength: 256 }),
-    machineHealthCheck: $ClusterClassSpecControlPlaneMachineHealthCheck,
-    minReadySeconds: c.integer({ format: "int32" }),
-    namingStrategy: $ClusterClassSpecWorkersMachineDeploymentNamingStrategy,
-    nodeDeletionTimeout: c.string(),
-    nodeDrainTimeout: c.string(),
-    nodeVolumeDetachTimeout: c.string(),
-    readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["conditionType"] }),
-    strategy: $MachineDeploymentSpecStrategy,
-    taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
-    template: $ClusterClassSpecWorkersMachineDeploymentTemplate,
-}, { required: ["class", "template"] });
+  class: c.string({ minLength: 1, maxLength: 256 }),
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  machineHealthCheck: $ClusterClassSpecControlPlaneMachineHealthCheck,
+  minReadySeconds: c.integer({ format: "int32" }),
+  namingStrategy: $ClusterClassSpecWorkersMachineDeploymentNamingStrategy,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  strategy: $MachineDeploymentSpecStrategy,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  template: $ClusterClassSpecWorkersMachineDeploymentTemplate,
+}, { required: ["class","template"] });
 export const ClusterClassSpecWorkersMachineDeploymentSchema = c.zod($ClusterClassSpecWorkersMachineDeployment);
 const $ClusterClassSpecWorkersMachinePoolNamingStrategy = c.object({
-    template: c.string({ minLength: 1, maxLength: 1024 }),
+  template: c.string({ minLength: 1, maxLength: 1024 }),
 });
 export const ClusterClassSpecWorkersMachinePoolNamingStrategySchema = c.zod($ClusterClassSpecWorkersMachinePoolNamingStrategy);
 const $ClusterClassSpecWorkersMachinePoolTemplate = c.object({
-    bootstrap: $ClusterClassSpecInfrastructure,
-    infrastructure: $ClusterClassSpecInfrastructure,
-    metadata: $MachineSetSpecTemplateMetadata,
-}, { required: ["bootstrap", "infrastructure"] });
+  bootstrap: $ClusterClassSpecInfrastructure,
+  infrastructure: $ClusterClassSpecInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+}, { required: ["bootstrap","infrastructure"] });
 export const ClusterClassSpecWorkersMachinePoolTemplateSchema = c.zod($ClusterClassSpecWorkersMachinePoolTemplate);
 const $ClusterClassSpecWorkersMachinePool = c.object({
-    class: c.string({ minLength: 1, maxLength: 256 }),
-    failureDomains: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
-    minReadySeconds: c.integer({ format: "int32" }),
-    namingStrategy: $ClusterClassSpecWorkersMachinePoolNamingStrategy,
-    nodeDeletionTimeout: c.string(),
-    nodeDrainTimeout: c.string(),
-    nodeVolumeDetachTimeout: c.string(),
-    taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
-    template: $ClusterClassSpecWorkersMachinePoolTemplate,
-}, { required: ["class", "template"] });
+  class: c.string({ minLength: 1, maxLength: 256 }),
+  failureDomains: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+  minReadySeconds: c.integer({ format: "int32" }),
+  namingStrategy: $ClusterClassSpecWorkersMachinePoolNamingStrategy,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  template: $ClusterClassSpecWorkersMachinePoolTemplate,
+}, { required: ["class","template"] });
 export const ClusterClassSpecWorkersMachinePoolSchema = c.zod($ClusterClassSpecWorkersMachinePool);
 const $ClusterClassSpecWorkers = c.object({
-    machineDeployments: c.withMeta(c.array($ClusterClassSpecWorkersMachineDeployment, { maxItems: 100, listType: "map", listMapKeys: ["class"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["class"] }),
-    machinePools: c.withMeta(c.array($ClusterClassSpecWorkersMachinePool, { maxItems: 100, listType: "map", listMapKeys: ["class"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["class"] }),
+  machineDeployments: c.withMeta(c.array($ClusterClassSpecWorkersMachineDeployment, { maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]}),
+  machinePools: c.withMeta(c.array($ClusterClassSpecWorkersMachinePool, { maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]}),
 });
 export const ClusterClassSpecWorkersSchema = c.zod($ClusterClassSpecWorkers);
 const $ClusterClassSpec = c.object({
-    availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["conditionType"] }),
-    controlPlane: $ClusterClassSpecControlPlane,
-    infrastructure: $ClusterClassSpecInfrastructure,
-    infrastructureNamingStrategy: $ClusterClassSpecInfrastructureNamingStrategy,
-    kubernetesVersions: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    patches: c.array($ClusterClassSpecPatch, { maxItems: 1000 }),
-    upgrade: $ClusterClassSpecUpgrade,
-    variables: c.array($ClusterClassSpecVariable, { maxItems: 1000 }),
-    workers: $ClusterClassSpecWorkers,
+  availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  controlPlane: $ClusterClassSpecControlPlane,
+  infrastructure: $ClusterClassSpecInfrastructure,
+  infrastructureNamingStrategy: $ClusterClassSpecInfrastructureNamingStrategy,
+  kubernetesVersions: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  patches: c.array($ClusterClassSpecPatch, { maxItems: 1000 }),
+  upgrade: $ClusterClassSpecUpgrade,
+  variables: c.array($ClusterClassSpecVariable, { maxItems: 1000 }),
+  workers: $ClusterClassSpecWorkers,
 });
 export const ClusterClassSpecSchema = c.zod($ClusterClassSpec);
 const ClusterClassSpecDefaults = { properties: { variables: { items: { ...ClusterClassSpecVariableDefaults } } } };
 const $ClusterClassStatusV1beta2 = c.object({
-    conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
 });
 export const ClusterClassStatusV1beta2Schema = c.zod($ClusterClassStatusV1beta2);
 const $ClusterClassStatusVariableDefinition2 = c.object({
-    from: c.string({ minLength: 1, maxLength: 256 }),
-    metadata: $ClusterClassSpecVariableMetadata,
-    required: c.boolean(),
-    schema: $ClusterClassStatusVariableDefinitionSchema,
-}, { required: ["from", "required", "schema"] });
+  from: c.string({ minLength: 1, maxLength: 256 }),
+  metadata: $ClusterClassSpecVariableMetadata,
+  required: c.boolean(),
+  schema: $ClusterClassStatusVariableDefinitionSchema,
+}, { required: ["from","required","schema"] });
 export const ClusterClassStatusVariableDefinition2Schema = c.zod($ClusterClassStatusVariableDefinition2);
 const ClusterClassStatusVariableDefinition2Defaults = { properties: { schema: { ...ClusterClassStatusVariableDefinitionSchemaDefaults } } };
 const $ClusterClassStatusVariable = c.object({
-    definitions: c.array($ClusterClassStatusVariableDefinition2, { maxItems: 100 }),
-    definitionsConflict: c.boolean(),
-    name: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["definitions", "name"] });
+  definitions: c.array($ClusterClassStatusVariableDefinition2, { maxItems: 100 }),
+  definitionsConflict: c.boolean(),
+  name: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["definitions","name"] });
 export const ClusterClassStatusVariableSchema = c.zod($ClusterClassStatusVariable);
 const ClusterClassStatusVariableDefaults = { properties: { definitions: { items: { ...ClusterClassStatusVariableDefinition2Defaults } } } };
 const $ClusterClassStatus = c.object({
-    conditions: c.array($ClusterStatusCondition),
-    observedGeneration: c.integer({ format: "int64" }),
-    v1beta2: $ClusterClassStatusV1beta2,
-    variables: c.array($ClusterClassStatusVariable, { maxItems: 1000 }),
+  conditions: c.array($ClusterStatusCondition),
+  observedGeneration: c.integer({ format: "int64" }),
+  v1beta2: $ClusterClassStatusV1beta2,
+  variables: c.array($ClusterClassStatusVariable, { maxItems: 1000 }),
 });
 export const ClusterClassStatusSchema = c.zod($ClusterClassStatus);
 const ClusterClassStatusDefaults = { properties: { variables: { items: { ...ClusterClassStatusVariableDefaults } } } };
 const $ClusterClass = c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("ClusterClass"),
-    metadata: c.objectMeta(),
-    spec: $ClusterClassSpec,
-    status: $ClusterClassStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("ClusterClass"),
+  metadata: c.objectMeta(),
+  spec: $ClusterClassSpec,
+  status: $ClusterClassStatus,
+}, { required: ["apiVersion","kind"] });
 export const ClusterClassSchema = c.zod($ClusterClass);
 export const ClusterClassListSchema = c.zod(c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("ClusterClassList"),
-    metadata: c.listMeta(),
-    items: c.array($ClusterClass),
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("ClusterClassList"),
+  metadata: c.listMeta(),
+  items: c.array($ClusterClass),
 }, { required: ["apiVersion", "kind", "items"] }));
 const ClusterClassDefaults = { properties: { spec: { ...ClusterClassSpecDefaults }, status: { ...ClusterClassStatusDefaults } } };
 export class ClusterClassModel extends Model {
-    static apiVersion = "cluster.x-k8s.io/v1beta1";
-    static kind = "ClusterClass";
-    static is = createTypeMetaGuard(ClusterClassModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: ClusterClassModel.apiVersion, kind: ClusterClassModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(ClusterClassSchema, this.toJSON(), "ClusterClass cluster.x-k8s.io/v1beta1");
-    }
+  static apiVersion = "cluster.x-k8s.io/v1beta1";
+  static kind = "ClusterClass";
+  static is = createTypeMetaGuard(ClusterClassModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: ClusterClassModel.apiVersion, kind: ClusterClassModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(ClusterClassSchema, this.toJSON(), "ClusterClass cluster.x-k8s.io/v1beta1");
+  }
 }
 export const ClusterClassResource = {
-    group: "cluster.x-k8s.io",
-    version: "v1beta1",
-    apiVersion: "cluster.x-k8s.io/v1beta1",
-    kind: "ClusterClass",
-    listKind: "ClusterClassList",
-    plural: "clusterclasses",
-    singular: "clusterclass",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: true,
-    deprecationWarning: undefined,
-    shortNames: ["cc"],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: ClusterClassSchema,
-    defaults: ClusterClassDefaults,
+  group: "cluster.x-k8s.io",
+  version: "v1beta1",
+  apiVersion: "cluster.x-k8s.io/v1beta1",
+  kind: "ClusterClass",
+  listKind: "ClusterClassList",
+  plural: "clusterclasses",
+  singular: "clusterclass",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: true,
+  deprecationWarning: undefined,
+  shortNames: ["cc"],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: ClusterClassSchema,
+  defaults: ClusterClassDefaults,
 };
 const $MachineSpecBootstrap = c.object({
-    configRef: $MachineStatusNodeRef,
-    dataSecretName: c.string({ minLength: 0, maxLength: 253 }),
+  configRef: $MachineStatusNodeRef,
+  dataSecretName: c.string({ minLength: 0, maxLength: 253 }),
 });
 export const MachineSpecBootstrapSchema = c.zod($MachineSpecBootstrap);
 const $MachineSpec = c.object({
-    bootstrap: $MachineSpecBootstrap,
-    clusterName: c.string({ minLength: 1, maxLength: 63 }),
-    failureDomain: c.string({ minLength: 1, maxLength: 256 }),
-    infrastructureRef: $MachineStatusNodeRef,
-    nodeDeletionTimeout: c.string(),
-    nodeDrainTimeout: c.string(),
-    nodeVolumeDetachTimeout: c.string(),
-    providerID: c.string({ minLength: 1, maxLength: 512 }),
-    readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["conditionType"] }),
-    taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
-    version: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["bootstrap", "clusterName", "infrastructureRef"] });
+  bootstrap: $MachineSpecBootstrap,
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  infrastructureRef: $MachineStatusNodeRef,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  providerID: c.string({ minLength: 1, maxLength: 512 }),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  version: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["bootstrap","clusterName","infrastructureRef"] });
 export const MachineSpecSchema = c.zod($MachineSpec);
 const $MachineStatusAddress = c.object({
-    address: c.string({ minLength: 1, maxLength: 256 }),
-    type: c.literals(["Hostname", "ExternalIP", "InternalIP", "ExternalDNS", "InternalDNS"]),
-}, { required: ["address", "type"] });
+  address: c.string({ minLength: 1, maxLength: 256 }),
+  type: c.literals(["Hostname","ExternalIP","InternalIP","ExternalDNS","InternalDNS"]),
+}, { required: ["address","type"] });
 export const MachineStatusAddressSchema = c.zod($MachineStatusAddress);
 const $MachineStatusDeletion = c.object({
-    nodeDrainStartTime: c.string({ format: "date-time" }),
-    waitForNodeVolumeDetachStartTime: c.string({ format: "date-time" }),
-    waitForPreDrainHookStartTime: c.string({ format: "date-time" }),
-    waitForPreTerminateHookStartTime: c.string({ format: "date-time" }),
+  nodeDrainStartTime: c.string({ format: "date-time" }),
+  waitForNodeVolumeDetachStartTime: c.string({ format: "date-time" }),
+  waitForPreDrainHookStartTime: c.string({ format: "date-time" }),
+  waitForPreTerminateHookStartTime: c.string({ format: "date-time" }),
 });
 export const MachineStatusDeletionSchema = c.zod($MachineStatusDeletion);
 const $MachineStatusNodeInfoSwap = c.object({
-    capacity: c.integer({ format: "int64" }),
+  capacity: c.integer({ format: "int64" }),
 });
 export const MachineStatusNodeInfoSwapSchema = c.zod($MachineStatusNodeInfoSwap);
 const $MachineStatusNodeInfo = c.object({
-    architecture: c.string(),
-    bootID: c.string(),
-    containerRuntimeVersion: c.string(),
-    kernelVersion: c.string(),
-    kubeProxyVersion: c.string(),
-    kubeletVersion: c.string(),
-    machineID: c.string(),
-    operatingSystem: c.string(),
-    osImage: c.string(),
-    swap: $MachineStatusNodeInfoSwap,
-    systemUUID: c.string(),
-}, { required: ["architecture", "bootID", "containerRuntimeVersion", "kernelVersion", "kubeProxyVersion", "kubeletVersion", "machineID", "operatingSystem", "osImage", "systemUUID"] });
+  architecture: c.string(),
+  bootID: c.string(),
+  containerRuntimeVersion: c.string(),
+  kernelVersion: c.string(),
+  kubeProxyVersion: c.string(),
+  kubeletVersion: c.string(),
+  machineID: c.string(),
+  operatingSystem: c.string(),
+  osImage: c.string(),
+  swap: $MachineStatusNodeInfoSwap,
+  systemUUID: c.string(),
+}, { required: ["architecture","bootID","containerRuntimeVersion","kernelVersion","kubeProxyVersion","kubeletVersion","machineID","operatingSystem","osImage","systemUUID"] });
 export const MachineStatusNodeInfoSchema = c.zod($MachineStatusNodeInfo);
 const $MachineStatusV1beta2 = c.object({
-    conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
 });
 export const MachineStatusV1beta2Schema = c.zod($MachineStatusV1beta2);
 const $MachineStatus = c.object({
-    addresses: c.array($MachineStatusAddress),
-    bootstrapReady: c.boolean(),
-    certificatesExpiryDate: c.string({ format: "date-time" }),
-    conditions: c.array($ClusterStatusCondition),
-    deletion: $MachineStatusDeletion,
-    failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-    failureReason: c.string(),
-    infrastructureReady: c.boolean(),
-    lastUpdated: c.string({ format: "date-time" }),
-    nodeInfo: $MachineStatusNodeInfo,
-    nodeRef: $MachineStatusNodeRef,
-    observedGeneration: c.integer({ format: "int64" }),
-    phase: c.literals(["Pending", "Provisioning", "Provisioned", "Running", "Deleting", "Deleted", "Failed", "Unknown"]),
-    v1beta2: $MachineStatusV1beta2,
+  addresses: c.array($MachineStatusAddress),
+  bootstrapReady: c.boolean(),
+  certificatesExpiryDate: c.string({ format: "date-time" }),
+  conditions: c.array($ClusterStatusCondition),
+  deletion: $MachineStatusDeletion,
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  infrastructureReady: c.boolean(),
+  lastUpdated: c.string({ format: "date-time" }),
+  nodeInfo: $MachineStatusNodeInfo,
+  nodeRef: $MachineStatusNodeRef,
+  observedGeneration: c.integer({ format: "int64" }),
+  phase: c.literals(["Pending","Provisioning","Provisioned","Running","Deleting","Deleted","Failed","Unknown"]),
+  v1beta2: $MachineStatusV1beta2,
 });
 export const MachineStatusSchema = c.zod($MachineStatus);
 const $Machine = c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("Machine"),
-    metadata: c.objectMeta(),
-    spec: $MachineSpec,
-    status: $MachineStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("Machine"),
+  metadata: c.objectMeta(),
+  spec: $MachineSpec,
+  status: $MachineStatus,
+}, { required: ["apiVersion","kind"] });
 export const MachineSchema = c.zod($Machine);
 export const MachineListSchema = c.zod(c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("MachineList"),
-    metadata: c.listMeta(),
-    items: c.array($Machine),
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineList"),
+  metadata: c.listMeta(),
+  items: c.array($Machine),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class MachineModel extends Model {
-    static apiVersion = "cluster.x-k8s.io/v1beta1";
-    static kind = "Machine";
-    static is = createTypeMetaGuard(MachineModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: MachineModel.apiVersion, kind: MachineModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(MachineSchema, this.toJSON(), "Machine cluster.x-k8s.io/v1beta1");
-    }
+  static apiVersion = "cluster.x-k8s.io/v1beta1";
+  static kind = "Machine";
+  static is = createTypeMetaGuard(MachineModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: MachineModel.apiVersion, kind: MachineModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(MachineSchema, this.toJSON(), "Machine cluster.x-k8s.io/v1beta1");
+  }
 }
 export const MachineResource = {
-    group: "cluster.x-k8s.io",
-    version: "v1beta1",
-    apiVersion: "cluster.x-k8s.io/v1beta1",
-    kind: "Machine",
-    listKind: "MachineList",
-    plural: "machines",
-    singular: "machine",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: true,
-    deprecationWarning: undefined,
-    shortNames: ["ma"],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: MachineSchema,
-    defaults: undefined,
+  group: "cluster.x-k8s.io",
+  version: "v1beta1",
+  apiVersion: "cluster.x-k8s.io/v1beta1",
+  kind: "Machine",
+  listKind: "MachineList",
+  plural: "machines",
+  singular: "machine",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: true,
+  deprecationWarning: undefined,
+  shortNames: ["ma"],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: MachineSchema,
+  defaults: undefined,
 };
 const $MachineSetSpecMachineNamingStrategy = c.object({
-    template: c.string({ minLength: 1, maxLength: 256 }),
+  template: c.string({ minLength: 1, maxLength: 256 }),
 });
 export const MachineSetSpecMachineNamingStrategySchema = c.zod($MachineSetSpecMachineNamingStrategy);
 const $MachineSetSpecSelectorMatchExpression = c.object({
-    key: c.string(),
-    operator: c.string(),
-    values: c.withMeta(c.array(c.string(), { listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-}, { required: ["key", "operator"] });
+  key: c.string(),
+  operator: c.string(),
+  values: c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { required: ["key","operator"] });
 export const MachineSetSpecSelectorMatchExpressionSchema = c.zod($MachineSetSpecSelectorMatchExpression);
 const $MachineSetSpecSelector = c.withMeta(c.object({
-    matchExpressions: c.withMeta(c.array($MachineSetSpecSelectorMatchExpression, { listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    matchLabels: c.record(c.string()),
-}), { "x-kubernetes-map-type": "atomic" });
+  matchExpressions: c.withMeta(c.array($MachineSetSpecSelectorMatchExpression, { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  matchLabels: c.record(c.string()),
+}), {"x-kubernetes-map-type":"atomic"});
 export const MachineSetSpecSelectorSchema = c.zod($MachineSetSpecSelector);
 const $MachineSetSpecTemplate = c.object({
-    metadata: $MachineSetSpecTemplateMetadata,
-    spec: $MachineSpec,
+  metadata: $MachineSetSpecTemplateMetadata,
+  spec: $MachineSpec,
 });
 export const MachineSetSpecTemplateSchema = c.zod($MachineSetSpecTemplate);
 const $MachineDeploymentSpec = c.object({
-    clusterName: c.string({ minLength: 1, maxLength: 63 }),
-    machineNamingStrategy: $MachineSetSpecMachineNamingStrategy,
-    minReadySeconds: c.integer({ format: "int32" }),
-    paused: c.boolean(),
-    progressDeadlineSeconds: c.integer({ format: "int32" }),
-    replicas: c.integer({ format: "int32" }),
-    revisionHistoryLimit: c.integer({ format: "int32" }),
-    rolloutAfter: c.string({ format: "date-time" }),
-    selector: $MachineSetSpecSelector,
-    strategy: $MachineDeploymentSpecStrategy,
-    template: $MachineSetSpecTemplate,
-}, { required: ["clusterName", "selector", "template"] });
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  machineNamingStrategy: $MachineSetSpecMachineNamingStrategy,
+  minReadySeconds: c.integer({ format: "int32" }),
+  paused: c.boolean(),
+  progressDeadlineSeconds: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  revisionHistoryLimit: c.integer({ format: "int32" }),
+  rolloutAfter: c.string({ format: "date-time" }),
+  selector: $MachineSetSpecSelector,
+  strategy: $MachineDeploymentSpecStrategy,
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","selector","template"] });
 export const MachineDeploymentSpecSchema = c.zod($MachineDeploymentSpec);
 const $MachineDeploymentStatusV1beta2 = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    readyReplicas: c.integer({ format: "int32" }),
-    upToDateReplicas: c.integer({ format: "int32" }),
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  readyReplicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
 });
 export const MachineDeploymentStatusV1beta2Schema = c.zod($MachineDeploymentStatusV1beta2);
 const $MachineDeploymentStatus = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    conditions: c.array($ClusterStatusCondition),
-    observedGeneration: c.integer({ format: "int64" }),
-    phase: c.literals(["ScalingUp", "ScalingDown", "Running", "Failed", "Unknown"]),
-    readyReplicas: c.integer({ format: "int32" }),
-    replicas: c.integer({ format: "int32" }),
-    selector: c.string({ minLength: 1, maxLength: 4096 }),
-    unavailableReplicas: c.integer({ format: "int32" }),
-    updatedReplicas: c.integer({ format: "int32" }),
-    v1beta2: $MachineDeploymentStatusV1beta2,
-    versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["version"] }),
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.array($ClusterStatusCondition),
+  observedGeneration: c.integer({ format: "int64" }),
+  phase: c.literals(["ScalingUp","ScalingDown","Running","Failed","Unknown"]),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: c.string({ minLength: 1, maxLength: 4096 }),
+  unavailableReplicas: c.integer({ format: "int32" }),
+  updatedReplicas: c.integer({ format: "int32" }),
+  v1beta2: $MachineDeploymentStatusV1beta2,
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
 });
 export const MachineDeploymentStatusSchema = c.zod($MachineDeploymentStatus);
 const $MachineDeployment = c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("MachineDeployment"),
-    metadata: c.objectMeta(),
-    spec: $MachineDeploymentSpec,
-    status: $MachineDeploymentStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineDeployment"),
+  metadata: c.objectMeta(),
+  spec: $MachineDeploymentSpec,
+  status: $MachineDeploymentStatus,
+}, { required: ["apiVersion","kind"] });
 export const MachineDeploymentSchema = c.zod($MachineDeployment);
 export const MachineDeploymentListSchema = c.zod(c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("MachineDeploymentList"),
-    metadata: c.listMeta(),
-    items: c.array($MachineDeployment),
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineDeploymentList"),
+  metadata: c.listMeta(),
+  items: c.array($MachineDeployment),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class MachineDeploymentModel extends Model {
-    static apiVersion = "cluster.x-k8s.io/v1beta1";
-    static kind = "MachineDeployment";
-    static is = createTypeMetaGuard(MachineDeploymentModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: MachineDeploymentModel.apiVersion, kind: MachineDeploymentModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(MachineDeploymentSchema, this.toJSON(), "MachineDeployment cluster.x-k8s.io/v1beta1");
-    }
+  static apiVersion = "cluster.x-k8s.io/v1beta1";
+  static kind = "MachineDeployment";
+  static is = createTypeMetaGuard(MachineDeploymentModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: MachineDeploymentModel.apiVersion, kind: MachineDeploymentModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(MachineDeploymentSchema, this.toJSON(), "MachineDeployment cluster.x-k8s.io/v1beta1");
+  }
 }
 export const MachineDeploymentResource = {
-    group: "cluster.x-k8s.io",
-    version: "v1beta1",
-    apiVersion: "cluster.x-k8s.io/v1beta1",
-    kind: "MachineDeployment",
-    listKind: "MachineDeploymentList",
-    plural: "machinedeployments",
-    singular: "machinedeployment",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: true,
-    deprecationWarning: undefined,
-    shortNames: ["md"],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
-    },
-    schema: MachineDeploymentSchema,
-    defaults: undefined,
+  group: "cluster.x-k8s.io",
+  version: "v1beta1",
+  apiVersion: "cluster.x-k8s.io/v1beta1",
+  kind: "MachineDeployment",
+  listKind: "MachineDeploymentList",
+  plural: "machinedeployments",
+  singular: "machinedeployment",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: true,
+  deprecationWarning: undefined,
+  shortNames: ["md"],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
+  },
+  schema: MachineDeploymentSchema,
+  defaults: undefined,
 };
 const $MachineDrainRuleSpecDrain = c.object({
-    behavior: c.literals(["Drain", "Skip", "WaitCompleted"]),
-    order: c.integer({ format: "int32" }),
+  behavior: c.literals(["Drain","Skip","WaitCompleted"]),
+  order: c.integer({ format: "int32" }),
 }, { required: ["behavior"] });
 export const MachineDrainRuleSpecDrainSchema = c.zod($MachineDrainRuleSpecDrain);
 const $MachineDrainRuleSpecMachine = c.object({
-    clusterSelector: $MachineSetSpecSelector,
-    selector: $MachineSetSpecSelector,
+  clusterSelector: $MachineSetSpecSelector,
+  selector: $MachineSetSpecSelector,
 }, { minProperties: 1 });
 export const MachineDrainRuleSpecMachineSchema = c.zod($MachineDrainRuleSpecMachine);
 const $MachineDrainRuleSpecPod = c.object({
-    namespaceSelector: $MachineSetSpecSelector,
-    selector: $MachineSetSpecSelector,
+  namespaceSelector: $MachineSetSpecSelector,
+  selector: $MachineSetSpecSelector,
 }, { minProperties: 1 });
 export const MachineDrainRuleSpecPodSchema = c.zod($MachineDrainRuleSpecPod);
 const $MachineDrainRuleSpec = c.object({
-    drain: $MachineDrainRuleSpecDrain,
-    machines: c.withMeta(c.array($MachineDrainRuleSpecMachine, { minItems: 1, maxItems: 32, listType: "atomic" }), { "x-kubernetes-list-type": "atomic", "x-kubernetes-validations": [{ "message": "entries in machines must be unique", "rule": "self.all(x, self.exists_one(y, x == y))" }] }),
-    pods: c.withMeta(c.array($MachineDrainRuleSpecPod, { minItems: 1, maxItems: 32, listType: "atomic" }), { "x-kubernetes-list-type": "atomic", "x-kubernetes-validations": [{ "message": "entries in pods must be unique", "rule": "self.all(x, self.exists_one(y, x == y))" }] }),
+  drain: $MachineDrainRuleSpecDrain,
+  machines: c.withMeta(c.array($MachineDrainRuleSpecMachine, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in machines must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]}),
+  pods: c.withMeta(c.array($MachineDrainRuleSpecPod, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in pods must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]}),
 }, { required: ["drain"] });
 export const MachineDrainRuleSpecSchema = c.zod($MachineDrainRuleSpec);
 const $MachineDrainRule = c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("MachineDrainRule"),
-    metadata: c.objectMeta(),
-    spec: $MachineDrainRuleSpec,
-}, { required: ["apiVersion", "kind", "spec"] });
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineDrainRule"),
+  metadata: c.objectMeta(),
+  spec: $MachineDrainRuleSpec,
+}, { required: ["apiVersion","kind","spec"] });
 export const MachineDrainRuleSchema = c.zod($MachineDrainRule);
 export const MachineDrainRuleListSchema = c.zod(c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("MachineDrainRuleList"),
-    metadata: c.listMeta(),
-    items: c.array($MachineDrainRule),
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineDrainRuleList"),
+  metadata: c.listMeta(),
+  items: c.array($MachineDrainRule),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class MachineDrainRuleModel extends Model {
-    static apiVersion = "cluster.x-k8s.io/v1beta1";
-    static kind = "MachineDrainRule";
-    static is = createTypeMetaGuard(MachineDrainRuleModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: MachineDrainRuleModel.apiVersion, kind: MachineDrainRuleModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(MachineDrainRuleSchema, this.toJSON(), "MachineDrainRule cluster.x-k8s.io/v1beta1");
-    }
+  static apiVersion = "cluster.x-k8s.io/v1beta1";
+  static kind = "MachineDrainRule";
+  static is = createTypeMetaGuard(MachineDrainRuleModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: MachineDrainRuleModel.apiVersion, kind: MachineDrainRuleModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(MachineDrainRuleSchema, this.toJSON(), "MachineDrainRule cluster.x-k8s.io/v1beta1");
+  }
 }
 export const MachineDrainRuleResource = {
-    group: "cluster.x-k8s.io",
-    version: "v1beta1",
-    apiVersion: "cluster.x-k8s.io/v1beta1",
-    kind: "MachineDrainRule",
-    listKind: "MachineDrainRuleList",
-    plural: "machinedrainrules",
-    singular: "machinedrainrule",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: true,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: false,
-        scale: undefined,
-    },
-    schema: MachineDrainRuleSchema,
-    defaults: undefined,
+  group: "cluster.x-k8s.io",
+  version: "v1beta1",
+  apiVersion: "cluster.x-k8s.io/v1beta1",
+  kind: "MachineDrainRule",
+  listKind: "MachineDrainRuleList",
+  plural: "machinedrainrules",
+  singular: "machinedrainrule",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: true,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: false,
+    scale: undefined,
+  },
+  schema: MachineDrainRuleSchema,
+  defaults: undefined,
 };
 const $MachineHealthCheckSpec = c.object({
-    clusterName: c.string({ minLength: 1, maxLength: 63 }),
-    maxUnhealthy: c.withMeta(c.intOrString(), { "x-kubernetes-int-or-string": true }),
-    nodeStartupTimeout: c.string(),
-    remediationTemplate: $MachineStatusNodeRef,
-    selector: $MachineSetSpecSelector,
-    unhealthyConditions: c.array($MachineHealthCheckSpecUnhealthyCondition, { maxItems: 100 }),
-    unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    unhealthyRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
-}, { required: ["clusterName", "selector"] });
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  maxUnhealthy: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  nodeStartupTimeout: c.string(),
+  remediationTemplate: $MachineStatusNodeRef,
+  selector: $MachineSetSpecSelector,
+  unhealthyConditions: c.array($MachineHealthCheckSpecUnhealthyCondition, { maxItems: 100 }),
+  unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  unhealthyRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
+}, { required: ["clusterName","selector"] });
 export const MachineHealthCheckSpecSchema = c.zod($MachineHealthCheckSpec);
 const $MachineHealthCheckStatusV1beta2 = c.object({
-    conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
 });
 export const MachineHealthCheckStatusV1beta2Schema = c.zod($MachineHealthCheckStatusV1beta2);
 const $MachineHealthCheckStatus = c.object({
-    conditions: c.array($ClusterStatusCondition),
-    currentHealthy: c.integer({ format: "int32", minimum: 0 }),
-    expectedMachines: c.integer({ format: "int32", minimum: 0 }),
-    observedGeneration: c.integer({ format: "int64" }),
-    remediationsAllowed: c.integer({ format: "int32", minimum: 0 }),
-    targets: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 10000 }),
-    v1beta2: $MachineHealthCheckStatusV1beta2,
+  conditions: c.array($ClusterStatusCondition),
+  currentHealthy: c.integer({ format: "int32", minimum: 0 }),
+  expectedMachines: c.integer({ format: "int32", minimum: 0 }),
+  observedGeneration: c.integer({ format: "int64" }),
+  remediationsAllowed: c.integer({ format: "int32", minimum: 0 }),
+  targets: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 10000 }),
+  v1beta2: $MachineHealthCheckStatusV1beta2,
 });
 export const MachineHealthCheckStatusSchema = c.zod($MachineHealthCheckStatus);
 const $MachineHealthCheck = c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("MachineHealthCheck"),
-    metadata: c.objectMeta(),
-    spec: $MachineHealthCheckSpec,
-    status: $MachineHealthCheckStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineHealthCheck"),
+  metadata: c.objectMeta(),
+  spec: $MachineHealthCheckSpec,
+  status: $MachineHealthCheckStatus,
+}, { required: ["apiVersion","kind"] });
 export const MachineHealthCheckSchema = c.zod($MachineHealthCheck);
 export const MachineHealthCheckListSchema = c.zod(c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("MachineHealthCheckList"),
-    metadata: c.listMeta(),
-    items: c.array($MachineHealthCheck),
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineHealthCheckList"),
+  metadata: c.listMeta(),
+  items: c.array($MachineHealthCheck),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class MachineHealthCheckModel extends Model {
-    static apiVersion = "cluster.x-k8s.io/v1beta1";
-    static kind = "MachineHealthCheck";
-    static is = createTypeMetaGuard(MachineHealthCheckModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: MachineHealthCheckModel.apiVersion, kind: MachineHealthCheckModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(MachineHealthCheckSchema, this.toJSON(), "MachineHealthCheck cluster.x-k8s.io/v1beta1");
-    }
+  static apiVersion = "cluster.x-k8s.io/v1beta1";
+  static kind = "MachineHealthCheck";
+  static is = createTypeMetaGuard(MachineHealthCheckModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: MachineHealthCheckModel.apiVersion, kind: MachineHealthCheckModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(MachineHealthCheckSchema, this.toJSON(), "MachineHealthCheck cluster.x-k8s.io/v1beta1");
+  }
 }
 export const MachineHealthCheckResource = {
-    group: "cluster.x-k8s.io",
-    version: "v1beta1",
-    apiVersion: "cluster.x-k8s.io/v1beta1",
-    kind: "MachineHealthCheck",
-    listKind: "MachineHealthCheckList",
-    plural: "machinehealthchecks",
-    singular: "machinehealthcheck",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: true,
-    deprecationWarning: undefined,
-    shortNames: ["mhc", "mhcs"],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: MachineHealthCheckSchema,
-    defaults: undefined,
+  group: "cluster.x-k8s.io",
+  version: "v1beta1",
+  apiVersion: "cluster.x-k8s.io/v1beta1",
+  kind: "MachineHealthCheck",
+  listKind: "MachineHealthCheckList",
+  plural: "machinehealthchecks",
+  singular: "machinehealthcheck",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: true,
+  deprecationWarning: undefined,
+  shortNames: ["mhc","mhcs"],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: MachineHealthCheckSchema,
+  defaults: undefined,
 };
 const $MachinePoolSpec = c.object({
-    clusterName: c.string({ minLength: 1, maxLength: 63 }),
-    failureDomains: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
-    minReadySeconds: c.integer({ format: "int32" }),
-    providerIDList: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 10000 }),
-    replicas: c.integer({ format: "int32" }),
-    template: $MachineSetSpecTemplate,
-}, { required: ["clusterName", "template"] });
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  failureDomains: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+  minReadySeconds: c.integer({ format: "int32" }),
+  providerIDList: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 10000 }),
+  replicas: c.integer({ format: "int32" }),
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","template"] });
 export const MachinePoolSpecSchema = c.zod($MachinePoolSpec);
 const $MachinePoolStatusV1beta2 = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    readyReplicas: c.integer({ format: "int32" }),
-    upToDateReplicas: c.integer({ format: "int32" }),
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  readyReplicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
 });
 export const MachinePoolStatusV1beta2Schema = c.zod($MachinePoolStatusV1beta2);
 const $MachinePoolStatus = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    bootstrapReady: c.boolean(),
-    conditions: c.array($ClusterStatusCondition),
-    failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-    failureReason: c.string(),
-    infrastructureReady: c.boolean(),
-    nodeRefs: c.array($MachineStatusNodeRef, { maxItems: 10000 }),
-    observedGeneration: c.integer({ format: "int64" }),
-    phase: c.literals(["Pending", "Provisioning", "Provisioned", "Running", "ScalingUp", "ScalingDown", "Scaling", "Deleting", "Failed", "Unknown"]),
-    readyReplicas: c.integer({ format: "int32" }),
-    replicas: c.integer({ format: "int32" }),
-    unavailableReplicas: c.integer({ format: "int32" }),
-    v1beta2: $MachinePoolStatusV1beta2,
-    versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["version"] }),
+  availableReplicas: c.integer({ format: "int32" }),
+  bootstrapReady: c.boolean(),
+  conditions: c.array($ClusterStatusCondition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  infrastructureReady: c.boolean(),
+  nodeRefs: c.array($MachineStatusNodeRef, { maxItems: 10000 }),
+  observedGeneration: c.integer({ format: "int64" }),
+  phase: c.literals(["Pending","Provisioning","Provisioned","Running","ScalingUp","ScalingDown","Scaling","Deleting","Failed","Unknown"]),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  unavailableReplicas: c.integer({ format: "int32" }),
+  v1beta2: $MachinePoolStatusV1beta2,
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
 });
 export const MachinePoolStatusSchema = c.zod($MachinePoolStatus);
 const $MachinePool = c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("MachinePool"),
-    metadata: c.objectMeta(),
-    spec: $MachinePoolSpec,
-    status: $MachinePoolStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachinePool"),
+  metadata: c.objectMeta(),
+  spec: $MachinePoolSpec,
+  status: $MachinePoolStatus,
+}, { required: ["apiVersion","kind"] });
 export const MachinePoolSchema = c.zod($MachinePool);
 export const MachinePoolListSchema = c.zod(c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("MachinePoolList"),
-    metadata: c.listMeta(),
-    items: c.array($MachinePool),
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachinePoolList"),
+  metadata: c.listMeta(),
+  items: c.array($MachinePool),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class MachinePoolModel extends Model {
-    static apiVersion = "cluster.x-k8s.io/v1beta1";
-    static kind = "MachinePool";
-    static is = createTypeMetaGuard(MachinePoolModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: MachinePoolModel.apiVersion, kind: MachinePoolModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(MachinePoolSchema, this.toJSON(), "MachinePool cluster.x-k8s.io/v1beta1");
-    }
+  static apiVersion = "cluster.x-k8s.io/v1beta1";
+  static kind = "MachinePool";
+  static is = createTypeMetaGuard(MachinePoolModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: MachinePoolModel.apiVersion, kind: MachinePoolModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(MachinePoolSchema, this.toJSON(), "MachinePool cluster.x-k8s.io/v1beta1");
+  }
 }
 export const MachinePoolResource = {
-    group: "cluster.x-k8s.io",
-    version: "v1beta1",
-    apiVersion: "cluster.x-k8s.io/v1beta1",
-    kind: "MachinePool",
-    listKind: "MachinePoolList",
-    plural: "machinepools",
-    singular: "machinepool",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: true,
-    deprecationWarning: undefined,
-    shortNames: ["mp"],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: undefined },
-    },
-    schema: MachinePoolSchema,
-    defaults: undefined,
+  group: "cluster.x-k8s.io",
+  version: "v1beta1",
+  apiVersion: "cluster.x-k8s.io/v1beta1",
+  kind: "MachinePool",
+  listKind: "MachinePoolList",
+  plural: "machinepools",
+  singular: "machinepool",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: true,
+  deprecationWarning: undefined,
+  shortNames: ["mp"],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: undefined },
+  },
+  schema: MachinePoolSchema,
+  defaults: undefined,
 };
 const $MachineSetSpec = c.object({
-    clusterName: c.string({ minLength: 1, maxLength: 63 }),
-    deletePolicy: c.literals(["Random", "Newest", "Oldest"]),
-    machineNamingStrategy: $MachineSetSpecMachineNamingStrategy,
-    minReadySeconds: c.integer({ format: "int32" }),
-    replicas: c.integer({ format: "int32" }),
-    selector: $MachineSetSpecSelector,
-    template: $MachineSetSpecTemplate,
-}, { required: ["clusterName", "selector"] });
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  deletePolicy: c.literals(["Random","Newest","Oldest"]),
+  machineNamingStrategy: $MachineSetSpecMachineNamingStrategy,
+  minReadySeconds: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: $MachineSetSpecSelector,
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","selector"] });
 export const MachineSetSpecSchema = c.zod($MachineSetSpec);
 const $MachineSetStatusV1beta2 = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    readyReplicas: c.integer({ format: "int32" }),
-    upToDateReplicas: c.integer({ format: "int32" }),
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  readyReplicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
 });
 export const MachineSetStatusV1beta2Schema = c.zod($MachineSetStatusV1beta2);
 const $MachineSetStatus = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    conditions: c.array($ClusterStatusCondition),
-    failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-    failureReason: c.string(),
-    fullyLabeledReplicas: c.integer({ format: "int32" }),
-    observedGeneration: c.integer({ format: "int64" }),
-    readyReplicas: c.integer({ format: "int32" }),
-    replicas: c.integer({ format: "int32" }),
-    selector: c.string({ minLength: 1, maxLength: 4096 }),
-    v1beta2: $MachineSetStatusV1beta2,
-    versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["version"] }),
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.array($ClusterStatusCondition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  fullyLabeledReplicas: c.integer({ format: "int32" }),
+  observedGeneration: c.integer({ format: "int64" }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: c.string({ minLength: 1, maxLength: 4096 }),
+  v1beta2: $MachineSetStatusV1beta2,
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
 });
 export const MachineSetStatusSchema = c.zod($MachineSetStatus);
 const $MachineSet = c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("MachineSet"),
-    metadata: c.objectMeta(),
-    spec: $MachineSetSpec,
-    status: $MachineSetStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineSet"),
+  metadata: c.objectMeta(),
+  spec: $MachineSetSpec,
+  status: $MachineSetStatus,
+}, { required: ["apiVersion","kind"] });
 export const MachineSetSchema = c.zod($MachineSet);
 export const MachineSetListSchema = c.zod(c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("MachineSetList"),
-    metadata: c.listMeta(),
-    items: c.array($MachineSet),
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("MachineSetList"),
+  metadata: c.listMeta(),
+  items: c.array($MachineSet),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class MachineSetModel extends Model {
-    static apiVersion = "cluster.x-k8s.io/v1beta1";
-    static kind = "MachineSet";
-    static is = createTypeMetaGuard(MachineSetModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: MachineSetModel.apiVersion, kind: MachineSetModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(MachineSetSchema, this.toJSON(), "MachineSet cluster.x-k8s.io/v1beta1");
-    }
+  static apiVersion = "cluster.x-k8s.io/v1beta1";
+  static kind = "MachineSet";
+  static is = createTypeMetaGuard(MachineSetModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: MachineSetModel.apiVersion, kind: MachineSetModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(MachineSetSchema, this.toJSON(), "MachineSet cluster.x-k8s.io/v1beta1");
+  }
 }
 export const MachineSetResource = {
-    group: "cluster.x-k8s.io",
-    version: "v1beta1",
-    apiVersion: "cluster.x-k8s.io/v1beta1",
-    kind: "MachineSet",
-    listKind: "MachineSetList",
-    plural: "machinesets",
-    singular: "machineset",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: true,
-    deprecationWarning: undefined,
-    shortNames: ["ms"],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
-    },
-    schema: MachineSetSchema,
-    defaults: undefined,
+  group: "cluster.x-k8s.io",
+  version: "v1beta1",
+  apiVersion: "cluster.x-k8s.io/v1beta1",
+  kind: "MachineSet",
+  listKind: "MachineSetList",
+  plural: "machinesets",
+  singular: "machineset",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: true,
+  deprecationWarning: undefined,
+  shortNames: ["ms"],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
+  },
+  schema: MachineSetSchema,
+  defaults: undefined,
 };

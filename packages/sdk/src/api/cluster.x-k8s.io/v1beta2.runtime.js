@@ -2,1259 +2,1259 @@
 import { createTypeMetaGuard, Model } from "@kubernetes-models/base";
 import * as c from "../common.js";
 const $ClusterSpecAvailabilityGate = c.object({
-    conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-    polarity: c.literals(["Positive", "Negative"]),
+  conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+  polarity: c.literals(["Positive","Negative"]),
 }, { required: ["conditionType"] });
 export const ClusterSpecAvailabilityGateSchema = c.zod($ClusterSpecAvailabilityGate);
 const $ClusterSpecClusterNetworkPods = c.object({
-    cidrBlocks: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 43 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  cidrBlocks: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 43 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 }, { required: ["cidrBlocks"] });
 export const ClusterSpecClusterNetworkPodsSchema = c.zod($ClusterSpecClusterNetworkPods);
 const $ClusterSpecClusterNetwork = c.object({
-    apiServerPort: c.integer({ format: "int32", minimum: 1, maximum: 65535 }),
-    pods: $ClusterSpecClusterNetworkPods,
-    serviceDomain: c.string({ minLength: 1, maxLength: 253 }),
-    services: $ClusterSpecClusterNetworkPods,
+  apiServerPort: c.integer({ format: "int32", minimum: 1, maximum: 65535 }),
+  pods: $ClusterSpecClusterNetworkPods,
+  serviceDomain: c.string({ minLength: 1, maxLength: 253 }),
+  services: $ClusterSpecClusterNetworkPods,
 }, { minProperties: 1 });
 export const ClusterSpecClusterNetworkSchema = c.zod($ClusterSpecClusterNetwork);
 const $ClusterSpecControlPlaneEndpoint = c.object({
-    host: c.string({ minLength: 1, maxLength: 512 }),
-    port: c.integer({ format: "int32", minimum: 1, maximum: 65535 }),
+  host: c.string({ minLength: 1, maxLength: 512 }),
+  port: c.integer({ format: "int32", minimum: 1, maximum: 65535 }),
 }, { minProperties: 1 });
 export const ClusterSpecControlPlaneEndpointSchema = c.zod($ClusterSpecControlPlaneEndpoint);
 const $ClusterSpecControlPlaneRef = c.object({
-    apiGroup: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-    kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
-    name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}, { required: ["apiGroup", "kind", "name"] });
+  apiGroup: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+  kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
+  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+}, { required: ["apiGroup","kind","name"] });
 export const ClusterSpecControlPlaneRefSchema = c.zod($ClusterSpecControlPlaneRef);
 const $ClusterSpecTopologyClassRef = c.object({
-    name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-    namespace: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" }),
+  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+  namespace: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" }),
 }, { required: ["name"] });
 export const ClusterSpecTopologyClassRefSchema = c.zod($ClusterSpecTopologyClassRef);
 const $MachineSpecDeletion = c.object({
-    nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
 }, { minProperties: 1 });
 export const MachineSpecDeletionSchema = c.zod($MachineSpecDeletion);
 const $MachineHealthCheckSpecChecksUnhealthyMachineCondition = c.object({
-    status: c.literals(["True", "False", "Unknown"]),
-    timeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    type: c.withMeta(c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }), { "x-kubernetes-validations": [{ "message": "type must not be one of: Ready, Available, HealthCheckSucceeded, OwnerRemediated, ExternallyRemediated", "rule": "!(self in ['Ready','Available','HealthCheckSucceeded','OwnerRemediated','ExternallyRemediated'])" }] }),
-}, { required: ["status", "timeoutSeconds", "type"] });
+  status: c.literals(["True","False","Unknown"]),
+  timeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  type: c.withMeta(c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }), {"x-kubernetes-validations":[{"message":"type must not be one of: Ready, Available, HealthCheckSucceeded, OwnerRemediated, ExternallyRemediated","rule":"!(self in ['Ready','Available','HealthCheckSucceeded','OwnerRemediated','ExternallyRemediated'])"}]}),
+}, { required: ["status","timeoutSeconds","type"] });
 export const MachineHealthCheckSpecChecksUnhealthyMachineConditionSchema = c.zod($MachineHealthCheckSpecChecksUnhealthyMachineCondition);
 const $MachineHealthCheckSpecChecksUnhealthyNodeCondition = c.object({
-    status: c.string({ minLength: 1 }),
-    timeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    type: c.string({ minLength: 1 }),
-}, { required: ["status", "timeoutSeconds", "type"] });
+  status: c.string({ minLength: 1 }),
+  timeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  type: c.string({ minLength: 1 }),
+}, { required: ["status","timeoutSeconds","type"] });
 export const MachineHealthCheckSpecChecksUnhealthyNodeConditionSchema = c.zod($MachineHealthCheckSpecChecksUnhealthyNodeCondition);
 const $MachineHealthCheckSpecChecks = c.object({
-    nodeStartupTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecChecksUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    unhealthyNodeConditions: c.withMeta(c.array($MachineHealthCheckSpecChecksUnhealthyNodeCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  nodeStartupTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  unhealthyMachineConditions: c.withMeta(c.array($MachineHealthCheckSpecChecksUnhealthyMachineCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  unhealthyNodeConditions: c.withMeta(c.array($MachineHealthCheckSpecChecksUnhealthyNodeCondition, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 }, { minProperties: 1 });
 export const MachineHealthCheckSpecChecksSchema = c.zod($MachineHealthCheckSpecChecks);
 const $MachineHealthCheckSpecRemediationTemplateRef = c.object({
-    apiVersion: c.string({ minLength: 1, maxLength: 317, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[a-z]([-a-z0-9]*[a-z0-9])?$" }),
-    kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
-    name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}, { required: ["apiVersion", "kind", "name"] });
+  apiVersion: c.string({ minLength: 1, maxLength: 317, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[a-z]([-a-z0-9]*[a-z0-9])?$" }),
+  kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
+  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+}, { required: ["apiVersion","kind","name"] });
 export const MachineHealthCheckSpecRemediationTemplateRefSchema = c.zod($MachineHealthCheckSpecRemediationTemplateRef);
 const $MachineHealthCheckSpecRemediationTriggerIf = c.object({
-    unhealthyInRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
-    unhealthyLessThanOrEqualTo: c.withMeta(c.intOrString(), { "x-kubernetes-int-or-string": true }),
+  unhealthyInRange: c.string({ minLength: 1, maxLength: 32, pattern: "^\\[[0-9]+-[0-9]+\\]$" }),
+  unhealthyLessThanOrEqualTo: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
 }, { minProperties: 1 });
 export const MachineHealthCheckSpecRemediationTriggerIfSchema = c.zod($MachineHealthCheckSpecRemediationTriggerIf);
 const $MachineHealthCheckSpecRemediation = c.object({
-    templateRef: $MachineHealthCheckSpecRemediationTemplateRef,
-    triggerIf: $MachineHealthCheckSpecRemediationTriggerIf,
+  templateRef: $MachineHealthCheckSpecRemediationTemplateRef,
+  triggerIf: $MachineHealthCheckSpecRemediationTriggerIf,
 }, { minProperties: 1 });
 export const MachineHealthCheckSpecRemediationSchema = c.zod($MachineHealthCheckSpecRemediation);
 const $ClusterSpecTopologyControlPlaneHealthCheck = c.object({
-    checks: $MachineHealthCheckSpecChecks,
-    enabled: c.boolean(),
-    remediation: $MachineHealthCheckSpecRemediation,
+  checks: $MachineHealthCheckSpecChecks,
+  enabled: c.boolean(),
+  remediation: $MachineHealthCheckSpecRemediation,
 }, { minProperties: 1 });
 export const ClusterSpecTopologyControlPlaneHealthCheckSchema = c.zod($ClusterSpecTopologyControlPlaneHealthCheck);
 const $MachineSetSpecTemplateMetadata = c.object({
-    annotations: c.record(c.string()),
-    labels: c.record(c.string()),
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
 }, { minProperties: 1 });
 export const MachineSetSpecTemplateMetadataSchema = c.zod($MachineSetSpecTemplateMetadata);
 const $MachineSpecReadinessGate = c.object({
-    conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-    polarity: c.literals(["Positive", "Negative"]),
+  conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+  polarity: c.literals(["Positive","Negative"]),
 }, { required: ["conditionType"] });
 export const MachineSpecReadinessGateSchema = c.zod($MachineSpecReadinessGate);
 const $ClusterSpecTopologyControlPlaneRollout = c.object({
-    after: c.string({ format: "date-time" }),
+  after: c.string({ format: "date-time" }),
 }, { minProperties: 1 });
 export const ClusterSpecTopologyControlPlaneRolloutSchema = c.zod($ClusterSpecTopologyControlPlaneRollout);
 const $MachineSpecTaint = c.object({
-    effect: c.literals(["NoSchedule", "PreferNoSchedule", "NoExecute"]),
-    key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
-    propagation: c.literals(["Always", "OnInitialization"]),
-    value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
-}, { required: ["effect", "key", "propagation"] });
+  effect: c.literals(["NoSchedule","PreferNoSchedule","NoExecute"]),
+  key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
+  propagation: c.literals(["Always","OnInitialization"]),
+  value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
+}, { required: ["effect","key","propagation"] });
 export const MachineSpecTaintSchema = c.zod($MachineSpecTaint);
 const $ClusterSpecTopologyVariable = c.object({
-    name: c.string({ minLength: 1, maxLength: 256 }),
-    value: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-}, { required: ["name", "value"] });
+  name: c.string({ minLength: 1, maxLength: 256 }),
+  value: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+}, { required: ["name","value"] });
 export const ClusterSpecTopologyVariableSchema = c.zod($ClusterSpecTopologyVariable);
 const $ClusterSpecTopologyControlPlaneVariables = c.object({
-    overrides: c.withMeta(c.array($ClusterSpecTopologyVariable, { minItems: 1, maxItems: 1000, listType: "map", listMapKeys: ["name"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
+  overrides: c.withMeta(c.array($ClusterSpecTopologyVariable, { minItems: 1, maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
 }, { minProperties: 1 });
 export const ClusterSpecTopologyControlPlaneVariablesSchema = c.zod($ClusterSpecTopologyControlPlaneVariables);
 const $ClusterSpecTopologyControlPlane = c.object({
-    deletion: $MachineSpecDeletion,
-    healthCheck: $ClusterSpecTopologyControlPlaneHealthCheck,
-    metadata: $MachineSetSpecTemplateMetadata,
-    readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["conditionType"] }),
-    replicas: c.integer({ format: "int32" }),
-    rollout: $ClusterSpecTopologyControlPlaneRollout,
-    taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
-    variables: $ClusterSpecTopologyControlPlaneVariables,
+  deletion: $MachineSpecDeletion,
+  healthCheck: $ClusterSpecTopologyControlPlaneHealthCheck,
+  metadata: $MachineSetSpecTemplateMetadata,
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  replicas: c.integer({ format: "int32" }),
+  rollout: $ClusterSpecTopologyControlPlaneRollout,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
 }, { minProperties: 1 });
 export const ClusterSpecTopologyControlPlaneSchema = c.zod($ClusterSpecTopologyControlPlane);
 const $ClusterSpecTopologyWorkersMachineDeploymentDeletion = c.object({
-    nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    order: c.literals(["Random", "Newest", "Oldest"]),
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  order: c.literals(["Random","Newest","Oldest"]),
 }, { minProperties: 1 });
 export const ClusterSpecTopologyWorkersMachineDeploymentDeletionSchema = c.zod($ClusterSpecTopologyWorkersMachineDeploymentDeletion);
 const $ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation = c.object({
-    maxInFlight: c.withMeta(c.intOrString(), { "x-kubernetes-int-or-string": true }),
-    templateRef: $MachineHealthCheckSpecRemediationTemplateRef,
-    triggerIf: $MachineHealthCheckSpecRemediationTriggerIf,
+  maxInFlight: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  templateRef: $MachineHealthCheckSpecRemediationTemplateRef,
+  triggerIf: $MachineHealthCheckSpecRemediationTriggerIf,
 }, { minProperties: 1 });
 export const ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediationSchema = c.zod($ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation);
 const $ClusterSpecTopologyWorkersMachineDeploymentHealthCheck = c.object({
-    checks: $MachineHealthCheckSpecChecks,
-    enabled: c.boolean(),
-    remediation: $ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation,
+  checks: $MachineHealthCheckSpecChecks,
+  enabled: c.boolean(),
+  remediation: $ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation,
 }, { minProperties: 1 });
 export const ClusterSpecTopologyWorkersMachineDeploymentHealthCheckSchema = c.zod($ClusterSpecTopologyWorkersMachineDeploymentHealthCheck);
 const $MachineDeploymentSpecRolloutStrategyRollingUpdate = c.object({
-    maxSurge: c.withMeta(c.intOrString(), { "x-kubernetes-int-or-string": true }),
-    maxUnavailable: c.withMeta(c.intOrString(), { "x-kubernetes-int-or-string": true }),
+  maxSurge: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  maxUnavailable: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
 }, { minProperties: 1 });
 export const MachineDeploymentSpecRolloutStrategyRollingUpdateSchema = c.zod($MachineDeploymentSpecRolloutStrategyRollingUpdate);
 const $MachineDeploymentSpecRolloutStrategy = c.object({
-    rollingUpdate: $MachineDeploymentSpecRolloutStrategyRollingUpdate,
-    type: c.literals(["RollingUpdate", "OnDelete"]),
+  rollingUpdate: $MachineDeploymentSpecRolloutStrategyRollingUpdate,
+  type: c.literals(["RollingUpdate","OnDelete"]),
 }, { required: ["type"], minProperties: 1 });
 export const MachineDeploymentSpecRolloutStrategySchema = c.zod($MachineDeploymentSpecRolloutStrategy);
 const $MachineDeploymentSpecRollout = c.object({
-    after: c.string({ format: "date-time" }),
-    strategy: $MachineDeploymentSpecRolloutStrategy,
+  after: c.string({ format: "date-time" }),
+  strategy: $MachineDeploymentSpecRolloutStrategy,
 }, { minProperties: 1 });
 export const MachineDeploymentSpecRolloutSchema = c.zod($MachineDeploymentSpecRollout);
 const $ClusterSpecTopologyWorkersMachineDeployment = c.object({
-    class: c.string({ minLength: 1, maxLength: 256 }),
-    deletion: $ClusterSpecTopologyWorkersMachineDeploymentDeletion,
-    failureDomain: c.string({ minLength: 1, maxLength: 256 }),
-    healthCheck: $ClusterSpecTopologyWorkersMachineDeploymentHealthCheck,
-    metadata: $MachineSetSpecTemplateMetadata,
-    minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
-    name: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-    readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["conditionType"] }),
-    replicas: c.integer({ format: "int32" }),
-    rollout: $MachineDeploymentSpecRollout,
-    taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
-    variables: $ClusterSpecTopologyControlPlaneVariables,
-}, { required: ["class", "name"] });
+  class: c.string({ minLength: 1, maxLength: 256 }),
+  deletion: $ClusterSpecTopologyWorkersMachineDeploymentDeletion,
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  healthCheck: $ClusterSpecTopologyWorkersMachineDeploymentHealthCheck,
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
+  name: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  replicas: c.integer({ format: "int32" }),
+  rollout: $MachineDeploymentSpecRollout,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
+}, { required: ["class","name"] });
 export const ClusterSpecTopologyWorkersMachineDeploymentSchema = c.zod($ClusterSpecTopologyWorkersMachineDeployment);
 const $ClusterSpecTopologyWorkersMachinePoolDeletion = c.object({
-    nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
 }, { minProperties: 1 });
 export const ClusterSpecTopologyWorkersMachinePoolDeletionSchema = c.zod($ClusterSpecTopologyWorkersMachinePoolDeletion);
 const $ClusterSpecTopologyWorkersMachinePool = c.object({
-    class: c.string({ minLength: 1, maxLength: 256 }),
-    deletion: $ClusterSpecTopologyWorkersMachinePoolDeletion,
-    failureDomains: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    metadata: $MachineSetSpecTemplateMetadata,
-    minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
-    name: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-    replicas: c.integer({ format: "int32" }),
-    taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
-    variables: $ClusterSpecTopologyControlPlaneVariables,
-}, { required: ["class", "name"] });
+  class: c.string({ minLength: 1, maxLength: 256 }),
+  deletion: $ClusterSpecTopologyWorkersMachinePoolDeletion,
+  failureDomains: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
+  name: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+  replicas: c.integer({ format: "int32" }),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  variables: $ClusterSpecTopologyControlPlaneVariables,
+}, { required: ["class","name"] });
 export const ClusterSpecTopologyWorkersMachinePoolSchema = c.zod($ClusterSpecTopologyWorkersMachinePool);
 const $ClusterSpecTopologyWorkers = c.object({
-    machineDeployments: c.withMeta(c.array($ClusterSpecTopologyWorkersMachineDeployment, { minItems: 1, maxItems: 2000, listType: "map", listMapKeys: ["name"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
-    machinePools: c.withMeta(c.array($ClusterSpecTopologyWorkersMachinePool, { minItems: 1, maxItems: 2000, listType: "map", listMapKeys: ["name"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
+  machineDeployments: c.withMeta(c.array($ClusterSpecTopologyWorkersMachineDeployment, { minItems: 1, maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  machinePools: c.withMeta(c.array($ClusterSpecTopologyWorkersMachinePool, { minItems: 1, maxItems: 2000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
 }, { minProperties: 1 });
 export const ClusterSpecTopologyWorkersSchema = c.zod($ClusterSpecTopologyWorkers);
 const $ClusterSpecTopology = c.object({
-    classRef: $ClusterSpecTopologyClassRef,
-    controlPlane: $ClusterSpecTopologyControlPlane,
-    variables: c.withMeta(c.array($ClusterSpecTopologyVariable, { minItems: 1, maxItems: 1000, listType: "map", listMapKeys: ["name"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
-    version: c.string({ minLength: 1, maxLength: 256 }),
-    workers: $ClusterSpecTopologyWorkers,
-}, { required: ["classRef", "version"] });
+  classRef: $ClusterSpecTopologyClassRef,
+  controlPlane: $ClusterSpecTopologyControlPlane,
+  variables: c.withMeta(c.array($ClusterSpecTopologyVariable, { minItems: 1, maxItems: 1000, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  version: c.string({ minLength: 1, maxLength: 256 }),
+  workers: $ClusterSpecTopologyWorkers,
+}, { required: ["classRef","version"] });
 export const ClusterSpecTopologySchema = c.zod($ClusterSpecTopology);
 const $ClusterSpec = c.object({
-    availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["conditionType"] }),
-    clusterNetwork: $ClusterSpecClusterNetwork,
-    controlPlaneEndpoint: $ClusterSpecControlPlaneEndpoint,
-    controlPlaneRef: $ClusterSpecControlPlaneRef,
-    infrastructureRef: $ClusterSpecControlPlaneRef,
-    paused: c.boolean(),
-    topology: $ClusterSpecTopology,
+  availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  clusterNetwork: $ClusterSpecClusterNetwork,
+  controlPlaneEndpoint: $ClusterSpecControlPlaneEndpoint,
+  controlPlaneRef: $ClusterSpecControlPlaneRef,
+  infrastructureRef: $ClusterSpecControlPlaneRef,
+  paused: c.boolean(),
+  topology: $ClusterSpecTopology,
 }, { minProperties: 1 });
 export const ClusterSpecSchema = c.zod($ClusterSpec);
 const $ClusterStatusCondition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ maxLength: 32768 }),
-    observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-    reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-    status: c.literals(["True", "False", "Unknown"]),
-    type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime", "message", "reason", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
 export const ClusterStatusConditionSchema = c.zod($ClusterStatusCondition);
 const $ClusterStatusWorkersUpgradePlanItem = c.object({
-    version: c.string({ minLength: 1, maxLength: 256 }),
+  version: c.string({ minLength: 1, maxLength: 256 }),
 }, { required: ["version"] });
 export const ClusterStatusWorkersUpgradePlanItemSchema = c.zod($ClusterStatusWorkersUpgradePlanItem);
 const $MachineSetStatusVersion = c.object({
-    replicas: c.integer({ format: "int32", minimum: 1 }),
-    version: c.string({ minLength: 1, maxLength: 256 }),
+  replicas: c.integer({ format: "int32", minimum: 1 }),
+  version: c.string({ minLength: 1, maxLength: 256 }),
 }, { required: ["version"] });
 export const MachineSetStatusVersionSchema = c.zod($MachineSetStatusVersion);
 const $ClusterStatusControlPlane = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    desiredReplicas: c.integer({ format: "int32" }),
-    readyReplicas: c.integer({ format: "int32" }),
-    replicas: c.integer({ format: "int32" }),
-    upToDateReplicas: c.integer({ format: "int32" }),
-    upgradePlan: c.withMeta(c.array($ClusterStatusWorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  availableReplicas: c.integer({ format: "int32" }),
+  desiredReplicas: c.integer({ format: "int32" }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  upgradePlan: c.withMeta(c.array($ClusterStatusWorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 });
 export const ClusterStatusControlPlaneSchema = c.zod($ClusterStatusControlPlane);
 const $ClusterStatusDeprecatedV1beta1Condition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ minLength: 1, maxLength: 10240 }),
-    reason: c.string({ minLength: 1, maxLength: 256 }),
-    severity: c.string({ maxLength: 32 }),
-    status: c.string(),
-    type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
 export const ClusterStatusDeprecatedV1beta1ConditionSchema = c.zod($ClusterStatusDeprecatedV1beta1Condition);
 const $ClusterStatusDeprecatedV1beta1 = c.object({
-    conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
-    failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-    failureReason: c.string(),
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
 });
 export const ClusterStatusDeprecatedV1beta1Schema = c.zod($ClusterStatusDeprecatedV1beta1);
 const $ClusterStatusDeprecated = c.object({
-    v1beta1: $ClusterStatusDeprecatedV1beta1,
+  v1beta1: $ClusterStatusDeprecatedV1beta1,
 });
 export const ClusterStatusDeprecatedSchema = c.zod($ClusterStatusDeprecated);
 const $ClusterStatusFailureDomain = c.object({
-    attributes: c.record(c.string()),
-    controlPlane: c.boolean(),
-    name: c.string({ minLength: 1, maxLength: 256 }),
+  attributes: c.record(c.string()),
+  controlPlane: c.boolean(),
+  name: c.string({ minLength: 1, maxLength: 256 }),
 }, { required: ["name"] });
 export const ClusterStatusFailureDomainSchema = c.zod($ClusterStatusFailureDomain);
 const $ClusterStatusInitialization = c.object({
-    controlPlaneInitialized: c.boolean(),
-    infrastructureProvisioned: c.boolean(),
+  controlPlaneInitialized: c.boolean(),
+  infrastructureProvisioned: c.boolean(),
 }, { minProperties: 1 });
 export const ClusterStatusInitializationSchema = c.zod($ClusterStatusInitialization);
 const $ClusterStatusWorkers = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    desiredReplicas: c.integer({ format: "int32" }),
-    readyReplicas: c.integer({ format: "int32" }),
-    replicas: c.integer({ format: "int32" }),
-    upToDateReplicas: c.integer({ format: "int32" }),
-    upgradePlan: c.withMeta(c.array($ClusterStatusWorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  availableReplicas: c.integer({ format: "int32" }),
+  desiredReplicas: c.integer({ format: "int32" }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  upgradePlan: c.withMeta(c.array($ClusterStatusWorkersUpgradePlanItem, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 });
 export const ClusterStatusWorkersSchema = c.zod($ClusterStatusWorkers);
 const $ClusterStatus = c.object({
-    conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    controlPlane: $ClusterStatusControlPlane,
-    deprecated: $ClusterStatusDeprecated,
-    failureDomains: c.withMeta(c.array($ClusterStatusFailureDomain, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
-    initialization: $ClusterStatusInitialization,
-    observedGeneration: c.integer({ format: "int64", minimum: 1 }),
-    phase: c.literals(["Pending", "Provisioning", "Provisioned", "Deleting", "Failed", "Unknown"]),
-    workers: $ClusterStatusWorkers,
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  controlPlane: $ClusterStatusControlPlane,
+  deprecated: $ClusterStatusDeprecated,
+  failureDomains: c.withMeta(c.array($ClusterStatusFailureDomain, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  initialization: $ClusterStatusInitialization,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  phase: c.literals(["Pending","Provisioning","Provisioned","Deleting","Failed","Unknown"]),
+  workers: $ClusterStatusWorkers,
 }, { minProperties: 1 });
 export const ClusterStatusSchema = c.zod($ClusterStatus);
 const $Cluster = c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("Cluster"),
-    metadata: c.objectMeta(),
-    spec: $ClusterSpec,
-    status: $ClusterStatus,
-}, { required: ["apiVersion", "kind", "spec"] });
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("Cluster"),
+  metadata: c.objectMeta(),
+  spec: $ClusterSpec,
+  status: $ClusterStatus,
+}, { required: ["apiVersion","kind","spec"] });
 export const ClusterSchema = c.zod($Cluster);
 export const ClusterListSchema = c.zod(c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("ClusterList"),
-    metadata: c.listMeta(),
-    items: c.array($Cluster),
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("ClusterList"),
+  metadata: c.listMeta(),
+  items: c.array($Cluster),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class ClusterModel extends Model {
-    static apiVersion = "cluster.x-k8s.io/v1beta2";
-    static kind = "Cluster";
-    static is = createTypeMetaGuard(ClusterModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: ClusterModel.apiVersion, kind: ClusterModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(ClusterSchema, this.toJSON(), "Cluster cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "cluster.x-k8s.io/v1beta2";
+  static kind = "Cluster";
+  static is = createTypeMetaGuard(ClusterModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: ClusterModel.apiVersion, kind: ClusterModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(ClusterSchema, this.toJSON(), "Cluster cluster.x-k8s.io/v1beta2");
+  }
 }
 export const ClusterResource = {
-    group: "cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "Cluster",
-    listKind: "ClusterList",
-    plural: "clusters",
-    singular: "cluster",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: ["cl"],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: ClusterSchema,
-    defaults: undefined,
+  group: "cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "cluster.x-k8s.io/v1beta2",
+  kind: "Cluster",
+  listKind: "ClusterList",
+  plural: "clusters",
+  singular: "cluster",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: ["cl"],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: ClusterSchema,
+  defaults: undefined,
 };
 const $ClusterClassSpecControlPlaneDeletion = c.object({
-    nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
 }, { minProperties: 1 });
 export const ClusterClassSpecControlPlaneDeletionSchema = c.zod($ClusterClassSpecControlPlaneDeletion);
 const $ClusterClassSpecControlPlaneHealthCheck = c.object({
-    checks: $MachineHealthCheckSpecChecks,
-    remediation: $MachineHealthCheckSpecRemediation,
+  checks: $MachineHealthCheckSpecChecks,
+  remediation: $MachineHealthCheckSpecRemediation,
 }, { minProperties: 1 });
 export const ClusterClassSpecControlPlaneHealthCheckSchema = c.zod($ClusterClassSpecControlPlaneHealthCheck);
 const $ClusterClassSpecControlPlaneTemplateRef = c.object({
-    apiVersion: c.string({ minLength: 1, maxLength: 317, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[a-z]([-a-z0-9]*[a-z0-9])?$" }),
-    kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
-    name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}, { required: ["apiVersion", "kind", "name"] });
+  apiVersion: c.string({ minLength: 1, maxLength: 317, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[a-z]([-a-z0-9]*[a-z0-9])?$" }),
+  kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
+  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+}, { required: ["apiVersion","kind","name"] });
 export const ClusterClassSpecControlPlaneTemplateRefSchema = c.zod($ClusterClassSpecControlPlaneTemplateRef);
 const $ClusterClassSpecControlPlaneMachineInfrastructure = c.object({
-    templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
 }, { required: ["templateRef"] });
 export const ClusterClassSpecControlPlaneMachineInfrastructureSchema = c.zod($ClusterClassSpecControlPlaneMachineInfrastructure);
 const $ClusterClassSpecControlPlaneNaming = c.object({
-    template: c.string({ minLength: 1, maxLength: 1024 }),
+  template: c.string({ minLength: 1, maxLength: 1024 }),
 }, { minProperties: 1 });
 export const ClusterClassSpecControlPlaneNamingSchema = c.zod($ClusterClassSpecControlPlaneNaming);
 const $ClusterClassSpecControlPlane = c.object({
-    deletion: $ClusterClassSpecControlPlaneDeletion,
-    healthCheck: $ClusterClassSpecControlPlaneHealthCheck,
-    machineInfrastructure: $ClusterClassSpecControlPlaneMachineInfrastructure,
-    metadata: $MachineSetSpecTemplateMetadata,
-    naming: $ClusterClassSpecControlPlaneNaming,
-    readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["conditionType"] }),
-    taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
-    templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+  deletion: $ClusterClassSpecControlPlaneDeletion,
+  healthCheck: $ClusterClassSpecControlPlaneHealthCheck,
+  machineInfrastructure: $ClusterClassSpecControlPlaneMachineInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+  naming: $ClusterClassSpecControlPlaneNaming,
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
 }, { required: ["templateRef"] });
 export const ClusterClassSpecControlPlaneSchema = c.zod($ClusterClassSpecControlPlane);
 const $ClusterClassSpecInfrastructureNaming = c.object({
-    template: c.string({ minLength: 1, maxLength: 1024 }),
+  template: c.string({ minLength: 1, maxLength: 1024 }),
 }, { minProperties: 1 });
 export const ClusterClassSpecInfrastructureNamingSchema = c.zod($ClusterClassSpecInfrastructureNaming);
 const $ClusterClassSpecInfrastructure = c.object({
-    naming: $ClusterClassSpecInfrastructureNaming,
-    templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+  naming: $ClusterClassSpecInfrastructureNaming,
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
 }, { required: ["templateRef"] });
 export const ClusterClassSpecInfrastructureSchema = c.zod($ClusterClassSpecInfrastructure);
 const $ClusterClassSpecPatchDefinitionJsonPatchValueFrom = c.object({
-    template: c.string({ minLength: 1, maxLength: 10240 }),
-    variable: c.string({ minLength: 1, maxLength: 256 }),
+  template: c.string({ minLength: 1, maxLength: 10240 }),
+  variable: c.string({ minLength: 1, maxLength: 256 }),
 });
 export const ClusterClassSpecPatchDefinitionJsonPatchValueFromSchema = c.zod($ClusterClassSpecPatchDefinitionJsonPatchValueFrom);
 const $ClusterClassSpecPatchDefinitionJsonPatch = c.object({
-    op: c.literals(["add", "replace", "remove"]),
-    path: c.string({ minLength: 1, maxLength: 512 }),
-    value: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    valueFrom: $ClusterClassSpecPatchDefinitionJsonPatchValueFrom,
-}, { required: ["op", "path"] });
+  op: c.literals(["add","replace","remove"]),
+  path: c.string({ minLength: 1, maxLength: 512 }),
+  value: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  valueFrom: $ClusterClassSpecPatchDefinitionJsonPatchValueFrom,
+}, { required: ["op","path"] });
 export const ClusterClassSpecPatchDefinitionJsonPatchSchema = c.zod($ClusterClassSpecPatchDefinitionJsonPatch);
 const $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass = c.object({
-    names: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  names: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 });
 export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClassSchema = c.zod($ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass);
 const $ClusterClassSpecPatchDefinitionSelectorMatchResources = c.object({
-    controlPlane: c.boolean(),
-    infrastructureCluster: c.boolean(),
-    machineDeploymentClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
-    machinePoolClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
+  controlPlane: c.boolean(),
+  infrastructureCluster: c.boolean(),
+  machineDeploymentClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
+  machinePoolClass: $ClusterClassSpecPatchDefinitionSelectorMatchResourcesMachinePoolClass,
 }, { minProperties: 1 });
 export const ClusterClassSpecPatchDefinitionSelectorMatchResourcesSchema = c.zod($ClusterClassSpecPatchDefinitionSelectorMatchResources);
 const $ClusterClassSpecPatchDefinitionSelector = c.object({
-    apiVersion: c.string({ minLength: 1, maxLength: 317, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[a-z]([-a-z0-9]*[a-z0-9])?$" }),
-    kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
-    matchResources: $ClusterClassSpecPatchDefinitionSelectorMatchResources,
-}, { required: ["apiVersion", "kind", "matchResources"] });
+  apiVersion: c.string({ minLength: 1, maxLength: 317, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[a-z]([-a-z0-9]*[a-z0-9])?$" }),
+  kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
+  matchResources: $ClusterClassSpecPatchDefinitionSelectorMatchResources,
+}, { required: ["apiVersion","kind","matchResources"] });
 export const ClusterClassSpecPatchDefinitionSelectorSchema = c.zod($ClusterClassSpecPatchDefinitionSelector);
 const $ClusterClassSpecPatchDefinition = c.object({
-    jsonPatches: c.withMeta(c.array($ClusterClassSpecPatchDefinitionJsonPatch, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    selector: $ClusterClassSpecPatchDefinitionSelector,
-}, { required: ["jsonPatches", "selector"] });
+  jsonPatches: c.withMeta(c.array($ClusterClassSpecPatchDefinitionJsonPatch, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  selector: $ClusterClassSpecPatchDefinitionSelector,
+}, { required: ["jsonPatches","selector"] });
 export const ClusterClassSpecPatchDefinitionSchema = c.zod($ClusterClassSpecPatchDefinition);
 const $ClusterClassSpecPatchExternal = c.object({
-    discoverVariablesExtension: c.string({ minLength: 1, maxLength: 512 }),
-    generatePatchesExtension: c.string({ minLength: 1, maxLength: 512 }),
-    settings: c.record(c.string()),
-    validateTopologyExtension: c.string({ minLength: 1, maxLength: 512 }),
+  discoverVariablesExtension: c.string({ minLength: 1, maxLength: 512 }),
+  generatePatchesExtension: c.string({ minLength: 1, maxLength: 512 }),
+  settings: c.record(c.string()),
+  validateTopologyExtension: c.string({ minLength: 1, maxLength: 512 }),
 });
 export const ClusterClassSpecPatchExternalSchema = c.zod($ClusterClassSpecPatchExternal);
 const $ClusterClassSpecPatch = c.object({
-    definitions: c.withMeta(c.array($ClusterClassSpecPatchDefinition, { maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    description: c.string({ minLength: 1, maxLength: 1024 }),
-    enabledIf: c.string({ minLength: 1, maxLength: 256 }),
-    external: $ClusterClassSpecPatchExternal,
-    name: c.string({ minLength: 1, maxLength: 256 }),
+  definitions: c.withMeta(c.array($ClusterClassSpecPatchDefinition, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  description: c.string({ minLength: 1, maxLength: 1024 }),
+  enabledIf: c.string({ minLength: 1, maxLength: 256 }),
+  external: $ClusterClassSpecPatchExternal,
+  name: c.string({ minLength: 1, maxLength: 256 }),
 }, { required: ["name"] });
 export const ClusterClassSpecPatchSchema = c.zod($ClusterClassSpecPatch);
 const $ClusterClassSpecUpgradeExternal = c.object({
-    generateUpgradePlanExtension: c.string({ minLength: 1, maxLength: 512 }),
+  generateUpgradePlanExtension: c.string({ minLength: 1, maxLength: 512 }),
 }, { minProperties: 1 });
 export const ClusterClassSpecUpgradeExternalSchema = c.zod($ClusterClassSpecUpgradeExternal);
 const $ClusterClassSpecUpgrade = c.object({
-    external: $ClusterClassSpecUpgradeExternal,
+  external: $ClusterClassSpecUpgradeExternal,
 }, { minProperties: 1 });
 export const ClusterClassSpecUpgradeSchema = c.zod($ClusterClassSpecUpgrade);
 const $ClusterClassSpecVariableDeprecatedV1Beta1Metadata = c.object({
-    annotations: c.record(c.string()),
-    labels: c.record(c.string()),
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
 }, { minProperties: 1 });
 export const ClusterClassSpecVariableDeprecatedV1Beta1MetadataSchema = c.zod($ClusterClassSpecVariableDeprecatedV1Beta1Metadata);
 const $ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation = c.object({
-    fieldPath: c.string({ minLength: 1, maxLength: 512 }),
-    message: c.string({ minLength: 1, maxLength: 512 }),
-    messageExpression: c.string({ minLength: 1, maxLength: 1024 }),
-    reason: c.literals(["FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"]),
-    rule: c.string({ minLength: 1, maxLength: 4096 }),
+  fieldPath: c.string({ minLength: 1, maxLength: 512 }),
+  message: c.string({ minLength: 1, maxLength: 512 }),
+  messageExpression: c.string({ minLength: 1, maxLength: 1024 }),
+  reason: c.literals(["FieldValueInvalid","FieldValueForbidden","FieldValueRequired","FieldValueDuplicate"]),
+  rule: c.string({ minLength: 1, maxLength: 4096 }),
 }, { required: ["rule"] });
 export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationSchema = c.zod($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation);
 const ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationDefaults = { properties: { reason: { default: "FieldValueInvalid" } } };
 const $ClusterClassSpecVariableSchemaOpenAPIV3Schema = c.object({
-    additionalProperties: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    allOf: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    anyOf: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    default: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    description: c.string({ minLength: 1, maxLength: 4096 }),
-    enum: c.withMeta(c.array(c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }), { maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    example: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    exclusiveMaximum: c.boolean(),
-    exclusiveMinimum: c.boolean(),
-    format: c.string({ minLength: 1, maxLength: 32 }),
-    items: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    maxItems: c.integer({ format: "int64" }),
-    maxLength: c.integer({ format: "int64" }),
-    maxProperties: c.integer({ format: "int64" }),
-    maximum: c.integer({ format: "int64" }),
-    minItems: c.integer({ format: "int64" }),
-    minLength: c.integer({ format: "int64" }),
-    minProperties: c.integer({ format: "int64" }),
-    minimum: c.integer({ format: "int64" }),
-    not: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    oneOf: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    pattern: c.string({ minLength: 1, maxLength: 512 }),
-    properties: c.withMeta(c.freeFormJson(), { "x-kubernetes-preserve-unknown-fields": true }),
-    required: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    type: c.literals(["object", "array", "string", "integer", "number", "boolean"]),
-    uniqueItems: c.boolean(),
-    "x-kubernetes-int-or-string": c.boolean(),
-    "x-kubernetes-preserve-unknown-fields": c.boolean(),
-    "x-kubernetes-validations": c.withMeta(c.array($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["rule"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["rule"] }),
-    "x-metadata": $ClusterClassSpecVariableDeprecatedV1Beta1Metadata,
+  additionalProperties: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  allOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  anyOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  default: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  description: c.string({ minLength: 1, maxLength: 4096 }),
+  enum: c.withMeta(c.array(c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  example: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  exclusiveMaximum: c.boolean(),
+  exclusiveMinimum: c.boolean(),
+  format: c.string({ minLength: 1, maxLength: 32 }),
+  items: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  maxItems: c.integer({ format: "int64" }),
+  maxLength: c.integer({ format: "int64" }),
+  maxProperties: c.integer({ format: "int64" }),
+  maximum: c.integer({ format: "int64" }),
+  minItems: c.integer({ format: "int64" }),
+  minLength: c.integer({ format: "int64" }),
+  minProperties: c.integer({ format: "int64" }),
+  minimum: c.integer({ format: "int64" }),
+  not: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  oneOf: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  pattern: c.string({ minLength: 1, maxLength: 512 }),
+  properties: c.withMeta(c.freeFormJson(), {"x-kubernetes-preserve-unknown-fields":true}),
+  required: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  type: c.literals(["object","array","string","integer","number","boolean"]),
+  uniqueItems: c.boolean(),
+  "x-kubernetes-int-or-string": c.boolean(),
+  "x-kubernetes-preserve-unknown-fields": c.boolean(),
+  "x-kubernetes-validations": c.withMeta(c.array($ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidation, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["rule"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["rule"]}),
+  "x-metadata": $ClusterClassSpecVariableDeprecatedV1Beta1Metadata,
 }, { minProperties: 1 });
 export const ClusterClassSpecVariableSchemaOpenAPIV3SchemaSchema = c.zod($ClusterClassSpecVariableSchemaOpenAPIV3Schema);
 const ClusterClassSpecVariableSchemaOpenAPIV3SchemaDefaults = { properties: { "x-kubernetes-validations": { items: { ...ClusterClassSpecVariableSchemaOpenAPIV3SchemaXKubernetesValidationDefaults } } } };
 const $ClusterClassStatusVariableDefinitionSchema = c.object({
-    openAPIV3Schema: $ClusterClassSpecVariableSchemaOpenAPIV3Schema,
+  openAPIV3Schema: $ClusterClassSpecVariableSchemaOpenAPIV3Schema,
 }, { required: ["openAPIV3Schema"] });
 export const ClusterClassStatusVariableDefinitionSchemaSchema = c.zod($ClusterClassStatusVariableDefinitionSchema);
 const ClusterClassStatusVariableDefinitionSchemaDefaults = { properties: { openAPIV3Schema: { ...ClusterClassSpecVariableSchemaOpenAPIV3SchemaDefaults } } };
 const $ClusterClassSpecVariable = c.object({
-    deprecatedV1Beta1Metadata: $ClusterClassSpecVariableDeprecatedV1Beta1Metadata,
-    name: c.string({ minLength: 1, maxLength: 256 }),
-    required: c.boolean(),
-    schema: $ClusterClassStatusVariableDefinitionSchema,
-}, { required: ["name", "required", "schema"] });
+  deprecatedV1Beta1Metadata: $ClusterClassSpecVariableDeprecatedV1Beta1Metadata,
+  name: c.string({ minLength: 1, maxLength: 256 }),
+  required: c.boolean(),
+  schema: $ClusterClassStatusVariableDefinitionSchema,
+}, { required: ["name","required","schema"] });
 export const ClusterClassSpecVariableSchema = c.zod($ClusterClassSpecVariable);
 const ClusterClassSpecVariableDefaults = { properties: { schema: { ...ClusterClassStatusVariableDefinitionSchemaDefaults } } };
 const $ClusterClassSpecWorkersMachineDeploymentBootstrap = c.object({
-    templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
 }, { required: ["templateRef"] });
 export const ClusterClassSpecWorkersMachineDeploymentBootstrapSchema = c.zod($ClusterClassSpecWorkersMachineDeploymentBootstrap);
 const $ClusterClassSpecWorkersMachineDeploymentDeletion = c.object({
-    nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    order: c.literals(["Random", "Newest", "Oldest"]),
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  order: c.literals(["Random","Newest","Oldest"]),
 }, { minProperties: 1 });
 export const ClusterClassSpecWorkersMachineDeploymentDeletionSchema = c.zod($ClusterClassSpecWorkersMachineDeploymentDeletion);
 const $ClusterClassSpecWorkersMachineDeploymentHealthCheck = c.object({
-    checks: $MachineHealthCheckSpecChecks,
-    remediation: $ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation,
+  checks: $MachineHealthCheckSpecChecks,
+  remediation: $ClusterClassSpecWorkersMachineDeploymentHealthCheckRemediation,
 }, { minProperties: 1 });
 export const ClusterClassSpecWorkersMachineDeploymentHealthCheckSchema = c.zod($ClusterClassSpecWorkersMachineDeploymentHealthCheck);
 const $ClusterClassSpecWorkersMachineDeploymentInfrastructure = c.object({
-    templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
 }, { required: ["templateRef"] });
 export const ClusterClassSpecWorkersMachineDeploymentInfrastructureSchema = c.zod($ClusterClassSpecWorkersMachineDeploymentInfrastructure);
 const $ClusterClassSpecWorkersMachineDeploymentNaming = c.object({
-    template: c.string({ minLength: 1, maxLength: 1024 }),
+  template: c.string({ minLength: 1, maxLength: 1024 }),
 }, { minProperties: 1 });
 export const ClusterClassSpecWorkersMachineDeploymentNamingSchema = c.zod($ClusterClassSpecWorkersMachineDeploymentNaming);
 const $ClusterClassSpecWorkersMachineDeploymentRollout = c.object({
-    strategy: $MachineDeploymentSpecRolloutStrategy,
+  strategy: $MachineDeploymentSpecRolloutStrategy,
 }, { minProperties: 1 });
 export const ClusterClassSpecWorkersMachineDeploymentRolloutSchema = c.zod($ClusterClassSpecWorkersMachineDeploymentRollout);
 const $ClusterClassSpecWorkersMachineDeployment = c.object({
-    bootstrap: $ClusterClassSpecWorkersMachineDeploymentBootstrap,
-    class: c.string({ minLength: 1, maxLength: 256 }),
-    deletion: $ClusterClassSpecWorkersMachineDeploymentDeletion,
-    failureDomain: c.string({ minLength: 1, maxLength: 256 }),
-    healthCheck: $ClusterClassSpecWorkersMachineDeploymentHealthCheck,
-    infrastructure: $ClusterClassSpecWorkersMachineDeploymentInfrastructure,
-    metadata: $MachineSetSpecTemplateMetadata,
-    minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
-    naming: $ClusterClassSpecWorkersMachineDeploymentNaming,
-    readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["conditionType"] }),
-    rollout: $ClusterClassSpecWorkersMachineDeploymentRollout,
-    taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
-}, { required: ["bootstrap", "class", "infrastructure"] });
+  bootstrap: $ClusterClassSpecWorkersMachineDeploymentBootstrap,
+  class: c.string({ minLength: 1, maxLength: 256 }),
+  deletion: $ClusterClassSpecWorkersMachineDeploymentDeletion,
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  healthCheck: $ClusterClassSpecWorkersMachineDeploymentHealthCheck,
+  infrastructure: $ClusterClassSpecWorkersMachineDeploymentInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
+  naming: $ClusterClassSpecWorkersMachineDeploymentNaming,
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  rollout: $ClusterClassSpecWorkersMachineDeploymentRollout,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+}, { required: ["bootstrap","class","infrastructure"] });
 export const ClusterClassSpecWorkersMachineDeploymentSchema = c.zod($ClusterClassSpecWorkersMachineDeployment);
 const $ClusterClassSpecWorkersMachinePoolBootstrap = c.object({
-    templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
 }, { required: ["templateRef"] });
 export const ClusterClassSpecWorkersMachinePoolBootstrapSchema = c.zod($ClusterClassSpecWorkersMachinePoolBootstrap);
 const $ClusterClassSpecWorkersMachinePoolDeletion = c.object({
-    nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
 }, { minProperties: 1 });
 export const ClusterClassSpecWorkersMachinePoolDeletionSchema = c.zod($ClusterClassSpecWorkersMachinePoolDeletion);
 const $ClusterClassSpecWorkersMachinePoolInfrastructure = c.object({
-    templateRef: $ClusterClassSpecControlPlaneTemplateRef,
+  templateRef: $ClusterClassSpecControlPlaneTemplateRef,
 }, { required: ["templateRef"] });
 export const ClusterClassSpecWorkersMachinePoolInfrastructureSchema = c.zod($ClusterClassSpecWorkersMachinePoolInfrastructure);
 const $ClusterClassSpecWorkersMachinePoolNaming = c.object({
-    template: c.string({ minLength: 1, maxLength: 1024 }),
+  template: c.string({ minLength: 1, maxLength: 1024 }),
 }, { minProperties: 1 });
 export const ClusterClassSpecWorkersMachinePoolNamingSchema = c.zod($ClusterClassSpecWorkersMachinePoolNaming);
 const $ClusterClassSpecWorkersMachinePool = c.object({
-    bootstrap: $ClusterClassSpecWorkersMachinePoolBootstrap,
-    class: c.string({ minLength: 1, maxLength: 256 }),
-    deletion: $ClusterClassSpecWorkersMachinePoolDeletion,
-    failureDomains: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    infrastructure: $ClusterClassSpecWorkersMachinePoolInfrastructure,
-    metadata: $MachineSetSpecTemplateMetadata,
-    minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
-    naming: $ClusterClassSpecWorkersMachinePoolNaming,
-    taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
-}, { required: ["bootstrap", "class", "infrastructure"] });
+  bootstrap: $ClusterClassSpecWorkersMachinePoolBootstrap,
+  class: c.string({ minLength: 1, maxLength: 256 }),
+  deletion: $ClusterClassSpecWorkersMachinePoolDeletion,
+  failureDomains: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  infrastructure: $ClusterClassSpecWorkersMachinePoolInfrastructure,
+  metadata: $MachineSetSpecTemplateMetadata,
+  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
+  naming: $ClusterClassSpecWorkersMachinePoolNaming,
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+}, { required: ["bootstrap","class","infrastructure"] });
 export const ClusterClassSpecWorkersMachinePoolSchema = c.zod($ClusterClassSpecWorkersMachinePool);
 const $ClusterClassSpecWorkers = c.object({
-    machineDeployments: c.withMeta(c.array($ClusterClassSpecWorkersMachineDeployment, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["class"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["class"] }),
-    machinePools: c.withMeta(c.array($ClusterClassSpecWorkersMachinePool, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["class"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["class"] }),
+  machineDeployments: c.withMeta(c.array($ClusterClassSpecWorkersMachineDeployment, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]}),
+  machinePools: c.withMeta(c.array($ClusterClassSpecWorkersMachinePool, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["class"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["class"]}),
 }, { minProperties: 1 });
 export const ClusterClassSpecWorkersSchema = c.zod($ClusterClassSpecWorkers);
 const $ClusterClassSpec = c.object({
-    availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["conditionType"] }),
-    controlPlane: $ClusterClassSpecControlPlane,
-    infrastructure: $ClusterClassSpecInfrastructure,
-    kubernetesVersions: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    patches: c.withMeta(c.array($ClusterClassSpecPatch, { minItems: 1, maxItems: 1000, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    upgrade: $ClusterClassSpecUpgrade,
-    variables: c.withMeta(c.array($ClusterClassSpecVariable, { minItems: 1, maxItems: 1000, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    workers: $ClusterClassSpecWorkers,
-}, { required: ["controlPlane", "infrastructure"] });
+  availabilityGates: c.withMeta(c.array($ClusterSpecAvailabilityGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  controlPlane: $ClusterClassSpecControlPlane,
+  infrastructure: $ClusterClassSpecInfrastructure,
+  kubernetesVersions: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  patches: c.withMeta(c.array($ClusterClassSpecPatch, { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  upgrade: $ClusterClassSpecUpgrade,
+  variables: c.withMeta(c.array($ClusterClassSpecVariable, { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  workers: $ClusterClassSpecWorkers,
+}, { required: ["controlPlane","infrastructure"] });
 export const ClusterClassSpecSchema = c.zod($ClusterClassSpec);
 const ClusterClassSpecDefaults = { properties: { variables: { items: { ...ClusterClassSpecVariableDefaults } } } };
 const $ClusterClassStatusDeprecatedV1beta1 = c.object({
-    conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
 });
 export const ClusterClassStatusDeprecatedV1beta1Schema = c.zod($ClusterClassStatusDeprecatedV1beta1);
 const $ClusterClassStatusDeprecated = c.object({
-    v1beta1: $ClusterClassStatusDeprecatedV1beta1,
+  v1beta1: $ClusterClassStatusDeprecatedV1beta1,
 });
 export const ClusterClassStatusDeprecatedSchema = c.zod($ClusterClassStatusDeprecated);
 const $ClusterClassStatusVariableDefinition2 = c.object({
-    deprecatedV1Beta1Metadata: $ClusterClassSpecVariableDeprecatedV1Beta1Metadata,
-    from: c.string({ minLength: 1, maxLength: 256 }),
-    required: c.boolean(),
-    schema: $ClusterClassStatusVariableDefinitionSchema,
-}, { required: ["from", "required", "schema"] });
+  deprecatedV1Beta1Metadata: $ClusterClassSpecVariableDeprecatedV1Beta1Metadata,
+  from: c.string({ minLength: 1, maxLength: 256 }),
+  required: c.boolean(),
+  schema: $ClusterClassStatusVariableDefinitionSchema,
+}, { required: ["from","required","schema"] });
 export const ClusterClassStatusVariableDefinition2Schema = c.zod($ClusterClassStatusVariableDefinition2);
 const ClusterClassStatusVariableDefinition2Defaults = { properties: { schema: { ...ClusterClassStatusVariableDefinitionSchemaDefaults } } };
 const $ClusterClassStatusVariable = c.object({
-    definitions: c.withMeta(c.array($ClusterClassStatusVariableDefinition2, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    definitionsConflict: c.boolean(),
-    name: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["definitions", "name"] });
+  definitions: c.withMeta(c.array($ClusterClassStatusVariableDefinition2, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  definitionsConflict: c.boolean(),
+  name: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["definitions","name"] });
 export const ClusterClassStatusVariableSchema = c.zod($ClusterClassStatusVariable);
 const ClusterClassStatusVariableDefaults = { properties: { definitions: { items: { ...ClusterClassStatusVariableDefinition2Defaults } } } };
 const $ClusterClassStatus = c.object({
-    conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    deprecated: $ClusterClassStatusDeprecated,
-    observedGeneration: c.integer({ format: "int64", minimum: 1 }),
-    variables: c.withMeta(c.array($ClusterClassStatusVariable, { maxItems: 1000, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $ClusterClassStatusDeprecated,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  variables: c.withMeta(c.array($ClusterClassStatusVariable, { maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 }, { minProperties: 1 });
 export const ClusterClassStatusSchema = c.zod($ClusterClassStatus);
 const ClusterClassStatusDefaults = { properties: { variables: { items: { ...ClusterClassStatusVariableDefaults } } } };
 const $ClusterClass = c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("ClusterClass"),
-    metadata: c.objectMeta(),
-    spec: $ClusterClassSpec,
-    status: $ClusterClassStatus,
-}, { required: ["apiVersion", "kind", "spec"] });
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("ClusterClass"),
+  metadata: c.objectMeta(),
+  spec: $ClusterClassSpec,
+  status: $ClusterClassStatus,
+}, { required: ["apiVersion","kind","spec"] });
 export const ClusterClassSchema = c.zod($ClusterClass);
 export const ClusterClassListSchema = c.zod(c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("ClusterClassList"),
-    metadata: c.listMeta(),
-    items: c.array($ClusterClass),
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("ClusterClassList"),
+  metadata: c.listMeta(),
+  items: c.array($ClusterClass),
 }, { required: ["apiVersion", "kind", "items"] }));
 const ClusterClassDefaults = { properties: { spec: { ...ClusterClassSpecDefaults }, status: { ...ClusterClassStatusDefaults } } };
 export class ClusterClassModel extends Model {
-    static apiVersion = "cluster.x-k8s.io/v1beta2";
-    static kind = "ClusterClass";
-    static is = createTypeMetaGuard(ClusterClassModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: ClusterClassModel.apiVersion, kind: ClusterClassModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(ClusterClassSchema, this.toJSON(), "ClusterClass cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "cluster.x-k8s.io/v1beta2";
+  static kind = "ClusterClass";
+  static is = createTypeMetaGuard(ClusterClassModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: ClusterClassModel.apiVersion, kind: ClusterClassModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(ClusterClassSchema, this.toJSON(), "ClusterClass cluster.x-k8s.io/v1beta2");
+  }
 }
 export const ClusterClassResource = {
-    group: "cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "ClusterClass",
-    listKind: "ClusterClassList",
-    plural: "clusterclasses",
-    singular: "clusterclass",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: ["cc"],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: ClusterClassSchema,
-    defaults: ClusterClassDefaults,
+  group: "cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "cluster.x-k8s.io/v1beta2",
+  kind: "ClusterClass",
+  listKind: "ClusterClassList",
+  plural: "clusterclasses",
+  singular: "clusterclass",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: ["cc"],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: ClusterClassSchema,
+  defaults: ClusterClassDefaults,
 };
 const $MachineSpecBootstrap = c.object({
-    configRef: $ClusterSpecControlPlaneRef,
-    dataSecretName: c.string({ minLength: 0, maxLength: 253 }),
+  configRef: $ClusterSpecControlPlaneRef,
+  dataSecretName: c.string({ minLength: 0, maxLength: 253 }),
 });
 export const MachineSpecBootstrapSchema = c.zod($MachineSpecBootstrap);
 const $MachineSpec = c.object({
-    bootstrap: $MachineSpecBootstrap,
-    clusterName: c.string({ minLength: 1, maxLength: 63 }),
-    deletion: $MachineSpecDeletion,
-    failureDomain: c.string({ minLength: 1, maxLength: 256 }),
-    infrastructureRef: $ClusterSpecControlPlaneRef,
-    minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
-    providerID: c.string({ minLength: 1, maxLength: 512 }),
-    readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["conditionType"] }),
-    taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
-    version: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["bootstrap", "clusterName", "infrastructureRef"] });
+  bootstrap: $MachineSpecBootstrap,
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  deletion: $MachineSpecDeletion,
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  infrastructureRef: $ClusterSpecControlPlaneRef,
+  minReadySeconds: c.integer({ format: "int32", minimum: 0 }),
+  providerID: c.string({ minLength: 1, maxLength: 512 }),
+  readinessGates: c.withMeta(c.array($MachineSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  taints: c.withMeta(c.array($MachineSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
+  version: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["bootstrap","clusterName","infrastructureRef"] });
 export const MachineSpecSchema = c.zod($MachineSpec);
 const $MachineStatusAddress = c.object({
-    address: c.string({ minLength: 1, maxLength: 256 }),
-    type: c.literals(["Hostname", "ExternalIP", "InternalIP", "ExternalDNS", "InternalDNS"]),
-}, { required: ["address", "type"] });
+  address: c.string({ minLength: 1, maxLength: 256 }),
+  type: c.literals(["Hostname","ExternalIP","InternalIP","ExternalDNS","InternalDNS"]),
+}, { required: ["address","type"] });
 export const MachineStatusAddressSchema = c.zod($MachineStatusAddress);
 const $MachineStatusDeletion = c.object({
-    nodeDrainStartTime: c.string({ format: "date-time" }),
-    waitForNodeVolumeDetachStartTime: c.string({ format: "date-time" }),
-    waitForPreDrainHookStartTime: c.string({ format: "date-time" }),
-    waitForPreTerminateHookStartTime: c.string({ format: "date-time" }),
+  nodeDrainStartTime: c.string({ format: "date-time" }),
+  waitForNodeVolumeDetachStartTime: c.string({ format: "date-time" }),
+  waitForPreDrainHookStartTime: c.string({ format: "date-time" }),
+  waitForPreTerminateHookStartTime: c.string({ format: "date-time" }),
 });
 export const MachineStatusDeletionSchema = c.zod($MachineStatusDeletion);
 const $MachineStatusDeprecatedV1beta1 = c.object({
-    conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
-    failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-    failureReason: c.string(),
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
 });
 export const MachineStatusDeprecatedV1beta1Schema = c.zod($MachineStatusDeprecatedV1beta1);
 const $MachineStatusDeprecated = c.object({
-    v1beta1: $MachineStatusDeprecatedV1beta1,
+  v1beta1: $MachineStatusDeprecatedV1beta1,
 });
 export const MachineStatusDeprecatedSchema = c.zod($MachineStatusDeprecated);
 const $MachineStatusInitialization = c.object({
-    bootstrapDataSecretCreated: c.boolean(),
-    infrastructureProvisioned: c.boolean(),
+  bootstrapDataSecretCreated: c.boolean(),
+  infrastructureProvisioned: c.boolean(),
 }, { minProperties: 1 });
 export const MachineStatusInitializationSchema = c.zod($MachineStatusInitialization);
 const $MachineStatusNodeInfoSwap = c.object({
-    capacity: c.integer({ format: "int64" }),
+  capacity: c.integer({ format: "int64" }),
 });
 export const MachineStatusNodeInfoSwapSchema = c.zod($MachineStatusNodeInfoSwap);
 const $MachineStatusNodeInfo = c.object({
-    architecture: c.string(),
-    bootID: c.string(),
-    containerRuntimeVersion: c.string(),
-    kernelVersion: c.string(),
-    kubeProxyVersion: c.string(),
-    kubeletVersion: c.string(),
-    machineID: c.string(),
-    operatingSystem: c.string(),
-    osImage: c.string(),
-    swap: $MachineStatusNodeInfoSwap,
-    systemUUID: c.string(),
-}, { required: ["architecture", "bootID", "containerRuntimeVersion", "kernelVersion", "kubeProxyVersion", "kubeletVersion", "machineID", "operatingSystem", "osImage", "systemUUID"] });
+  architecture: c.string(),
+  bootID: c.string(),
+  containerRuntimeVersion: c.string(),
+  kernelVersion: c.string(),
+  kubeProxyVersion: c.string(),
+  kubeletVersion: c.string(),
+  machineID: c.string(),
+  operatingSystem: c.string(),
+  osImage: c.string(),
+  swap: $MachineStatusNodeInfoSwap,
+  systemUUID: c.string(),
+}, { required: ["architecture","bootID","containerRuntimeVersion","kernelVersion","kubeProxyVersion","kubeletVersion","machineID","operatingSystem","osImage","systemUUID"] });
 export const MachineStatusNodeInfoSchema = c.zod($MachineStatusNodeInfo);
 const $MachineStatusNodeRef = c.object({
-    name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
 }, { required: ["name"] });
 export const MachineStatusNodeRefSchema = c.zod($MachineStatusNodeRef);
 const $MachineStatus = c.object({
-    addresses: c.withMeta(c.array($MachineStatusAddress, { maxItems: 256, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    certificatesExpiryDate: c.string({ format: "date-time" }),
-    conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    deletion: $MachineStatusDeletion,
-    deprecated: $MachineStatusDeprecated,
-    failureDomain: c.string({ minLength: 1, maxLength: 256 }),
-    initialization: $MachineStatusInitialization,
-    lastUpdated: c.string({ format: "date-time" }),
-    nodeInfo: $MachineStatusNodeInfo,
-    nodeRef: $MachineStatusNodeRef,
-    observedGeneration: c.integer({ format: "int64", minimum: 1 }),
-    phase: c.literals(["Pending", "Provisioning", "Provisioned", "Running", "Updating", "Deleting", "Deleted", "Failed", "Unknown"]),
+  addresses: c.withMeta(c.array($MachineStatusAddress, { maxItems: 256, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  certificatesExpiryDate: c.string({ format: "date-time" }),
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deletion: $MachineStatusDeletion,
+  deprecated: $MachineStatusDeprecated,
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  initialization: $MachineStatusInitialization,
+  lastUpdated: c.string({ format: "date-time" }),
+  nodeInfo: $MachineStatusNodeInfo,
+  nodeRef: $MachineStatusNodeRef,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  phase: c.literals(["Pending","Provisioning","Provisioned","Running","Updating","Deleting","Deleted","Failed","Unknown"]),
 }, { minProperties: 1 });
 export const MachineStatusSchema = c.zod($MachineStatus);
 const $Machine = c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("Machine"),
-    metadata: c.objectMeta(),
-    spec: $MachineSpec,
-    status: $MachineStatus,
-}, { required: ["apiVersion", "kind", "spec"] });
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("Machine"),
+  metadata: c.objectMeta(),
+  spec: $MachineSpec,
+  status: $MachineStatus,
+}, { required: ["apiVersion","kind","spec"] });
 export const MachineSchema = c.zod($Machine);
 export const MachineListSchema = c.zod(c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("MachineList"),
-    metadata: c.listMeta(),
-    items: c.array($Machine),
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineList"),
+  metadata: c.listMeta(),
+  items: c.array($Machine),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class MachineModel extends Model {
-    static apiVersion = "cluster.x-k8s.io/v1beta2";
-    static kind = "Machine";
-    static is = createTypeMetaGuard(MachineModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: MachineModel.apiVersion, kind: MachineModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(MachineSchema, this.toJSON(), "Machine cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "cluster.x-k8s.io/v1beta2";
+  static kind = "Machine";
+  static is = createTypeMetaGuard(MachineModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: MachineModel.apiVersion, kind: MachineModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(MachineSchema, this.toJSON(), "Machine cluster.x-k8s.io/v1beta2");
+  }
 }
 export const MachineResource = {
-    group: "cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "Machine",
-    listKind: "MachineList",
-    plural: "machines",
-    singular: "machine",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: ["ma"],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: MachineSchema,
-    defaults: undefined,
+  group: "cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "cluster.x-k8s.io/v1beta2",
+  kind: "Machine",
+  listKind: "MachineList",
+  plural: "machines",
+  singular: "machine",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: ["ma"],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: MachineSchema,
+  defaults: undefined,
 };
 const $MachineSetSpecDeletion = c.object({
-    order: c.literals(["Random", "Newest", "Oldest"]),
+  order: c.literals(["Random","Newest","Oldest"]),
 }, { minProperties: 1 });
 export const MachineSetSpecDeletionSchema = c.zod($MachineSetSpecDeletion);
 const $MachineSetSpecMachineNaming = c.object({
-    template: c.string({ minLength: 1, maxLength: 256 }),
+  template: c.string({ minLength: 1, maxLength: 256 }),
 }, { minProperties: 1 });
 export const MachineSetSpecMachineNamingSchema = c.zod($MachineSetSpecMachineNaming);
 const $MachineDeploymentSpecRemediation = c.object({
-    maxInFlight: c.withMeta(c.intOrString(), { "x-kubernetes-int-or-string": true }),
+  maxInFlight: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
 }, { minProperties: 1 });
 export const MachineDeploymentSpecRemediationSchema = c.zod($MachineDeploymentSpecRemediation);
 const $MachineSetSpecSelectorMatchExpression = c.object({
-    key: c.string(),
-    operator: c.string(),
-    values: c.withMeta(c.array(c.string(), { listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-}, { required: ["key", "operator"] });
+  key: c.string(),
+  operator: c.string(),
+  values: c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { required: ["key","operator"] });
 export const MachineSetSpecSelectorMatchExpressionSchema = c.zod($MachineSetSpecSelectorMatchExpression);
 const $MachineSetSpecSelector = c.withMeta(c.object({
-    matchExpressions: c.withMeta(c.array($MachineSetSpecSelectorMatchExpression, { listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    matchLabels: c.record(c.string()),
-}), { "x-kubernetes-map-type": "atomic" });
+  matchExpressions: c.withMeta(c.array($MachineSetSpecSelectorMatchExpression, { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  matchLabels: c.record(c.string()),
+}), {"x-kubernetes-map-type":"atomic"});
 export const MachineSetSpecSelectorSchema = c.zod($MachineSetSpecSelector);
 const $MachineSetSpecTemplate = c.object({
-    metadata: $MachineSetSpecTemplateMetadata,
-    spec: $MachineSpec,
+  metadata: $MachineSetSpecTemplateMetadata,
+  spec: $MachineSpec,
 }, { required: ["spec"] });
 export const MachineSetSpecTemplateSchema = c.zod($MachineSetSpecTemplate);
 const $MachineDeploymentSpec = c.object({
-    clusterName: c.string({ minLength: 1, maxLength: 63 }),
-    deletion: $MachineSetSpecDeletion,
-    machineNaming: $MachineSetSpecMachineNaming,
-    paused: c.boolean(),
-    remediation: $MachineDeploymentSpecRemediation,
-    replicas: c.integer({ format: "int32" }),
-    rollout: $MachineDeploymentSpecRollout,
-    selector: $MachineSetSpecSelector,
-    template: $MachineSetSpecTemplate,
-}, { required: ["clusterName", "selector", "template"] });
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  deletion: $MachineSetSpecDeletion,
+  machineNaming: $MachineSetSpecMachineNaming,
+  paused: c.boolean(),
+  remediation: $MachineDeploymentSpecRemediation,
+  replicas: c.integer({ format: "int32" }),
+  rollout: $MachineDeploymentSpecRollout,
+  selector: $MachineSetSpecSelector,
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","selector","template"] });
 export const MachineDeploymentSpecSchema = c.zod($MachineDeploymentSpec);
 const $MachineDeploymentStatusDeprecatedV1beta1 = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
-    readyReplicas: c.integer({ format: "int32" }),
-    unavailableReplicas: c.integer({ format: "int32" }),
-    updatedReplicas: c.integer({ format: "int32" }),
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+  readyReplicas: c.integer({ format: "int32" }),
+  unavailableReplicas: c.integer({ format: "int32" }),
+  updatedReplicas: c.integer({ format: "int32" }),
 });
 export const MachineDeploymentStatusDeprecatedV1beta1Schema = c.zod($MachineDeploymentStatusDeprecatedV1beta1);
 const $MachineDeploymentStatusDeprecated = c.object({
-    v1beta1: $MachineDeploymentStatusDeprecatedV1beta1,
+  v1beta1: $MachineDeploymentStatusDeprecatedV1beta1,
 });
 export const MachineDeploymentStatusDeprecatedSchema = c.zod($MachineDeploymentStatusDeprecated);
 const $MachineDeploymentStatus = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    deprecated: $MachineDeploymentStatusDeprecated,
-    observedGeneration: c.integer({ format: "int64", minimum: 1 }),
-    phase: c.literals(["ScalingUp", "ScalingDown", "Running", "Failed", "Unknown"]),
-    readyReplicas: c.integer({ format: "int32" }),
-    replicas: c.integer({ format: "int32" }),
-    selector: c.string({ minLength: 1, maxLength: 4096 }),
-    upToDateReplicas: c.integer({ format: "int32" }),
-    versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["version"] }),
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $MachineDeploymentStatusDeprecated,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  phase: c.literals(["ScalingUp","ScalingDown","Running","Failed","Unknown"]),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: c.string({ minLength: 1, maxLength: 4096 }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
 }, { minProperties: 1 });
 export const MachineDeploymentStatusSchema = c.zod($MachineDeploymentStatus);
 const $MachineDeployment = c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("MachineDeployment"),
-    metadata: c.objectMeta(),
-    spec: $MachineDeploymentSpec,
-    status: $MachineDeploymentStatus,
-}, { required: ["apiVersion", "kind", "spec"] });
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineDeployment"),
+  metadata: c.objectMeta(),
+  spec: $MachineDeploymentSpec,
+  status: $MachineDeploymentStatus,
+}, { required: ["apiVersion","kind","spec"] });
 export const MachineDeploymentSchema = c.zod($MachineDeployment);
 export const MachineDeploymentListSchema = c.zod(c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("MachineDeploymentList"),
-    metadata: c.listMeta(),
-    items: c.array($MachineDeployment),
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineDeploymentList"),
+  metadata: c.listMeta(),
+  items: c.array($MachineDeployment),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class MachineDeploymentModel extends Model {
-    static apiVersion = "cluster.x-k8s.io/v1beta2";
-    static kind = "MachineDeployment";
-    static is = createTypeMetaGuard(MachineDeploymentModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: MachineDeploymentModel.apiVersion, kind: MachineDeploymentModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(MachineDeploymentSchema, this.toJSON(), "MachineDeployment cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "cluster.x-k8s.io/v1beta2";
+  static kind = "MachineDeployment";
+  static is = createTypeMetaGuard(MachineDeploymentModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: MachineDeploymentModel.apiVersion, kind: MachineDeploymentModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(MachineDeploymentSchema, this.toJSON(), "MachineDeployment cluster.x-k8s.io/v1beta2");
+  }
 }
 export const MachineDeploymentResource = {
-    group: "cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "MachineDeployment",
-    listKind: "MachineDeploymentList",
-    plural: "machinedeployments",
-    singular: "machinedeployment",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: ["md"],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
-    },
-    schema: MachineDeploymentSchema,
-    defaults: undefined,
+  group: "cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "cluster.x-k8s.io/v1beta2",
+  kind: "MachineDeployment",
+  listKind: "MachineDeploymentList",
+  plural: "machinedeployments",
+  singular: "machinedeployment",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: ["md"],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
+  },
+  schema: MachineDeploymentSchema,
+  defaults: undefined,
 };
 const $MachineDrainRuleSpecDrain = c.object({
-    behavior: c.literals(["Drain", "Skip", "WaitCompleted"]),
-    order: c.integer({ format: "int32" }),
+  behavior: c.literals(["Drain","Skip","WaitCompleted"]),
+  order: c.integer({ format: "int32" }),
 }, { required: ["behavior"] });
 export const MachineDrainRuleSpecDrainSchema = c.zod($MachineDrainRuleSpecDrain);
 const $MachineDrainRuleSpecMachine = c.object({
-    clusterSelector: $MachineSetSpecSelector,
-    selector: $MachineSetSpecSelector,
+  clusterSelector: $MachineSetSpecSelector,
+  selector: $MachineSetSpecSelector,
 }, { minProperties: 1 });
 export const MachineDrainRuleSpecMachineSchema = c.zod($MachineDrainRuleSpecMachine);
 const $MachineDrainRuleSpecPod = c.object({
-    namespaceSelector: $MachineSetSpecSelector,
-    selector: $MachineSetSpecSelector,
+  namespaceSelector: $MachineSetSpecSelector,
+  selector: $MachineSetSpecSelector,
 }, { minProperties: 1 });
 export const MachineDrainRuleSpecPodSchema = c.zod($MachineDrainRuleSpecPod);
 const $MachineDrainRuleSpec = c.object({
-    drain: $MachineDrainRuleSpecDrain,
-    machines: c.withMeta(c.array($MachineDrainRuleSpecMachine, { minItems: 1, maxItems: 32, listType: "atomic" }), { "x-kubernetes-list-type": "atomic", "x-kubernetes-validations": [{ "message": "entries in machines must be unique", "rule": "self.all(x, self.exists_one(y, x == y))" }] }),
-    pods: c.withMeta(c.array($MachineDrainRuleSpecPod, { minItems: 1, maxItems: 32, listType: "atomic" }), { "x-kubernetes-list-type": "atomic", "x-kubernetes-validations": [{ "message": "entries in pods must be unique", "rule": "self.all(x, self.exists_one(y, x == y))" }] }),
+  drain: $MachineDrainRuleSpecDrain,
+  machines: c.withMeta(c.array($MachineDrainRuleSpecMachine, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in machines must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]}),
+  pods: c.withMeta(c.array($MachineDrainRuleSpecPod, { minItems: 1, maxItems: 32, listType: "atomic" }), {"x-kubernetes-list-type":"atomic","x-kubernetes-validations":[{"message":"entries in pods must be unique","rule":"self.all(x, self.exists_one(y, x == y))"}]}),
 }, { required: ["drain"] });
 export const MachineDrainRuleSpecSchema = c.zod($MachineDrainRuleSpec);
 const $MachineDrainRule = c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("MachineDrainRule"),
-    metadata: c.objectMeta(),
-    spec: $MachineDrainRuleSpec,
-}, { required: ["apiVersion", "kind", "spec"] });
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineDrainRule"),
+  metadata: c.objectMeta(),
+  spec: $MachineDrainRuleSpec,
+}, { required: ["apiVersion","kind","spec"] });
 export const MachineDrainRuleSchema = c.zod($MachineDrainRule);
 export const MachineDrainRuleListSchema = c.zod(c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("MachineDrainRuleList"),
-    metadata: c.listMeta(),
-    items: c.array($MachineDrainRule),
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineDrainRuleList"),
+  metadata: c.listMeta(),
+  items: c.array($MachineDrainRule),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class MachineDrainRuleModel extends Model {
-    static apiVersion = "cluster.x-k8s.io/v1beta2";
-    static kind = "MachineDrainRule";
-    static is = createTypeMetaGuard(MachineDrainRuleModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: MachineDrainRuleModel.apiVersion, kind: MachineDrainRuleModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(MachineDrainRuleSchema, this.toJSON(), "MachineDrainRule cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "cluster.x-k8s.io/v1beta2";
+  static kind = "MachineDrainRule";
+  static is = createTypeMetaGuard(MachineDrainRuleModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: MachineDrainRuleModel.apiVersion, kind: MachineDrainRuleModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(MachineDrainRuleSchema, this.toJSON(), "MachineDrainRule cluster.x-k8s.io/v1beta2");
+  }
 }
 export const MachineDrainRuleResource = {
-    group: "cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "MachineDrainRule",
-    listKind: "MachineDrainRuleList",
-    plural: "machinedrainrules",
-    singular: "machinedrainrule",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: false,
-        scale: undefined,
-    },
-    schema: MachineDrainRuleSchema,
-    defaults: undefined,
+  group: "cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "cluster.x-k8s.io/v1beta2",
+  kind: "MachineDrainRule",
+  listKind: "MachineDrainRuleList",
+  plural: "machinedrainrules",
+  singular: "machinedrainrule",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: false,
+    scale: undefined,
+  },
+  schema: MachineDrainRuleSchema,
+  defaults: undefined,
 };
 const $MachineHealthCheckSpec = c.object({
-    checks: $MachineHealthCheckSpecChecks,
-    clusterName: c.string({ minLength: 1, maxLength: 63 }),
-    remediation: $MachineHealthCheckSpecRemediation,
-    selector: $MachineSetSpecSelector,
-}, { required: ["clusterName", "selector"] });
+  checks: $MachineHealthCheckSpecChecks,
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  remediation: $MachineHealthCheckSpecRemediation,
+  selector: $MachineSetSpecSelector,
+}, { required: ["clusterName","selector"] });
 export const MachineHealthCheckSpecSchema = c.zod($MachineHealthCheckSpec);
 const $MachineHealthCheckStatusDeprecatedV1beta1 = c.object({
-    conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
 });
 export const MachineHealthCheckStatusDeprecatedV1beta1Schema = c.zod($MachineHealthCheckStatusDeprecatedV1beta1);
 const $MachineHealthCheckStatusDeprecated = c.object({
-    v1beta1: $MachineHealthCheckStatusDeprecatedV1beta1,
+  v1beta1: $MachineHealthCheckStatusDeprecatedV1beta1,
 });
 export const MachineHealthCheckStatusDeprecatedSchema = c.zod($MachineHealthCheckStatusDeprecated);
 const $MachineHealthCheckStatus = c.object({
-    conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    currentHealthy: c.integer({ format: "int32", minimum: 0 }),
-    deprecated: $MachineHealthCheckStatusDeprecated,
-    expectedMachines: c.integer({ format: "int32", minimum: 0 }),
-    observedGeneration: c.integer({ format: "int64", minimum: 1 }),
-    remediationsAllowed: c.integer({ format: "int32", minimum: 0 }),
-    targets: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 10000, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  currentHealthy: c.integer({ format: "int32", minimum: 0 }),
+  deprecated: $MachineHealthCheckStatusDeprecated,
+  expectedMachines: c.integer({ format: "int32", minimum: 0 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  remediationsAllowed: c.integer({ format: "int32", minimum: 0 }),
+  targets: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 10000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 }, { minProperties: 1 });
 export const MachineHealthCheckStatusSchema = c.zod($MachineHealthCheckStatus);
 const $MachineHealthCheck = c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("MachineHealthCheck"),
-    metadata: c.objectMeta(),
-    spec: $MachineHealthCheckSpec,
-    status: $MachineHealthCheckStatus,
-}, { required: ["apiVersion", "kind", "spec"] });
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineHealthCheck"),
+  metadata: c.objectMeta(),
+  spec: $MachineHealthCheckSpec,
+  status: $MachineHealthCheckStatus,
+}, { required: ["apiVersion","kind","spec"] });
 export const MachineHealthCheckSchema = c.zod($MachineHealthCheck);
 export const MachineHealthCheckListSchema = c.zod(c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("MachineHealthCheckList"),
-    metadata: c.listMeta(),
-    items: c.array($MachineHealthCheck),
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineHealthCheckList"),
+  metadata: c.listMeta(),
+  items: c.array($MachineHealthCheck),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class MachineHealthCheckModel extends Model {
-    static apiVersion = "cluster.x-k8s.io/v1beta2";
-    static kind = "MachineHealthCheck";
-    static is = createTypeMetaGuard(MachineHealthCheckModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: MachineHealthCheckModel.apiVersion, kind: MachineHealthCheckModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(MachineHealthCheckSchema, this.toJSON(), "MachineHealthCheck cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "cluster.x-k8s.io/v1beta2";
+  static kind = "MachineHealthCheck";
+  static is = createTypeMetaGuard(MachineHealthCheckModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: MachineHealthCheckModel.apiVersion, kind: MachineHealthCheckModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(MachineHealthCheckSchema, this.toJSON(), "MachineHealthCheck cluster.x-k8s.io/v1beta2");
+  }
 }
 export const MachineHealthCheckResource = {
-    group: "cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "MachineHealthCheck",
-    listKind: "MachineHealthCheckList",
-    plural: "machinehealthchecks",
-    singular: "machinehealthcheck",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: ["mhc", "mhcs"],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: MachineHealthCheckSchema,
-    defaults: undefined,
+  group: "cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "cluster.x-k8s.io/v1beta2",
+  kind: "MachineHealthCheck",
+  listKind: "MachineHealthCheckList",
+  plural: "machinehealthchecks",
+  singular: "machinehealthcheck",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: ["mhc","mhcs"],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: MachineHealthCheckSchema,
+  defaults: undefined,
 };
 const $MachinePoolSpec = c.object({
-    clusterName: c.string({ minLength: 1, maxLength: 63 }),
-    failureDomains: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    providerIDList: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 10000, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    replicas: c.integer({ format: "int32" }),
-    template: $MachineSetSpecTemplate,
-}, { required: ["clusterName", "template"] });
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  failureDomains: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  providerIDList: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 10000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  replicas: c.integer({ format: "int32" }),
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","template"] });
 export const MachinePoolSpecSchema = c.zod($MachinePoolSpec);
 const $MachinePoolStatusDeprecatedV1beta1 = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
-    failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-    failureReason: c.string(),
-    readyReplicas: c.integer({ format: "int32" }),
-    unavailableReplicas: c.integer({ format: "int32" }),
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  readyReplicas: c.integer({ format: "int32" }),
+  unavailableReplicas: c.integer({ format: "int32" }),
 });
 export const MachinePoolStatusDeprecatedV1beta1Schema = c.zod($MachinePoolStatusDeprecatedV1beta1);
 const $MachinePoolStatusDeprecated = c.object({
-    v1beta1: $MachinePoolStatusDeprecatedV1beta1,
+  v1beta1: $MachinePoolStatusDeprecatedV1beta1,
 });
 export const MachinePoolStatusDeprecatedSchema = c.zod($MachinePoolStatusDeprecated);
 const $MachinePoolStatusInitialization = c.object({
-    bootstrapDataSecretCreated: c.boolean(),
-    infrastructureProvisioned: c.boolean(),
+  bootstrapDataSecretCreated: c.boolean(),
+  infrastructureProvisioned: c.boolean(),
 }, { minProperties: 1 });
 export const MachinePoolStatusInitializationSchema = c.zod($MachinePoolStatusInitialization);
 const $MachinePoolStatusNodeRef = c.withMeta(c.object({
-    apiVersion: c.string(),
-    fieldPath: c.string(),
-    kind: c.string(),
-    name: c.string(),
-    namespace: c.string(),
-    resourceVersion: c.string(),
-    uid: c.string(),
-}), { "x-kubernetes-map-type": "atomic" });
+  apiVersion: c.string(),
+  fieldPath: c.string(),
+  kind: c.string(),
+  name: c.string(),
+  namespace: c.string(),
+  resourceVersion: c.string(),
+  uid: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
 export const MachinePoolStatusNodeRefSchema = c.zod($MachinePoolStatusNodeRef);
 const $MachinePoolStatus = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    deprecated: $MachinePoolStatusDeprecated,
-    initialization: $MachinePoolStatusInitialization,
-    nodeRefs: c.withMeta(c.array($MachinePoolStatusNodeRef, { maxItems: 10000, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    observedGeneration: c.integer({ format: "int64", minimum: 1 }),
-    phase: c.literals(["Pending", "Provisioning", "Provisioned", "Running", "ScalingUp", "ScalingDown", "Scaling", "Deleting", "Failed", "Unknown"]),
-    readyReplicas: c.integer({ format: "int32" }),
-    replicas: c.integer({ format: "int32" }),
-    upToDateReplicas: c.integer({ format: "int32" }),
-    versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["version"] }),
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $MachinePoolStatusDeprecated,
+  initialization: $MachinePoolStatusInitialization,
+  nodeRefs: c.withMeta(c.array($MachinePoolStatusNodeRef, { maxItems: 10000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  phase: c.literals(["Pending","Provisioning","Provisioned","Running","ScalingUp","ScalingDown","Scaling","Deleting","Failed","Unknown"]),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
 }, { minProperties: 1 });
 export const MachinePoolStatusSchema = c.zod($MachinePoolStatus);
 const $MachinePool = c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("MachinePool"),
-    metadata: c.objectMeta(),
-    spec: $MachinePoolSpec,
-    status: $MachinePoolStatus,
-}, { required: ["apiVersion", "kind", "spec"] });
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachinePool"),
+  metadata: c.objectMeta(),
+  spec: $MachinePoolSpec,
+  status: $MachinePoolStatus,
+}, { required: ["apiVersion","kind","spec"] });
 export const MachinePoolSchema = c.zod($MachinePool);
 export const MachinePoolListSchema = c.zod(c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("MachinePoolList"),
-    metadata: c.listMeta(),
-    items: c.array($MachinePool),
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachinePoolList"),
+  metadata: c.listMeta(),
+  items: c.array($MachinePool),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class MachinePoolModel extends Model {
-    static apiVersion = "cluster.x-k8s.io/v1beta2";
-    static kind = "MachinePool";
-    static is = createTypeMetaGuard(MachinePoolModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: MachinePoolModel.apiVersion, kind: MachinePoolModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(MachinePoolSchema, this.toJSON(), "MachinePool cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "cluster.x-k8s.io/v1beta2";
+  static kind = "MachinePool";
+  static is = createTypeMetaGuard(MachinePoolModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: MachinePoolModel.apiVersion, kind: MachinePoolModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(MachinePoolSchema, this.toJSON(), "MachinePool cluster.x-k8s.io/v1beta2");
+  }
 }
 export const MachinePoolResource = {
-    group: "cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "MachinePool",
-    listKind: "MachinePoolList",
-    plural: "machinepools",
-    singular: "machinepool",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: ["mp"],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: undefined },
-    },
-    schema: MachinePoolSchema,
-    defaults: undefined,
+  group: "cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "cluster.x-k8s.io/v1beta2",
+  kind: "MachinePool",
+  listKind: "MachinePoolList",
+  plural: "machinepools",
+  singular: "machinepool",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: ["mp"],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: undefined },
+  },
+  schema: MachinePoolSchema,
+  defaults: undefined,
 };
 const $MachineSetSpec = c.object({
-    clusterName: c.string({ minLength: 1, maxLength: 63 }),
-    deletion: $MachineSetSpecDeletion,
-    machineNaming: $MachineSetSpecMachineNaming,
-    replicas: c.integer({ format: "int32" }),
-    selector: $MachineSetSpecSelector,
-    template: $MachineSetSpecTemplate,
-}, { required: ["clusterName", "selector", "template"] });
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  deletion: $MachineSetSpecDeletion,
+  machineNaming: $MachineSetSpecMachineNaming,
+  replicas: c.integer({ format: "int32" }),
+  selector: $MachineSetSpecSelector,
+  template: $MachineSetSpecTemplate,
+}, { required: ["clusterName","selector","template"] });
 export const MachineSetSpecSchema = c.zod($MachineSetSpec);
 const $MachineSetStatusDeprecatedV1beta1 = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
-    failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-    failureReason: c.string(),
-    fullyLabeledReplicas: c.integer({ format: "int32" }),
-    readyReplicas: c.integer({ format: "int32" }),
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.array($ClusterStatusDeprecatedV1beta1Condition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  fullyLabeledReplicas: c.integer({ format: "int32" }),
+  readyReplicas: c.integer({ format: "int32" }),
 });
 export const MachineSetStatusDeprecatedV1beta1Schema = c.zod($MachineSetStatusDeprecatedV1beta1);
 const $MachineSetStatusDeprecated = c.object({
-    v1beta1: $MachineSetStatusDeprecatedV1beta1,
+  v1beta1: $MachineSetStatusDeprecatedV1beta1,
 });
 export const MachineSetStatusDeprecatedSchema = c.zod($MachineSetStatusDeprecated);
 const $MachineSetStatus = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    deprecated: $MachineSetStatusDeprecated,
-    observedGeneration: c.integer({ format: "int64", minimum: 1 }),
-    readyReplicas: c.integer({ format: "int32" }),
-    replicas: c.integer({ format: "int32" }),
-    selector: c.string({ minLength: 1, maxLength: 4096 }),
-    upToDateReplicas: c.integer({ format: "int32" }),
-    versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["version"] }),
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($ClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $MachineSetStatusDeprecated,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: c.string({ minLength: 1, maxLength: 4096 }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  versions: c.withMeta(c.array($MachineSetStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
 }, { minProperties: 1 });
 export const MachineSetStatusSchema = c.zod($MachineSetStatus);
 const $MachineSet = c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("MachineSet"),
-    metadata: c.objectMeta(),
-    spec: $MachineSetSpec,
-    status: $MachineSetStatus,
-}, { required: ["apiVersion", "kind", "spec"] });
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineSet"),
+  metadata: c.objectMeta(),
+  spec: $MachineSetSpec,
+  status: $MachineSetStatus,
+}, { required: ["apiVersion","kind","spec"] });
 export const MachineSetSchema = c.zod($MachineSet);
 export const MachineSetListSchema = c.zod(c.object({
-    apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("MachineSetList"),
-    metadata: c.listMeta(),
-    items: c.array($MachineSet),
+  apiVersion: c.literal("cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("MachineSetList"),
+  metadata: c.listMeta(),
+  items: c.array($MachineSet),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class MachineSetModel extends Model {
-    static apiVersion = "cluster.x-k8s.io/v1beta2";
-    static kind = "MachineSet";
-    static is = createTypeMetaGuard(MachineSetModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: MachineSetModel.apiVersion, kind: MachineSetModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(MachineSetSchema, this.toJSON(), "MachineSet cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "cluster.x-k8s.io/v1beta2";
+  static kind = "MachineSet";
+  static is = createTypeMetaGuard(MachineSetModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: MachineSetModel.apiVersion, kind: MachineSetModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(MachineSetSchema, this.toJSON(), "MachineSet cluster.x-k8s.io/v1beta2");
+  }
 }
 export const MachineSetResource = {
-    group: "cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "MachineSet",
-    listKind: "MachineSetList",
-    plural: "machinesets",
-    singular: "machineset",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: ["ms"],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
-    },
-    schema: MachineSetSchema,
-    defaults: undefined,
+  group: "cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "cluster.x-k8s.io/v1beta2",
+  kind: "MachineSet",
+  listKind: "MachineSetList",
+  plural: "machinesets",
+  singular: "machineset",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: ["ms"],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
+  },
+  schema: MachineSetSchema,
+  defaults: undefined,
 };

@@ -2,606 +2,606 @@
 import { createTypeMetaGuard, Model } from "@kubernetes-models/base";
 import * as c from "../common.js";
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef = c.withMeta(c.object({
-    key: c.string(),
-    name: c.string(),
-    optional: c.boolean(),
-}, { required: ["key"] }), { "x-kubernetes-map-type": "atomic" });
+  key: c.string(),
+  name: c.string(),
+  optional: c.boolean(),
+}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults = { properties: { name: { default: "" } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef = c.withMeta(c.object({
-    apiVersion: c.string(),
-    fieldPath: c.string(),
-}, { required: ["fieldPath"] }), { "x-kubernetes-map-type": "atomic" });
+  apiVersion: c.string(),
+  fieldPath: c.string(),
+}, { required: ["fieldPath"] }), {"x-kubernetes-map-type":"atomic"});
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRefSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef = c.withMeta(c.object({
-    key: c.string(),
-    optional: c.boolean(),
-    path: c.string(),
-    volumeName: c.string(),
-}, { required: ["key", "path", "volumeName"] }), { "x-kubernetes-map-type": "atomic" });
+  key: c.string(),
+  optional: c.boolean(),
+  path: c.string(),
+  volumeName: c.string(),
+}, { required: ["key","path","volumeName"] }), {"x-kubernetes-map-type":"atomic"});
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults = { properties: { optional: { default: false } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef = c.withMeta(c.object({
-    containerName: c.string(),
-    divisor: c.withMeta(c.intOrString(), { "x-kubernetes-int-or-string": true }),
-    resource: c.string(),
-}, { required: ["resource"] }), { "x-kubernetes-map-type": "atomic" });
+  containerName: c.string(),
+  divisor: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  resource: c.string(),
+}, { required: ["resource"] }), {"x-kubernetes-map-type":"atomic"});
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRefSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef = c.withMeta(c.object({
-    key: c.string(),
-    name: c.string(),
-    optional: c.boolean(),
-}, { required: ["key"] }), { "x-kubernetes-map-type": "atomic" });
+  key: c.string(),
+  name: c.string(),
+  optional: c.boolean(),
+}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults = { properties: { name: { default: "" } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom = c.object({
-    configMapKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef,
-    fieldRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef,
-    fileKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef,
-    resourceFieldRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef,
-    secretKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef,
+  configMapKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef,
+  fieldRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef,
+  fileKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef,
+  resourceFieldRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef,
+  secretKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef,
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults = { properties: { configMapKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults }, fileKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults }, secretKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv = c.object({
-    name: c.string(),
-    value: c.string(),
-    valueFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom,
+  name: c.string(),
+  value: c.string(),
+  valueFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom,
 }, { required: ["name"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults = { properties: { valueFrom: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume = c.object({
-    hostPath: c.string({ minLength: 1, maxLength: 512 }),
-    mountPath: c.string({ minLength: 1, maxLength: 512 }),
-    name: c.string({ minLength: 1, maxLength: 512 }),
-    pathType: c.string(),
-    readOnly: c.boolean(),
-}, { required: ["hostPath", "mountPath", "name"] });
+  hostPath: c.string({ minLength: 1, maxLength: 512 }),
+  mountPath: c.string({ minLength: 1, maxLength: 512 }),
+  name: c.string({ minLength: 1, maxLength: 512 }),
+  pathType: c.string(),
+  readOnly: c.boolean(),
+}, { required: ["hostPath","mountPath","name"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolumeSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer = c.object({
-    certSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
-    extraArgs: c.record(c.string()),
-    extraEnvs: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
-    extraVolumes: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { maxItems: 100 }),
-    timeoutForControlPlane: c.string(),
+  certSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
+  extraArgs: c.record(c.string()),
+  extraEnvs: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
+  extraVolumes: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { maxItems: 100 }),
+  timeoutForControlPlane: c.string(),
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerDefaults = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler = c.object({
-    extraArgs: c.record(c.string()),
-    extraEnvs: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
-    extraVolumes: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { maxItems: 100 }),
+  extraArgs: c.record(c.string()),
+  extraEnvs: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
+  extraVolumes: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { maxItems: 100 }),
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns = c.object({
-    imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-    imageTag: c.string({ minLength: 1, maxLength: 256 }),
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  imageTag: c.string({ minLength: 1, maxLength: 256 }),
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDnsSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal = c.object({
-    caFile: c.string({ minLength: 1, maxLength: 512 }),
-    certFile: c.string({ minLength: 1, maxLength: 512 }),
-    endpoints: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 50 }),
-    keyFile: c.string({ minLength: 1, maxLength: 512 }),
-}, { required: ["caFile", "certFile", "endpoints", "keyFile"] });
+  caFile: c.string({ minLength: 1, maxLength: 512 }),
+  certFile: c.string({ minLength: 1, maxLength: 512 }),
+  endpoints: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 50 }),
+  keyFile: c.string({ minLength: 1, maxLength: 512 }),
+}, { required: ["caFile","certFile","endpoints","keyFile"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternalSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal = c.object({
-    dataDir: c.string({ minLength: 1, maxLength: 512 }),
-    extraArgs: c.record(c.string()),
-    extraEnvs: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
-    imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-    imageTag: c.string({ minLength: 1, maxLength: 256 }),
-    peerCertSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
-    serverCertSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
+  dataDir: c.string({ minLength: 1, maxLength: 512 }),
+  extraArgs: c.record(c.string()),
+  extraEnvs: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { maxItems: 100 }),
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  imageTag: c.string({ minLength: 1, maxLength: 256 }),
+  peerCertSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
+  serverCertSANs: c.array(c.string({ minLength: 1, maxLength: 253 }), { maxItems: 100 }),
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalDefaults = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd = c.object({
-    external: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal,
-    local: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal,
+  external: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal,
+  local: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal,
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdDefaults = { properties: { local: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalDefaults } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking = c.object({
-    dnsDomain: c.string({ minLength: 1, maxLength: 253 }),
-    podSubnet: c.string({ minLength: 1, maxLength: 1024 }),
-    serviceSubnet: c.string({ minLength: 1, maxLength: 1024 }),
+  dnsDomain: c.string({ minLength: 1, maxLength: 253 }),
+  podSubnet: c.string({ minLength: 1, maxLength: 1024 }),
+  serviceSubnet: c.string({ minLength: 1, maxLength: 1024 }),
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworkingSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration = c.object({
-    apiServer: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer,
-    apiVersion: c.string(),
-    caCertificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 36500 }),
-    certificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 1095 }),
-    certificatesDir: c.string({ minLength: 1, maxLength: 512 }),
-    clusterName: c.string({ minLength: 1, maxLength: 63 }),
-    controlPlaneEndpoint: c.string({ minLength: 1, maxLength: 512 }),
-    controllerManager: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler,
-    dns: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns,
-    encryptionAlgorithm: c.literals(["ECDSA-P256", "ECDSA-P384", "RSA-2048", "RSA-3072", "RSA-4096"]),
-    etcd: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd,
-    featureGates: c.record(c.boolean()),
-    imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-    kind: c.string(),
-    kubernetesVersion: c.string({ minLength: 1, maxLength: 256 }),
-    networking: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking,
-    scheduler: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler,
+  apiServer: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer,
+  apiVersion: c.string(),
+  caCertificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 36500 }),
+  certificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 1095 }),
+  certificatesDir: c.string({ minLength: 1, maxLength: 512 }),
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  controlPlaneEndpoint: c.string({ minLength: 1, maxLength: 512 }),
+  controllerManager: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler,
+  dns: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns,
+  encryptionAlgorithm: c.literals(["ECDSA-P256","ECDSA-P384","RSA-2048","RSA-3072","RSA-4096"]),
+  etcd: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd,
+  featureGates: c.record(c.boolean()),
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  kind: c.string(),
+  kubernetesVersion: c.string({ minLength: 1, maxLength: 256 }),
+  networking: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationNetworking,
+  scheduler: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler,
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDefaults = { properties: { apiServer: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerDefaults }, controllerManager: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults }, etcd: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdDefaults }, scheduler: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem = c.object({
-    device: c.string({ minLength: 1, maxLength: 256 }),
-    extraOpts: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
-    filesystem: c.string({ minLength: 1, maxLength: 128 }),
-    label: c.string({ minLength: 1, maxLength: 512 }),
-    overwrite: c.boolean(),
-    partition: c.string({ minLength: 1, maxLength: 128 }),
-    replaceFS: c.string({ minLength: 1, maxLength: 128 }),
-}, { required: ["device", "filesystem"] });
+  device: c.string({ minLength: 1, maxLength: 256 }),
+  extraOpts: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+  filesystem: c.string({ minLength: 1, maxLength: 128 }),
+  label: c.string({ minLength: 1, maxLength: 512 }),
+  overwrite: c.boolean(),
+  partition: c.string({ minLength: 1, maxLength: 128 }),
+  replaceFS: c.string({ minLength: 1, maxLength: 128 }),
+}, { required: ["device","filesystem"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystemSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem = c.object({
-    partitionType: c.withMeta(c.string({ minLength: 1, maxLength: 36 }), { "x-kubernetes-validations": [{ "message": "partitionType must be one of Linux, LinuxSwap, LinuxRAID, LVM, Fat32, NTFS, LinuxExtended or a full GPT partition GUID", "rule": "self.matches('^(Linux|LinuxSwap|LinuxRAID|LVM|Fat32|NTFS|LinuxExtended|[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12})$')" }] }),
-    percentage: c.integer({ format: "int32", minimum: 1, maximum: 100 }),
+  partitionType: c.withMeta(c.string({ minLength: 1, maxLength: 36 }), {"x-kubernetes-validations":[{"message":"partitionType must be one of Linux, LinuxSwap, LinuxRAID, LVM, Fat32, NTFS, LinuxExtended or a full GPT partition GUID","rule":"self.matches('^(Linux|LinuxSwap|LinuxRAID|LVM|Fat32|NTFS|LinuxExtended|[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12})$')"}]}),
+  percentage: c.integer({ format: "int32", minimum: 1, maximum: 100 }),
 }, { required: ["percentage"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItemSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition = c.object({
-    device: c.string({ minLength: 1, maxLength: 256 }),
-    diskLayout: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem, { minItems: 1, maxItems: 100 }),
-    layout: c.boolean(),
-    overwrite: c.boolean(),
-    tableType: c.literals(["mbr", "gpt"]),
-}, { required: ["device", "layout"] });
+  device: c.string({ minLength: 1, maxLength: 256 }),
+  diskLayout: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem, { minItems: 1, maxItems: 100 }),
+  layout: c.boolean(),
+  overwrite: c.boolean(),
+  tableType: c.literals(["mbr","gpt"]),
+}, { required: ["device","layout"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup = c.object({
-    filesystems: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem, { maxItems: 100 }),
-    partitions: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition, { maxItems: 100 }),
+  filesystems: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem, { maxItems: 100 }),
+  partitions: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition, { maxItems: 100 }),
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret = c.object({
-    key: c.string({ minLength: 1, maxLength: 256 }),
-    name: c.string({ minLength: 1, maxLength: 253 }),
-}, { required: ["key", "name"] });
+  key: c.string({ minLength: 1, maxLength: 256 }),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+}, { required: ["key","name"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecretSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom = c.object({
-    secret: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret,
+  secret: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret,
 }, { required: ["secret"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFromSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecFile = c.object({
-    append: c.boolean(),
-    content: c.string({ minLength: 1, maxLength: 10240 }),
-    contentFormat: c.literals(["Raw", "Template"]),
-    contentFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom,
-    encoding: c.literals(["base64", "gzip", "gzip+base64"]),
-    owner: c.string({ minLength: 1, maxLength: 256 }),
-    path: c.string({ minLength: 1, maxLength: 512 }),
-    permissions: c.string({ minLength: 1, maxLength: 16 }),
+  append: c.boolean(),
+  content: c.string({ minLength: 1, maxLength: 10240 }),
+  contentFormat: c.literals(["Raw","Template"]),
+  contentFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom,
+  encoding: c.literals(["base64","gzip","gzip+base64"]),
+  owner: c.string({ minLength: 1, maxLength: 256 }),
+  path: c.string({ minLength: 1, maxLength: 512 }),
+  permissions: c.string({ minLength: 1, maxLength: 16 }),
 }, { required: ["path"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecFileSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecFile);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig = c.object({
-    additionalConfig: c.string({ minLength: 1, maxLength: 32768 }),
-    strict: c.boolean(),
+  additionalConfig: c.string({ minLength: 1, maxLength: 32768 }),
+  strict: c.boolean(),
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfigSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecIgnition = c.object({
-    containerLinuxConfig: $KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig,
+  containerLinuxConfig: $KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig,
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecIgnition);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken = c.object({
-    description: c.string({ minLength: 1, maxLength: 512 }),
-    expires: c.string({ format: "date-time" }),
-    groups: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
-    token: c.string(),
-    ttl: c.string(),
-    usages: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+  description: c.string({ minLength: 1, maxLength: 512 }),
+  expires: c.string({ format: "date-time" }),
+  groups: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
+  token: c.string(),
+  ttl: c.string(),
+  usages: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100 }),
 }, { required: ["token"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapTokenSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint = c.object({
-    advertiseAddress: c.string({ minLength: 1, maxLength: 39 }),
-    bindPort: c.integer({ format: "int32" }),
+  advertiseAddress: c.string({ minLength: 1, maxLength: 39 }),
+  bindPort: c.integer({ format: "int32" }),
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpointSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint = c.object({
-    effect: c.string(),
-    key: c.string(),
-    timeAdded: c.string({ format: "date-time" }),
-    value: c.string(),
-}, { required: ["effect", "key"] });
+  effect: c.string(),
+  key: c.string(),
+  timeAdded: c.string({ format: "date-time" }),
+  value: c.string(),
+}, { required: ["effect","key"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaintSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration = c.object({
-    criSocket: c.string({ minLength: 1, maxLength: 512 }),
-    ignorePreflightErrors: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 50 }),
-    imagePullPolicy: c.literals(["Always", "IfNotPresent", "Never"]),
-    imagePullSerial: c.boolean(),
-    kubeletExtraArgs: c.record(c.string()),
-    name: c.string({ minLength: 1, maxLength: 253 }),
-    taints: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint, { maxItems: 100 }),
+  criSocket: c.string({ minLength: 1, maxLength: 512 }),
+  ignorePreflightErrors: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 50 }),
+  imagePullPolicy: c.literals(["Always","IfNotPresent","Never"]),
+  imagePullSerial: c.boolean(),
+  kubeletExtraArgs: c.record(c.string()),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+  taints: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint, { maxItems: 100 }),
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches = c.object({
-    directory: c.string({ minLength: 1, maxLength: 512 }),
+  directory: c.string({ minLength: 1, maxLength: 512 }),
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatchesSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration = c.object({
-    apiVersion: c.string(),
-    bootstrapTokens: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken, { maxItems: 100 }),
-    kind: c.string(),
-    localAPIEndpoint: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
-    nodeRegistration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration,
-    patches: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches,
-    skipPhases: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 50 }),
+  apiVersion: c.string(),
+  bootstrapTokens: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken, { maxItems: 100 }),
+  kind: c.string(),
+  localAPIEndpoint: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
+  nodeRegistration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration,
+  patches: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches,
+  skipPhases: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 50 }),
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane = c.object({
-    localAPIEndpoint: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
+  localAPIEndpoint: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlaneSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken = c.object({
-    apiServerEndpoint: c.string({ minLength: 1, maxLength: 512 }),
-    caCertHashes: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
-    token: c.string({ minLength: 1, maxLength: 512 }),
-    unsafeSkipCAVerification: c.boolean(),
+  apiServerEndpoint: c.string({ minLength: 1, maxLength: 512 }),
+  caCertHashes: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
+  token: c.string({ minLength: 1, maxLength: 512 }),
+  unsafeSkipCAVerification: c.boolean(),
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapTokenSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster = c.object({
-    certificateAuthorityData: c.string({ format: "byte", minLength: 1, maxLength: 51200 }),
-    insecureSkipTLSVerify: c.boolean(),
-    proxyURL: c.string({ minLength: 1, maxLength: 512 }),
-    server: c.string({ minLength: 1, maxLength: 512 }),
-    tlsServerName: c.string({ minLength: 1, maxLength: 512 }),
+  certificateAuthorityData: c.string({ format: "byte", minLength: 1, maxLength: 51200 }),
+  insecureSkipTLSVerify: c.boolean(),
+  proxyURL: c.string({ minLength: 1, maxLength: 512 }),
+  server: c.string({ minLength: 1, maxLength: 512 }),
+  tlsServerName: c.string({ minLength: 1, maxLength: 512 }),
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigClusterSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider = c.object({
-    config: c.record(c.string()),
-    name: c.string({ minLength: 1, maxLength: 256 }),
+  config: c.record(c.string()),
+  name: c.string({ minLength: 1, maxLength: 256 }),
 }, { required: ["name"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProviderSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem = c.object({
-    name: c.string({ minLength: 1, maxLength: 512 }),
-    value: c.string({ minLength: 1, maxLength: 512 }),
-}, { required: ["name", "value"] });
+  name: c.string({ minLength: 1, maxLength: 512 }),
+  value: c.string({ minLength: 1, maxLength: 512 }),
+}, { required: ["name","value"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItemSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec = c.object({
-    apiVersion: c.string({ minLength: 1, maxLength: 512 }),
-    args: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
-    command: c.string({ minLength: 1, maxLength: 1024 }),
-    env: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem, { maxItems: 100 }),
-    provideClusterInfo: c.boolean(),
+  apiVersion: c.string({ minLength: 1, maxLength: 512 }),
+  args: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
+  command: c.string({ minLength: 1, maxLength: 1024 }),
+  env: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem, { maxItems: 100 }),
+  provideClusterInfo: c.boolean(),
 }, { required: ["command"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser = c.object({
-    authProvider: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider,
-    exec: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec,
+  authProvider: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider,
+  exec: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec,
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig = c.object({
-    cluster: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster,
-    user: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser,
+  cluster: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster,
+  user: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser,
 }, { required: ["user"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile = c.object({
-    kubeConfig: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig,
-    kubeConfigPath: c.string({ minLength: 1, maxLength: 512 }),
+  kubeConfig: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig,
+  kubeConfigPath: c.string({ minLength: 1, maxLength: 512 }),
 }, { required: ["kubeConfigPath"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery = c.object({
-    bootstrapToken: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken,
-    file: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile,
-    timeout: c.string(),
-    tlsBootstrapToken: c.string({ minLength: 1, maxLength: 512 }),
+  bootstrapToken: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken,
+  file: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile,
+  timeout: c.string(),
+  tlsBootstrapToken: c.string({ minLength: 1, maxLength: 512 }),
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoverySchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration = c.object({
-    apiVersion: c.string(),
-    caCertPath: c.string({ minLength: 1, maxLength: 512 }),
-    controlPlane: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane,
-    discovery: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery,
-    kind: c.string(),
-    nodeRegistration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration,
-    patches: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches,
-    skipPhases: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 50 }),
+  apiVersion: c.string(),
+  caCertPath: c.string({ minLength: 1, maxLength: 512 }),
+  controlPlane: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane,
+  discovery: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery,
+  kind: c.string(),
+  nodeRegistration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration,
+  patches: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches,
+  skipPhases: c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 50 }),
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecNtp = c.object({
-    enabled: c.boolean(),
-    servers: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
+  enabled: c.boolean(),
+  servers: c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100 }),
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecNtpSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecNtp);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom = c.object({
-    secret: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret,
+  secret: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret,
 }, { required: ["secret"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecUser = c.object({
-    gecos: c.string({ minLength: 1, maxLength: 256 }),
-    groups: c.string({ minLength: 1, maxLength: 256 }),
-    homeDir: c.string({ minLength: 1, maxLength: 256 }),
-    inactive: c.boolean(),
-    lockPassword: c.boolean(),
-    name: c.string({ minLength: 1, maxLength: 256 }),
-    passwd: c.string({ minLength: 1, maxLength: 256 }),
-    passwdFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom,
-    primaryGroup: c.string({ minLength: 1, maxLength: 256 }),
-    shell: c.string({ minLength: 1, maxLength: 256 }),
-    sshAuthorizedKeys: c.array(c.string({ minLength: 1, maxLength: 2048 }), { maxItems: 100 }),
-    sudo: c.string({ minLength: 1, maxLength: 256 }),
+  gecos: c.string({ minLength: 1, maxLength: 256 }),
+  groups: c.string({ minLength: 1, maxLength: 256 }),
+  homeDir: c.string({ minLength: 1, maxLength: 256 }),
+  inactive: c.boolean(),
+  lockPassword: c.boolean(),
+  name: c.string({ minLength: 1, maxLength: 256 }),
+  passwd: c.string({ minLength: 1, maxLength: 256 }),
+  passwdFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom,
+  primaryGroup: c.string({ minLength: 1, maxLength: 256 }),
+  shell: c.string({ minLength: 1, maxLength: 256 }),
+  sshAuthorizedKeys: c.array(c.string({ minLength: 1, maxLength: 2048 }), { maxItems: 100 }),
+  sudo: c.string({ minLength: 1, maxLength: 256 }),
 }, { required: ["name"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecUserSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUser);
 const $KubeadmControlPlaneSpecKubeadmConfigSpec = c.object({
-    bootCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
-    clusterConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration,
-    diskSetup: $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup,
-    files: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecFile, { maxItems: 200 }),
-    format: c.literals(["cloud-config", "ignition"]),
-    ignition: $KubeadmControlPlaneSpecKubeadmConfigSpecIgnition,
-    initConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration,
-    joinConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration,
-    mounts: c.array(c.array(c.string({ minLength: 1, maxLength: 512 })), { maxItems: 100 }),
-    ntp: $KubeadmControlPlaneSpecKubeadmConfigSpecNtp,
-    postKubeadmCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
-    preKubeadmCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
-    useExperimentalRetryJoin: c.boolean(),
-    users: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecUser, { maxItems: 100 }),
-    verbosity: c.integer({ format: "int32" }),
+  bootCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
+  clusterConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration,
+  diskSetup: $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup,
+  files: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecFile, { maxItems: 200 }),
+  format: c.literals(["cloud-config","ignition"]),
+  ignition: $KubeadmControlPlaneSpecKubeadmConfigSpecIgnition,
+  initConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration,
+  joinConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration,
+  mounts: c.array(c.array(c.string({ minLength: 1, maxLength: 512 })), { maxItems: 100 }),
+  ntp: $KubeadmControlPlaneSpecKubeadmConfigSpecNtp,
+  postKubeadmCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
+  preKubeadmCommands: c.array(c.string({ minLength: 1, maxLength: 10240 }), { maxItems: 1000 }),
+  useExperimentalRetryJoin: c.boolean(),
+  users: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecUser, { maxItems: 100 }),
+  verbosity: c.integer({ format: "int32" }),
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpec);
 const KubeadmControlPlaneSpecKubeadmConfigSpecDefaults = { properties: { clusterConfiguration: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDefaults } } };
 const $KubeadmControlPlaneSpecMachineNamingStrategy = c.object({
-    template: c.string({ minLength: 1, maxLength: 256 }),
+  template: c.string({ minLength: 1, maxLength: 256 }),
 });
 export const KubeadmControlPlaneSpecMachineNamingStrategySchema = c.zod($KubeadmControlPlaneSpecMachineNamingStrategy);
 const $KubeadmControlPlaneSpecMachineTemplateInfrastructureRef = c.withMeta(c.object({
-    apiVersion: c.string(),
-    fieldPath: c.string(),
-    kind: c.string(),
-    name: c.string(),
-    namespace: c.string(),
-    resourceVersion: c.string(),
-    uid: c.string(),
-}), { "x-kubernetes-map-type": "atomic" });
+  apiVersion: c.string(),
+  fieldPath: c.string(),
+  kind: c.string(),
+  name: c.string(),
+  namespace: c.string(),
+  resourceVersion: c.string(),
+  uid: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
 export const KubeadmControlPlaneSpecMachineTemplateInfrastructureRefSchema = c.zod($KubeadmControlPlaneSpecMachineTemplateInfrastructureRef);
 const $KubeadmControlPlaneSpecMachineTemplateMetadata = c.object({
-    annotations: c.record(c.string()),
-    labels: c.record(c.string()),
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
 });
 export const KubeadmControlPlaneSpecMachineTemplateMetadataSchema = c.zod($KubeadmControlPlaneSpecMachineTemplateMetadata);
 const $KubeadmControlPlaneSpecMachineTemplateReadinessGate = c.object({
-    conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-    polarity: c.literals(["Positive", "Negative"]),
+  conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+  polarity: c.literals(["Positive","Negative"]),
 }, { required: ["conditionType"] });
 export const KubeadmControlPlaneSpecMachineTemplateReadinessGateSchema = c.zod($KubeadmControlPlaneSpecMachineTemplateReadinessGate);
 const $KubeadmControlPlaneSpecMachineTemplateTaint = c.object({
-    effect: c.literals(["NoSchedule", "PreferNoSchedule", "NoExecute"]),
-    key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
-    propagation: c.literals(["Always", "OnInitialization"]),
-    value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
-}, { required: ["effect", "key", "propagation"] });
+  effect: c.literals(["NoSchedule","PreferNoSchedule","NoExecute"]),
+  key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
+  propagation: c.literals(["Always","OnInitialization"]),
+  value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
+}, { required: ["effect","key","propagation"] });
 export const KubeadmControlPlaneSpecMachineTemplateTaintSchema = c.zod($KubeadmControlPlaneSpecMachineTemplateTaint);
 const $KubeadmControlPlaneSpecMachineTemplate = c.object({
-    infrastructureRef: $KubeadmControlPlaneSpecMachineTemplateInfrastructureRef,
-    metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
-    nodeDeletionTimeout: c.string(),
-    nodeDrainTimeout: c.string(),
-    nodeVolumeDetachTimeout: c.string(),
-    readinessGates: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["conditionType"] }),
-    taints: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
+  infrastructureRef: $KubeadmControlPlaneSpecMachineTemplateInfrastructureRef,
+  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  readinessGates: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateReadinessGate, { maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  taints: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
 }, { required: ["infrastructureRef"] });
 export const KubeadmControlPlaneSpecMachineTemplateSchema = c.zod($KubeadmControlPlaneSpecMachineTemplate);
 const $KubeadmControlPlaneSpecRemediationStrategy = c.object({
-    maxRetry: c.integer({ format: "int32" }),
-    minHealthyPeriod: c.string(),
-    retryPeriod: c.string(),
+  maxRetry: c.integer({ format: "int32" }),
+  minHealthyPeriod: c.string(),
+  retryPeriod: c.string(),
 });
 export const KubeadmControlPlaneSpecRemediationStrategySchema = c.zod($KubeadmControlPlaneSpecRemediationStrategy);
 const $KubeadmControlPlaneSpecRolloutBefore = c.object({
-    certificatesExpiryDays: c.integer({ format: "int32" }),
+  certificatesExpiryDays: c.integer({ format: "int32" }),
 });
 export const KubeadmControlPlaneSpecRolloutBeforeSchema = c.zod($KubeadmControlPlaneSpecRolloutBefore);
 const $KubeadmControlPlaneSpecRolloutStrategyRollingUpdate = c.object({
-    maxSurge: c.withMeta(c.intOrString(), { "x-kubernetes-int-or-string": true }),
+  maxSurge: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
 });
 export const KubeadmControlPlaneSpecRolloutStrategyRollingUpdateSchema = c.zod($KubeadmControlPlaneSpecRolloutStrategyRollingUpdate);
 const $KubeadmControlPlaneSpecRolloutStrategy = c.object({
-    rollingUpdate: $KubeadmControlPlaneSpecRolloutStrategyRollingUpdate,
-    type: c.literals(["RollingUpdate"]),
+  rollingUpdate: $KubeadmControlPlaneSpecRolloutStrategyRollingUpdate,
+  type: c.literals(["RollingUpdate"]),
 });
 export const KubeadmControlPlaneSpecRolloutStrategySchema = c.zod($KubeadmControlPlaneSpecRolloutStrategy);
 const $KubeadmControlPlaneSpec = c.object({
-    kubeadmConfigSpec: $KubeadmControlPlaneSpecKubeadmConfigSpec,
-    machineNamingStrategy: $KubeadmControlPlaneSpecMachineNamingStrategy,
-    machineTemplate: $KubeadmControlPlaneSpecMachineTemplate,
-    remediationStrategy: $KubeadmControlPlaneSpecRemediationStrategy,
-    replicas: c.integer({ format: "int32" }),
-    rolloutAfter: c.string({ format: "date-time" }),
-    rolloutBefore: $KubeadmControlPlaneSpecRolloutBefore,
-    rolloutStrategy: $KubeadmControlPlaneSpecRolloutStrategy,
-    version: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["kubeadmConfigSpec", "machineTemplate", "version"] });
+  kubeadmConfigSpec: $KubeadmControlPlaneSpecKubeadmConfigSpec,
+  machineNamingStrategy: $KubeadmControlPlaneSpecMachineNamingStrategy,
+  machineTemplate: $KubeadmControlPlaneSpecMachineTemplate,
+  remediationStrategy: $KubeadmControlPlaneSpecRemediationStrategy,
+  replicas: c.integer({ format: "int32" }),
+  rolloutAfter: c.string({ format: "date-time" }),
+  rolloutBefore: $KubeadmControlPlaneSpecRolloutBefore,
+  rolloutStrategy: $KubeadmControlPlaneSpecRolloutStrategy,
+  version: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["kubeadmConfigSpec","machineTemplate","version"] });
 export const KubeadmControlPlaneSpecSchema = c.zod($KubeadmControlPlaneSpec);
-const KubeadmControlPlaneSpecDefaults = { properties: { kubeadmConfigSpec: { ...KubeadmControlPlaneSpecKubeadmConfigSpecDefaults }, rolloutStrategy: { default: { "rollingUpdate": { "maxSurge": 1 }, "type": "RollingUpdate" } } } };
+const KubeadmControlPlaneSpecDefaults = { properties: { kubeadmConfigSpec: { ...KubeadmControlPlaneSpecKubeadmConfigSpecDefaults }, rolloutStrategy: { default: {"rollingUpdate":{"maxSurge":1},"type":"RollingUpdate"} } } };
 const $KubeadmControlPlaneStatusCondition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ minLength: 1, maxLength: 10240 }),
-    reason: c.string({ minLength: 1, maxLength: 256 }),
-    severity: c.string({ maxLength: 32 }),
-    status: c.string(),
-    type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
 export const KubeadmControlPlaneStatusConditionSchema = c.zod($KubeadmControlPlaneStatusCondition);
 const $KubeadmControlPlaneStatusLastRemediation = c.object({
-    machine: c.string({ minLength: 1, maxLength: 253 }),
-    retryCount: c.integer({ format: "int32" }),
-    timestamp: c.string({ format: "date-time" }),
-}, { required: ["machine", "retryCount", "timestamp"] });
+  machine: c.string({ minLength: 1, maxLength: 253 }),
+  retryCount: c.integer({ format: "int32" }),
+  timestamp: c.string({ format: "date-time" }),
+}, { required: ["machine","retryCount","timestamp"] });
 export const KubeadmControlPlaneStatusLastRemediationSchema = c.zod($KubeadmControlPlaneStatusLastRemediation);
 const $KubeadmControlPlaneStatusV1beta2Condition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ maxLength: 32768 }),
-    observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-    reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-    status: c.literals(["True", "False", "Unknown"]),
-    type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime", "message", "reason", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
 export const KubeadmControlPlaneStatusV1beta2ConditionSchema = c.zod($KubeadmControlPlaneStatusV1beta2Condition);
 const $KubeadmControlPlaneStatusV1beta2 = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    conditions: c.withMeta(c.array($KubeadmControlPlaneStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    readyReplicas: c.integer({ format: "int32" }),
-    upToDateReplicas: c.integer({ format: "int32" }),
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($KubeadmControlPlaneStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  readyReplicas: c.integer({ format: "int32" }),
+  upToDateReplicas: c.integer({ format: "int32" }),
 });
 export const KubeadmControlPlaneStatusV1beta2Schema = c.zod($KubeadmControlPlaneStatusV1beta2);
 const $KubeadmControlPlaneStatusVersion = c.object({
-    replicas: c.integer({ format: "int32", minimum: 1 }),
-    version: c.string({ minLength: 1, maxLength: 256 }),
+  replicas: c.integer({ format: "int32", minimum: 1 }),
+  version: c.string({ minLength: 1, maxLength: 256 }),
 }, { required: ["version"] });
 export const KubeadmControlPlaneStatusVersionSchema = c.zod($KubeadmControlPlaneStatusVersion);
 const $KubeadmControlPlaneStatus = c.object({
-    conditions: c.array($KubeadmControlPlaneStatusCondition),
-    failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-    failureReason: c.string(),
-    initialized: c.boolean(),
-    lastRemediation: $KubeadmControlPlaneStatusLastRemediation,
-    observedGeneration: c.integer({ format: "int64" }),
-    ready: c.boolean(),
-    readyReplicas: c.integer({ format: "int32" }),
-    replicas: c.integer({ format: "int32" }),
-    selector: c.string({ minLength: 1, maxLength: 4096 }),
-    unavailableReplicas: c.integer({ format: "int32" }),
-    updatedReplicas: c.integer({ format: "int32" }),
-    v1beta2: $KubeadmControlPlaneStatusV1beta2,
-    version: c.string({ minLength: 1, maxLength: 256 }),
-    versions: c.withMeta(c.array($KubeadmControlPlaneStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["version"] }),
+  conditions: c.array($KubeadmControlPlaneStatusCondition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  initialized: c.boolean(),
+  lastRemediation: $KubeadmControlPlaneStatusLastRemediation,
+  observedGeneration: c.integer({ format: "int64" }),
+  ready: c.boolean(),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: c.string({ minLength: 1, maxLength: 4096 }),
+  unavailableReplicas: c.integer({ format: "int32" }),
+  updatedReplicas: c.integer({ format: "int32" }),
+  v1beta2: $KubeadmControlPlaneStatusV1beta2,
+  version: c.string({ minLength: 1, maxLength: 256 }),
+  versions: c.withMeta(c.array($KubeadmControlPlaneStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
 });
 export const KubeadmControlPlaneStatusSchema = c.zod($KubeadmControlPlaneStatus);
 const $KubeadmControlPlane = c.object({
-    apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("KubeadmControlPlane"),
-    metadata: c.objectMeta(),
-    spec: $KubeadmControlPlaneSpec,
-    status: $KubeadmControlPlaneStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("KubeadmControlPlane"),
+  metadata: c.objectMeta(),
+  spec: $KubeadmControlPlaneSpec,
+  status: $KubeadmControlPlaneStatus,
+}, { required: ["apiVersion","kind"] });
 export const KubeadmControlPlaneSchema = c.zod($KubeadmControlPlane);
 export const KubeadmControlPlaneListSchema = c.zod(c.object({
-    apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("KubeadmControlPlaneList"),
-    metadata: c.listMeta(),
-    items: c.array($KubeadmControlPlane),
+  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("KubeadmControlPlaneList"),
+  metadata: c.listMeta(),
+  items: c.array($KubeadmControlPlane),
 }, { required: ["apiVersion", "kind", "items"] }));
 const KubeadmControlPlaneDefaults = { properties: { spec: { ...KubeadmControlPlaneSpecDefaults } } };
 export class KubeadmControlPlaneModel extends Model {
-    static apiVersion = "controlplane.cluster.x-k8s.io/v1beta1";
-    static kind = "KubeadmControlPlane";
-    static is = createTypeMetaGuard(KubeadmControlPlaneModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: KubeadmControlPlaneModel.apiVersion, kind: KubeadmControlPlaneModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(KubeadmControlPlaneSchema, this.toJSON(), "KubeadmControlPlane controlplane.cluster.x-k8s.io/v1beta1");
-    }
+  static apiVersion = "controlplane.cluster.x-k8s.io/v1beta1";
+  static kind = "KubeadmControlPlane";
+  static is = createTypeMetaGuard(KubeadmControlPlaneModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: KubeadmControlPlaneModel.apiVersion, kind: KubeadmControlPlaneModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(KubeadmControlPlaneSchema, this.toJSON(), "KubeadmControlPlane controlplane.cluster.x-k8s.io/v1beta1");
+  }
 }
 export const KubeadmControlPlaneResource = {
-    group: "controlplane.cluster.x-k8s.io",
-    version: "v1beta1",
-    apiVersion: "controlplane.cluster.x-k8s.io/v1beta1",
-    kind: "KubeadmControlPlane",
-    listKind: "KubeadmControlPlaneList",
-    plural: "kubeadmcontrolplanes",
-    singular: "kubeadmcontrolplane",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: true,
-    deprecationWarning: undefined,
-    shortNames: ["kcp"],
-    categories: ["cluster-api"],
-    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
-    subresources: {
-        status: true,
-        scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
-    },
-    schema: KubeadmControlPlaneSchema,
-    defaults: KubeadmControlPlaneDefaults,
+  group: "controlplane.cluster.x-k8s.io",
+  version: "v1beta1",
+  apiVersion: "controlplane.cluster.x-k8s.io/v1beta1",
+  kind: "KubeadmControlPlane",
+  listKind: "KubeadmControlPlaneList",
+  plural: "kubeadmcontrolplanes",
+  singular: "kubeadmcontrolplane",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: true,
+  deprecationWarning: undefined,
+  shortNames: ["kcp"],
+  categories: ["cluster-api"],
+  labels: {"cluster.x-k8s.io/v1beta1":"v1beta1","cluster.x-k8s.io/v1beta2":"v1beta2"},
+  subresources: {
+    status: true,
+    scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
+  },
+  schema: KubeadmControlPlaneSchema,
+  defaults: KubeadmControlPlaneDefaults,
 };
 const $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate = c.object({
-    metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
-    nodeDeletionTimeout: c.string(),
-    nodeDrainTimeout: c.string(),
-    nodeVolumeDetachTimeout: c.string(),
-    taints: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
+  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
+  nodeDeletionTimeout: c.string(),
+  nodeDrainTimeout: c.string(),
+  nodeVolumeDetachTimeout: c.string(),
+  taints: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
 });
 export const KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSchema = c.zod($KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate);
 const $KubeadmControlPlaneTemplateSpecTemplateSpec = c.object({
-    kubeadmConfigSpec: $KubeadmControlPlaneSpecKubeadmConfigSpec,
-    machineNamingStrategy: $KubeadmControlPlaneSpecMachineNamingStrategy,
-    machineTemplate: $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate,
-    remediationStrategy: $KubeadmControlPlaneSpecRemediationStrategy,
-    rolloutAfter: c.string({ format: "date-time" }),
-    rolloutBefore: $KubeadmControlPlaneSpecRolloutBefore,
-    rolloutStrategy: $KubeadmControlPlaneSpecRolloutStrategy,
+  kubeadmConfigSpec: $KubeadmControlPlaneSpecKubeadmConfigSpec,
+  machineNamingStrategy: $KubeadmControlPlaneSpecMachineNamingStrategy,
+  machineTemplate: $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate,
+  remediationStrategy: $KubeadmControlPlaneSpecRemediationStrategy,
+  rolloutAfter: c.string({ format: "date-time" }),
+  rolloutBefore: $KubeadmControlPlaneSpecRolloutBefore,
+  rolloutStrategy: $KubeadmControlPlaneSpecRolloutStrategy,
 }, { required: ["kubeadmConfigSpec"] });
 export const KubeadmControlPlaneTemplateSpecTemplateSpecSchema = c.zod($KubeadmControlPlaneTemplateSpecTemplateSpec);
-const KubeadmControlPlaneTemplateSpecTemplateSpecDefaults = { properties: { kubeadmConfigSpec: { ...KubeadmControlPlaneSpecKubeadmConfigSpecDefaults }, rolloutStrategy: { default: { "rollingUpdate": { "maxSurge": 1 }, "type": "RollingUpdate" } } } };
+const KubeadmControlPlaneTemplateSpecTemplateSpecDefaults = { properties: { kubeadmConfigSpec: { ...KubeadmControlPlaneSpecKubeadmConfigSpecDefaults }, rolloutStrategy: { default: {"rollingUpdate":{"maxSurge":1},"type":"RollingUpdate"} } } };
 const $KubeadmControlPlaneTemplateSpecTemplate = c.object({
-    metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
-    spec: $KubeadmControlPlaneTemplateSpecTemplateSpec,
+  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
+  spec: $KubeadmControlPlaneTemplateSpecTemplateSpec,
 }, { required: ["spec"] });
 export const KubeadmControlPlaneTemplateSpecTemplateSchema = c.zod($KubeadmControlPlaneTemplateSpecTemplate);
 const KubeadmControlPlaneTemplateSpecTemplateDefaults = { properties: { spec: { ...KubeadmControlPlaneTemplateSpecTemplateSpecDefaults } } };
 const $KubeadmControlPlaneTemplateSpec = c.object({
-    template: $KubeadmControlPlaneTemplateSpecTemplate,
+  template: $KubeadmControlPlaneTemplateSpecTemplate,
 }, { required: ["template"] });
 export const KubeadmControlPlaneTemplateSpecSchema = c.zod($KubeadmControlPlaneTemplateSpec);
 const KubeadmControlPlaneTemplateSpecDefaults = { properties: { template: { ...KubeadmControlPlaneTemplateSpecTemplateDefaults } } };
 const $KubeadmControlPlaneTemplate = c.object({
-    apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("KubeadmControlPlaneTemplate"),
-    metadata: c.objectMeta(),
-    spec: $KubeadmControlPlaneTemplateSpec,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("KubeadmControlPlaneTemplate"),
+  metadata: c.objectMeta(),
+  spec: $KubeadmControlPlaneTemplateSpec,
+}, { required: ["apiVersion","kind"] });
 export const KubeadmControlPlaneTemplateSchema = c.zod($KubeadmControlPlaneTemplate);
 export const KubeadmControlPlaneTemplateListSchema = c.zod(c.object({
-    apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("KubeadmControlPlaneTemplateList"),
-    metadata: c.listMeta(),
-    items: c.array($KubeadmControlPlaneTemplate),
+  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("KubeadmControlPlaneTemplateList"),
+  metadata: c.listMeta(),
+  items: c.array($KubeadmControlPlaneTemplate),
 }, { required: ["apiVersion", "kind", "items"] }));
 const KubeadmControlPlaneTemplateDefaults = { properties: { spec: { ...KubeadmControlPlaneTemplateSpecDefaults } } };
 export class KubeadmControlPlaneTemplateModel extends Model {
-    static apiVersion = "controlplane.cluster.x-k8s.io/v1beta1";
-    static kind = "KubeadmControlPlaneTemplate";
-    static is = createTypeMetaGuard(KubeadmControlPlaneTemplateModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: KubeadmControlPlaneTemplateModel.apiVersion, kind: KubeadmControlPlaneTemplateModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(KubeadmControlPlaneTemplateSchema, this.toJSON(), "KubeadmControlPlaneTemplate controlplane.cluster.x-k8s.io/v1beta1");
-    }
+  static apiVersion = "controlplane.cluster.x-k8s.io/v1beta1";
+  static kind = "KubeadmControlPlaneTemplate";
+  static is = createTypeMetaGuard(KubeadmControlPlaneTemplateModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: KubeadmControlPlaneTemplateModel.apiVersion, kind: KubeadmControlPlaneTemplateModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(KubeadmControlPlaneTemplateSchema, this.toJSON(), "KubeadmControlPlaneTemplate controlplane.cluster.x-k8s.io/v1beta1");
+  }
 }
 export const KubeadmControlPlaneTemplateResource = {
-    group: "controlplane.cluster.x-k8s.io",
-    version: "v1beta1",
-    apiVersion: "controlplane.cluster.x-k8s.io/v1beta1",
-    kind: "KubeadmControlPlaneTemplate",
-    listKind: "KubeadmControlPlaneTemplateList",
-    plural: "kubeadmcontrolplanetemplates",
-    singular: "kubeadmcontrolplanetemplate",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: true,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
-    subresources: {
-        status: false,
-        scale: undefined,
-    },
-    schema: KubeadmControlPlaneTemplateSchema,
-    defaults: KubeadmControlPlaneTemplateDefaults,
+  group: "controlplane.cluster.x-k8s.io",
+  version: "v1beta1",
+  apiVersion: "controlplane.cluster.x-k8s.io/v1beta1",
+  kind: "KubeadmControlPlaneTemplate",
+  listKind: "KubeadmControlPlaneTemplateList",
+  plural: "kubeadmcontrolplanetemplates",
+  singular: "kubeadmcontrolplanetemplate",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: true,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {"cluster.x-k8s.io/v1beta1":"v1beta1","cluster.x-k8s.io/v1beta2":"v1beta2"},
+  subresources: {
+    status: false,
+    scale: undefined,
+  },
+  schema: KubeadmControlPlaneTemplateSchema,
+  defaults: KubeadmControlPlaneTemplateDefaults,
 };

@@ -2,619 +2,619 @@
 import { createTypeMetaGuard, Model } from "@kubernetes-models/base";
 import * as c from "../common.js";
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg = c.object({
-    name: c.string({ minLength: 1, maxLength: 256 }),
-    value: c.string({ minLength: 0, maxLength: 1024 }),
-}, { required: ["name", "value"] });
+  name: c.string({ minLength: 1, maxLength: 256 }),
+  value: c.string({ minLength: 0, maxLength: 1024 }),
+}, { required: ["name","value"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArgSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef = c.withMeta(c.object({
-    key: c.string(),
-    name: c.string(),
-    optional: c.boolean(),
-}, { required: ["key"] }), { "x-kubernetes-map-type": "atomic" });
+  key: c.string(),
+  name: c.string(),
+  optional: c.boolean(),
+}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults = { properties: { name: { default: "" } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef = c.withMeta(c.object({
-    apiVersion: c.string(),
-    fieldPath: c.string(),
-}, { required: ["fieldPath"] }), { "x-kubernetes-map-type": "atomic" });
+  apiVersion: c.string(),
+  fieldPath: c.string(),
+}, { required: ["fieldPath"] }), {"x-kubernetes-map-type":"atomic"});
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRefSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef = c.withMeta(c.object({
-    key: c.string(),
-    optional: c.boolean(),
-    path: c.string(),
-    volumeName: c.string(),
-}, { required: ["key", "path", "volumeName"] }), { "x-kubernetes-map-type": "atomic" });
+  key: c.string(),
+  optional: c.boolean(),
+  path: c.string(),
+  volumeName: c.string(),
+}, { required: ["key","path","volumeName"] }), {"x-kubernetes-map-type":"atomic"});
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults = { properties: { optional: { default: false } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef = c.withMeta(c.object({
-    containerName: c.string(),
-    divisor: c.withMeta(c.intOrString(), { "x-kubernetes-int-or-string": true }),
-    resource: c.string(),
-}, { required: ["resource"] }), { "x-kubernetes-map-type": "atomic" });
+  containerName: c.string(),
+  divisor: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
+  resource: c.string(),
+}, { required: ["resource"] }), {"x-kubernetes-map-type":"atomic"});
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRefSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef = c.withMeta(c.object({
-    key: c.string(),
-    name: c.string(),
-    optional: c.boolean(),
-}, { required: ["key"] }), { "x-kubernetes-map-type": "atomic" });
+  key: c.string(),
+  name: c.string(),
+  optional: c.boolean(),
+}, { required: ["key"] }), {"x-kubernetes-map-type":"atomic"});
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults = { properties: { name: { default: "" } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom = c.object({
-    configMapKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef,
-    fieldRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef,
-    fileKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef,
-    resourceFieldRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef,
-    secretKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef,
+  configMapKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRef,
+  fieldRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFieldRef,
+  fileKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRef,
+  resourceFieldRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromResourceFieldRef,
+  secretKeyRef: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRef,
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults = { properties: { configMapKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromConfigMapKeyRefDefaults }, fileKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromFileKeyRefDefaults }, secretKeyRef: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromSecretKeyRefDefaults } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv = c.object({
-    name: c.string(),
-    value: c.string(),
-    valueFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom,
+  name: c.string(),
+  value: c.string(),
+  valueFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFrom,
 }, { required: ["name"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults = { properties: { valueFrom: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvValueFromDefaults } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume = c.object({
-    hostPath: c.string({ minLength: 1, maxLength: 512 }),
-    mountPath: c.string({ minLength: 1, maxLength: 512 }),
-    name: c.string({ minLength: 1, maxLength: 512 }),
-    pathType: c.string(),
-    readOnly: c.boolean(),
-}, { required: ["hostPath", "mountPath", "name"] });
+  hostPath: c.string({ minLength: 1, maxLength: 512 }),
+  mountPath: c.string({ minLength: 1, maxLength: 512 }),
+  name: c.string({ minLength: 1, maxLength: 512 }),
+  pathType: c.string(),
+  readOnly: c.boolean(),
+}, { required: ["hostPath","mountPath","name"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolumeSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer = c.object({
-    certSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    extraArgs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name", "value"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name", "value"], "x-kubernetes-validations": [{ "message": "extraArgs name must be unique", "rule": "self.all(x, self.exists_one(y, x.name == y.name))" }] }),
-    extraEnvs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    extraVolumes: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  certSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  extraArgs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
+  extraEnvs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  extraVolumes: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerDefaults = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler = c.object({
-    extraArgs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name", "value"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name", "value"], "x-kubernetes-validations": [{ "message": "extraArgs name must be unique", "rule": "self.all(x, self.exists_one(y, x.name == y.name))" }] }),
-    extraEnvs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    extraVolumes: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  extraArgs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
+  extraEnvs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  extraVolumes: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraVolume, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns = c.object({
-    imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-    imageTag: c.string({ minLength: 1, maxLength: 256 }),
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  imageTag: c.string({ minLength: 1, maxLength: 256 }),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDnsSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal = c.object({
-    caFile: c.string({ minLength: 1, maxLength: 512 }),
-    certFile: c.string({ minLength: 1, maxLength: 512 }),
-    endpoints: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 50, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    keyFile: c.string({ minLength: 1, maxLength: 512 }),
-}, { required: ["caFile", "certFile", "endpoints", "keyFile"] });
+  caFile: c.string({ minLength: 1, maxLength: 512 }),
+  certFile: c.string({ minLength: 1, maxLength: 512 }),
+  endpoints: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  keyFile: c.string({ minLength: 1, maxLength: 512 }),
+}, { required: ["caFile","certFile","endpoints","keyFile"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternalSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal = c.object({
-    dataDir: c.string({ minLength: 1, maxLength: 512 }),
-    extraArgs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name", "value"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name", "value"], "x-kubernetes-validations": [{ "message": "extraArgs name must be unique", "rule": "self.all(x, self.exists_one(y, x.name == y.name))" }] }),
-    extraEnvs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-    imageTag: c.string({ minLength: 1, maxLength: 256 }),
-    peerCertSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    serverCertSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  dataDir: c.string({ minLength: 1, maxLength: 512 }),
+  extraArgs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"extraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
+  extraEnvs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnv, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  imageTag: c.string({ minLength: 1, maxLength: 256 }),
+  peerCertSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  serverCertSANs: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalDefaults = { properties: { extraEnvs: { items: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraEnvDefaults } } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd = c.object({
-    external: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal,
-    local: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal,
+  external: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdExternal,
+  local: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocal,
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdDefaults = { properties: { local: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdLocalDefaults } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration = c.object({
-    apiServer: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer,
-    caCertificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 36500 }),
-    certificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 1095 }),
-    certificatesDir: c.string({ minLength: 1, maxLength: 512 }),
-    controlPlaneEndpoint: c.string({ minLength: 1, maxLength: 512 }),
-    controllerManager: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler,
-    dns: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns,
-    encryptionAlgorithm: c.literals(["ECDSA-P256", "ECDSA-P384", "RSA-2048", "RSA-3072", "RSA-4096"]),
-    etcd: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd,
-    featureGates: c.record(c.boolean()),
-    imageRepository: c.string({ minLength: 1, maxLength: 512 }),
-    scheduler: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler,
+  apiServer: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServer,
+  caCertificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 36500 }),
+  certificateValidityPeriodDays: c.integer({ format: "int32", minimum: 1, maximum: 1095 }),
+  certificatesDir: c.string({ minLength: 1, maxLength: 512 }),
+  controlPlaneEndpoint: c.string({ minLength: 1, maxLength: 512 }),
+  controllerManager: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler,
+  dns: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDns,
+  encryptionAlgorithm: c.literals(["ECDSA-P256","ECDSA-P384","RSA-2048","RSA-3072","RSA-4096"]),
+  etcd: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcd,
+  featureGates: c.record(c.boolean()),
+  imageRepository: c.string({ minLength: 1, maxLength: 512 }),
+  scheduler: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationScheduler,
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration);
 const KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDefaults = { properties: { apiServer: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerDefaults }, controllerManager: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults }, etcd: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationEtcdDefaults }, scheduler: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationSchedulerDefaults } } };
 const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem = c.object({
-    device: c.string({ minLength: 1, maxLength: 256 }),
-    extraOpts: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    filesystem: c.string({ minLength: 1, maxLength: 128 }),
-    label: c.string({ minLength: 1, maxLength: 512 }),
-    overwrite: c.boolean(),
-    partition: c.string({ minLength: 1, maxLength: 128 }),
-    replaceFS: c.string({ minLength: 1, maxLength: 128 }),
-}, { required: ["device", "filesystem"] });
+  device: c.string({ minLength: 1, maxLength: 256 }),
+  extraOpts: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  filesystem: c.string({ minLength: 1, maxLength: 128 }),
+  label: c.string({ minLength: 1, maxLength: 512 }),
+  overwrite: c.boolean(),
+  partition: c.string({ minLength: 1, maxLength: 128 }),
+  replaceFS: c.string({ minLength: 1, maxLength: 128 }),
+}, { required: ["device","filesystem"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystemSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem = c.object({
-    partitionType: c.withMeta(c.string({ minLength: 1, maxLength: 36 }), { "x-kubernetes-validations": [{ "message": "partitionType must be one of Linux, LinuxSwap, LinuxRAID, LVM, Fat32, NTFS, LinuxExtended or a full GPT partition GUID", "rule": "self.matches('^(Linux|LinuxSwap|LinuxRAID|LVM|Fat32|NTFS|LinuxExtended|[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12})$')" }] }),
-    percentage: c.integer({ format: "int32", minimum: 1, maximum: 100 }),
+  partitionType: c.withMeta(c.string({ minLength: 1, maxLength: 36 }), {"x-kubernetes-validations":[{"message":"partitionType must be one of Linux, LinuxSwap, LinuxRAID, LVM, Fat32, NTFS, LinuxExtended or a full GPT partition GUID","rule":"self.matches('^(Linux|LinuxSwap|LinuxRAID|LVM|Fat32|NTFS|LinuxExtended|[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12})$')"}]}),
+  percentage: c.integer({ format: "int32", minimum: 1, maximum: 100 }),
 }, { required: ["percentage"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItemSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition = c.withMeta(c.object({
-    device: c.string({ minLength: 1, maxLength: 256 }),
-    diskLayout: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    layout: c.boolean(),
-    overwrite: c.boolean(),
-    tableType: c.literals(["mbr", "gpt"]),
-}, { required: ["device"] }), { "x-kubernetes-validations": [{ "message": "exactly one of the fields in [layout diskLayout] must be set", "rule": "[has(self.layout),has(self.diskLayout)].filter(x,x==true).size() == 1" }] });
+  device: c.string({ minLength: 1, maxLength: 256 }),
+  diskLayout: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionDiskLayoutItem, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  layout: c.boolean(),
+  overwrite: c.boolean(),
+  tableType: c.literals(["mbr","gpt"]),
+}, { required: ["device"] }), {"x-kubernetes-validations":[{"message":"exactly one of the fields in [layout diskLayout] must be set","rule":"[has(self.layout),has(self.diskLayout)].filter(x,x==true).size() == 1"}]});
 export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartitionSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup = c.object({
-    filesystems: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem, { maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    partitions: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition, { maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  filesystems: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupFilesystem, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  partitions: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupPartition, { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetupSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret = c.object({
-    key: c.string({ minLength: 1, maxLength: 256 }),
-    name: c.string({ minLength: 1, maxLength: 253 }),
-}, { required: ["key", "name"] });
+  key: c.string({ minLength: 1, maxLength: 256 }),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+}, { required: ["key","name"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecretSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom = c.object({
-    secret: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret,
+  secret: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret,
 }, { required: ["secret"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFromSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecFile = c.object({
-    append: c.boolean(),
-    content: c.string({ minLength: 1, maxLength: 10240 }),
-    contentFormat: c.literals(["Raw", "Template"]),
-    contentFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom,
-    encoding: c.literals(["base64", "gzip", "gzip+base64"]),
-    owner: c.string({ minLength: 1, maxLength: 256 }),
-    path: c.string({ minLength: 1, maxLength: 512 }),
-    permissions: c.string({ minLength: 1, maxLength: 16 }),
+  append: c.boolean(),
+  content: c.string({ minLength: 1, maxLength: 10240 }),
+  contentFormat: c.literals(["Raw","Template"]),
+  contentFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecFileContentFrom,
+  encoding: c.literals(["base64","gzip","gzip+base64"]),
+  owner: c.string({ minLength: 1, maxLength: 256 }),
+  path: c.string({ minLength: 1, maxLength: 512 }),
+  permissions: c.string({ minLength: 1, maxLength: 16 }),
 }, { required: ["path"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecFileSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecFile);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig = c.object({
-    additionalConfig: c.string({ minLength: 1, maxLength: 32768 }),
-    strict: c.boolean(),
+  additionalConfig: c.string({ minLength: 1, maxLength: 32768 }),
+  strict: c.boolean(),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfigSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecIgnition = c.object({
-    containerLinuxConfig: $KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig,
+  containerLinuxConfig: $KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionContainerLinuxConfig,
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecIgnitionSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecIgnition);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken = c.object({
-    description: c.string({ minLength: 1, maxLength: 512 }),
-    expires: c.string({ format: "date-time" }),
-    groups: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    token: c.string({ minLength: 1, maxLength: 23 }),
-    ttlSeconds: c.integer({ format: "int32", minimum: 0 }),
-    usages: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  description: c.string({ minLength: 1, maxLength: 512 }),
+  expires: c.string({ format: "date-time" }),
+  groups: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  token: c.string({ minLength: 1, maxLength: 23 }),
+  ttlSeconds: c.integer({ format: "int32", minimum: 0 }),
+  usages: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 }, { required: ["token"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapTokenSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint = c.object({
-    advertiseAddress: c.string({ minLength: 1, maxLength: 39 }),
-    bindPort: c.integer({ format: "int32", minimum: 1 }),
+  advertiseAddress: c.string({ minLength: 1, maxLength: 39 }),
+  bindPort: c.integer({ format: "int32", minimum: 1 }),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpointSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint = c.object({
-    effect: c.string(),
-    key: c.string(),
-    timeAdded: c.string({ format: "date-time" }),
-    value: c.string(),
-}, { required: ["effect", "key"] });
+  effect: c.string(),
+  key: c.string(),
+  timeAdded: c.string({ format: "date-time" }),
+  value: c.string(),
+}, { required: ["effect","key"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaintSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration = c.object({
-    criSocket: c.string({ minLength: 1, maxLength: 512 }),
-    ignorePreflightErrors: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 50, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    imagePullPolicy: c.literals(["Always", "IfNotPresent", "Never"]),
-    imagePullSerial: c.boolean(),
-    kubeletExtraArgs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name", "value"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name", "value"], "x-kubernetes-validations": [{ "message": "kubeletExtraArgs name must be unique", "rule": "self.all(x, self.exists_one(y, x.name == y.name))" }] }),
-    name: c.string({ minLength: 1, maxLength: 253 }),
-    taints: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint, { minItems: 0, maxItems: 100 }),
+  criSocket: c.string({ minLength: 1, maxLength: 512 }),
+  ignorePreflightErrors: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  imagePullPolicy: c.literals(["Always","IfNotPresent","Never"]),
+  imagePullSerial: c.boolean(),
+  kubeletExtraArgs: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationApiServerExtraArg, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name","value"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","value"],"x-kubernetes-validations":[{"message":"kubeletExtraArgs name must be unique","rule":"self.all(x, self.exists_one(y, x.name == y.name))"}]}),
+  name: c.string({ minLength: 1, maxLength: 253 }),
+  taints: c.array($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationTaint, { minItems: 0, maxItems: 100 }),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistrationSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches = c.object({
-    directory: c.string({ minLength: 1, maxLength: 512 }),
+  directory: c.string({ minLength: 1, maxLength: 512 }),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatchesSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts = c.object({
-    controlPlaneComponentHealthCheckSeconds: c.integer({ format: "int32", minimum: 0 }),
-    discoverySeconds: c.integer({ format: "int32", minimum: 0 }),
-    etcdAPICallSeconds: c.integer({ format: "int32", minimum: 0 }),
-    kubeletHealthCheckSeconds: c.integer({ format: "int32", minimum: 0 }),
-    kubernetesAPICallSeconds: c.integer({ format: "int32", minimum: 0 }),
-    tlsBootstrapSeconds: c.integer({ format: "int32", minimum: 0 }),
+  controlPlaneComponentHealthCheckSeconds: c.integer({ format: "int32", minimum: 0 }),
+  discoverySeconds: c.integer({ format: "int32", minimum: 0 }),
+  etcdAPICallSeconds: c.integer({ format: "int32", minimum: 0 }),
+  kubeletHealthCheckSeconds: c.integer({ format: "int32", minimum: 0 }),
+  kubernetesAPICallSeconds: c.integer({ format: "int32", minimum: 0 }),
+  tlsBootstrapSeconds: c.integer({ format: "int32", minimum: 0 }),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeoutsSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration = c.object({
-    bootstrapTokens: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    localAPIEndpoint: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
-    nodeRegistration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration,
-    patches: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches,
-    skipPhases: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 50, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    timeouts: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts,
+  bootstrapTokens: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationBootstrapToken, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  localAPIEndpoint: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
+  nodeRegistration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration,
+  patches: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches,
+  skipPhases: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  timeouts: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts,
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane = c.object({
-    localAPIEndpoint: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
+  localAPIEndpoint: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationLocalAPIEndpoint,
 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlaneSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken = c.object({
-    apiServerEndpoint: c.string({ minLength: 1, maxLength: 512 }),
-    caCertHashes: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    token: c.string({ minLength: 1, maxLength: 512 }),
-    unsafeSkipCAVerification: c.boolean(),
+  apiServerEndpoint: c.string({ minLength: 1, maxLength: 512 }),
+  caCertHashes: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  token: c.string({ minLength: 1, maxLength: 512 }),
+  unsafeSkipCAVerification: c.boolean(),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapTokenSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster = c.object({
-    certificateAuthorityData: c.string({ format: "byte", minLength: 1, maxLength: 51200 }),
-    insecureSkipTLSVerify: c.boolean(),
-    proxyURL: c.string({ minLength: 1, maxLength: 512 }),
-    server: c.string({ minLength: 1, maxLength: 512 }),
-    tlsServerName: c.string({ minLength: 1, maxLength: 512 }),
+  certificateAuthorityData: c.string({ format: "byte", minLength: 1, maxLength: 51200 }),
+  insecureSkipTLSVerify: c.boolean(),
+  proxyURL: c.string({ minLength: 1, maxLength: 512 }),
+  server: c.string({ minLength: 1, maxLength: 512 }),
+  tlsServerName: c.string({ minLength: 1, maxLength: 512 }),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigClusterSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider = c.object({
-    config: c.record(c.string()),
-    name: c.string({ minLength: 1, maxLength: 256 }),
+  config: c.record(c.string()),
+  name: c.string({ minLength: 1, maxLength: 256 }),
 }, { required: ["name"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProviderSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem = c.object({
-    name: c.string({ minLength: 1, maxLength: 512 }),
-    value: c.string({ minLength: 1, maxLength: 512 }),
-}, { required: ["name", "value"] });
+  name: c.string({ minLength: 1, maxLength: 512 }),
+  value: c.string({ minLength: 1, maxLength: 512 }),
+}, { required: ["name","value"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItemSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec = c.object({
-    apiVersion: c.string({ minLength: 1, maxLength: 512 }),
-    args: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    command: c.string({ minLength: 1, maxLength: 1024 }),
-    env: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    provideClusterInfo: c.boolean(),
+  apiVersion: c.string({ minLength: 1, maxLength: 512 }),
+  args: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  command: c.string({ minLength: 1, maxLength: 1024 }),
+  env: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecEnvItem, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  provideClusterInfo: c.boolean(),
 }, { required: ["command"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExecSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser = c.object({
-    authProvider: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider,
-    exec: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec,
+  authProvider: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserAuthProvider,
+  exec: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserExec,
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUserSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig = c.object({
-    cluster: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster,
-    user: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser,
+  cluster: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigCluster,
+  user: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigUser,
 }, { required: ["user"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfigSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile = c.object({
-    kubeConfig: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig,
-    kubeConfigPath: c.string({ minLength: 1, maxLength: 512 }),
+  kubeConfig: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileKubeConfig,
+  kubeConfigPath: c.string({ minLength: 1, maxLength: 512 }),
 }, { required: ["kubeConfigPath"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFileSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery = c.object({
-    bootstrapToken: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken,
-    file: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile,
-    tlsBootstrapToken: c.string({ minLength: 1, maxLength: 512 }),
+  bootstrapToken: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryBootstrapToken,
+  file: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoveryFile,
+  tlsBootstrapToken: c.string({ minLength: 1, maxLength: 512 }),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscoverySchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration = c.object({
-    caCertPath: c.string({ minLength: 1, maxLength: 512 }),
-    controlPlane: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane,
-    discovery: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery,
-    nodeRegistration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration,
-    patches: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches,
-    skipPhases: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 50, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    timeouts: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts,
+  caCertPath: c.string({ minLength: 1, maxLength: 512 }),
+  controlPlane: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationControlPlane,
+  discovery: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationDiscovery,
+  nodeRegistration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationNodeRegistration,
+  patches: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationPatches,
+  skipPhases: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: 50, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  timeouts: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfigurationTimeouts,
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfigurationSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecNtp = c.object({
-    enabled: c.boolean(),
-    servers: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
+  enabled: c.boolean(),
+  servers: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 512 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecNtpSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecNtp);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom = c.object({
-    secret: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret,
+  secret: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSecret,
 }, { required: ["secret"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFromSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom);
 const $KubeadmControlPlaneSpecKubeadmConfigSpecUser = c.object({
-    gecos: c.string({ minLength: 1, maxLength: 256 }),
-    groups: c.string({ minLength: 1, maxLength: 256 }),
-    homeDir: c.string({ minLength: 1, maxLength: 256 }),
-    inactive: c.boolean(),
-    lockPassword: c.boolean(),
-    name: c.string({ minLength: 1, maxLength: 256 }),
-    passwd: c.string({ minLength: 1, maxLength: 256 }),
-    passwdFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom,
-    primaryGroup: c.string({ minLength: 1, maxLength: 256 }),
-    shell: c.string({ minLength: 1, maxLength: 256 }),
-    sshAuthorizedKeys: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 2048 }), { maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    sudo: c.string({ minLength: 1, maxLength: 256 }),
+  gecos: c.string({ minLength: 1, maxLength: 256 }),
+  groups: c.string({ minLength: 1, maxLength: 256 }),
+  homeDir: c.string({ minLength: 1, maxLength: 256 }),
+  inactive: c.boolean(),
+  lockPassword: c.boolean(),
+  name: c.string({ minLength: 1, maxLength: 256 }),
+  passwd: c.string({ minLength: 1, maxLength: 256 }),
+  passwdFrom: $KubeadmControlPlaneSpecKubeadmConfigSpecUserPasswdFrom,
+  primaryGroup: c.string({ minLength: 1, maxLength: 256 }),
+  shell: c.string({ minLength: 1, maxLength: 256 }),
+  sshAuthorizedKeys: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 2048 }), { maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  sudo: c.string({ minLength: 1, maxLength: 256 }),
 }, { required: ["name"] });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecUserSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpecUser);
 const $KubeadmControlPlaneSpecKubeadmConfigSpec = c.object({
-    bootCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    clusterConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration,
-    diskSetup: $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup,
-    files: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecFile, { minItems: 1, maxItems: 200, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    format: c.literals(["cloud-config", "ignition"]),
-    ignition: $KubeadmControlPlaneSpecKubeadmConfigSpecIgnition,
-    initConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration,
-    joinConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration,
-    mounts: c.withMeta(c.array(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100 }), { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    ntp: $KubeadmControlPlaneSpecKubeadmConfigSpecNtp,
-    postKubeadmCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    preKubeadmCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    users: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecUser, { minItems: 1, maxItems: 100, listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    verbosity: c.integer({ format: "int32" }),
+  bootCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  clusterConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfiguration,
+  diskSetup: $KubeadmControlPlaneSpecKubeadmConfigSpecDiskSetup,
+  files: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecFile, { minItems: 1, maxItems: 200, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  format: c.literals(["cloud-config","ignition"]),
+  ignition: $KubeadmControlPlaneSpecKubeadmConfigSpecIgnition,
+  initConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecInitConfiguration,
+  joinConfiguration: $KubeadmControlPlaneSpecKubeadmConfigSpecJoinConfiguration,
+  mounts: c.withMeta(c.array(c.array(c.string({ minLength: 1, maxLength: 512 }), { minItems: 1, maxItems: 100 }), { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  ntp: $KubeadmControlPlaneSpecKubeadmConfigSpecNtp,
+  postKubeadmCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  preKubeadmCommands: c.withMeta(c.array(c.string({ minLength: 1, maxLength: 10240 }), { minItems: 1, maxItems: 1000, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  users: c.withMeta(c.array($KubeadmControlPlaneSpecKubeadmConfigSpecUser, { minItems: 1, maxItems: 100, listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  verbosity: c.integer({ format: "int32" }),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecKubeadmConfigSpecSchema = c.zod($KubeadmControlPlaneSpecKubeadmConfigSpec);
 const KubeadmControlPlaneSpecKubeadmConfigSpecDefaults = { properties: { clusterConfiguration: { ...KubeadmControlPlaneSpecKubeadmConfigSpecClusterConfigurationDefaults } } };
 const $KubeadmControlPlaneSpecMachineNaming = c.object({
-    template: c.string({ minLength: 1, maxLength: 256 }),
+  template: c.string({ minLength: 1, maxLength: 256 }),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecMachineNamingSchema = c.zod($KubeadmControlPlaneSpecMachineNaming);
 const $KubeadmControlPlaneSpecMachineTemplateMetadata = c.object({
-    annotations: c.record(c.string()),
-    labels: c.record(c.string()),
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecMachineTemplateMetadataSchema = c.zod($KubeadmControlPlaneSpecMachineTemplateMetadata);
 const $KubeadmControlPlaneSpecMachineTemplateSpecDeletion = c.object({
-    nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
-    nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDeletionTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeDrainTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
+  nodeVolumeDetachTimeoutSeconds: c.integer({ format: "int32", minimum: 0 }),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecMachineTemplateSpecDeletionSchema = c.zod($KubeadmControlPlaneSpecMachineTemplateSpecDeletion);
 const $KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef = c.object({
-    apiGroup: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-    kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
-    name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}, { required: ["apiGroup", "kind", "name"] });
+  apiGroup: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+  kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
+  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+}, { required: ["apiGroup","kind","name"] });
 export const KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRefSchema = c.zod($KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef);
 const $KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate = c.object({
-    conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-    polarity: c.literals(["Positive", "Negative"]),
+  conditionType: c.string({ minLength: 1, maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+  polarity: c.literals(["Positive","Negative"]),
 }, { required: ["conditionType"] });
 export const KubeadmControlPlaneSpecMachineTemplateSpecReadinessGateSchema = c.zod($KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate);
 const $KubeadmControlPlaneSpecMachineTemplateSpecTaint = c.object({
-    effect: c.literals(["NoSchedule", "PreferNoSchedule", "NoExecute"]),
-    key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
-    propagation: c.literals(["Always", "OnInitialization"]),
-    value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
-}, { required: ["effect", "key", "propagation"] });
+  effect: c.literals(["NoSchedule","PreferNoSchedule","NoExecute"]),
+  key: c.string({ minLength: 1, maxLength: 317, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$" }),
+  propagation: c.literals(["Always","OnInitialization"]),
+  value: c.string({ minLength: 1, maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }),
+}, { required: ["effect","key","propagation"] });
 export const KubeadmControlPlaneSpecMachineTemplateSpecTaintSchema = c.zod($KubeadmControlPlaneSpecMachineTemplateSpecTaint);
 const $KubeadmControlPlaneSpecMachineTemplateSpec = c.object({
-    deletion: $KubeadmControlPlaneSpecMachineTemplateSpecDeletion,
-    infrastructureRef: $KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef,
-    readinessGates: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["conditionType"] }),
-    taints: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
+  deletion: $KubeadmControlPlaneSpecMachineTemplateSpecDeletion,
+  infrastructureRef: $KubeadmControlPlaneSpecMachineTemplateSpecInfrastructureRef,
+  readinessGates: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateSpecReadinessGate, { minItems: 1, maxItems: 32, listType: "map", listMapKeys: ["conditionType"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["conditionType"]}),
+  taints: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
 }, { required: ["infrastructureRef"] });
 export const KubeadmControlPlaneSpecMachineTemplateSpecSchema = c.zod($KubeadmControlPlaneSpecMachineTemplateSpec);
 const $KubeadmControlPlaneSpecMachineTemplate = c.object({
-    metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
-    spec: $KubeadmControlPlaneSpecMachineTemplateSpec,
+  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
+  spec: $KubeadmControlPlaneSpecMachineTemplateSpec,
 }, { required: ["spec"] });
 export const KubeadmControlPlaneSpecMachineTemplateSchema = c.zod($KubeadmControlPlaneSpecMachineTemplate);
 const $KubeadmControlPlaneSpecRemediation = c.object({
-    maxRetry: c.integer({ format: "int32" }),
-    minHealthyPeriodSeconds: c.integer({ format: "int32", minimum: 0 }),
-    retryPeriodSeconds: c.integer({ format: "int32", minimum: 0 }),
+  maxRetry: c.integer({ format: "int32" }),
+  minHealthyPeriodSeconds: c.integer({ format: "int32", minimum: 0 }),
+  retryPeriodSeconds: c.integer({ format: "int32", minimum: 0 }),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecRemediationSchema = c.zod($KubeadmControlPlaneSpecRemediation);
 const $KubeadmControlPlaneSpecRolloutBefore = c.object({
-    certificatesExpiryDays: c.integer({ format: "int32", minimum: 7 }),
+  certificatesExpiryDays: c.integer({ format: "int32", minimum: 7 }),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecRolloutBeforeSchema = c.zod($KubeadmControlPlaneSpecRolloutBefore);
 const $KubeadmControlPlaneSpecRolloutStrategyRollingUpdate = c.object({
-    maxSurge: c.withMeta(c.intOrString(), { "x-kubernetes-int-or-string": true }),
+  maxSurge: c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true}),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecRolloutStrategyRollingUpdateSchema = c.zod($KubeadmControlPlaneSpecRolloutStrategyRollingUpdate);
 const $KubeadmControlPlaneSpecRolloutStrategy = c.object({
-    rollingUpdate: $KubeadmControlPlaneSpecRolloutStrategyRollingUpdate,
-    type: c.literals(["RollingUpdate"]),
+  rollingUpdate: $KubeadmControlPlaneSpecRolloutStrategyRollingUpdate,
+  type: c.literals(["RollingUpdate"]),
 }, { required: ["type"], minProperties: 1 });
 export const KubeadmControlPlaneSpecRolloutStrategySchema = c.zod($KubeadmControlPlaneSpecRolloutStrategy);
 const $KubeadmControlPlaneSpecRollout = c.object({
-    after: c.string({ format: "date-time" }),
-    before: $KubeadmControlPlaneSpecRolloutBefore,
-    strategy: $KubeadmControlPlaneSpecRolloutStrategy,
+  after: c.string({ format: "date-time" }),
+  before: $KubeadmControlPlaneSpecRolloutBefore,
+  strategy: $KubeadmControlPlaneSpecRolloutStrategy,
 }, { minProperties: 1 });
 export const KubeadmControlPlaneSpecRolloutSchema = c.zod($KubeadmControlPlaneSpecRollout);
 const $KubeadmControlPlaneSpec = c.object({
-    kubeadmConfigSpec: $KubeadmControlPlaneSpecKubeadmConfigSpec,
-    machineNaming: $KubeadmControlPlaneSpecMachineNaming,
-    machineTemplate: $KubeadmControlPlaneSpecMachineTemplate,
-    remediation: $KubeadmControlPlaneSpecRemediation,
-    replicas: c.integer({ format: "int32" }),
-    rollout: $KubeadmControlPlaneSpecRollout,
-    version: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["machineTemplate", "version"] });
+  kubeadmConfigSpec: $KubeadmControlPlaneSpecKubeadmConfigSpec,
+  machineNaming: $KubeadmControlPlaneSpecMachineNaming,
+  machineTemplate: $KubeadmControlPlaneSpecMachineTemplate,
+  remediation: $KubeadmControlPlaneSpecRemediation,
+  replicas: c.integer({ format: "int32" }),
+  rollout: $KubeadmControlPlaneSpecRollout,
+  version: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["machineTemplate","version"] });
 export const KubeadmControlPlaneSpecSchema = c.zod($KubeadmControlPlaneSpec);
 const KubeadmControlPlaneSpecDefaults = { properties: { kubeadmConfigSpec: { ...KubeadmControlPlaneSpecKubeadmConfigSpecDefaults } } };
 const $KubeadmControlPlaneStatusCondition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ maxLength: 32768 }),
-    observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-    reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-    status: c.literals(["True", "False", "Unknown"]),
-    type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime", "message", "reason", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
 export const KubeadmControlPlaneStatusConditionSchema = c.zod($KubeadmControlPlaneStatusCondition);
 const $KubeadmControlPlaneStatusDeprecatedV1beta1Condition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ minLength: 1, maxLength: 10240 }),
-    reason: c.string({ minLength: 1, maxLength: 256 }),
-    severity: c.string({ maxLength: 32 }),
-    status: c.string(),
-    type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
 export const KubeadmControlPlaneStatusDeprecatedV1beta1ConditionSchema = c.zod($KubeadmControlPlaneStatusDeprecatedV1beta1Condition);
 const $KubeadmControlPlaneStatusDeprecatedV1beta1 = c.object({
-    conditions: c.array($KubeadmControlPlaneStatusDeprecatedV1beta1Condition),
-    failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
-    failureReason: c.string(),
-    readyReplicas: c.integer({ format: "int32" }),
-    unavailableReplicas: c.integer({ format: "int32" }),
-    updatedReplicas: c.integer({ format: "int32" }),
+  conditions: c.array($KubeadmControlPlaneStatusDeprecatedV1beta1Condition),
+  failureMessage: c.string({ minLength: 1, maxLength: 10240 }),
+  failureReason: c.string(),
+  readyReplicas: c.integer({ format: "int32" }),
+  unavailableReplicas: c.integer({ format: "int32" }),
+  updatedReplicas: c.integer({ format: "int32" }),
 });
 export const KubeadmControlPlaneStatusDeprecatedV1beta1Schema = c.zod($KubeadmControlPlaneStatusDeprecatedV1beta1);
 const $KubeadmControlPlaneStatusDeprecated = c.object({
-    v1beta1: $KubeadmControlPlaneStatusDeprecatedV1beta1,
+  v1beta1: $KubeadmControlPlaneStatusDeprecatedV1beta1,
 });
 export const KubeadmControlPlaneStatusDeprecatedSchema = c.zod($KubeadmControlPlaneStatusDeprecated);
 const $KubeadmControlPlaneStatusInitialization = c.object({
-    controlPlaneInitialized: c.boolean(),
+  controlPlaneInitialized: c.boolean(),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneStatusInitializationSchema = c.zod($KubeadmControlPlaneStatusInitialization);
 const $KubeadmControlPlaneStatusLastRemediation = c.object({
-    machine: c.string({ minLength: 1, maxLength: 253 }),
-    retryCount: c.integer({ format: "int32", minimum: 0 }),
-    time: c.string({ format: "date-time" }),
-}, { required: ["machine", "retryCount", "time"] });
+  machine: c.string({ minLength: 1, maxLength: 253 }),
+  retryCount: c.integer({ format: "int32", minimum: 0 }),
+  time: c.string({ format: "date-time" }),
+}, { required: ["machine","retryCount","time"] });
 export const KubeadmControlPlaneStatusLastRemediationSchema = c.zod($KubeadmControlPlaneStatusLastRemediation);
 const $KubeadmControlPlaneStatusVersion = c.object({
-    replicas: c.integer({ format: "int32", minimum: 1 }),
-    version: c.string({ minLength: 1, maxLength: 256 }),
+  replicas: c.integer({ format: "int32", minimum: 1 }),
+  version: c.string({ minLength: 1, maxLength: 256 }),
 }, { required: ["version"] });
 export const KubeadmControlPlaneStatusVersionSchema = c.zod($KubeadmControlPlaneStatusVersion);
 const $KubeadmControlPlaneStatus = c.object({
-    availableReplicas: c.integer({ format: "int32" }),
-    conditions: c.withMeta(c.array($KubeadmControlPlaneStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    deprecated: $KubeadmControlPlaneStatusDeprecated,
-    initialization: $KubeadmControlPlaneStatusInitialization,
-    lastRemediation: $KubeadmControlPlaneStatusLastRemediation,
-    observedGeneration: c.integer({ format: "int64", minimum: 1 }),
-    readyReplicas: c.integer({ format: "int32" }),
-    replicas: c.integer({ format: "int32" }),
-    selector: c.string({ minLength: 1, maxLength: 4096 }),
-    upToDateReplicas: c.integer({ format: "int32" }),
-    version: c.string({ minLength: 1, maxLength: 256 }),
-    versions: c.withMeta(c.array($KubeadmControlPlaneStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["version"] }),
+  availableReplicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($KubeadmControlPlaneStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $KubeadmControlPlaneStatusDeprecated,
+  initialization: $KubeadmControlPlaneStatusInitialization,
+  lastRemediation: $KubeadmControlPlaneStatusLastRemediation,
+  observedGeneration: c.integer({ format: "int64", minimum: 1 }),
+  readyReplicas: c.integer({ format: "int32" }),
+  replicas: c.integer({ format: "int32" }),
+  selector: c.string({ minLength: 1, maxLength: 4096 }),
+  upToDateReplicas: c.integer({ format: "int32" }),
+  version: c.string({ minLength: 1, maxLength: 256 }),
+  versions: c.withMeta(c.array($KubeadmControlPlaneStatusVersion, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["version"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["version"]}),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneStatusSchema = c.zod($KubeadmControlPlaneStatus);
 const $KubeadmControlPlane = c.object({
-    apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("KubeadmControlPlane"),
-    metadata: c.objectMeta(),
-    spec: $KubeadmControlPlaneSpec,
-    status: $KubeadmControlPlaneStatus,
-}, { required: ["apiVersion", "kind", "spec"] });
+  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("KubeadmControlPlane"),
+  metadata: c.objectMeta(),
+  spec: $KubeadmControlPlaneSpec,
+  status: $KubeadmControlPlaneStatus,
+}, { required: ["apiVersion","kind","spec"] });
 export const KubeadmControlPlaneSchema = c.zod($KubeadmControlPlane);
 export const KubeadmControlPlaneListSchema = c.zod(c.object({
-    apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("KubeadmControlPlaneList"),
-    metadata: c.listMeta(),
-    items: c.array($KubeadmControlPlane),
+  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("KubeadmControlPlaneList"),
+  metadata: c.listMeta(),
+  items: c.array($KubeadmControlPlane),
 }, { required: ["apiVersion", "kind", "items"] }));
 const KubeadmControlPlaneDefaults = { properties: { spec: { ...KubeadmControlPlaneSpecDefaults } } };
 export class KubeadmControlPlaneModel extends Model {
-    static apiVersion = "controlplane.cluster.x-k8s.io/v1beta2";
-    static kind = "KubeadmControlPlane";
-    static is = createTypeMetaGuard(KubeadmControlPlaneModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: KubeadmControlPlaneModel.apiVersion, kind: KubeadmControlPlaneModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(KubeadmControlPlaneSchema, this.toJSON(), "KubeadmControlPlane controlplane.cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "controlplane.cluster.x-k8s.io/v1beta2";
+  static kind = "KubeadmControlPlane";
+  static is = createTypeMetaGuard(KubeadmControlPlaneModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: KubeadmControlPlaneModel.apiVersion, kind: KubeadmControlPlaneModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(KubeadmControlPlaneSchema, this.toJSON(), "KubeadmControlPlane controlplane.cluster.x-k8s.io/v1beta2");
+  }
 }
 export const KubeadmControlPlaneResource = {
-    group: "controlplane.cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "controlplane.cluster.x-k8s.io/v1beta2",
-    kind: "KubeadmControlPlane",
-    listKind: "KubeadmControlPlaneList",
-    plural: "kubeadmcontrolplanes",
-    singular: "kubeadmcontrolplane",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: ["kcp"],
-    categories: ["cluster-api"],
-    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
-    subresources: {
-        status: true,
-        scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
-    },
-    schema: KubeadmControlPlaneSchema,
-    defaults: KubeadmControlPlaneDefaults,
+  group: "controlplane.cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "controlplane.cluster.x-k8s.io/v1beta2",
+  kind: "KubeadmControlPlane",
+  listKind: "KubeadmControlPlaneList",
+  plural: "kubeadmcontrolplanes",
+  singular: "kubeadmcontrolplane",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: ["kcp"],
+  categories: ["cluster-api"],
+  labels: {"cluster.x-k8s.io/v1beta1":"v1beta1","cluster.x-k8s.io/v1beta2":"v1beta2"},
+  subresources: {
+    status: true,
+    scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" },
+  },
+  schema: KubeadmControlPlaneSchema,
+  defaults: KubeadmControlPlaneDefaults,
 };
 const $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec = c.object({
-    deletion: $KubeadmControlPlaneSpecMachineTemplateSpecDeletion,
-    taints: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key", "effect"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }),
+  deletion: $KubeadmControlPlaneSpecMachineTemplateSpecDeletion,
+  taints: c.withMeta(c.array($KubeadmControlPlaneSpecMachineTemplateSpecTaint, { minItems: 1, maxItems: 64, listType: "map", listMapKeys: ["key","effect"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["key","effect"]}),
 }, { minProperties: 1 });
 export const KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpecSchema = c.zod($KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec);
 const $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate = c.object({
-    metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
-    spec: $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec,
+  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
+  spec: $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSpec,
 }, { minProperties: 1 });
 export const KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplateSchema = c.zod($KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate);
 const $KubeadmControlPlaneTemplateSpecTemplateSpec = c.object({
-    kubeadmConfigSpec: $KubeadmControlPlaneSpecKubeadmConfigSpec,
-    machineNaming: $KubeadmControlPlaneSpecMachineNaming,
-    machineTemplate: $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate,
-    remediation: $KubeadmControlPlaneSpecRemediation,
-    rollout: $KubeadmControlPlaneSpecRollout,
+  kubeadmConfigSpec: $KubeadmControlPlaneSpecKubeadmConfigSpec,
+  machineNaming: $KubeadmControlPlaneSpecMachineNaming,
+  machineTemplate: $KubeadmControlPlaneTemplateSpecTemplateSpecMachineTemplate,
+  remediation: $KubeadmControlPlaneSpecRemediation,
+  rollout: $KubeadmControlPlaneSpecRollout,
 }, { minProperties: 1 });
 export const KubeadmControlPlaneTemplateSpecTemplateSpecSchema = c.zod($KubeadmControlPlaneTemplateSpecTemplateSpec);
 const KubeadmControlPlaneTemplateSpecTemplateSpecDefaults = { properties: { kubeadmConfigSpec: { ...KubeadmControlPlaneSpecKubeadmConfigSpecDefaults } } };
 const $KubeadmControlPlaneTemplateSpecTemplate = c.object({
-    metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
-    spec: $KubeadmControlPlaneTemplateSpecTemplateSpec,
+  metadata: $KubeadmControlPlaneSpecMachineTemplateMetadata,
+  spec: $KubeadmControlPlaneTemplateSpecTemplateSpec,
 }, { minProperties: 1 });
 export const KubeadmControlPlaneTemplateSpecTemplateSchema = c.zod($KubeadmControlPlaneTemplateSpecTemplate);
 const KubeadmControlPlaneTemplateSpecTemplateDefaults = { properties: { spec: { ...KubeadmControlPlaneTemplateSpecTemplateSpecDefaults } } };
 const $KubeadmControlPlaneTemplateSpec = c.object({
-    template: $KubeadmControlPlaneTemplateSpecTemplate,
+  template: $KubeadmControlPlaneTemplateSpecTemplate,
 }, { required: ["template"] });
 export const KubeadmControlPlaneTemplateSpecSchema = c.zod($KubeadmControlPlaneTemplateSpec);
 const KubeadmControlPlaneTemplateSpecDefaults = { properties: { template: { ...KubeadmControlPlaneTemplateSpecTemplateDefaults } } };
 const $KubeadmControlPlaneTemplate = c.object({
-    apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("KubeadmControlPlaneTemplate"),
-    metadata: c.objectMeta(),
-    spec: $KubeadmControlPlaneTemplateSpec,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("KubeadmControlPlaneTemplate"),
+  metadata: c.objectMeta(),
+  spec: $KubeadmControlPlaneTemplateSpec,
+}, { required: ["apiVersion","kind"] });
 export const KubeadmControlPlaneTemplateSchema = c.zod($KubeadmControlPlaneTemplate);
 export const KubeadmControlPlaneTemplateListSchema = c.zod(c.object({
-    apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("KubeadmControlPlaneTemplateList"),
-    metadata: c.listMeta(),
-    items: c.array($KubeadmControlPlaneTemplate),
+  apiVersion: c.literal("controlplane.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("KubeadmControlPlaneTemplateList"),
+  metadata: c.listMeta(),
+  items: c.array($KubeadmControlPlaneTemplate),
 }, { required: ["apiVersion", "kind", "items"] }));
 const KubeadmControlPlaneTemplateDefaults = { properties: { spec: { ...KubeadmControlPlaneTemplateSpecDefaults } } };
 export class KubeadmControlPlaneTemplateModel extends Model {
-    static apiVersion = "controlplane.cluster.x-k8s.io/v1beta2";
-    static kind = "KubeadmControlPlaneTemplate";
-    static is = createTypeMetaGuard(KubeadmControlPlaneTemplateModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: KubeadmControlPlaneTemplateModel.apiVersion, kind: KubeadmControlPlaneTemplateModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(KubeadmControlPlaneTemplateSchema, this.toJSON(), "KubeadmControlPlaneTemplate controlplane.cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "controlplane.cluster.x-k8s.io/v1beta2";
+  static kind = "KubeadmControlPlaneTemplate";
+  static is = createTypeMetaGuard(KubeadmControlPlaneTemplateModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: KubeadmControlPlaneTemplateModel.apiVersion, kind: KubeadmControlPlaneTemplateModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(KubeadmControlPlaneTemplateSchema, this.toJSON(), "KubeadmControlPlaneTemplate controlplane.cluster.x-k8s.io/v1beta2");
+  }
 }
 export const KubeadmControlPlaneTemplateResource = {
-    group: "controlplane.cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "controlplane.cluster.x-k8s.io/v1beta2",
-    kind: "KubeadmControlPlaneTemplate",
-    listKind: "KubeadmControlPlaneTemplateList",
-    plural: "kubeadmcontrolplanetemplates",
-    singular: "kubeadmcontrolplanetemplate",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
-    subresources: {
-        status: false,
-        scale: undefined,
-    },
-    schema: KubeadmControlPlaneTemplateSchema,
-    defaults: KubeadmControlPlaneTemplateDefaults,
+  group: "controlplane.cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "controlplane.cluster.x-k8s.io/v1beta2",
+  kind: "KubeadmControlPlaneTemplate",
+  listKind: "KubeadmControlPlaneTemplateList",
+  plural: "kubeadmcontrolplanetemplates",
+  singular: "kubeadmcontrolplanetemplate",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {"cluster.x-k8s.io/v1beta1":"v1beta1","cluster.x-k8s.io/v1beta2":"v1beta2"},
+  subresources: {
+    status: false,
+    scale: undefined,
+  },
+  schema: KubeadmControlPlaneTemplateSchema,
+  defaults: KubeadmControlPlaneTemplateDefaults,
 };

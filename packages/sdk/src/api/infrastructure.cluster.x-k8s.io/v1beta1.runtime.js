@@ -2,367 +2,367 @@
 import { createTypeMetaGuard, Model } from "@kubernetes-models/base";
 import * as c from "../common.js";
 const $DevClusterStatusFailureDomainsValue = c.object({
-    attributes: c.record(c.string()),
-    controlPlane: c.boolean(),
+  attributes: c.record(c.string()),
+  controlPlane: c.boolean(),
 });
 export const DevClusterStatusFailureDomainsValueSchema = c.zod($DevClusterStatusFailureDomainsValue);
 const $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef = c.withMeta(c.object({
-    name: c.string(),
-}), { "x-kubernetes-map-type": "atomic" });
+  name: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
 export const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefSchema = c.zod($DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef);
 const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults = { properties: { name: { default: "" } } };
 const $DevClusterSpecBackendDockerLoadBalancer = c.object({
-    customHAProxyConfigTemplateRef: $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef,
-    imageRepository: c.string(),
-    imageTag: c.string(),
+  customHAProxyConfigTemplateRef: $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef,
+  imageRepository: c.string(),
+  imageTag: c.string(),
 });
 export const DevClusterSpecBackendDockerLoadBalancerSchema = c.zod($DevClusterSpecBackendDockerLoadBalancer);
 const DevClusterSpecBackendDockerLoadBalancerDefaults = { properties: { customHAProxyConfigTemplateRef: { ...DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults } } };
 const $DevClusterSpecBackendDocker = c.object({
-    failureDomains: c.record($DevClusterStatusFailureDomainsValue),
-    loadBalancer: $DevClusterSpecBackendDockerLoadBalancer,
+  failureDomains: c.record($DevClusterStatusFailureDomainsValue),
+  loadBalancer: $DevClusterSpecBackendDockerLoadBalancer,
 });
 export const DevClusterSpecBackendDockerSchema = c.zod($DevClusterSpecBackendDocker);
 const DevClusterSpecBackendDockerDefaults = { properties: { loadBalancer: { ...DevClusterSpecBackendDockerLoadBalancerDefaults } } };
 const $DevClusterSpecBackend = c.object({
-    docker: $DevClusterSpecBackendDocker,
-    inMemory: c.emptyObject(),
+  docker: $DevClusterSpecBackendDocker,
+  inMemory: c.emptyObject(),
 });
 export const DevClusterSpecBackendSchema = c.zod($DevClusterSpecBackend);
 const DevClusterSpecBackendDefaults = { properties: { docker: { ...DevClusterSpecBackendDockerDefaults } } };
 const $DevClusterSpecControlPlaneEndpoint = c.object({
-    host: c.string(),
-    port: c.integer(),
+  host: c.string(),
+  port: c.integer(),
 });
 export const DevClusterSpecControlPlaneEndpointSchema = c.zod($DevClusterSpecControlPlaneEndpoint);
 const $DevClusterSpec = c.object({
-    backend: $DevClusterSpecBackend,
-    controlPlaneEndpoint: $DevClusterSpecControlPlaneEndpoint,
+  backend: $DevClusterSpecBackend,
+  controlPlaneEndpoint: $DevClusterSpecControlPlaneEndpoint,
 }, { required: ["backend"] });
 export const DevClusterSpecSchema = c.zod($DevClusterSpec);
 const DevClusterSpecDefaults = { properties: { backend: { ...DevClusterSpecBackendDefaults } } };
 const $DevClusterStatusCondition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ minLength: 1, maxLength: 10240 }),
-    reason: c.string({ minLength: 1, maxLength: 256 }),
-    severity: c.string({ maxLength: 32 }),
-    status: c.string(),
-    type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
 export const DevClusterStatusConditionSchema = c.zod($DevClusterStatusCondition);
 const $DevClusterStatusV1beta2Condition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ maxLength: 32768 }),
-    observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-    reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-    status: c.literals(["True", "False", "Unknown"]),
-    type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime", "message", "reason", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
 export const DevClusterStatusV1beta2ConditionSchema = c.zod($DevClusterStatusV1beta2Condition);
 const $DevClusterStatusV1beta2 = c.object({
-    conditions: c.withMeta(c.array($DevClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
+  conditions: c.withMeta(c.array($DevClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
 });
 export const DevClusterStatusV1beta2Schema = c.zod($DevClusterStatusV1beta2);
 const $DevClusterStatus = c.object({
-    conditions: c.array($DevClusterStatusCondition),
-    failureDomains: c.record($DevClusterStatusFailureDomainsValue),
-    ready: c.boolean(),
-    v1beta2: $DevClusterStatusV1beta2,
+  conditions: c.array($DevClusterStatusCondition),
+  failureDomains: c.record($DevClusterStatusFailureDomainsValue),
+  ready: c.boolean(),
+  v1beta2: $DevClusterStatusV1beta2,
 });
 export const DevClusterStatusSchema = c.zod($DevClusterStatus);
 const $DevCluster = c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("DevCluster"),
-    metadata: c.objectMeta(),
-    spec: $DevClusterSpec,
-    status: $DevClusterStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevCluster"),
+  metadata: c.objectMeta(),
+  spec: $DevClusterSpec,
+  status: $DevClusterStatus,
+}, { required: ["apiVersion","kind"] });
 export const DevClusterSchema = c.zod($DevCluster);
 export const DevClusterListSchema = c.zod(c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("DevClusterList"),
-    metadata: c.listMeta(),
-    items: c.array($DevCluster),
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevClusterList"),
+  metadata: c.listMeta(),
+  items: c.array($DevCluster),
 }, { required: ["apiVersion", "kind", "items"] }));
 const DevClusterDefaults = { properties: { spec: { ...DevClusterSpecDefaults } } };
 export class DevClusterModel extends Model {
-    static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta1";
-    static kind = "DevCluster";
-    static is = createTypeMetaGuard(DevClusterModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: DevClusterModel.apiVersion, kind: DevClusterModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(DevClusterSchema, this.toJSON(), "DevCluster infrastructure.cluster.x-k8s.io/v1beta1");
-    }
+  static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta1";
+  static kind = "DevCluster";
+  static is = createTypeMetaGuard(DevClusterModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: DevClusterModel.apiVersion, kind: DevClusterModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(DevClusterSchema, this.toJSON(), "DevCluster infrastructure.cluster.x-k8s.io/v1beta1");
+  }
 }
 export const DevClusterResource = {
-    group: "infrastructure.cluster.x-k8s.io",
-    version: "v1beta1",
-    apiVersion: "infrastructure.cluster.x-k8s.io/v1beta1",
-    kind: "DevCluster",
-    listKind: "DevClusterList",
-    plural: "devclusters",
-    singular: "devcluster",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: true,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: DevClusterSchema,
-    defaults: DevClusterDefaults,
+  group: "infrastructure.cluster.x-k8s.io",
+  version: "v1beta1",
+  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta1",
+  kind: "DevCluster",
+  listKind: "DevClusterList",
+  plural: "devclusters",
+  singular: "devcluster",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: true,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {"cluster.x-k8s.io/v1beta1":"v1beta1","cluster.x-k8s.io/v1beta2":"v1beta2"},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: DevClusterSchema,
+  defaults: DevClusterDefaults,
 };
 const $DevClusterTemplateSpecTemplateMetadata = c.object({
-    annotations: c.record(c.string()),
-    labels: c.record(c.string()),
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
 });
 export const DevClusterTemplateSpecTemplateMetadataSchema = c.zod($DevClusterTemplateSpecTemplateMetadata);
 const $DevClusterTemplateSpecTemplate = c.object({
-    metadata: $DevClusterTemplateSpecTemplateMetadata,
-    spec: $DevClusterSpec,
+  metadata: $DevClusterTemplateSpecTemplateMetadata,
+  spec: $DevClusterSpec,
 }, { required: ["spec"] });
 export const DevClusterTemplateSpecTemplateSchema = c.zod($DevClusterTemplateSpecTemplate);
 const DevClusterTemplateSpecTemplateDefaults = { properties: { spec: { ...DevClusterSpecDefaults } } };
 const $DevClusterTemplateSpec = c.object({
-    template: $DevClusterTemplateSpecTemplate,
+  template: $DevClusterTemplateSpecTemplate,
 }, { required: ["template"] });
 export const DevClusterTemplateSpecSchema = c.zod($DevClusterTemplateSpec);
 const DevClusterTemplateSpecDefaults = { properties: { template: { ...DevClusterTemplateSpecTemplateDefaults } } };
 const $DevClusterTemplate = c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("DevClusterTemplate"),
-    metadata: c.objectMeta(),
-    spec: $DevClusterTemplateSpec,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevClusterTemplate"),
+  metadata: c.objectMeta(),
+  spec: $DevClusterTemplateSpec,
+}, { required: ["apiVersion","kind"] });
 export const DevClusterTemplateSchema = c.zod($DevClusterTemplate);
 export const DevClusterTemplateListSchema = c.zod(c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("DevClusterTemplateList"),
-    metadata: c.listMeta(),
-    items: c.array($DevClusterTemplate),
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevClusterTemplateList"),
+  metadata: c.listMeta(),
+  items: c.array($DevClusterTemplate),
 }, { required: ["apiVersion", "kind", "items"] }));
 const DevClusterTemplateDefaults = { properties: { spec: { ...DevClusterTemplateSpecDefaults } } };
 export class DevClusterTemplateModel extends Model {
-    static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta1";
-    static kind = "DevClusterTemplate";
-    static is = createTypeMetaGuard(DevClusterTemplateModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: DevClusterTemplateModel.apiVersion, kind: DevClusterTemplateModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(DevClusterTemplateSchema, this.toJSON(), "DevClusterTemplate infrastructure.cluster.x-k8s.io/v1beta1");
-    }
+  static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta1";
+  static kind = "DevClusterTemplate";
+  static is = createTypeMetaGuard(DevClusterTemplateModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: DevClusterTemplateModel.apiVersion, kind: DevClusterTemplateModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(DevClusterTemplateSchema, this.toJSON(), "DevClusterTemplate infrastructure.cluster.x-k8s.io/v1beta1");
+  }
 }
 export const DevClusterTemplateResource = {
-    group: "infrastructure.cluster.x-k8s.io",
-    version: "v1beta1",
-    apiVersion: "infrastructure.cluster.x-k8s.io/v1beta1",
-    kind: "DevClusterTemplate",
-    listKind: "DevClusterTemplateList",
-    plural: "devclustertemplates",
-    singular: "devclustertemplate",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: true,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
-    subresources: {
-        status: false,
-        scale: undefined,
-    },
-    schema: DevClusterTemplateSchema,
-    defaults: DevClusterTemplateDefaults,
+  group: "infrastructure.cluster.x-k8s.io",
+  version: "v1beta1",
+  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta1",
+  kind: "DevClusterTemplate",
+  listKind: "DevClusterTemplateList",
+  plural: "devclustertemplates",
+  singular: "devclustertemplate",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: true,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {"cluster.x-k8s.io/v1beta1":"v1beta1","cluster.x-k8s.io/v1beta2":"v1beta2"},
+  subresources: {
+    status: false,
+    scale: undefined,
+  },
+  schema: DevClusterTemplateSchema,
+  defaults: DevClusterTemplateDefaults,
 };
 const $DevMachineSpecBackendDockerExtraMount = c.object({
-    containerPath: c.string(),
-    hostPath: c.string(),
-    readOnly: c.boolean(),
+  containerPath: c.string(),
+  hostPath: c.string(),
+  readOnly: c.boolean(),
 });
 export const DevMachineSpecBackendDockerExtraMountSchema = c.zod($DevMachineSpecBackendDockerExtraMount);
 const $DevMachineSpecBackendDocker = c.object({
-    bootstrapTimeout: c.string(),
-    customImage: c.string(),
-    extraMounts: c.array($DevMachineSpecBackendDockerExtraMount),
-    preLoadImages: c.array(c.string()),
+  bootstrapTimeout: c.string(),
+  customImage: c.string(),
+  extraMounts: c.array($DevMachineSpecBackendDockerExtraMount),
+  preLoadImages: c.array(c.string()),
 });
 export const DevMachineSpecBackendDockerSchema = c.zod($DevMachineSpecBackendDocker);
 const $DevMachineSpecBackendInMemoryVmProvisioning = c.object({
-    startupDuration: c.string(),
-    startupJitter: c.string(),
+  startupDuration: c.string(),
+  startupJitter: c.string(),
 }, { required: ["startupDuration"] });
 export const DevMachineSpecBackendInMemoryVmProvisioningSchema = c.zod($DevMachineSpecBackendInMemoryVmProvisioning);
 const $DevMachineSpecBackendInMemoryApiServer = c.object({
-    provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
 });
 export const DevMachineSpecBackendInMemoryApiServerSchema = c.zod($DevMachineSpecBackendInMemoryApiServer);
 const $DevMachineSpecBackendInMemoryEtcd = c.object({
-    provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
 });
 export const DevMachineSpecBackendInMemoryEtcdSchema = c.zod($DevMachineSpecBackendInMemoryEtcd);
 const $DevMachineSpecBackendInMemoryNode = c.object({
-    provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
 });
 export const DevMachineSpecBackendInMemoryNodeSchema = c.zod($DevMachineSpecBackendInMemoryNode);
 const $DevMachineSpecBackendInMemoryVm = c.object({
-    provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
 });
 export const DevMachineSpecBackendInMemoryVmSchema = c.zod($DevMachineSpecBackendInMemoryVm);
 const $DevMachineSpecBackendInMemory = c.object({
-    apiServer: $DevMachineSpecBackendInMemoryApiServer,
-    etcd: $DevMachineSpecBackendInMemoryEtcd,
-    node: $DevMachineSpecBackendInMemoryNode,
-    vm: $DevMachineSpecBackendInMemoryVm,
+  apiServer: $DevMachineSpecBackendInMemoryApiServer,
+  etcd: $DevMachineSpecBackendInMemoryEtcd,
+  node: $DevMachineSpecBackendInMemoryNode,
+  vm: $DevMachineSpecBackendInMemoryVm,
 });
 export const DevMachineSpecBackendInMemorySchema = c.zod($DevMachineSpecBackendInMemory);
 const $DevMachineSpecBackend = c.object({
-    docker: $DevMachineSpecBackendDocker,
-    inMemory: $DevMachineSpecBackendInMemory,
+  docker: $DevMachineSpecBackendDocker,
+  inMemory: $DevMachineSpecBackendInMemory,
 });
 export const DevMachineSpecBackendSchema = c.zod($DevMachineSpecBackend);
 const $DevMachineSpec = c.object({
-    backend: $DevMachineSpecBackend,
-    providerID: c.string(),
+  backend: $DevMachineSpecBackend,
+  providerID: c.string(),
 }, { required: ["backend"] });
 export const DevMachineSpecSchema = c.zod($DevMachineSpec);
 const $DevMachineStatusAddress = c.object({
-    address: c.string({ minLength: 1, maxLength: 256 }),
-    type: c.literals(["Hostname", "ExternalIP", "InternalIP", "ExternalDNS", "InternalDNS"]),
-}, { required: ["address", "type"] });
+  address: c.string({ minLength: 1, maxLength: 256 }),
+  type: c.literals(["Hostname","ExternalIP","InternalIP","ExternalDNS","InternalDNS"]),
+}, { required: ["address","type"] });
 export const DevMachineStatusAddressSchema = c.zod($DevMachineStatusAddress);
 const $DevMachineStatusV1beta2 = c.object({
-    conditions: c.withMeta(c.array($DevClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
+  conditions: c.withMeta(c.array($DevClusterStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
 });
 export const DevMachineStatusV1beta2Schema = c.zod($DevMachineStatusV1beta2);
 const $DevMachineStatus = c.object({
-    addresses: c.array($DevMachineStatusAddress),
-    conditions: c.array($DevClusterStatusCondition),
-    ready: c.boolean(),
-    v1beta2: $DevMachineStatusV1beta2,
+  addresses: c.array($DevMachineStatusAddress),
+  conditions: c.array($DevClusterStatusCondition),
+  ready: c.boolean(),
+  v1beta2: $DevMachineStatusV1beta2,
 });
 export const DevMachineStatusSchema = c.zod($DevMachineStatus);
 const $DevMachine = c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("DevMachine"),
-    metadata: c.objectMeta(),
-    spec: $DevMachineSpec,
-    status: $DevMachineStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevMachine"),
+  metadata: c.objectMeta(),
+  spec: $DevMachineSpec,
+  status: $DevMachineStatus,
+}, { required: ["apiVersion","kind"] });
 export const DevMachineSchema = c.zod($DevMachine);
 export const DevMachineListSchema = c.zod(c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("DevMachineList"),
-    metadata: c.listMeta(),
-    items: c.array($DevMachine),
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevMachineList"),
+  metadata: c.listMeta(),
+  items: c.array($DevMachine),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class DevMachineModel extends Model {
-    static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta1";
-    static kind = "DevMachine";
-    static is = createTypeMetaGuard(DevMachineModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: DevMachineModel.apiVersion, kind: DevMachineModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(DevMachineSchema, this.toJSON(), "DevMachine infrastructure.cluster.x-k8s.io/v1beta1");
-    }
+  static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta1";
+  static kind = "DevMachine";
+  static is = createTypeMetaGuard(DevMachineModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: DevMachineModel.apiVersion, kind: DevMachineModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(DevMachineSchema, this.toJSON(), "DevMachine infrastructure.cluster.x-k8s.io/v1beta1");
+  }
 }
 export const DevMachineResource = {
-    group: "infrastructure.cluster.x-k8s.io",
-    version: "v1beta1",
-    apiVersion: "infrastructure.cluster.x-k8s.io/v1beta1",
-    kind: "DevMachine",
-    listKind: "DevMachineList",
-    plural: "devmachines",
-    singular: "devmachine",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: true,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: DevMachineSchema,
-    defaults: undefined,
+  group: "infrastructure.cluster.x-k8s.io",
+  version: "v1beta1",
+  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta1",
+  kind: "DevMachine",
+  listKind: "DevMachineList",
+  plural: "devmachines",
+  singular: "devmachine",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: true,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {"cluster.x-k8s.io/v1beta1":"v1beta1","cluster.x-k8s.io/v1beta2":"v1beta2"},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: DevMachineSchema,
+  defaults: undefined,
 };
 const $DevMachineTemplateSpecTemplate = c.object({
-    metadata: $DevClusterTemplateSpecTemplateMetadata,
-    spec: $DevMachineSpec,
+  metadata: $DevClusterTemplateSpecTemplateMetadata,
+  spec: $DevMachineSpec,
 }, { required: ["spec"] });
 export const DevMachineTemplateSpecTemplateSchema = c.zod($DevMachineTemplateSpecTemplate);
 const $DevMachineTemplateSpec = c.object({
-    template: $DevMachineTemplateSpecTemplate,
+  template: $DevMachineTemplateSpecTemplate,
 }, { required: ["template"] });
 export const DevMachineTemplateSpecSchema = c.zod($DevMachineTemplateSpec);
 const $DevMachineTemplate = c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("DevMachineTemplate"),
-    metadata: c.objectMeta(),
-    spec: $DevMachineTemplateSpec,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevMachineTemplate"),
+  metadata: c.objectMeta(),
+  spec: $DevMachineTemplateSpec,
+}, { required: ["apiVersion","kind"] });
 export const DevMachineTemplateSchema = c.zod($DevMachineTemplate);
 export const DevMachineTemplateListSchema = c.zod(c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
-    kind: c.literal("DevMachineTemplateList"),
-    metadata: c.listMeta(),
-    items: c.array($DevMachineTemplate),
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta1"),
+  kind: c.literal("DevMachineTemplateList"),
+  metadata: c.listMeta(),
+  items: c.array($DevMachineTemplate),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class DevMachineTemplateModel extends Model {
-    static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta1";
-    static kind = "DevMachineTemplate";
-    static is = createTypeMetaGuard(DevMachineTemplateModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: DevMachineTemplateModel.apiVersion, kind: DevMachineTemplateModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(DevMachineTemplateSchema, this.toJSON(), "DevMachineTemplate infrastructure.cluster.x-k8s.io/v1beta1");
-    }
+  static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta1";
+  static kind = "DevMachineTemplate";
+  static is = createTypeMetaGuard(DevMachineTemplateModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: DevMachineTemplateModel.apiVersion, kind: DevMachineTemplateModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(DevMachineTemplateSchema, this.toJSON(), "DevMachineTemplate infrastructure.cluster.x-k8s.io/v1beta1");
+  }
 }
 export const DevMachineTemplateResource = {
-    group: "infrastructure.cluster.x-k8s.io",
-    version: "v1beta1",
-    apiVersion: "infrastructure.cluster.x-k8s.io/v1beta1",
-    kind: "DevMachineTemplate",
-    listKind: "DevMachineTemplateList",
-    plural: "devmachinetemplates",
-    singular: "devmachinetemplate",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: true,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
-    subresources: {
-        status: false,
-        scale: undefined,
-    },
-    schema: DevMachineTemplateSchema,
-    defaults: undefined,
+  group: "infrastructure.cluster.x-k8s.io",
+  version: "v1beta1",
+  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta1",
+  kind: "DevMachineTemplate",
+  listKind: "DevMachineTemplateList",
+  plural: "devmachinetemplates",
+  singular: "devmachinetemplate",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: true,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {"cluster.x-k8s.io/v1beta1":"v1beta1","cluster.x-k8s.io/v1beta2":"v1beta2"},
+  subresources: {
+    status: false,
+    scale: undefined,
+  },
+  schema: DevMachineTemplateSchema,
+  defaults: undefined,
 };

@@ -2,533 +2,533 @@
 import { createTypeMetaGuard, Model } from "@kubernetes-models/base";
 import * as c from "../common.js";
 const $DevClusterStatusFailureDomain = c.object({
-    attributes: c.record(c.string()),
-    controlPlane: c.boolean(),
-    name: c.string({ minLength: 1, maxLength: 256 }),
+  attributes: c.record(c.string()),
+  controlPlane: c.boolean(),
+  name: c.string({ minLength: 1, maxLength: 256 }),
 }, { required: ["name"] });
 export const DevClusterStatusFailureDomainSchema = c.zod($DevClusterStatusFailureDomain);
 const $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef = c.withMeta(c.object({
-    name: c.string(),
-}), { "x-kubernetes-map-type": "atomic" });
+  name: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
 export const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefSchema = c.zod($DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef);
 const DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults = { properties: { name: { default: "" } } };
 const $DevClusterSpecBackendDockerLoadBalancer = c.object({
-    customHAProxyConfigTemplateRef: $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef,
-    imageRepository: c.string(),
-    imageTag: c.string(),
+  customHAProxyConfigTemplateRef: $DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRef,
+  imageRepository: c.string(),
+  imageTag: c.string(),
 });
 export const DevClusterSpecBackendDockerLoadBalancerSchema = c.zod($DevClusterSpecBackendDockerLoadBalancer);
 const DevClusterSpecBackendDockerLoadBalancerDefaults = { properties: { customHAProxyConfigTemplateRef: { ...DevClusterSpecBackendDockerLoadBalancerCustomHAProxyConfigTemplateRefDefaults } } };
 const $DevClusterSpecBackendDocker = c.object({
-    failureDomains: c.withMeta(c.array($DevClusterStatusFailureDomain, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
-    loadBalancer: $DevClusterSpecBackendDockerLoadBalancer,
+  failureDomains: c.withMeta(c.array($DevClusterStatusFailureDomain, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  loadBalancer: $DevClusterSpecBackendDockerLoadBalancer,
 });
 export const DevClusterSpecBackendDockerSchema = c.zod($DevClusterSpecBackendDocker);
 const DevClusterSpecBackendDockerDefaults = { properties: { loadBalancer: { ...DevClusterSpecBackendDockerLoadBalancerDefaults } } };
 const $DevClusterSpecBackend = c.object({
-    docker: $DevClusterSpecBackendDocker,
-    inMemory: c.emptyObject(),
+  docker: $DevClusterSpecBackendDocker,
+  inMemory: c.emptyObject(),
 });
 export const DevClusterSpecBackendSchema = c.zod($DevClusterSpecBackend);
 const DevClusterSpecBackendDefaults = { properties: { docker: { ...DevClusterSpecBackendDockerDefaults } } };
 const $DevClusterSpecControlPlaneEndpoint = c.object({
-    host: c.string({ minLength: 1, maxLength: 512 }),
-    port: c.integer({ format: "int32", minimum: 1, maximum: 65535 }),
+  host: c.string({ minLength: 1, maxLength: 512 }),
+  port: c.integer({ format: "int32", minimum: 1, maximum: 65535 }),
 }, { minProperties: 1 });
 export const DevClusterSpecControlPlaneEndpointSchema = c.zod($DevClusterSpecControlPlaneEndpoint);
 const $DevClusterSpec = c.object({
-    backend: $DevClusterSpecBackend,
-    controlPlaneEndpoint: $DevClusterSpecControlPlaneEndpoint,
+  backend: $DevClusterSpecBackend,
+  controlPlaneEndpoint: $DevClusterSpecControlPlaneEndpoint,
 }, { required: ["backend"] });
 export const DevClusterSpecSchema = c.zod($DevClusterSpec);
 const DevClusterSpecDefaults = { properties: { backend: { ...DevClusterSpecBackendDefaults } } };
 const $DevClusterStatusCondition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ maxLength: 32768 }),
-    observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-    reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-    status: c.literals(["True", "False", "Unknown"]),
-    type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime", "message", "reason", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
 export const DevClusterStatusConditionSchema = c.zod($DevClusterStatusCondition);
 const $DevClusterStatusDeprecatedV1beta1Condition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ minLength: 1, maxLength: 10240 }),
-    reason: c.string({ minLength: 1, maxLength: 256 }),
-    severity: c.string({ maxLength: 32 }),
-    status: c.string(),
-    type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
 export const DevClusterStatusDeprecatedV1beta1ConditionSchema = c.zod($DevClusterStatusDeprecatedV1beta1Condition);
 const $DevClusterStatusDeprecatedV1beta1 = c.object({
-    conditions: c.array($DevClusterStatusDeprecatedV1beta1Condition),
+  conditions: c.array($DevClusterStatusDeprecatedV1beta1Condition),
 });
 export const DevClusterStatusDeprecatedV1beta1Schema = c.zod($DevClusterStatusDeprecatedV1beta1);
 const $DevClusterStatusDeprecated = c.object({
-    v1beta1: $DevClusterStatusDeprecatedV1beta1,
+  v1beta1: $DevClusterStatusDeprecatedV1beta1,
 });
 export const DevClusterStatusDeprecatedSchema = c.zod($DevClusterStatusDeprecated);
 const $DevClusterStatusInitialization = c.object({
-    provisioned: c.boolean(),
+  provisioned: c.boolean(),
 }, { minProperties: 1 });
 export const DevClusterStatusInitializationSchema = c.zod($DevClusterStatusInitialization);
 const $DevClusterStatus = c.object({
-    conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    deprecated: $DevClusterStatusDeprecated,
-    failureDomains: c.withMeta(c.array($DevClusterStatusFailureDomain, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
-    initialization: $DevClusterStatusInitialization,
+  conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $DevClusterStatusDeprecated,
+  failureDomains: c.withMeta(c.array($DevClusterStatusFailureDomain, { minItems: 1, maxItems: 100, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  initialization: $DevClusterStatusInitialization,
 });
 export const DevClusterStatusSchema = c.zod($DevClusterStatus);
 const $DevCluster = c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("DevCluster"),
-    metadata: c.objectMeta(),
-    spec: $DevClusterSpec,
-    status: $DevClusterStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevCluster"),
+  metadata: c.objectMeta(),
+  spec: $DevClusterSpec,
+  status: $DevClusterStatus,
+}, { required: ["apiVersion","kind"] });
 export const DevClusterSchema = c.zod($DevCluster);
 export const DevClusterListSchema = c.zod(c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("DevClusterList"),
-    metadata: c.listMeta(),
-    items: c.array($DevCluster),
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevClusterList"),
+  metadata: c.listMeta(),
+  items: c.array($DevCluster),
 }, { required: ["apiVersion", "kind", "items"] }));
 const DevClusterDefaults = { properties: { spec: { ...DevClusterSpecDefaults } } };
 export class DevClusterModel extends Model {
-    static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
-    static kind = "DevCluster";
-    static is = createTypeMetaGuard(DevClusterModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: DevClusterModel.apiVersion, kind: DevClusterModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(DevClusterSchema, this.toJSON(), "DevCluster infrastructure.cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
+  static kind = "DevCluster";
+  static is = createTypeMetaGuard(DevClusterModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: DevClusterModel.apiVersion, kind: DevClusterModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(DevClusterSchema, this.toJSON(), "DevCluster infrastructure.cluster.x-k8s.io/v1beta2");
+  }
 }
 export const DevClusterResource = {
-    group: "infrastructure.cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-    kind: "DevCluster",
-    listKind: "DevClusterList",
-    plural: "devclusters",
-    singular: "devcluster",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: DevClusterSchema,
-    defaults: DevClusterDefaults,
+  group: "infrastructure.cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+  kind: "DevCluster",
+  listKind: "DevClusterList",
+  plural: "devclusters",
+  singular: "devcluster",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {"cluster.x-k8s.io/v1beta1":"v1beta1","cluster.x-k8s.io/v1beta2":"v1beta2"},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: DevClusterSchema,
+  defaults: DevClusterDefaults,
 };
 const $DevClusterTemplateSpecTemplateMetadata = c.object({
-    annotations: c.record(c.string()),
-    labels: c.record(c.string()),
+  annotations: c.record(c.string()),
+  labels: c.record(c.string()),
 }, { minProperties: 1 });
 export const DevClusterTemplateSpecTemplateMetadataSchema = c.zod($DevClusterTemplateSpecTemplateMetadata);
 const $DevClusterTemplateSpecTemplate = c.object({
-    metadata: $DevClusterTemplateSpecTemplateMetadata,
-    spec: $DevClusterSpec,
+  metadata: $DevClusterTemplateSpecTemplateMetadata,
+  spec: $DevClusterSpec,
 }, { required: ["spec"] });
 export const DevClusterTemplateSpecTemplateSchema = c.zod($DevClusterTemplateSpecTemplate);
 const DevClusterTemplateSpecTemplateDefaults = { properties: { spec: { ...DevClusterSpecDefaults } } };
 const $DevClusterTemplateSpec = c.object({
-    template: $DevClusterTemplateSpecTemplate,
+  template: $DevClusterTemplateSpecTemplate,
 }, { required: ["template"] });
 export const DevClusterTemplateSpecSchema = c.zod($DevClusterTemplateSpec);
 const DevClusterTemplateSpecDefaults = { properties: { template: { ...DevClusterTemplateSpecTemplateDefaults } } };
 const $DevClusterTemplate = c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("DevClusterTemplate"),
-    metadata: c.objectMeta(),
-    spec: $DevClusterTemplateSpec,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevClusterTemplate"),
+  metadata: c.objectMeta(),
+  spec: $DevClusterTemplateSpec,
+}, { required: ["apiVersion","kind"] });
 export const DevClusterTemplateSchema = c.zod($DevClusterTemplate);
 export const DevClusterTemplateListSchema = c.zod(c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("DevClusterTemplateList"),
-    metadata: c.listMeta(),
-    items: c.array($DevClusterTemplate),
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevClusterTemplateList"),
+  metadata: c.listMeta(),
+  items: c.array($DevClusterTemplate),
 }, { required: ["apiVersion", "kind", "items"] }));
 const DevClusterTemplateDefaults = { properties: { spec: { ...DevClusterTemplateSpecDefaults } } };
 export class DevClusterTemplateModel extends Model {
-    static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
-    static kind = "DevClusterTemplate";
-    static is = createTypeMetaGuard(DevClusterTemplateModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: DevClusterTemplateModel.apiVersion, kind: DevClusterTemplateModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(DevClusterTemplateSchema, this.toJSON(), "DevClusterTemplate infrastructure.cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
+  static kind = "DevClusterTemplate";
+  static is = createTypeMetaGuard(DevClusterTemplateModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: DevClusterTemplateModel.apiVersion, kind: DevClusterTemplateModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(DevClusterTemplateSchema, this.toJSON(), "DevClusterTemplate infrastructure.cluster.x-k8s.io/v1beta2");
+  }
 }
 export const DevClusterTemplateResource = {
-    group: "infrastructure.cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-    kind: "DevClusterTemplate",
-    listKind: "DevClusterTemplateList",
-    plural: "devclustertemplates",
-    singular: "devclustertemplate",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
-    subresources: {
-        status: false,
-        scale: undefined,
-    },
-    schema: DevClusterTemplateSchema,
-    defaults: DevClusterTemplateDefaults,
+  group: "infrastructure.cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+  kind: "DevClusterTemplate",
+  listKind: "DevClusterTemplateList",
+  plural: "devclustertemplates",
+  singular: "devclustertemplate",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {"cluster.x-k8s.io/v1beta1":"v1beta1","cluster.x-k8s.io/v1beta2":"v1beta2"},
+  subresources: {
+    status: false,
+    scale: undefined,
+  },
+  schema: DevClusterTemplateSchema,
+  defaults: DevClusterTemplateDefaults,
 };
 const $DevMachineSpecBackendDockerExtraMount = c.object({
-    containerPath: c.string(),
-    hostPath: c.string(),
-    readOnly: c.boolean(),
+  containerPath: c.string(),
+  hostPath: c.string(),
+  readOnly: c.boolean(),
 });
 export const DevMachineSpecBackendDockerExtraMountSchema = c.zod($DevMachineSpecBackendDockerExtraMount);
 const $DevMachineSpecBackendDocker = c.object({
-    bootstrapTimeout: c.string(),
-    customImage: c.string(),
-    extraMounts: c.array($DevMachineSpecBackendDockerExtraMount),
-    preLoadImages: c.array(c.string()),
+  bootstrapTimeout: c.string(),
+  customImage: c.string(),
+  extraMounts: c.array($DevMachineSpecBackendDockerExtraMount),
+  preLoadImages: c.array(c.string()),
 });
 export const DevMachineSpecBackendDockerSchema = c.zod($DevMachineSpecBackendDocker);
 const $DevMachineSpecBackendInMemoryVmProvisioning = c.object({
-    startupDuration: c.string(),
-    startupJitter: c.string(),
+  startupDuration: c.string(),
+  startupJitter: c.string(),
 }, { required: ["startupDuration"] });
 export const DevMachineSpecBackendInMemoryVmProvisioningSchema = c.zod($DevMachineSpecBackendInMemoryVmProvisioning);
 const $DevMachineSpecBackendInMemoryApiServer = c.object({
-    provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
 });
 export const DevMachineSpecBackendInMemoryApiServerSchema = c.zod($DevMachineSpecBackendInMemoryApiServer);
 const $DevMachineSpecBackendInMemoryEtcd = c.object({
-    provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
 });
 export const DevMachineSpecBackendInMemoryEtcdSchema = c.zod($DevMachineSpecBackendInMemoryEtcd);
 const $DevMachineSpecBackendInMemoryNode = c.object({
-    provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
 });
 export const DevMachineSpecBackendInMemoryNodeSchema = c.zod($DevMachineSpecBackendInMemoryNode);
 const $DevMachineSpecBackendInMemoryVm = c.object({
-    provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
+  provisioning: $DevMachineSpecBackendInMemoryVmProvisioning,
 });
 export const DevMachineSpecBackendInMemoryVmSchema = c.zod($DevMachineSpecBackendInMemoryVm);
 const $DevMachineSpecBackendInMemory = c.object({
-    apiServer: $DevMachineSpecBackendInMemoryApiServer,
-    etcd: $DevMachineSpecBackendInMemoryEtcd,
-    node: $DevMachineSpecBackendInMemoryNode,
-    vm: $DevMachineSpecBackendInMemoryVm,
+  apiServer: $DevMachineSpecBackendInMemoryApiServer,
+  etcd: $DevMachineSpecBackendInMemoryEtcd,
+  node: $DevMachineSpecBackendInMemoryNode,
+  vm: $DevMachineSpecBackendInMemoryVm,
 });
 export const DevMachineSpecBackendInMemorySchema = c.zod($DevMachineSpecBackendInMemory);
 const $DevMachineSpecBackend = c.object({
-    docker: $DevMachineSpecBackendDocker,
-    inMemory: $DevMachineSpecBackendInMemory,
+  docker: $DevMachineSpecBackendDocker,
+  inMemory: $DevMachineSpecBackendInMemory,
 });
 export const DevMachineSpecBackendSchema = c.zod($DevMachineSpecBackend);
 const $DevMachineSpec = c.object({
-    backend: $DevMachineSpecBackend,
-    providerID: c.string({ minLength: 1, maxLength: 512 }),
+  backend: $DevMachineSpecBackend,
+  providerID: c.string({ minLength: 1, maxLength: 512 }),
 }, { required: ["backend"] });
 export const DevMachineSpecSchema = c.zod($DevMachineSpec);
 const $DevMachineStatusAddress = c.object({
-    address: c.string({ minLength: 1, maxLength: 256 }),
-    type: c.literals(["Hostname", "ExternalIP", "InternalIP", "ExternalDNS", "InternalDNS"]),
-}, { required: ["address", "type"] });
+  address: c.string({ minLength: 1, maxLength: 256 }),
+  type: c.literals(["Hostname","ExternalIP","InternalIP","ExternalDNS","InternalDNS"]),
+}, { required: ["address","type"] });
 export const DevMachineStatusAddressSchema = c.zod($DevMachineStatusAddress);
 const $DevMachineStatusDeprecatedV1beta1 = c.object({
-    conditions: c.array($DevClusterStatusDeprecatedV1beta1Condition),
+  conditions: c.array($DevClusterStatusDeprecatedV1beta1Condition),
 });
 export const DevMachineStatusDeprecatedV1beta1Schema = c.zod($DevMachineStatusDeprecatedV1beta1);
 const $DevMachineStatusDeprecated = c.object({
-    v1beta1: $DevMachineStatusDeprecatedV1beta1,
+  v1beta1: $DevMachineStatusDeprecatedV1beta1,
 });
 export const DevMachineStatusDeprecatedSchema = c.zod($DevMachineStatusDeprecated);
 const $DevMachineStatusInitialization = c.object({
-    provisioned: c.boolean(),
+  provisioned: c.boolean(),
 }, { minProperties: 1 });
 export const DevMachineStatusInitializationSchema = c.zod($DevMachineStatusInitialization);
 const $DevMachineStatus = c.object({
-    addresses: c.array($DevMachineStatusAddress),
-    conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    deprecated: $DevMachineStatusDeprecated,
-    failureDomain: c.string({ minLength: 1, maxLength: 256 }),
-    initialization: $DevMachineStatusInitialization,
+  addresses: c.array($DevMachineStatusAddress),
+  conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $DevMachineStatusDeprecated,
+  failureDomain: c.string({ minLength: 1, maxLength: 256 }),
+  initialization: $DevMachineStatusInitialization,
 });
 export const DevMachineStatusSchema = c.zod($DevMachineStatus);
 const $DevMachine = c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("DevMachine"),
-    metadata: c.objectMeta(),
-    spec: $DevMachineSpec,
-    status: $DevMachineStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevMachine"),
+  metadata: c.objectMeta(),
+  spec: $DevMachineSpec,
+  status: $DevMachineStatus,
+}, { required: ["apiVersion","kind"] });
 export const DevMachineSchema = c.zod($DevMachine);
 export const DevMachineListSchema = c.zod(c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("DevMachineList"),
-    metadata: c.listMeta(),
-    items: c.array($DevMachine),
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevMachineList"),
+  metadata: c.listMeta(),
+  items: c.array($DevMachine),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class DevMachineModel extends Model {
-    static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
-    static kind = "DevMachine";
-    static is = createTypeMetaGuard(DevMachineModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: DevMachineModel.apiVersion, kind: DevMachineModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(DevMachineSchema, this.toJSON(), "DevMachine infrastructure.cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
+  static kind = "DevMachine";
+  static is = createTypeMetaGuard(DevMachineModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: DevMachineModel.apiVersion, kind: DevMachineModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(DevMachineSchema, this.toJSON(), "DevMachine infrastructure.cluster.x-k8s.io/v1beta2");
+  }
 }
 export const DevMachineResource = {
-    group: "infrastructure.cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-    kind: "DevMachine",
-    listKind: "DevMachineList",
-    plural: "devmachines",
-    singular: "devmachine",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: DevMachineSchema,
-    defaults: undefined,
+  group: "infrastructure.cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+  kind: "DevMachine",
+  listKind: "DevMachineList",
+  plural: "devmachines",
+  singular: "devmachine",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {"cluster.x-k8s.io/v1beta1":"v1beta1","cluster.x-k8s.io/v1beta2":"v1beta2"},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: DevMachineSchema,
+  defaults: undefined,
 };
 const $DevMachinePoolSpecBackendDocker = c.object({
-    customImage: c.string(),
-    extraMounts: c.array($DevMachineSpecBackendDockerExtraMount),
-    preLoadImages: c.array(c.string()),
+  customImage: c.string(),
+  extraMounts: c.array($DevMachineSpecBackendDockerExtraMount),
+  preLoadImages: c.array(c.string()),
 });
 export const DevMachinePoolSpecBackendDockerSchema = c.zod($DevMachinePoolSpecBackendDocker);
 const $DevMachinePoolSpecBackend = c.object({
-    docker: $DevMachinePoolSpecBackendDocker,
+  docker: $DevMachinePoolSpecBackendDocker,
 });
 export const DevMachinePoolSpecBackendSchema = c.zod($DevMachinePoolSpecBackend);
 const $DevMachinePoolSpec = c.object({
-    backend: $DevMachinePoolSpecBackend,
-    providerID: c.string(),
-    providerIDList: c.array(c.string()),
+  backend: $DevMachinePoolSpecBackend,
+  providerID: c.string(),
+  providerIDList: c.array(c.string()),
 });
 export const DevMachinePoolSpecSchema = c.zod($DevMachinePoolSpec);
 const $DevMachinePoolStatusInstance = c.object({
-    addresses: c.array($DevMachineStatusAddress),
-    instanceName: c.string(),
-    providerID: c.string(),
-    ready: c.boolean(),
-    version: c.string(),
+  addresses: c.array($DevMachineStatusAddress),
+  instanceName: c.string(),
+  providerID: c.string(),
+  ready: c.boolean(),
+  version: c.string(),
 });
 export const DevMachinePoolStatusInstanceSchema = c.zod($DevMachinePoolStatusInstance);
 const $DevMachinePoolStatus = c.object({
-    conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    infrastructureMachineKind: c.string(),
-    instances: c.array($DevMachinePoolStatusInstance),
-    observedGeneration: c.integer({ format: "int64" }),
-    ready: c.boolean(),
-    replicas: c.integer({ format: "int32" }),
+  conditions: c.withMeta(c.array($DevClusterStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  infrastructureMachineKind: c.string(),
+  instances: c.array($DevMachinePoolStatusInstance),
+  observedGeneration: c.integer({ format: "int64" }),
+  ready: c.boolean(),
+  replicas: c.integer({ format: "int32" }),
 });
 export const DevMachinePoolStatusSchema = c.zod($DevMachinePoolStatus);
 const $DevMachinePool = c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("DevMachinePool"),
-    metadata: c.objectMeta(),
-    spec: $DevMachinePoolSpec,
-    status: $DevMachinePoolStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevMachinePool"),
+  metadata: c.objectMeta(),
+  spec: $DevMachinePoolSpec,
+  status: $DevMachinePoolStatus,
+}, { required: ["apiVersion","kind"] });
 export const DevMachinePoolSchema = c.zod($DevMachinePool);
 export const DevMachinePoolListSchema = c.zod(c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("DevMachinePoolList"),
-    metadata: c.listMeta(),
-    items: c.array($DevMachinePool),
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevMachinePoolList"),
+  metadata: c.listMeta(),
+  items: c.array($DevMachinePool),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class DevMachinePoolModel extends Model {
-    static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
-    static kind = "DevMachinePool";
-    static is = createTypeMetaGuard(DevMachinePoolModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: DevMachinePoolModel.apiVersion, kind: DevMachinePoolModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(DevMachinePoolSchema, this.toJSON(), "DevMachinePool infrastructure.cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
+  static kind = "DevMachinePool";
+  static is = createTypeMetaGuard(DevMachinePoolModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: DevMachinePoolModel.apiVersion, kind: DevMachinePoolModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(DevMachinePoolSchema, this.toJSON(), "DevMachinePool infrastructure.cluster.x-k8s.io/v1beta2");
+  }
 }
 export const DevMachinePoolResource = {
-    group: "infrastructure.cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-    kind: "DevMachinePool",
-    listKind: "DevMachinePoolList",
-    plural: "devmachinepools",
-    singular: "devmachinepool",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: DevMachinePoolSchema,
-    defaults: undefined,
+  group: "infrastructure.cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+  kind: "DevMachinePool",
+  listKind: "DevMachinePoolList",
+  plural: "devmachinepools",
+  singular: "devmachinepool",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {"cluster.x-k8s.io/v1beta1":"v1beta1","cluster.x-k8s.io/v1beta2":"v1beta2"},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: DevMachinePoolSchema,
+  defaults: undefined,
 };
 const $DevMachinePoolTemplateSpecTemplate = c.object({
-    metadata: $DevClusterTemplateSpecTemplateMetadata,
-    spec: $DevMachinePoolSpec,
+  metadata: $DevClusterTemplateSpecTemplateMetadata,
+  spec: $DevMachinePoolSpec,
 }, { required: ["spec"] });
 export const DevMachinePoolTemplateSpecTemplateSchema = c.zod($DevMachinePoolTemplateSpecTemplate);
 const $DevMachinePoolTemplateSpec = c.object({
-    template: $DevMachinePoolTemplateSpecTemplate,
+  template: $DevMachinePoolTemplateSpecTemplate,
 }, { required: ["template"] });
 export const DevMachinePoolTemplateSpecSchema = c.zod($DevMachinePoolTemplateSpec);
 const $DevMachinePoolTemplate = c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("DevMachinePoolTemplate"),
-    metadata: c.objectMeta(),
-    spec: $DevMachinePoolTemplateSpec,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevMachinePoolTemplate"),
+  metadata: c.objectMeta(),
+  spec: $DevMachinePoolTemplateSpec,
+}, { required: ["apiVersion","kind"] });
 export const DevMachinePoolTemplateSchema = c.zod($DevMachinePoolTemplate);
 export const DevMachinePoolTemplateListSchema = c.zod(c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("DevMachinePoolTemplateList"),
-    metadata: c.listMeta(),
-    items: c.array($DevMachinePoolTemplate),
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevMachinePoolTemplateList"),
+  metadata: c.listMeta(),
+  items: c.array($DevMachinePoolTemplate),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class DevMachinePoolTemplateModel extends Model {
-    static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
-    static kind = "DevMachinePoolTemplate";
-    static is = createTypeMetaGuard(DevMachinePoolTemplateModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: DevMachinePoolTemplateModel.apiVersion, kind: DevMachinePoolTemplateModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(DevMachinePoolTemplateSchema, this.toJSON(), "DevMachinePoolTemplate infrastructure.cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
+  static kind = "DevMachinePoolTemplate";
+  static is = createTypeMetaGuard(DevMachinePoolTemplateModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: DevMachinePoolTemplateModel.apiVersion, kind: DevMachinePoolTemplateModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(DevMachinePoolTemplateSchema, this.toJSON(), "DevMachinePoolTemplate infrastructure.cluster.x-k8s.io/v1beta2");
+  }
 }
 export const DevMachinePoolTemplateResource = {
-    group: "infrastructure.cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-    kind: "DevMachinePoolTemplate",
-    listKind: "DevMachinePoolTemplateList",
-    plural: "devmachinepooltemplates",
-    singular: "devmachinepooltemplate",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
-    subresources: {
-        status: false,
-        scale: undefined,
-    },
-    schema: DevMachinePoolTemplateSchema,
-    defaults: undefined,
+  group: "infrastructure.cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+  kind: "DevMachinePoolTemplate",
+  listKind: "DevMachinePoolTemplateList",
+  plural: "devmachinepooltemplates",
+  singular: "devmachinepooltemplate",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {"cluster.x-k8s.io/v1beta1":"v1beta1","cluster.x-k8s.io/v1beta2":"v1beta2"},
+  subresources: {
+    status: false,
+    scale: undefined,
+  },
+  schema: DevMachinePoolTemplateSchema,
+  defaults: undefined,
 };
 const $DevMachineTemplateSpecTemplate = c.object({
-    metadata: $DevClusterTemplateSpecTemplateMetadata,
-    spec: $DevMachineSpec,
+  metadata: $DevClusterTemplateSpecTemplateMetadata,
+  spec: $DevMachineSpec,
 }, { required: ["spec"] });
 export const DevMachineTemplateSpecTemplateSchema = c.zod($DevMachineTemplateSpecTemplate);
 const $DevMachineTemplateSpec = c.object({
-    template: $DevMachineTemplateSpecTemplate,
+  template: $DevMachineTemplateSpecTemplate,
 }, { required: ["template"] });
 export const DevMachineTemplateSpecSchema = c.zod($DevMachineTemplateSpec);
 const $DevMachineTemplateStatus = c.object({
-    capacity: c.record(c.withMeta(c.intOrString(), { "x-kubernetes-int-or-string": true })),
+  capacity: c.record(c.withMeta(c.intOrString(), {"x-kubernetes-int-or-string":true})),
 });
 export const DevMachineTemplateStatusSchema = c.zod($DevMachineTemplateStatus);
 const $DevMachineTemplate = c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("DevMachineTemplate"),
-    metadata: c.objectMeta(),
-    spec: $DevMachineTemplateSpec,
-    status: $DevMachineTemplateStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevMachineTemplate"),
+  metadata: c.objectMeta(),
+  spec: $DevMachineTemplateSpec,
+  status: $DevMachineTemplateStatus,
+}, { required: ["apiVersion","kind"] });
 export const DevMachineTemplateSchema = c.zod($DevMachineTemplate);
 export const DevMachineTemplateListSchema = c.zod(c.object({
-    apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("DevMachineTemplateList"),
-    metadata: c.listMeta(),
-    items: c.array($DevMachineTemplate),
+  apiVersion: c.literal("infrastructure.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("DevMachineTemplateList"),
+  metadata: c.listMeta(),
+  items: c.array($DevMachineTemplate),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class DevMachineTemplateModel extends Model {
-    static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
-    static kind = "DevMachineTemplate";
-    static is = createTypeMetaGuard(DevMachineTemplateModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: DevMachineTemplateModel.apiVersion, kind: DevMachineTemplateModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(DevMachineTemplateSchema, this.toJSON(), "DevMachineTemplate infrastructure.cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "infrastructure.cluster.x-k8s.io/v1beta2";
+  static kind = "DevMachineTemplate";
+  static is = createTypeMetaGuard(DevMachineTemplateModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: DevMachineTemplateModel.apiVersion, kind: DevMachineTemplateModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(DevMachineTemplateSchema, this.toJSON(), "DevMachineTemplate infrastructure.cluster.x-k8s.io/v1beta2");
+  }
 }
 export const DevMachineTemplateResource = {
-    group: "infrastructure.cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
-    kind: "DevMachineTemplate",
-    listKind: "DevMachineTemplateList",
-    plural: "devmachinetemplates",
-    singular: "devmachinetemplate",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2" },
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: DevMachineTemplateSchema,
-    defaults: undefined,
+  group: "infrastructure.cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+  kind: "DevMachineTemplate",
+  listKind: "DevMachineTemplateList",
+  plural: "devmachinetemplates",
+  singular: "devmachinetemplate",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {"cluster.x-k8s.io/v1beta1":"v1beta1","cluster.x-k8s.io/v1beta2":"v1beta2"},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: DevMachineTemplateSchema,
+  defaults: undefined,
 };

@@ -2,144 +2,144 @@
 import { createTypeMetaGuard, Model } from "@kubernetes-models/base";
 import * as c from "../common.js";
 const $IPAddressSpecClaimRef = c.withMeta(c.object({
-    name: c.string(),
-}), { "x-kubernetes-map-type": "atomic" });
+  name: c.string(),
+}), {"x-kubernetes-map-type":"atomic"});
 export const IPAddressSpecClaimRefSchema = c.zod($IPAddressSpecClaimRef);
 const IPAddressSpecClaimRefDefaults = { properties: { name: { default: "" } } };
 const $IPAddressSpecPoolRef = c.withMeta(c.object({
-    apiGroup: c.string(),
-    kind: c.string(),
-    name: c.string(),
-}, { required: ["kind", "name"] }), { "x-kubernetes-map-type": "atomic" });
+  apiGroup: c.string(),
+  kind: c.string(),
+  name: c.string(),
+}, { required: ["kind","name"] }), {"x-kubernetes-map-type":"atomic"});
 export const IPAddressSpecPoolRefSchema = c.zod($IPAddressSpecPoolRef);
 const $IPAddressSpec = c.object({
-    address: c.string({ minLength: 1, maxLength: 39 }),
-    claimRef: $IPAddressSpecClaimRef,
-    gateway: c.string({ minLength: 1, maxLength: 39 }),
-    poolRef: $IPAddressSpecPoolRef,
-    prefix: c.integer(),
-}, { required: ["address", "claimRef", "poolRef", "prefix"] });
+  address: c.string({ minLength: 1, maxLength: 39 }),
+  claimRef: $IPAddressSpecClaimRef,
+  gateway: c.string({ minLength: 1, maxLength: 39 }),
+  poolRef: $IPAddressSpecPoolRef,
+  prefix: c.integer(),
+}, { required: ["address","claimRef","poolRef","prefix"] });
 export const IPAddressSpecSchema = c.zod($IPAddressSpec);
 const IPAddressSpecDefaults = { properties: { claimRef: { ...IPAddressSpecClaimRefDefaults } } };
 const $IPAddress = c.object({
-    apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
-    kind: c.literal("IPAddress"),
-    metadata: c.objectMeta(),
-    spec: $IPAddressSpec,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
+  kind: c.literal("IPAddress"),
+  metadata: c.objectMeta(),
+  spec: $IPAddressSpec,
+}, { required: ["apiVersion","kind"] });
 export const IPAddressSchema = c.zod($IPAddress);
 export const IPAddressListSchema = c.zod(c.object({
-    apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
-    kind: c.literal("IPAddressList"),
-    metadata: c.listMeta(),
-    items: c.array($IPAddress),
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
+  kind: c.literal("IPAddressList"),
+  metadata: c.listMeta(),
+  items: c.array($IPAddress),
 }, { required: ["apiVersion", "kind", "items"] }));
 const IPAddressDefaults = { properties: { spec: { ...IPAddressSpecDefaults } } };
 export class IPAddressModel extends Model {
-    static apiVersion = "ipam.cluster.x-k8s.io/v1alpha1";
-    static kind = "IPAddress";
-    static is = createTypeMetaGuard(IPAddressModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: IPAddressModel.apiVersion, kind: IPAddressModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(IPAddressSchema, this.toJSON(), "IPAddress ipam.cluster.x-k8s.io/v1alpha1");
-    }
+  static apiVersion = "ipam.cluster.x-k8s.io/v1alpha1";
+  static kind = "IPAddress";
+  static is = createTypeMetaGuard(IPAddressModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: IPAddressModel.apiVersion, kind: IPAddressModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(IPAddressSchema, this.toJSON(), "IPAddress ipam.cluster.x-k8s.io/v1alpha1");
+  }
 }
 export const IPAddressResource = {
-    group: "ipam.cluster.x-k8s.io",
-    version: "v1alpha1",
-    apiVersion: "ipam.cluster.x-k8s.io/v1alpha1",
-    kind: "IPAddress",
-    listKind: "IPAddressList",
-    plural: "ipaddresses",
-    singular: "ipaddress",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1alpha1", "v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: false,
-        scale: undefined,
-    },
-    schema: IPAddressSchema,
-    defaults: IPAddressDefaults,
+  group: "ipam.cluster.x-k8s.io",
+  version: "v1alpha1",
+  apiVersion: "ipam.cluster.x-k8s.io/v1alpha1",
+  kind: "IPAddress",
+  listKind: "IPAddressList",
+  plural: "ipaddresses",
+  singular: "ipaddress",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1alpha1","v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: false,
+    scale: undefined,
+  },
+  schema: IPAddressSchema,
+  defaults: IPAddressDefaults,
 };
 const $IPAddressClaimSpec = c.object({
-    poolRef: $IPAddressSpecPoolRef,
+  poolRef: $IPAddressSpecPoolRef,
 }, { required: ["poolRef"] });
 export const IPAddressClaimSpecSchema = c.zod($IPAddressClaimSpec);
 const $IPAddressClaimStatusCondition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ minLength: 1, maxLength: 10240 }),
-    reason: c.string({ minLength: 1, maxLength: 256 }),
-    severity: c.string({ maxLength: 32 }),
-    status: c.string(),
-    type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
 export const IPAddressClaimStatusConditionSchema = c.zod($IPAddressClaimStatusCondition);
 const $IPAddressClaimStatus = c.object({
-    addressRef: $IPAddressSpecClaimRef,
-    conditions: c.array($IPAddressClaimStatusCondition),
+  addressRef: $IPAddressSpecClaimRef,
+  conditions: c.array($IPAddressClaimStatusCondition),
 });
 export const IPAddressClaimStatusSchema = c.zod($IPAddressClaimStatus);
 const IPAddressClaimStatusDefaults = { properties: { addressRef: { ...IPAddressSpecClaimRefDefaults } } };
 const $IPAddressClaim = c.object({
-    apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
-    kind: c.literal("IPAddressClaim"),
-    metadata: c.objectMeta(),
-    spec: $IPAddressClaimSpec,
-    status: $IPAddressClaimStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
+  kind: c.literal("IPAddressClaim"),
+  metadata: c.objectMeta(),
+  spec: $IPAddressClaimSpec,
+  status: $IPAddressClaimStatus,
+}, { required: ["apiVersion","kind"] });
 export const IPAddressClaimSchema = c.zod($IPAddressClaim);
 export const IPAddressClaimListSchema = c.zod(c.object({
-    apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
-    kind: c.literal("IPAddressClaimList"),
-    metadata: c.listMeta(),
-    items: c.array($IPAddressClaim),
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1alpha1"),
+  kind: c.literal("IPAddressClaimList"),
+  metadata: c.listMeta(),
+  items: c.array($IPAddressClaim),
 }, { required: ["apiVersion", "kind", "items"] }));
 const IPAddressClaimDefaults = { properties: { status: { ...IPAddressClaimStatusDefaults } } };
 export class IPAddressClaimModel extends Model {
-    static apiVersion = "ipam.cluster.x-k8s.io/v1alpha1";
-    static kind = "IPAddressClaim";
-    static is = createTypeMetaGuard(IPAddressClaimModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: IPAddressClaimModel.apiVersion, kind: IPAddressClaimModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(IPAddressClaimSchema, this.toJSON(), "IPAddressClaim ipam.cluster.x-k8s.io/v1alpha1");
-    }
+  static apiVersion = "ipam.cluster.x-k8s.io/v1alpha1";
+  static kind = "IPAddressClaim";
+  static is = createTypeMetaGuard(IPAddressClaimModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: IPAddressClaimModel.apiVersion, kind: IPAddressClaimModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(IPAddressClaimSchema, this.toJSON(), "IPAddressClaim ipam.cluster.x-k8s.io/v1alpha1");
+  }
 }
 export const IPAddressClaimResource = {
-    group: "ipam.cluster.x-k8s.io",
-    version: "v1alpha1",
-    apiVersion: "ipam.cluster.x-k8s.io/v1alpha1",
-    kind: "IPAddressClaim",
-    listKind: "IPAddressClaimList",
-    plural: "ipaddressclaims",
-    singular: "ipaddressclaim",
-    scope: "Namespaced",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1alpha1", "v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: IPAddressClaimSchema,
-    defaults: IPAddressClaimDefaults,
+  group: "ipam.cluster.x-k8s.io",
+  version: "v1alpha1",
+  apiVersion: "ipam.cluster.x-k8s.io/v1alpha1",
+  kind: "IPAddressClaim",
+  listKind: "IPAddressClaimList",
+  plural: "ipaddressclaims",
+  singular: "ipaddressclaim",
+  scope: "Namespaced",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1alpha1","v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: IPAddressClaimSchema,
+  defaults: IPAddressClaimDefaults,
 };

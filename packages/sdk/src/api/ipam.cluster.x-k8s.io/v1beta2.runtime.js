@@ -2,162 +2,162 @@
 import { createTypeMetaGuard, Model } from "@kubernetes-models/base";
 import * as c from "../common.js";
 const $IPAddressSpecClaimRef = c.object({
-    name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
 }, { required: ["name"] });
 export const IPAddressSpecClaimRefSchema = c.zod($IPAddressSpecClaimRef);
 const $IPAddressSpecPoolRef = c.object({
-    apiGroup: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-    kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
-    name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
-}, { required: ["apiGroup", "kind", "name"] });
+  apiGroup: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+  kind: c.string({ minLength: 1, maxLength: 63, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$" }),
+  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+}, { required: ["apiGroup","kind","name"] });
 export const IPAddressSpecPoolRefSchema = c.zod($IPAddressSpecPoolRef);
 const $IPAddressSpec = c.object({
-    address: c.string({ minLength: 1, maxLength: 39 }),
-    claimRef: $IPAddressSpecClaimRef,
-    gateway: c.string({ minLength: 1, maxLength: 39 }),
-    poolRef: $IPAddressSpecPoolRef,
-    prefix: c.integer({ format: "int32", minimum: 0, maximum: 128 }),
-}, { required: ["address", "claimRef", "poolRef", "prefix"] });
+  address: c.string({ minLength: 1, maxLength: 39 }),
+  claimRef: $IPAddressSpecClaimRef,
+  gateway: c.string({ minLength: 1, maxLength: 39 }),
+  poolRef: $IPAddressSpecPoolRef,
+  prefix: c.integer({ format: "int32", minimum: 0, maximum: 128 }),
+}, { required: ["address","claimRef","poolRef","prefix"] });
 export const IPAddressSpecSchema = c.zod($IPAddressSpec);
 const $IPAddress = c.object({
-    apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("IPAddress"),
-    metadata: c.objectMeta(),
-    spec: $IPAddressSpec,
-}, { required: ["apiVersion", "kind", "spec"] });
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("IPAddress"),
+  metadata: c.objectMeta(),
+  spec: $IPAddressSpec,
+}, { required: ["apiVersion","kind","spec"] });
 export const IPAddressSchema = c.zod($IPAddress);
 export const IPAddressListSchema = c.zod(c.object({
-    apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("IPAddressList"),
-    metadata: c.listMeta(),
-    items: c.array($IPAddress),
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("IPAddressList"),
+  metadata: c.listMeta(),
+  items: c.array($IPAddress),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class IPAddressModel extends Model {
-    static apiVersion = "ipam.cluster.x-k8s.io/v1beta2";
-    static kind = "IPAddress";
-    static is = createTypeMetaGuard(IPAddressModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: IPAddressModel.apiVersion, kind: IPAddressModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(IPAddressSchema, this.toJSON(), "IPAddress ipam.cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "ipam.cluster.x-k8s.io/v1beta2";
+  static kind = "IPAddress";
+  static is = createTypeMetaGuard(IPAddressModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: IPAddressModel.apiVersion, kind: IPAddressModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(IPAddressSchema, this.toJSON(), "IPAddress ipam.cluster.x-k8s.io/v1beta2");
+  }
 }
 export const IPAddressResource = {
-    group: "ipam.cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "ipam.cluster.x-k8s.io/v1beta2",
-    kind: "IPAddress",
-    listKind: "IPAddressList",
-    plural: "ipaddresses",
-    singular: "ipaddress",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1alpha1", "v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: false,
-        scale: undefined,
-    },
-    schema: IPAddressSchema,
-    defaults: undefined,
+  group: "ipam.cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "ipam.cluster.x-k8s.io/v1beta2",
+  kind: "IPAddress",
+  listKind: "IPAddressList",
+  plural: "ipaddresses",
+  singular: "ipaddress",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1alpha1","v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: false,
+    scale: undefined,
+  },
+  schema: IPAddressSchema,
+  defaults: undefined,
 };
 const $IPAddressClaimSpec = c.object({
-    clusterName: c.string({ minLength: 1, maxLength: 63 }),
-    poolRef: $IPAddressSpecPoolRef,
+  clusterName: c.string({ minLength: 1, maxLength: 63 }),
+  poolRef: $IPAddressSpecPoolRef,
 }, { required: ["poolRef"] });
 export const IPAddressClaimSpecSchema = c.zod($IPAddressClaimSpec);
 const $IPAddressClaimStatusAddressRef = c.object({
-    name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
+  name: c.string({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" }),
 }, { required: ["name"] });
 export const IPAddressClaimStatusAddressRefSchema = c.zod($IPAddressClaimStatusAddressRef);
 const $IPAddressClaimStatusCondition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ maxLength: 32768 }),
-    observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-    reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-    status: c.literals(["True", "False", "Unknown"]),
-    type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime", "message", "reason", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
 export const IPAddressClaimStatusConditionSchema = c.zod($IPAddressClaimStatusCondition);
 const $IPAddressClaimStatusDeprecatedV1beta1Condition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ minLength: 1, maxLength: 10240 }),
-    reason: c.string({ minLength: 1, maxLength: 256 }),
-    severity: c.string({ maxLength: 32 }),
-    status: c.string(),
-    type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
 export const IPAddressClaimStatusDeprecatedV1beta1ConditionSchema = c.zod($IPAddressClaimStatusDeprecatedV1beta1Condition);
 const $IPAddressClaimStatusDeprecatedV1beta1 = c.object({
-    conditions: c.array($IPAddressClaimStatusDeprecatedV1beta1Condition),
+  conditions: c.array($IPAddressClaimStatusDeprecatedV1beta1Condition),
 });
 export const IPAddressClaimStatusDeprecatedV1beta1Schema = c.zod($IPAddressClaimStatusDeprecatedV1beta1);
 const $IPAddressClaimStatusDeprecated = c.object({
-    v1beta1: $IPAddressClaimStatusDeprecatedV1beta1,
+  v1beta1: $IPAddressClaimStatusDeprecatedV1beta1,
 });
 export const IPAddressClaimStatusDeprecatedSchema = c.zod($IPAddressClaimStatusDeprecated);
 const $IPAddressClaimStatus = c.object({
-    addressRef: $IPAddressClaimStatusAddressRef,
-    conditions: c.withMeta(c.array($IPAddressClaimStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    deprecated: $IPAddressClaimStatusDeprecated,
+  addressRef: $IPAddressClaimStatusAddressRef,
+  conditions: c.withMeta(c.array($IPAddressClaimStatusCondition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
+  deprecated: $IPAddressClaimStatusDeprecated,
 }, { minProperties: 1 });
 export const IPAddressClaimStatusSchema = c.zod($IPAddressClaimStatus);
 const $IPAddressClaim = c.object({
-    apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("IPAddressClaim"),
-    metadata: c.objectMeta(),
-    spec: $IPAddressClaimSpec,
-    status: $IPAddressClaimStatus,
-}, { required: ["apiVersion", "kind", "spec"] });
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("IPAddressClaim"),
+  metadata: c.objectMeta(),
+  spec: $IPAddressClaimSpec,
+  status: $IPAddressClaimStatus,
+}, { required: ["apiVersion","kind","spec"] });
 export const IPAddressClaimSchema = c.zod($IPAddressClaim);
 export const IPAddressClaimListSchema = c.zod(c.object({
-    apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
-    kind: c.literal("IPAddressClaimList"),
-    metadata: c.listMeta(),
-    items: c.array($IPAddressClaim),
+  apiVersion: c.literal("ipam.cluster.x-k8s.io/v1beta2"),
+  kind: c.literal("IPAddressClaimList"),
+  metadata: c.listMeta(),
+  items: c.array($IPAddressClaim),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class IPAddressClaimModel extends Model {
-    static apiVersion = "ipam.cluster.x-k8s.io/v1beta2";
-    static kind = "IPAddressClaim";
-    static is = createTypeMetaGuard(IPAddressClaimModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: IPAddressClaimModel.apiVersion, kind: IPAddressClaimModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(IPAddressClaimSchema, this.toJSON(), "IPAddressClaim ipam.cluster.x-k8s.io/v1beta2");
-    }
+  static apiVersion = "ipam.cluster.x-k8s.io/v1beta2";
+  static kind = "IPAddressClaim";
+  static is = createTypeMetaGuard(IPAddressClaimModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: IPAddressClaimModel.apiVersion, kind: IPAddressClaimModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(IPAddressClaimSchema, this.toJSON(), "IPAddressClaim ipam.cluster.x-k8s.io/v1beta2");
+  }
 }
 export const IPAddressClaimResource = {
-    group: "ipam.cluster.x-k8s.io",
-    version: "v1beta2",
-    apiVersion: "ipam.cluster.x-k8s.io/v1beta2",
-    kind: "IPAddressClaim",
-    listKind: "IPAddressClaimList",
-    plural: "ipaddressclaims",
-    singular: "ipaddressclaim",
-    scope: "Namespaced",
-    served: true,
-    storage: true,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1alpha1", "v1beta1", "v1beta2"],
-    deprecated: false,
-    deprecationWarning: undefined,
-    shortNames: [],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: IPAddressClaimSchema,
-    defaults: undefined,
+  group: "ipam.cluster.x-k8s.io",
+  version: "v1beta2",
+  apiVersion: "ipam.cluster.x-k8s.io/v1beta2",
+  kind: "IPAddressClaim",
+  listKind: "IPAddressClaimList",
+  plural: "ipaddressclaims",
+  singular: "ipaddressclaim",
+  scope: "Namespaced",
+  served: true,
+  storage: true,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1alpha1","v1beta1","v1beta2"],
+  deprecated: false,
+  deprecationWarning: undefined,
+  shortNames: [],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: IPAddressClaimSchema,
+  defaults: undefined,
 };

@@ -2,123 +2,123 @@
 import { createTypeMetaGuard, Model } from "@kubernetes-models/base";
 import * as c from "../common.js";
 const $ExtensionConfigSpecClientConfigService = c.object({
-    name: c.string({ minLength: 1, maxLength: 63 }),
-    namespace: c.string({ minLength: 1, maxLength: 63 }),
-    path: c.string({ minLength: 1, maxLength: 512 }),
-    port: c.integer({ format: "int32" }),
-}, { required: ["name", "namespace"] });
+  name: c.string({ minLength: 1, maxLength: 63 }),
+  namespace: c.string({ minLength: 1, maxLength: 63 }),
+  path: c.string({ minLength: 1, maxLength: 512 }),
+  port: c.integer({ format: "int32" }),
+}, { required: ["name","namespace"] });
 export const ExtensionConfigSpecClientConfigServiceSchema = c.zod($ExtensionConfigSpecClientConfigService);
 const $ExtensionConfigSpecClientConfig = c.object({
-    caBundle: c.string({ format: "byte", minLength: 1, maxLength: 51200 }),
-    service: $ExtensionConfigSpecClientConfigService,
-    url: c.string({ minLength: 1, maxLength: 512 }),
+  caBundle: c.string({ format: "byte", minLength: 1, maxLength: 51200 }),
+  service: $ExtensionConfigSpecClientConfigService,
+  url: c.string({ minLength: 1, maxLength: 512 }),
 });
 export const ExtensionConfigSpecClientConfigSchema = c.zod($ExtensionConfigSpecClientConfig);
 const $ExtensionConfigSpecNamespaceSelectorMatchExpression = c.object({
-    key: c.string(),
-    operator: c.string(),
-    values: c.withMeta(c.array(c.string(), { listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-}, { required: ["key", "operator"] });
+  key: c.string(),
+  operator: c.string(),
+  values: c.withMeta(c.array(c.string(), { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+}, { required: ["key","operator"] });
 export const ExtensionConfigSpecNamespaceSelectorMatchExpressionSchema = c.zod($ExtensionConfigSpecNamespaceSelectorMatchExpression);
 const $ExtensionConfigSpecNamespaceSelector = c.withMeta(c.object({
-    matchExpressions: c.withMeta(c.array($ExtensionConfigSpecNamespaceSelectorMatchExpression, { listType: "atomic" }), { "x-kubernetes-list-type": "atomic" }),
-    matchLabels: c.record(c.string()),
-}), { "x-kubernetes-map-type": "atomic" });
+  matchExpressions: c.withMeta(c.array($ExtensionConfigSpecNamespaceSelectorMatchExpression, { listType: "atomic" }), {"x-kubernetes-list-type":"atomic"}),
+  matchLabels: c.record(c.string()),
+}), {"x-kubernetes-map-type":"atomic"});
 export const ExtensionConfigSpecNamespaceSelectorSchema = c.zod($ExtensionConfigSpecNamespaceSelector);
 const $ExtensionConfigSpec = c.object({
-    clientConfig: $ExtensionConfigSpecClientConfig,
-    namespaceSelector: $ExtensionConfigSpecNamespaceSelector,
-    settings: c.record(c.string()),
+  clientConfig: $ExtensionConfigSpecClientConfig,
+  namespaceSelector: $ExtensionConfigSpecNamespaceSelector,
+  settings: c.record(c.string()),
 }, { required: ["clientConfig"] });
 export const ExtensionConfigSpecSchema = c.zod($ExtensionConfigSpec);
 const $ExtensionConfigStatusCondition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ minLength: 1, maxLength: 10240 }),
-    reason: c.string({ minLength: 1, maxLength: 256 }),
-    severity: c.string({ maxLength: 32 }),
-    status: c.string(),
-    type: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["lastTransitionTime", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ minLength: 1, maxLength: 10240 }),
+  reason: c.string({ minLength: 1, maxLength: 256 }),
+  severity: c.string({ maxLength: 32 }),
+  status: c.string(),
+  type: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["lastTransitionTime","status","type"] });
 export const ExtensionConfigStatusConditionSchema = c.zod($ExtensionConfigStatusCondition);
 const $ExtensionConfigStatusHandlerRequestHook = c.object({
-    apiVersion: c.string({ minLength: 1, maxLength: 512 }),
-    hook: c.string({ minLength: 1, maxLength: 256 }),
-}, { required: ["apiVersion", "hook"] });
+  apiVersion: c.string({ minLength: 1, maxLength: 512 }),
+  hook: c.string({ minLength: 1, maxLength: 256 }),
+}, { required: ["apiVersion","hook"] });
 export const ExtensionConfigStatusHandlerRequestHookSchema = c.zod($ExtensionConfigStatusHandlerRequestHook);
 const $ExtensionConfigStatusHandler = c.object({
-    failurePolicy: c.literals(["Ignore", "Fail"]),
-    name: c.string({ minLength: 1, maxLength: 512 }),
-    requestHook: $ExtensionConfigStatusHandlerRequestHook,
-    timeoutSeconds: c.integer({ format: "int32" }),
-}, { required: ["name", "requestHook"] });
+  failurePolicy: c.literals(["Ignore","Fail"]),
+  name: c.string({ minLength: 1, maxLength: 512 }),
+  requestHook: $ExtensionConfigStatusHandlerRequestHook,
+  timeoutSeconds: c.integer({ format: "int32" }),
+}, { required: ["name","requestHook"] });
 export const ExtensionConfigStatusHandlerSchema = c.zod($ExtensionConfigStatusHandler);
 const $ExtensionConfigStatusV1beta2Condition = c.object({
-    lastTransitionTime: c.string({ format: "date-time" }),
-    message: c.string({ maxLength: 32768 }),
-    observedGeneration: c.integer({ format: "int64", minimum: 0 }),
-    reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-    status: c.literals(["True", "False", "Unknown"]),
-    type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
-}, { required: ["lastTransitionTime", "message", "reason", "status", "type"] });
+  lastTransitionTime: c.string({ format: "date-time" }),
+  message: c.string({ maxLength: 32768 }),
+  observedGeneration: c.integer({ format: "int64", minimum: 0 }),
+  reason: c.string({ minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+  status: c.literals(["True","False","Unknown"]),
+  type: c.string({ maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" }),
+}, { required: ["lastTransitionTime","message","reason","status","type"] });
 export const ExtensionConfigStatusV1beta2ConditionSchema = c.zod($ExtensionConfigStatusV1beta2Condition);
 const $ExtensionConfigStatusV1beta2 = c.object({
-    conditions: c.withMeta(c.array($ExtensionConfigStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
+  conditions: c.withMeta(c.array($ExtensionConfigStatusV1beta2Condition, { maxItems: 32, listType: "map", listMapKeys: ["type"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}),
 });
 export const ExtensionConfigStatusV1beta2Schema = c.zod($ExtensionConfigStatusV1beta2);
 const $ExtensionConfigStatus = c.object({
-    conditions: c.array($ExtensionConfigStatusCondition),
-    handlers: c.withMeta(c.array($ExtensionConfigStatusHandler, { maxItems: 512, listType: "map", listMapKeys: ["name"] }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
-    v1beta2: $ExtensionConfigStatusV1beta2,
+  conditions: c.array($ExtensionConfigStatusCondition),
+  handlers: c.withMeta(c.array($ExtensionConfigStatusHandler, { maxItems: 512, listType: "map", listMapKeys: ["name"] }), {"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"]}),
+  v1beta2: $ExtensionConfigStatusV1beta2,
 });
 export const ExtensionConfigStatusSchema = c.zod($ExtensionConfigStatus);
 const $ExtensionConfig = c.object({
-    apiVersion: c.literal("runtime.cluster.x-k8s.io/v1alpha1"),
-    kind: c.literal("ExtensionConfig"),
-    metadata: c.objectMeta(),
-    spec: $ExtensionConfigSpec,
-    status: $ExtensionConfigStatus,
-}, { required: ["apiVersion", "kind"] });
+  apiVersion: c.literal("runtime.cluster.x-k8s.io/v1alpha1"),
+  kind: c.literal("ExtensionConfig"),
+  metadata: c.objectMeta(),
+  spec: $ExtensionConfigSpec,
+  status: $ExtensionConfigStatus,
+}, { required: ["apiVersion","kind"] });
 export const ExtensionConfigSchema = c.zod($ExtensionConfig);
 export const ExtensionConfigListSchema = c.zod(c.object({
-    apiVersion: c.literal("runtime.cluster.x-k8s.io/v1alpha1"),
-    kind: c.literal("ExtensionConfigList"),
-    metadata: c.listMeta(),
-    items: c.array($ExtensionConfig),
+  apiVersion: c.literal("runtime.cluster.x-k8s.io/v1alpha1"),
+  kind: c.literal("ExtensionConfigList"),
+  metadata: c.listMeta(),
+  items: c.array($ExtensionConfig),
 }, { required: ["apiVersion", "kind", "items"] }));
 export class ExtensionConfigModel extends Model {
-    static apiVersion = "runtime.cluster.x-k8s.io/v1alpha1";
-    static kind = "ExtensionConfig";
-    static is = createTypeMetaGuard(ExtensionConfigModel);
-    constructor(data) {
-        super();
-        this.setDefinedProps({ apiVersion: ExtensionConfigModel.apiVersion, kind: ExtensionConfigModel.kind, ...data });
-    }
-    validate() {
-        c.validateOrThrow(ExtensionConfigSchema, this.toJSON(), "ExtensionConfig runtime.cluster.x-k8s.io/v1alpha1");
-    }
+  static apiVersion = "runtime.cluster.x-k8s.io/v1alpha1";
+  static kind = "ExtensionConfig";
+  static is = createTypeMetaGuard(ExtensionConfigModel);
+  constructor(data) {
+    super();
+    this.setDefinedProps({ apiVersion: ExtensionConfigModel.apiVersion, kind: ExtensionConfigModel.kind, ...data });
+  }
+  validate() {
+    c.validateOrThrow(ExtensionConfigSchema, this.toJSON(), "ExtensionConfig runtime.cluster.x-k8s.io/v1alpha1");
+  }
 }
 export const ExtensionConfigResource = {
-    group: "runtime.cluster.x-k8s.io",
-    version: "v1alpha1",
-    apiVersion: "runtime.cluster.x-k8s.io/v1alpha1",
-    kind: "ExtensionConfig",
-    listKind: "ExtensionConfigList",
-    plural: "extensionconfigs",
-    singular: "extensionconfig",
-    scope: "Cluster",
-    served: true,
-    storage: false,
-    storageVersion: "v1beta2",
-    servedVersions: ["v1alpha1", "v1beta2"],
-    deprecated: true,
-    deprecationWarning: undefined,
-    shortNames: ["ext"],
-    categories: ["cluster-api"],
-    labels: {},
-    subresources: {
-        status: true,
-        scale: undefined,
-    },
-    schema: ExtensionConfigSchema,
-    defaults: undefined,
+  group: "runtime.cluster.x-k8s.io",
+  version: "v1alpha1",
+  apiVersion: "runtime.cluster.x-k8s.io/v1alpha1",
+  kind: "ExtensionConfig",
+  listKind: "ExtensionConfigList",
+  plural: "extensionconfigs",
+  singular: "extensionconfig",
+  scope: "Cluster",
+  served: true,
+  storage: false,
+  storageVersion: "v1beta2",
+  servedVersions: ["v1alpha1","v1beta2"],
+  deprecated: true,
+  deprecationWarning: undefined,
+  shortNames: ["ext"],
+  categories: ["cluster-api"],
+  labels: {},
+  subresources: {
+    status: true,
+    scale: undefined,
+  },
+  schema: ExtensionConfigSchema,
+  defaults: undefined,
 };

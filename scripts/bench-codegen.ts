@@ -231,8 +231,6 @@ async function main(): Promise<void> {
       await readFile(join(codegenDir, "src", "runtime", "common.ts"), "utf8"),
     ),
   );
-  // Node's compile cache (the CLI enables it) starts empty, so run 1 is a first start.
-  const compileCache = join(work, "compile-cache");
 
   const baseline = process.argv.find((a) => a.startsWith("--baseline="))?.slice(11);
   if (baseline !== undefined) {
@@ -264,7 +262,6 @@ async function main(): Promise<void> {
       args: [join(work, dist, "cli.js"), "generate", ...inputs, "-o", out, ...flags],
       cwd: codegenDir,
     }),
-    env: { ...process.env, NODE_COMPILE_CACHE: compileCache },
     // capi-ts output is ESM with .js specifiers: it compiles as a NodeNext project.
     tsconfig: {
       compilerOptions: { ...nodeNext, verbatimModuleSyntax: true, noUncheckedIndexedAccess: true },
@@ -409,13 +406,6 @@ async function main(): Promise<void> {
     [
       `generation, peak RSS (median of ${RUNS})`,
       ...measured.map((m) => `${pick(m.gen, (r) => r.rssMiB).toFixed(0)} MiB`),
-    ],
-    [
-      "generation, first run (wall / RSS)",
-      ...measured.map(
-        (m) =>
-          `${s(m.gen[0]?.ms ?? Number.NaN)} / ${(m.gen[0]?.rssMiB ?? Number.NaN).toFixed(0)} MiB`,
-      ),
     ],
     ["output files (.ts)", ...measured.map((m) => `${m.stats?.files} (${m.stats?.tsFiles})`)],
     ["output bytes", ...measured.map((m) => (m.stats?.bytes ?? 0).toLocaleString("en-US"))],

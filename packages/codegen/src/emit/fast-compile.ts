@@ -4,11 +4,12 @@ import type { CompiledModule } from "./compile.js";
 // modules, without the TypeScript compiler: loading and running it for these modules was most of
 // the generator's time and memory. The dialect is small and flat: imports; `const` declarations,
 // exported with a type annotation or not, whose initialisers are zod-builder calls over JSON
-// literals with type arguments (`c.object<t.Name>(…)`, `c.literals<"A" | "B">(…)`); empty `export interface X extends t.X {}`; and the Model
-// class template. Anything else (a construct this file does not know, a template literal, a regex
-// literal, an arrow function, `as`) makes it return undefined, and the caller compiles the module
-// with TypeScript: slower, never wrong. A test checks, on every shared CRD, that this path is taken
-// and that TypeScript reads its output as the same program as its own compilation.
+// literals with type arguments (`c.object<t.Name>(…)`, `c.literals<"A" | "B">(…)`); empty
+// `export interface X extends t.X {}`; and the Model class template. Anything else (a construct
+// this file does not know, a template literal, a regex literal, an arrow function, `as`) makes it
+// return undefined, and the caller compiles the module with TypeScript: slower, never wrong. A test
+// checks, on every shared CRD, that this path is taken, that the declarations are TypeScript's
+// byte for byte, and that TypeScript reads the JavaScript as the same program as its own output.
 
 /** One top-level statement: the comments before it and its code. */
 interface Statement {
@@ -200,6 +201,7 @@ const CLASS = new RegExp(
  * compiler, when it is written in the generator's dialect (see the top of this file).
  *
  * @param source - the module, as the generator wrote it
+ * @param onRefuse - told why, when the module is outside the dialect (for tests and debugging)
  * @returns the JavaScript and declarations, or undefined when the module is outside the dialect
  */
 export function compileRuntimeDialect(

@@ -7,5 +7,6 @@ export default defineProject({
     name: "codegen",
     environment: "node",
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    setupFiles: ["test/setup.ts"],
   },
 });

@@ -6,8 +6,9 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { loadAll } from "js-yaml";
 import type { AccessReviews } from "./access.js";
 import { BUILTIN_TYPES, namespaces } from "./builtins.js";
-import { ApiCore, type PatchEngines, storageView } from "./core.js";
-import { CrdController, crdResourceType, type SchemaCompiler, validateCrd } from "./crd.js";
+import { ApiCore, storageView } from "./core.js";
+import { CrdController, crdResourceType, validateCrd } from "./crd.js";
+import { defaultEngines, type Engines } from "./engines.js";
 import { ApiError } from "./errors.js";
 import { type FaultHandle, type FaultRule, FaultRules, type Faults } from "./faults.js";
 import { HttpFrontend, type RequestRecord } from "./http.js";
@@ -83,18 +84,6 @@ export interface ApiServer {
   readonly openWatches: number;
   /** Watch events written to clients since start. */
   readonly watchEventsDelivered: number;
-}
-
-/** The schema and merge engines (set once by the module that wires them). */
-export interface Engines extends PatchEngines {
-  compileSchema?: SchemaCompiler;
-}
-
-let engines: Engines = {};
-
-/** Plugs the schema/merge engines into every server started afterwards. */
-export function useEngines(e: Engines): void {
-  engines = e;
 }
 
 async function listen(server: Server, port: number): Promise<number> {
@@ -218,7 +207,18 @@ function matchesFilter(r: RequestRecord, filter: RequestFilter | undefined): boo
  * await api.stop();
  * ```
  */
-export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
+export function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
+  return startApiServerWith(options, defaultEngines());
+}
+
+/**
+ * {@link startApiServer} with the given schema and merge engines instead of the full set: a subset
+ * serves without the features left out (see {@link Engines}).
+ */
+export async function startApiServerWith(
+  options: ApiServerOptions,
+  engines: Engines,
+): Promise<ApiServer> {
   const core = new ApiCore(options.clock ?? (() => new Date()), options.watchWindow ?? 10_000);
   core.engines = engines;
   const compile = engines.compileSchema;

@@ -70,8 +70,19 @@ export class NonStructuralSchemaError extends Error {
   }
 }
 
-// Formats the Kubernetes API server understands (apiextensions-apiserver's supported formats).
-const KUBERNETES_FORMATS = new Set([
+/**
+ * The string formats kube-apiserver checks in a CRD schema (apiextensions-apiserver's supported
+ * formats), spelled as the server compares them: dashes removed, so `date-time` is `datetime` and
+ * `k8s-short-name` is `k8sshortname`. A string format outside this set is accepted in a schema but never
+ * checked, and {@link zodToStructuralSchema} keeps zod's own `pattern` instead.
+ *
+ * @example
+ * ```ts
+ * KUBERNETES_STRING_FORMATS.has("date-time".replaceAll("-", "")); // true
+ * KUBERNETES_STRING_FORMATS.has("emoji"); // false
+ * ```
+ */
+export const KUBERNETES_STRING_FORMATS: ReadonlySet<string> = new Set([
   "bsonobjectid",
   "uri",
   "email",
@@ -96,11 +107,8 @@ const KUBERNETES_FORMATS = new Set([
   "date",
   "duration",
   "datetime",
-  "date-time",
-  "int32",
-  "int64",
-  "float",
-  "double",
+  "k8sshortname",
+  "k8slongname",
 ]);
 
 // zod formats whose Kubernetes name differs.
@@ -304,7 +312,7 @@ function stringSchema(node: JsonSchema, path: string): StructuralSchema {
   if (typeof node.maxLength === "number") out.maxLength = node.maxLength;
   const rawFormat = typeof node.format === "string" ? node.format : undefined;
   const format = rawFormat ? (FORMAT_ALIASES[rawFormat] ?? rawFormat) : undefined;
-  if (format && KUBERNETES_FORMATS.has(format)) {
+  if (format && KUBERNETES_STRING_FORMATS.has(format.replaceAll("-", ""))) {
     // zod adds its own regex for its formats; the API server checks the format itself.
     out.format = format;
   } else if (typeof node.pattern === "string") {

@@ -40,4 +40,3 @@ export type {
   RequestFilter,
 } from "./server.js";
 export { startApiServer } from "./server.js";
-export type { KubeObject, ObjectMeta, OwnerReference } from "./types.js";

@@ -2,6 +2,7 @@ import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
 import { extname, join } from "node:path";
+import type { KubeObject as SdkKubeObject } from "@capi-ts/sdk/patch";
 import { KubeConfig } from "@kubernetes/client-node";
 import { loadAll } from "js-yaml";
 import type { AccessReviews } from "./access.js";
@@ -65,7 +66,7 @@ export interface ApiServer {
   /** Writes a kubeconfig file for the server (for kubectl or a child process). */
   writeKubeconfig(path: string): Promise<void>;
   /** Installs CRDs from YAML files, folders of YAML files, or objects, and waits until they are served. */
-  installCRDs(sources: CrdSource | CrdSource[]): Promise<KubeObject[]>;
+  installCRDs(sources: CrdSource | CrdSource[]): Promise<SdkKubeObject[]>;
   /** The request log, oldest first, optionally filtered. */
   requests(filter?: RequestFilter): RequestRecord[];
   /** Empties the request log. */

@@ -1,4 +1,4 @@
-import { stringify } from "yaml";
+import { dump } from "js-yaml";
 import { z } from "zod";
 import { pluralize } from "../conditions/pluralize.js";
 import { CLUSTER_API_GROUP, contractLabel, finalizerFor, Labels } from "../contract/constants.js";
@@ -541,7 +541,7 @@ export function defineInfraMachinePool<
     manifests,
     toYAML: () =>
       manifests()
-        .map((m) => `---\n${stringify(m)}`)
+        .map((m) => `---\n${dump(m, { lineWidth: -1, noRefs: true })}`)
         .join(""),
   };
 }

@@ -2,17 +2,20 @@ import { z } from "zod";
 
 /** A Kubernetes structural OpenAPI v3 schema node (the subset CRDs accept). */
 export interface StructuralSchema {
-  /** JSON type. */
+  /**
+   * The OpenAPI type of the node; absent only where `x-kubernetes-int-or-string` or
+   * preserve-unknown allows it.
+   */
   type?: "object" | "array" | "string" | "integer" | "number" | "boolean";
   /** Documentation. */
   description?: string;
-  /** Object properties. */
+  /** The schema of each named field of an object; fields not listed are pruned unless preserved. */
   properties?: Record<string, StructuralSchema>;
-  /** Required properties. */
+  /** Names of the fields that must be present; the API server rejects an object without one. */
   required?: string[];
   /** Map values (mutually exclusive with `properties`). */
   additionalProperties?: StructuralSchema;
-  /** Array items. */
+  /** The schema every element of an array follows. */
   items?: StructuralSchema;
   /** Allowed values. */
   enum?: unknown[];
@@ -28,9 +31,9 @@ export interface StructuralSchema {
   maxLength?: number;
   /** Regular expression (Go RE2 syntax). */
   pattern?: string;
-  /** Inclusive minimum. */
+  /** Smallest allowed value, inclusive (e.g. `1` for a replica count). */
   minimum?: number;
-  /** Inclusive maximum. */
+  /** Largest allowed value, inclusive. */
   maximum?: number;
   /** Exclusive minimum flag (OpenAPI v3.0 style). */
   exclusiveMinimum?: boolean;

@@ -11,7 +11,17 @@ import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parse, parseDocument } from "yaml";
+import {
+  CORE_SCHEMA,
+  type Document,
+  eventsToAst,
+  jsToAst,
+  load,
+  type MappingNode,
+  type Node,
+  parseEvents,
+  present as presentYaml,
+} from "js-yaml";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const goModDir = join(root, "tools", "controlplane", "capi");
@@ -95,23 +105,50 @@ interface Kustomization {
   labels?: { pairs?: Record<string, string> }[];
 }
 
+function astOf(value: unknown): Node {
+  const node = jsToAst(value, CORE_SCHEMA)[0]?.contents;
+  if (!node) throw new Error(`cannot write ${JSON.stringify(value)} as YAML`);
+  return node;
+}
+
+/** Sets `path` in the first document's mapping, creating the mappings on the way (as kustomize does). */
+function setIn(documents: Document[], path: string[], value: unknown): void {
+  const contents = documents[0]?.contents;
+  if (contents?.kind !== "mapping") throw new Error("a CRD base must be one YAML mapping");
+  let mapping: MappingNode = contents;
+  for (const [index, key] of path.entries()) {
+    const last = index === path.length - 1;
+    let item = mapping.items.find((i) => i.key.kind === "scalar" && i.key.value === key);
+    if (!item) {
+      item = { key: astOf(key), value: astOf(last ? value : {}) };
+      mapping.items.push(item);
+    } else if (last) item.value = astOf(value);
+    if (last) return;
+    if (item.value.kind !== "mapping")
+      throw new Error(`${path.slice(0, index + 1).join(".")} is not a mapping`);
+    mapping = item.value;
+  }
+}
+
 /** The CRD files of the release, as CAPI's kustomizations would render their labels. */
 function render(release: string): Map<string, string> {
   const dirs = moduleDirs(release);
   const files = new Map<string, string>();
   for (const source of SOURCES) {
     const base = join(dirs.get(source.module) as string, source.crdDir);
-    const kustomization = parse(
+    const kustomization = load(
       readFileSync(join(base, "kustomization.yaml"), "utf8"),
     ) as Kustomization;
     const labels = Object.assign({}, ...(kustomization.labels ?? []).map((l) => l.pairs ?? {}));
     for (const resource of kustomization.resources ?? []) {
       const file = resource.replace(/^bases\//, "");
       if (source.keep && !source.keep(file)) continue;
-      const document = parseDocument(readFileSync(join(base, resource), "utf8"));
+      const text = readFileSync(join(base, resource), "utf8");
+      // The syntax tree, not the value: the bases' own scalar styles and key order are kept.
+      const documents = eventsToAst(parseEvents(text, {}), { source: text, schema: CORE_SCHEMA });
       for (const [key, value] of Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)))
-        document.setIn(["metadata", "labels", key], value);
-      files.set(`capi/${file}`, document.toString({ lineWidth: 0 }));
+        setIn(documents, ["metadata", "labels", key], value);
+      files.set(`capi/${file}`, presentYaml(documents, { schema: CORE_SCHEMA, lineWidth: -1 }));
     }
   }
   const names = [...files.keys()].sort();

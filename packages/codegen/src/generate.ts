@@ -44,15 +44,15 @@ export type RuntimeEmit = "compiled" | "source";
 
 /** What one group/version module contains. */
 export interface GeneratedGroupVersion {
-  /** API group. */
+  /** The API group of every kind in the module, e.g. `cluster.x-k8s.io`. */
   readonly group: string;
-  /** API version. */
+  /** The served version, e.g. `v1beta2`; with the group it names the module path. */
   readonly version: string;
   /** Namespace the index exports it under, e.g. "clusterv1beta2". */
   readonly alias: string;
   /** Path of the module, e.g. "cluster.x-k8s.io/v1beta2.ts". */
   readonly path: string;
-  /** The kinds, sorted. */
+  /** Kinds defined in the module, sorted by name, e.g. `["Cluster", "Machine", "MachinePool"]`. */
   readonly kinds: readonly string[];
 }
 

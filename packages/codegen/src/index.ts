@@ -41,5 +41,7 @@ export {
   type SchemaNode,
 } from "./load.js";
 
-/** The package version. */
+/**
+ * The version of this package (semver), as in its package.json; generated files do not embed it.
+ */
 export const version = "0.1.0";

@@ -23,7 +23,7 @@ export interface LoadedDocument {
   readonly document: number;
   /** JSON path prefix inside the document: "" or "items[3]" for an item of a List. */
   readonly pathPrefix: string;
-  /** The parsed value. */
+  /** The document as parsed from YAML, before any check of its shape. */
   readonly value: unknown;
 }
 
@@ -68,19 +68,19 @@ export interface CrdDefinition {
   readonly pathPrefix: string;
   /** metadata.name of the CRD. */
   readonly name: string;
-  /** API group. */
+  /** `spec.group` of the CRD, e.g. `cluster.x-k8s.io`. */
   readonly group: string;
-  /** Kind. */
+  /** `spec.names.kind`, e.g. `MachinePool`; the name of the generated interface. */
   readonly kind: string;
-  /** List kind. */
+  /** `spec.names.listKind`, e.g. `MachinePoolList` (defaults to the kind + `List`). */
   readonly listKind: string;
   /** Plural resource name. */
   readonly plural: string;
   /** Singular resource name. */
   readonly singular: string;
-  /** Short names. */
+  /** `spec.names.shortNames` (kubectl aliases, e.g. `mp`); empty when the CRD has none. */
   readonly shortNames: readonly string[];
-  /** Categories. */
+  /** `spec.names.categories` (kubectl groups like `cluster-api`); empty when the CRD has none. */
   readonly categories: readonly string[];
   /** Namespaced or Cluster. */
   readonly scope: "Namespaced" | "Cluster";

@@ -1,25 +1,11 @@
 // Benchmark of the pure engines behind the in-memory API server (schema validation/pruning/defaulting,
 // CEL rules, server-side apply, JSON patch), run after the server benchmark by scripts/bench-apiserver.ts
 // (`./dev bench apiserver`). Each figure is N calls on CAPI-shaped objects; no HTTP involved.
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { parseAllDocuments } from "yaml";
 import { jsonPatch, serverSideApply } from "../src/apiserver/merge/index.js";
+import { capiMachinePool, crdSchema } from "../src/apiserver/schema/crd-fixtures.test-support.js";
 import { compileStructuralSchema } from "../src/apiserver/schema/index.js";
 
 const N = 10_000;
-const shared = process.env.CAPI_TS_SHARED ?? resolve(import.meta.dirname, "../../../../shared");
-
-function schemaOf(file: string, version: string): unknown {
-  for (const doc of parseAllDocuments(readFileSync(resolve(shared, "crds", file), "utf8"))) {
-    const crd = doc.toJS() as {
-      spec: { versions: { name: string; schema: { openAPIV3Schema: unknown } }[] };
-    };
-    const v = crd.spec.versions.find((x) => x.name === version);
-    if (v) return v.schema.openAPIV3Schema;
-  }
-  throw new Error(`no ${version} in ${file}`);
-}
 
 function time(label: string, fn: (i: number) => unknown): void {
   for (let i = 0; i < 200; i++) fn(i);
@@ -39,50 +25,20 @@ console.log(
 
 const compileStart = performance.now();
 const machinePools = compileStructuralSchema(
-  schemaOf("capi/cluster.x-k8s.io_machinepools.yaml", "v1beta2"),
+  crdSchema("capi/cluster.x-k8s.io_machinepools.yaml", "v1beta2"),
 );
 const kubeadmConfigs = compileStructuralSchema(
-  schemaOf("capi/bootstrap.cluster.x-k8s.io_kubeadmconfigs.yaml", "v1beta2"),
+  crdSchema("capi/bootstrap.cluster.x-k8s.io_kubeadmconfigs.yaml", "v1beta2"),
 );
 const awsMachinePools = compileStructuralSchema(
-  schemaOf("providers/aws/infrastructure.cluster.x-k8s.io_awsmachinepools.yaml", "v1beta2"),
+  crdSchema("providers/aws/infrastructure.cluster.x-k8s.io_awsmachinepools.yaml", "v1beta2"),
 );
 console.log(
   `engines: compile 3 CRD schemas (MachinePool, KubeadmConfig, AWSMachinePool): ${(performance.now() - compileStart).toFixed(0)} ms`,
 );
 
 const machinePool = {
-  apiVersion: "cluster.x-k8s.io/v1beta2",
-  kind: "MachinePool",
-  metadata: {
-    name: "mp-0",
-    namespace: "default",
-    labels: { "cluster.x-k8s.io/cluster-name": "c1" },
-  },
-  spec: {
-    clusterName: "c1",
-    replicas: 3,
-    providerIDList: Array.from({ length: 20 }, (_, i) => `aws:///us-east-1a/i-${i}`),
-    template: {
-      metadata: { labels: { pool: "a" } },
-      spec: {
-        clusterName: "c1",
-        version: "v1.33.0",
-        bootstrap: {
-          configRef: {
-            apiGroup: "bootstrap.cluster.x-k8s.io",
-            kind: "KubeadmConfig",
-            name: "mp-0",
-          },
-        },
-        infrastructureRef: {
-          apiGroup: "infrastructure.cluster.x-k8s.io",
-          kind: "AWSMachinePool",
-          name: "mp-0",
-        },
-      },
-    },
-  },
+  ...(capiMachinePool() as { spec: { replicas: number; providerIDList: string[] } }),
   status: {
     phase: "Running",
     conditions: ["Available", "Ready", "ScalingUp", "ScalingDown", "Remediating"].map((type) => ({
@@ -94,6 +50,8 @@ const machinePool = {
     })),
   },
 };
+// Twenty instances: the list the server-side apply figures below rewrite.
+machinePool.spec.providerIDList = Array.from({ length: 20 }, (_, i) => `aws:///us-east-1a/i-${i}`);
 const kubeadmConfig = {
   apiVersion: "bootstrap.cluster.x-k8s.io/v1beta2",
   kind: "KubeadmConfig",

@@ -5,7 +5,10 @@ import type { KubeConfig } from "@kubernetes/client-node";
 export interface ManifestObject {
   /** `group/version`. */
   apiVersion: string;
-  /** Kind. */
+  /**
+   * The object's kind, e.g. `CustomResourceDefinition`; with `apiVersion` it picks the REST
+   * resource the object is applied to.
+   */
   kind: string;
   /** Metadata; `namespace` for namespaced kinds. */
   metadata: { name: string; namespace?: string };

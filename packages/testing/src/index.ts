@@ -17,7 +17,7 @@
  * @packageDocumentation
  */
 
-/** The package version. */
+/** The version of this package (semver), as in its package.json. */
 export const version = "0.1.0";
 
 export * from "./apiserver/index.js";

@@ -6,7 +6,7 @@ import { itemName, jsonLiteral, literalKey, pascal, propertyKey } from "./names.
 
 /** One kind at one version, the unit the emitter works on. */
 export interface KindVersion {
-  /** The CRD. */
+  /** The CRD the kind comes from, with its names and scope. */
   readonly crd: CrdDefinition;
   /** The version of the CRD being emitted. */
   readonly version: CrdVersion;

@@ -17,8 +17,8 @@ import {
   type ManifestObject,
   startControlPlane,
 } from "@capi-ts/testing";
+import { loadAll } from "js-yaml";
 import { expect, it } from "vitest";
-import { parseAllDocuments } from "yaml";
 import { FooMachinePool, validateFooMachinePoolSpec } from "../src/kind.js";
 import { components } from "../src/manifests.js";
 
@@ -38,9 +38,9 @@ it.skipIf(!binaries)(
     });
     try {
       await plane.installCRDs([certManagerStandInCrdsFolder]);
-      const objects = parseAllDocuments(
+      const objects = loadAll(
         componentsYAML(components("ghcr.io/acme/foo-provider:v0.1.0")),
-      ).map((doc) => doc.toJSON() as ManifestObject);
+      ) as ManifestObject[];
       const isWebhookConfiguration = (object: { kind: string }) =>
         object.kind.endsWith("WebhookConfiguration");
       // The configuration names an in-cluster Service no pod backs here: dry-run it as rendered.

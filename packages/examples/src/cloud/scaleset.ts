@@ -13,7 +13,7 @@ import type { HealthStatus, InstanceState, Tags } from "./schemas.js";
 
 /** The model of a scale set: what its VMs are built from. */
 export interface ScaleSetModel {
-  /** Machine image. */
+  /** The image every VM boots from, e.g. `ubuntu-24.04`; a change makes existing VMs outdated. */
   image: string;
   /** VM size. */
   instanceType: string;
@@ -25,13 +25,13 @@ export interface ScaleSetModel {
 
 /** A VM of a scale set. */
 export interface ScaleSetVm {
-  /** Instance ID. */
+  /** The VM's instance ID, as the cloud's instance calls take it. */
   id: string;
-  /** Zone. */
+  /** The zone the VM runs in, one of the scale set's zones. */
   zone: string;
   /** Lifecycle state (terminated VMs are not listed). */
   state: Exclude<InstanceState, "terminated">;
-  /** Health probe. */
+  /** What the VM's health probe last said; an `unhealthy` VM gets replaced. */
   health: HealthStatus;
   /** Launch time, epoch ms. */
   launchedAt: number;
@@ -41,9 +41,9 @@ export interface ScaleSetVm {
 
 /** A scale set as `getScaleSet` returns it. */
 export interface ScaleSet {
-  /** Cloud ID. */
+  /** The scale set's ID in the cloud, fixed at creation. */
   id: string;
-  /** Name. */
+  /** The name given at creation. */
   name: string;
   /** Lower bound of the capacity. */
   minSize: number;
@@ -51,7 +51,7 @@ export interface ScaleSet {
   maxSize: number;
   /** Desired number of VMs. */
   capacity: number;
-  /** Zones. */
+  /** The zones VMs are spread over, as set at creation or by the last update. */
   zones: string[];
   /** Tags of the scale set (ownership). */
   tags: Tags;
@@ -67,7 +67,7 @@ export interface ScaleSet {
 
 /** Request of {@link ScaleSetClient.createScaleSet}. */
 export interface CreateScaleSetInput {
-  /** Unique name. */
+  /** Name of the scale set; no two live scale sets share one. */
   name: string;
   /** Lower bound. */
   minSize: number;
@@ -75,11 +75,11 @@ export interface CreateScaleSetInput {
   maxSize: number;
   /** Desired VMs (default: `minSize`). */
   capacity?: number;
-  /** Zones. */
+  /** The zones VMs are spread over; at least one. */
   zones: string[];
   /** Tags of the scale set. */
   tags?: Tags;
-  /** The model. */
+  /** What the VMs are built from (image, size, bootstrap data, tags). */
   model: ScaleSetModel;
 }
 
@@ -91,7 +91,7 @@ export interface UpdateScaleSetInput {
   maxSize?: number;
   /** New desired VMs. */
   capacity?: number;
-  /** New zones. */
+  /** The zone list to use from now on, replacing the old one. */
   zones?: string[];
   /** New model: VMs launched from now on use it; existing VMs report `latestModelApplied: false`. */
   model?: ScaleSetModel;

@@ -55,7 +55,7 @@ export const V1Beta1Reasons = {
   IncorrectExternalRef: "IncorrectExternalRef",
   /** The object is being deleted. */
   Deleting: "Deleting",
-  /** Deletion failed. */
+  /** Reason while deleting the cloud resources failed; the controller retries. */
   DeletionFailed: "DeletionFailed",
   /** Deletion completed. */
   Deleted: "Deleted",
@@ -63,9 +63,12 @@ export const V1Beta1Reasons = {
 
 /** Severities of deprecated v1beta1 conditions. */
 export const V1Beta1Severities = {
-  /** An error. */
+  /**
+   * Something failed and needs attention; a `False` condition of this severity outranks warnings in
+   * a summary.
+   */
   Error: "Error",
-  /** A warning. */
+  /** Not as expected but possibly transient, e.g. waiting for a dependency. */
   Warning: "Warning",
   /** Information only. */
   Info: "Info",
@@ -73,15 +76,15 @@ export const V1Beta1Severities = {
 
 /** Input of {@link setV1Beta1Condition}. */
 export interface V1Beta1ConditionInput {
-  /** Condition type. */
+  /** The condition type, e.g. `Ready` or `ReplicasReady`; one entry per type. */
   type: string;
-  /** Status. */
+  /** `True`, `False` or `Unknown`; `lastTransitionTime` moves only when it changes. */
   status: ConditionStatus;
   /** Severity (for `False`). */
   severity?: V1Beta1ConditionSeverity;
-  /** Reason. */
+  /** A CamelCase reason, e.g. `WaitingForReplicasReady`; expected when the status is not `True`. */
   reason?: string;
-  /** Message. */
+  /** Human-readable detail for users; no secrets. */
   message?: string;
   /** Used only when the condition is new (default now). */
   lastTransitionTime?: string | Date;

@@ -81,9 +81,12 @@ export const Finalizers = {
 
 /** The taint bootstrap adds to new Nodes and core removes once the Node's providerID matches. */
 export const NodeUninitializedTaint = {
-  /** Taint key. */
+  /** The taint's key, `node.cluster.x-k8s.io/uninitialized`. */
   key: "node.cluster.x-k8s.io/uninitialized",
-  /** Taint effect. */
+  /**
+   * `NoSchedule`: workloads wait until core has matched the Node to a Machine and removed the
+   * taint.
+   */
   effect: "NoSchedule",
 } as const;
 

@@ -1,7 +1,7 @@
 import { type PatchableObject, PatchHelper } from "../patch/helper.js";
 import type { PatchClient, ResourceRef } from "../patch/transport.js";
 
-/** An object with finalizers. */
+/** An object whose `metadata.finalizers` the helpers add to or remove from (and patch). */
 export interface ObjectWithFinalizers extends PatchableObject {
   /** Metadata with finalizers and deletion timestamp. */
   metadata?: PatchableObject["metadata"] & {

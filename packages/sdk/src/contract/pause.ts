@@ -28,7 +28,7 @@ function clusterPaused(cluster: ClusterPauseFields | undefined | null): boolean 
   );
 }
 
-/** Any object with annotations. */
+/** An object whose annotations are read, e.g. for `cluster.x-k8s.io/paused`. */
 export interface ObjectWithAnnotations {
   /** Metadata with annotations. */
   metadata?: { annotations?: Record<string, string> };

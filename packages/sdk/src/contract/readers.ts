@@ -8,9 +8,11 @@ import { Annotations } from "./constants.js";
 export interface AnyObject {
   /** `group/version`. */
   apiVersion?: string;
-  /** Kind. */
+  /** The object's kind, e.g. `MachinePool` or `Cluster`. */
   kind?: string;
-  /** Metadata. */
+  /**
+   * The metadata fields the readers look at; `deletionTimestamp` as the API sends it or as a Date.
+   */
   metadata?: {
     name?: string;
     namespace?: string;
@@ -30,7 +32,7 @@ export interface AnyObject {
 export interface ContractReference {
   /** API group (v1beta1's apiVersion without the version). */
   apiGroup: string;
-  /** Kind. */
+  /** Kind of the referenced object, e.g. `FooMachinePool`. */
   kind: string;
   /** Name (same namespace as the MachinePool). */
   name: string;
@@ -38,11 +40,11 @@ export interface ContractReference {
 
 /** The MachinePool as a provider needs it, from either API version (contract appendix B). */
 export interface MachinePoolView {
-  /** Name. */
+  /** `metadata.name` of the MachinePool. */
   name: string;
-  /** Namespace. */
+  /** `metadata.namespace` of the MachinePool (the InfraMachinePool lives in the same one). */
   namespace: string;
-  /** UID. */
+  /** `metadata.uid`; undefined on an object not read from the API server. */
   uid: string | undefined;
   /** `spec.clusterName`. */
   clusterName: string | undefined;
@@ -52,7 +54,7 @@ export interface MachinePoolView {
   version: string | undefined;
   /** Bootstrap data secret name; undefined until bootstrap data is ready. */
   bootstrapDataSecretName: string | undefined;
-  /** Failure domains (`spec.failureDomains`). */
+  /** Failure domains the pool may spread over (`spec.failureDomains`); empty: no restriction. */
   failureDomains: string[];
   /** `spec.template.spec.minReadySeconds` (v1beta1: `spec.minReadySeconds`). */
   minReadySeconds: number | undefined;
@@ -167,9 +169,9 @@ export function readMachinePool(obj: AnyObject): MachinePoolView {
 
 /** The Cluster as a provider needs it, from either API version. */
 export interface ClusterView {
-  /** Name. */
+  /** `metadata.name` of the Cluster, the value of the `cluster.x-k8s.io/cluster-name` label. */
   name: string;
-  /** Namespace. */
+  /** `metadata.namespace` of the Cluster. */
   namespace: string;
   /** `spec.paused`. */
   paused: boolean;

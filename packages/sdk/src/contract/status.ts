@@ -7,7 +7,7 @@ import { ContractViolationError } from "./errors.js";
  * (`DevMachinePool`) and a provider's own kinds (from `defineInfraMachinePool`) satisfy it structurally.
  */
 export interface InfraMachinePoolContractFields {
-  /** Object metadata. */
+  /** Name and namespace (used in messages) and `generation`. */
   metadata?: { name?: string; namespace?: string; generation?: number };
   /** Spec with the provider ID list. */
   spec?: { providerIDList?: string[]; providerID?: string };

@@ -1,4 +1,4 @@
-import { stringify } from "yaml";
+import { dump } from "js-yaml";
 import { z } from "zod";
 import { pluralize } from "../conditions/pluralize.js";
 import { CLUSTER_API_GROUP, contractLabel, finalizerFor, Labels } from "../contract/constants.js";
@@ -24,7 +24,10 @@ export interface PrinterColumn {
   type: "string" | "integer" | "number" | "boolean" | "date";
   /** JSONPath into the object, e.g. `.spec.instanceType`. */
   jsonPath: string;
-  /** Description. */
+  /**
+   * Human-readable help for the column, carried in the CRD and in table output; `kubectl get` does
+   * not print it.
+   */
   description?: string;
   /** 0 = always shown, higher = only with `-o wide`. */
   priority?: number;
@@ -67,9 +70,12 @@ export interface InfraMachinePoolInput<
 export interface Manifest {
   /** `group/version`. */
   apiVersion: string;
-  /** Kind. */
+  /** The object's kind, e.g. `CustomResourceDefinition` or `ClusterRole`. */
   kind: string;
-  /** Metadata. */
+  /**
+   * Name, namespace (for namespaced kinds), labels and annotations; the rest is set by the API
+   * server.
+   */
   metadata: {
     name: string;
     namespace?: string;
@@ -129,9 +135,9 @@ export interface InfraMachinePoolObject<
 > {
   /** `group/version`. */
   apiVersion: string;
-  /** Kind. */
+  /** The provider kind, e.g. `FooMachinePool`. */
   kind: string;
-  /** Metadata. */
+  /** The metadata fields the kit reads and writes; the API server fills the rest. */
   metadata: {
     name?: string;
     namespace?: string;
@@ -170,9 +176,9 @@ export interface DefinedResource {
 
 /** The result of {@link defineInfraMachinePool}. */
 export interface InfraMachinePoolDefinition<Spec extends z.ZodObject, Status extends z.ZodObject> {
-  /** API group. */
+  /** The API group of the kind, e.g. `infrastructure.foo.com` (never `cluster.x-k8s.io`). */
   readonly group: string;
-  /** Kind. */
+  /** The kind, e.g. `FooMachinePool`; `<Kind>Template` and `<Kind>List` derive from it. */
   readonly kind: string;
   /** `<Kind>List`. */
   readonly listKind: string;
@@ -180,9 +186,9 @@ export interface InfraMachinePoolDefinition<Spec extends z.ZodObject, Status ext
   readonly plural: string;
   /** CRD name, `calculateCRDName(group, kind)` (R5). */
   readonly crdName: string;
-  /** Served versions. */
+  /** Every version the CRD serves, e.g. `["v1beta1", "v1beta2"]`. */
   readonly versions: readonly string[];
-  /** Storage version. */
+  /** The version objects are stored in (default: the last served one); `resource` points at it. */
   readonly storageVersion: string;
   /** `apiVersion` of objects at the storage version. */
   readonly apiVersion: string;
@@ -198,7 +204,7 @@ export interface InfraMachinePoolDefinition<Spec extends z.ZodObject, Status ext
   readonly templateResource: ResourceRef & DefinedResource;
   /** The conventional finalizer `<kind-lowercase>.<group>` (R23). */
   readonly finalizer: string;
-  /** The InfraMachinePool CRD. */
+  /** The InfraMachinePool CRD, with the contract label core uses to pick the served version. */
   readonly crd: Manifest;
   /** The `<Kind>Template` CRD (R18). */
   readonly templateCrd: Manifest;
@@ -541,7 +547,7 @@ export function defineInfraMachinePool<
     manifests,
     toYAML: () =>
       manifests()
-        .map((m) => `---\n${stringify(m)}`)
+        .map((m) => `---\n${dump(m, { lineWidth: -1, noRefs: true })}`)
         .join(""),
   };
 }

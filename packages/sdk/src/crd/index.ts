@@ -11,6 +11,7 @@ export {
   type PrinterColumn,
 } from "./define.js";
 export {
+  KUBERNETES_STRING_FORMATS,
   NonStructuralSchemaError,
   type StructuralSchema,
   zodToStructuralSchema,

@@ -2,17 +2,20 @@ import { z } from "zod";
 
 /** A Kubernetes structural OpenAPI v3 schema node (the subset CRDs accept). */
 export interface StructuralSchema {
-  /** JSON type. */
+  /**
+   * The OpenAPI type of the node; absent only where `x-kubernetes-int-or-string` or
+   * preserve-unknown allows it.
+   */
   type?: "object" | "array" | "string" | "integer" | "number" | "boolean";
   /** Documentation. */
   description?: string;
-  /** Object properties. */
+  /** The schema of each named field of an object; fields not listed are pruned unless preserved. */
   properties?: Record<string, StructuralSchema>;
-  /** Required properties. */
+  /** Names of the fields that must be present; the API server rejects an object without one. */
   required?: string[];
   /** Map values (mutually exclusive with `properties`). */
   additionalProperties?: StructuralSchema;
-  /** Array items. */
+  /** The schema every element of an array follows. */
   items?: StructuralSchema;
   /** Allowed values. */
   enum?: unknown[];
@@ -28,9 +31,9 @@ export interface StructuralSchema {
   maxLength?: number;
   /** Regular expression (Go RE2 syntax). */
   pattern?: string;
-  /** Inclusive minimum. */
+  /** Smallest allowed value, inclusive (e.g. `1` for a replica count). */
   minimum?: number;
-  /** Inclusive maximum. */
+  /** Largest allowed value, inclusive. */
   maximum?: number;
   /** Exclusive minimum flag (OpenAPI v3.0 style). */
   exclusiveMinimum?: boolean;
@@ -70,8 +73,19 @@ export class NonStructuralSchemaError extends Error {
   }
 }
 
-// Formats the Kubernetes API server understands (apiextensions-apiserver's supported formats).
-const KUBERNETES_FORMATS = new Set([
+/**
+ * The string formats kube-apiserver checks in a CRD schema (apiextensions-apiserver's supported
+ * formats), spelled as the server compares them: dashes removed, so `date-time` is `datetime` and
+ * `k8s-short-name` is `k8sshortname`. A string format outside this set is accepted in a schema but never
+ * checked, and {@link zodToStructuralSchema} keeps zod's own `pattern` instead.
+ *
+ * @example
+ * ```ts
+ * KUBERNETES_STRING_FORMATS.has("date-time".replaceAll("-", "")); // true
+ * KUBERNETES_STRING_FORMATS.has("emoji"); // false
+ * ```
+ */
+export const KUBERNETES_STRING_FORMATS: ReadonlySet<string> = new Set([
   "bsonobjectid",
   "uri",
   "email",
@@ -96,11 +110,8 @@ const KUBERNETES_FORMATS = new Set([
   "date",
   "duration",
   "datetime",
-  "date-time",
-  "int32",
-  "int64",
-  "float",
-  "double",
+  "k8sshortname",
+  "k8slongname",
 ]);
 
 // zod formats whose Kubernetes name differs.
@@ -304,7 +315,7 @@ function stringSchema(node: JsonSchema, path: string): StructuralSchema {
   if (typeof node.maxLength === "number") out.maxLength = node.maxLength;
   const rawFormat = typeof node.format === "string" ? node.format : undefined;
   const format = rawFormat ? (FORMAT_ALIASES[rawFormat] ?? rawFormat) : undefined;
-  if (format && KUBERNETES_FORMATS.has(format)) {
+  if (format && KUBERNETES_STRING_FORMATS.has(format.replaceAll("-", ""))) {
     // zod adds its own regex for its formats; the API server checks the format itself.
     out.format = format;
   } else if (typeof node.pattern === "string") {

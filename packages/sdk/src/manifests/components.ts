@@ -1,4 +1,4 @@
-import { stringify } from "yaml";
+import { dump } from "js-yaml";
 import { Labels } from "../contract/constants.js";
 import type { InfraMachinePoolDefinition, Manifest } from "../crd/define.js";
 import { webhookPath } from "../webhook/handlers.js";
@@ -307,7 +307,7 @@ export function renderComponents(options: ComponentsOptions): Manifest[] {
 
 /** The objects as one multi-document YAML stream (`infrastructure-components.yaml`). */
 export function componentsYAML(objects: readonly Manifest[]): string {
-  return objects.map((object) => `---\n${stringify(object, { lineWidth: 0 })}`).join("");
+  return objects.map((object) => `---\n${dump(object, { lineWidth: -1, noRefs: true })}`).join("");
 }
 
 /** One release series of `metadata.yaml`: `major.minor` of the provider and the contract it follows. */
@@ -330,7 +330,7 @@ export interface ReleaseSeries {
  * ```
  */
 export function metadataYAML(series: readonly ReleaseSeries[]): string {
-  return `# clusterctl provider metadata: which release series follows which Cluster API contract.\n${stringify(
+  return `# clusterctl provider metadata: which release series follows which Cluster API contract.\n${dump(
     {
       apiVersion: "clusterctl.cluster.x-k8s.io/v1alpha3",
       kind: "Metadata",

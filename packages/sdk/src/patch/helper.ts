@@ -101,7 +101,7 @@ export class PatchError extends Error {
 export interface PatchableObject {
   /** `group/version`. */
   apiVersion?: string;
-  /** Kind. */
+  /** The object's kind; the helper addresses the object by its resource, not by this field. */
   kind?: string;
   /** Metadata; `name` is required to address the object. */
   metadata?: {

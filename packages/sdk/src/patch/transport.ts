@@ -24,9 +24,11 @@ export type ResourceRef = Pick<ResourceDescriptor, "group" | "version" | "plural
 export interface KubeObject {
   /** `group/version`. */
   apiVersion?: string;
-  /** Kind. */
+  /** The object's kind, e.g. `FooMachinePool`. */
   kind?: string;
-  /** Object metadata. */
+  /**
+   * Name, namespace, identity and versioning fields; any other metadata passes through untouched.
+   */
   metadata?: {
     name?: string;
     namespace?: string;

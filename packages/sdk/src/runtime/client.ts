@@ -36,7 +36,10 @@ export interface JsonPatchOperation {
 export interface ObjectList<T> {
   /** The objects (with `apiVersion` and `kind` filled in, which list items lack on the wire). */
   items: T[];
-  /** List metadata. */
+  /**
+   * `resourceVersion` to watch from after this list, `continue` for the next page (when `limit` was
+   * set), and the server's estimate of what remains.
+   */
   metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
 }
 
@@ -86,9 +89,9 @@ export interface DeleteOptions {
 export interface WatchOptions {
   /** Namespace to watch; omit for all namespaces. */
   namespace?: string;
-  /** Label selector. */
+  /** Server-side label selector, e.g. `cluster.x-k8s.io/cluster-name=c1,!paused`. */
   labelSelector?: string;
-  /** Field selector. */
+  /** Server-side field selector, e.g. `metadata.name=pool-a`; only fields the kind supports. */
   fieldSelector?: string;
   /** Start after this resourceVersion (from a list or a previous event). */
   resourceVersion?: string;
@@ -153,7 +156,7 @@ export interface KubeClientOptions {
 
 /** A raw request for {@link KubeClient.request}. */
 export interface RawRequest {
-  /** HTTP method. */
+  /** The HTTP method; `PATCH` also needs `contentType` to say which patch it is. */
   method: HttpVerb;
   /** Path below the server URL, e.g. `/api/v1/namespaces/default/configmaps`. */
   path: string;

@@ -19,9 +19,12 @@ export interface ReviewedUser {
   username: string;
   /** Its uid, if any. */
   uid?: string;
-  /** Its groups. */
+  /** Groups of the user, e.g. `system:serviceaccounts`; SubjectAccessReview checks them too. */
   groups?: string[];
-  /** Extra attributes. */
+  /**
+   * Extra attributes the authenticator attached (e.g. the ServiceAccount's pod name), passed on to
+   * SubjectAccessReview.
+   */
   extra?: Record<string, string[]>;
 }
 

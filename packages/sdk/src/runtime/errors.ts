@@ -33,7 +33,7 @@ export interface ApiStatus {
 
 /** What went wrong, where: included in every {@link ApiError}. */
 export interface RequestInfo {
-  /** HTTP method. */
+  /** The request's HTTP method, e.g. `PATCH`, for the error message. */
   method: string;
   /** Request path, e.g. `/api/v1/namespaces/default/secrets/x`. */
   path: string;
@@ -52,7 +52,7 @@ export interface RequestInfo {
 export class ApiError extends Error {
   /** HTTP status code (0 when no response arrived). */
   readonly code: number;
-  /** The parsed `Status`. */
+  /** The `Status` the API server answered with: reason, message, and details such as causes. */
   readonly status: ApiStatus;
   /** Method and path of the failed request. */
   readonly request: RequestInfo;

@@ -34,7 +34,7 @@ export interface LeaderElectionOptions {
   renewDeadlineMs?: number;
   /** Interval between acquire/renew attempts, ms. Default 2,000. */
   retryPeriodMs?: number;
-  /** Logger. */
+  /** Where acquiring, renewing and losing the lease is logged; silent by default. */
   logger?: RuntimeLogger;
   /** Called with true when leadership is gained and false when lost or released. */
   onStatus?: (leading: boolean) => void;

@@ -47,7 +47,9 @@ export interface WorkQueueOptions {
   clock?: Clock;
   /** Retry delays; default {@link defaultControllerRateLimiter}. */
   rateLimiter?: RateLimiter;
-  /** Metrics hooks. */
+  /**
+   * Where the queue reports depth, adds, latency and work duration (in seconds); none by default.
+   */
   metrics?: WorkQueueMetrics;
 }
 

@@ -54,7 +54,7 @@ class BadRequest extends Error {}
  * ```
  */
 export class WebhookServer implements Runnable {
-  /** Runnable name. */
+  /** The runnable's name in the Manager's logs and errors: `webhook-server`. */
   readonly name = "webhook-server";
   /** Webhook servers run on every replica (the API server may call any of them). */
   readonly needLeaderElection = false;
@@ -95,7 +95,10 @@ export class WebhookServer implements Runnable {
     return this;
   }
 
-  /** The registered paths. */
+  /**
+   * The URL paths a handler is registered on, in registration order, e.g.
+   * `/validate-…-foomachinepool`.
+   */
   paths(): string[] {
     return [...this.handlers.keys()];
   }

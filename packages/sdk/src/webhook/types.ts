@@ -4,7 +4,7 @@ export interface GroupVersionKind {
   group: string;
   /** API version within the group. */
   version: string;
-  /** Kind. */
+  /** The object's kind, e.g. `FooMachinePool`, as the API server sends it in `request.kind`. */
   kind: string;
 }
 
@@ -20,9 +20,9 @@ export interface AdmissionRequest {
   subResource?: string;
   /** Object name (may be empty on CREATE with generateName). */
   name?: string;
-  /** Object namespace. */
+  /** Namespace of the object; absent for cluster-scoped kinds. */
   namespace?: string;
-  /** The operation. */
+  /** What the API server is about to do with the object; `UPDATE` also carries `oldObject`. */
   operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
   /** Who asked. */
   userInfo?: { username?: string; uid?: string; groups?: string[] };
@@ -38,7 +38,7 @@ export interface AdmissionRequest {
 
 /** A webhook's answer (`admission.k8s.io/v1` `AdmissionResponse`). */
 export interface AdmissionResponse {
-  /** The request's uid. */
+  /** The `request.uid` this answers; the API server rejects a response whose uid does not match. */
   uid: string;
   /** Whether the request may proceed. */
   allowed: boolean;

@@ -4,9 +4,12 @@ import { badRequest } from "./errors.js";
 export interface AccessUser {
   /** User name, e.g. `system:serviceaccount:monitoring:prometheus`. */
   username: string;
-  /** Its uid. */
+  /** The user's UID as TokenReview reports it in `status.user.uid`; left out when unset. */
   uid?: string;
-  /** Its groups. */
+  /**
+   * Groups the token's user belongs to, e.g. `system:serviceaccounts`; SubjectAccessReview grants
+   * can match on them.
+   */
   groups?: string[];
 }
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { parse as parseYaml } from "yaml";
+import { load as parseYaml } from "js-yaml";
 import { AccessReviews } from "./access.js";
 import {
   type ApiCore,

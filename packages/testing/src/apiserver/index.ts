@@ -29,8 +29,6 @@
  * @packageDocumentation
  */
 
-import "./engines.js";
-
 export type { AccessReviews, AccessUser, NonResourceGrant } from "./access.js";
 export type { StatusBody, StatusDetails } from "./errors.js";
 export type { FaultHandle, FaultMatch, FaultRule, Faults } from "./faults.js";
@@ -42,4 +40,3 @@ export type {
   RequestFilter,
 } from "./server.js";
 export { startApiServer } from "./server.js";
-export type { KubeObject, ObjectMeta, OwnerReference } from "./types.js";

@@ -2,12 +2,14 @@ import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
 import { extname, join } from "node:path";
+import type { KubeObject as SdkKubeObject } from "@capi-ts/sdk/patch";
 import { KubeConfig } from "@kubernetes/client-node";
 import { loadAll } from "js-yaml";
 import type { AccessReviews } from "./access.js";
 import { BUILTIN_TYPES, namespaces } from "./builtins.js";
-import { ApiCore, type PatchEngines, storageView } from "./core.js";
-import { CrdController, crdResourceType, type SchemaCompiler, validateCrd } from "./crd.js";
+import { ApiCore, storageView } from "./core.js";
+import { CrdController, crdResourceType, validateCrd } from "./crd.js";
+import { defaultEngines, type Engines } from "./engines.js";
 import { ApiError } from "./errors.js";
 import { type FaultHandle, type FaultRule, FaultRules, type Faults } from "./faults.js";
 import { HttpFrontend, type RequestRecord } from "./http.js";
@@ -64,7 +66,7 @@ export interface ApiServer {
   /** Writes a kubeconfig file for the server (for kubectl or a child process). */
   writeKubeconfig(path: string): Promise<void>;
   /** Installs CRDs from YAML files, folders of YAML files, or objects, and waits until they are served. */
-  installCRDs(sources: CrdSource | CrdSource[]): Promise<KubeObject[]>;
+  installCRDs(sources: CrdSource | CrdSource[]): Promise<SdkKubeObject[]>;
   /** The request log, oldest first, optionally filtered. */
   requests(filter?: RequestFilter): RequestRecord[];
   /** Empties the request log. */
@@ -83,18 +85,6 @@ export interface ApiServer {
   readonly openWatches: number;
   /** Watch events written to clients since start. */
   readonly watchEventsDelivered: number;
-}
-
-/** The schema and merge engines (set once by the module that wires them). */
-export interface Engines extends PatchEngines {
-  compileSchema?: SchemaCompiler;
-}
-
-let engines: Engines = {};
-
-/** Plugs the schema/merge engines into every server started afterwards. */
-export function useEngines(e: Engines): void {
-  engines = e;
 }
 
 async function listen(server: Server, port: number): Promise<number> {
@@ -218,7 +208,18 @@ function matchesFilter(r: RequestRecord, filter: RequestFilter | undefined): boo
  * await api.stop();
  * ```
  */
-export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
+export function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
+  return startApiServerWith(options, defaultEngines());
+}
+
+/**
+ * {@link startApiServer} with the given schema and merge engines instead of the full set: a subset
+ * serves without the features left out (see {@link Engines}).
+ */
+export async function startApiServerWith(
+  options: ApiServerOptions,
+  engines: Engines,
+): Promise<ApiServer> {
   const core = new ApiCore(options.clock ?? (() => new Date()), options.watchWindow ?? 10_000);
   core.engines = engines;
   const compile = engines.compileSchema;

@@ -1,14 +1,6 @@
+import type { OwnerReference } from "@capi-ts/sdk/contract";
+import type { KubeObject as SdkKubeObject } from "@capi-ts/sdk/patch";
 import type { InvalidCause } from "./errors.js";
-
-/** An owner reference as stored in `metadata.ownerReferences`. */
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
 
 /** The object metadata fields the server reads and maintains. */
 export interface ObjectMeta {
@@ -29,8 +21,8 @@ export interface ObjectMeta {
   [key: string]: unknown;
 }
 
-/** Any Kubernetes object as JSON. */
-export interface KubeObject {
+/** The SDK's {@link SdkKubeObject} as the server holds it: `apiVersion`, `kind` and `metadata` always set. */
+export interface KubeObject extends SdkKubeObject {
   apiVersion: string;
   kind: string;
   metadata: ObjectMeta;

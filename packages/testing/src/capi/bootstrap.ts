@@ -22,9 +22,9 @@ import type { RecordingWriter } from "./writes.js";
 
 /** A bootstrap config kind the stand-in serves, e.g. `{ apiGroup: "bootstrap.cluster.x-k8s.io", kind: "KubeadmConfig" }`. */
 export interface BootstrapConfigKind {
-  /** API group. */
+  /** The config kind's API group, e.g. `bootstrap.cluster.x-k8s.io`. */
   apiGroup: string;
-  /** Kind. */
+  /** The config kind, e.g. `KubeadmConfig`; the stand-in reconciles every object of it. */
   kind: string;
 }
 

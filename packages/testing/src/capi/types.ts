@@ -4,9 +4,12 @@ import type { KubernetesObject, V1ObjectMeta } from "@kubernetes/client-node";
 
 /** A reference as v1beta2 spells it (`ContractVersionedObjectReference`). */
 export interface VersionedRef {
-  /** API group. */
+  /**
+   * API group without a version, e.g. `infrastructure.cluster.x-k8s.io`; the served version comes
+   * from the CRD's contract label.
+   */
   apiGroup: string;
-  /** Kind. */
+  /** Kind of the referenced object, e.g. `DockerMachinePool`. */
   kind: string;
   /** Name, in the MachinePool's namespace. */
   name: string;

@@ -2,9 +2,12 @@ import { Annotations, Labels } from "@capi-ts/sdk/contract";
 
 /** The MachinePool fields core's defaulting webhook reads and writes. */
 export interface DefaultableMachinePool {
-  /** Metadata. */
+  /** Labels and annotations: defaulting adds the cluster-name label (from `spec.clusterName`). */
   metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
-  /** Spec. */
+  /**
+   * The fields defaulting reads and fills: `replicas` (from the autoscaler annotations, else 1), the
+   * template's node deletion timeout and the `v` prefix of its `version`.
+   */
   spec?: {
     clusterName?: string;
     replicas?: number;
@@ -92,7 +95,10 @@ function defaultReplicas(
 export interface ValidatableMachinePool {
   /** Metadata (the name goes into the error). */
   metadata?: { name?: string };
-  /** Spec. */
+  /**
+   * The fields validation checks: the cluster name on the pool and its template, the template's
+   * label and annotation keys, bootstrap (a config ref or a data Secret name), version and taints.
+   */
   spec?: {
     clusterName?: string;
     template?: {

@@ -7,7 +7,7 @@ import {
   SecretResource,
 } from "@capi-ts/sdk/runtime";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { stringify } from "yaml";
+import { dump } from "js-yaml";
 import { ClusterResource } from "./types.js";
 
 /** The Secret type CAPI gives the secrets it owns for a Cluster (kubeconfig, CA, …). */
@@ -31,7 +31,7 @@ export function kubeconfigYaml(kubeConfig: KubeConfig, name = "workload"): strin
   if (user?.keyData) userEntry["client-key-data"] = user.keyData;
   if (user?.username) userEntry.username = user.username;
   if (user?.password) userEntry.password = user.password;
-  return stringify({
+  return dump({
     apiVersion: "v1",
     kind: "Config",
     clusters: [{ name, cluster: clusterEntry }],

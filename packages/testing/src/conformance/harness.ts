@@ -1,5 +1,5 @@
 import { clusterv1beta2 } from "@capi-ts/sdk/api";
-import { calculateCRDName, Labels } from "@capi-ts/sdk/contract";
+import { calculateCRDName, isProvisioned, Labels } from "@capi-ts/sdk/contract";
 import { KubeClient, NodeResource, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
 import type { ApiServer, RequestRecord } from "../apiserver/index.js";
@@ -7,12 +7,7 @@ import { startApiServer } from "../apiserver/index.js";
 import { type CapiCore, markWorkloadClusterReady, startCapiCore } from "../capi/index.js";
 import { type RealCapiCore, startControlPlane } from "../controlplane/index.js";
 import { capiCrdsFolder } from "../crds.js";
-import {
-  ConformanceError,
-  InvariantMonitor,
-  isProvisioned,
-  type PoolObject,
-} from "./invariants.js";
+import { ConformanceError, InvariantMonitor, type PoolObject } from "./invariants.js";
 import type {
   ConformanceCore,
   ConformancePool,

@@ -7,7 +7,6 @@ export {
   ConformanceError,
   checkPoolObject,
   InvariantMonitor,
-  isProvisioned,
   type PoolObject,
 } from "./invariants.js";
 export type * from "./types.js";

@@ -1,3 +1,4 @@
+import { isProvisioned } from "@capi-ts/sdk/contract";
 import type { KubernetesObject } from "@kubernetes/client-node";
 
 /**
@@ -100,11 +101,6 @@ export function checkPoolObject(pool: PoolObject): ConformanceError[] {
     );
   }
   return out;
-}
-
-/** Whether an object reports provisioned (either contract field). */
-export function isProvisioned(pool: PoolObject): boolean {
-  return pool.status?.initialization?.provisioned === true || pool.status?.ready === true;
 }
 
 /**

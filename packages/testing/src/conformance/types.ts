@@ -2,7 +2,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 
 /** A pool the suite created: the InfraMachinePool and its MachinePool share this name. */
 export interface ConformancePool {
-  /** Namespace. */
+  /** Namespace of both objects: `default`, shared by every scenario (each pool has its own name). */
   readonly namespace: string;
   /** Name of the InfraMachinePool and of its MachinePool. */
   readonly name: string;

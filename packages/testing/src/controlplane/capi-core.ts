@@ -66,9 +66,9 @@ export interface CoreReconcileError {
   controller: string;
   /** The reconciled object's kind, e.g. `MachinePool`. */
   kind: string;
-  /** Its namespace. */
+  /** Namespace of the reconciled object (empty for a cluster-scoped one). */
   namespace: string;
-  /** Its name. */
+  /** Name of the reconciled object, as core's log line gives it. */
   name: string;
   /** The error core returned, e.g. `failed to reconcile infrastructure: …`. */
   error: string;

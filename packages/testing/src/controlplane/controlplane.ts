@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
-import { stringify } from "yaml";
+import { dump } from "js-yaml";
 import type { RequestRecord } from "../apiserver/http.js";
 import { auditArgs, readAuditLog } from "./audit.js";
 import { type ControlPlaneBinaries, requireControlPlaneBinaries } from "./binaries.js";
@@ -357,7 +357,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   });
 
   const kubeconfigText = () =>
-    stringify({
+    dump({
       apiVersion: "v1",
       kind: "Config",
       clusters: [

@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { extname, join, resolve } from "node:path";
-import { parseAllDocuments } from "yaml";
+import { loadAll } from "js-yaml";
 import { createOrReplace, type RawTarget, rawRequest } from "./http.js";
 
 /**
@@ -87,13 +87,13 @@ export async function loadCRDs(sources: CRDSource | readonly CRDSource[]): Promi
     }
     for (const file of await filesUnder(resolve(source))) {
       const text = await readFile(file, "utf8");
-      for (const [index, document] of parseAllDocuments(text).entries()) {
-        if (document.errors.length > 0) {
-          throw new Error(
-            `${file} (document ${index + 1}) is not valid YAML: ${document.errors[0]?.message}`,
-          );
-        }
-        const value: unknown = document.toJS();
+      let documents: unknown[];
+      try {
+        documents = loadAll(text);
+      } catch (e) {
+        throw new Error(`${file} is not valid YAML: ${(e as Error).message}`);
+      }
+      for (const [index, value] of documents.entries()) {
         if (value === null || value === undefined) continue;
         if (!isRecord(value)) throw new Error(`${file} (document ${index + 1}) is not an object.`);
         loaded.push(describeCRD(value, `${file} (document ${index + 1})`));

@@ -4,7 +4,7 @@ import { type ApiServer, capiCrdFile, startApiServer, startControlPlane } from "
 /**
  * The backend this run uses: `real` (a kube-apiserver + etcd from `./dev controlplane` or
  * KUBEBUILDER_ASSETS) when the vitest project sets CAPI_TS_BACKEND=real, else the in-memory server.
- * The root vitest config adds the `testing@real` project when the binaries exist.
+ * The `testing@real` project (`vitest.config.real.ts`) sets it; its tests are skipped when the binaries are missing.
  */
 export const backendName: "memory" | "real" =
   process.env.CAPI_TS_BACKEND === "real" ? "real" : "memory";

@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { componentsYAML, metadataYAML, renderComponents } from "@capi-ts/sdk/manifests";
 import { KubeClient, silentLogger } from "@capi-ts/sdk/runtime";
 import { infraMachinePoolWebhooks, WebhookServer } from "@capi-ts/sdk/webhook";
+import { loadAll } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseAllDocuments } from "yaml";
 import { FakeCloudMachinePool } from "../../../examples/src/provider/index.js";
 import { applyManifests, type ManifestObject } from "../../src/apply.js";
 import { createTestCertificates } from "../../src/certs.js";
@@ -55,9 +55,7 @@ describe.skipIf(!binaries)("a real kube-apiserver", () => {
   it("accepts every object of infrastructure-components.yaml (server-side apply, strict)", async () => {
     await plane.installCRDs([certManagerStandInCrdsFolder]);
     // Round-trip through the YAML the release ships, not the in-memory objects.
-    const objects = parseAllDocuments(componentsYAML(components)).map(
-      (doc) => doc.toJSON() as ManifestObject,
-    );
+    const objects = loadAll(componentsYAML(components)) as ManifestObject[];
     expect(objects.map((object) => object.kind)).toEqual([
       "Namespace",
       "CustomResourceDefinition",

@@ -33,7 +33,7 @@ export class ApplyConfigError extends Error {
 
 /** One `metadata.managedFields` entry. */
 export interface ManagedFieldsEntry {
-  /** The field manager. */
+  /** Who owns the fields: the request's `fieldManager` (e.g. `kubectl`, `capi-ts`). */
   manager: string;
   /** `Apply` or `Update`. */
   operation: "Apply" | "Update";

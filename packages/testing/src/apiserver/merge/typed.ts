@@ -6,11 +6,16 @@ import { FieldSet, pathToString as pathToStringLazy } from "./fieldset.js";
  * `x-kubernetes-preserve-unknown-fields`), maps are granular and lists atomic, as the server deduces.
  */
 export interface MergeSchema {
-  /** Declared type. */
+  /**
+   * The schema's `type` (`object`, `array`, a scalar type); absent for untyped (preserve-unknown)
+   * nodes.
+   */
   readonly type?: string;
   /** Declared fields. */
   readonly properties?: ReadonlyMap<string, MergeSchema>;
-  /** Array items. */
+  /**
+   * The schema of each list element; with `listType` and `listMapKeys` it decides how lists merge.
+   */
   readonly items?: MergeSchema;
   /** Map values. */
   readonly additionalProperties?: MergeSchema;

@@ -16,7 +16,10 @@ const ERROR_TYPES = {
   FieldValueNotFound: { label: "Not found", showsValue: true },
 } as const;
 
-/** A field error reason (the `CauseType`). */
+/**
+ * Why a field is invalid, as the server's `causes[].reason` spells it (`FieldValueRequired`,
+ * `FieldValueInvalid`, …).
+ */
 export type FieldErrorReason = keyof typeof ERROR_TYPES;
 
 /** Builds a cause the way the server's field errors render (`ErrorBody`). */

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { parseAllDocuments } from "yaml";
+import { loadAll } from "js-yaml";
 
 /** The shared reference folder (CRDs), from `CAPI_TS_SHARED` or next to the repository. */
 export function sharedDir(): string {
@@ -17,8 +17,8 @@ export interface CrdVersion {
 /** One version of a CRD file under `crds/`. */
 export function crdVersion(file: string, version: string): CrdVersion {
   const text = readFileSync(resolve(sharedDir(), "crds", file), "utf8");
-  for (const doc of parseAllDocuments(text)) {
-    const crd = doc.toJS() as { spec: { versions: CrdVersion[] } };
+  for (const doc of loadAll(text)) {
+    const crd = doc as { spec: { versions: CrdVersion[] } };
     const found = crd.spec.versions.find((v) => v.name === version);
     if (found !== undefined) return found;
   }
@@ -28,4 +28,47 @@ export function crdVersion(file: string, version: string): CrdVersion {
 /** The `openAPIV3Schema` of one version of a CRD file under `crds/`. */
 export function crdSchema(file: string, version: string): unknown {
   return crdVersion(file, version).schema.openAPIV3Schema;
+}
+
+/**
+ * A valid CAPI v1beta2 MachinePool without status (three replicas, two failure domains, a readiness
+ * gate), shared by the schema tests, the golden scenarios and the engines benchmark; each changes
+ * its copy.
+ */
+export function capiMachinePool(name = "mp-0"): Record<string, unknown> {
+  return {
+    apiVersion: "cluster.x-k8s.io/v1beta2",
+    kind: "MachinePool",
+    metadata: {
+      name,
+      namespace: "default",
+      labels: { "cluster.x-k8s.io/cluster-name": "c1" },
+    },
+    spec: {
+      clusterName: "c1",
+      replicas: 3,
+      failureDomains: ["us-east-1a", "us-east-1b"],
+      providerIDList: ["aws:///us-east-1a/i-1", "aws:///us-east-1b/i-2"],
+      template: {
+        metadata: { labels: { pool: "a" } },
+        spec: {
+          clusterName: "c1",
+          version: "v1.33.0",
+          bootstrap: {
+            configRef: {
+              apiGroup: "bootstrap.cluster.x-k8s.io",
+              kind: "KubeadmConfig",
+              name: "mp-0",
+            },
+          },
+          infrastructureRef: {
+            apiGroup: "infrastructure.cluster.x-k8s.io",
+            kind: "AWSMachinePool",
+            name: "mp-0",
+          },
+          readinessGates: [{ conditionType: "example.com/Ready", polarity: "Positive" }],
+        },
+      },
+    },
+  };
 }

@@ -1,35 +1,6 @@
 import { isIPv4, isIPv6 } from "node:net";
+import { KUBERNETES_STRING_FORMATS } from "@capi-ts/sdk/crd";
 import type { SchemaType } from "./types.js";
-
-/** String formats kube-apiserver validates (names normalised: lower case, dashes removed). */
-const STRING_FORMATS = new Set([
-  "bsonobjectid",
-  "uri",
-  "email",
-  "hostname",
-  "ipv4",
-  "ipv6",
-  "cidr",
-  "mac",
-  "uuid",
-  "uuid3",
-  "uuid4",
-  "uuid5",
-  "isbn",
-  "isbn10",
-  "isbn13",
-  "creditcard",
-  "ssn",
-  "hexcolor",
-  "rgbcolor",
-  "byte",
-  "password",
-  "date",
-  "duration",
-  "datetime",
-  "k8sshortname",
-  "k8slongname",
-]);
 
 /**
  * The format the server keeps for a schema node, or `undefined` when it strips it: unknown string
@@ -38,7 +9,7 @@ const STRING_FORMATS = new Set([
 export function normalizeFormat(format: string, type: SchemaType | undefined): string | undefined {
   if (type === undefined || type === "string") {
     const normalized = format.replaceAll("-", "");
-    return STRING_FORMATS.has(normalized) ? format : undefined;
+    return KUBERNETES_STRING_FORMATS.has(normalized) ? format : undefined;
   }
   if (type === "integer") return format === "int32" || format === "int64" ? format : undefined;
   if (type === "number") return format === "float" || format === "double" ? format : undefined;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatBadValue } from "./causes.js";
-import { crdSchema } from "./crd-fixtures.test-support.js";
+import { capiMachinePool, crdSchema } from "./crd-fixtures.test-support.js";
 import {
   compileStructuralSchema,
   type FieldCause,
@@ -15,39 +15,7 @@ const machinePoolSchema = compileStructuralSchema(
 
 function machinePool(): Record<string, unknown> {
   return {
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "MachinePool",
-    metadata: {
-      name: "mp-0",
-      namespace: "default",
-      labels: { "cluster.x-k8s.io/cluster-name": "c1" },
-    },
-    spec: {
-      clusterName: "c1",
-      replicas: 3,
-      failureDomains: ["us-east-1a", "us-east-1b"],
-      providerIDList: ["aws:///us-east-1a/i-1", "aws:///us-east-1b/i-2"],
-      template: {
-        metadata: { labels: { pool: "a" } },
-        spec: {
-          clusterName: "c1",
-          version: "v1.33.0",
-          bootstrap: {
-            configRef: {
-              apiGroup: "bootstrap.cluster.x-k8s.io",
-              kind: "KubeadmConfig",
-              name: "mp-0",
-            },
-          },
-          infrastructureRef: {
-            apiGroup: "infrastructure.cluster.x-k8s.io",
-            kind: "AWSMachinePool",
-            name: "mp-0",
-          },
-          readinessGates: [{ conditionType: "example.com/Ready", polarity: "Positive" }],
-        },
-      },
-    },
+    ...capiMachinePool(),
     status: {
       phase: "Running",
       replicas: 3,

@@ -93,7 +93,10 @@ export interface StructuralSchema {
   mapTypeAt(path: readonly (string | number)[]): MapType | undefined;
   /** The schema node at `path`, or `undefined` if the schema does not describe it. */
   nodeAt(path: readonly (string | number)[]): SchemaNode | undefined;
-  /** The root node. */
+  /**
+   * The node of the whole object (its `openAPIV3Schema`); server-side apply reads list types and
+   * map keys from it.
+   */
   readonly root: SchemaNode;
 }
 
@@ -106,13 +109,16 @@ export interface ValueValidation {
   type?: SchemaType;
   /** `format`, normalised (`date-time` → `datetime`); only formats the server checks are kept. */
   format?: string;
-  /** `enum` values. */
+  /**
+   * The allowed values (`enum`), compared as JSON; a value outside gets `Unsupported value` listing
+   * them.
+   */
   enum?: readonly unknown[];
-  /** `maximum`. */
+  /** Largest allowed number (`maximum`), inclusive unless `exclusiveMaximum`. */
   maximum?: number;
   /** `exclusiveMaximum`. */
   exclusiveMaximum?: boolean;
-  /** `minimum`. */
+  /** Smallest allowed number (`minimum`), inclusive unless `exclusiveMinimum`. */
   minimum?: number;
   /** `exclusiveMinimum`. */
   exclusiveMinimum?: boolean;
@@ -148,7 +154,7 @@ export interface ValueValidation {
   anyOf?: readonly ValueValidation[];
   /** `oneOf` branches. */
   oneOf?: readonly ValueValidation[];
-  /** `not`. */
+  /** A validation the value must fail (`not`); a value that passes it is invalid. */
   not?: ValueValidation;
 }
 
@@ -166,11 +172,14 @@ export interface SchemaNode extends ValueValidation {
   embeddedResource: boolean;
   /** `x-kubernetes-int-or-string: true`. */
   intOrString: boolean;
-  /** `nullable: true`. */
+  /** Whether `null` is a valid value of the field (`nullable: true`); false when the schema omits it. */
   nullable: boolean;
   /** Whether `default` is set (the value may be `null`). */
   hasDefault: boolean;
-  /** `default`. */
+  /**
+   * The value filled in when the field is absent (`default`), applied before validation; read only
+   * when `hasDefault`.
+   */
   default?: unknown;
   /** `x-kubernetes-list-type`. */
   listType?: ListType;
@@ -186,7 +195,7 @@ export interface SchemaNode extends ValueValidation {
 export interface CompiledRule {
   /** The CEL source. */
   rule: string;
-  /** Static message. */
+  /** The `message` returned when the rule fails; absent, the server says `failed rule: <rule>`. */
   message?: string;
   /** CEL expression producing the message. */
   messageExpression?: string;

@@ -4,6 +4,8 @@
  * exercising every schema keyword, CEL, defaults and server-side apply, and patches of a Node.
  */
 
+import { capiMachinePool } from "../crd-fixtures.test-support.js";
+
 /** One request. `body` is JSON, or a string for `application/apply-patch+yaml`. */
 export interface Step {
   name: string;
@@ -18,44 +20,6 @@ type Obj = Record<string, unknown>;
 const MACHINE_POOLS = "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/machinepools";
 /** The test CRD's collection. */
 export const WIDGETS = "/apis/test.capi-ts.io/v1/namespaces/default/widgets";
-
-function machinePool(name: string): Obj {
-  return {
-    apiVersion: "cluster.x-k8s.io/v1beta2",
-    kind: "MachinePool",
-    metadata: {
-      name,
-      namespace: "default",
-      labels: { "cluster.x-k8s.io/cluster-name": "c1" },
-    },
-    spec: {
-      clusterName: "c1",
-      replicas: 3,
-      failureDomains: ["us-east-1a", "us-east-1b"],
-      providerIDList: ["aws:///us-east-1a/i-1", "aws:///us-east-1b/i-2"],
-      template: {
-        metadata: { labels: { pool: "a" } },
-        spec: {
-          clusterName: "c1",
-          version: "v1.33.0",
-          bootstrap: {
-            configRef: {
-              apiGroup: "bootstrap.cluster.x-k8s.io",
-              kind: "KubeadmConfig",
-              name: "mp-0",
-            },
-          },
-          infrastructureRef: {
-            apiGroup: "infrastructure.cluster.x-k8s.io",
-            kind: "AWSMachinePool",
-            name: "mp-0",
-          },
-          readinessGates: [{ conditionType: "example.com/Ready", polarity: "Positive" }],
-        },
-      },
-    },
-  };
-}
 
 const condition = {
   type: "Available",
@@ -144,13 +108,13 @@ const jsonPatchType = "application/json-patch+json";
 
 /** The requests, in order. */
 export const steps: Step[] = [
-  { name: "mp-ok", method: "POST", path: MACHINE_POOLS, body: machinePool("mp-ok") },
+  { name: "mp-ok", method: "POST", path: MACHINE_POOLS, body: capiMachinePool("mp-ok") },
   ...mutations.map(([name, mutate]): Step => {
-    const body = machinePool(name);
+    const body = capiMachinePool(name);
     mutate(body);
     return { name, method: "POST", path: MACHINE_POOLS, body };
   }),
-  { name: "bad-name", method: "POST", path: MACHINE_POOLS, body: machinePool("Bad_Name") },
+  { name: "bad-name", method: "POST", path: MACHINE_POOLS, body: capiMachinePool("Bad_Name") },
   ...(
     [
       ["status-phase", { phase: "Exploding" }],

@@ -1,0 +1,21 @@
+// Global setup of the `testing@real` project: vitest runs it only when tests of that project run, so
+// `./dev test packages/sdk/...` stays quiet. It names what the real server skips on purpose, says
+// loudly when the whole backend is skipped, and fails the run when the backend was asked for and the
+// binaries are missing.
+import { notOnReal } from "./not-on-real.js";
+import { realBackendStatus } from "./real-backend.js";
+
+/** Prints what the real-backend run leaves out, or throws when CAPI_TS_BACKENDS insists on it. */
+export default function setup(): void {
+  const status = realBackendStatus();
+  if (status.missingButRequired) throw new Error(status.missingButRequired);
+  if (status.skipReason) {
+    console.warn(
+      `\n!!! SKIPPED BACKEND: the API server, CRD, patch, contract and provider suites are NOT running on a real kube-apiserver (${status.skipReason}).\n`,
+    );
+    return;
+  }
+  console.warn(
+    `\n!!! testing@real: ${notOnReal.length} tests are skipped on the real server on purpose:\n${notOnReal.map((entry) => `    - ${entry.test}: ${entry.why}`).join("\n")}\n`,
+  );
+}

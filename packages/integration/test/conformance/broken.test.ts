@@ -2,18 +2,19 @@
 // Some must fail the conformance suite with a message that names the invariant they break; the
 // runaway ones must be stopped by the kit with a named Ready reason and a Warning Event. Each variant
 // is measured (time to the failure or the reason, mutating cloud calls) and the table printed.
-import { clusterv1beta2 } from "@capi-ts/sdk/api";
-import { EventResource, KubeClient, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
-import type { KubernetesObject } from "@kubernetes/client-node";
-import { afterAll, describe, expect, it } from "vitest";
-import type { FakeScalingCloud } from "../../../examples/src/cloud/index.js";
+
+import type { FakeScalingCloud } from "@capi-ts/examples";
 import {
   type FakeCloudConformanceOptions,
   FakeCloudMachinePool,
   fakeCloudConformance,
   resourceName,
-} from "../../../examples/src/provider/index.js";
-import { type ConformanceScenario, MachinePoolConformance } from "../../src/index.js";
+} from "@capi-ts/examples";
+import { clusterv1beta2 } from "@capi-ts/sdk/api";
+import { EventResource, KubeClient, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
+import { type ConformanceScenario, MachinePoolConformance } from "@capi-ts/testing";
+import type { KubernetesObject } from "@kubernetes/client-node";
+import { afterAll, describe, expect, it } from "vitest";
 
 type Pool = KubernetesObject & {
   spec?: { providerIDList?: string[]; replicas?: number };

@@ -2,9 +2,9 @@
 // real CAPI core as the judge: a real kube-apiserver + etcd, CAPI core's MachinePool and Machine
 // controllers and its webhooks, built from the release the SDK targets (`./dev controlplane --capi`).
 // Skipped, loudly, when core is not built; `./dev conformance --core real` runs only this file.
-import { fakeCloudConformance } from "../../../examples/src/provider/index.js";
-import { findCapiCoreBinary, findControlPlaneBinaries } from "../../src/index.js";
-import { runMachinePoolConformance } from "../../src/vitest.js";
+import { fakeCloudConformance } from "@capi-ts/examples";
+import { findCapiCoreBinary, findControlPlaneBinaries } from "@capi-ts/testing";
+import { runMachinePoolConformance } from "@capi-ts/testing/vitest";
 
 const binaries = findControlPlaneBinaries();
 if (binaries && findCapiCoreBinary(binaries)) {

@@ -1,7 +1,10 @@
 // ./dev layers: fails when an import runs against the layers of docs/architecture.md. The layers are
 // data (LAYERS below): a folder may import only from itself and the folders it lists, and a package
 // only from the packages it lists, so the picture in the docs cannot drift from the code unnoticed.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+// Tests follow the package rule too (a relative import may reach into a package the test's package
+// may import, nowhere else), and every listed package must be a dependency in package.json: those
+// are the edges turbo orders and hashes tasks by, so a typecheck is never replayed from a stale cache.
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 
 const root = resolve(import.meta.dirname, "..");
@@ -23,12 +26,16 @@ export const SDK_LAYERS: Record<string, readonly string[]> = {
   manifests: ["api", "runtime", "conditions", "patch", "contract", "crd", "webhook"],
 };
 
-/** The workspace packages and the workspace packages their sources may import. */
+/**
+ * The workspace packages and the workspace packages their sources and tests may import. `integration`
+ * (private, tests only) holds the tests that run the example provider.
+ */
 export const PACKAGE_LAYERS: Record<string, readonly string[]> = {
   codegen: [],
   sdk: ["codegen"],
   testing: ["sdk"],
   examples: ["sdk", "testing"],
+  integration: ["sdk", "testing", "examples"],
   "create-capi-provider": [],
 };
 
@@ -37,7 +44,10 @@ const PACKAGE_NAMES: Record<string, string> = {
   "@capi-ts/sdk": "sdk",
   "@capi-ts/testing": "testing",
   "@capi-ts/examples": "examples",
+  "@capi-ts/integration": "integration",
 };
+
+const TEST_FILE = /\.test\.ts$|\.test-support\.ts$/;
 
 interface Violation {
   file: string;
@@ -48,6 +58,7 @@ interface Violation {
 
 function sourceFiles(folder: string): string[] {
   const out: string[] = [];
+  if (!existsSync(folder)) return out;
   for (const entry of readdirSync(folder)) {
     const path = join(folder, entry);
     if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
@@ -76,13 +87,74 @@ function sdkLayerOf(file: string): string | undefined {
   return parts.length > 1 ? parts[0] : undefined;
 }
 
+/** The workspace packages `pkg`'s package.json depends on (any kind of dependency). */
+function workspaceDependencies(pkg: string): Set<string> {
+  const manifest = JSON.parse(
+    readFileSync(join(root, "packages", pkg, "package.json"), "utf8"),
+  ) as {
+    dependencies?: Record<string, string>;
+    devDependencies?: Record<string, string>;
+    peerDependencies?: Record<string, string>;
+  };
+  const names = Object.keys({
+    ...manifest.dependencies,
+    ...manifest.devDependencies,
+    ...manifest.peerDependencies,
+  });
+  return new Set(names.flatMap((name) => PACKAGE_NAMES[name] ?? []));
+}
+
+/**
+ * Tests of every package: a workspace package they import must be one their package may import, and
+ * a relative import may leave the package only into such a package (a test helper of `testing`,
+ * say), never into one turbo does not order before it.
+ */
+function checkTests(violations: Violation[]): void {
+  for (const [pkg, allowed] of Object.entries(PACKAGE_LAYERS)) {
+    const base = join(root, "packages", pkg);
+    const files = [
+      ...sourceFiles(join(base, "src")).filter((file) => TEST_FILE.test(file)),
+      ...sourceFiles(join(base, "test")),
+    ];
+    const rule = `tests of packages/${pkg} may import ${[pkg, ...allowed].map((p) => `@capi-ts/${p}`).join(", ")} (by name or by a relative path into them)`;
+    for (const file of files) {
+      const rel = relative(root, file);
+      for (const { specifier, line } of importsOf(readFileSync(file, "utf8"))) {
+        let target: string | undefined;
+        if (specifier.startsWith(".")) {
+          const parts = relative(join(root, "packages"), resolve(dirname(file), specifier)).split(
+            sep,
+          );
+          target = parts[0] === ".." ? "(outside packages/)" : parts[0];
+        } else {
+          target = PACKAGE_NAMES[specifier.split("/").slice(0, 2).join("/")];
+        }
+        if (target && target !== pkg && !allowed.includes(target)) {
+          violations.push({ file: rel, line, specifier, rule });
+        }
+      }
+    }
+  }
+}
+
 export function checkLayers(): Violation[] {
   const violations: Violation[] = [];
   for (const [pkg, allowed] of Object.entries(PACKAGE_LAYERS)) {
+    const dependencies = workspaceDependencies(pkg);
+    for (const target of allowed) {
+      if (!dependencies.has(target)) {
+        violations.push({
+          file: `packages/${pkg}/package.json`,
+          line: 1,
+          specifier: `@capi-ts/${target}`,
+          rule: `PACKAGE_LAYERS lets packages/${pkg} import @capi-ts/${target}, so it must be a dependency (workspace:) for turbo to order and hash them`,
+        });
+      }
+    }
     const src = join(root, "packages", pkg, "src");
     for (const file of sourceFiles(src)) {
-      // Tests may reach across (an integration test of the SDK runs the example provider).
-      if (/\.test\.ts$|\.test-support\.ts$/.test(file)) continue;
+      // Tests are checked by checkTests.
+      if (TEST_FILE.test(file)) continue;
       const text = readFileSync(file, "utf8");
       for (const { specifier, line } of importsOf(text)) {
         const rel = relative(root, file);
@@ -129,6 +201,7 @@ export function checkLayers(): Violation[] {
       }
     }
   }
+  checkTests(violations);
   return violations;
 }
 

@@ -35,8 +35,8 @@ if (core === "real") {
 
 const file =
   core === "real"
-    ? "packages/testing/test/conformance/example-real.test.ts"
-    : "packages/testing/test/conformance/example.test.ts";
+    ? "packages/integration/test/conformance/example-real.test.ts"
+    : "packages/integration/test/conformance/example.test.ts";
 const reportDir = join(root, ".tmp");
 mkdirSync(reportDir, { recursive: true });
 const report = join(reportDir, `conformance-${core}.json`);

@@ -1,9 +1,20 @@
 // A test bed for the MachinePool provider kit: the API server of the run (in-memory, or a real
-// kube-apiserver in the testing@real project) with the CAPI CRDs, the CAPI core emulator (owner refs, providerIDList copy, Nodes, bootstrap data with token rotation), the fake
+// kube-apiserver in the integration@real project) with the CAPI CRDs, the CAPI core emulator (owner refs, providerIDList copy, Nodes, bootstrap data with token rotation), the fake
 // scaling-group cloud on a manual clock driven by a pump, and `machinePoolController` running the
 // example provider's driver in a real Manager.
 
 import { dirname } from "node:path";
+import type { FakeCloudMachinePoolSpec } from "@capi-ts/examples";
+import {
+  bootstrapTokenCheck,
+  type FakeCloudDriverOptions,
+  type FakeCloudGroupSettings,
+  type FakeCloudOptions,
+  FakeScalingCloud,
+  fakeCloudDriver,
+  type InstanceBoot,
+  nodeRegistrar,
+} from "@capi-ts/examples";
 import {
   defineInfraMachinePool,
   type MachinePoolControllerOptions,
@@ -19,25 +30,12 @@ import {
   ManualClock,
   type ResourceDescriptor,
 } from "@capi-ts/sdk/runtime";
+import { type CapiCore, markWorkloadClusterReady, startCapiCore } from "@capi-ts/testing";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { z } from "zod";
-import {
-  bootstrapTokenCheck,
-  type FakeCloudOptions,
-  FakeScalingCloud,
-  type InstanceBoot,
-  nodeRegistrar,
-} from "../../../examples/src/cloud/index.js";
-import {
-  type FakeCloudDriverOptions,
-  type FakeCloudGroupSettings,
-  fakeCloudDriver,
-} from "../../../examples/src/provider/driver.js";
-import type { FakeCloudMachinePoolSpec } from "../../../examples/src/provider/spec.js";
-import { type CapiCore, markWorkloadClusterReady, startCapiCore } from "../../src/index.js";
-import { type Backend, capiCrd, startBackend } from "../support/backend.js";
-import { eventually as retryUntilPasses } from "../support/eventually.js";
-import { namespacedKind } from "../support/fixtures.js";
+import { type Backend, capiCrd, startBackend } from "../../../testing/test/support/backend.js";
+import { eventually as retryUntilPasses } from "../../../testing/test/support/eventually.js";
+import { namespacedKind } from "../../../testing/test/support/fixtures.js";
 
 export const ns = "default";
 export const CLUSTER = "c1";

@@ -1,5 +1,5 @@
+import { markWorkloadClusterReady } from "@capi-ts/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { markWorkloadClusterReady } from "../../src/index.js";
 import {
   type Bed,
   Clusters,

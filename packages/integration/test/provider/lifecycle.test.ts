@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clearRequestLog, onRequestLog } from "../support/request-log.js";
+import { clearRequestLog, onRequestLog } from "../../../testing/test/support/request-log.js";
 import {
   type Bed,
   CLUSTER,

@@ -1,5 +1,5 @@
 // The example provider (FakeCloudMachinePool on the provider kit) passes the conformance suite.
-import { fakeCloudConformance } from "../../../examples/src/provider/index.js";
-import { runMachinePoolConformance } from "../../src/vitest.js";
+import { fakeCloudConformance } from "@capi-ts/examples";
+import { runMachinePoolConformance } from "@capi-ts/testing/vitest";
 
 runMachinePoolConformance(fakeCloudConformance());

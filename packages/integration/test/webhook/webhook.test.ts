@@ -5,6 +5,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { FakeCloudMachinePool } from "@capi-ts/examples";
 import { Manager } from "@capi-ts/sdk";
 import { silentLogger } from "@capi-ts/sdk/runtime";
 import {
@@ -14,10 +15,8 @@ import {
   WebhookServer,
   webhookPath,
 } from "@capi-ts/sdk/webhook";
+import { createTestCertificates, startApiServer, type TestCertificates } from "@capi-ts/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeCloudMachinePool } from "../../../examples/src/provider/index.js";
-import { createTestCertificates, type TestCertificates } from "../../src/certs.js";
-import { startApiServer } from "../../src/index.js";
 import { post, review } from "./support.js";
 
 type Spec = Parameters<SpecValidator<{ minSize: number; maxSize: number }>>[0];

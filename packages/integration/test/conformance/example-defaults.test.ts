@@ -3,8 +3,8 @@
 // suite, `templateRollout` included: the default `readiness: "node"` reads the workload cluster's Nodes
 // through its kubeconfig Secret, so a rollout never takes Ready Nodes below replicas − maxUnavailable
 // (with `readiness: "instance"` they dropped to 2 of 3).
-import { fakeCloudConformance } from "../../../examples/src/provider/index.js";
-import { runMachinePoolConformance } from "../../src/vitest.js";
+import { fakeCloudConformance } from "@capi-ts/examples";
+import { runMachinePoolConformance } from "@capi-ts/testing/vitest";
 
 runMachinePoolConformance(
   fakeCloudConformance({

@@ -6,20 +6,21 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { FakeCloudMachinePool } from "@capi-ts/examples";
 import { componentsYAML, metadataYAML, renderComponents } from "@capi-ts/sdk/manifests";
 import { KubeClient, silentLogger } from "@capi-ts/sdk/runtime";
 import { infraMachinePoolWebhooks, WebhookServer } from "@capi-ts/sdk/webhook";
+import {
+  applyManifests,
+  type ControlPlane,
+  certManagerStandInCrdsFolder,
+  createTestCertificates,
+  findControlPlaneBinaries,
+  type ManifestObject,
+  startControlPlane,
+} from "@capi-ts/testing";
 import { loadAll } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeCloudMachinePool } from "../../../examples/src/provider/index.js";
-import { applyManifests, type ManifestObject } from "../../src/apply.js";
-import { createTestCertificates } from "../../src/certs.js";
-import {
-  type ControlPlane,
-  findControlPlaneBinaries,
-  startControlPlane,
-} from "../../src/controlplane/index.js";
-import { certManagerStandInCrdsFolder } from "../../src/crds.js";
 
 const binaries = findControlPlaneBinaries();
 if (!binaries) {

@@ -1,7 +1,8 @@
 // Scenarios are data: the built-in list, a provider's own scenarios before cleanup, and ids checked.
+
+import { fakeCloudConformance } from "@capi-ts/examples";
+import { CONFORMANCE_SCENARIOS, MachinePoolConformance } from "@capi-ts/testing";
 import { describe, expect, it } from "vitest";
-import { fakeCloudConformance } from "../../../examples/src/provider/index.js";
-import { CONFORMANCE_SCENARIOS, MachinePoolConformance } from "../../src/index.js";
 
 describe("conformance scenarios as data", () => {
   it("lists the built-in scenarios, then the provider's own, then cleanup", () => {

@@ -1,0 +1,393 @@
+// Deliberately broken providers: the example provider with one bug added, the way such bugs ship.
+// Some must fail the conformance suite with a message that names the invariant they break; the
+// runaway ones must be stopped by the kit with a named Ready reason and a Warning Event. Each variant
+// is measured (time to the failure or the reason, mutating cloud calls) and the table printed.
+
+import type { FakeScalingCloud } from "@capi-ts/examples";
+import {
+  type FakeCloudConformanceOptions,
+  FakeCloudMachinePool,
+  fakeCloudConformance,
+  resourceName,
+} from "@capi-ts/examples";
+import { clusterv1beta2 } from "@capi-ts/sdk/api";
+import { EventResource, KubeClient, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
+import { type ConformanceScenario, MachinePoolConformance } from "@capi-ts/testing";
+import type { KubernetesObject } from "@kubernetes/client-node";
+import { afterAll, describe, expect, it } from "vitest";
+
+type Pool = KubernetesObject & {
+  spec?: { providerIDList?: string[]; replicas?: number };
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+};
+type Wrap = NonNullable<FakeCloudConformanceOptions["wrapDriver"]>;
+
+const Pools: ResourceDescriptor<Pool> = {
+  group: FakeCloudMachinePool.group,
+  version: FakeCloudMachinePool.storageVersion,
+  kind: FakeCloudMachinePool.kind,
+  plural: FakeCloudMachinePool.plural,
+  scope: "Namespaced",
+  subresources: { status: true },
+};
+const MachinePools = clusterv1beta2.MachinePoolResource as unknown as ResourceDescriptor<Pool>;
+
+/** One row of the printed table. */
+interface Measured {
+  readonly variant: string;
+  /** The suite's failure (its check id) or the pool's Ready reason. */
+  readonly outcome: string;
+  /** From the scenario's start (suite failure) or the pool's creation (Ready reason). */
+  readonly ms: number;
+  /** Mutating cloud calls until then (the suite's scenario, or creating the pool, included). */
+  readonly mutating: number;
+  /** Mutating cloud calls in the hold window after the reason was set (a stopped runaway: 0). */
+  readonly afterStop?: number;
+  /** The mutating operations counted, e.g. `createGroup, updateGroup×3`. */
+  readonly operations: string;
+}
+
+const table: Measured[] = [];
+
+afterAll(() => {
+  if (table.length === 0) return;
+  const head = ["variant", "outcome", "seconds", "mutating calls", "after the stop", "operations"];
+  const rows = table.map((r) => [
+    r.variant,
+    r.outcome,
+    (r.ms / 1000).toFixed(2),
+    String(r.mutating),
+    r.afterStop === undefined ? "-" : String(r.afterStop),
+    r.operations,
+  ]);
+  const widths = head.map((h, i) =>
+    Math.max(h.length, ...rows.map((r) => (r[i] as string).length)),
+  );
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] as number)).join(" | ");
+  console.log(
+    [
+      "broken variants:",
+      line(head),
+      widths.map((w) => "-".repeat(w)).join("-|-"),
+      ...rows.map(line),
+    ].join("\n"),
+  );
+});
+
+/** The fake cloud's last call, to count from. */
+const mark = (cloud: FakeScalingCloud | undefined): number => cloud?.calls().at(-1)?.seq ?? 0;
+
+/** The mutating calls since `since`: how many, and which operations (every writer: the provider, and a sidecar playing one). */
+function mutatingSince(
+  cloud: FakeScalingCloud | undefined,
+  since: number,
+): { count: number; operations: string } {
+  const calls = cloud?.calls({ mutating: true, afterSeq: since }) ?? [];
+  const counts = new Map<string, number>();
+  for (const call of calls) counts.set(call.operation, (counts.get(call.operation) ?? 0) + 1);
+  const operations = [...counts].map(([op, n]) => (n === 1 ? op : `${op}×${n}`)).join(", ");
+  return { count: calls.length, operations: operations || "none" };
+}
+
+/** The slowest suite failure: the converge timeout (15 s) plus a scenario's own steps. */
+const MAX_FAILURE_MS = 25_000;
+
+/**
+ * Runs one scenario against a broken variant of the example provider; returns its failure, and
+ * records the time from the scenario's start to it and the mutating cloud calls made meanwhile.
+ */
+async function failureOf(
+  scenario: ConformanceScenario,
+  broken: FakeCloudConformanceOptions,
+  variant: string,
+): Promise<Error> {
+  let cloud: FakeScalingCloud | undefined;
+  const suite = new MachinePoolConformance(
+    fakeCloudConformance({
+      ...broken,
+      wrapDriver: (driver, fake) => {
+        cloud = fake;
+        return broken.wrapDriver ? broken.wrapDriver(driver, fake) : driver;
+      },
+      // Core (emulated as v1.14.2) reconciles a MachinePool at most once a second: converging takes a few.
+      suite: { timeouts: { convergeMs: 15_000, steadyStateMs: 800, settleMs: 200 } },
+    }),
+  );
+  await suite.start();
+  const since = mark(cloud);
+  const started = performance.now();
+  try {
+    await suite.run(scenario);
+  } catch (error) {
+    const failure = error as Error;
+    const ms = performance.now() - started;
+    table.push({
+      variant,
+      outcome: /^\[([^\]]+)\]/.exec(failure.message)?.[1] ?? failure.message.slice(0, 40),
+      ms,
+      mutating: mutatingSince(cloud, since).count,
+      operations: mutatingSince(cloud, since).operations,
+    });
+    // The suite's own check failed it, not a hang until the test's timeout.
+    expect(ms, variant).toBeLessThan(MAX_FAILURE_MS);
+    return failure;
+  } finally {
+    await suite.stop();
+  }
+  throw new Error(`the broken provider passed the "${scenario}" scenario`);
+}
+
+/** How long a stopped runaway is watched for further mutating calls: several resyncs of the hook. */
+const HOLD_MS = 2000;
+
+/**
+ * Creates a pool of 3 on a broken variant and waits for the kit to stop it with `reason` on Ready;
+ * returns the measurement (recorded in the table) and the Warning Events of that reason.
+ */
+async function runawayStop(
+  variant: string,
+  reason: string,
+  wrapDriver: Wrap,
+): Promise<{ measured: Measured; message: string; warnings: number }> {
+  let result: { measured: Measured; message: string; warnings: number } | undefined;
+  let cloud: FakeScalingCloud | undefined;
+  const suite = new MachinePoolConformance(
+    fakeCloudConformance({
+      wrapDriver: (driver, fake) => {
+        cloud = fake;
+        return wrapDriver(driver, fake);
+      },
+      suite: {
+        extraScenarios: [
+          {
+            id: "runaway",
+            title: `${variant} stops with Ready reason ${reason}`,
+            async run(ctx) {
+              const client = new KubeClient(ctx.kubeConfig);
+              const since = mark(cloud);
+              const started = performance.now();
+              const pool = await ctx.createPool(3);
+              let ready: { reason?: string; message?: string } | undefined;
+              let seen: string | undefined;
+              while (performance.now() - started < 20_000) {
+                const object = await client.get(Pools, pool);
+                ready = object.status?.conditions?.find((c) => c.type === "Ready");
+                seen = ready?.reason;
+                if (seen === reason) break;
+                await new Promise((r) => setTimeout(r, 20));
+              }
+              if (seen !== reason) {
+                throw new Error(
+                  `${variant}: Ready reason ${seen ?? "(none)"} after 20 s, expected ${reason} (mutating calls: ${mutatingSince(cloud, since).operations})`,
+                );
+              }
+              const ms = performance.now() - started;
+              const until = mutatingSince(cloud, since);
+              await new Promise((r) => setTimeout(r, HOLD_MS));
+              const events = await client.list(EventResource, { namespace: pool.namespace });
+              const measured: Measured = {
+                variant,
+                outcome: `Ready=False ${reason}`,
+                ms,
+                mutating: until.count,
+                afterStop: mutatingSince(cloud, since).count - until.count,
+                operations: until.operations,
+              };
+              table.push(measured);
+              result = {
+                measured,
+                message: ready?.message ?? "",
+                warnings: events.items.filter(
+                  (e) =>
+                    e.type === "Warning" &&
+                    e.reason === reason &&
+                    e.involvedObject?.name === pool.name,
+                ).length,
+              };
+            },
+          },
+        ],
+      },
+    }),
+  );
+  await suite.start();
+  try {
+    await suite.run("runaway");
+  } finally {
+    await suite.stop();
+  }
+  if (!result) throw new Error(`${variant}: the scenario ended without a measurement`);
+  return result;
+}
+
+/** A loop next to the provider, every 50 ms, with the provider's own field manager. */
+function everyTick(
+  kubeConfig: ConstructorParameters<typeof KubeClient>[0],
+  tick: (client: KubeClient) => Promise<void>,
+): () => void {
+  const client = new KubeClient(kubeConfig, { fieldManager: "fakecloud-provider" });
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    tick(client)
+      .catch(() => undefined)
+      .finally(() => {
+        busy = false;
+      });
+  }, 50);
+  return () => clearInterval(timer);
+}
+
+describe("conformance: deliberately broken providers fail with the invariant named", {
+  timeout: 60_000,
+}, () => {
+  it("unsorted providerIDList (IDs published in the cloud's list order)", async () => {
+    const error = await failureOf(
+      "scale",
+      {
+        sidecar: (env) =>
+          everyTick(env.kubeConfig, async (client) => {
+            for (const pool of (await client.list(Pools, { namespace: "default" })).items) {
+              const ids = pool.spec?.providerIDList ?? [];
+              if (ids.length < 2 || ids[0] !== [...ids].sort()[0]) continue;
+              await client.mergePatch(Pools, pool, {
+                spec: { providerIDList: [...ids].reverse() },
+              });
+            }
+          }),
+      },
+      "unsorted providerIDList",
+    );
+    expect(error.message).toMatch(
+      /^\[status\.providerIDList\] providerIDList must be sorted: got \[/,
+    );
+  });
+
+  it("pause ignored (a loop keeps the group at MachinePool.spec.replicas whatever the Cluster says)", async () => {
+    const error = await failureOf(
+      "pause",
+      {
+        sidecar: (env, cloud) =>
+          everyTick(env.kubeConfig, async (client) => {
+            for (const mp of (await client.list(MachinePools, { namespace: "default" })).items) {
+              const name = resourceName({
+                namespace: "default",
+                name: mp.metadata?.name ?? "",
+                clusterName: "conformance",
+                uid: "",
+              });
+              const group = await cloud.client.describeGroup(name);
+              const replicas = mp.spec?.replicas;
+              if (group && replicas !== undefined && group.desiredCapacity !== replicas) {
+                await cloud.client.setDesiredCapacity(name, replicas);
+              }
+            }
+          }),
+      },
+      "pause ignored",
+    );
+    expect(error.message).toMatch(
+      /^\[pause\.noCloudCallsWhilePaused\] the provider made \d+ cloud call\(s\) in \d+ ms while the Cluster was paused/,
+    );
+  });
+
+  it("watch filter ignored (the manager runs without the filter it was given)", async () => {
+    const error = await failureOf(
+      "watchFilter",
+      { ignoreWatchFilter: true },
+      "watch filter ignored",
+    );
+    expect(error.message).toMatch(
+      /^\[runtime\.watchFilter\] conf-1 is labelled cluster\.x-k8s\.io\/watch-filter: another-team, outside the provider's watch filter "capi-ts-conformance", but it added the finalizer\(s\) fakecloudmachinepool/,
+    );
+  });
+
+  it("finalizer never removed (the group delete is dropped, so the pool waits forever)", async () => {
+    const error = await failureOf(
+      "deletionInFlight",
+      {
+        wrapDriver: (driver) => ({ ...driver, deleteGroup: async () => undefined }),
+      },
+      "finalizer never removed",
+    );
+    expect(error.message).toMatch(
+      /^\[deletion\.completes\] timed out after 15000 ms waiting for conf-1 to be deleted: the InfraMachinePool still exists .*finalizers \["fakecloudmachinepool\.infrastructure\.cluster\.x-k8s\.io"\]/,
+    );
+  });
+});
+
+describe("provider kit: runaway drivers are stopped within seconds with a named Ready reason", {
+  timeout: 60_000,
+}, () => {
+  // A runaway repeats a mutating call on every reconcile; stopped, it has made a handful at most.
+  const MAX_MUTATING = 6;
+  // Detection takes a few reconciles (50 ms polls, 500 ms resyncs) after the pool is created.
+  const MAX_MS = 10_000;
+
+  async function expectStopped(variant: string, reason: string, wrap: Wrap): Promise<string> {
+    const { measured, message, warnings } = await runawayStop(variant, reason, wrap);
+    expect(measured.ms).toBeLessThan(MAX_MS);
+    expect(measured.mutating).toBeLessThanOrEqual(MAX_MUTATING);
+    expect(measured.afterStop).toBe(0);
+    expect(warnings).toBeGreaterThanOrEqual(1);
+    expect(message).toMatch(/the kit makes no cloud change to this pool until this is fixed$/);
+    return message;
+  }
+
+  it("stamp not stored (template versions listed without the stamp they were created with)", async () => {
+    await expectStopped("stamp not stored", "TemplateStampNotStored", (driver) => ({
+      ...driver,
+      getTemplate: async (ctx) =>
+        (await driver.getTemplate(ctx)).map((version) => ({ ...version, stamp: undefined })),
+      createTemplateVersion: async (ctx, input) => ({
+        ...(await driver.createTemplateVersion(ctx, input)),
+        stamp: undefined,
+      }),
+    }));
+  });
+
+  it("impure templateInputs (a value that changes on every call)", async () => {
+    let renders = 0;
+    await expectStopped("impure templateInputs", "TemplateInputsNotPure", (driver) => ({
+      ...driver,
+      templateInputs: (ctx) => ({
+        ...(driver.templateInputs(ctx) as Record<string, unknown>),
+        renderedAt: ++renders,
+      }),
+    }));
+  });
+
+  it("settings never converge (groupSettings lists zones unsorted, the cloud reports them sorted)", async () => {
+    await expectStopped("settings never converge", "SettingsNotConverging", (driver) => ({
+      ...driver,
+      groupSettings: (ctx) => {
+        const settings = driver.groupSettings(ctx);
+        return { ...settings, zones: [...settings.zones].reverse() };
+      },
+    }));
+  });
+
+  it("duplicate provider IDs (a providerID codec that drops the instance ID)", async () => {
+    const message = await expectStopped(
+      "duplicate provider IDs",
+      "DuplicateProviderIDs",
+      (driver) => ({
+        ...driver,
+        getGroup: async (ctx) => {
+          const group = await driver.getGroup(ctx);
+          return (
+            group && {
+              ...group,
+              instances: group.instances.map((i) => ({
+                ...i,
+                providerID: i.providerID.replace(/[^/]+$/, "vm"),
+              })),
+            }
+          );
+        },
+      }),
+    );
+    expect(message).toMatch(/fake:\/\/\/zone-[ab]\/vm/);
+  });
+});

@@ -170,6 +170,8 @@ export function fakeCloudConformance(
               cloud.actors.interruptSpot(providerID.slice(providerID.lastIndexOf("/") + 1)),
             throttle: (calls) =>
               void cloud.faults.inject({ kind: "throttle", times: calls, retryAfterMs: 500 }),
+            setNodeJoinDelay: (ms) =>
+              cloud.actors.setJoinDelay(ms === undefined ? undefined : ms * (options.speed ?? 40)),
           },
         },
         async stop() {

@@ -312,6 +312,32 @@ export class MachinePoolConformance {
       { namespace: NAMESPACE, name: CLUSTER },
       this.#api.workloadKubeConfig,
     );
+    await this.#coreConnected(CLUSTER);
+  }
+
+  /**
+   * On real core: waits until core's ClusterCache logs `Connected` for the Cluster (its connection to
+   * the workload cluster, built from the kubeconfig Secret), so a test bed that core cannot reach fails
+   * here with core's log instead of as a timeout in the first scenario.
+   */
+  async #coreConnected(cluster: string): Promise<void> {
+    const realCore = this.#api?.realCore;
+    if (!realCore) return;
+    const connected = new RegExp(`\\tConnected\\t.*"name":\\s*"${cluster}"`);
+    const deadline = Date.now() + 60_000;
+    while (
+      !realCore
+        .logTail(2_000)
+        .split("\n")
+        .some((line) => connected.test(line))
+    ) {
+      if (Date.now() > deadline) {
+        throw new Error(
+          `conformance: real core's ClusterCache did not connect to the workload cluster of Cluster ${NAMESPACE}/${cluster} within 60 s (through its <cluster>-kubeconfig Secret). Core's log (${realCore.logFile}):\n${realCore.logTail(30)}`,
+        );
+      }
+      await sleep(200);
+    }
   }
 
   /** Stops the provider, the emulator and the API server (whatever was started). */

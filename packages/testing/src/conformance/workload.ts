@@ -106,14 +106,14 @@ export function openWorkloadAccess(workload: KubeConfig): WorkloadAccessIssuer {
   };
 }
 
-const ClusterRoleBindings = {
+const ClusterRoleBindings: ResourceDescriptor<KubernetesObject> = {
   group: "rbac.authorization.k8s.io",
   version: "v1",
   kind: "ClusterRoleBinding",
   plural: "clusterrolebindings",
-  namespaced: false,
-  hasStatus: false,
-} as ResourceDescriptor<KubernetesObject>;
+  scope: "Cluster",
+  subresources: { status: false },
+};
 
 /** The group the workload credentials carry; bound to `cluster-admin` once. */
 const WORKLOAD_ADMIN_GROUP = "system:bootstrappers:capi-ts-workload-admin";

@@ -503,6 +503,8 @@ export class FakeScalingCloud {
   #seq = 0;
   #ipCounter = 10;
   #bucket: { tokens: number; at: number } | undefined;
+  /** The join delay an actor set (`actors.setJoinDelay`), over `timing.joinMs`. */
+  #joinMs: number | undefined;
 
   /** @param options - see {@link FakeCloudOptions} */
   constructor(options: FakeCloudOptions = {}) {
@@ -634,6 +636,16 @@ export class FakeScalingCloud {
     /** Someone force-deletes the group. */
     deleteGroup: (groupName: string): void => {
       this.#deleteGroup(this.#requireGroup(groupName), true);
+    },
+    /**
+     * Kubelets of instances that boot from now on join `joinMs` (cloud ms) after the instance runs,
+     * as a slow image or a busy control plane makes them; `undefined` restores the configured delay.
+     */
+    setJoinDelay: (joinMs: number | undefined): void => {
+      if (joinMs !== undefined && (!Number.isFinite(joinMs) || joinMs < 0)) {
+        throw new Error(`FakeScalingCloud: a join delay must be a number ≥ 0, got ${joinMs}`);
+      }
+      this.#joinMs = joinMs;
     },
   };
 
@@ -1574,7 +1586,7 @@ export class FakeScalingCloud {
       instance.kubelet = "joined";
       instance.joined = true;
       this.#register(instance, 1);
-    }, this.timing.joinMs);
+    }, this.#joinMs ?? this.timing.joinMs);
   }
 
   /** Runs `onJoin` (the Node registration); an error is retried like the kubelet retries registering. */

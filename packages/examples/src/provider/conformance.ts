@@ -10,6 +10,7 @@ import {
   machinePoolController,
   type PoolDriver,
 } from "@capi-ts/sdk";
+import { ClusterCache, type ClusterCacheTimings } from "@capi-ts/sdk/runtime";
 import type {
   ConformanceEnvironment,
   ConformancePool,
@@ -60,6 +61,11 @@ export interface FakeCloudConformanceOptions {
    * uses it to play a provider that ignores the filter).
    */
   ignoreWatchFilter?: boolean;
+  /**
+   * Timings of the manager's {@link ClusterCache} (the suite's own tests use it to play a provider that
+   * retries an unreachable workload cluster without backoff).
+   */
+  clusterCache?: ClusterCacheTimings;
   /** Suite options to override (scenarios, timeouts). */
   suite?: Partial<MachinePoolConformanceOptions>;
 }
@@ -112,6 +118,7 @@ export function fakeCloudConformance(
         ...(options.ignoreWatchFilter ? {} : { watchFilterValue: env.watchFilterValue }),
         gracefulShutdownTimeoutMs: 2000,
       });
+      if (options.clusterCache) ClusterCache.of(manager, options.clusterCache);
       machinePoolController(driver, {
         pollIntervalMs: 50,
         resyncPeriodMs: 500,
@@ -170,6 +177,8 @@ export function fakeCloudConformance(
               cloud.actors.interruptSpot(providerID.slice(providerID.lastIndexOf("/") + 1)),
             throttle: (calls) =>
               void cloud.faults.inject({ kind: "throttle", times: calls, retryAfterMs: 500 }),
+            setNodeJoinDelay: (ms) =>
+              cloud.actors.setJoinDelay(ms === undefined ? undefined : ms * (options.speed ?? 40)),
           },
         },
         async stop() {

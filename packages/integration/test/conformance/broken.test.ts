@@ -303,6 +303,28 @@ describe("conformance: deliberately broken providers fail with the invariant nam
     );
   });
 
+  it("Nodes not awaited in a rollout (readiness: instance, Nodes joining 500 ms late)", async () => {
+    const error = await failureOf(
+      "nodesJoinLate",
+      { controller: { readiness: "instance" } },
+      "Nodes not awaited in a rollout",
+    );
+    expect(error.message).toMatch(
+      /^\[rollout\.availability\] Ready Nodes dropped to [0-2] during the rollout; must stay ≥ replicas − maxUnavailable = 3/,
+    );
+  });
+
+  it("an unreachable workload cluster retried without backoff", async () => {
+    const error = await failureOf(
+      "workloadUnreachable",
+      { clusterCache: { connectionRetryMs: 1, maxConnectionRetryMs: 1 } },
+      "workload cluster retried without backoff",
+    );
+    expect(error.message).toMatch(
+      /^\[workload\.backoff\] \d+ connections to the unreachable workload cluster in 4000 ms \(at most 8\)/,
+    );
+  });
+
   it("finalizer never removed (the group delete is dropped, so the pool waits forever)", async () => {
     const error = await failureOf(
       "deletionInFlight",

@@ -1,8 +1,9 @@
 // The example provider with the kit's defaults — only a poll interval set — on a cloud that throttles
 // 2 % of all calls at random and whose Nodes join 500 ms after their instance runs, passes the whole
-// suite, `templateRollout` included: the default `readiness: "node"` reads the workload cluster's Nodes
-// through its kubeconfig Secret, so a rollout never takes Ready Nodes below replicas − maxUnavailable
-// (with `readiness: "instance"` they dropped to 2 of 3).
+// suite, `templateRollout` included (the named scenario `nodesJoinLate` checks the same with the join
+// delay set through the cloud's actor, for every provider): the default `readiness: "node"` reads the
+// workload cluster's Nodes through its kubeconfig Secret, so a rollout never takes Ready Nodes below
+// replicas − maxUnavailable (with `readiness: "instance"` they dropped to 2 of 3).
 import { fakeCloudConformance } from "@capi-ts/examples";
 import { runMachinePoolConformance } from "@capi-ts/testing/vitest";
 

@@ -248,6 +248,20 @@ export class WorkloadClusterCache {
       fieldManager: this.deps.fieldManager,
       requestTimeoutMs: 10_000,
     });
+    // Core checks that the API server answers before it builds a cache (its health probe timeout, 5 s):
+    // an informer would retry a dead server until the initial sync timeout, holding the reconcile.
+    const probe = new KubeClient(kubeConfig, {
+      fieldManager: this.deps.fieldManager,
+      requestTimeoutMs: 5_000,
+      maxThrottleRetries: 0,
+    });
+    try {
+      await probe.list(NodeResource, { limit: 1 });
+    } catch (error) {
+      throw new Error(
+        `error creating HTTP client and mapper: cluster is not reachable: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
     const cache = new InformerCache({
       client,
       informerDefaults: { ...this.deps.informer },

@@ -1,6 +1,11 @@
 import { clusterv1beta2 } from "@capi-ts/sdk/api";
 import { calculateCRDName, isProvisioned, Labels } from "@capi-ts/sdk/contract";
-import { KubeClient, NodeResource, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
+import {
+  isAlreadyExists,
+  KubeClient,
+  NodeResource,
+  type ResourceDescriptor,
+} from "@capi-ts/sdk/runtime";
 import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
 import type { ApiServer, RequestRecord } from "../apiserver/index.js";
 import { startApiServer } from "../apiserver/index.js";
@@ -16,6 +21,14 @@ import type {
   ConformanceScenarioContext,
   MachinePoolConformanceOptions,
 } from "./types.js";
+import {
+  openWorkloadAccess,
+  realWorkloadAccess,
+  WORKLOAD_CLUSTER_SCENARIOS,
+  type WorkloadAccessIssuer,
+  type WorkloadScenarioHost,
+  workloadClusterScenarios,
+} from "./workload.js";
 
 /**
  * The built-in scenarios, in the order they run: id and what each checks. Select a subset with
@@ -41,6 +54,7 @@ export const CONFORMANCE_SCENARIOS: readonly {
   { id: "spotInterruption", title: "a spot interruption" },
   { id: "cloudThrottling", title: "cloud throttling" },
   { id: "apiServerFaults", title: "API server errors and cut watches" },
+  ...WORKLOAD_CLUSTER_SCENARIOS,
   { id: "watchFilter", title: "a pool outside the watch filter is never touched (R20)" },
   { id: "cleanup", title: "every pool deleted leaves nothing behind" },
 ];
@@ -87,6 +101,8 @@ interface SuiteBackend {
   readonly kubeConfig: KubeConfig;
   /** The workload cluster: where Nodes live, reached by core only through the kubeconfig Secret. */
   readonly workloadKubeConfig: KubeConfig;
+  /** Credentials of the workload cluster for the workload-cluster scenarios. */
+  readonly workloadAccess: WorkloadAccessIssuer;
   /** Requests answered so far (the in-memory log, or the real server's audit log). */
   requests(): RequestRecord[];
   /** Fault injection: in-memory only. */
@@ -202,16 +218,36 @@ export class MachinePoolConformance {
     const kind = this.#options.kind;
     const providerCrds = [kind.crd, ...(kind.templateCrd ? [kind.templateCrd] : [])];
     if (this.core === "real") {
-      const cp = await startControlPlane({ capiCore: true, requestLog: true });
+      // The workload cluster is a second kube-apiserver + etcd (no core, no CRDs): Nodes live only
+      // there, and core and the provider reach it only through the <cluster>-kubeconfig Secret.
+      // Bootstrap tokens give the workload scenarios credentials they can revoke.
+      const [management, workload] = await Promise.allSettled([
+        startControlPlane({ capiCore: true, requestLog: true }),
+        startControlPlane({ apiServerArgs: ["--enable-bootstrap-token-auth=true"] }),
+      ]);
+      if (management.status === "rejected" || workload.status === "rejected") {
+        if (management.status === "fulfilled") await management.value.stop();
+        if (workload.status === "fulfilled") await workload.value.stop();
+        throw management.status === "rejected"
+          ? management.reason
+          : (workload as PromiseRejectedResult).reason;
+      }
+      const cp = management.value;
+      const wl = workload.value;
       this.#api = {
         kubeConfig: cp.kubeConfig,
-        // Real core's ClusterCache reaches the workload cluster through the kubeconfig Secret too, but
-        // here it is the same kube-apiserver: a second one would need its own etcd and certificates.
-        workloadKubeConfig: cp.kubeConfig,
+        workloadKubeConfig: wl.kubeConfig,
+        workloadAccess: realWorkloadAccess(
+          new KubeClient(wl.kubeConfig, { fieldManager: FIELD_MANAGER }),
+          wl.kubeConfig,
+        ),
         requests: () => cp.requests(),
         faults: undefined,
         realCore: cp.capiCore,
-        stop: () => cp.stop(),
+        stop: async () => {
+          await cp.stop();
+          await wl.stop();
+        },
       };
       await cp.installCRDs(providerCrds);
       // Real core has no bootstrap provider: the stand-in answers the pools' KubeadmConfigs.
@@ -224,6 +260,7 @@ export class MachinePoolConformance {
       this.#api = {
         kubeConfig: api.kubeConfig,
         workloadKubeConfig: workload.kubeConfig,
+        workloadAccess: openWorkloadAccess(workload.kubeConfig),
         requests: () => api.requests(),
         faults: api.faults,
         realCore: undefined,
@@ -270,6 +307,32 @@ export class MachinePoolConformance {
       { namespace: NAMESPACE, name: CLUSTER },
       this.#api.workloadKubeConfig,
     );
+    await this.#coreConnected(CLUSTER);
+  }
+
+  /**
+   * On real core: waits until core's ClusterCache logs `Connected` for the Cluster (its connection to
+   * the workload cluster, built from the kubeconfig Secret), so a test bed that core cannot reach fails
+   * here with core's log instead of as a timeout in the first scenario.
+   */
+  async #coreConnected(cluster: string): Promise<void> {
+    const realCore = this.#api?.realCore;
+    if (!realCore) return;
+    const connected = new RegExp(`\\tConnected\\t.*"name":\\s*"${cluster}"`);
+    const deadline = Date.now() + 60_000;
+    while (
+      !realCore
+        .logTail(2_000)
+        .split("\n")
+        .some((line) => connected.test(line))
+    ) {
+      if (Date.now() > deadline) {
+        throw new Error(
+          `conformance: real core's ClusterCache did not connect to the workload cluster of Cluster ${NAMESPACE}/${cluster} within 60 s (through its <cluster>-kubeconfig Secret). Core's log (${realCore.logFile}):\n${realCore.logTail(30)}`,
+        );
+      }
+      await sleep(200);
+    }
   }
 
   /** Stops the provider, the emulator and the API server (whatever was started). */
@@ -368,6 +431,15 @@ export class MachinePoolConformance {
             : undefined,
         () => this.#apiFaults(),
       ],
+      ...workloadClusterScenarios(() => this.#workloadHost(), {
+        hasTemplateChange: o.templateChange !== undefined,
+        joinDelayActor: () => actors()?.setNodeJoinDelay !== undefined,
+      }).map((w): [string, string, () => string | undefined, () => Promise<void>] => [
+        w.id,
+        w.title,
+        () => w.skipReason(),
+        () => w.run(),
+      ]),
       [
         "watchFilter",
         "a pool outside the watch filter is never touched (R20)",
@@ -437,6 +509,56 @@ export class MachinePoolConformance {
       steadyState: (pool, replicas) => this.#steadyState(pool, replicas),
       deletePool: (pool) => this.#deletePool(pool),
     };
+  }
+
+  /** What the workload-cluster scenarios get. */
+  #workloadHost(): WorkloadScenarioHost {
+    const { api, client, provider } = this.#env;
+    return {
+      client,
+      pools: this.#pools,
+      workloadKubeConfig: api.workloadKubeConfig,
+      access: api.workloadAccess,
+      core: this.core,
+      provider,
+      convergeMs: this.#t.convergeMs,
+      createCluster: (name) => this.#createCluster(name, WATCH_FILTER_VALUE),
+      createPool: (replicas, cluster) =>
+        this.#createPool(replicas, this.#options.poolSpec, {
+          cluster,
+          watchFilter: WATCH_FILTER_VALUE,
+        }),
+      setReplicas: (pool, replicas) => this.#setReplicas(pool, replicas),
+      converged: (pool, replicas, timeoutMs) => this.#converged(pool, replicas, timeoutMs),
+      deletePool: (pool) => this.#deletePool(pool),
+      until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),
+      readyNodes: (pool) => this.#readyNodes(pool),
+      rollout: async (replicas) => {
+        const pool = await this.#createPool(replicas);
+        await this.#rollEveryInstance(pool, replicas);
+        await this.#deletePool(pool);
+      },
+    };
+  }
+
+  /** Creates a Cluster labelled for `watchFilter` (no-op when it exists). */
+  async #createCluster(name: string, watchFilter: string): Promise<void> {
+    await this.#env.client
+      .create(Clusters, {
+        apiVersion: "cluster.x-k8s.io/v1beta2",
+        kind: "Cluster",
+        metadata: { name, namespace: NAMESPACE, labels: { [WATCH_FILTER_LABEL]: watchFilter } },
+        spec: {
+          infrastructureRef: {
+            apiGroup: "infrastructure.cluster.x-k8s.io",
+            kind: "DevCluster",
+            name,
+          },
+        },
+      })
+      .catch((error: unknown) => {
+        if (!isAlreadyExists(error)) throw error;
+      });
   }
 
   async #createPool(
@@ -898,11 +1020,23 @@ export class MachinePoolConformance {
   }
 
   async #templateRollout(): Promise<void> {
-    const { client, provider } = this.#env;
-    const change = this.#options.templateChange;
-    if (!change) return;
+    if (!this.#options.templateChange) return;
     const replicas = 3;
     const pool = await this.#createPool(replicas);
+    await this.#rollEveryInstance(pool, replicas);
+    await this.#steadyState(pool, replicas);
+    await this.#deletePool(pool);
+  }
+
+  /**
+   * Converges `pool` with every Node Ready, applies the template change and waits until every
+   * instance is replaced, failing `rollout.availability` as soon as the Ready Nodes of the pool's live
+   * instances in the workload cluster drop below `replicas − maxUnavailable`.
+   */
+  async #rollEveryInstance(pool: ConformancePool, replicas: number): Promise<void> {
+    const { client, provider } = this.#env;
+    const change = this.#options.templateChange;
+    if (!change) throw new Error("conformance: a rollout needs the templateChange option");
     await this.#converged(pool, replicas);
     await this.#until(`${pool.name} Nodes to be Ready`, async () => {
       const ready = await this.#readyNodes(pool);
@@ -933,8 +1067,6 @@ export class MachinePoolConformance {
       },
       this.#t.convergeMs * 2,
     );
-    await this.#steadyState(pool, replicas);
-    await this.#deletePool(pool);
   }
 
   async #autoscaler(): Promise<void> {

@@ -10,3 +10,8 @@ export {
   type PoolObject,
 } from "./invariants.js";
 export type * from "./types.js";
+export {
+  LATE_NODE_JOIN_MS,
+  WORKLOAD_CLUSTER_SCENARIOS,
+  type WorkloadClusterScenario,
+} from "./workload.js";

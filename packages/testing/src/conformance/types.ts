@@ -1,4 +1,5 @@
 import type { KubeConfig } from "@kubernetes/client-node";
+import type { WorkloadClusterScenario } from "./workload.js";
 
 /** A pool the suite created: the InfraMachinePool and its MachinePool share this name. */
 export interface ConformancePool {
@@ -43,6 +44,11 @@ export interface ConformanceActors {
   interruptSpot?(pool: ConformancePool, providerID: string): void | Promise<void>;
   /** The next `calls` cloud API calls fail with throttling (429 + retry-after). */
   throttle?(calls: number): void | Promise<void>;
+  /**
+   * Nodes of instances that boot from now on join the workload cluster `ms` (wall time) after the
+   * instance runs; `undefined` restores the cloud's own delay (the `nodesJoinLate` scenario).
+   */
+  setNodeJoinDelay?(ms: number | undefined): void | Promise<void>;
 }
 
 /** Filter of {@link ConformanceCloud.callCount}. */
@@ -81,9 +87,9 @@ export interface ConformanceEnvironment {
   readonly kubeConfig: KubeConfig;
   /**
    * The workload cluster, where the provider's instances register their Nodes (a kubelet stand-in
-   * gets this one). With the emulator it is a second in-memory API server, which core and the
-   * provider reach only through the Cluster's `<cluster>-kubeconfig` Secret; with real core it is the
-   * management kube-apiserver itself (still reached through the Secret).
+   * gets this one): a second API server next to the management cluster's — in memory with the
+   * emulator, a second kube-apiserver + etcd with real core — which core and the provider reach only
+   * through the Cluster's `<cluster>-kubeconfig` Secret.
    */
   readonly workloadKubeConfig: KubeConfig;
   /** Which core judges this run. */
@@ -127,6 +133,7 @@ export type ConformanceScenario =
   | "spotInterruption"
   | "cloudThrottling"
   | "apiServerFaults"
+  | WorkloadClusterScenario
   | "watchFilter"
   | "cleanup";
 
@@ -221,8 +228,8 @@ export interface MachinePoolConformanceOptions {
    *   fault injection (the `apiServerFaults` scenario);
    * - `"real"`: a real kube-apiserver + etcd with CAPI core itself (its MachinePool and Machine
    *   controllers and its webhooks, built from the release {@link capiRelease} names by
-   *   `./dev controlplane --capi`), the workload cluster being the same API server. Scenarios that
-   *   need in-memory fault injection are skipped with the reason.
+   *   `./dev controlplane --capi`), the workload cluster being a second kube-apiserver + etcd.
+   *   Scenarios that need in-memory fault injection are skipped with the reason.
    *
    * Default: the `CAPI_TS_CONFORMANCE_CORE` environment variable, else `"emulator"`.
    */

@@ -50,6 +50,7 @@ const { values } = parseArgs({
     speed: { type: "string", default: "30" },
     steady: { type: "string", default: "60" },
     "converge-timeout": { type: "string", default: "300" },
+    readiness: { type: "string" },
   },
 });
 
@@ -73,6 +74,10 @@ const replicas = positiveInt("replicas", values.replicas);
 const poolsPerCluster = positiveInt("pools-per-cluster", values["pools-per-cluster"]);
 const speed = positiveNumber("speed", values.speed);
 const steadyS = positiveNumber("steady", values.steady);
+const readiness = values.readiness;
+if (readiness !== undefined && readiness !== "node" && readiness !== "instance") {
+  throw new Error(`--readiness takes "node" or "instance", not "${readiness}"`);
+}
 const convergeTimeoutS = positiveNumber("converge-timeout", values["converge-timeout"]);
 
 type Obj = KubernetesObject & {
@@ -127,7 +132,16 @@ async function runOne(pools: number): Promise<Row> {
   const workload = await startApiServer();
   await api.installCRDs([capiCrdsFolder]);
   await api.installCRDs([FakeCloudMachinePool.crd]);
-  const core = await startCapiCore({ kubeConfig: api.kubeConfig, machinePools: true });
+  // Core runs in wall time: without these its 1 s per-object rate limit, 10 s Node reference requeue
+  // and 30 s workload-connection retry would dominate the time to converge, and the sped-up kit would
+  // poll through them.
+  const core = await startCapiCore({
+    kubeConfig: api.kubeConfig,
+    machinePools: true,
+    nodeRefRequeueMs: 200,
+    rateLimitIntervalMs: 0,
+    clusterCache: { connectionRetryMs: 200 },
+  });
   const clock = new RealClock({ speed });
   const cloud = new FakeScalingCloud({
     clock,
@@ -146,6 +160,7 @@ async function runOne(pools: number): Promise<Row> {
   machinePoolController(fakeCloudDriver(cloud.client, { defaultZones: ["zone-a", "zone-b"] }), {
     manager,
     kind: FakeCloudMachinePool,
+    ...(readiness ? { readiness } : {}),
   });
   const running = manager.start();
   await Promise.race([manager.elected(), running]);
@@ -210,6 +225,7 @@ async function runOne(pools: number): Promise<Row> {
 
   const deadline = performance.now() + convergeTimeoutS * 1000;
   let ready = 0;
+  let lastProgress = performance.now();
   for (;;) {
     const [infra, mps] = await Promise.all([client.list(Pools), client.list(MachinePools)]);
     const mpReplicas = new Map(
@@ -223,6 +239,16 @@ async function runOne(pools: number): Promise<Row> {
         mpReplicas.get(p.metadata?.name) === replicas,
     ).length;
     if (ready === pools) break;
+    if (performance.now() - lastProgress > 10_000) {
+      lastProgress = performance.now();
+      const waiting = infra.items.find(
+        (p) => !p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
+      );
+      const reason = waiting?.status?.conditions?.find((c) => c.type === "Ready")?.reason;
+      console.log(
+        `  … ${ready}/${pools} pools converged after ${fixed((lastProgress - started) / 1000)} s${reason ? ` (one waits with Ready reason ${reason})` : ""}`,
+      );
+    }
     if (performance.now() > deadline) {
       throw new Error(
         `${pools} pools: only ${ready} converged within ${convergeTimeoutS} s (raise --converge-timeout on a busy machine)`,
@@ -277,7 +303,7 @@ async function runOne(pools: number): Promise<Row> {
   };
 }
 
-const kit = resolvePoolOptions({});
+const kit = resolvePoolOptions(readiness ? { readiness } : {});
 console.log(
   `kit benchmark (node ${process.version}): example provider, in-memory API server + CAPI core emulator, ${replicas} instances per pool, ${poolsPerCluster} pools per Cluster`,
 );

@@ -74,10 +74,10 @@ const replicas = positiveInt("replicas", values.replicas);
 const poolsPerCluster = positiveInt("pools-per-cluster", values["pools-per-cluster"]);
 const speed = positiveNumber("speed", values.speed);
 const steadyS = positiveNumber("steady", values.steady);
-const readiness = values.readiness;
-if (readiness !== undefined && readiness !== "node" && readiness !== "instance") {
-  throw new Error(`--readiness takes "node" or "instance", not "${readiness}"`);
+if (values.readiness !== undefined && !["node", "instance"].includes(values.readiness)) {
+  throw new Error(`--readiness takes "node" or "instance", not "${values.readiness}"`);
 }
+const readiness = values.readiness as "node" | "instance" | undefined;
 const convergeTimeoutS = positiveNumber("converge-timeout", values["converge-timeout"]);
 
 type Obj = KubernetesObject & {

@@ -15,6 +15,7 @@ import type { ControllerHost, ReconcileRequest } from "./controller.js";
 import { isNotFound, UnauthorizedError } from "./errors.js";
 import { compareResourceVersions, type Informer } from "./informer.js";
 import type { RuntimeLogger } from "./logging.js";
+import { promClient } from "./promclient.js";
 import {
   NodeResource,
   type ObjectKey,
@@ -22,7 +23,6 @@ import {
   type ResourceDescriptor,
   SecretResource,
 } from "./resource.js";
-import { promClient } from "./promclient.js";
 import type { Runnable } from "./runnable.js";
 
 /** Why a workload cluster cannot be reached (a condition reason a controller can publish as is). */

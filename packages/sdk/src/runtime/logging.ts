@@ -3,7 +3,7 @@ import { Writable } from "node:stream";
 import type { DestinationStream, LevelWithSilent, Logger } from "pino";
 import { redactError, redactValue } from "./redact.js";
 
-type Pino = (typeof import("pino"))["pino"];
+type Pino = typeof import("pino")["pino"];
 let loadedPino: Pino | undefined;
 
 /**

@@ -92,8 +92,8 @@ const Pools: ResourceDescriptor<Obj> = {
   version: FakeCloudMachinePool.storageVersion,
   kind: FakeCloudMachinePool.kind,
   plural: FakeCloudMachinePool.plural,
-  namespaced: true,
-  hasStatus: true,
+  scope: "Namespaced",
+  subresources: { status: true },
 };
 const MachinePools = clusterv1beta2.MachinePoolResource as unknown as ResourceDescriptor<Obj>;
 const Clusters = clusterv1beta2.ClusterResource as unknown as ResourceDescriptor<Obj>;

@@ -146,8 +146,8 @@ const ClusterResource: ResourceDescriptor<Cluster> = {
   version: "v1beta2",
   kind: "Cluster",
   plural: "clusters",
-  namespaced: true,
-  hasStatus: true,
+  scope: "Namespaced",
+  subresources: { status: true },
 };
 const CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name";
 

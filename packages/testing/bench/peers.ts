@@ -1,5 +1,9 @@
 // ./dev bench peers [--backend real|memory] [--n 1000,5000] [--rounds 3] [--steady 30] [--workers 8]
-//                   [--peers capi-ts,client-node,controller-runtime]
+//                   [--peers capi-ts,client-node,controller-runtime] [--cpu-prof DIR]
+//
+// --cpu-prof DIR: the TypeScript peers run with `node --cpu-prof`, one profile per process in DIR
+// (`<peer>-<n>-<pid>.cpuprofile`; the first of a size converges, the second restarts); open them in
+// Chrome DevTools or any .cpuprofile viewer.
 //
 // The same Gadget controller (spec.size → status.observedSize, 8 workers, reads from a cache) written
 // with capi-ts, plain @kubernetes/client-node and Go controller-runtime, each run as its own process
@@ -53,6 +57,8 @@ const rounds = Number(arg("rounds", "3"));
 const steadySeconds = Number(arg("steady", "30"));
 const workers = Number(arg("workers", "8"));
 const peers = arg("peers", PEERS.join(",")).split(",") as PeerName[];
+const cpuProfDir = arg("cpu-prof", "");
+if (cpuProfDir) mkdirSync(resolve(cpuProfDir), { recursive: true });
 for (const peer of peers) {
   if (!PEERS.includes(peer))
     throw new Error(`--peers: unknown peer "${peer}" (${PEERS.join(", ")})`);
@@ -253,9 +259,22 @@ class Peer {
     this.process =
       name === "controller-runtime"
         ? spawn(goPeer, args, { stdio: ["ignore", "pipe", "inherit"] })
-        : spawn(process.execPath, ["--expose-gc", join(tsOut, `${name}.js`), ...args], {
-            stdio: ["ignore", "pipe", "inherit"],
-          });
+        : spawn(
+            process.execPath,
+            [
+              "--expose-gc",
+              ...(cpuProfDir
+                ? [
+                    "--cpu-prof",
+                    `--cpu-prof-dir=${resolve(cpuProfDir)}`,
+                    `--cpu-prof-name=${name}-${expect}-\${pid}.cpuprofile`,
+                  ]
+                : []),
+              join(tsOut, `${name}.js`),
+              ...args,
+            ],
+            { stdio: ["ignore", "pipe", "inherit"] },
+          );
     this.exited = new Promise((r) => this.process.once("exit", () => r()));
     this.process.stdout?.on("data", (chunk: Buffer) => {
       this.buffer += chunk.toString();

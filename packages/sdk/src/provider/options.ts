@@ -102,7 +102,10 @@ export interface MachinePoolControllerOptions<Spec> {
   readonly pollIntervalMs?: number;
   /**
    * Re-read the cloud this often when nothing happens (drift: autoscalers, spot, users). Default
-   * 30 × `pollIntervalMs` (5 min with the default poll interval).
+   * 90 × `pollIntervalMs` (15 min with the default poll interval): two cloud reads per pool per
+   * resync make 8 reads per pool per hour at rest, less than half of CAPA's AWSMachinePool (3 reads
+   * every 10 min sync period; see the performance guide). A lost instance is seen sooner with
+   * `readiness: "node"`: its Node going NotReady or away reconciles the pool at once.
    */
   readonly resyncPeriodMs?: number;
   /**
@@ -172,6 +175,9 @@ export interface ResolvedPoolOptions<Spec> {
 /** The kit's default poll interval: 10 s. */
 export const DEFAULT_POLL_INTERVAL_MS = 10_000;
 
+/** The default resync period in poll intervals (15 min with the default poll interval). */
+const RESYNC_POLLS = 90;
+
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   if (!Number.isFinite(value) || value <= 0) {
@@ -194,7 +200,7 @@ function specStrategy<Spec>(spec: Spec): MachinePoolStrategy | undefined {
  *
  * @example
  * ```ts
- * resolvePoolOptions({ pollIntervalMs: 50 }).resyncMs; // 1500
+ * resolvePoolOptions({ pollIntervalMs: 50 }).resyncMs; // 4500
  * ```
  */
 export function resolvePoolOptions<Spec>(
@@ -224,7 +230,7 @@ export function resolvePoolOptions<Spec>(
   const strategyOf = options.strategyOf;
   return {
     pollMs,
-    resyncMs: positive("resyncPeriodMs", options.resyncPeriodMs, 30 * pollMs),
+    resyncMs: positive("resyncPeriodMs", options.resyncPeriodMs, RESYNC_POLLS * pollMs),
     missingGraceMs: positive("missingInstanceGraceMs", options.missingInstanceGraceMs, 3 * pollMs),
     transientToleranceMs: positive(
       "transientToleranceMs",

@@ -36,6 +36,11 @@ function specOrMetadataChanged<T extends KubernetesObject>(): Predicate<T> {
   return { update: (oldObj, newObj) => withoutVolatile(oldObj) !== withoutVolatile(newObj) };
 }
 
+/** Passes updates that are a new version of the object, not an informer's resync of the same one. */
+function resourceVersionChanged(oldObj: KubernetesObject, newObj: KubernetesObject): boolean {
+  return oldObj.metadata?.resourceVersion !== newObj.metadata?.resourceVersion;
+}
+
 /** What {@link watchPools} needs. */
 export interface PoolWatchOptions {
   /** The manager. */
@@ -136,7 +141,9 @@ export function watchPools(
   if (options.secrets) {
     builder.watches(SecretResource, poolsOfSecret, {
       eventFilters: false,
-      predicates: [{ delete: () => false }],
+      // An informer resync re-announces every Secret unchanged: without this, every pool would be
+      // reconciled (and its cloud read) once per sync period on top of the kit's own resync.
+      predicates: [{ update: resourceVersionChanged, delete: () => false }],
       cache: { labelSelector: Labels.ClusterName },
     });
   }

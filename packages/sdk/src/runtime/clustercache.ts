@@ -7,15 +7,22 @@
  * @module
  */
 import { KubeConfig, type V1Node, type V1Secret } from "@kubernetes/client-node";
-import { Counter, Gauge } from "prom-client";
-import { type Cluster, ClusterResource } from "../api/cluster.x-k8s.io/v1beta2.js";
+import type { Counter, Gauge } from "prom-client";
+import type { Cluster } from "../api/cluster.x-k8s.io/v1beta2.js";
 import { InformerCache, type SharedInformerDefaults } from "./cache.js";
 import { KubeClient } from "./client.js";
 import type { ControllerHost, ReconcileRequest } from "./controller.js";
 import { isNotFound, UnauthorizedError } from "./errors.js";
 import { compareResourceVersions, type Informer } from "./informer.js";
 import type { RuntimeLogger } from "./logging.js";
-import { NodeResource, type ObjectKey, objectKeyString, SecretResource } from "./resource.js";
+import { promClient } from "./promclient.js";
+import {
+  NodeResource,
+  type ObjectKey,
+  objectKeyString,
+  type ResourceDescriptor,
+  SecretResource,
+} from "./resource.js";
 import type { Runnable } from "./runnable.js";
 
 /** Why a workload cluster cannot be reached (a condition reason a controller can publish as is). */
@@ -128,6 +135,20 @@ interface Accessor {
 }
 
 const KUBECONFIG_SUFFIX = "-kubeconfig";
+
+/**
+ * CAPI's Cluster, as the generated `ClusterResource` names it (the cache keys informers by group,
+ * version and plural, so both share one), without importing the generated module: its zod schemas
+ * would cost a process that imports only the runtime several MiB of heap.
+ */
+const ClusterResource: ResourceDescriptor<Cluster> = {
+  group: "cluster.x-k8s.io",
+  version: "v1beta2",
+  kind: "Cluster",
+  plural: "clusters",
+  scope: "Namespaced",
+  subresources: { status: true },
+};
 const CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name";
 
 /** Metrics of the connections, with CAPI core's names and labels. */
@@ -138,6 +159,7 @@ class ClusterCacheMetrics {
   readonly connectAttempts: Counter<"cluster_name" | "cluster_namespace" | "result">;
 
   constructor(registry: ControllerHost["metrics"]["registry"]) {
+    const { Counter, Gauge } = promClient();
     const registers = [registry];
     const existing = <T>(name: string): T | undefined =>
       registry.getSingleMetric(name) as T | undefined;

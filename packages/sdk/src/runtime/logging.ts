@@ -1,6 +1,19 @@
+import { createRequire } from "node:module";
 import { Writable } from "node:stream";
-import { type DestinationStream, type LevelWithSilent, type Logger, pino } from "pino";
+import type { DestinationStream, LevelWithSilent, Logger } from "pino";
 import { redactError, redactValue } from "./redact.js";
+
+type Pino = typeof import("pino")["pino"];
+let loadedPino: Pino | undefined;
+
+/**
+ * pino, loaded on the first logger rather than with the module: a process that imports the runtime
+ * pays for it only once it creates a manager (pino is CommonJS, so a synchronous require works).
+ */
+function loadPino(): Pino {
+  loadedPino ??= (createRequire(import.meta.url)("pino") as { pino: Pino }).pino;
+  return loadedPino;
+}
 
 /** A pino logger, as used throughout the runtime. */
 export type RuntimeLogger = Logger;
@@ -80,7 +93,7 @@ export function createLogger(options: LoggerOptions = {}): RuntimeLogger {
   const target = options.destination ?? process.stdout;
   const destination =
     format === "text" ? textStream(target as NodeJS.WritableStream) : (target as DestinationStream);
-  const pinoOptions: Parameters<typeof pino>[0] = {
+  const pinoOptions: Parameters<Pino>[0] = {
     level,
     serializers: { err: redactError, error: redactError },
     hooks: {
@@ -92,10 +105,10 @@ export function createLogger(options: LoggerOptions = {}): RuntimeLogger {
   };
   if (options.base) pinoOptions.base = options.base;
   else pinoOptions.base = null;
-  return pino(pinoOptions, destination) as unknown as RuntimeLogger;
+  return loadPino()(pinoOptions, destination) as unknown as RuntimeLogger;
 }
 
 /** A logger that drops everything (the default when none is given). */
 export function silentLogger(): RuntimeLogger {
-  return pino({ level: "silent" });
+  return loadPino()({ level: "silent" });
 }

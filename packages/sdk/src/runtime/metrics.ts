@@ -1,5 +1,6 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { InformerMetrics } from "./informer.js";
+import { promClient } from "./promclient.js";
 import type { WorkQueueMetrics } from "./queue.js";
 
 const RECONCILE_BUCKETS = [
@@ -60,6 +61,7 @@ export class RuntimeMetrics {
 
   /** Creates the metrics in a fresh registry; `processMetrics` adds Node's default process metrics. */
   constructor(options: { processMetrics?: boolean } = {}) {
+    const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = promClient();
     const registry = new Registry();
     this.registry = registry;
     const registers = [registry];

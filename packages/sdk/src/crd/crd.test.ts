@@ -147,7 +147,13 @@ describe("defineInfraMachinePool", () => {
       rules: [
         {
           apiGroups: ["infrastructure.foo.com"],
-          resources: ["foomachinepools", "foomachinepools/finalizers", "foomachinepooltemplates"],
+          resources: [
+            "foomachinepools",
+            "foomachinepools/finalizers",
+            "foomachinepooltemplates",
+            "foomachinepoolmachines",
+            "foomachinepoolmachines/finalizers",
+          ],
         },
       ],
     });

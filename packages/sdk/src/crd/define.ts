@@ -10,6 +10,7 @@ import {
   contractStatusProperties,
   contractStatusZod,
 } from "./contract-fields.js";
+import { type InfraMachineDefinition, infraMachineDefinition } from "./machine.js";
 import {
   NonStructuralSchemaError,
   type StructuralSchema,
@@ -50,8 +51,13 @@ export interface InfraMachinePoolInput<
   spec: Spec;
   /** The provider's own status fields; the contract fields are added (do not declare them). */
   status?: Status;
-  /** Adds `status.infrastructureMachineKind` (MachinePool Machines, R11). */
-  machinePoolMachines?: boolean;
+  /**
+   * MachinePool Machines (R11): `true` (or `{ kind }`) defines the InfraMachine kind of the pool
+   * (default `<Kind>Machine`, in the same group and versions; see {@link InfraMachineDefinition}),
+   * adds `status.infrastructureMachineKind`, and makes the kit keep one InfraMachine per instance,
+   * so core creates a Machine for each and drains its Node before the kit deletes the instance.
+   */
+  machinePoolMachines?: boolean | { readonly kind?: string };
   /** Adds `status.instances` (R13). Default true. */
   instances?: boolean;
   /** Extra printer columns (after Cluster, Replicas, Provisioned; Age stays last). */
@@ -212,7 +218,12 @@ export interface InfraMachinePoolDefinition<Spec extends z.ZodObject, Status ext
   readonly clusterRole: Manifest;
   /** zod schema of a whole object (provider fields + contract fields). */
   readonly schema: z.ZodType<InfraMachinePoolObject<z.output<Spec>, z.output<Status>>>;
-  /** CRD, template CRD and ClusterRole. */
+  /**
+   * The InfraMachine kind of MachinePool Machines (`machinePoolMachines`), or `undefined` when the
+   * pool does not offer them.
+   */
+  readonly machine: InfraMachineDefinition | undefined;
+  /** CRD, template CRD, the InfraMachine CRD (with `machinePoolMachines`) and ClusterRole. */
   manifests(): Manifest[];
   /** The manifests as a multi-document YAML string. */
   toYAML(): string;
@@ -335,7 +346,18 @@ export function defineInfraMachinePool<
   const templateKind = `${kind}Template`;
   const templatePlural = pluralize(templateKind.toLowerCase());
   const instances = input.instances ?? true;
-  const machinePoolMachines = input.machinePoolMachines ?? false;
+  const machinePoolMachines = Boolean(input.machinePoolMachines);
+  const machine = input.machinePoolMachines
+    ? infraMachineDefinition({
+        group,
+        poolKind: kind,
+        versions,
+        storageVersion,
+        ...(typeof input.machinePoolMachines === "object" && input.machinePoolMachines.kind
+          ? { kind: input.machinePoolMachines.kind }
+          : {}),
+      })
+    : undefined;
 
   const ownSpec = objectProperties(zodToStructuralSchema(input.spec, "spec"), "spec");
   const ownStatus = input.status
@@ -489,7 +511,12 @@ export function defineInfraMachinePool<
     rules: [
       {
         apiGroups: [group],
-        resources: [plural, `${plural}/finalizers`, templatePlural],
+        resources: [
+          plural,
+          `${plural}/finalizers`,
+          templatePlural,
+          ...(machine ? [machine.plural, `${machine.plural}/finalizers`] : []),
+        ],
         verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
       },
     ],
@@ -511,6 +538,7 @@ export function defineInfraMachinePool<
   const manifests = () => [
     structuredClone(crd),
     structuredClone(templateCrd),
+    ...(machine ? [structuredClone(machine.crd)] : []),
     structuredClone(clusterRole),
   ];
   return {
@@ -540,6 +568,7 @@ export function defineInfraMachinePool<
       subresources: { status: false },
     },
     finalizer: finalizerFor(kind, group),
+    machine,
     crd,
     templateCrd,
     clusterRole,

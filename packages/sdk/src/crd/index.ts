@@ -11,6 +11,13 @@ export {
   type PrinterColumn,
 } from "./define.js";
 export {
+  type InfraMachineAddress,
+  type InfraMachineDefinition,
+  type InfraMachineObject,
+  type InfraMachineResource,
+  infraMachineDefinition,
+} from "./machine.js";
+export {
   KUBERNETES_STRING_FORMATS,
   NonStructuralSchemaError,
   type StructuralSchema,

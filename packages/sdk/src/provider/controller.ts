@@ -26,6 +26,7 @@ import { redactText } from "../runtime/redact.js";
 import { type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
 import type { AnyPoolDriver } from "./driver.js";
 import { type ErrorOutcome, errorPolicy } from "./errors.js";
+import { infraMachinesApi } from "./machines-api.js";
 import { PoolMemories } from "./memory.js";
 import {
   type MachinePoolControllerOptions,
@@ -145,6 +146,7 @@ class PoolReconciler<Spec, Settings> {
         resource: this.#resource,
         name: this.#name,
         nodes: this.#resolved.readiness === "node",
+        machines: this.#resolved.machines?.resource,
         secrets: this.#resolved.bootstrapData !== "none",
         controllerOptions: {
           reconcileTimeoutMs,
@@ -158,8 +160,26 @@ class PoolReconciler<Spec, Settings> {
     );
   }
 
-  #api(rc: ReconcileContext, cluster: { namespace: string; name: string }): PoolApi {
+  #api(
+    rc: ReconcileContext,
+    cluster: { namespace: string; name: string },
+    pool: PoolObject,
+    machinePool: MachinePool | undefined,
+  ): PoolApi {
+    const machineKind = this.#resolved.machines;
     return {
+      ...(machineKind
+        ? {
+            machines: infraMachinesApi(rc, machineKind, {
+              namespace: cluster.namespace,
+              clusterName: cluster.name,
+              poolKind: this.#resource.kind,
+              poolName: pool.metadata?.name ?? "",
+              poolUid: pool.metadata?.uid,
+              machinePoolName: machinePool?.metadata?.name,
+            }),
+          }
+        : {}),
       readSecret: async (namespace, name) => {
         const cached = await rc.cache.get(SecretResource, { namespace, name });
         if (cached) return cached.data ? { data: cached.data } : {};
@@ -208,6 +228,8 @@ class PoolReconciler<Spec, Settings> {
       return undefined;
     }
     const pool = structuredClone(cached);
+    pool.apiVersion ??= this.#apiVersion;
+    pool.kind ??= this.#resource.kind;
     const deleting = Boolean(pool.metadata?.deletionTimestamp);
     const clock = this.#options.manager.clock;
 
@@ -277,7 +299,7 @@ class PoolReconciler<Spec, Settings> {
       options: this.#resolved,
       clock,
       memory,
-      api: this.#api(rc, { namespace: key.namespace, name: clusterName ?? "" }),
+      api: this.#api(rc, { namespace: key.namespace, name: clusterName ?? "" }, pool, machinePool),
       recordEvent: (type, reason, message) => rc.recorder.event(involved, type, reason, message),
       log,
       signal: rc.signal,

@@ -79,6 +79,14 @@ export interface PoolInstance {
   /** `false` when the cloud's health check fails (such instances are replaced first). */
   readonly healthy?: boolean;
   /**
+   * The instance's addresses, if the cloud reports them. With MachinePool Machines they are copied
+   * to its InfraMachine, and core copies them to its Machine.
+   */
+  readonly addresses?: readonly {
+    readonly type: "Hostname" | "ExternalIP" | "InternalIP" | "ExternalDNS" | "InternalDNS";
+    readonly address: string;
+  }[];
+  /**
    * Only for drivers with `model: "group"` (see {@link PoolModelLocation}): whether the instance runs
    * the group's current model, as the cloud reports it per instance (Azure VMSS
    * `latestModelApplied`, a GCE MIG instance's `isUpToDate`/current version). Required there: an

@@ -30,8 +30,9 @@ function isUnhealthy(instance: PoolInstance): boolean {
 }
 
 /**
- * Instances in the order the kit deletes them: unhealthy (failing health check, stopping, stopped,
- * failed) first, then outdated, then not yet running, then by the delete policy; ties by ID.
+ * Instances in the order the kit deletes them: those `deleteFirst` names (MachinePool Machines
+ * annotated `cluster.x-k8s.io/delete-machine`) first, then unhealthy (failing health check, stopping, stopped,
+ * failed), then outdated, then not yet running, then by the delete policy; ties by ID.
  *
  * @example
  * ```ts
@@ -42,8 +43,10 @@ export function victimOrder(
   instances: readonly PoolInstance[],
   isUpToDate: (instance: PoolInstance) => boolean,
   policy: DeletePolicy,
+  deleteFirst?: (instance: PoolInstance) => boolean,
 ): PoolInstance[] {
   const rank = (instance: PoolInstance): number[] => [
+    deleteFirst?.(instance) ? 0 : 1,
     isUnhealthy(instance) ? 0 : 1,
     isUpToDate(instance) ? 1 : 0,
     instance.state === "running" ? 1 : 0,

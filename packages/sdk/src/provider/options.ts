@@ -6,6 +6,7 @@
  */
 import type { ClusterCache } from "../runtime/clustercache.js";
 import type { Manager } from "../runtime/manager.js";
+import type { InfraMachineKind } from "./machines.js";
 import type { PoolPhase } from "./pipeline.js";
 import type { MachinePoolStrategy } from "./strategy.js";
 
@@ -50,6 +51,13 @@ export interface InfraMachinePoolKind<Spec> {
    * nothing is sent to the cloud.
    */
   readonly schema?: { safeParse(data: unknown): SpecParseResult<Spec> };
+  /**
+   * The InfraMachine kind of MachinePool Machines (`defineInfraMachinePool({ machinePoolMachines:
+   * true }).machine`). When set, the kit keeps one InfraMachine per instance, sets
+   * `status.infrastructureMachineKind`, and deletes instances only through their Machine (core
+   * cordons and drains the Node first; `cluster.x-k8s.io/delete-machine` goes first).
+   */
+  readonly machine?: InfraMachineKind | undefined;
 }
 
 /**
@@ -170,6 +178,8 @@ export interface ResolvedPoolOptions<Spec> {
   readonly schema: InfraMachinePoolKind<Spec>["schema"];
   /** See {@link MachinePoolControllerOptions.conditionTypes}. */
   readonly conditionTypes: readonly string[];
+  /** The InfraMachine kind of MachinePool Machines ({@link InfraMachinePoolKind.machine}), if any. */
+  readonly machines: InfraMachineKind | undefined;
 }
 
 /** The kit's default poll interval: 10 s. */
@@ -205,7 +215,7 @@ function specStrategy<Spec>(spec: Spec): MachinePoolStrategy | undefined {
  */
 export function resolvePoolOptions<Spec>(
   options: Omit<MachinePoolControllerOptions<Spec>, "manager" | "kind"> & {
-    readonly kind?: Pick<InfraMachinePoolKind<Spec>, "schema">;
+    readonly kind?: Pick<InfraMachinePoolKind<Spec>, "schema" | "machine">;
   },
 ): ResolvedPoolOptions<Spec> {
   const pollMs = positive("pollIntervalMs", options.pollIntervalMs, DEFAULT_POLL_INTERVAL_MS);
@@ -245,5 +255,6 @@ export function resolvePoolOptions<Spec>(
     strategyOf: strategyOf ? (spec) => strategyOf(spec) : specStrategy,
     schema: options.kind?.schema,
     conditionTypes: [...(options.conditionTypes ?? [])],
+    machines: options.kind?.machine ?? undefined,
   };
 }

@@ -6,6 +6,7 @@
  * @module
  */
 import { groupPhase } from "./phases/group.js";
+import { machinesPhase } from "./phases/machines.js";
 import { observePhase } from "./phases/observe.js";
 import {
   bootstrapDataPhase,
@@ -49,7 +50,8 @@ export interface PoolPhase<Spec, Settings> {
  * The phases of a pool that is not being deleted, in order: `clusterInfrastructure`,
  * `validateSpec`, `bootstrapData`, `desiredState` (template inputs, settings, purity), `observe`
  * (template versions and group, duplicate IDs), `template`, `group` (create, replicas, settings,
- * bounds), `scale` (scale, roll, remediate), `nativeRollout`, `prune`, `publish`.
+ * bounds), `machines` (MachinePool Machines: one InfraMachine per instance, instances of drained
+ * Machines deleted; does nothing for a kind without them), `scale` (scale, roll, remediate), `nativeRollout`, `prune`, `publish`.
  *
  * @example
  * ```ts
@@ -65,6 +67,7 @@ export function defaultPoolPhases<Spec, Settings>(): PoolPhase<Spec, Settings>[]
     observePhase,
     templatePhase,
     groupPhase,
+    machinesPhase,
     scalePhase,
     nativeRolloutPhase,
     prunePhase,

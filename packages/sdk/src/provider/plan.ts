@@ -32,6 +32,11 @@ export interface PlanInput {
    * delete no outdated instance, since nothing proves its replacement serves.
    */
   readonly holdRollout?: boolean;
+  /**
+   * Instances to pick first when one must go (MachinePool Machines annotated
+   * `cluster.x-k8s.io/delete-machine`).
+   */
+  readonly deleteFirst?: (instance: PoolInstance) => boolean;
 }
 
 /** One cloud change of a {@link Plan}, in execution order. */
@@ -106,7 +111,7 @@ export function planPool(input: PlanInput): Plan {
   let groupSize = input.groupDesired;
   let availableLeft = available.length;
   let liveLeft = live.length;
-  const order = victimOrder(live, input.isUpToDate, strategy.deletePolicy);
+  const order = victimOrder(live, input.isUpToDate, strategy.deletePolicy, input.deleteFirst);
   const rolling = outdated.length > 0;
 
   if (!externallyManaged && groupSize < targetGroupSize) {

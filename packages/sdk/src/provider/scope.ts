@@ -16,6 +16,7 @@ import { FencedError } from "../runtime/errors.js";
 import type { RuntimeLogger } from "../runtime/logging.js";
 import type { AnyPoolDriver, DriverFailure, PoolContext } from "./driver.js";
 import { callDriver } from "./errors.js";
+import type { PoolMachinesApi } from "./machines.js";
 import type { PoolMemory } from "./memory.js";
 import type { ResolvedPoolOptions } from "./options.js";
 import type { PoolState } from "./state.js";
@@ -58,6 +59,8 @@ export interface PoolApi {
   readyNodeProviderIDs(): Promise<ReadonlySet<string>>;
   /** Writes `MachinePool.spec.replicas` (external autoscaler hand-back). */
   setMachinePoolReplicas(machinePool: MachinePool, replicas: number): Promise<void>;
+  /** InfraMachines and Machines (MachinePool Machines only; absent otherwise). */
+  readonly machines?: PoolMachinesApi;
 }
 
 /** Records Events on the pool, with a log line each. */

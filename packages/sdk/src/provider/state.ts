@@ -14,6 +14,7 @@ import type {
   TemplateStamp,
   TemplateVersion,
 } from "./driver.js";
+import type { MachinesState } from "./machines.js";
 import type { Plan } from "./plan.js";
 import type { ReadyState } from "./scope.js";
 import type { ResolvedStrategy } from "./strategy.js";
@@ -67,6 +68,8 @@ export interface PoolState<Spec, Settings> {
   provisionedNow?: boolean;
   /** The cloud resources are gone: the kit removes its finalizer (`teardown`). */
   deleted?: boolean;
+  /** MachinePool Machines: leaving instances, their Machines, delete priorities (`machines`). */
+  machines?: MachinesState;
   /** Conditions set by provider phases. */
   providerConditions?: ReadonlyMap<string, ReadyState>;
 }

@@ -14,6 +14,7 @@ import {
   ClusterResource,
   type MachinePool,
   MachinePoolResource,
+  MachineResource,
 } from "../api/cluster.x-k8s.io/v1beta2.js";
 import { Labels } from "../contract/constants.js";
 import { readCluster, readMachinePool } from "../contract/readers.js";
@@ -53,6 +54,11 @@ export interface PoolWatchOptions {
   readonly nodes: boolean;
   /** Watch bootstrap Secrets. */
   readonly secrets: boolean;
+  /**
+   * MachinePool Machines: the InfraMachine kind to watch (mapped to its owner pool), and Machines
+   * of MachinePools (mapped through their MachinePool).
+   */
+  readonly machines?: ResourceDescriptor<KubernetesObject> | undefined;
   /** Controller options. */
   readonly controllerOptions: Parameters<ControllerBuilder["withOptions"]>[0];
   /** Extra watches a provider adds (e.g. a kind of its own that maps to pools). */
@@ -145,6 +151,37 @@ export function watchPools(
       // reconciled (and its cloud read) once per sync period on top of the kit's own resync.
       predicates: [{ update: resourceVersionChanged, delete: () => false }],
       cache: { labelSelector: Labels.ClusterName },
+    });
+  }
+  if (options.machines) {
+    const poolOfInfraMachine = (im: KubernetesObject) => {
+      const namespace = im.metadata?.namespace;
+      if (!namespace) return [];
+      return (im.metadata?.ownerReferences ?? [])
+        .filter(
+          (ref) => ref.kind === resource.kind && ref.apiVersion.startsWith(`${resource.group}/`),
+        )
+        .map((ref) => ({ namespace, name: ref.name }));
+    };
+    const poolOfMachine = async (machine: KubernetesObject) => {
+      const namespace = machine.metadata?.namespace;
+      const owner = (machine.metadata?.ownerReferences ?? []).find(
+        (ref) => ref.controller === true && ref.kind === "MachinePool",
+      );
+      if (!namespace || !owner) return [];
+      const mp = await manager.cache.get(MachinePoolResource, { namespace, name: owner.name });
+      return mp ? poolOfMachinePool(mp) : [];
+    };
+    builder.watches(options.machines, poolOfInfraMachine, {
+      predicates: [specOrMetadataChanged()],
+    });
+    // Machines carry the MachinePool template's labels, not necessarily the watch filter: the
+    // reconcile checks the pool's label. A deletion, a delete-machine annotation or a new Machine
+    // changes what the pool must do.
+    builder.watches(MachineResource, poolOfMachine, {
+      eventFilters: false,
+      predicates: [specOrMetadataChanged()],
+      cache: { labelSelector: Labels.MachinePoolName },
     });
   }
   options.extra?.(builder);

@@ -219,6 +219,23 @@ export const publishPhase: PoolPhase<unknown, unknown> = {
         requeueAfterMs: Math.max(scope.options.pollMs, unreachable.retryAfterMs),
       };
     }
+    const leaving = scope.state.machines?.leaving.size ?? 0;
+    if (
+      leaving > 0 &&
+      plan.converged &&
+      outdated === 0 &&
+      plan.actions.length === 0 &&
+      lingering === 0
+    ) {
+      return {
+        ready: {
+          status: "False",
+          reason: PoolReasons.ScalingDown,
+          message: `waiting for ${leaving} Machine${leaving === 1 ? "" : "s"} to be drained and ${leaving === 1 ? "its instance" : "their instances"} deleted`,
+        },
+        requeueAfterMs: scope.options.pollMs,
+      };
+    }
     if (plan.converged && outdated === 0 && plan.actions.length === 0 && lingering === 0) {
       return {
         ready: { status: "True", reason: PoolReasons.Ready, message: "" },

@@ -9,6 +9,7 @@ import { WorkloadClusterUnavailableError } from "../../runtime/clustercache.js";
 import type { PoolInstance } from "../driver.js";
 import { isFailureOf } from "../errors.js";
 import { isInstanceAvailable, liveInstances } from "../instances.js";
+import { isDeleting } from "../machines.js";
 import type { PoolPhase } from "../pipeline.js";
 import { type PlanAction, planPool } from "../plan.js";
 import type { PoolScope } from "../scope.js";
@@ -45,22 +46,50 @@ export async function executeAction<Spec, Settings>(
   scope: PoolScope<Spec, Settings>,
   action: PlanAction,
 ): Promise<void> {
+  const machines = scope.state.machines;
   if (action.kind === "setReplicas") {
-    await scope.call("updateGroup", (ctx) =>
-      scope.driver.updateGroup(ctx, { replicas: action.replicas }),
+    // The plan sees the group without the instances being drained that will shrink it when they go;
+    // they still run, so they count against the surge: the group never exceeds desired + maxSurge.
+    const ceiling = Math.max(
+      action.replicas,
+      (scope.state.desired ?? 0) + (scope.state.strategy?.maxSurge ?? 0),
     );
+    const replicas = Math.min(action.replicas + (machines?.pendingShrink ?? 0), ceiling);
+    if (machines && replicas === scope.state.group?.desiredReplicas) return;
+    await scope.call("updateGroup", (ctx) => scope.driver.updateGroup(ctx, { replicas }));
     const verb =
       action.reason === "Surge"
-        ? `surging to ${action.replicas} replicas for the rollout`
+        ? `surging to ${replicas} replicas for the rollout`
         : action.reason === "ScaleUp"
-          ? `scaling up to ${action.replicas} replicas`
-          : `scaling down to ${action.replicas} replicas`;
+          ? `scaling up to ${replicas} replicas`
+          : `scaling down to ${replicas} replicas`;
     scope.events.normal(action.reason === "ScaleDown" ? "ScalingDown" : "ScalingUp", verb, {
-      replicas: action.replicas,
+      replicas,
     });
     return;
   }
   const { instance } = action;
+  const why =
+    action.reason === "Rollout"
+      ? `replacing outdated instance ${instance.id} (template version ${instance.templateVersion ?? "unknown"})`
+      : action.reason === "Remediation"
+        ? `replacing instance ${instance.id}: the cloud reports it failed`
+        : `removing instance ${instance.id} to scale down`;
+  const machine = machines?.machineOf.get(instance.id);
+  if (machine) {
+    // MachinePool Machines: through the Machine, so core cordons and drains the Node first; the kit
+    // deletes the instance once core deletes its InfraMachine.
+    if (!isDeleting(machine)) {
+      scope.fence();
+      await machinesApiOf(scope).deleteMachine(machine);
+      scope.events.normal(
+        EVENT_OF_DELETE[action.reason],
+        `${why}: deleting Machine ${machine.metadata?.name} (core drains its Node, then the instance goes)`,
+        { instance: instance.id, machine: machine.metadata?.name },
+      );
+    }
+    return;
+  }
   try {
     await scope.call("deleteInstance", (ctx) =>
       scope.driver.deleteInstance(ctx, instance, action.mode),
@@ -71,16 +100,16 @@ export async function executeAction<Spec, Settings>(
     scope.log.debug({ instance: instance.id }, "instance to delete is already gone");
   }
   scope.memory.forget(instance.providerID, scope.clock.now());
-  const why =
-    action.reason === "Rollout"
-      ? `replacing outdated instance ${instance.id} (template version ${instance.templateVersion ?? "unknown"})`
-      : action.reason === "Remediation"
-        ? `replacing instance ${instance.id}: the cloud reports it failed`
-        : `removing instance ${instance.id} to scale down`;
   scope.events.normal(EVENT_OF_DELETE[action.reason], `${why} (${action.mode})`, {
     instance: instance.id,
     mode: action.mode,
   });
+}
+
+function machinesApiOf<Spec, Settings>(scope: PoolScope<Spec, Settings>) {
+  const api = scope.api.machines;
+  if (!api) throw new Error("MachinePool Machines need scope.api.machines");
+  return api;
 }
 
 /** Plans and executes scaling, rolling and remediation. */
@@ -100,10 +129,15 @@ export const scalePhase: PoolPhase<unknown, unknown> = {
     );
     const native = options.useNativeRollout ? scope.driver.nativeRollout : undefined;
     const available = await availability(scope);
+    const machines = scope.state.machines;
+    const instances = machines
+      ? group.instances.filter((i) => !machines.leaving.has(i.id))
+      : group.instances;
     const plan = planPool({
       desired,
-      groupDesired: group.desiredReplicas,
-      instances: group.instances,
+      groupDesired: group.desiredReplicas - (machines?.pendingShrink ?? 0),
+      instances,
+      ...(machines ? { deleteFirst: (i: PoolInstance) => machines.deletePriority.has(i.id) } : {}),
       isUpToDate,
       // Unknown availability: scale and provision on instance state (no deadlock on a cluster whose
       // Nodes core has not initialized yet), but roll nothing.
@@ -113,7 +147,7 @@ export const scalePhase: PoolPhase<unknown, unknown> = {
       externallyManaged: external,
       skipReplacement: native !== undefined,
     });
-    const live = liveInstances(group.instances);
+    const live = liveInstances(instances);
     scope.state.strategy = strategy;
     scope.state.plan = plan;
     scope.state.outdated = live.filter((i) => !isUpToDate(i)).length;

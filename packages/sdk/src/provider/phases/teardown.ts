@@ -9,7 +9,30 @@ import { isFailureOf } from "../errors.js";
 import { liveInstances } from "../instances.js";
 import type { PoolPhase } from "../pipeline.js";
 import { PoolReasons } from "../reasons.js";
+import type { PoolScope } from "../scope.js";
 import { modelInGroup, templateMethods } from "./model.js";
+
+/**
+ * MachinePool Machines: once the group is gone, so are the instances; the InfraMachines go too
+ * (the garbage collector would take them after the pool, but not every cluster runs one, and a
+ * Machine being deleted waits for its InfraMachine).
+ */
+async function releaseInfraMachines<Spec, Settings>(scope: PoolScope<Spec, Settings>) {
+  const kind = scope.options.machines;
+  const api = scope.api.machines;
+  if (!kind || !api) return;
+  const { infraMachines } = await api.list();
+  for (const im of infraMachines) {
+    if (im.metadata?.finalizers?.includes(kind.finalizer)) await api.removeFinalizer(im);
+    if (!im.metadata?.deletionTimestamp) await api.delete(im);
+  }
+  if (infraMachines.length > 0) {
+    scope.log.info(
+      { infraMachines: infraMachines.length },
+      "group deleted; InfraMachines released",
+    );
+  }
+}
 
 /** Deletes the group, then the template. */
 export const teardownPhase: PoolPhase<unknown, unknown> = {
@@ -43,6 +66,7 @@ export const teardownPhase: PoolPhase<unknown, unknown> = {
         requeueAfterMs: scope.options.pollMs,
       };
     }
+    await releaseInfraMachines(scope);
     if (!modelInGroup(scope.driver)) {
       const { deleteTemplate } = templateMethods(scope.driver);
       try {

@@ -1,0 +1,248 @@
+/**
+ * The `machines` phase (MachinePool Machines, R11): runs after `group` and before `scale` when the
+ * pool's kind has an InfraMachine kind. It deletes the instances whose InfraMachine core's Machine
+ * controller is deleting (after it drained the Node) and then lets the InfraMachine go, keeps one
+ * InfraMachine per instance with a providerID, removes the ones whose instance vanished (through
+ * their Machine, so core deletes the Node), and tells `scale` which instances are on their way out.
+ *
+ * @module
+ */
+import type { Machine } from "../../api/cluster.x-k8s.io/v1beta2.js";
+import { getCondition, setCondition } from "../../conditions/v1beta2.js";
+import { Labels } from "../../contract/constants.js";
+import type { InfraMachineObject } from "../../crd/machine.js";
+import type { PoolInstance } from "../driver.js";
+import { isFailureOf } from "../errors.js";
+import {
+  desiredInfraMachine,
+  hasDeletePriority,
+  type InfraMachineKind,
+  infraMachineStatus,
+  instanceReadyState,
+  isDeleting,
+  type MachinesState,
+  machinesByInfraMachine,
+  type PoolMachinesApi,
+} from "../machines.js";
+import type { PoolPhase } from "../pipeline.js";
+import type { PoolScope } from "../scope.js";
+import { stableStringify } from "../stamp.js";
+import { need } from "../state.js";
+
+const GONE = new Set(["terminating", "terminated"]);
+
+function machinesApi<Spec, Settings>(scope: PoolScope<Spec, Settings>): PoolMachinesApi {
+  const api = scope.api.machines;
+  if (!api) {
+    throw new Error(
+      "the machines phase needs scope.api.machines (the kit provides it when the pool kind has an InfraMachine kind)",
+    );
+  }
+  return api;
+}
+
+/**
+ * Deletes an instance whose InfraMachine is being deleted: shrinking the group while it is larger
+ * than the pool needs (a scale-down or a surge), else letting the cloud replace it (a user or a
+ * MachineHealthCheck deleted the Machine; the MachinePool still wants as many replicas).
+ */
+async function deleteDrainedInstance<Spec, Settings>(
+  scope: PoolScope<Spec, Settings>,
+  instance: PoolInstance,
+  machineName: string,
+  groupSize: number,
+  desired: number,
+): Promise<"shrink" | "replace"> {
+  const mode = !scope.state.external && groupSize > desired ? "shrink" : "replace";
+  try {
+    await scope.call("deleteInstance", (ctx) => scope.driver.deleteInstance(ctx, instance, mode));
+  } catch (error) {
+    if (!isFailureOf(error, "notFound")) throw error;
+  }
+  scope.memory.forget(instance.providerID, scope.clock.now());
+  scope.events.normal(
+    mode === "shrink" ? "InstanceDeleted" : "InstanceReplaced",
+    `Machine ${machineName} was drained and its InfraMachine deleted: deleting instance ${instance.id} (${mode})`,
+    { instance: instance.id, mode },
+  );
+  return mode;
+}
+
+/** Keeps the InfraMachines of MachinePool Machines in step with the group's instances. */
+export const machinesPhase: PoolPhase<unknown, unknown> = {
+  name: "machines",
+  async run(scope) {
+    const kind = scope.options.machines;
+    if (!kind) return undefined;
+    const api = machinesApi(scope);
+    const group = need(scope.state.group ?? undefined, "group", "observe");
+    const desired = need(scope.state.desired, "desired replicas", "group");
+    const isUpToDate = need(scope.state.isUpToDate, "up-to-date check", "template");
+    const machinePool = need(scope.machinePool, "owner MachinePool", "guards");
+    // R11: core creates Machines only once the pool names its InfraMachine kind.
+    if (scope.pool.status?.infrastructureMachineKind !== kind.kind) {
+      scope.pool.status = { ...scope.pool.status, infrastructureMachineKind: kind.kind };
+    }
+
+    const { infraMachines, machines } = await api.list();
+    const machineOfIm = machinesByInfraMachine(kind.kind, machines);
+    const byProviderID = new Map<string, PoolInstance>();
+    for (const instance of group.instances) {
+      if (instance.providerID !== "" && instance.state !== "terminated") {
+        byProviderID.set(instance.providerID, instance);
+      }
+    }
+    const leaving = new Set<string>();
+    const draining = new Set<string>();
+    const machineOf = new Map<string, Machine>();
+    const deletePriority = new Set<string>();
+    const covered = new Set<string>();
+    let groupSize = group.desiredReplicas;
+
+    for (const im of infraMachines) {
+      const name = im.metadata?.name ?? "";
+      const providerID = im.spec?.providerID ?? "";
+      const instance = byProviderID.get(providerID);
+      const machine = machineOfIm.get(name);
+      if (instance) {
+        covered.add(instance.providerID);
+        if (machine) machineOf.set(instance.id, machine);
+        if (hasDeletePriority(machine)) deletePriority.add(instance.id);
+      }
+      if (isDeleting(im)) {
+        // Core's Machine controller drained the Node and deletes the InfraMachine: the instance goes.
+        if (instance && !GONE.has(instance.state)) {
+          const mode = await deleteDrainedInstance(scope, instance, name, groupSize, desired);
+          if (mode === "shrink") groupSize--;
+          leaving.add(instance.id);
+        } else if (instance) {
+          leaving.add(instance.id);
+        } else if (im.metadata?.finalizers?.includes(kind.finalizer)) {
+          await api.removeFinalizer(im);
+          scope.log.info({ infraMachine: name }, "instance gone; InfraMachine released");
+        }
+        continue;
+      }
+      if (!instance) {
+        // The instance vanished without the kit (out of band, or the kit deleted it before core made
+        // a Machine): its Machine goes, so core deletes the Node; without a Machine the object goes.
+        if (machine && !isDeleting(machine)) {
+          await api.deleteMachine(machine);
+          scope.events.normal(
+            "MachineDeleted",
+            `deleting Machine ${machine.metadata?.name}: its instance (${providerID}) is gone`,
+            { machine: machine.metadata?.name },
+          );
+        } else if (!machine) {
+          if (im.metadata?.finalizers?.includes(kind.finalizer)) await api.removeFinalizer(im);
+          await api.delete(im);
+          scope.log.info(
+            { infraMachine: name },
+            "instance gone before its Machine; InfraMachine deleted",
+          );
+        }
+        continue;
+      }
+      if (machine && isDeleting(machine)) {
+        draining.add(instance.id);
+        leaving.add(instance.id);
+      }
+      await syncStatus(scope, api, im, instance, isUpToDate(instance));
+    }
+
+    // One InfraMachine per instance that has a providerID (none with an empty one).
+    const owner = {
+      pool: {
+        apiVersion: need(scope.pool.apiVersion, "pool's apiVersion", "guards"),
+        kind: need(scope.pool.kind, "pool's kind", "guards"),
+        name: scope.key.name,
+        namespace: scope.key.namespace,
+        uid: scope.pool.metadata?.uid ?? "",
+      },
+      machinePoolName: machinePool.metadata?.name ?? "",
+      clusterName: scope.clusterName ?? "",
+      watchFilter: scope.pool.metadata?.labels?.[Labels.WatchFilter],
+    };
+    for (const instance of group.instances) {
+      if (instance.providerID === "" || GONE.has(instance.state)) continue;
+      if (covered.has(instance.providerID)) continue;
+      const im = desiredInfraMachine(kind, owner, instance);
+      im.status = withReady(
+        scope,
+        infraMachineStatus(instance, isUpToDate(instance), undefined),
+        instance,
+      );
+      scope.fence();
+      await api.create(im);
+    }
+
+    // Machines core made for InfraMachines that are gone (a race with the kit's own cleanup).
+    const known = new Set(infraMachines.map((im) => im.metadata?.name ?? ""));
+    for (const machine of machines) {
+      const ref = machine.spec?.infrastructureRef;
+      if (isDeleting(machine) || ref?.kind !== kind.kind || known.has(ref.name)) continue;
+      if (await api.exists(scope.key.namespace, ref.name)) continue;
+      await api.deleteMachine(machine);
+      scope.events.normal(
+        "MachineDeleted",
+        `deleting Machine ${machine.metadata?.name}: its InfraMachine ${ref.name} is gone`,
+        { machine: machine.metadata?.name },
+      );
+    }
+
+    const pendingShrink = scope.state.external
+      ? 0
+      : Math.min(draining.size, Math.max(0, groupSize - desired));
+    const state: MachinesState = { leaving, pendingShrink, machineOf, deletePriority };
+    scope.state.machines = state;
+    if (groupSize !== group.desiredReplicas) {
+      scope.state.group = { ...group, desiredReplicas: groupSize };
+    }
+    return undefined;
+  },
+};
+
+function withReady<Spec, Settings>(
+  scope: PoolScope<Spec, Settings>,
+  status: NonNullable<InfraMachineObject["status"]>,
+  instance: PoolInstance,
+  previous?: InfraMachineObject["status"],
+): NonNullable<InfraMachineObject["status"]> {
+  const holder = { status: { ...status, conditions: previous?.conditions ?? [] } };
+  setCondition(
+    holder as never,
+    { type: "Ready", ...instanceReadyState(instance) },
+    {
+      clock: scope.clock,
+    },
+  );
+  return holder.status;
+}
+
+async function syncStatus<Spec, Settings>(
+  scope: PoolScope<Spec, Settings>,
+  api: PoolMachinesApi,
+  im: InfraMachineObject,
+  instance: PoolInstance,
+  upToDate: boolean,
+): Promise<void> {
+  const previous = im.status;
+  const next = withReady(
+    scope,
+    infraMachineStatus(instance, upToDate, previous),
+    instance,
+    previous,
+  );
+  const { conditions: before, ...restBefore } = previous ?? {};
+  const { conditions: after, ...restAfter } = next;
+  const readyBefore = getCondition({ status: { conditions: before } } as never, "Ready");
+  const readyAfter = getCondition({ status: { conditions: after } } as never, "Ready");
+  const same =
+    stableStringify(restBefore) === stableStringify(restAfter) &&
+    readyBefore?.status === readyAfter?.status &&
+    readyBefore?.reason === readyAfter?.reason &&
+    readyBefore?.message === readyAfter?.message;
+  if (same) return;
+  scope.fence();
+  await api.writeStatus(im, next);
+}

@@ -267,12 +267,15 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
       // The runtime grew by the ClusterCache (workload clusters) and the secure diagnostics server.
       ["@capi-ts/sdk/runtime", "dist/runtime/index.d.ts", 125 * kib],
       ["@capi-ts/sdk/provider", "dist/provider/index.d.ts", 500 * kib],
-      ["@capi-ts/sdk/crd", "dist/crd/index.d.ts", 40 * kib],
-      ["@capi-ts/sdk/contract", "dist/contract/index.d.ts", 185 * kib],
+      // crd and manifests grew by the InfraMachine kind of MachinePool Machines (43 / 49 KiB).
+      ["@capi-ts/sdk/crd", "dist/crd/index.d.ts", 50 * kib],
+      // The contract layer took over CAPI's watch pieces from the runtime (watch filter, paused
+      // predicate, cluster-name index), which name the runtime's controller types: 187 KiB.
+      ["@capi-ts/sdk/contract", "dist/contract/index.d.ts", 215 * kib],
       ["@capi-ts/sdk/patch", "dist/patch/index.d.ts", 175 * kib],
       ["@capi-ts/sdk/conditions", "dist/conditions/index.d.ts", 40 * kib],
       ["@capi-ts/sdk/webhook", "dist/webhook/index.d.ts", 530 * kib],
-      ["@capi-ts/sdk/manifests", "dist/manifests/index.d.ts", 45 * kib],
+      ["@capi-ts/sdk/manifests", "dist/manifests/index.d.ts", 55 * kib],
       ["@capi-ts/sdk/api", "dist/api/index.d.ts", 1600 * kib],
       ...apiVersions.map((path): [string, string, number] => [
         `@capi-ts/sdk/${path}`,

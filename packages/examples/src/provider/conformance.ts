@@ -27,7 +27,7 @@ import {
   scaleSetClient,
 } from "../cloud/index.js";
 import { type FakeCloudGroupSettings, fakeCloudDriver, resourceName } from "./driver.js";
-import { FakeCloudMachinePool } from "./kind.js";
+import { FakeCloudMachinePool, fakeCloudKind } from "./kind.js";
 import { fakeScaleSetDriver } from "./scaleset-driver.js";
 import type { FakeCloudMachinePoolSpec } from "./spec.js";
 
@@ -66,6 +66,11 @@ export interface FakeCloudConformanceOptions {
    * retries an unreachable workload cluster without backoff).
    */
   clusterCache?: ClusterCacheTimings;
+  /**
+   * MachinePool Machines (R11): the kit keeps a `FakeCloudMachinePoolMachine` per instance and
+   * deletes instances through core's Machines; the suite adds its MachinePool Machines scenarios.
+   */
+  machinePoolMachines?: boolean;
   /** Suite options to override (scenarios, timeouts). */
   suite?: Partial<MachinePoolConformanceOptions>;
 }
@@ -84,12 +89,10 @@ export function fakeCloudConformance(
   options: FakeCloudConformanceOptions = {},
 ): MachinePoolConformanceOptions {
   const identity = "fakecloud-provider";
+  const kind = fakeCloudKind({ machinePoolMachines: options.machinePoolMachines ?? false });
   return {
-    name:
-      options.shape === "scaleSet"
-        ? `${FakeCloudMachinePool.kind} (scale-set cloud)`
-        : FakeCloudMachinePool.kind,
-    kind: FakeCloudMachinePool,
+    name: `${FakeCloudMachinePool.kind}${options.shape === "scaleSet" ? " (scale-set cloud)" : ""}${options.machinePoolMachines ? " with MachinePool Machines" : ""}`,
+    kind,
     poolSpec: { instanceType: "small", minSize: 0, maxSize: 10 },
     templateChange: (spec) => ({ ...spec, instanceType: "medium" }),
     async startProvider(env): Promise<ConformanceProvider> {
@@ -126,7 +129,7 @@ export function fakeCloudConformance(
         readiness: "node",
         ...options.controller,
         manager,
-        kind: FakeCloudMachinePool,
+        kind,
       });
       const running = manager.start();
       await manager.elected();

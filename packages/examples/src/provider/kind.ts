@@ -14,7 +14,7 @@ import { FakeCloudMachinePoolSpecSchema } from "./spec.js";
  * @example
  * ```ts
  * await api.installCRDs([FakeCloudMachinePool.crd]);
- * console.log(FakeCloudMachinePool.toYAML()); // CRD, template CRD and ClusterRole for kubectl apply
+ * console.log(FakeCloudMachinePool.toYAML()); // CRDs (pool, template, InfraMachine) and ClusterRole
  * ```
  */
 export const FakeCloudMachinePool = defineInfraMachinePool({
@@ -23,5 +23,24 @@ export const FakeCloudMachinePool = defineInfraMachinePool({
   versions: ["v1beta2"],
   spec: FakeCloudMachinePoolSpecSchema,
   shortNames: ["fcmp"],
+  // The InfraMachine kind FakeCloudMachinePoolMachine; the kit uses it only when the controller is
+  // given a kind with `machine` (see withMachinePoolMachines).
+  machinePoolMachines: true,
   description: "A pool of instances in the fake scaling-group cloud, managed as one scaling group.",
 });
+
+/**
+ * The kind as the controller and the conformance suite get it: with MachinePool Machines (one
+ * `FakeCloudMachinePoolMachine` per instance, deletions through core's Machines) or without (the
+ * default: the pool alone).
+ *
+ * @example
+ * ```ts
+ * machinePoolController(driver, { manager, kind: fakeCloudKind({ machinePoolMachines: true }) });
+ * ```
+ */
+export function fakeCloudKind(options: { machinePoolMachines?: boolean } = {}) {
+  return options.machinePoolMachines
+    ? FakeCloudMachinePool
+    : { ...FakeCloudMachinePool, machine: undefined };
+}

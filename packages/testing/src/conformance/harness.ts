@@ -13,6 +13,11 @@ import { type CapiCore, markWorkloadClusterReady, startCapiCore } from "../capi/
 import { type RealCapiCore, startControlPlane } from "../controlplane/index.js";
 import { capiCrdsFolder } from "../crds.js";
 import { ConformanceError, InvariantMonitor, type PoolObject } from "./invariants.js";
+import {
+  MACHINE_POOL_MACHINES_SCENARIOS,
+  type MachinesScenarioHost,
+  machinePoolMachinesScenarios,
+} from "./machines.js";
 import type {
   ConformanceCore,
   ConformancePool,
@@ -55,6 +60,7 @@ export const CONFORMANCE_SCENARIOS: readonly {
   { id: "cloudThrottling", title: "cloud throttling" },
   { id: "apiServerFaults", title: "API server errors and cut watches" },
   ...WORKLOAD_CLUSTER_SCENARIOS,
+  ...MACHINE_POOL_MACHINES_SCENARIOS,
   { id: "watchFilter", title: "a pool outside the watch filter is never touched (R20)" },
   { id: "cleanup", title: "every pool deleted leaves nothing behind" },
 ];
@@ -95,6 +101,72 @@ const TRANSIENT_CORE_ERRORS = [
   "connection to the workload cluster is down",
   "the object has been modified",
 ];
+
+/** The kind of the suite's externally managed control planes (see {@link managedControlPlaneCrd}). */
+const MANAGED_CONTROL_PLANE = {
+  group: "controlplane.cluster.x-k8s.io",
+  kind: "ConformanceControlPlane",
+  plural: "conformancecontrolplanes",
+} as const;
+
+const ManagedControlPlanes = {
+  group: MANAGED_CONTROL_PLANE.group,
+  version: "v1beta2",
+  kind: MANAGED_CONTROL_PLANE.kind,
+  plural: MANAGED_CONTROL_PLANE.plural,
+  scope: "Namespaced",
+  subresources: { status: true },
+} as ResourceDescriptor<Obj>;
+
+/**
+ * The CRD of the suite's control planes: objects that say `status.externalManagedControlPlane: true`,
+ * so that core treats each suite Cluster as one whose control plane lives elsewhere. Core's Machine
+ * controller drains and deletes a Node only in a cluster with control-plane Machines or such a
+ * control plane (`isDeleteNodeAllowed`).
+ */
+function managedControlPlaneCrd(): Record<string, unknown> {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: {
+      name: `${MANAGED_CONTROL_PLANE.plural}.${MANAGED_CONTROL_PLANE.group}`,
+      labels: { "cluster.x-k8s.io/v1beta2": "v1beta2" },
+    },
+    spec: {
+      group: MANAGED_CONTROL_PLANE.group,
+      names: {
+        kind: MANAGED_CONTROL_PLANE.kind,
+        listKind: `${MANAGED_CONTROL_PLANE.kind}List`,
+        plural: MANAGED_CONTROL_PLANE.plural,
+        singular: MANAGED_CONTROL_PLANE.kind.toLowerCase(),
+      },
+      scope: "Namespaced",
+      versions: [
+        {
+          name: "v1beta2",
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              properties: {
+                apiVersion: { type: "string" },
+                kind: { type: "string" },
+                metadata: { type: "object" },
+                spec: { type: "object" },
+                status: {
+                  type: "object",
+                  properties: { externalManagedControlPlane: { type: "boolean" } },
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
 
 /** The API server the suite runs on, whichever core judges. */
 interface SuiteBackend {
@@ -216,7 +288,12 @@ export class MachinePoolConformance {
    */
   async start(): Promise<void> {
     const kind = this.#options.kind;
-    const providerCrds = [kind.crd, ...(kind.templateCrd ? [kind.templateCrd] : [])];
+    const providerCrds = [
+      managedControlPlaneCrd(),
+      kind.crd,
+      ...(kind.templateCrd ? [kind.templateCrd] : []),
+      ...(kind.machine ? [kind.machine.crd] : []),
+    ];
     if (this.core === "real") {
       // The workload cluster is a second kube-apiserver + etcd (no core, no CRDs): Nodes live only
       // there, and core and the provider reach it only through the <cluster>-kubeconfig Secret.
@@ -284,22 +361,7 @@ export class MachinePoolConformance {
       watchFilterValue: WATCH_FILTER_VALUE,
       isTokenValid: (token) => core.bootstrap?.isTokenValid(token) ?? true,
     });
-    await this.#client.create(Clusters, {
-      apiVersion: "cluster.x-k8s.io/v1beta2",
-      kind: "Cluster",
-      metadata: {
-        name: CLUSTER,
-        namespace: NAMESPACE,
-        labels: { [WATCH_FILTER_LABEL]: WATCH_FILTER_VALUE },
-      },
-      spec: {
-        infrastructureRef: {
-          apiGroup: "infrastructure.cluster.x-k8s.io",
-          kind: "DevCluster",
-          name: CLUSTER,
-        },
-      },
-    });
+    await this.#createCluster(CLUSTER, WATCH_FILTER_VALUE);
     // The workload cluster is reached as core reaches one: through the <cluster>-kubeconfig Secret,
     // once the Cluster reports its control plane initialized.
     await markWorkloadClusterReady(
@@ -440,6 +502,14 @@ export class MachinePoolConformance {
         () => w.skipReason(),
         () => w.run(),
       ]),
+      ...machinePoolMachinesScenarios(() => this.#machinesHost()).map(
+        (m): [string, string, () => string | undefined, () => Promise<void>] => [
+          m.id,
+          m.title,
+          () => m.skipReason(),
+          () => m.run(),
+        ],
+      ),
       [
         "watchFilter",
         "a pool outside the watch filter is never touched (R20)",
@@ -541,14 +611,61 @@ export class MachinePoolConformance {
     };
   }
 
-  /** Creates a Cluster labelled for `watchFilter` (no-op when it exists). */
+  /** What the MachinePool Machines scenarios get. */
+  #machinesHost(): MachinesScenarioHost {
+    const { api, client, provider } = this.#env;
+    this.#workloadClient ??= new KubeClient(api.workloadKubeConfig, {
+      fieldManager: FIELD_MANAGER,
+    });
+    return {
+      client,
+      workload: this.#workloadClient,
+      pools: this.#pools,
+      kind: this.#options.kind,
+      provider,
+      createPool: (replicas) => this.#createPool(replicas),
+      setReplicas: (pool, replicas) => this.#setReplicas(pool, replicas),
+      converged: (pool, replicas) => this.#converged(pool, replicas),
+      deletePool: (pool) => this.#deletePool(pool),
+      until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),
+    };
+  }
+
+  /**
+   * Creates a Cluster labelled for `watchFilter` (no-op when it exists), with a control plane that
+   * is managed outside the cluster (as EKS, AKS or GKE): without control-plane Machines, core's
+   * Machine controller would neither drain nor delete the Nodes of deleted Machines.
+   */
   async #createCluster(name: string, watchFilter: string): Promise<void> {
-    await this.#env.client
+    const client = this.#client;
+    if (!client) throw new Error("MachinePoolConformance: no client yet");
+    const controlPlane = await client
+      .create(ManagedControlPlanes, {
+        apiVersion: `${MANAGED_CONTROL_PLANE.group}/v1beta2`,
+        kind: MANAGED_CONTROL_PLANE.kind,
+        metadata: { name, namespace: NAMESPACE, labels: { [WATCH_FILTER_LABEL]: watchFilter } },
+        spec: {},
+      })
+      .catch((error: unknown) => {
+        if (!isAlreadyExists(error)) throw error;
+        return undefined;
+      });
+    if (controlPlane) {
+      await client.mergePatchStatus(ManagedControlPlanes, controlPlane, {
+        status: { externalManagedControlPlane: true },
+      });
+    }
+    await client
       .create(Clusters, {
         apiVersion: "cluster.x-k8s.io/v1beta2",
         kind: "Cluster",
         metadata: { name, namespace: NAMESPACE, labels: { [WATCH_FILTER_LABEL]: watchFilter } },
         spec: {
+          controlPlaneRef: {
+            apiGroup: MANAGED_CONTROL_PLANE.group,
+            kind: MANAGED_CONTROL_PLANE.kind,
+            name,
+          },
           infrastructureRef: {
             apiGroup: "infrastructure.cluster.x-k8s.io",
             kind: "DevCluster",
@@ -775,6 +892,16 @@ export class MachinePoolConformance {
       }
     } catch {
       // The pool is gone: the message says what was waited for.
+    }
+    // On real core, its latest errors about the pool's objects (Machines included) often name the cause.
+    const realCore = this.#api?.realCore;
+    if (realCore) {
+      const recent = realCore
+        .reconcileErrors({ namespace: NAMESPACE })
+        .filter((e) => e.name.startsWith(pool.name) && Date.now() - e.at.getTime() < 30_000)
+        .slice(-2);
+      for (const e of recent)
+        parts.push(`core's ${e.controller} controller failed ${e.kind} ${e.name}: ${e.error}`);
     }
     const live = await Promise.resolve(this.#env.provider.cloud.liveProviderIds(pool)).catch(
       () => [] as string[],
@@ -1242,26 +1369,7 @@ export class MachinePoolConformance {
   async #watchFilter(): Promise<void> {
     const { client, provider } = this.#env;
     const other = "another-team";
-    await client
-      .create(Clusters, {
-        apiVersion: "cluster.x-k8s.io/v1beta2",
-        kind: "Cluster",
-        metadata: {
-          name: OTHER_CLUSTER,
-          namespace: NAMESPACE,
-          labels: { [WATCH_FILTER_LABEL]: other },
-        },
-        spec: {
-          infrastructureRef: {
-            apiGroup: "infrastructure.cluster.x-k8s.io",
-            kind: "DevCluster",
-            name: OTHER_CLUSTER,
-          },
-        },
-      })
-      .catch((error: unknown) => {
-        if (!String(error).includes("AlreadyExists") && !String(error).includes("409")) throw error;
-      });
+    await this.#createCluster(OTHER_CLUSTER, other);
     await markWorkloadClusterReady(
       client,
       { namespace: NAMESPACE, name: OTHER_CLUSTER },

@@ -9,6 +9,10 @@ export {
   InvariantMonitor,
   type PoolObject,
 } from "./invariants.js";
+export {
+  MACHINE_POOL_MACHINES_SCENARIOS,
+  type MachinePoolMachinesScenario,
+} from "./machines.js";
 export type * from "./types.js";
 export {
   LATE_NODE_JOIN_MS,

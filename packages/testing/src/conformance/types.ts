@@ -1,4 +1,5 @@
 import type { KubeConfig } from "@kubernetes/client-node";
+import type { MachinePoolMachinesScenario } from "./machines.js";
 import type { WorkloadClusterScenario } from "./workload.js";
 
 /** A pool the suite created: the InfraMachinePool and its MachinePool share this name. */
@@ -32,6 +33,13 @@ export interface ConformanceKind {
   readonly templateCrd?: Record<string, unknown>;
   /** The ClusterRole aggregated into core's manager (`rbac.aggregatedClusterRole`). */
   readonly clusterRole?: Record<string, unknown>;
+  /**
+   * The InfraMachine kind of MachinePool Machines (R11), when the provider offers them
+   * (`defineInfraMachinePool({ machinePoolMachines: true }).machine` fits): its CRD is installed and
+   * the MachinePool Machines scenarios run (`machinePoolMachines`, `machineDeletePriority`,
+   * `machineDeleted`). Leave it out for a provider that runs without them.
+   */
+  readonly machine?: { readonly kind: string; readonly crd: Record<string, unknown> } | undefined;
 }
 
 /** Who may change the cloud behind the provider's back; each enables the scenarios that need it. */
@@ -134,6 +142,7 @@ export type ConformanceScenario =
   | "cloudThrottling"
   | "apiServerFaults"
   | WorkloadClusterScenario
+  | MachinePoolMachinesScenario
   | "watchFilter"
   | "cleanup";
 

@@ -23,7 +23,8 @@ export type ComponentKind = Pick<
   | "templateCrd"
   | "clusterRole"
   | "templateResource"
->;
+> &
+  Partial<Pick<InfraMachinePoolDefinition<never, never>, "machine">>;
 
 /** Options of {@link renderComponents}. */
 export interface ComponentsOptions {
@@ -106,7 +107,8 @@ export function renderComponents(options: ComponentsOptions): Manifest[] {
     },
   ];
   for (const kind of options.kinds) {
-    for (const crd of [kind.crd, kind.templateCrd]) objects.push(structuredClone(crd));
+    for (const crd of [kind.crd, kind.templateCrd, ...(kind.machine ? [kind.machine.crd] : [])])
+      objects.push(structuredClone(crd));
     objects.push(structuredClone(kind.clusterRole));
   }
   const rules = mergeRules([

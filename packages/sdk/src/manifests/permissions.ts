@@ -24,7 +24,9 @@ export interface KitPermissionOptions {
  * from what it does: it watches its pools (updates `spec.providerIDList` and finalizers, patches
  * status), reads templates, watches MachinePools (and writes `spec.replicas` under an external
  * autoscaler), watches Clusters, reads bootstrap and kubeconfig Secrets, records
- * Events, and holds a Lease for leader election (namespaced; see {@link leaderElectionRules}).
+ * Events, and holds a Lease for leader election (namespaced; see {@link leaderElectionRules}). With
+ * MachinePool Machines (`definition.machine`) it also writes the InfraMachine kind and deletes
+ * Machines.
  *
  * @example
  * ```ts
@@ -35,7 +37,8 @@ export function kitPermissions(
   definition: Pick<
     InfraMachinePoolDefinition<never, never>,
     "group" | "plural" | "templateResource"
-  >,
+  > &
+    Partial<Pick<InfraMachinePoolDefinition<never, never>, "machine">>,
   options: KitPermissionOptions = {},
 ): PolicyRule[] {
   const { group, plural } = definition;
@@ -65,6 +68,28 @@ export function kitPermissions(
     { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
     { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
   ];
+  const machine = definition.machine;
+  if (machine) {
+    // MachinePool Machines: the kit creates, updates and deletes one InfraMachine per instance and
+    // deletes Machines (core drains their Nodes); it reads Machines to know which instance is whose.
+    rules.push(
+      {
+        apiGroups: [group],
+        resources: [machine.plural],
+        verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
+      },
+      {
+        apiGroups: [group],
+        resources: [`${machine.plural}/status`],
+        verbs: ["get", "patch", "update"],
+      },
+      {
+        apiGroups: ["cluster.x-k8s.io"],
+        resources: ["machines"],
+        verbs: ["delete", "get", "list", "watch"],
+      },
+    );
+  }
   if (options.nodes ?? false) {
     rules.push({ apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] });
   }

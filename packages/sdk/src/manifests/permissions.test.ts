@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineInfraMachinePool } from "../crd/define.js";
+import { kitPermissions } from "./permissions.js";
+
+describe("kitPermissions with MachinePool Machines", () => {
+  it("widens the kit's role by the InfraMachine kind and Machine deletion, only when the kind has one", () => {
+    const definition = (machinePoolMachines: boolean) =>
+      defineInfraMachinePool({
+        group: "infrastructure.foo.com",
+        kind: "FooMachinePool",
+        versions: ["v1beta2"],
+        spec: z.object({}),
+        machinePoolMachines,
+      });
+    const without = JSON.stringify(kitPermissions(definition(false)));
+    expect(without).not.toContain('"machines"');
+    expect(without).not.toContain("foomachinepoolmachines");
+    const withMachines = kitPermissions(definition(true));
+    expect(withMachines).toContainEqual({
+      apiGroups: ["cluster.x-k8s.io"],
+      resources: ["machines"],
+      verbs: ["delete", "get", "list", "watch"],
+    });
+    expect(withMachines).toContainEqual({
+      apiGroups: ["infrastructure.foo.com"],
+      resources: ["foomachinepoolmachines"],
+      verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
+    });
+  });
+});

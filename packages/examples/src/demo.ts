@@ -58,6 +58,7 @@ const Pools: ResourceDescriptor<Obj> = {
   subresources: { status: true },
 };
 const MachinePools = clusterv1beta2.MachinePoolResource as unknown as ResourceDescriptor<Obj>;
+const Machines = clusterv1beta2.MachineResource;
 const Clusters = clusterv1beta2.ClusterResource as unknown as ResourceDescriptor<Obj>;
 const KubeadmConfigs: ResourceDescriptor<Obj> = {
   group: "bootstrap.cluster.x-k8s.io",
@@ -78,15 +79,19 @@ type CoreChoice = "emulator" | "real";
 interface DemoArgs {
   kubeconfig?: string;
   core?: CoreChoice;
+  machinePoolMachines?: boolean;
 }
 
-const USAGE = `usage: ./dev demo [--core emulator|real] [--kubeconfig FILE]
+const USAGE = `usage: ./dev demo [--core emulator|real] [--kubeconfig FILE] [--machine-pool-machines]
   (no flags)             in-memory API server, CAPI core emulator
   --core real            real kube-apiserver + etcd + CAPI core ${capiRelease()} with its webhooks
                          (built by ./dev controlplane --capi on first use; needs Go)
   --kubeconfig FILE      a cluster running CAPI core (clusterctl init); the demo adds its CRD
   --kubeconfig FILE --core emulator
                          a cluster with only the CAPI CRDs; the emulator plays core there
+  --machine-pool-machines
+                         MachinePool Machines: an InfraMachine per instance, a Machine for each,
+                         instances deleted through their Machine (core drains the Node first)
 `;
 
 function parseArgs(argv: string[]): DemoArgs {
@@ -103,6 +108,8 @@ function parseArgs(argv: string[]): DemoArgs {
       if (core !== "emulator" && core !== "real")
         throw new Error(`--core takes "emulator" or "real", not ${JSON.stringify(core)}\n${USAGE}`);
       out.core = core;
+    } else if (arg === "--machine-pool-machines") {
+      out.machinePoolMachines = true;
     } else if (arg === "--help" || arg === "-h") {
       process.stdout.write(USAGE);
       process.exit(0);
@@ -227,10 +234,15 @@ interface Snapshot {
   ready: string;
   paused: string;
   instances: string;
+  machines: string;
 }
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  const providerCrds = [
+    FakeCloudMachinePool.crd,
+    ...(FakeCloudMachinePool.machine ? [FakeCloudMachinePool.machine.crd] : []),
+  ];
   heading("setup");
   let kubeConfig: KubeConfig;
   let stopApi: () => Promise<void> = async () => undefined;
@@ -255,7 +267,7 @@ async function main(): Promise<void> {
   } else if (args.core === "real") {
     await ensureRealCore();
     const cp = await startControlPlane({ capiCore: true, requestLog: true });
-    await cp.installCRDs([FakeCloudMachinePool.crd]);
+    await cp.installCRDs(providerCrds);
     kubeConfig = cp.kubeConfig;
     stopApi = () => cp.stop();
     providerWrites = () => cp.requests().filter(isProviderWrite).length;
@@ -266,7 +278,7 @@ async function main(): Promise<void> {
   } else {
     const api = await startApiServer();
     await api.installCRDs([capiCrdsFolder]);
-    await api.installCRDs([FakeCloudMachinePool.crd]);
+    await api.installCRDs(providerCrds);
     kubeConfig = api.kubeConfig;
     stopApi = () => api.stop();
     providerWrites = () => api.requests(isProviderWrite).length;
@@ -297,8 +309,11 @@ async function main(): Promise<void> {
     logger: { level: process.env.DEMO_LOG ?? "silent" } as never,
     driver: { defaultZones: ["zone-a", "zone-b"], busyRetryMs: 200 },
     controller: { pollIntervalMs: 100, resyncPeriodMs: 2000, readiness: "node" },
+    machinePoolMachines: args.machinePoolMachines ?? false,
   });
-  say("FakeCloudMachinePool provider running");
+  say(
+    `FakeCloudMachinePool provider running${args.machinePoolMachines ? " with MachinePool Machines (a FakeCloudMachinePoolMachine per instance)" : ""}`,
+  );
   say(
     "legend: desired = MachinePool.spec.replicas; observed = status.replicas of pool/MachinePool;",
   );
@@ -310,10 +325,13 @@ async function main(): Promise<void> {
   // Live progress: one line per change of what a person would look at.
   let previous: Snapshot | undefined;
   const observe = async (): Promise<void> => {
-    const [pool, mp, nodes] = await Promise.all([
+    const [pool, mp, nodes, machines] = await Promise.all([
       client.get(Pools, { namespace: NAMESPACE, name: POOL }).catch(() => undefined),
       client.get(MachinePools, { namespace: NAMESPACE, name: POOL }).catch(() => undefined),
       client.list(NodeResource),
+      args.machinePoolMachines
+        ? client.list(Machines, { namespace: NAMESPACE }).then((l) => l.items)
+        : Promise.resolve([]),
     ]);
     const ids = pool?.spec?.providerIDList ?? [];
     const live = cloud.inspect.instances({ group: GROUP }).filter((i) => i.state !== "terminated");
@@ -326,6 +344,13 @@ async function main(): Promise<void> {
       ready: cond("Ready") ? `${cond("Ready")?.status}/${cond("Ready")?.reason}` : "-",
       paused: cond("Paused")?.status ?? "-",
       instances: live.map((i) => `${i.state[0]}v${i.templateVersion}`).join(",") || "none",
+      machines: machines
+        .map(
+          (m) =>
+            `${m.metadata?.deletionTimestamp ? "deleting" : m.status?.nodeRef ? "node" : "new"}`,
+        )
+        .sort()
+        .join(","),
     };
     if (previous && JSON.stringify(previous) === JSON.stringify(snap)) return;
     const changed = (key: keyof Snapshot) => !previous || previous[key] !== snap[key];
@@ -341,6 +366,8 @@ async function main(): Promise<void> {
     if (changed("ids")) say(`    providerIDList: ${snap.ids}`);
     if (changed("instances"))
       say(`    cloud instances (state+template version): ${snap.instances}`);
+    if (args.machinePoolMachines && changed("machines"))
+      say(`    Machines (new / with a node / deleting): ${snap.machines || "none"}`);
     previous = snap;
   };
   let watching = true;

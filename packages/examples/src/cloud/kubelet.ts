@@ -6,13 +6,14 @@
  *
  * @module
  */
+
+import { kubeletConditions } from "@capi-ts/testing";
 import {
   ApiException,
   CoreV1Api,
   type KubeConfig,
   PatchStrategy,
   setHeaderOptions,
-  type V1NodeCondition,
 } from "@kubernetes/client-node";
 import type { InstanceBoot, KubeletHooks } from "./cloud.js";
 
@@ -45,22 +46,6 @@ function isStatus(error: unknown, code: number): boolean {
   return error instanceof ApiException && error.code === code;
 }
 
-function readyCondition(
-  status: "True" | "Unknown",
-  reason: string,
-  message: string,
-): V1NodeCondition {
-  const now = new Date();
-  return {
-    type: "Ready",
-    status,
-    reason,
-    message,
-    lastHeartbeatTime: now,
-    lastTransitionTime: now,
-  };
-}
-
 /**
  * Kubelet hooks that keep Nodes in step with the fake cloud's instances.
  *
@@ -80,8 +65,9 @@ export function nodeRegistrar(options: NodeRegistrarOptions): KubeletHooks {
   const nodeName = options.nodeName ?? ((boot: InstanceBoot) => boot.instanceId);
   const taint = options.uninitializedTaint ?? true;
 
-  const setReady = async (name: string, condition: V1NodeCondition): Promise<void> => {
-    await core.patchNodeStatus({ name, body: { status: { conditions: [condition] } } }, mergePatch);
+  const setReady = async (name: string, ready: boolean): Promise<void> => {
+    const conditions = kubeletConditions(ready);
+    await core.patchNodeStatus({ name, body: { status: { conditions } } }, mergePatch);
   };
 
   return {
@@ -111,18 +97,12 @@ export function nodeRegistrar(options: NodeRegistrarOptions): KubeletHooks {
       } catch (error) {
         if (!isStatus(error, 409)) throw error;
       }
-      await setReady(
-        name,
-        readyCondition("True", "KubeletReady", "kubelet is posting ready status"),
-      );
+      await setReady(name, true);
     },
 
     async onLeave(boot) {
       try {
-        await setReady(
-          nodeName(boot),
-          readyCondition("Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status."),
-        );
+        await setReady(nodeName(boot), false);
       } catch (error) {
         if (!isStatus(error, 404)) throw error;
       }

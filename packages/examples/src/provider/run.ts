@@ -14,7 +14,7 @@ import {
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ScalingCloudClient } from "../cloud/index.js";
 import { type FakeCloudDriverOptions, fakeCloudDriver } from "./driver.js";
-import { FakeCloudMachinePool } from "./kind.js";
+import { fakeCloudKind } from "./kind.js";
 import type { FakeCloudMachinePoolSpec } from "./spec.js";
 
 /** Options of {@link startFakeCloudProvider}. */
@@ -29,6 +29,11 @@ export interface FakeCloudProviderOptions {
   logger?: RuntimeLogger | LoggerOptions;
   /** Driver options (zones, native rollout, busy retry). */
   driver?: FakeCloudDriverOptions;
+  /**
+   * MachinePool Machines: one `FakeCloudMachinePoolMachine` per instance, instances deleted through
+   * core's Machines (see {@link fakeCloudKind}). Default false.
+   */
+  machinePoolMachines?: boolean;
   /** Controller tuning (poll and resync periods, strategy, readiness). */
   controller?: Partial<
     Omit<MachinePoolControllerOptions<FakeCloudMachinePoolSpec>, "manager" | "kind">
@@ -66,7 +71,7 @@ export async function startFakeCloudProvider(
   machinePoolController(fakeCloudDriver(options.cloud, options.driver), {
     ...options.controller,
     manager,
-    kind: FakeCloudMachinePool,
+    kind: fakeCloudKind({ machinePoolMachines: options.machinePoolMachines ?? false }),
   });
   const running = manager.start();
   await Promise.race([manager.elected(), running]);

@@ -17,6 +17,7 @@ import {
   MACHINE_POOL_MACHINES_SCENARIOS,
   type MachinesScenarioHost,
   machinePoolMachinesScenarios,
+  machinesProblem,
 } from "./machines.js";
 import type {
   ConformanceCore,
@@ -94,12 +95,14 @@ const KubeadmConfigs = {
 
 /**
  * Errors real core logs for a pool that are part of its normal life, not a broken contract: before
- * its ClusterCache has connected to a new workload cluster, and optimistic-concurrency conflicts it
- * retries by itself.
+ * its ClusterCache has connected to a new workload cluster, before its cache has seen a new Cluster,
+ * and optimistic-concurrency conflicts it retries by itself.
  */
 const TRANSIENT_CORE_ERRORS = [
   "connection to the workload cluster is down",
   "the object has been modified",
+  // Its cache has not seen a Cluster the suite created a moment before the pool.
+  'Cluster.cluster.x-k8s.io "conformance',
 ];
 
 /** The kind of the suite's externally managed control planes (see {@link managedControlPlaneCrd}). */
@@ -863,6 +866,8 @@ export class MachinePoolConformance {
     if (status.observedGeneration !== mp.metadata?.generation) {
       return `converge: core has not observed generation ${mp.metadata?.generation} of the MachinePool yet (observedGeneration ${status.observedGeneration})`;
     }
+    // MachinePool Machines: converged once core's Machines are there and Ready, each for one instance.
+    if (this.#options.kind.machine) return machinesProblem(this.#machinesHost(), pool);
     return undefined;
   }
 

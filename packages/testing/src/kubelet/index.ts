@@ -37,16 +37,47 @@ export interface KubeletStandIn {
   stop(): void;
 }
 
-function readyCondition(ready: boolean): V1NodeCondition {
+/**
+ * The conditions a kubelet posts: `Ready` and the three pressure conditions (`MemoryPressure`,
+ * `DiskPressure`, `PIDPressure`; core's Machine controller counts a Node healthy only once all are
+ * reported). A kubelet that stopped posting leaves them `Unknown`, as the node lifecycle controller
+ * marks them.
+ *
+ * @example
+ * ```ts
+ * await core.patchNodeStatus({ name, body: { status: { conditions: kubeletConditions(true) } } }, mergePatch);
+ * ```
+ */
+export function kubeletConditions(ready: boolean): V1NodeCondition[] {
   const now = new Date();
-  return {
-    type: "Ready",
-    status: ready ? "True" : "Unknown",
-    reason: ready ? "KubeletReady" : "NodeStatusUnknown",
-    message: ready ? "kubelet is posting ready status" : "Kubelet stopped posting node status.",
+  const stopped = {
+    status: "Unknown",
+    reason: "NodeStatusUnknown",
+    message: "Kubelet stopped posting node status.",
+  };
+  const pressure = (type: string, reason: string, message: string): V1NodeCondition => ({
+    type,
+    ...(ready ? { status: "False", reason, message } : stopped),
     lastHeartbeatTime: now,
     lastTransitionTime: now,
-  };
+  });
+  return [
+    {
+      type: "Ready",
+      ...(ready
+        ? { status: "True", reason: "KubeletReady", message: "kubelet is posting ready status" }
+        : stopped),
+      lastHeartbeatTime: now,
+      lastTransitionTime: now,
+    },
+    pressure(
+      "MemoryPressure",
+      "KubeletHasSufficientMemory",
+      "kubelet has sufficient memory available",
+    ),
+    pressure("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+    pressure("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+  ];
 }
 
 /**
@@ -94,7 +125,7 @@ export function kubeletStandIn(options: KubeletStandInOptions): KubeletStandIn {
       NodeResource,
       { name: nodeName },
       {
-        status: { conditions: [readyCondition(true)] },
+        status: { conditions: kubeletConditions(true) },
       },
     );
   };
@@ -122,7 +153,7 @@ export function kubeletStandIn(options: KubeletStandInOptions): KubeletStandIn {
           NodeResource,
           { name: nodeName },
           {
-            status: { conditions: [readyCondition(false)] },
+            status: { conditions: kubeletConditions(false) },
           },
         );
       } catch (error) {

@@ -67,6 +67,8 @@ export const CONFORMANCE_SCENARIOS: readonly {
 ];
 
 const NAMESPACE = "default";
+/** How long nobody may write before a steady-state window starts, with MachinePool Machines. */
+const MACHINES_QUIET_MS = 2_000;
 const CLUSTER = "conformance";
 /** The watch filter of the suite's objects; the provider must run with it (R20). */
 const WATCH_FILTER_VALUE = "capi-ts-conformance";
@@ -938,6 +940,7 @@ export class MachinePoolConformance {
   async #steadyState(pool: ConformancePool, replicas: number): Promise<void> {
     await this.#converged(pool, replicas);
     await sleep(this.#t.settleMs);
+    if (this.#options.kind.machine) await this.#quiet(pool);
     const since = Date.now();
     const mutating = this.#env.provider.cloud.callCount({ mutating: true });
     await sleep(this.#t.steadyStateMs);
@@ -962,6 +965,29 @@ export class MachinePoolConformance {
         `expected no mutating cloud calls at steady state (${pool.name}), got ${changes}`,
       );
     }
+  }
+
+  /**
+   * With MachinePool Machines, core's Machine controller goes on writing its Machines for a while after
+   * the pool converged (conditions it computes from the Node, the InfraMachine and its own clock): wait
+   * until nobody but the suite has written for 2 s (or `settleMs`, if longer). A provider that keeps writing, or that makes
+   * core keep writing, never gets quiet and fails here with the writes it made.
+   */
+  async #quiet(pool: ConformancePool): Promise<void> {
+    // Core's Machine writes come in bursts a second or more apart (and the audit log trails them).
+    const windowMs = Math.max(this.#t.settleMs, MACHINES_QUIET_MS);
+    await this.#until(`writes around ${pool.name} to settle`, async () => {
+      const writes = this.#writesSince(Date.now() - windowMs);
+      if (writes.length === 0) return undefined;
+      const list = writes
+        .slice(-3)
+        .map(
+          (w) =>
+            `${w.verb} ${w.resource}${w.subresource ? `/${w.subresource}` : ""} ${w.name ?? ""} by ${w.fieldManager ?? w.userAgent ?? "?"}`,
+        )
+        .join("; ");
+      return `steadyState.zeroWrites: ${writes.length} writes in the last ${windowMs} ms after convergence: ${list}`;
+    });
   }
 
   async #deletePool(pool: ConformancePool): Promise<void> {

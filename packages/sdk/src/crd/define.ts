@@ -3,6 +3,7 @@ import { z } from "zod";
 import { pluralize } from "../conditions/pluralize.js";
 import { CLUSTER_API_GROUP, contractLabel, finalizerFor, Labels } from "../contract/constants.js";
 import { calculateCRDName } from "../contract/format.js";
+import type { OwnerReference } from "../contract/owners.js";
 import type { ResourceRef } from "../patch/transport.js";
 import {
   contractSpecProperties,
@@ -153,14 +154,7 @@ export interface InfraMachinePoolObject<
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
     finalizers?: string[];
-    ownerReferences?: Array<{
-      apiVersion: string;
-      kind: string;
-      name: string;
-      uid: string;
-      controller?: boolean;
-      blockOwnerDeletion?: boolean;
-    }>;
+    ownerReferences?: OwnerReference[];
     deletionTimestamp?: string;
     [key: string]: unknown;
   };

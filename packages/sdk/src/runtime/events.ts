@@ -19,6 +19,18 @@ interface Aggregate {
   chain: Promise<void>;
 }
 
+/** Distinct messages of one object, type and reason within the aggregation window. */
+interface Similar {
+  since: number;
+  messages: Set<string>;
+}
+
+/** A token bucket of Events per object (client-go's spam filter). */
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
 /** Options of {@link EventRecorder}. */
 export interface EventRecorderOptions {
   /** `source.component` / `reportingComponent`, usually the controller name. */
@@ -33,13 +45,28 @@ export interface EventRecorderOptions {
   clock?: Clock;
 }
 
+const NUL = "\u0000";
+/** client-go's EventAggregator: more than 10 distinct messages in 10 minutes are combined. */
+const MAX_SIMILAR = 10;
+const SIMILAR_WINDOW_MS = 10 * 60_000;
+/** client-go's spam filter: a burst of 25 Events per object, then one per 5 minutes. */
+const SPAM_BURST = 25;
+const SPAM_REFILL_MS = 5 * 60_000;
+const COMBINED = "(combined from similar events): ";
+
 const MAX_MESSAGE = 1024;
 
 /**
- * Records core v1 Events about objects. Repeats of the same event (same object, type, reason and
- * message) are aggregated into one Event whose `count` and `lastTimestamp` advance, as client-go's
- * correlator does, instead of creating a new object each time. Recording never throws and never
- * blocks a reconcile; failures are logged.
+ * Records core v1 Events about objects, with client-go's event correlator:
+ * - repeats of the same event (same object, type, reason and message) are one Event whose `count`
+ *   and `lastTimestamp` advance, instead of a new object each time;
+ * - similar events (same object, type and reason, other messages: "instance i-1 failed", "instance
+ *   i-2 failed", …) beyond 10 distinct messages in 10 minutes become one Event with the message
+ *   `(combined from similar events): <latest>`;
+ * - each object gets a burst of 25 Events, then one per 5 minutes (the spam filter); the rest are
+ *   dropped with a debug log line.
+ *
+ * Recording never throws and never blocks a reconcile; failures are logged.
  *
  * @example
  * ```ts
@@ -54,6 +81,8 @@ export class EventRecorder {
   private readonly maxTracked: number;
   private readonly clock: Clock;
   private readonly aggregates = new Map<string, Aggregate>();
+  private readonly similar = new Map<string, Similar>();
+  private readonly buckets = new Map<string, Bucket>();
   private readonly pending = new Set<Promise<void>>();
 
   /** Creates a recorder writing through `client`. */
@@ -77,18 +106,23 @@ export class EventRecorder {
     }
     const trimmed =
       message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 3)}...` : message;
-    const key = [
-      obj.apiVersion,
-      obj.kind,
-      meta.namespace,
-      meta.name,
-      meta.uid,
-      type,
-      reason,
-      trimmed,
-    ].join("\u0000");
+    const objectKey = [obj.apiVersion, obj.kind, meta.namespace, meta.name, meta.uid].join(NUL);
     const nowMs = this.clock.now();
     const now = new Date(nowMs).toISOString();
+    if (!this.admit(objectKey, nowMs)) {
+      this.log.debug({ reason, object: meta.name }, "event dropped by the spam filter");
+      return;
+    }
+    const similarKey = [objectKey, type, reason].join(NUL);
+    let similar = this.similar.get(similarKey);
+    if (similar === undefined || nowMs - similar.since > SIMILAR_WINDOW_MS) {
+      similar = { since: nowMs, messages: new Set() };
+      this.remember(this.similar, similarKey, similar);
+    }
+    similar.messages.add(trimmed);
+    const combined = similar.messages.size > MAX_SIMILAR;
+    const shown = combined ? `${COMBINED}${trimmed}`.slice(0, MAX_MESSAGE) : trimmed;
+    const key = combined ? `${similarKey}${NUL}${COMBINED}` : `${similarKey}${NUL}${trimmed}`;
     let aggregate = this.aggregates.get(key);
     if (aggregate === undefined) {
       aggregate = {
@@ -98,21 +132,43 @@ export class EventRecorder {
         firstTimestamp: now,
         chain: Promise.resolve(),
       };
-      if (this.aggregates.size >= this.maxTracked) {
-        const oldest = this.aggregates.keys().next().value;
-        if (oldest !== undefined) this.aggregates.delete(oldest);
-      }
-      this.aggregates.set(key, aggregate);
+      this.remember(this.aggregates, key, aggregate);
     }
     const target = aggregate;
     target.count++;
     const count = target.count;
     const write = target.chain.then(() =>
-      this.write(obj, target, count, type, reason, trimmed, now),
+      this.write(obj, target, count, type, reason, shown, now, combined),
     );
     target.chain = write;
     this.pending.add(write);
     void write.finally(() => this.pending.delete(write));
+  }
+
+  /** Takes a token of the object's bucket, refilled one per 5 minutes up to the burst. */
+  private admit(objectKey: string, nowMs: number): boolean {
+    let bucket = this.buckets.get(objectKey);
+    if (bucket === undefined) {
+      bucket = { tokens: SPAM_BURST, at: nowMs };
+      this.remember(this.buckets, objectKey, bucket);
+    }
+    const refilled = Math.floor((nowMs - bucket.at) / SPAM_REFILL_MS);
+    if (refilled > 0) {
+      bucket.tokens = Math.min(SPAM_BURST, bucket.tokens + refilled);
+      bucket.at += refilled * SPAM_REFILL_MS;
+    }
+    if (bucket.tokens < 1) return false;
+    bucket.tokens--;
+    return true;
+  }
+
+  /** Adds an entry to a bounded map, forgetting the oldest beyond `maxTracked`. */
+  private remember<V>(map: Map<string, V>, key: string, value: V): void {
+    if (map.size >= this.maxTracked) {
+      const oldest = map.keys().next().value;
+      if (oldest !== undefined) map.delete(oldest);
+    }
+    map.set(key, value);
   }
 
   /** Resolves once every event recorded so far has been written (or failed). */
@@ -128,15 +184,17 @@ export class EventRecorder {
     reason: string,
     message: string,
     now: string,
+    combined: boolean,
   ): Promise<void> {
     const meta = obj.metadata ?? {};
     try {
       if (count > 1) {
         try {
+          // A combined Event shows the latest of the similar messages, as client-go's does.
           await this.client.mergePatch(
             EventResource,
             { namespace: aggregate.namespace, name: aggregate.name },
-            { count, lastTimestamp: now },
+            combined ? { count, lastTimestamp: now, message } : { count, lastTimestamp: now },
           );
           return;
         } catch (error) {

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	"sigs.k8s.io/cluster-api/core/reconcilers/machine"
 	"sigs.k8s.io/cluster-api/core/reconcilers/machinepool"
+	coresetup "sigs.k8s.io/cluster-api/core/setup"
 	coreadmission "sigs.k8s.io/cluster-api/core/webhooks/admission"
 	"sigs.k8s.io/cluster-api/core/webhooks/conversion"
 	"sigs.k8s.io/cluster-api/util/index"
@@ -117,7 +118,12 @@ func main() {
 	clusterCache, err := clustercache.SetupWithManager(ctx, mgr, clustercache.Options{
 		SecretClient:     mgr.GetClient(),
 		WatchFilterValue: watchFilter,
-		Client:           clustercache.ClientOptions{UserAgent: "capi-ts-capi-core"},
+		// The workload cluster's cache and client as core's own main.go sets them up: the Machine
+		// controller finds a Machine's Node by an index on spec.providerID (without it the Machine
+		// never gets a nodeRef: NodeHealthy InternalError), and drain lists Pods uncached by
+		// spec.nodeName (a cached client has no such index: the drain fails).
+		Cache:  coresetup.ClusterCacheCacheOptions(),
+		Client: coresetup.ClusterCacheClientOptions("capi-ts-capi-core", 20, 30),
 	}, controller.Options{MaxConcurrentReconciles: concurrency})
 	if err != nil {
 		log.Error(err, "creating the ClusterCache")

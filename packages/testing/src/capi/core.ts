@@ -297,20 +297,26 @@ class CoreRateLimiter implements RateLimiter {
  * treats an InfraMachinePool (owner reference and `cluster-name` label, readiness, copying
  * `providerIDList` and `replicas` only when ready with the empty-list guard and the order-sensitive
  * counter reset, MachinePool Machines, Node references, retired Node deletion, phases, deletion
- * ordering, the failureReason panic), its ClusterCache (workload clusters reached only through
- * `<cluster>-kubeconfig` once the Cluster's infrastructure is provisioned) plus a bootstrap stand-in.
- * The CAPI CRDs must be installed; referenced provider CRDs need their contract label (R4) exactly as
- * with real core. Resolves once its caches have synced.
+ * ordering, the failureReason panic), its Machine controller for MachinePool Machines (the finalizer,
+ * the Machine as controller owner of its InfraMachine, `providerID`, `nodeRef`, the Ready/Available
+ * conditions the pool counts, and deletion: cordon and drain the Node, delete the InfraMachine and wait
+ * until it is gone, delete the Node, remove the finalizer; see {@link CapiCoreOptions.machines}), its
+ * ClusterCache (workload clusters reached only through `<cluster>-kubeconfig` once the Cluster's
+ * infrastructure is provisioned) plus a bootstrap stand-in. The CAPI CRDs must be installed; referenced
+ * provider CRDs — InfraMachine kinds included — need their contract label (R4) exactly as with real
+ * core. Resolves once its caches have synced.
  *
  * @remarks
- * Ported from `core/reconcilers/machinepool` and `controllers/clustercache` of CAPI v1.14.2 (and PR
+ * Ported from `core/reconcilers/machinepool`, `core/reconcilers/machine` (for Machines a MachinePool
+ * controls) and `controllers/clustercache` of CAPI v1.14.2 (and PR
  * #14030 for `provisionedFrom: "initialization"`). Every remaining difference from real core is listed,
  * with its reason, in the "CAPI core emulator vs real core v1.14.2" section of the testing package's
  * DIVERGENCES.md; the main ones:
  * - defaulting runs after admission, as a recorded patch, since a test API server has no webhooks;
  *   validation is opt-in (`validation: true`) and reported as a reconcile error;
- * - no Machine controller: Machines of MachinePool Machines get only what the MachinePool controller
- *   writes, so counters that come from their Ready/Available conditions stay 0 unless a test sets them;
+ * - the Machine controller reconciles only Machines a MachinePool controls, and its drain knows no
+ *   MachineDrainRules (E6); as in core, a Node is drained and deleted only when the Cluster has a
+ *   control plane Machine or an externally managed control plane;
  * - no Events and no metrics of core's own;
  * - the bootstrap stand-in, and pools with neither `configRef` nor `dataSecretName` wait for it
  *   instead of failing (unless `validation` is on).

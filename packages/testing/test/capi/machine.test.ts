@@ -149,7 +149,11 @@ async function waitForRunning(im: string): Promise<Obj> {
 }
 
 async function releaseIM(name: string): Promise<void> {
-  await client.mergePatch(TestMachines, { namespace: ns, name }, { metadata: { finalizers: null } });
+  await client.mergePatch(
+    TestMachines,
+    { namespace: ns, name },
+    { metadata: { finalizers: null } },
+  );
 }
 
 describe("core's Machine controller on MachinePool Machines (R11)", () => {
@@ -167,7 +171,8 @@ describe("core's Machine controller on MachinePool Machines (R11)", () => {
     });
     // A MachinePool Machine has no bootstrap config: core never sets bootstrapDataSecretCreated.
     expect(
-      (machine.status?.initialization as Record<string, unknown>).bootstrapDataSecretCreated,
+      (machine.status?.initialization as Record<string, unknown> | undefined)
+        ?.bootstrapDataSecretCreated,
     ).toBeUndefined();
     for (const [type, reason] of [
       ["BootstrapConfigReady", "DataSecretProvided"],
@@ -180,7 +185,10 @@ describe("core's Machine controller on MachinePool Machines (R11)", () => {
     ]) {
       expect(condition(machine, type as string), type).toMatchObject({ status: "True", reason });
     }
-    expect(condition(machine, "Deleting")).toMatchObject({ status: "False", reason: "NotDeleting" });
+    expect(condition(machine, "Deleting")).toMatchObject({
+      status: "False",
+      reason: "NotDeleting",
+    });
 
     // The InfraMachine: the Machine is its controller; the InfraMachinePool's reference stays.
     const infra = (await getIM(im)) as Obj;
@@ -325,7 +333,9 @@ describe("core's Machine controller on MachinePool Machines (R11)", () => {
     const { im, nodeName } = await poolWithInstance("c2");
     await waitForRunning(im);
     await client.delete(Machines, { namespace: ns, name: im });
-    await eventually(async () => expect((await getIM(im))?.metadata?.deletionTimestamp).toBeTruthy());
+    await eventually(async () =>
+      expect((await getIM(im))?.metadata?.deletionTimestamp).toBeTruthy(),
+    );
     await releaseIM(im);
     await eventually(async () => expect(await getMachine(im)).toBeUndefined());
     const n = await getNode(nodeName);

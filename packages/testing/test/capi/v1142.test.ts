@@ -148,7 +148,7 @@ describe("MachinePool Machines (R11)", () => {
     );
     await eventually(async () => {
       const got = await client.get(Machines, { namespace: ns, name: `${name}-m1` });
-      const ready = (got.status?.conditions as { type: string; status: string }[]).find(
+      const ready = ((got.status?.conditions ?? []) as { type: string; status: string }[]).find(
         (c) => c.type === "Available",
       );
       expect(ready?.status).toBe("True");

@@ -841,6 +841,9 @@ export class ApiCore {
       const obj = clone(current);
       obj.metadata.finalizers = finalizers;
       if (finalizers.length === 0) delete obj.metadata.finalizers;
+      // markAsDeleting: the first deletionTimestamp of an object with a generation increments it.
+      if (obj.metadata.deletionTimestamp === undefined && (obj.metadata.generation ?? 0) > 0)
+        obj.metadata.generation = (obj.metadata.generation ?? 0) + 1;
       obj.metadata.deletionTimestamp ??= this.now();
       obj.metadata.deletionGracePeriodSeconds ??= 0;
       if (isNamespace) obj.status = { ...(obj.status as object), phase: "Terminating" };

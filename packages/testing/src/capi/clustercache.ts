@@ -59,7 +59,17 @@ interface Accessor {
   /** resourceVersion of the Secret (if any) the last failed attempt used. */
   failedWithSecret?: string | undefined;
   lastProbeAt?: number;
+  /** When a connect or health probe last succeeded (core's `LastProbeSuccessTime`), ms since the epoch. */
+  lastProbeSuccessAt?: number;
   failures: number;
+}
+
+/** Core's `HealthCheckingState` of one Cluster's connection. */
+export interface HealthCheckingState {
+  /** When a connect or probe last succeeded, ms since the epoch; undefined when never. */
+  lastProbeSuccessTime?: number;
+  /** Failed connects and probes since the last success. */
+  consecutiveFailures: number;
 }
 
 export interface ClusterCacheDeps {
@@ -105,6 +115,15 @@ export class WorkloadClusterCache {
   /** True while a connection to the Cluster's workload cluster is up. */
   connected(cluster: ObjectKey): boolean {
     return this.accessors.get(keyString(cluster))?.connection !== undefined;
+  }
+
+  /** Core's `GetHealthCheckingState`: when the workload cluster last answered, and failures since. */
+  healthCheckingState(cluster: ObjectKey): HealthCheckingState {
+    const accessor = this.accessors.get(keyString(cluster));
+    const state: HealthCheckingState = { consecutiveFailures: accessor?.failures ?? 0 };
+    if (accessor?.lastProbeSuccessAt !== undefined)
+      state.lastProbeSuccessTime = accessor.lastProbeSuccessAt;
+    return state;
   }
 
   /** Core's `GetClient`: the connection, or `error getting client: connection to the workload cluster is down`. */
@@ -173,6 +192,7 @@ export class WorkloadClusterCache {
         try {
           accessor.connection = await this.connect(key, secret);
           accessor.lastProbeAt = Date.now();
+          accessor.lastProbeSuccessAt = accessor.lastProbeAt;
           accessor.failures = 0;
           this.deps.log.info({ cluster: id }, "connected to the workload cluster");
           this.deps.onConnectionChange(key);
@@ -213,6 +233,7 @@ export class WorkloadClusterCache {
     try {
       await connection.client.list(NodeResource, { limit: 1 });
       accessor.failures = 0;
+      accessor.lastProbeSuccessAt = accessor.lastProbeAt;
       return false;
     } catch (error) {
       accessor.failures++;

@@ -7,6 +7,7 @@ export { CLUSTER_NOT_CONNECTED, type ClusterCacheTimings } from "./clustercache.
 export {
   type CapiCore,
   type CapiCoreOptions,
+  type CoreMachineOptions,
   type CoreReconcileFilter,
   type CoreReconcileRecord,
   startCapiCore,

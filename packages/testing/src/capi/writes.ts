@@ -8,8 +8,8 @@ import {
 } from "@capi-ts/sdk/runtime";
 import type { KubernetesObject } from "@kubernetes/client-node";
 
-/** Which part of the emulator made a write. */
-export type CoreActor = "machinepool" | "bootstrap";
+/** Which part of the emulator made a write: core's MachinePool or Machine controller, or the bootstrap stand-in. */
+export type CoreActor = "machinepool" | "machine" | "bootstrap";
 
 /**
  * One write the emulator sent to the API server, in order. Conformance tests assert on these (for
@@ -20,9 +20,12 @@ export interface CoreWrite {
   seq: number;
   /** When the request was sent. */
   time: Date;
-  /** The controller that wrote: core's MachinePool controller or the bootstrap stand-in. */
+  /** The controller that wrote: core's MachinePool or Machine controller, or the bootstrap stand-in. */
   actor: CoreActor;
-  /** `create`, `patch` (JSON merge patch), `apply` (server-side apply, forced) or `delete`. */
+  /**
+   * `create`, `patch` (JSON merge patch), `apply` (server-side apply, forced) or `delete`; a Pod
+   * eviction is a `create` of the Pod's `eviction` subresource.
+   */
   verb: "create" | "patch" | "apply" | "delete";
   /** `apiVersion` of the target. */
   apiVersion: string;
@@ -32,14 +35,16 @@ export interface CoreWrite {
   namespace?: string;
   /** Name of the target. */
   name: string;
-  /** `status` when the write went to the status subresource. */
-  subresource?: "status";
+  /** `status` when the write went to the status subresource, `eviction` for a Pod eviction. */
+  subresource?: "status" | "eviction";
   /** The merge patch, or the created object. */
   body?: unknown;
   /** Why core made this write, in the words of its code (e.g. "set controller reference and cluster-name label"). */
   reason: string;
-  /** `namespace/name` of the MachinePool whose reconcile made it. */
+  /** `namespace/name` of the MachinePool whose reconcile made it (for the Machine controller: the pool that controls the Machine). */
   machinePool?: string;
+  /** `namespace/name` of the Machine whose reconcile made it (writes of core's Machine controller). */
+  machine?: string;
   /** The API server's answer: `ok`, or the error message. */
   outcome: "ok" | { error: string };
 }
@@ -54,8 +59,10 @@ export interface CoreWriteFilter {
   kind?: string;
   /** Only this object name. */
   name?: string;
-  /** Only writes made while reconciling this MachinePool (`namespace/name`). */
+  /** Only writes made while reconciling this MachinePool (`namespace/name`), or one of its Machines. */
   machinePool?: string;
+  /** Only writes made while reconciling this Machine (`namespace/name`). */
+  machine?: string;
   /** Only writes to (`"status"`) or not to (`"main"`) the status subresource. */
   subresource?: "status" | "main";
   /** Only successful (`true`) or failed (`false`) writes. */
@@ -72,6 +79,7 @@ export function matchesWrite(write: CoreWrite, filter: CoreWriteFilter): boolean
   if (filter.kind && write.kind !== filter.kind) return false;
   if (filter.name && write.name !== filter.name) return false;
   if (filter.machinePool && write.machinePool !== filter.machinePool) return false;
+  if (filter.machine && write.machine !== filter.machine) return false;
   if (filter.subresource === "status" && write.subresource !== "status") return false;
   if (filter.subresource === "main" && write.subresource === "status") return false;
   if (filter.succeeded !== undefined && (write.outcome === "ok") !== filter.succeeded) return false;
@@ -101,10 +109,11 @@ export class WriteLog {
   }
 }
 
-/** What a write is about: why, and for which MachinePool. */
+/** What a write is about: why, and for which MachinePool (and Machine). */
 export interface WriteContext {
   reason: string;
   machinePool?: string;
+  machine?: string;
 }
 
 function messageOf(error: unknown): string {
@@ -136,7 +145,7 @@ export class RecordingWriter {
     key: ObjectKey,
     body: unknown,
     context: WriteContext,
-    subresource: "status" | undefined,
+    subresource: CoreWrite["subresource"],
     send: () => Promise<T>,
   ): Promise<T> {
     const base: Omit<CoreWrite, "seq" | "outcome"> = {
@@ -152,6 +161,7 @@ export class RecordingWriter {
     if (subresource) base.subresource = subresource;
     if (body !== undefined) base.body = body;
     if (context.machinePool) base.machinePool = context.machinePool;
+    if (context.machine) base.machine = context.machine;
     try {
       const result = await send();
       this.log.add({ ...base, outcome: "ok" });
@@ -219,6 +229,40 @@ export class RecordingWriter {
       if (isNotFound(error)) return false;
       throw error;
     }
+  }
+
+  /**
+   * Evicts a Pod (`POST …/pods/<name>/eviction`, policy/v1), as core's drain does; a grace period
+   * overrides the Pod's own.
+   */
+  async evict(
+    pod: { metadata?: { namespace?: string; name?: string } },
+    gracePeriodSeconds: number | undefined,
+    context: WriteContext,
+    client: KubeClient = this.client,
+  ): Promise<void> {
+    const namespace = pod.metadata?.namespace ?? "";
+    const name = pod.metadata?.name ?? "";
+    const body = {
+      apiVersion: "policy/v1",
+      kind: "Eviction",
+      metadata: { name, namespace },
+      deleteOptions: gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds },
+    };
+    const resource: ResourceDescriptor = {
+      group: "",
+      version: "v1",
+      kind: "Pod",
+      plural: "pods",
+      scope: "Namespaced",
+    };
+    await this.record(resource, "create", { namespace, name }, body, context, "eviction", () =>
+      client.request({
+        method: "POST",
+        path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/eviction`,
+        body,
+      }),
+    );
   }
 
   /** A patch transport for the SDK's PatchHelper that records through this writer. */

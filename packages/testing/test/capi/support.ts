@@ -133,12 +133,18 @@ export function testMachinePoolCrd(
   };
 }
 
-/** An InfraMachine CRD for MachinePool Machines (R11): core reads it by kind, no contract label needed. */
+/**
+ * An InfraMachine CRD for MachinePool Machines (R11). The MachinePool controller lists it by kind; the
+ * Machine controller reads each one through its contract label (R4), so it carries one.
+ */
 export function testMachineCrd(): Record<string, unknown> {
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
-    metadata: { name: "testmachines.infrastructure.cluster.x-k8s.io" },
+    metadata: {
+      name: "testmachines.infrastructure.cluster.x-k8s.io",
+      labels: { "cluster.x-k8s.io/v1beta2": "v1beta2" },
+    },
     spec: {
       group: "infrastructure.cluster.x-k8s.io",
       scope: "Namespaced",
@@ -161,7 +167,13 @@ export function testMachineCrd(): Record<string, unknown> {
                 apiVersion: { type: "string" },
                 kind: { type: "string" },
                 metadata: { type: "object" },
-                spec: { type: "object", properties: { providerID: { type: "string" } } },
+                spec: {
+                  type: "object",
+                  properties: {
+                    providerID: { type: "string" },
+                    failureDomain: { type: "string" },
+                  },
+                },
                 status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
               },
             },
@@ -313,7 +325,17 @@ export function testMachinePool(
   };
 }
 
+/** A Node as its kubelet reports it: Ready (or not) and no memory, disk or PID pressure. */
 export function node(name: string, providerID: string, ready = true): V1Node {
+  const since = new Date(Date.now() - 60_000);
+  const pressure = (type: string) => ({
+    type,
+    status: "False",
+    reason: `KubeletHasNo${type}`,
+    message: "",
+    lastTransitionTime: since,
+    lastHeartbeatTime: new Date(),
+  });
   return {
     apiVersion: "v1",
     kind: "Node",
@@ -329,9 +351,12 @@ export function node(name: string, providerID: string, ready = true): V1Node {
           status: ready ? "True" : "False",
           reason: "KubeletReady",
           message: "",
-          lastTransitionTime: new Date(Date.now() - 60_000),
+          lastTransitionTime: since,
           lastHeartbeatTime: new Date(),
         },
+        pressure("MemoryPressure"),
+        pressure("DiskPressure"),
+        pressure("PIDPressure"),
       ],
       nodeInfo: { kubeletVersion: "v1.34.1" } as never,
     },

@@ -128,8 +128,9 @@ describe("MachinePool Machines (R11)", () => {
     );
     expect(core.writes({ kind: "Machine", verb: "apply" }).length).toBeGreaterThanOrEqual(2);
 
-    // Counters come from the Machines' conditions: UpToDate (core sets it), Ready/Available (the
-    // Machine controller's, absent here) — not from status.replicas.
+    // Counters come from the Machines' conditions — UpToDate (the MachinePool controller sets it),
+    // Ready/Available (the Machine controller's, False while the InfraMachines are not provisioned) —
+    // not from status.replicas.
     await eventually(async () => {
       const got = await getMachinePool(client, name);
       expect(got.status?.upToDateReplicas).toBe(2);
@@ -137,26 +138,30 @@ describe("MachinePool Machines (R11)", () => {
       expect(got.status?.availableReplicas).toBe(0);
       expect(got.status?.versions).toEqual([{ version: "v1.34.1", replicas: 1 }]);
     });
+    // The provider reports m1 provisioned: the Machine controller makes that Machine Ready and
+    // Available (its Node exists), and the pool counts it at its next reconcile (core's MachinePool
+    // controller does not watch Machines; the InfraMachine's change is what brings it back).
     await client.mergePatchStatus(
-      Machines,
+      TestMachines,
       { namespace: ns, name: `${name}-m1` },
-      {
-        status: {
-          conditions: [
-            ...((m1.status?.conditions as object[] | undefined) ?? []),
-            {
-              type: "Ready",
-              status: "True",
-              reason: "Ready",
-              message: "",
-              lastTransitionTime: new Date().toISOString(),
-            },
-          ],
-        },
-      },
+      { status: { initialization: { provisioned: true } } },
     );
     await eventually(async () => {
-      expect((await getMachinePool(client, name)).status?.readyReplicas).toBe(1);
+      const got = await client.get(Machines, { namespace: ns, name: `${name}-m1` });
+      const ready = ((got.status?.conditions ?? []) as { type: string; status: string }[]).find(
+        (c) => c.type === "Available",
+      );
+      expect(ready?.status).toBe("True");
+    });
+    await client.mergePatch(
+      MachinePools,
+      { namespace: ns, name },
+      { metadata: { annotations: { "test.example.com/nudge": "1" } } },
+    );
+    await eventually(async () => {
+      const got = await getMachinePool(client, name);
+      expect(got.status?.readyReplicas).toBe(1);
+      expect(got.status?.availableReplicas).toBe(1);
     });
     expect(core.reconciles({ machinePool: `${ns}/${name}`, failed: true })).toEqual([]);
   });
@@ -264,11 +269,16 @@ describe("webhook rules", () => {
   });
 
   it("opt-in validation refuses a pool the webhook would have rejected, without writing to it", async () => {
-    const strict = await startCore(api, {
+    // An API server of its own: the shared core's bootstrap stand-in would otherwise race the strict
+    // core and fill in the missing bootstrap data first.
+    const own = await startCapiApiServer();
+    await createReadyCluster(own.client, own.api, "c1");
+    const strict = await startCore(own.api, {
       name: "strict-core",
       validation: true,
       bootstrap: false,
     });
+    const client = own.client;
     try {
       const name = `v-${++seq}`;
       await client.create(TestMachinePools, testMachinePool(name));
@@ -288,6 +298,7 @@ describe("webhook rules", () => {
       expect(strict.writes({ machinePool: `${ns}/${name}` })).toEqual([]);
     } finally {
       await strict.stop();
+      await own.api.stop();
     }
   });
 
@@ -317,7 +328,11 @@ describe("webhook rules", () => {
 
 describe("rate limiting (ReconcilerRateLimiting)", () => {
   it("reconciles one object at most once per interval", async () => {
-    const limited = await startCore(api, { name: "limited-core", rateLimitIntervalMs: 1_000 });
+    const limited = await startCore(api, {
+      name: "limited-core",
+      rateLimitIntervalMs: 1_000,
+      machines: false,
+    });
     try {
       const name = await adoptedPool();
       limited.clearReconciles();

@@ -48,29 +48,91 @@ export const KubeadmConfigs = resource(
   "KubeadmConfig",
   "kubeadmconfigs",
 );
+/** A control plane kind of the tests' own: only its `status.externalManagedControlPlane` matters. */
+export const TestControlPlanes = resource(
+  "controlplane.cluster.x-k8s.io",
+  "v1beta2",
+  "TestControlPlane",
+  "testcontrolplanes",
+);
 export const NAMESPACE = "default";
+
+/**
+ * The CRD of {@link TestControlPlanes}, with the contract label core resolves a `controlPlaneRef` by.
+ * Core's Machine controller drains and deletes a Node only while the Cluster has a control plane
+ * Machine or an externally managed control plane; the tests use the latter.
+ */
+export const testControlPlaneCrd: Record<string, unknown> = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: {
+    name: "testcontrolplanes.controlplane.cluster.x-k8s.io",
+    labels: { "cluster.x-k8s.io/v1beta2": "v1beta2" },
+  },
+  spec: {
+    group: "controlplane.cluster.x-k8s.io",
+    scope: "Namespaced",
+    names: {
+      plural: "testcontrolplanes",
+      singular: "testcontrolplane",
+      kind: "TestControlPlane",
+      listKind: "TestControlPlaneList",
+    },
+    versions: [
+      {
+        name: "v1beta2",
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: "object",
+            properties: {
+              apiVersion: { type: "string" },
+              kind: { type: "string" },
+              metadata: { type: "object" },
+              spec: { type: "object" },
+              status: {
+                type: "object",
+                properties: { externalManagedControlPlane: { type: "boolean" } },
+              },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
 
 /** One management cluster with its core: the test drives both the same way. */
 export interface Side {
   readonly name: "emulator" | "real";
   readonly client: KubeClient;
   readonly kubeConfig: KubeConfig;
-  /** Real core's failed reconciles of a MachinePool (the emulator's come from its records). */
-  reconcileErrors(machinePool: string): string[];
+  /** The emulator itself (its write log), on the emulator's side only. */
+  readonly core?: CapiCore;
+  /** Failed reconciles of a MachinePool (or of a Machine: `kind`), from the core's records or log. */
+  reconcileErrors(name: string, kind?: "MachinePool" | "Machine"): string[];
   stop(): Promise<void>;
 }
 
 export async function startEmulatorSide(): Promise<Side> {
   const api = await startApiServer();
   await api.installCRDs([capiCrdsFolder]);
+  await api.installCRDs([testControlPlaneCrd]);
   const core: CapiCore = await startCapiCore({ kubeConfig: api.kubeConfig });
   return {
     name: "emulator",
+    core,
     client: new KubeClient(api.kubeConfig, { fieldManager: "differential" }),
     kubeConfig: api.kubeConfig,
-    reconcileErrors: (name) =>
+    reconcileErrors: (name, kind = "MachinePool") =>
       core
-        .reconciles({ machinePool: `${NAMESPACE}/${name}`, actor: "machinepool", failed: true })
+        .reconciles(
+          kind === "Machine"
+            ? { machine: `${NAMESPACE}/${name}`, actor: "machine", failed: true }
+            : { machinePool: `${NAMESPACE}/${name}`, actor: "machinepool", failed: true },
+        )
         .map((r) => r.error?.message ?? ""),
     async stop() {
       await core.stop();
@@ -81,13 +143,14 @@ export async function startEmulatorSide(): Promise<Side> {
 
 export async function startRealSide(): Promise<Side> {
   const cp = await startControlPlane({ capiCore: true });
+  await cp.installCRDs([testControlPlaneCrd]);
   const bootstrap = await startCapiCore({ kubeConfig: cp.kubeConfig, machinePools: false });
   return {
     name: "real",
     client: new KubeClient(cp.kubeConfig, { fieldManager: "differential" }),
     kubeConfig: cp.kubeConfig,
-    reconcileErrors: (name) =>
-      (cp.capiCore?.reconcileErrors({ kind: "MachinePool", name }) ?? []).map((e) => e.error),
+    reconcileErrors: (name, kind = "MachinePool") =>
+      (cp.capiCore?.reconcileErrors({ kind, name }) ?? []).map((e) => e.error),
     async stop() {
       await bootstrap.stop();
       await cp.stop();
@@ -161,7 +224,46 @@ export async function createPool(
   });
 }
 
-/** Registers a Ready Node for an instance, as its kubelet would, in the workload cluster. */
+/**
+ * Makes the Cluster's control plane an externally managed one (a {@link TestControlPlanes} object with
+ * `status.externalManagedControlPlane: true` as its `spec.controlPlaneRef`), so that core's Machine
+ * controller drains and deletes the Nodes of deleted Machines.
+ */
+export async function setExternalControlPlane(
+  side: Pick<Side, "client">,
+  cluster: string,
+): Promise<void> {
+  const name = `${cluster}-control-plane`;
+  await side.client.create(TestControlPlanes, {
+    apiVersion: "controlplane.cluster.x-k8s.io/v1beta2",
+    kind: "TestControlPlane",
+    metadata: { name, namespace: NAMESPACE },
+    spec: {},
+  });
+  await side.client.mergePatchStatus(
+    TestControlPlanes,
+    { namespace: NAMESPACE, name },
+    { status: { externalManagedControlPlane: true } },
+  );
+  await side.client.mergePatch(
+    Clusters,
+    { namespace: NAMESPACE, name: cluster },
+    {
+      spec: {
+        controlPlaneRef: {
+          apiGroup: "controlplane.cluster.x-k8s.io",
+          kind: "TestControlPlane",
+          name,
+        },
+      },
+    },
+  );
+}
+
+/**
+ * Registers a Ready Node for an instance, as its kubelet would, in the workload cluster: Ready, and no
+ * memory, disk or PID pressure (core's Machine controller reads all four for NodeHealthy).
+ */
 export async function registerNode(
   side: Pick<Side, "client" | "kubeConfig">,
   name: string,
@@ -200,6 +302,14 @@ export async function registerNode(
             lastHeartbeatTime: now,
             lastTransitionTime: now,
           },
+          ...["MemoryPressure", "DiskPressure", "PIDPressure"].map((type) => ({
+            type,
+            status: "False",
+            reason: `KubeletHasNo${type}`,
+            message: "",
+            lastHeartbeatTime: now,
+            lastTransitionTime: now,
+          })),
         ],
       },
     },
@@ -243,6 +353,12 @@ const VOLATILE = new Set([
   "lastTransitionTime",
   "lastHeartbeatTime",
   "deletionTimestamp",
+  // A Machine's clocks: when its phase changed and when each deletion stage started.
+  "lastUpdated",
+  "nodeDrainStartTime",
+  "waitForNodeVolumeDetachStartTime",
+  "waitForPreDrainHookStartTime",
+  "waitForPreTerminateHookStartTime",
 ]);
 
 /** The object without server-assigned identities and timestamps, for comparison. */

@@ -433,6 +433,49 @@ pin(
   },
 );
 
+pin(
+  "D13 (fixed) deleting a custom resource that has finalizers bumps metadata.generation once",
+  async (target) => {
+    const name = unique("d13");
+    const base = `/apis/${widgets.group}/v1/namespaces/default/widgets`;
+    const generation = (answer: RawAnswer) =>
+      (answer.body as { metadata?: { generation?: number } }).metadata?.generation;
+    const created = await raw(target, "POST", base, {
+      apiVersion: `${widgets.group}/v1`,
+      kind: "Widget",
+      metadata: { name, finalizers: ["example.capi-ts.dev/hold"] },
+      spec: { size: 1 },
+    });
+    const spec = await raw(
+      target,
+      "PATCH",
+      `${base}/${name}`,
+      { spec: { size: 2 } },
+      "application/merge-patch+json",
+    );
+    const deleted = await raw(target, "DELETE", `${base}/${name}`);
+    const again = await raw(target, "DELETE", `${base}/${name}`);
+    await raw(
+      target,
+      "PATCH",
+      `${base}/${name}`,
+      { metadata: { finalizers: null } },
+      "application/merge-patch+json",
+    );
+    return {
+      created: generation(created),
+      specChanged: generation(spec),
+      deleting: generation(deleted),
+      deletedAgain: generation(again),
+    };
+  },
+  {
+    // Fixed in the in-memory server: it answers as the real one (markAsDeleting: the first
+    // deletionTimestamp of an object with a generation increments it).
+    real: { created: 1, specChanged: 2, deleting: 3, deletedAgain: 3 },
+  },
+);
+
 /**
  * Creates a CRD with raw calls and waits only for what a client can see before the resource's storage
  * is set up: Established, and the plural in discovery. (`installCRDs` also waits for a LIST that

@@ -1,6 +1,7 @@
 import { readPath } from "../conditions/location.js";
 import { unstructuredGetConditions } from "../conditions/mirror.js";
 import type { ConditionLike } from "../conditions/types.js";
+import type { KubeObject } from "../patch/transport.js";
 import { parseGoDuration } from "../runtime/duration.js";
 import { Annotations } from "./constants.js";
 
@@ -11,17 +12,13 @@ export interface AnyObject {
   /** The object's kind, e.g. `MachinePool` or `Cluster`. */
   kind?: string;
   /**
-   * The metadata fields the readers look at; `deletionTimestamp` as the API sends it or as a Date.
+   * The metadata fields the readers look at (the patch layer's object metadata);
+   * `deletionTimestamp` as the API sends it or as a Date.
    */
-  metadata?: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    generation?: number;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    deletionTimestamp?: string | Date;
-  };
+  metadata?: Pick<
+    NonNullable<KubeObject["metadata"]>,
+    "name" | "namespace" | "uid" | "generation" | "labels" | "annotations"
+  > & { deletionTimestamp?: string | Date };
   /** Spec, any shape. */
   spec?: unknown;
   /** Status, any shape. */

@@ -166,7 +166,8 @@ export function contractStatusProperties(options: {
   return properties;
 }
 
-const conditionZod = z.object({
+/** zod twin of one `metav1.Condition` (shared by the pool's and the InfraMachine's `status.conditions`). */
+export const conditionZod = z.object({
   type: z.string().max(316),
   status: z.enum(["True", "False", "Unknown"]),
   observedGeneration: z.int().min(0).optional(),

@@ -13,7 +13,7 @@ import { pluralize } from "../conditions/pluralize.js";
 import { contractLabel, finalizerFor, Labels } from "../contract/constants.js";
 import { calculateCRDName } from "../contract/format.js";
 import type { ResourceRef } from "../patch/transport.js";
-import { conditionsSchema, providerIDSchema } from "./contract-fields.js";
+import { conditionsSchema, conditionZod, providerIDSchema } from "./contract-fields.js";
 import type { Manifest } from "./define.js";
 import type { StructuralSchema } from "./structural.js";
 
@@ -180,15 +180,6 @@ const statusSchema: StructuralSchema = {
     },
   },
 };
-
-const conditionZod = z.object({
-  type: z.string().max(316),
-  status: z.enum(["True", "False", "Unknown"]),
-  observedGeneration: z.int().min(0).optional(),
-  lastTransitionTime: z.string(),
-  reason: z.string().min(1).max(1024),
-  message: z.string().max(32768),
-});
 
 /**
  * The InfraMachine kind of a pool kind: its CRD (contract label with the pool's versions, status

@@ -5,6 +5,11 @@ export type {
 } from "./bootstrap.js";
 export { CLUSTER_NOT_CONNECTED, type ClusterCacheTimings } from "./clustercache.js";
 export {
+  ExternalControlPlanes,
+  externalControlPlaneCrd,
+  setExternalControlPlane,
+} from "./control-plane.js";
+export {
   type CapiCore,
   type CapiCoreOptions,
   type CoreMachineOptions,

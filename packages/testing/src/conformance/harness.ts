@@ -9,7 +9,13 @@ import {
 import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
 import type { ApiServer, RequestRecord } from "../apiserver/index.js";
 import { startApiServer } from "../apiserver/index.js";
-import { type CapiCore, markWorkloadClusterReady, startCapiCore } from "../capi/index.js";
+import {
+  type CapiCore,
+  externalControlPlaneCrd,
+  markWorkloadClusterReady,
+  setExternalControlPlane,
+  startCapiCore,
+} from "../capi/index.js";
 import { type RealCapiCore, startControlPlane } from "../controlplane/index.js";
 import { capiCrdsFolder } from "../crds.js";
 import { ConformanceError, InvariantMonitor, type PoolObject } from "./invariants.js";
@@ -106,72 +112,6 @@ const TRANSIENT_CORE_ERRORS = [
   // Its cache has not seen a Cluster the suite created a moment before the pool.
   'Cluster.cluster.x-k8s.io "conformance',
 ];
-
-/** The kind of the suite's externally managed control planes (see {@link managedControlPlaneCrd}). */
-const MANAGED_CONTROL_PLANE = {
-  group: "controlplane.cluster.x-k8s.io",
-  kind: "ConformanceControlPlane",
-  plural: "conformancecontrolplanes",
-} as const;
-
-const ManagedControlPlanes = {
-  group: MANAGED_CONTROL_PLANE.group,
-  version: "v1beta2",
-  kind: MANAGED_CONTROL_PLANE.kind,
-  plural: MANAGED_CONTROL_PLANE.plural,
-  scope: "Namespaced",
-  subresources: { status: true },
-} as ResourceDescriptor<Obj>;
-
-/**
- * The CRD of the suite's control planes: objects that say `status.externalManagedControlPlane: true`,
- * so that core treats each suite Cluster as one whose control plane lives elsewhere. Core's Machine
- * controller drains and deletes a Node only in a cluster with control-plane Machines or such a
- * control plane (`isDeleteNodeAllowed`).
- */
-function managedControlPlaneCrd(): Record<string, unknown> {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: {
-      name: `${MANAGED_CONTROL_PLANE.plural}.${MANAGED_CONTROL_PLANE.group}`,
-      labels: { "cluster.x-k8s.io/v1beta2": "v1beta2" },
-    },
-    spec: {
-      group: MANAGED_CONTROL_PLANE.group,
-      names: {
-        kind: MANAGED_CONTROL_PLANE.kind,
-        listKind: `${MANAGED_CONTROL_PLANE.kind}List`,
-        plural: MANAGED_CONTROL_PLANE.plural,
-        singular: MANAGED_CONTROL_PLANE.kind.toLowerCase(),
-      },
-      scope: "Namespaced",
-      versions: [
-        {
-          name: "v1beta2",
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          schema: {
-            openAPIV3Schema: {
-              type: "object",
-              properties: {
-                apiVersion: { type: "string" },
-                kind: { type: "string" },
-                metadata: { type: "object" },
-                spec: { type: "object" },
-                status: {
-                  type: "object",
-                  properties: { externalManagedControlPlane: { type: "boolean" } },
-                },
-              },
-            },
-          },
-        },
-      ],
-    },
-  };
-}
 
 /** The API server the suite runs on, whichever core judges. */
 interface SuiteBackend {
@@ -294,7 +234,7 @@ export class MachinePoolConformance {
   async start(): Promise<void> {
     const kind = this.#options.kind;
     const providerCrds = [
-      managedControlPlaneCrd(),
+      externalControlPlaneCrd(),
       kind.crd,
       ...(kind.templateCrd ? [kind.templateCrd] : []),
       ...(kind.machine ? [kind.machine.crd] : []),
@@ -644,33 +584,12 @@ export class MachinePoolConformance {
   async #createCluster(name: string, watchFilter: string): Promise<void> {
     const client = this.#client;
     if (!client) throw new Error("MachinePoolConformance: no client yet");
-    const controlPlane = await client
-      .create(ManagedControlPlanes, {
-        apiVersion: `${MANAGED_CONTROL_PLANE.group}/v1beta2`,
-        kind: MANAGED_CONTROL_PLANE.kind,
-        metadata: { name, namespace: NAMESPACE, labels: { [WATCH_FILTER_LABEL]: watchFilter } },
-        spec: {},
-      })
-      .catch((error: unknown) => {
-        if (!isAlreadyExists(error)) throw error;
-        return undefined;
-      });
-    if (controlPlane) {
-      await client.mergePatchStatus(ManagedControlPlanes, controlPlane, {
-        status: { externalManagedControlPlane: true },
-      });
-    }
     await client
       .create(Clusters, {
         apiVersion: "cluster.x-k8s.io/v1beta2",
         kind: "Cluster",
         metadata: { name, namespace: NAMESPACE, labels: { [WATCH_FILTER_LABEL]: watchFilter } },
         spec: {
-          controlPlaneRef: {
-            apiGroup: MANAGED_CONTROL_PLANE.group,
-            kind: MANAGED_CONTROL_PLANE.kind,
-            name,
-          },
           infrastructureRef: {
             apiGroup: "infrastructure.cluster.x-k8s.io",
             kind: "DevCluster",
@@ -681,6 +600,11 @@ export class MachinePoolConformance {
       .catch((error: unknown) => {
         if (!isAlreadyExists(error)) throw error;
       });
+    await setExternalControlPlane(
+      client,
+      { namespace: NAMESPACE, name },
+      { [WATCH_FILTER_LABEL]: watchFilter },
+    );
   }
 
   async #createPool(

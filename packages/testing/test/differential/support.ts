@@ -5,7 +5,9 @@ import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
 import {
   type CapiCore,
   capiCrdsFolder,
+  externalControlPlaneCrd,
   markWorkloadClusterReady,
+  setExternalControlPlane as setClusterControlPlane,
   startApiServer,
   startCapiCore,
   startControlPlane,
@@ -48,61 +50,7 @@ export const KubeadmConfigs = resource(
   "KubeadmConfig",
   "kubeadmconfigs",
 );
-/** A control plane kind of the tests' own: only its `status.externalManagedControlPlane` matters. */
-export const TestControlPlanes = resource(
-  "controlplane.cluster.x-k8s.io",
-  "v1beta2",
-  "TestControlPlane",
-  "testcontrolplanes",
-);
 export const NAMESPACE = "default";
-
-/**
- * The CRD of {@link TestControlPlanes}, with the contract label core resolves a `controlPlaneRef` by.
- * Core's Machine controller drains and deletes a Node only while the Cluster has a control plane
- * Machine or an externally managed control plane; the tests use the latter.
- */
-export const testControlPlaneCrd: Record<string, unknown> = {
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: {
-    name: "testcontrolplanes.controlplane.cluster.x-k8s.io",
-    labels: { "cluster.x-k8s.io/v1beta2": "v1beta2" },
-  },
-  spec: {
-    group: "controlplane.cluster.x-k8s.io",
-    scope: "Namespaced",
-    names: {
-      plural: "testcontrolplanes",
-      singular: "testcontrolplane",
-      kind: "TestControlPlane",
-      listKind: "TestControlPlaneList",
-    },
-    versions: [
-      {
-        name: "v1beta2",
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: "object",
-            properties: {
-              apiVersion: { type: "string" },
-              kind: { type: "string" },
-              metadata: { type: "object" },
-              spec: { type: "object" },
-              status: {
-                type: "object",
-                properties: { externalManagedControlPlane: { type: "boolean" } },
-              },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
 
 /** One management cluster with its core: the test drives both the same way. */
 export interface Side {
@@ -119,7 +67,7 @@ export interface Side {
 export async function startEmulatorSide(): Promise<Side> {
   const api = await startApiServer();
   await api.installCRDs([capiCrdsFolder]);
-  await api.installCRDs([testControlPlaneCrd]);
+  await api.installCRDs([externalControlPlaneCrd()]);
   const core: CapiCore = await startCapiCore({ kubeConfig: api.kubeConfig });
   return {
     name: "emulator",
@@ -143,7 +91,7 @@ export async function startEmulatorSide(): Promise<Side> {
 
 export async function startRealSide(): Promise<Side> {
   const cp = await startControlPlane({ capiCore: true });
-  await cp.installCRDs([testControlPlaneCrd]);
+  await cp.installCRDs([externalControlPlaneCrd()]);
   const bootstrap = await startCapiCore({ kubeConfig: cp.kubeConfig, machinePools: false });
   return {
     name: "real",
@@ -225,39 +173,14 @@ export async function createPool(
 }
 
 /**
- * Makes the Cluster's control plane an externally managed one (a {@link TestControlPlanes} object with
- * `status.externalManagedControlPlane: true` as its `spec.controlPlaneRef`), so that core's Machine
- * controller drains and deletes the Nodes of deleted Machines.
+ * Makes the Cluster's control plane an externally managed one, so that core's Machine controller
+ * drains and deletes the Nodes of deleted Machines.
  */
 export async function setExternalControlPlane(
   side: Pick<Side, "client">,
   cluster: string,
 ): Promise<void> {
-  const name = `${cluster}-control-plane`;
-  await side.client.create(TestControlPlanes, {
-    apiVersion: "controlplane.cluster.x-k8s.io/v1beta2",
-    kind: "TestControlPlane",
-    metadata: { name, namespace: NAMESPACE },
-    spec: {},
-  });
-  await side.client.mergePatchStatus(
-    TestControlPlanes,
-    { namespace: NAMESPACE, name },
-    { status: { externalManagedControlPlane: true } },
-  );
-  await side.client.mergePatch(
-    Clusters,
-    { namespace: NAMESPACE, name: cluster },
-    {
-      spec: {
-        controlPlaneRef: {
-          apiGroup: "controlplane.cluster.x-k8s.io",
-          kind: "TestControlPlane",
-          name,
-        },
-      },
-    },
-  );
+  await setClusterControlPlane(side.client, { namespace: NAMESPACE, name: cluster });
 }
 
 /**

@@ -1,0 +1,104 @@
+/**
+ * An externally managed control plane for test Clusters (as EKS, AKS or GKE would be): an object of a
+ * kind of the tests' own whose `status.externalManagedControlPlane` is true, set as the Cluster's
+ * `spec.controlPlaneRef`. Core's Machine controller drains and deletes the Node of a deleted Machine
+ * only in a Cluster with control-plane Machines or such a control plane (`isDeleteNodeAllowed`), so a
+ * test bed without one never sees a drain.
+ *
+ * @module
+ */
+import { isAlreadyExists, type KubeClient, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
+import type { KubernetesObject } from "@kubernetes/client-node";
+
+/** The kind of {@link setExternalControlPlane}'s objects (`controlplane.cluster.x-k8s.io/v1beta2`). */
+export const ExternalControlPlanes: ResourceDescriptor<KubernetesObject> = {
+  group: "controlplane.cluster.x-k8s.io",
+  version: "v1beta2",
+  kind: "ExternalControlPlane",
+  plural: "externalcontrolplanes",
+  scope: "Namespaced",
+  subresources: { status: true },
+};
+
+/** The CRD of {@link ExternalControlPlanes}, with the contract label core resolves a `controlPlaneRef` by. */
+export function externalControlPlaneCrd(): Record<string, unknown> {
+  const { group, kind, plural, version } = ExternalControlPlanes;
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${plural}.${group}`, labels: { "cluster.x-k8s.io/v1beta2": version } },
+    spec: {
+      group,
+      scope: "Namespaced",
+      names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
+      versions: [
+        {
+          name: version,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              properties: {
+                apiVersion: { type: "string" },
+                kind: { type: "string" },
+                metadata: { type: "object" },
+                spec: { type: "object" },
+                status: {
+                  type: "object",
+                  properties: { externalManagedControlPlane: { type: "boolean" } },
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/**
+ * Gives a Cluster an externally managed control plane: creates `<cluster>-control-plane` (an
+ * {@link ExternalControlPlanes} object, `status.externalManagedControlPlane: true`, carrying `labels`)
+ * and sets it as the Cluster's `spec.controlPlaneRef`. Install {@link externalControlPlaneCrd} first.
+ *
+ * @example
+ * ```ts
+ * await api.installCRDs([externalControlPlaneCrd()]);
+ * await setExternalControlPlane(client, { namespace: "default", name: "c1" });
+ * ```
+ */
+export async function setExternalControlPlane(
+  client: KubeClient,
+  cluster: { readonly namespace: string; readonly name: string },
+  labels: Record<string, string> = {},
+): Promise<void> {
+  const { group, version, kind } = ExternalControlPlanes;
+  const name = `${cluster.name}-control-plane`;
+  const key = { namespace: cluster.namespace, name };
+  try {
+    await client.create(ExternalControlPlanes, {
+      apiVersion: `${group}/${version}`,
+      kind,
+      metadata: { ...key, labels },
+      spec: {},
+    } as KubernetesObject);
+  } catch (error) {
+    if (!isAlreadyExists(error)) throw error;
+  }
+  await client.mergePatchStatus(ExternalControlPlanes, key, {
+    status: { externalManagedControlPlane: true },
+  });
+  const clusters: ResourceDescriptor<KubernetesObject> = {
+    group: "cluster.x-k8s.io",
+    version: "v1beta2",
+    kind: "Cluster",
+    plural: "clusters",
+    scope: "Namespaced",
+    subresources: { status: true },
+  };
+  await client.mergePatch(clusters, cluster, {
+    spec: { controlPlaneRef: { apiGroup: group, kind, name } },
+  });
+}

@@ -263,19 +263,20 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
     // Budgets sit ~15% above what the entries weigh today (the root: 446 KiB, against 1.47 MB when
     // everything was on it; most of it is the cluster.x-k8s.io/v1beta2 types the kit's options name).
     const budgets: Array<[string, string, number]> = [
-      ["@capi-ts/sdk", "dist/index.d.ts", 520 * kib],
+      ["@capi-ts/sdk", "dist/index.d.ts", 570 * kib],
       // The runtime grew by the ClusterCache (workload clusters) and the secure diagnostics server.
       ["@capi-ts/sdk/runtime", "dist/runtime/index.d.ts", 125 * kib],
-      ["@capi-ts/sdk/provider", "dist/provider/index.d.ts", 500 * kib],
-      // crd and manifests grew by the InfraMachine kind of MachinePool Machines (43 / 49 KiB).
-      ["@capi-ts/sdk/crd", "dist/crd/index.d.ts", 50 * kib],
+      ["@capi-ts/sdk/provider", "dist/provider/index.d.ts", 570 * kib],
+      // MachinePool Machines (the InfraMachine kind, its object type, the kit's machines API) grew
+      // crd to 59 KiB, manifests to 65, provider and the root to 496 / 494, webhook to 511.
+      ["@capi-ts/sdk/crd", "dist/crd/index.d.ts", 68 * kib],
       // The contract layer took over CAPI's watch pieces from the runtime (watch filter, paused
       // predicate, cluster-name index), which name the runtime's controller types: 187 KiB.
       ["@capi-ts/sdk/contract", "dist/contract/index.d.ts", 215 * kib],
       ["@capi-ts/sdk/patch", "dist/patch/index.d.ts", 175 * kib],
       ["@capi-ts/sdk/conditions", "dist/conditions/index.d.ts", 40 * kib],
-      ["@capi-ts/sdk/webhook", "dist/webhook/index.d.ts", 530 * kib],
-      ["@capi-ts/sdk/manifests", "dist/manifests/index.d.ts", 55 * kib],
+      ["@capi-ts/sdk/webhook", "dist/webhook/index.d.ts", 590 * kib],
+      ["@capi-ts/sdk/manifests", "dist/manifests/index.d.ts", 75 * kib],
       ["@capi-ts/sdk/api", "dist/api/index.d.ts", 1600 * kib],
       ...apiVersions.map((path): [string, string, number] => [
         `@capi-ts/sdk/${path}`,

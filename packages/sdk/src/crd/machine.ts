@@ -12,13 +12,18 @@ import { z } from "zod";
 import { pluralize } from "../conditions/pluralize.js";
 import { contractLabel, finalizerFor, Labels } from "../contract/constants.js";
 import { calculateCRDName } from "../contract/format.js";
-import type { ResourceRef } from "../patch/transport.js";
 import { conditionsSchema, conditionZod, providerIDSchema } from "./contract-fields.js";
 import type { Manifest } from "./define.js";
 import type { StructuralSchema } from "./structural.js";
 
 /** Where an InfraMachine kind is served: a runtime `ResourceDescriptor` as is. */
-export interface InfraMachineResource extends ResourceRef {
+export interface InfraMachineResource {
+  /** The pool's API group. */
+  readonly group: string;
+  /** The pool's storage version. */
+  readonly version: string;
+  /** Plural resource name, e.g. `foomachinepoolmachines`. */
+  readonly plural: string;
   /** The kind, e.g. `FooMachinePoolMachine`. */
   readonly kind: string;
   /** InfraMachines are namespaced, in the pool's namespace. */

@@ -79,6 +79,19 @@ export {
   type TransientStreak,
 } from "./errors.js";
 export * from "./instances.js";
+export {
+  desiredInfraMachine,
+  hasDeletePriority,
+  type InfraMachineKind,
+  type InfraMachineOwner,
+  infraMachineName,
+  infraMachineStatus,
+  instanceReadyState,
+  isDeleting,
+  type MachinesState,
+  machinesByInfraMachine,
+  type PoolMachinesApi,
+} from "./machines.js";
 export { PoolMemory, type StoppedRunaway } from "./memory.js";
 export {
   defaultDeletePhases,

@@ -31,7 +31,12 @@ import {
 } from "@capi-ts/testing";
 import { ApiextensionsV1Api, KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
 import { bootstrapTokenCheck, FakeScalingCloud, nodeRegistrar, RealClock } from "./cloud/index.js";
-import { FakeCloudMachinePool, resourceName, startFakeCloudProvider } from "./provider/index.js";
+import {
+  FakeCloudMachinePool,
+  fakeCloudKind,
+  resourceName,
+  startFakeCloudProvider,
+} from "./provider/index.js";
 
 const NAMESPACE = "default";
 const CLUSTER = "demo";
@@ -239,10 +244,8 @@ interface Snapshot {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  const providerCrds = [
-    FakeCloudMachinePool.crd,
-    ...(FakeCloudMachinePool.machine ? [FakeCloudMachinePool.machine.crd] : []),
-  ];
+  const machinesKind = fakeCloudKind({ machinePoolMachines: true }).machine;
+  const providerCrds = [FakeCloudMachinePool.crd, ...(machinesKind ? [machinesKind.crd] : [])];
   heading("setup");
   let kubeConfig: KubeConfig;
   let stopApi: () => Promise<void> = async () => undefined;

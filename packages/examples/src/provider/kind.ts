@@ -7,9 +7,25 @@
 import { defineInfraMachinePool } from "@capi-ts/sdk";
 import { FakeCloudMachinePoolSpecSchema } from "./spec.js";
 
+/** The kind with MachinePool Machines (see {@link fakeCloudKind}). */
+const withMachines = defineInfraMachinePool({
+  group: "infrastructure.cluster.x-k8s.io",
+  kind: "FakeCloudMachinePool",
+  versions: ["v1beta2"],
+  spec: FakeCloudMachinePoolSpecSchema,
+  shortNames: ["fcmp"],
+  // Defines FakeCloudMachinePoolMachine too; the kit keeps them only for a kind that carries
+  // `machine` (fakeCloudKind({ machinePoolMachines: true })).
+  machinePoolMachines: true,
+  description: "A pool of instances in the fake scaling-group cloud, managed as one scaling group.",
+});
+
 /**
- * `FakeCloudMachinePool` (`infrastructure.cluster.x-k8s.io/v1beta2`): core's manager already has RBAC
- * on this group, so nothing else is needed to install it next to CAPI.
+ * `FakeCloudMachinePool` (`infrastructure.cluster.x-k8s.io/v1beta2`) as the example runs by default:
+ * without MachinePool Machines (`machine` unset, so the kit keeps no InfraMachines and components carry
+ * no InfraMachine CRD). Core's manager already has RBAC on this group, so nothing else is needed to
+ * install it next to CAPI. `manifests()` and `toYAML()` still include the InfraMachine CRD, so that
+ * switching to {@link fakeCloudKind}`({ machinePoolMachines: true })` needs nothing more installed.
  *
  * @example
  * ```ts
@@ -17,17 +33,7 @@ import { FakeCloudMachinePoolSpecSchema } from "./spec.js";
  * console.log(FakeCloudMachinePool.toYAML()); // CRDs (pool, template, InfraMachine) and ClusterRole
  * ```
  */
-export const FakeCloudMachinePool = defineInfraMachinePool({
-  group: "infrastructure.cluster.x-k8s.io",
-  kind: "FakeCloudMachinePool",
-  versions: ["v1beta2"],
-  spec: FakeCloudMachinePoolSpecSchema,
-  shortNames: ["fcmp"],
-  // The InfraMachine kind FakeCloudMachinePoolMachine; the kit uses it only when the controller is
-  // given a kind with `machine` (see withMachinePoolMachines).
-  machinePoolMachines: true,
-  description: "A pool of instances in the fake scaling-group cloud, managed as one scaling group.",
-});
+export const FakeCloudMachinePool: typeof withMachines = { ...withMachines, machine: undefined };
 
 /**
  * The kind as the controller and the conformance suite get it: with MachinePool Machines (one
@@ -40,7 +46,5 @@ export const FakeCloudMachinePool = defineInfraMachinePool({
  * ```
  */
 export function fakeCloudKind(options: { machinePoolMachines?: boolean } = {}) {
-  return options.machinePoolMachines
-    ? FakeCloudMachinePool
-    : { ...FakeCloudMachinePool, machine: undefined };
+  return options.machinePoolMachines ? withMachines : FakeCloudMachinePool;
 }

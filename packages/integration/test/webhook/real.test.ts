@@ -61,8 +61,6 @@ describe.skipIf(!binaries)("a real kube-apiserver", () => {
       "Namespace",
       "CustomResourceDefinition",
       "CustomResourceDefinition",
-      // The example kind offers MachinePool Machines: its InfraMachine kind ships too.
-      "CustomResourceDefinition",
       "ClusterRole",
       "ServiceAccount",
       "ClusterRole",

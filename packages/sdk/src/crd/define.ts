@@ -4,7 +4,7 @@ import { pluralize } from "../conditions/pluralize.js";
 import { CLUSTER_API_GROUP, contractLabel, finalizerFor, Labels } from "../contract/constants.js";
 import { calculateCRDName } from "../contract/format.js";
 import type { OwnerReference } from "../contract/owners.js";
-import type { ResourceRef } from "../patch/transport.js";
+import type { KubeObject, ResourceRef } from "../patch/transport.js";
 import {
   contractSpecProperties,
   contractSpecZod,
@@ -145,19 +145,7 @@ export interface InfraMachinePoolObject<
   /** The provider kind, e.g. `FooMachinePool`. */
   kind: string;
   /** The metadata fields the kit reads and writes; the API server fills the rest. */
-  metadata: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    resourceVersion?: string;
-    generation?: number;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    finalizers?: string[];
-    ownerReferences?: OwnerReference[];
-    deletionTimestamp?: string;
-    [key: string]: unknown;
-  };
+  metadata: NonNullable<KubeObject["metadata"]> & { ownerReferences?: OwnerReference[] };
   /** Provider spec plus contract fields. */
   spec: Spec & InfraMachinePoolContractSpec;
   /** Provider status plus contract fields. */

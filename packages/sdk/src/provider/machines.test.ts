@@ -5,7 +5,8 @@ import {
   infraMachineStatus,
   instanceReadyState,
 } from "./machines.js";
-import { fakeInstance, fakeMachineKind } from "./testkit.js";
+import { fakeInstance } from "./testkit.js";
+import { fakeMachineKind } from "./testkit-machines.js";
 
 const owner = {
   pool: {

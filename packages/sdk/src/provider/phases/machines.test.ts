@@ -6,15 +6,13 @@ import { infraMachineName } from "../machines.js";
 import { PoolMemory } from "../memory.js";
 import { defaultPoolPhases, runPhases } from "../pipeline.js";
 import {
-  type FakeMachines,
   type FakeSettings,
   type FakeSpec,
   fakeCloud,
   fakeInstance,
-  fakeMachineKind,
-  fakeMachines,
   fakeScope,
 } from "../testkit.js";
+import { type FakeMachines, fakeMachineKind, fakeMachines } from "../testkit-machines.js";
 
 const pipeline = defaultPoolPhases<FakeSpec, FakeSettings>();
 

@@ -626,8 +626,11 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
       .watches(ClusterResource, clusterToMachinePools, { predicates: [clusterPausedTransitions] })
       .withEventFilter(watchFilter)
       .withOptions(controllerOptions())
-      .complete((request) =>
-        poolLimiter.run(request, async () => {
+      .complete(async (request) => {
+        const recorded = async (
+          step: (trace: ReconcileTrace) => Promise<ReconcileResult | undefined>,
+          keep: (trace: ReconcileTrace) => boolean = () => true,
+        ) => {
           const trace: ReconcileTrace = { notes: [] };
           const startedAt = new Date();
           const entry: CoreReconcileRecord = {
@@ -638,20 +641,36 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
             notes: trace.notes,
             panicked: false,
           };
+          let failed = false;
           try {
-            const result = await reconciler.reconcile(request, trace);
+            const result = await step(trace);
             if (result?.requeueAfter) entry.requeueAfterMs = result.requeueAfter;
             return result;
           } catch (error) {
+            failed = true;
             entry.error = error instanceof Error ? error : new Error(String(error));
             entry.panicked = error instanceof CorePanicError;
             throw error;
           } finally {
             entry.durationMs = Date.now() - startedAt.getTime();
-            record(entry);
+            if (failed || keep(trace)) record(entry);
           }
-        }),
-      );
+        };
+        // Real core's webhooks act at admission, outside any reconcile: the emulated ones run before
+        // the rate limiter, so that defaulting a new pool does not cost it a reconcile interval.
+        let admitted = false;
+        await recorded(
+          async (trace) => {
+            admitted = await reconciler.admit(request, trace);
+            return undefined;
+          },
+          () => admitted,
+        );
+        if (admitted) return undefined;
+        return poolLimiter.run(request, () =>
+          recorded((trace) => reconciler.reconcile(request, trace)),
+        );
+      });
     nodeHandler = controller.mapHandler(nodeToMachinePool, [resourceVersionChanged()]);
 
     // Core's ClusterCache reconciler: Clusters (and, in the emulator, their kubeconfig Secrets).

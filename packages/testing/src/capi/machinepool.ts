@@ -404,23 +404,24 @@ export class MachinePoolReconciler {
     return this.deps.options;
   }
 
-  async reconcile(
-    request: ReconcileRequest,
-    trace: ReconcileTrace,
-  ): Promise<ReconcileResult | undefined> {
+  /**
+   * The MachinePool webhooks, which real core runs at admission. A test API server has none, so
+   * they run here, after the object was stored: a pool the validating webhook would refuse is left
+   * alone with its answer as the error (thrown), and the defaulting webhook's changes are patched.
+   * Returns true when it patched (the next event brings the reconcile). Core's controller calls it
+   * before its rate limiter: an admission is no reconcile and does not spend the object's one
+   * reconcile per interval.
+   */
+  async admit(request: ReconcileRequest, trace: ReconcileTrace): Promise<boolean> {
     const { cache, writer } = this.deps;
     const key = `${request.namespace ?? ""}/${request.name}`;
     const cached = await cache.get(MachinePoolResource, request);
-    if (!cached) return undefined;
+    if (!cached) return false;
     const mp = jsonCopy(cached);
-    const namespace = mp.metadata?.namespace ?? "";
-    const name = mp.metadata?.name ?? "";
     const note = (event: string, detail?: string) =>
       trace.notes.push(detail === undefined ? { event } : { event, detail });
 
     if (this.options.validation && !isDeleting(mp)) {
-      // Core's validating webhook sees the pool before it is stored; here it is already stored, so a
-      // pool the webhook would have refused is left alone with the webhook's answer as the error.
       const uid = mp.metadata?.uid ?? "";
       const previous = this.seenClusterNames.get(uid);
       // Validation sees the object as the defaulting webhook left it (it runs first).
@@ -465,9 +466,25 @@ export class MachinePoolReconciler {
           }),
           defaulted,
         );
-        return undefined;
+        return true;
       }
     }
+    return false;
+  }
+
+  async reconcile(
+    request: ReconcileRequest,
+    trace: ReconcileTrace,
+  ): Promise<ReconcileResult | undefined> {
+    const { cache, writer } = this.deps;
+    const key = `${request.namespace ?? ""}/${request.name}`;
+    const cached = await cache.get(MachinePoolResource, request);
+    if (!cached) return undefined;
+    const mp = jsonCopy(cached);
+    const namespace = mp.metadata?.namespace ?? "";
+    const name = mp.metadata?.name ?? "";
+    const note = (event: string, detail?: string) =>
+      trace.notes.push(detail === undefined ? { event } : { event, detail });
 
     const clusterName = mp.spec?.clusterName ?? "";
     const cluster = clusterName

@@ -1,6 +1,8 @@
-// ./dev conformance [--core emulator|real] [vitest args]: runs the example provider's conformance
-// suite with the chosen CAPI core as the judge and ends with "conformance: N/N scenarios passed"
-// (exit 1 otherwise). Real core needs `./dev controlplane --capi`.
+// ./dev conformance [--core emulator|real] [--rate-limit-ms N] [vitest args]: runs the example
+// provider's conformance suite with the chosen CAPI core as the judge and ends with
+// "conformance: N/N scenarios passed" (exit 1 otherwise). Real core needs `./dev controlplane --capi`.
+// --rate-limit-ms sets the emulator's per-object reconcile interval (core's 1000 by default; 0
+// measures the provider alone).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -18,6 +20,21 @@ if (coreAt >= 0) {
   const arg = args[coreAt] as string;
   core = arg.includes("=") ? arg.slice("--core=".length) : (args[coreAt + 1] ?? "");
   args.splice(coreAt, arg.includes("=") ? 1 : 2);
+}
+let rateLimitMs: string | undefined;
+const rateAt = args.findIndex(
+  (arg) => arg === "--rate-limit-ms" || arg.startsWith("--rate-limit-ms="),
+);
+if (rateAt >= 0) {
+  const arg = args[rateAt] as string;
+  rateLimitMs = arg.includes("=") ? arg.slice("--rate-limit-ms=".length) : (args[rateAt + 1] ?? "");
+  args.splice(rateAt, arg.includes("=") ? 1 : 2);
+  if (!/^\d+$/.test(rateLimitMs)) {
+    console.error(
+      `conformance: --rate-limit-ms takes a whole number of ms (1000 is core's, 0 measures the provider alone), not ${JSON.stringify(rateLimitMs)}`,
+    );
+    process.exit(2);
+  }
 }
 if (core !== "emulator" && core !== "real") {
   console.error(`conformance: --core takes "emulator" or "real", not ${JSON.stringify(core)}`);
@@ -48,7 +65,15 @@ const started = Date.now();
 const run = spawnSync(
   "vitest",
   ["run", file, "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...args],
-  { stdio: "inherit", cwd: root, env: { ...process.env, CAPI_TS_CONFORMANCE_CORE: core } },
+  {
+    stdio: "inherit",
+    cwd: root,
+    env: {
+      ...process.env,
+      CAPI_TS_CONFORMANCE_CORE: core,
+      ...(rateLimitMs === undefined ? {} : { CAPI_TS_CONFORMANCE_RATE_LIMIT_MS: rateLimitMs }),
+    },
+  },
 );
 
 interface Assertion {
@@ -70,5 +95,8 @@ if (skipped.length > 0) {
 }
 const seconds = Math.round((Date.now() - started) / 1000);
 const ok = run.status === 0 && ran.length > 0 && passed === ran.length;
-console.log(`conformance: ${passed}/${ran.length} scenarios passed (${core} core, ${seconds} s)`);
+const pace = rateLimitMs === undefined ? "" : `, rate limit ${rateLimitMs} ms`;
+console.log(
+  `conformance: ${passed}/${ran.length} scenarios passed (${core} core${pace}, ${seconds} s)`,
+);
 process.exit(ok ? 0 : 1);

@@ -32,4 +32,24 @@ describe("conformance scenarios as data", () => {
     });
     expect(() => taken.scenarios()).toThrow(/extraScenarios has the id "pause", which is taken/);
   });
+
+  it("refuses an emulator rate limit that is not a whole number of ms, naming both ways to set it", () => {
+    expect(
+      () => new MachinePoolConformance({ ...fakeCloudConformance(), emulatorRateLimitMs: -1 }),
+    ).toThrow(
+      /rate limit must be a whole number of ms ≥ 0 .* got -1 \(option emulatorRateLimitMs or CAPI_TS_CONFORMANCE_RATE_LIMIT_MS\)/,
+    );
+    const saved = process.env.CAPI_TS_CONFORMANCE_RATE_LIMIT_MS;
+    process.env.CAPI_TS_CONFORMANCE_RATE_LIMIT_MS = "fast";
+    try {
+      expect(() => new MachinePoolConformance(fakeCloudConformance())).toThrow(/got "fast"/);
+      // The option wins over the environment.
+      expect(
+        () => new MachinePoolConformance({ ...fakeCloudConformance(), emulatorRateLimitMs: 0 }),
+      ).not.toThrow();
+    } finally {
+      if (saved === undefined) delete process.env.CAPI_TS_CONFORMANCE_RATE_LIMIT_MS;
+      else process.env.CAPI_TS_CONFORMANCE_RATE_LIMIT_MS = saved;
+    }
+  });
 });

@@ -140,6 +140,17 @@ function chosenCore(option: ConformanceCore | undefined): ConformanceCore {
   return value;
 }
 
+function chosenRateLimit(option: number | undefined): number {
+  const raw = process.env.CAPI_TS_CONFORMANCE_RATE_LIMIT_MS;
+  const value = option ?? (raw === undefined || raw === "" ? 1_000 : Number(raw));
+  if (!Number.isInteger(value) || value < 0) {
+    throw new Error(
+      `conformance: the emulator's rate limit must be a whole number of ms ≥ 0 (1000 is core's; 0 measures the provider alone), got ${JSON.stringify(option ?? raw)} (option emulatorRateLimitMs or CAPI_TS_CONFORMANCE_RATE_LIMIT_MS)`,
+    );
+  }
+  return value;
+}
+
 /** The part of an OpenAPI schema the CRD checks read. */
 interface SchemaNode {
   type?: string;
@@ -193,11 +204,13 @@ export class MachinePoolConformance {
   #watch: AbortController | undefined;
   #seq = 0;
   readonly #created: ConformancePool[] = [];
+  readonly #rateLimitMs: number;
 
   /** @param options - the provider under test */
   constructor(options: MachinePoolConformanceOptions) {
     this.#options = options;
     this.core = chosenCore(options.core);
+    this.#rateLimitMs = chosenRateLimit(options.emulatorRateLimitMs);
     const kind = options.kind;
     this.#pools = {
       group: kind.group,
@@ -293,7 +306,10 @@ export class MachinePoolConformance {
       };
       await api.installCRDs([this.#options.capiCrds ?? capiCrdsFolder]);
       await api.installCRDs(providerCrds);
-      this.#core = await startCapiCore({ kubeConfig: api.kubeConfig });
+      this.#core = await startCapiCore({
+        kubeConfig: api.kubeConfig,
+        rateLimitIntervalMs: this.#rateLimitMs,
+      });
     }
     const kubeConfig = this.#api.kubeConfig;
     this.#client = new KubeClient(kubeConfig, { fieldManager: FIELD_MANAGER });

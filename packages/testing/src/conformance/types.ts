@@ -243,6 +243,16 @@ export interface MachinePoolConformanceOptions {
    * Default: the `CAPI_TS_CONFORMANCE_CORE` environment variable, else `"emulator"`.
    */
   core?: ConformanceCore;
+  /**
+   * How often the emulator reconciles one object at most, in ms: core's `ReconcilerRateLimiting`
+   * (on by default in core), which makes every step of core wait for the one before it by up to a
+   * second. Default 1,000, as core. `0` lets the emulator answer at once while judging the same way,
+   * so a run then measures the provider's own speed: a quick local loop, or a before/after of a
+   * provider change. Ignored with real core.
+   *
+   * Default: the `CAPI_TS_CONFORMANCE_RATE_LIMIT_MS` environment variable, else 1,000.
+   */
+  emulatorRateLimitMs?: number;
 }
 
 /** Which CAPI core runs the conformance suite: see {@link MachinePoolConformanceOptions.core}. */

@@ -40,6 +40,12 @@ if (core !== "emulator" && core !== "real") {
   console.error(`conformance: --core takes "emulator" or "real", not ${JSON.stringify(core)}`);
   process.exit(2);
 }
+if (core === "real" && rateLimitMs !== undefined) {
+  console.error(
+    "conformance: --rate-limit-ms sets the emulator's pace; real core keeps its own (one reconcile per object per second). Drop it, or run with --core emulator.",
+  );
+  process.exit(2);
+}
 if (core === "real") {
   const binaries = findControlPlaneBinaries();
   if (!binaries || !findCapiCoreBinary(binaries)) {

@@ -7,7 +7,8 @@
 //   scaffold  pack, then `create-capi-provider` in a temp folder, `npm install` of the tarballs,
 //             typecheck, build, `npm test` (driver tests, the conformance suite, and with
 //             KUBEBUILDER_ASSETS the components applied to a real kube-apiserver whose webhook call
-//             rejects an invalid object).
+//             rejects an invalid object). --machine-pool-machines scaffolds with MachinePool
+//             Machines, so the conformance suite also runs their three scenarios.
 //
 // Prints one line per step and the total time; exits non-zero on the first failure.
 import { spawnSync } from "node:child_process";
@@ -27,8 +28,15 @@ import { dirname, join, resolve } from "node:path";
 const root = resolve(import.meta.dirname, "..");
 const mode = process.argv[2];
 const keep = process.argv.includes("--keep");
+const machinePoolMachines = process.argv.includes("--machine-pool-machines");
 if (mode !== "pack" && mode !== "scaffold") {
-  console.error("usage: ./dev e2e <pack|scaffold> [--keep]");
+  console.error("usage: ./dev e2e <pack|scaffold> [--keep] [--machine-pool-machines]");
+  process.exit(2);
+}
+if (machinePoolMachines && mode !== "scaffold") {
+  console.error(
+    "e2e: --machine-pool-machines is a scaffold option: ./dev e2e scaffold --machine-pool-machines",
+  );
   process.exit(2);
 }
 const published = ["sdk", "testing", "codegen", "create-capi-provider"];
@@ -309,6 +317,7 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
           "--",
           "create-capi-provider",
           project,
+          ...(machinePoolMachines ? ["--machine-pool-machines"] : []),
         ],
         work,
       );
@@ -363,7 +372,26 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
         fail(
           "set KUBEBUILDER_ASSETS (kube-apiserver + etcd) so the components test runs on a real API server",
         );
-      const out = sh("npm", ["test", "--", "--reporter=default"], project);
+      const report = join(work, "scaffold-test-report.json");
+      const out = sh(
+        "npm",
+        ["test", "--", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`],
+        project,
+      );
+      if (machinePoolMachines) {
+        const results = (
+          JSON.parse(readFileSync(report, "utf8")) as {
+            testResults: { assertionResults: { title: string; status: string }[] }[];
+          }
+        ).testResults.flatMap((file) => file.assertionResults);
+        for (const id of ["machinePoolMachines", "machineDeletePriority", "machineDeleted"]) {
+          const result = results.find((r) => r.title.startsWith(`${id}:`));
+          if (result?.status !== "passed")
+            fail(
+              `the MachinePool Machines scenario ${id} did not pass (${result?.status ?? "not run"})`,
+            );
+        }
+      }
       const summary = out.split("\n").filter((line) => /Tests\s|Test Files|skipped/.test(line));
       console.log(summary.map((line) => `    ${line.trim()}`).join("\n"));
       if (/skipped/.test(summary.join(" ")) && !/0 skipped/.test(summary.join(" "))) {

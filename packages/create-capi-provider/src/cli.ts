@@ -1,15 +1,27 @@
 #!/usr/bin/env node
-// npm create capi-provider [folder] [--name n] [--group g] [--force]
+// npm create capi-provider [folder] [--name n] [--group g] [--machine-pool-machines] [--force]
 import { Command } from "commander";
 import { scaffold } from "./index.js";
+
+interface ScaffoldFlags {
+  name?: string;
+  group?: string;
+  machinePoolMachines: boolean;
+  force: boolean;
+}
 
 const program = new Command("create-capi-provider")
   .description("Write a Cluster API MachinePool provider project built on capi-ts")
   .argument("[folder]", "where to write it", "foo-provider")
   .option("--name <name>", "provider name for clusterctl (default: from the folder name)")
   .option("--group <group>", "API group (default infrastructure.<name>.example.com)")
+  .option(
+    "--machine-pool-machines",
+    "an InfraMachine per instance, so core makes a Machine for each (CAPI's MachinePool Machines)",
+    false,
+  )
   .option("--force", "write into a non-empty folder", false)
-  .action(async (folder: string, options: { name?: string; group?: string; force: boolean }) => {
+  .action(async (folder: string, options: ScaffoldFlags) => {
     try {
       const result = await scaffold({ directory: folder, ...options });
       console.log(`wrote ${result.files.length} files for ${result.kind} into ${result.directory}

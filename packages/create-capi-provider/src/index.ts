@@ -9,6 +9,7 @@
  * import { scaffold } from "create-capi-provider";
  *
  * const written = await scaffold({ directory: "foo-provider", name: "foo" });
+ * await scaffold({ directory: "bar-provider", machinePoolMachines: true }); // with MachinePool Machines
  * ```
  *
  * @packageDocumentation
@@ -37,6 +38,12 @@ export interface ScaffoldOptions {
   force?: boolean;
   /** The version range of the capi-ts packages (default `^<this version>`). */
   sdkVersion?: string;
+  /**
+   * Define the kind with MachinePool Machines (`machinePoolMachines: true` in `src/kind.ts`): an
+   * InfraMachine per instance, so core makes a Machine for each and drains its Node before the
+   * instance goes. Default false; the line is in `src/kind.ts` either way.
+   */
+  machinePoolMachines?: boolean;
 }
 
 /** What {@link scaffold} wrote. */
@@ -126,6 +133,10 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
   const kind = `${Name}MachinePool`;
   const replacements: Array<[RegExp, string]> = [
     [/__SDK_VERSION__/g, (options.sdkVersion ?? `^${version}`).replace(/^\^/, "")],
+    [
+      /machinePoolMachines: false,/g,
+      `machinePoolMachines: ${options.machinePoolMachines === true},`,
+    ],
     [/infrastructure\.foo\.example\.com/g, group],
     [/Foo/g, Name],
     [/FOO/g, name.toUpperCase().replaceAll("-", "_")],

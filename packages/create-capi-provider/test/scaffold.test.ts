@@ -45,6 +45,20 @@ describe("scaffold", () => {
     }
   });
 
+  it("writes the kind without MachinePool Machines by default and with them when asked", async () => {
+    const plain = await scaffold({ directory: join(root, "plain"), name: "acme" });
+    const plainKind = await readFile(join(plain.directory, "src/kind.ts"), "utf8");
+    expect(plainKind).toContain("machinePoolMachines: false,");
+    const machines = await scaffold({
+      directory: join(root, "machines"),
+      name: "acme",
+      machinePoolMachines: true,
+    });
+    const machinesKind = await readFile(join(machines.directory, "src/kind.ts"), "utf8");
+    expect(machinesKind).toContain("machinePoolMachines: true,");
+    expect(machinesKind).toContain("AcmeMachinePoolMachine per instance");
+  });
+
   it("refuses a non-empty folder unless forced", async () => {
     await writeFile(join(root, "notes.txt"), "mine");
     await expect(scaffold({ directory: root, name: "acme" })).rejects.toThrow(

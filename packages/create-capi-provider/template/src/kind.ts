@@ -27,6 +27,10 @@ export const FooMachinePool = defineInfraMachinePool({
   versions: ["v1beta2"],
   spec: FooMachinePoolSpecSchema,
   description: "A pool of foo instances managed as one scaling group.",
+  // MachinePool Machines (CAPI's R11): with true, a FooMachinePoolMachine per instance, so that each
+  // instance is a Machine users and MachineHealthChecks see, and core drains its Node before the kit
+  // deletes it. Its CRD, RBAC and the conformance scenarios follow this definition.
+  machinePoolMachines: false,
 });
 
 /**

@@ -104,13 +104,17 @@ const KubeadmConfigs = {
 /**
  * Errors real core logs for a pool that are part of its normal life, not a broken contract: before
  * its ClusterCache has connected to a new workload cluster, before its cache has seen a new Cluster,
- * and optimistic-concurrency conflicts it retries by itself.
+ * optimistic-concurrency conflicts it retries by itself, and a Machine whose deletion finished while
+ * core still had it in its cache.
  */
-const TRANSIENT_CORE_ERRORS = [
+const TRANSIENT_CORE_ERRORS: readonly (string | RegExp)[] = [
   "connection to the workload cluster is down",
   "the object has been modified",
   // Its cache has not seen a Cluster the suite created a moment before the pool.
   'Cluster.cluster.x-k8s.io "conformance',
+  // MachinePool Machines: core's MachinePool controller patches the UpToDate condition of every
+  // Machine in its cache, and one whose deletion finished a moment before is gone (it retries).
+  /failed to set machines up to date: failed to patch Machine (\S+): failed to patch status conditions: Machine\.cluster\.x-k8s\.io "[^"]+" not found/,
 ];
 
 /** The API server the suite runs on, whichever core judges. */
@@ -750,7 +754,9 @@ export class MachinePoolConformance {
         (e) =>
           e.at.getTime() >= since - 1_000 &&
           names.has(e.name) &&
-          !TRANSIENT_CORE_ERRORS.some((transient) => e.error.includes(transient)),
+          !TRANSIENT_CORE_ERRORS.some((transient) =>
+            typeof transient === "string" ? e.error.includes(transient) : transient.test(e.error),
+          ),
       );
     if (errors.length > 0) {
       const list = errors

@@ -263,6 +263,8 @@ describe("core's Machine controller on MachinePool Machines (R11)", () => {
     });
     expect(held.metadata?.finalizers).toEqual([HOLD]);
     expect((await getNode(nodeName))?.spec?.unschedulable).toBe(true);
+    // Core's patch helper writes the conditions first and the rest of the status (the phase) in a
+    // second request, so a reader can see the one without the other for a moment: wait for both.
     const waiting = await eventually(async () => {
       const m = await getMachine(im);
       expect(condition(m, "Deleting")).toMatchObject({
@@ -270,9 +272,9 @@ describe("core's Machine controller on MachinePool Machines (R11)", () => {
         reason: "WaitingForInfrastructureDeletion",
         message: "Waiting for TestMachine to be deleted",
       });
+      expect(m?.status?.phase).toBe("Deleting");
       return m as Obj;
     });
-    expect(waiting.status?.phase).toBe("Deleting");
     expect(condition(waiting, "Ready")).toMatchObject({
       status: "False",
       reason: "NotReady",

@@ -1,4 +1,5 @@
 /** Makes a Ready Node join for each launched instance and removes it when the instance is gone. */
+import { kubeletConditions } from "@capi-ts/testing";
 import {
   CoreV1Api,
   type KubeConfig,
@@ -22,20 +23,9 @@ export function joiningNodes(kubeConfig: KubeConfig): MemoryCloudHooks {
       await core.patchNodeStatus(
         {
           name,
-          body: {
-            status: {
-              conditions: [
-                {
-                  type: "Ready",
-                  status: "True",
-                  reason: "KubeletReady",
-                  message: "kubelet is posting ready status",
-                  lastHeartbeatTime: new Date(),
-                  lastTransitionTime: new Date(),
-                },
-              ],
-            },
-          },
+          // Ready and the pressure conditions, as a kubelet posts them: core counts a Node healthy
+          // (a MachinePool Machine's NodeHealthy) only once all four are reported.
+          body: { status: { conditions: kubeletConditions(true) } },
         },
         setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
       );

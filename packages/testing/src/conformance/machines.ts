@@ -247,6 +247,41 @@ async function deletePriority(host: MachinesScenarioHost): Promise<void> {
   let goneAt: number | undefined;
   let machineDeletingAt: number | undefined;
   const watching = { on: true };
+  // With nothing to evict, core cordons, drains and deletes the InfraMachine in one reconcile, and the
+  // Node may be deleted right after the instance goes: a poll can miss the cordon; a watch from a
+  // list sees every version of the Node.
+  const cordoned = (
+    node: KubernetesObject & { spec?: { providerID?: string; unschedulable?: boolean } },
+  ) => node.spec?.providerID === victim && node.spec?.unschedulable === true;
+  const nodeWatch = new AbortController();
+  const listed = await host.workload.list(NodeResource);
+  if (listed.items.some(cordoned)) cordonedAt = Date.now();
+  const nodeWatcher = (async () => {
+    let resourceVersion: string | undefined = listed.metadata.resourceVersion ?? "";
+    while (!nodeWatch.signal.aborted && cordonedAt === undefined) {
+      try {
+        if (resourceVersion === undefined) {
+          const nodes = await host.workload.list(NodeResource);
+          if (nodes.items.some(cordoned)) cordonedAt = Date.now();
+          resourceVersion = nodes.metadata.resourceVersion ?? "";
+        }
+        for await (const event of host.workload.watch(NodeResource, {
+          resourceVersion,
+          signal: nodeWatch.signal,
+        })) {
+          resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
+          if (event.type !== "BOOKMARK" && cordoned(event.object)) {
+            cordonedAt = Date.now();
+            break;
+          }
+        }
+      } catch {
+        // A cut or expired watch: list again, then watch from there.
+        resourceVersion = undefined;
+        if (!nodeWatch.signal.aborted) await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+  })();
   const watcher = (async () => {
     while (watching.on) {
       const now = Date.now();
@@ -255,11 +290,6 @@ async function deletePriority(host: MachinesScenarioHost): Promise<void> {
           .get(MachineResource, { namespace: pool.namespace, name: machine.metadata?.name ?? "" })
           .catch(() => undefined);
         if (!current || current.metadata?.deletionTimestamp) machineDeletingAt = now;
-      }
-      if (cordonedAt === undefined) {
-        const nodes = await host.workload.list(NodeResource).catch(() => ({ items: [] }));
-        const node = nodes.items.find((n) => n.spec?.providerID === victim);
-        if (node?.spec?.unschedulable) cordonedAt = now;
       }
       if (goneAt === undefined) {
         const live = await host.provider.cloud.liveProviderIds(pool);
@@ -273,7 +303,8 @@ async function deletePriority(host: MachinesScenarioHost): Promise<void> {
     await host.converged(pool, 2);
   } finally {
     watching.on = false;
-    await watcher;
+    nodeWatch.abort();
+    await Promise.all([watcher, nodeWatcher]);
   }
   const after = [...(await host.provider.cloud.liveProviderIds(pool))].sort();
   const expected = before.filter((id) => id !== victim);

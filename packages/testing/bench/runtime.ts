@@ -68,6 +68,12 @@ function arg(name: string, fallback: string): string {
 const sizes = arg("sizes", "100,1000,5000").split(",").map(Number);
 const concurrency = Number(arg("concurrency", "8"));
 const noopPasses = Number(arg("noop-passes", "30"));
+if (!Number.isInteger(noopPasses) || noopPasses < 1) {
+  console.error(
+    `bench runtime: --noop-passes takes a whole number of passes ≥ 1 (default 30), not ${JSON.stringify(arg("noop-passes", ""))}`,
+  );
+  process.exit(2);
+}
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -217,7 +223,7 @@ console.log(
     `no-op reconciles/s (median of ${noopPasses} passes)`,
     "requests/object",
     "writes/object",
-    "requests in no-op pass",
+    "requests in no-op passes",
     "heap B/cached object",
   ].join("\t"),
 );

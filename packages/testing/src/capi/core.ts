@@ -627,10 +627,11 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
       .withEventFilter(watchFilter)
       .withOptions(controllerOptions())
       .complete(async (request) => {
-        const recorded = async (
-          step: (trace: ReconcileTrace) => Promise<ReconcileResult | undefined>,
+        // One record per reconcile; `keep` drops the record of a step that did nothing.
+        const recorded = async <R>(
+          step: (trace: ReconcileTrace) => Promise<R>,
           keep: (trace: ReconcileTrace) => boolean = () => true,
-        ) => {
+        ): Promise<R> => {
           const trace: ReconcileTrace = { notes: [] };
           const startedAt = new Date();
           const entry: CoreReconcileRecord = {
@@ -644,7 +645,8 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
           let failed = false;
           try {
             const result = await step(trace);
-            if (result?.requeueAfter) entry.requeueAfterMs = result.requeueAfter;
+            const requeueAfter = (result as ReconcileResult | undefined)?.requeueAfter;
+            if (requeueAfter) entry.requeueAfterMs = requeueAfter;
             return result;
           } catch (error) {
             failed = true;
@@ -657,14 +659,11 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
           }
         };
         // Real core's webhooks act at admission, outside any reconcile: the emulated ones run before
-        // the rate limiter, so that defaulting a new pool does not cost it a reconcile interval.
-        let admitted = false;
-        await recorded(
-          async (trace) => {
-            admitted = await reconciler.admit(request, trace);
-            return undefined;
-          },
-          () => admitted,
+        // the rate limiter, so that defaulting a new pool does not cost it a reconcile interval. An
+        // admission that did nothing left no note and is not recorded.
+        const admitted = await recorded(
+          (trace) => reconciler.admit(request, trace),
+          (trace) => trace.notes.length > 0,
         );
         if (admitted) return undefined;
         return poolLimiter.run(request, () =>

@@ -415,9 +415,9 @@ export class MachinePoolReconciler {
   async admit(request: ReconcileRequest, trace: ReconcileTrace): Promise<boolean> {
     const { cache, writer } = this.deps;
     const key = `${request.namespace ?? ""}/${request.name}`;
-    const cached = await cache.get(MachinePoolResource, request);
-    if (!cached) return false;
-    const mp = jsonCopy(cached);
+    // Read only: validation and defaulting each work on a copy.
+    const mp = await cache.get(MachinePoolResource, request);
+    if (!mp) return false;
     const note = (event: string, detail?: string) =>
       trace.notes.push(detail === undefined ? { event } : { event, detail });
 

@@ -253,18 +253,18 @@ async function deletePriority(host: MachinesScenarioHost): Promise<void> {
   const cordoned = (
     node: KubernetesObject & { spec?: { providerID?: string; unschedulable?: boolean } },
   ) => node.spec?.providerID === victim && node.spec?.unschedulable === true;
+  const listNodes = async () => {
+    const nodes = await host.workload.list(NodeResource);
+    if (nodes.items.some(cordoned)) cordonedAt ??= Date.now();
+    return nodes.metadata.resourceVersion ?? "";
+  };
   const nodeWatch = new AbortController();
-  const listed = await host.workload.list(NodeResource);
-  if (listed.items.some(cordoned)) cordonedAt = Date.now();
+  // Listed before the scale-down, so the watch misses nothing that follows it.
+  let resourceVersion: string | undefined = await listNodes();
   const nodeWatcher = (async () => {
-    let resourceVersion: string | undefined = listed.metadata.resourceVersion ?? "";
     while (!nodeWatch.signal.aborted && cordonedAt === undefined) {
       try {
-        if (resourceVersion === undefined) {
-          const nodes = await host.workload.list(NodeResource);
-          if (nodes.items.some(cordoned)) cordonedAt = Date.now();
-          resourceVersion = nodes.metadata.resourceVersion ?? "";
-        }
+        resourceVersion ??= await listNodes();
         for await (const event of host.workload.watch(NodeResource, {
           resourceVersion,
           signal: nodeWatch.signal,

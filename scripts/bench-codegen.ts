@@ -1,6 +1,6 @@
 // ./dev bench codegen: capi-ts-codegen against the CRD → TypeScript generators people use, on every
-// CRD of the shared reference set: @kubernetes-models/crd-generate (a devDependency of the codegen
-// package), `cdk8s import` (cdk8s-cli) and json-schema-to-typescript. The last two, with what their
+// CRD of the reference set (the target CAPI release and AWS's provider):
+// @kubernetes-models/crd-generate (a devDependency of the codegen package), `cdk8s import` (cdk8s-cli) and json-schema-to-typescript. The last two, with what their
 // output needs to compile, are installed with npm into a folder under the OS temp dir (outside the
 // repository, reused across runs). Per tool: generation wall and CPU time and peak RSS (a fresh
 // process per run, as a user runs it), output size, `tsc --noEmit` time of the output, and whether
@@ -25,7 +25,11 @@ const RUNS = 3;
 // tsc takes about a second, so more runs are cheap and steady the median on a shared machine.
 const TSC_RUNS = 5;
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const shared = process.env.CAPI_TS_SHARED ?? resolve(root, "..", "shared");
+// The target CAPI release's CRDs and the AWS reference set, both taken by `./dev crds`.
+const crdFolders = [
+  join(root, "packages", "testing", "crds", "capi"),
+  join(root, "reference", "aws", "crds"),
+];
 const codegenDir = join(root, "packages", "codegen");
 // Inside the codegen package so generated code resolves zod, client-node and @kubernetes-models.
 const work = join(codegenDir, ".tmp", `bench-${process.pid}`);
@@ -198,9 +202,9 @@ const [out, ...files] = process.argv.slice(2);
 `;
 
 async function main(): Promise<void> {
-  const inputs = await crdFiles(join(shared, "crds"));
+  const inputs = (await Promise.all(crdFolders.map((folder) => crdFiles(folder)))).flat();
   if (inputs.length === 0)
-    throw new Error(`no CRDs under ${join(shared, "crds")}; set CAPI_TS_SHARED`);
+    throw new Error(`no CRDs under ${crdFolders.join(" and ")}; run ./dev crds`);
   const capiOnly = process.argv.includes("--capi-ts-only");
   await rm(work, { recursive: true, force: true });
   await mkdir(work, { recursive: true });
@@ -428,7 +432,7 @@ async function main(): Promise<void> {
   );
   const cpu = cpus()[0]?.model ?? "unknown CPU";
   console.log(
-    `\ncodegen benchmark: ${inputs.length} CRD files under shared/crds, Node ${process.version}, ${availableParallelism()} x ${cpu}, load average ${loadavg()
+    `\ncodegen benchmark: ${inputs.length} CRD files (CAPI and AWS reference), Node ${process.version}, ${availableParallelism()} x ${cpu}, load average ${loadavg()
       .map((l) => l.toFixed(1))
       .join(" ")}`,
   );

@@ -1,9 +1,11 @@
 // Takes the Cluster API CRDs from the Go modules of the one CAPI release capi-ts targets (named by
 // tools/controlplane/capi/go.mod, the module real core is built from) into packages/testing/crds/capi,
-// labelled as CAPI's kustomizations label them. With --check it writes nothing and exits 1 when the
-// committed folder differs from what the release holds.
+// labelled as CAPI's kustomizations label them; and the reference CRDs of another provider (AWS's, at the
+// pinned CAPA release below) that the codegen and schema tests and the codegen benchmark read, into
+// reference/aws/crds. With --check it writes nothing and exits 1 when a committed folder differs from what
+// its release holds.
 //
-//   ./dev crds           refresh packages/testing/crds/capi (then ./dev generate for the SDK types)
+//   ./dev crds           refresh both folders (then ./dev generate for the SDK types)
 //   ./dev crds --check   exit 1 and list the stale files
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -78,20 +80,19 @@ function capiRelease(): string {
   return version;
 }
 
-/** Downloads (or finds in the module cache) each module at the release and returns its folder. */
-function moduleDirs(release: string): Map<string, string> {
-  const modules = [...new Set(SOURCES.map((source) => source.module))];
+/** Downloads (or finds in the module cache) each module at its version and returns its folder. */
+function moduleDirs(modules: readonly string[], version: string): Map<string, string> {
   const scratch = mkdtempSync(join(tmpdir(), "capi-ts-crds-"));
   try {
     const output = go(
-      ["mod", "download", "-json", ...modules.map((m) => `${m}@${release}`)],
+      ["mod", "download", "-json", ...modules.map((m) => `${m}@${version}`)],
       scratch,
     );
     const dirs = new Map<string, string>();
     // `go mod download -json` prints one JSON object per module, back to back.
     for (const chunk of output.split(/\n(?=\{)/)) {
       const info = JSON.parse(chunk) as { Path: string; Dir?: string; Error?: string };
-      if (info.Error || !info.Dir) fail(`cannot download ${info.Path}@${release}: ${info.Error}`);
+      if (info.Error || !info.Dir) fail(`cannot download ${info.Path}@${version}: ${info.Error}`);
       dirs.set(info.Path, info.Dir);
     }
     return dirs;
@@ -132,7 +133,7 @@ function setIn(documents: Document[], path: string[], value: unknown): void {
 
 /** The CRD files of the release, as CAPI's kustomizations would render their labels. */
 function render(release: string): Map<string, string> {
-  const dirs = moduleDirs(release);
+  const dirs = moduleDirs([...new Set(SOURCES.map((source) => source.module))], release);
   const files = new Map<string, string>();
   for (const source of SOURCES) {
     const base = join(dirs.get(source.module) as string, source.crdDir);
@@ -170,37 +171,121 @@ function render(release: string): Map<string, string> {
   return files;
 }
 
-const release = capiRelease();
-const wanted = render(release);
-const present = new Map<string, string>();
-try {
-  for (const name of readdirSync(join(outDir, "capi")))
-    present.set(`capi/${name}`, readFileSync(join(outDir, "capi", name), "utf8"));
-  present.set("release.json", readFileSync(join(outDir, "release.json"), "utf8"));
-} catch {
-  // No folder yet: every file is new.
-}
-const stale = [
-  ...[...wanted]
-    .filter(([name, text]) => present.get(name) !== text)
-    .map(([name]) => (present.has(name) ? `changed  ${name}` : `missing  ${name}`)),
-  ...[...present.keys()].filter((name) => !wanted.has(name)).map((name) => `extra    ${name}`),
+/**
+ * The reference CRDs of AWS's provider: a second, independent set of real-world schemas (deep nesting,
+ * CEL rules, int-or-string, served: false versions) for the codegen and schema tests and the codegen
+ * benchmark. Not shipped. Taken as the release's bases are, since they carry no labels the tests read.
+ */
+const AWS_MODULE = "sigs.k8s.io/cluster-api-provider-aws/v2";
+const AWS_RELEASE = "v2.13.0";
+const AWS_FILES = [
+  "infrastructure.cluster.x-k8s.io_awsclusters.yaml",
+  "infrastructure.cluster.x-k8s.io_awsmachinepools.yaml",
+  "infrastructure.cluster.x-k8s.io_awsmachines.yaml",
+  "infrastructure.cluster.x-k8s.io_awsmachinetemplates.yaml",
+  "infrastructure.cluster.x-k8s.io_awsmanagedmachinepools.yaml",
+  "infrastructure.cluster.x-k8s.io_rosamachinepools.yaml",
 ];
-if (check) {
-  if (stale.length > 0) {
-    console.error(
-      `packages/testing/crds/capi is stale against CAPI ${release} (${stale.length} files); run ./dev crds and ./dev generate, then commit:`,
-    );
-    for (const line of stale) console.error(`  ${line}`);
-    process.exit(1);
-  }
-  console.log(`packages/testing/crds/capi matches CAPI ${release} (${wanted.size} files)`);
-} else {
-  await mkdir(join(outDir, "capi"), { recursive: true });
-  for (const name of present.keys()) if (!wanted.has(name)) rmSync(join(outDir, name));
-  for (const [name, text] of wanted)
-    if (present.get(name) !== text) writeFileSync(join(outDir, name), text);
-  console.log(
-    `packages/testing/crds/capi: CAPI ${release}, ${wanted.size} files, ${stale.length} updated`,
+
+function renderAws(): Map<string, string> {
+  const dir = moduleDirs([AWS_MODULE], AWS_RELEASE).get(AWS_MODULE) as string;
+  const files = new Map<string, string>();
+  for (const file of AWS_FILES)
+    files.set(`crds/${file}`, readFileSync(join(dir, "config", "crd", "bases", file), "utf8"));
+  files.set(
+    "release.json",
+    `${JSON.stringify(
+      {
+        release: AWS_RELEASE,
+        modules: [`${AWS_MODULE}@${AWS_RELEASE}`],
+        note: "Generated by ./dev crds from config/crd/bases of this module; do not edit.",
+        files: AWS_FILES,
+      },
+      null,
+      2,
+    )}\n`,
   );
+  return files;
+}
+
+/**
+ * The files the script writes under `dir`: each of `wanted`, and nothing else in the `owned` folders
+ * (relative to `dir`; "" is `dir` itself). Files beside them, such as the hand-written cert-manager
+ * stand-in next to capi/, are not the script's.
+ */
+interface Output {
+  label: string;
+  dir: string;
+  owned: readonly string[];
+  wanted: Map<string, string>;
+}
+
+function readPresent(output: Output): Map<string, string> {
+  const present = new Map<string, string>();
+  const read = (name: string) => {
+    try {
+      present.set(name, readFileSync(join(output.dir, name), "utf8"));
+    } catch {
+      // Not there yet.
+    }
+  };
+  for (const folder of output.owned) {
+    let entries: string[] = [];
+    try {
+      entries = readdirSync(join(output.dir, folder), { withFileTypes: true })
+        .filter((entry) => entry.isFile())
+        .map((entry) => entry.name);
+    } catch {
+      // No folder yet: every file is new.
+    }
+    for (const entry of entries) read(folder === "" ? entry : `${folder}/${entry}`);
+  }
+  for (const name of output.wanted.keys()) if (!present.has(name)) read(name);
+  return present;
+}
+
+const release = capiRelease();
+const outputs: Output[] = [
+  {
+    label: `packages/testing/crds (CAPI ${release})`,
+    dir: outDir,
+    owned: ["capi"],
+    wanted: render(release),
+  },
+  {
+    label: `reference/aws (CAPA ${AWS_RELEASE})`,
+    dir: join(root, "reference", "aws"),
+    owned: ["crds"],
+    wanted: renderAws(),
+  },
+];
+let staleTotal = 0;
+for (const output of outputs) {
+  const present = readPresent(output);
+  const { wanted } = output;
+  const stale = [
+    ...[...wanted]
+      .filter(([name, text]) => present.get(name) !== text)
+      .map(([name]) => (present.has(name) ? `changed  ${name}` : `missing  ${name}`)),
+    ...[...present.keys()].filter((name) => !wanted.has(name)).map((name) => `extra    ${name}`),
+  ];
+  staleTotal += stale.length;
+  if (check) {
+    if (stale.length > 0) {
+      console.error(`${output.label} is stale (${stale.length} files):`);
+      for (const line of stale) console.error(`  ${line}`);
+    } else console.log(`${output.label} is fresh (${wanted.size} files)`);
+    continue;
+  }
+  for (const name of present.keys()) if (!wanted.has(name)) rmSync(join(output.dir, name));
+  for (const [name, text] of wanted) {
+    if (present.get(name) === text) continue;
+    await mkdir(dirname(join(output.dir, name)), { recursive: true });
+    writeFileSync(join(output.dir, name), text);
+  }
+  console.log(`${output.label}: ${wanted.size} files, ${stale.length} updated`);
+}
+if (check && staleTotal > 0) {
+  console.error("run ./dev crds and ./dev generate, then commit");
+  process.exit(1);
 }

@@ -15,8 +15,11 @@ export const repoRoot = resolve(packageDir, "..", "..");
  */
 export const capiCrdsDir = resolve(repoRoot, "packages", "testing", "crds", "capi");
 
-/** The shared reference folder (CRDs). */
-export const sharedDir = process.env.CAPI_TS_SHARED ?? resolve(repoRoot, "..", "shared");
+/**
+ * The reference CRDs of AWS's provider at a pinned release (taken by `./dev crds`): real-world schemas
+ * beside CAPI's for the tests.
+ */
+export const awsCrdsDir = resolve(repoRoot, "reference", "aws", "crds");
 
 /**
  * A fresh folder inside the package (so generated code resolves zod, client-node and base).

@@ -181,10 +181,10 @@ function matchesFilter(r: RequestRecord, filter: RequestFilter | undefined): boo
  * @example
  * ```ts
  * import { CoreV1Api, makeInformer, type V1ConfigMap } from "@kubernetes/client-node";
- * import { startApiServer } from "@capi-ts/testing";
+ * import { capiCrdsFolder, startApiServer } from "@capi-ts/testing";
  *
  * const api = await startApiServer();
- * await api.installCRDs([`${process.env.CAPI_TS_SHARED}/crds/capi`]); // files, folders or objects
+ * await api.installCRDs([capiCrdsFolder]); // files, folders or objects
  * const core = api.kubeConfig.makeApiClient(CoreV1Api);
  * await core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "x" } } });
  *

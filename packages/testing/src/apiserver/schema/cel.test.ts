@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { loadAll } from "js-yaml";
 import { describe, expect, it } from "vitest";
 import { compileRule, normalizeRuleFieldPath, toCelValue } from "./cel.js";
-import { sharedDir } from "./crd-fixtures.test-support.js";
+import { crdFolders } from "./crd-fixtures.test-support.js";
 import type { SchemaNode } from "./types.js";
 
 /** Every distinct `x-kubernetes-validations` rule in the CAPI and AWS provider CRDs. */
@@ -22,8 +22,7 @@ function allRules(): Set<string> {
     }
     for (const value of Object.values(record)) walk(value);
   };
-  for (const folder of ["capi", "providers/aws"]) {
-    const dir = resolve(sharedDir(), "crds", folder);
+  for (const dir of Object.values(crdFolders)) {
     for (const file of readdirSync(dir).filter((f) => f.endsWith(".yaml"))) {
       for (const doc of loadAll(readFileSync(resolve(dir, file), "utf8"))) {
         walk((doc as { spec: unknown }).spec);

@@ -1,10 +1,25 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadAll } from "js-yaml";
+import { capiCrdsFolder } from "../../crds.js";
 
-/** The shared reference folder (CRDs), from `CAPI_TS_SHARED` or next to the repository. */
-export function sharedDir(): string {
-  return process.env.CAPI_TS_SHARED ?? resolve(import.meta.dirname, "../../../../../../shared");
+/**
+ * The CRD folders the fixtures read, both in the repository and both taken by `./dev crds` from Go
+ * modules: `capi` is the target CAPI release this package ships, `aws` the reference set of AWS's
+ * provider at a pinned release (not shipped).
+ */
+export const crdFolders = {
+  capi: capiCrdsFolder,
+  aws: resolve(import.meta.dirname, "../../../../../reference/aws/crds"),
+} as const;
+
+/** A file of one of {@link crdFolders}, as `capi/<file>` or `aws/<file>`. */
+export function crdPath(file: string): string {
+  const [folder, ...rest] = file.split("/");
+  const dir = crdFolders[folder as keyof typeof crdFolders];
+  if (dir === undefined || rest.length !== 1)
+    throw new Error(`${file}: name a CRD as capi/<file> or aws/<file>`);
+  return resolve(dir, rest[0] as string);
 }
 
 /** A CRD version as the fixtures use it. */
@@ -16,7 +31,7 @@ export interface CrdVersion {
 
 /** One version of a CRD file under `crds/`. */
 export function crdVersion(file: string, version: string): CrdVersion {
-  const text = readFileSync(resolve(sharedDir(), "crds", file), "utf8");
+  const text = readFileSync(crdPath(file), "utf8");
   for (const doc of loadAll(text)) {
     const crd = doc as { spec: { versions: CrdVersion[] } };
     const found = crd.spec.versions.find((v) => v.name === version);

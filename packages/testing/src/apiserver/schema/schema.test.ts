@@ -370,7 +370,7 @@ describe("prune", () => {
 
 describe("applyDefaults", () => {
   const awsMachinePool = compileStructuralSchema(
-    crdSchema("providers/aws/infrastructure.cluster.x-k8s.io_awsmachinepools.yaml", "v1beta2"),
+    crdSchema("aws/infrastructure.cluster.x-k8s.io_awsmachinepools.yaml", "v1beta2"),
   );
 
   it("fills absent fields whose parent exists, and nothing below absent parents", () => {

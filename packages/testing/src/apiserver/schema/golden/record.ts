@@ -6,17 +6,16 @@ import { writeFile } from "node:fs/promises";
 import { type RequestOptions, request } from "node:https";
 import { resolve } from "node:path";
 import { startControlPlane } from "../../../controlplane/index.js";
+import { crdPath } from "../crd-fixtures.test-support.js";
 import { crdFiles, type Step, steps, widgetCRD } from "./scenarios.js";
 
-const shared =
-  process.env.CAPI_TS_SHARED ?? resolve(import.meta.dirname, "../../../../../../../shared");
 const output = resolve(import.meta.dirname, "kube-apiserver.golden.json");
 
 type Obj = Record<string, unknown>;
 
 const plane = await startControlPlane({ startTimeoutMs: 600_000 });
 try {
-  await plane.installCRDs([...crdFiles.map((f) => resolve(shared, "crds", f)), widgetCRD]);
+  await plane.installCRDs([...crdFiles.map((f) => crdPath(f)), widgetCRD]);
   const recorded: Obj[] = [];
   for (const step of steps) {
     const { status, body } = await send(step);

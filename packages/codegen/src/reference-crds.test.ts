@@ -8,18 +8,18 @@ import { compileModule } from "./emit/compile.js";
 import { compileRuntimeDialect } from "./emit/fast-compile.js";
 import { checkGenerated, GENERATED_HEADER, type GenerateResult, generate } from "./generate.js";
 import {
+  awsCrdsDir,
   capiCrdsDir,
   generateInto,
   importModule,
   packageDir,
   repoRoot,
-  sharedDir,
   typecheck,
   writeText,
 } from "./test-helpers.js";
 
 const capi = capiCrdsDir;
-const aws = join(sharedDir, "crds", "providers", "aws");
+const aws = awsCrdsDir;
 
 type Module = Record<string, unknown>;
 interface SchemaIssue {
@@ -63,7 +63,7 @@ function issues(module: Module, kind: string, value: unknown): string[] {
 }
 
 beforeAll(async () => {
-  ({ dir, result } = await generateInto({ inputs: [join(sharedDir, "crds")] }, "shared"));
+  ({ dir, result } = await generateInto({ inputs: [capi, aws] }, "reference"));
   index = await importModule<Module>(join(dir, "index.ts"));
 }, 120_000);
 
@@ -104,7 +104,7 @@ export const version: "cluster.x-k8s.io/v1beta2" = clusterv1beta2.MachinePool.ap
 export const guard = (x: unknown): string | undefined => (clusterv1beta2.MachinePool.is(x) ? x.spec?.clusterName : undefined);
 `;
 
-describe("every CRD under shared/crds", () => {
+describe("every CRD of the target CAPI release and of the AWS reference set", () => {
   test("generates one module per served group/version, skipping unserved versions", () => {
     const summary = result.groupVersions.map((gv) => `${gv.alias}: ${gv.kinds.join(",")}`);
     expect(summary).toContain(
@@ -139,7 +139,7 @@ describe("every CRD under shared/crds", () => {
   });
 
   test("regenerates byte-identically, whatever the input order", { timeout: 60_000 }, async () => {
-    const files = [join(sharedDir, "crds", "capi"), aws];
+    const files = [capi, aws];
     const again = await generate({ inputs: [...files].reverse() });
     expect(again.files).toEqual(result.files);
   });
@@ -153,8 +153,8 @@ describe("every CRD under shared/crds", () => {
     // The compiled runtime's declarations are only as right as the code they come from: this is
     // where the compiler proves that code against the interfaces.
     const source = await generateInto(
-      { inputs: [join(sharedDir, "crds")], runtime: "source" },
-      "shared-source",
+      { inputs: [capi, aws], runtime: "source" },
+      "reference-source",
     );
     try {
       expect(source.result.files.some((f) => f.path.endsWith(".js"))).toBe(false);
@@ -166,7 +166,7 @@ describe("every CRD under shared/crds", () => {
   }, 240_000);
 
   test("the compiled runtime is the TypeScript runtime, compiled: the common module by tsc, the others in the generator's dialect without it", async () => {
-    const source = await generate({ inputs: [join(sharedDir, "crds")], runtime: "source" });
+    const source = await generate({ inputs: [capi, aws], runtime: "source" });
     const compiled = new Map(result.files.map((f) => [f.path, f.content]));
     const runtimeSources = source.files.filter(
       (f) => f.path.endsWith(".runtime.ts") || f.path === "common.ts",

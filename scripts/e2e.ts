@@ -8,7 +8,10 @@
 //             typecheck, build, `npm test` (driver tests, the conformance suite, and with
 //             KUBEBUILDER_ASSETS the components applied to a real kube-apiserver whose webhook call
 //             rejects an invalid object). --machine-pool-machines scaffolds with MachinePool
-//             Machines, so the conformance suite also runs their three scenarios.
+//             Machines, so the conformance suite also runs their three scenarios. The project has a
+//             dashed name (identifiers come from it in camel and Pascal case); then every other shape
+//             of name the scaffolder accepts (one word, digits, a dash before a digit, 30 characters)
+//             is scaffolded beside it, type-checked and runs its driver tests on the same install.
 //
 // Prints one line per step and the total time; exits non-zero on the first failure.
 import { spawnSync } from "node:child_process";
@@ -20,6 +23,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -305,7 +309,7 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
   });
 
   if (mode === "scaffold") {
-    const project = join(work, "acme-provider");
+    const project = join(work, "acme-cloud-provider");
     step("scaffold (npm exec create-capi-provider)", () => {
       sh(
         "npm",
@@ -398,6 +402,39 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
         console.log(
           "    (skipped scenarios are those whose cloud actor the scaffold's memory cloud does not offer)",
         );
+      }
+    });
+    step("every shape of provider name: typecheck + driver tests", () => {
+      // Beside the project, so they resolve its node_modules (one install for all).
+      const shapes = join(work, "shapes");
+      mkdirSync(shapes);
+      symlinkSync(join(project, "node_modules"), join(shapes, "node_modules"), "dir");
+      const tsc = join(project, "node_modules", "typescript", "bin", "tsc");
+      const vitest = join(project, "node_modules", "vitest", "vitest.mjs");
+      for (const name of [
+        "foo",
+        "my-pool",
+        "k8s2-cloud9",
+        "edge-2",
+        "a23456789-b23456789-c234567890",
+      ]) {
+        const folder = join(shapes, `${name}-provider`);
+        sh(
+          "npm",
+          [
+            "exec",
+            "--yes",
+            "--package",
+            tarballOf["create-capi-provider"] as string,
+            "--",
+            "create-capi-provider",
+            folder,
+          ],
+          work,
+        );
+        sh("node", [tsc, "-p", "tsconfig.test.json"], folder);
+        sh("node", [vitest, "run", "test/driver.test.ts"], folder);
+        console.log(`    ${name}: typecheck and driver tests pass`);
       }
     });
     step("release manifests", () => {

@@ -83,11 +83,19 @@ function defaultName(directory: string): string {
     .replace(/-provider$/, "");
 }
 
+// A provider name may hold dashes; TypeScript identifiers may not. The template marks an identifier by
+// case: `Foo…` becomes PascalCase (`acme-cloud` → `AcmeCloudMachinePool`), `foo` followed by an upper-case
+// letter becomes camelCase (`acmeCloudDriver`), and every other `foo` (strings, URLs, YAML) the name as is.
 function pascal(name: string): string {
   return name
     .split("-")
     .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
     .join("");
+}
+
+function camel(name: string): string {
+  const pascalName = pascal(name);
+  return pascalName.charAt(0).toLowerCase() + pascalName.slice(1);
 }
 
 async function listTemplate(root: string, folder = root): Promise<string[]> {
@@ -140,6 +148,7 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
     [/infrastructure\.foo\.example\.com/g, group],
     [/Foo/g, Name],
     [/FOO/g, name.toUpperCase().replaceAll("-", "_")],
+    [/foo(?=[A-Z])/g, camel(name)],
     [/foo/g, name],
   ];
   const templateRoot = fileURLToPath(new URL("../template", import.meta.url));
@@ -149,7 +158,12 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
     for (const [pattern, value] of replacements) text = text.replace(pattern, value);
     const target = file
       .split("/")
-      .map((part) => RENAMED[part] ?? part.replace(/foo/g, name))
+      // A file named for the kind (config/samples/foomachinepool.yaml) takes the kind's lower case.
+      .map(
+        (part) =>
+          RENAMED[part] ??
+          part.replace(/foo(?=machinepool)/g, Name.toLowerCase()).replace(/foo/g, name),
+      )
       .join("/");
     await mkdir(dirname(join(directory, target)), { recursive: true });
     await writeFile(join(directory, target), text);

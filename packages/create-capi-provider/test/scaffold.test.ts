@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import ts from "typescript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { providerNameProblem, scaffold } from "../src/index.js";
 
@@ -30,7 +31,7 @@ describe("scaffold", () => {
         "src/manifests.ts",
         "templates/cluster-template.yaml",
         "test/conformance.test.ts",
-        "config/samples/acme-cloudmachinepool.yaml",
+        "config/samples/acmecloudmachinepool.yaml",
       ]),
     );
     const kind = await readFile(join(result.directory, "src/kind.ts"), "utf8");
@@ -44,6 +45,47 @@ describe("scaffold", () => {
       expect(text, file).not.toMatch(/foo|Foo|FOO|__SDK_VERSION__/);
     }
   });
+
+  // Every shape the validator accepts: one word, dashes, digits, a dash before a digit, the longest.
+  it.each([
+    ["foo", "FooMachinePool", "fooDriver"],
+    ["acme-cloud", "AcmeCloudMachinePool", "acmeCloudDriver"],
+    ["my-pool", "MyPoolMachinePool", "myPoolDriver"],
+    ["k8s2-cloud9", "K8s2Cloud9MachinePool", "k8s2Cloud9Driver"],
+    ["edge-2", "Edge2MachinePool", "edge2Driver"],
+    [
+      "a23456789-b23456789-c234567890",
+      "A23456789B23456789C234567890MachinePool",
+      "a23456789B23456789C234567890Driver",
+    ],
+  ])(
+    "scaffolds %s into TypeScript that parses, with identifiers of the name",
+    async (name, kind, driver) => {
+      expect(providerNameProblem(name)).toBeUndefined();
+      const result = await scaffold({ directory: join(root, `${name}-provider`), name });
+      expect(result.kind).toBe(kind);
+      const driverSource = await readFile(join(result.directory, "src/driver.ts"), "utf8");
+      expect(driverSource).toContain(`export function ${driver}(`);
+      for (const file of result.files.filter((f) => f.endsWith(".ts"))) {
+        const text = await readFile(join(result.directory, file), "utf8");
+        const diagnostics =
+          ts.transpileModule(text, {
+            fileName: file,
+            reportDiagnostics: true,
+            compilerOptions: { module: ts.ModuleKind.NodeNext, target: ts.ScriptTarget.ES2023 },
+          }).diagnostics ?? [];
+        const problems = diagnostics.map((d) =>
+          ts.flattenDiagnosticMessageText(d.messageText, "\n"),
+        );
+        expect(problems, file).toEqual([]);
+      }
+      const sample = await readFile(
+        join(result.directory, `config/samples/${kind.toLowerCase()}.yaml`),
+        "utf8",
+      );
+      expect(sample).toContain(`kind: ${kind}`);
+    },
+  );
 
   it("writes the kind without MachinePool Machines by default and with them when asked", async () => {
     const plain = await scaffold({ directory: join(root, "plain"), name: "acme" });

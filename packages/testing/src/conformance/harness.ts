@@ -25,6 +25,7 @@ import {
   machinePoolMachinesScenarios,
   machinesProblem,
 } from "./machines.js";
+import { scaled } from "./time-scale.js";
 import type {
   ConformanceCore,
   ConformancePool,
@@ -703,6 +704,10 @@ export class MachinePoolConformance {
   /**
    * Polls `check` (which returns undefined when satisfied, or the reason it is not) until it passes;
    * stops early on a recorded invariant violation; on timeout throws with the last reason.
+   * `timeoutMs` is how long the reason may stay the same: it is scaled by the machine's load
+   * ({@link scaled}), and a new reason (the cloud went from 1 to 2 instances) counts as progress and
+   * restarts it, up to three times the scaled budget in all. A busy machine that is slow but moving
+   * waits; a pool that is stuck fails as soon as on an idle one.
    */
   async #until(
     what: string,
@@ -710,18 +715,24 @@ export class MachinePoolConformance {
     timeoutMs = this.#t.convergeMs,
     pool?: ConformancePool,
   ) {
-    const deadline = Date.now() + timeoutMs;
+    const budget = scaled(timeoutMs);
+    const started = Date.now();
+    const hardDeadline = started + budget * 3;
+    let deadline = started + budget;
     let last = "not checked yet";
     for (;;) {
       this.#monitor.assertClean();
+      let reason: string;
       try {
-        const reason = await check();
-        if (reason === undefined) return;
-        last = reason;
+        const problem = await check();
+        if (problem === undefined) return;
+        reason = problem;
       } catch (error) {
         if (error instanceof ConformanceError) throw error;
-        last = error instanceof Error ? error.message : String(error);
+        reason = error instanceof Error ? error.message : String(error);
       }
+      if (reason !== last) deadline = Math.min(hardDeadline, Date.now() + budget);
+      last = reason;
       if (Date.now() > deadline) {
         const [check, ...rest] = last.split(": ");
         // Reasons start with the check they belong to ("status.providerIDsMatchCloud: …").
@@ -729,9 +740,12 @@ export class MachinePoolConformance {
         const named = prefixed ? (check as string) : "converge";
         const message = prefixed ? rest.join(": ") : last;
         const cause = pool ? await this.#rootCause(pool, message) : "";
+        const waited = Date.now() - started;
+        const budgetNote =
+          budget === timeoutMs ? `${timeoutMs} ms` : `${budget} ms, ${timeoutMs} ms scaled by load`;
         throw new ConformanceError(
           named,
-          `timed out after ${timeoutMs} ms waiting for ${what}: ${message}${cause}`,
+          `timed out after ${waited} ms waiting for ${what} (no progress for ${budgetNote}): ${message}${cause}`,
         );
       }
       await sleep(40);

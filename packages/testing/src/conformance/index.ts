@@ -13,6 +13,7 @@ export {
   MACHINE_POOL_MACHINES_SCENARIOS,
   type MachinePoolMachinesScenario,
 } from "./machines.js";
+export { scaled, timeScale } from "./time-scale.js";
 export type * from "./types.js";
 export {
   LATE_NODE_JOIN_MS,

@@ -183,9 +183,17 @@ export interface ConformanceScenarioSpec {
   run(context: ConformanceScenarioContext): Promise<void>;
 }
 
-/** Time limits of the suite, in real milliseconds. */
+/**
+ * Time limits of the suite, in real milliseconds on an idle machine. The bounds on something that
+ * must happen (convergeMs, scenarioMs) are multiplied by the machine's load and
+ * `CAPI_TS_TEST_TIME_SCALE` (`timeScale()`); the windows in which nothing may happen
+ * (steadyStateMs, settleMs, pauseMs) are not.
+ */
 export interface ConformanceTimeouts {
-  /** A pool reaching a desired state. Default 20,000. */
+  /**
+   * How long a wait (a pool reaching a desired state) may go without progress: the deadline restarts
+   * whenever the reason it is not there yet changes, up to three times this in all. Default 20,000.
+   */
   convergeMs?: number;
   /** How long "nothing changes" is watched for zero writes. Default 1,500. */
   steadyStateMs?: number;
@@ -193,7 +201,7 @@ export interface ConformanceTimeouts {
   settleMs?: number;
   /** How long a paused pool is watched for cloud calls. Default 1,000. */
   pauseMs?: number;
-  /** One scenario (vitest test timeout). Default 60,000. */
+  /** One scenario (vitest test timeout), before scaling; doubled, since waits may stretch. Default 60,000. */
   scenarioMs?: number;
 }
 

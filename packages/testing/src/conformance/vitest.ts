@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { MachinePoolConformance } from "./harness.js";
+import { scaled } from "./time-scale.js";
 import type { MachinePoolConformanceOptions } from "./types.js";
 
 /**
@@ -24,11 +25,12 @@ import type { MachinePoolConformanceOptions } from "./types.js";
  */
 export function runMachinePoolConformance(options: MachinePoolConformanceOptions): void {
   const suite = new MachinePoolConformance(options);
-  const scenarioMs = options.timeouts?.scenarioMs ?? 60_000;
+  // A scenario's waits stretch on a busy machine (see timeScale), so its test timeout does too.
+  const scenarioMs = scaled(options.timeouts?.scenarioMs ?? 60_000) * 2;
   describe(`InfraMachinePool conformance: ${options.name}`, () => {
     // Real core starts a kube-apiserver, etcd and CAPI core with its webhooks first.
-    beforeAll(() => suite.start(), suite.core === "real" ? 180_000 : 60_000);
-    afterAll(() => suite.stop(), 30_000);
+    beforeAll(() => suite.start(), scaled(suite.core === "real" ? 180_000 : 60_000));
+    afterAll(() => suite.stop(), scaled(30_000));
     for (const scenario of suite.scenarios()) {
       test(scenario.title, { timeout: scenarioMs }, async (context) => {
         const skip = scenario.skipReason;

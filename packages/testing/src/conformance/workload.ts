@@ -19,6 +19,7 @@ import {
 import { KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
 import { kubeconfigYaml, markWorkloadClusterReady } from "../capi/index.js";
 import { ConformanceError, type PoolObject } from "./invariants.js";
+import { scaled } from "./time-scale.js";
 import type { ConformanceCore, ConformancePool, ConformanceProvider } from "./types.js";
 
 /** The ids of the workload-cluster scenarios, in the order they run. */
@@ -171,7 +172,7 @@ export function realWorkloadAccess(admin: KubeClient, workload: KubeConfig): Wor
       const server = workload.getCurrentCluster()?.server ?? "";
       // The authenticator reads tokens from a Secret informer: wait until it knows this one.
       const probe = tokenKubeConfig(workload, server, token, "probe");
-      const deadline = Date.now() + 10_000;
+      const deadline = Date.now() + scaled(10_000);
       for (;;) {
         const response = await fetchWith(probe, "/api/v1/nodes?limit=1").catch(() => 0);
         if (response === 200) break;
@@ -186,11 +187,13 @@ export function realWorkloadAccess(admin: KubeClient, workload: KubeConfig): Wor
         kubeConfig: (at = server) => tokenKubeConfig(workload, at, token, `workload-${id}`),
         revoke: async () => {
           await admin.delete(SecretResource, key);
-          for (const end = Date.now() + 10_000; Date.now() < end; ) {
+          for (const end = Date.now() + scaled(10_000); Date.now() < end; ) {
             if ((await fetchWith(probe, "/api/v1/nodes?limit=1").catch(() => 0)) === 401) return;
             await sleep(100);
           }
-          throw new Error("conformance: a deleted bootstrap token is still accepted after 10 s");
+          throw new Error(
+            "conformance: a deleted bootstrap token is still accepted after 10 s (scaled by load)",
+          );
         },
       };
     },

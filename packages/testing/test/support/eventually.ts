@@ -1,6 +1,8 @@
 // The one way the suites wait for state that other processes change: vitest's `vi.waitFor`, with the
-// two shapes of check the suites write.
+// two shapes of check the suites write. Their timeouts are bounds on something that must happen, so
+// they stretch with the machine's load (timeScale) instead of failing a busy CI run.
 import { vi } from "vitest";
+import { scaled } from "../../src/conformance/time-scale.js";
 
 /**
  * Retries `check` until it stops throwing (an `expect` inside it passes) and returns its value; on
@@ -11,7 +13,7 @@ export function eventually<T>(
   timeoutMs = 10_000,
   intervalMs = 20,
 ): Promise<T> {
-  return vi.waitFor(check, { timeout: timeoutMs, interval: intervalMs });
+  return vi.waitFor(check, { timeout: scaled(timeoutMs), interval: intervalMs });
 }
 
 /**
@@ -24,12 +26,13 @@ export function until<T>(
   timeoutMs = 10_000,
   intervalMs = 20,
 ): Promise<NonNullable<T>> {
+  const timeout = scaled(timeoutMs);
   return vi.waitFor(
     async () => {
       const value = await check();
-      if (!value) throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`);
+      if (!value) throw new Error(`timed out after ${timeout} ms waiting for: ${what}`);
       return value as NonNullable<T>;
     },
-    { timeout: timeoutMs, interval: intervalMs },
+    { timeout, interval: intervalMs },
   );
 }

@@ -264,12 +264,16 @@ describe("WebhookServer bounds", () => {
     expect(legitimate.status).toBe(200);
     expect(legitimate.json().response).toEqual({ uid: "4f1c2b8e-1", allowed: true });
     expect(legitimateMs).toBeLessThan(10_000);
-    // The flood got answers, not a server that buffered 1 GiB: reviews that fit were judged, the rest
-    // refused with 503 before their bodies were read.
-    for (const { status } of results) expect([200, 503]).toContain(status);
-    expect(statuses.get("503") ?? 0).toBeGreaterThan(floodSize / 2);
-    const refused = results.find((outcome) => outcome.status === 503);
-    expect(refused?.text).toContain("too many reviews in flight");
+    // Not a server that buffered 1 GiB: reviews that fit were judged, the rest refused with 503
+    // before their bodies were read (the server closes such a connection once it answered, so a
+    // client still sending may see it closed rather than read the 503: a "reset", body half sent).
+    for (const { status } of results) expect([200, 503, "reset"]).toContain(status);
+    const refused = results.filter((outcome) => outcome.status !== 200);
+    expect(refused.length).toBeGreaterThan(floodSize / 2);
+    for (const outcome of refused) {
+      if (outcome.status === 503) expect(outcome.text).toContain("too many reviews in flight");
+      else expect(outcome.written).toBeLessThan(flood.length);
+    }
   }, 120_000);
 
   it("cuts a client that trickles its headers once headerReadTimeoutMs passed", async () => {

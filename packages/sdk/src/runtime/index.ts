@@ -45,6 +45,10 @@ export {
   type Reconciler,
   type SourceOptions,
 } from "./controller.js";
+export {
+  DEFAULT_DIAGNOSTICS_LIMITS,
+  type DiagnosticsLimits,
+} from "./diagnostics.js";
 export { parseGoDuration } from "./duration.js";
 export {
   AlreadyExistsError,
@@ -158,3 +162,4 @@ export {
   SecretResource,
 } from "./resource.js";
 export type { Runnable } from "./runnable.js";
+export { DEFAULT_SERVING_LIMITS, type ServingLimits } from "./serving.js";

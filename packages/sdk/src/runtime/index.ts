@@ -65,6 +65,7 @@ export {
   NotFoundError,
   ReconcileTimeoutError,
   type RequestInfo,
+  ResponseTooLargeError,
   ServerError,
   type StatusCause,
   TerminalError,
@@ -158,3 +159,4 @@ export {
   SecretResource,
 } from "./resource.js";
 export type { Runnable } from "./runnable.js";
+export { type SelfSignedCertificate, selfSignedCertificate } from "./selfsigned.js";

@@ -307,7 +307,9 @@ export async function startApiServerWith(
           "- name: capi-ts",
           "  cluster:",
           `    server: ${url}`,
-          caData ? `    certificate-authority-data: ${caData}` : "    insecure-skip-tls-verify: true",
+          caData
+            ? `    certificate-authority-data: ${caData}`
+            : "    insecure-skip-tls-verify: true",
           "users:",
           "- name: capi-ts",
           "  user:",

@@ -69,6 +69,7 @@ export {
   NotFoundError,
   ReconcileTimeoutError,
   type RequestInfo,
+  ResponseTooLargeError,
   ServerError,
   type StatusCause,
   TerminalError,
@@ -162,4 +163,5 @@ export {
   SecretResource,
 } from "./resource.js";
 export type { Runnable } from "./runnable.js";
+export { type SelfSignedCertificate, selfSignedCertificate } from "./selfsigned.js";
 export { DEFAULT_SERVING_LIMITS, type ServingLimits } from "./serving.js";

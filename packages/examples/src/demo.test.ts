@@ -88,7 +88,7 @@ describe("./dev demo", { timeout: 120_000 }, () => {
   );
 
   it("refuses --kubeconfig to a cluster without CAPI core and says how to add it", async () => {
-    const api = await startApiServer();
+    const api = await startApiServer({ tls: true });
     const dir = await mkdtemp(join(tmpdir(), "capi-ts-demo-"));
     try {
       await api.installCRDs([capiCrdsFolder]);
@@ -106,7 +106,7 @@ describe("./dev demo", { timeout: 120_000 }, () => {
   });
 
   it("runs against a cluster given by --kubeconfig with --core emulator (an API server with only the CAPI CRDs)", async () => {
-    const api = await startApiServer();
+    const api = await startApiServer({ tls: true });
     const dir = await mkdtemp(join(tmpdir(), "capi-ts-demo-"));
     try {
       await api.installCRDs([capiCrdsFolder]);

@@ -279,7 +279,8 @@ async function main(): Promise<void> {
       `real kube-apiserver ${cp.version} at ${cp.url} with CAPI core ${cp.capiCore?.release} (MachinePool + Machine controllers, webhooks) and ${FakeCloudMachinePool.crdName}`,
     );
   } else {
-    const api = await startApiServer();
+    // HTTPS: the cluster is its own workload cluster, and the kit refuses a plain-HTTP kubeconfig.
+    const api = await startApiServer({ tls: true });
     await api.installCRDs([capiCrdsFolder]);
     await api.installCRDs(providerCrds);
     kubeConfig = api.kubeConfig;

@@ -129,7 +129,7 @@ interface Row {
 
 async function runOne(pools: number): Promise<Row> {
   const api = await startApiServer();
-  const workload = await startApiServer();
+  const workload = await startApiServer({ tls: true });
   await api.installCRDs([capiCrdsFolder]);
   await api.installCRDs([FakeCloudMachinePool.crd]);
   // Core runs in wall time: without these its 1 s per-object rate limit, 10 s Node reference requeue

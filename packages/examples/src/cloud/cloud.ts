@@ -174,11 +174,18 @@ export interface CloudTiming {
   joinMs: number;
   /**
    * How soon the kubelet retries a join step that failed with an error (`canJoin` or `onJoin` threw),
-   * as kubeadm retries discovery and the kubelet retries registration. Default 2000.
+   * as kubeadm retries discovery and the kubelet retries registration; a failed registration waits
+   * twice as long each time, up to `registerRetryMaxMs`. Default 2000.
    */
   joinRetryMs: number;
-  /** How many times the kubelet tries a join step before it gives up (the instance then runs without a Node). Default 5. */
+  /**
+   * How many times the kubelet asks `canJoin` before it gives up (the instance then runs without a
+   * Node), as kubeadm's discovery times out. Default 5. A failed registration (`onJoin`) is retried
+   * for as long as the instance runs, as the kubelet retries registering its Node.
+   */
   joinAttempts: number;
+  /** The longest wait between two registration attempts (`onJoin`). Default 16000. */
+  registerRetryMaxMs: number;
   /** `terminating` → `terminated` (and `stopping` → `stopped`). Default 3000. */
   stopMs: number;
   /** How long a terminated instance stays visible in lists. Default 60000. */
@@ -206,6 +213,7 @@ const DEFAULT_TIMING: CloudTiming = {
   joinMs: 3000,
   joinRetryMs: 2000,
   joinAttempts: 5,
+  registerRetryMaxMs: 16_000,
   stopMs: 3000,
   lingerMs: 60_000,
   listLagMs: 0,
@@ -241,9 +249,12 @@ export interface InstanceBoot {
  * means it never joins), then `onJoin` `joinMs` after a yes, `onLeave` when a joined instance starts
  * terminating or stopping, and `onTerminated` once it is gone (where a cloud-controller-manager
  * deletes the Node). Hooks may be async; {@link FakeScalingCloud.flush} awaits them, and their errors
- * are collected in {@link FakeScalingCloud.hookErrors}. An error in `canJoin` or `onJoin` (an API
- * server that answered 503, say) is not a "no": the kubelet tries again `joinRetryMs` later, up to
- * `joinAttempts` times, and only then gives up, as kubeadm and the kubelet do.
+ * are collected in {@link FakeScalingCloud.hookErrors}. An error in `canJoin` (an API server that
+ * answered 503, say) is not a "no": the kubelet tries again `joinRetryMs` later, up to `joinAttempts`
+ * times, and only then gives up, as kubeadm's discovery does. An error in `onJoin` is retried with a
+ * doubling backoff (from `joinRetryMs` up to `registerRetryMaxMs`) until it succeeds or the instance
+ * stops running, as the kubelet keeps registering its Node: one failed Node create must not leave an
+ * instance without a Node for good.
  */
 export interface KubeletHooks {
   /** Whether the kubelet can join with this userData now (default: always). */
@@ -1589,7 +1600,10 @@ export class FakeScalingCloud {
     }, this.#joinMs ?? this.timing.joinMs);
   }
 
-  /** Runs `onJoin` (the Node registration); an error is retried like the kubelet retries registering. */
+  /**
+   * Runs `onJoin` (the Node registration); an error is retried, with a doubling backoff, for as long
+   * as the instance runs and stays joined, as the kubelet retries registering.
+   */
   #register(instance: InstanceRecord, attempt: number): void {
     const onJoin = this.#options.kubelet?.onJoin;
     if (!onJoin) return;
@@ -1599,12 +1613,15 @@ export class FakeScalingCloud {
         await onJoin(info);
       } catch (error) {
         this.#hookErrors.push(error);
-        if (attempt >= this.timing.joinAttempts) return;
+        const backoff = Math.min(
+          this.timing.joinRetryMs * 2 ** Math.min(attempt - 1, 30),
+          this.timing.registerRetryMaxMs,
+        );
         this.clock.setTimer(() => {
           if (instance.state === "running" && instance.kubelet === "joined") {
             this.#register(instance, attempt + 1);
           }
-        }, this.timing.joinRetryMs);
+        }, backoff);
       }
     });
   }

@@ -122,6 +122,61 @@ describe("nodeRegistrar", () => {
     expect((await nodes()).filter((n) => ready(n) === "True")).toHaveLength(2); // the replacement joined
   });
 
+  it("retries a failed Node create with backoff until the Node appears (issue 22: 2 of 1,000 pools never converged)", async () => {
+    // More failures than joinAttempts (5) for each of the 2 instances: a kubelet that gave up after
+    // those left its instance without a Node for good.
+    api.clearRequests();
+    const fault = api.faults.add({ verb: "create", resource: "nodes", status: 500, count: 12 });
+    try {
+      const { clock, cloud, settle } = await setup(
+        "#cloud-config\ntoken: abcdef.0123456789abcdef\n",
+      );
+      await settle();
+      expect(fault.hits).toBe(12);
+      const registered = await nodes();
+      expect(registered).toHaveLength(2);
+      expect(registered.every((node) => ready(node) === "True")).toBe(true);
+      // The retries backed off: 6 failures each spread over more cloud time than 6 fixed retries take.
+      expect(clock.now()).toBeGreaterThan(6 * cloud.timing.joinRetryMs);
+      const creates = api.requests((r) => r.resource === "nodes" && r.verb === "create");
+      expect(creates).toHaveLength(14);
+    } finally {
+      fault.remove();
+    }
+  });
+
+  it("stops retrying a failed Node create once the instance is gone", async () => {
+    const fault = api.faults.add({ verb: "create", resource: "nodes", status: 503 });
+    try {
+      const { clock, cloud } = await setup("#cloud-config\ntoken: abcdef.0123456789abcdef\n");
+      const run = async (rounds: number) => {
+        for (let n = 0; n < rounds; n++) {
+          clock.runUntilIdle();
+          await cloud.flush();
+        }
+      };
+      const createsOf = (name: string) =>
+        api.requests(
+          (r) =>
+            r.resource === "nodes" &&
+            r.verb === "create" &&
+            (r.body as { metadata?: { name?: string } } | undefined)?.metadata?.name === name,
+        ).length;
+      await run(4);
+      const [victim] = cloud.inspect.instances({ states: ["running"] });
+      const id = victim?.id ?? "";
+      expect(createsOf(id)).toBeGreaterThan(1);
+      cloud.actors.terminateInstance(id);
+      clock.advance(cloud.timing.stopMs);
+      await cloud.flush();
+      const whenGone = createsOf(id);
+      await run(6);
+      expect(createsOf(id)).toBe(whenGone);
+    } finally {
+      fault.remove();
+    }
+  });
+
   it("never registers a Node for an instance that booted with an invalid token", async () => {
     const { cloud, settle } = await setup("#cloud-config\ntoken: zzzzzz.0123456789abcdef\n");
     await settle();

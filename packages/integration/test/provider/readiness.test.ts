@@ -1,4 +1,10 @@
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { EventResource, SecretResource } from "@capi-ts/sdk/runtime";
 import { markWorkloadClusterReady } from "@capi-ts/testing";
+import { dump } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Bed,
@@ -130,5 +136,99 @@ describe("machinePoolController with readiness: node", { timeout: 40_000 }, () =
       expect(now.some((i) => old.includes(i.id))).toBe(false);
       expect(condition(await getPool(bed, name), "Ready")?.status).toBe("True");
     }, 30_000);
+  });
+
+  it("refuses a kubeconfig Secret with an exec plugin on Ready (never running it), backs off, and recovers once the Secret is fixed", async () => {
+    const cluster = "c-exec";
+    const dir = await mkdtemp(join(tmpdir(), "capi-ts-exec-"));
+    const marker = join(dir, "exec-ran");
+    try {
+      await bed.client.create(Clusters, {
+        apiVersion: "cluster.x-k8s.io/v1beta2",
+        kind: "Cluster",
+        metadata: { name: cluster, namespace: ns },
+        spec: {
+          infrastructureRef: {
+            apiGroup: "infrastructure.cluster.x-k8s.io",
+            kind: "DevCluster",
+            name: cluster,
+          },
+        },
+      });
+      await markWorkloadClusterReady(
+        bed.client,
+        { namespace: ns, name: cluster },
+        bed.client.kubeConfig,
+        { kubeconfigSecret: false },
+      );
+      const server = bed.client.kubeConfig.getCurrentCluster();
+      await bed.client.create(SecretResource, {
+        apiVersion: "v1",
+        kind: "Secret",
+        type: "cluster.x-k8s.io/secret",
+        metadata: {
+          name: `${cluster}-kubeconfig`,
+          namespace: ns,
+          labels: { "cluster.x-k8s.io/cluster-name": cluster },
+        },
+        data: {
+          value: Buffer.from(
+            dump({
+              apiVersion: "v1",
+              kind: "Config",
+              clusters: [
+                {
+                  name: cluster,
+                  cluster: {
+                    server: server?.server,
+                    "certificate-authority-data": server?.caData,
+                  },
+                },
+              ],
+              users: [
+                {
+                  name: "admin",
+                  user: {
+                    exec: {
+                      apiVersion: "client.authentication.k8s.io/v1",
+                      command: "/bin/sh",
+                      args: ["-c", `touch ${marker}`],
+                    },
+                  },
+                },
+              ],
+              contexts: [{ name: cluster, context: { cluster, user: "admin" } }],
+              "current-context": cluster,
+            }),
+          ).toString("base64"),
+        },
+      });
+      const name = await createPool(bed, { replicas: 1, clusterName: cluster });
+      await eventually(async () => {
+        const ready = condition(await getPool(bed, name), "Ready");
+        expect(ready).toMatchObject({ status: "False", reason: "WorkloadClusterUnreachable" });
+        expect(ready?.message).toContain("KubeconfigSecretInvalid");
+        expect(ready?.message).toContain(
+          `kubeconfig Secret ${ns}/${cluster}-kubeconfig: user 'admin' uses an exec credential plugin, which capi-ts never runs`,
+        );
+      });
+      expect(existsSync(marker)).toBe(false);
+      const events = await bed.client.list(EventResource, { namespace: ns });
+      for (const event of events.items) expect(event.message ?? "").not.toContain(marker);
+      expect(condition(await getPool(bed, name), "Ready")?.message).not.toContain(marker);
+
+      // Fixed: a kubeconfig of embedded data, and the pool's Nodes are read again.
+      await markWorkloadClusterReady(
+        bed.client,
+        { namespace: ns, name: cluster },
+        bed.client.kubeConfig,
+      );
+      await eventually(async () => {
+        expect(condition(await getPool(bed, name), "Ready")?.status).toBe("True");
+      }, 30_000);
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

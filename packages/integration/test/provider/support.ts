@@ -118,7 +118,8 @@ export interface BedOptions {
 }
 
 export async function startBed(options: BedOptions = {}): Promise<Bed> {
-  const backend = await startBackend();
+  // HTTPS: the bed is its own workload cluster, and the kit's ClusterCache refuses plain HTTP.
+  const backend = await startBackend({ tls: true });
   await backend.installCRDs([dirname(capiCrd("cluster.x-k8s.io_clusters.yaml"))]);
   await backend.installCRDs([KitMachinePool.crd]);
   const { kubeConfig } = backend;

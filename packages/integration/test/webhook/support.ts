@@ -34,8 +34,14 @@ export function post(
   });
 }
 
-/** An AdmissionReview around a request. */
+/**
+ * An AdmissionReview around a request; `request.kind` is the object's kind (a template's review is of
+ * the template kind, as the API server sends it), FakeCloudMachinePool when the object names none.
+ */
 export function review(admission: Partial<AdmissionRequest> & Pick<AdmissionRequest, "operation">) {
+  const objectKind = (admission.object ?? admission.oldObject)?.kind;
+  const kind =
+    typeof objectKind === "string" && objectKind !== "" ? objectKind : "FakeCloudMachinePool";
   return {
     apiVersion: "admission.k8s.io/v1",
     kind: "AdmissionReview",
@@ -44,12 +50,12 @@ export function review(admission: Partial<AdmissionRequest> & Pick<AdmissionRequ
       kind: {
         group: "infrastructure.cluster.x-k8s.io",
         version: "v1beta2",
-        kind: "FakeCloudMachinePool",
+        kind,
       },
       resource: {
         group: "infrastructure.cluster.x-k8s.io",
         version: "v1beta2",
-        resource: "fakecloudmachinepools",
+        resource: `${kind.toLowerCase()}s`,
       },
       name: "pool-a",
       namespace: "default",

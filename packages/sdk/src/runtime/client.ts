@@ -5,6 +5,7 @@ import {
   type ApiStatus,
   ConnectionError,
   errorFromStatus,
+  ResponseTooLargeError,
   TimeoutError,
   TooManyRequestsError,
 } from "./errors.js";
@@ -140,11 +141,25 @@ export interface KubeClientOptions {
   /** `User-Agent` header. */
   userAgent?: string;
   /**
-   * Timeout of a non-watch request, in ms: the longest wait for the response headers, and the longest
-   * pause while its body arrives. Default 30,000. The timers live in the connection (undici's
-   * `headersTimeout`/`bodyTimeout`) and end with the request, so a burst leaves none behind.
+   * Deadline of a non-watch request, in ms: from sending it to the last byte of its body, whatever
+   * pace the server keeps (a server dripping one byte a second is cut at the deadline). A watch gets
+   * it for its response headers only. Each retry after a 429 gets a deadline of its own. Default
+   * 30,000 (a `ClusterCache` gives its workload clients its `connectTimeoutMs`, 10,000, as CAPI's
+   * ClusterCache does).
    */
   requestTimeoutMs?: number;
+  /**
+   * Largest response body of a non-watch request, in bytes: a larger `Content-Length` is refused
+   * before the body is read, and a body without one is cut once it passes the cap, with a
+   * {@link ResponseTooLargeError}. Default 64 MiB (a page of 500 objects is rarely over a few MiB).
+   */
+  maxResponseBytes?: number;
+  /**
+   * Largest watch event (one line of the stream), in bytes: a longer line ends the watch with a
+   * {@link ResponseTooLargeError} (the informer relists). Default 16 MiB (etcd keeps objects under
+   * 1.5 MiB).
+   */
+  maxWatchEventBytes?: number;
   /**
    * How many times a request answered 429 with a `Retry-After` is retried after waiting, as client-go
    * does. Default 3; 0 disables it so callers see {@link TooManyRequestsError} at once.
@@ -220,7 +235,7 @@ export function resourcePath(
   return path;
 }
 
-function statusFromBody(code: number, text: string): ApiStatus {
+function statusFromBody(code: number, text: string, contentType: string): ApiStatus {
   try {
     const parsed = JSON.parse(text) as unknown;
     if (parsed && typeof parsed === "object" && (parsed as { kind?: unknown }).kind === "Status") {
@@ -229,8 +244,25 @@ function statusFromBody(code: number, text: string): ApiStatus {
   } catch {
     // Not JSON: an HTML error page from a proxy, a plain-text message…
   }
-  return { kind: "Status", status: "Failure", code, message: text.slice(0, 500) || `HTTP ${code}` };
+  // Described, never quoted: the body is the other side's content (a proxy page, a metadata answer).
+  const message =
+    text === "" ? `HTTP ${code}` : `HTTP ${code} with a ${describeBody(text.length, contentType)}`;
+  return { kind: "Status", status: "Failure", code, message };
 }
+
+function describeBody(bytes: number, contentType: string): string {
+  const type = /^[\w.+-]+\/[\w.+-]+/.exec(contentType)?.[0];
+  return `body of ${bytes} bytes that is not a Kubernetes Status${type ? ` (${type})` : ""}`;
+}
+
+function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string {
+  const value = headers[name];
+  return (Array.isArray(value) ? value[0] : value) ?? "";
+}
+
+/** Largest error body read (a Status is a few KiB; anything longer is cut and not parsed). */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+const MiB = 1024 * 1024;
 
 function retryAfterSeconds(
   headers: Record<string, string | string[] | undefined>,
@@ -292,6 +324,8 @@ export class KubeClient {
   readonly fieldManager: string;
   private readonly userAgent: string;
   private readonly requestTimeoutMs: number;
+  private readonly maxResponseBytes: number;
+  private readonly maxWatchEventBytes: number;
   private readonly maxThrottleRetries: number;
   private readonly maxRetryAfterMs: number;
   private readonly listeners = new Set<WriteListener>();
@@ -308,7 +342,13 @@ export class KubeClient {
     this.kubeConfig = kubeConfig;
     this.fieldManager = options.fieldManager ?? "capi-ts";
     this.userAgent = options.userAgent ?? `capi-ts/${this.fieldManager}`;
-    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.requestTimeoutMs = positiveOption("requestTimeoutMs", options.requestTimeoutMs, 30_000);
+    this.maxResponseBytes = positiveOption("maxResponseBytes", options.maxResponseBytes, 64 * MiB);
+    this.maxWatchEventBytes = positiveOption(
+      "maxWatchEventBytes",
+      options.maxWatchEventBytes,
+      16 * MiB,
+    );
     this.maxThrottleRetries = options.maxThrottleRetries ?? 3;
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? 10_000;
   }
@@ -531,29 +571,50 @@ export class KubeClient {
       resourceVersionMatch: options.resourceVersionMatch,
     };
     const request = { method: "GET", path };
-    const response = await this.send({ method: "GET", path, query, signal: options.signal }, true);
+    const response = await this.openWatch({ method: "GET", path, query, signal: options.signal });
     const body = response.body;
-    body.setEncoding("utf8");
-    let buffered = "";
+    const max = this.maxWatchEventBytes;
+    const tooLong = () =>
+      new ResponseTooLargeError(
+        response.statusCode,
+        {
+          reason: "ResponseTooLarge",
+          message: `a watch event is longer than ${max} bytes (maxWatchEventBytes); the watch was ended`,
+        },
+        request,
+      );
+    // The line so far, as chunks: each chunk is searched once for its newlines, so a line that never
+    // ends costs linear time up to the cap, not a rescan of everything buffered per chunk.
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
     try {
-      for await (const chunk of body as AsyncIterable<string>) {
-        buffered = buffered === "" ? chunk : buffered + chunk;
+      for await (const chunk of body as AsyncIterable<Buffer>) {
         let start = 0;
-        let newline = buffered.indexOf("\n");
+        let newline = chunk.indexOf(0x0a, start);
         while (newline >= 0) {
-          const line = buffered.slice(start, newline);
+          const piece = chunk.subarray(start, newline);
+          if (pendingBytes + piece.length > max) throw tooLong();
+          const line = pendingBytes === 0 ? piece : Buffer.concat([...pending, piece]);
+          pending = [];
+          pendingBytes = 0;
           start = newline + 1;
-          newline = buffered.indexOf("\n", start);
-          if (line.trim() === "") continue;
-          yield this.parseWatchLine<T>(line, request);
+          newline = chunk.indexOf(0x0a, start);
+          const text = line.toString("utf8");
+          if (text.trim() === "") continue;
+          yield this.parseWatchLine<T>(text, request);
         }
-        buffered = start === 0 ? buffered : buffered.slice(start);
+        if (start < chunk.length) {
+          const rest = chunk.subarray(start);
+          pendingBytes += rest.length;
+          if (pendingBytes > max) throw tooLong();
+          pending.push(rest);
+        }
       }
-      const rest = buffered.trim();
+      const rest = Buffer.concat(pending).toString("utf8").trim();
       if (rest !== "") yield this.parseWatchLine<T>(rest, request);
     } catch (cause) {
       if (options.signal?.aborted || cause instanceof ApiError) throw cause;
-      throw this.transportError(cause, { method: "GET", path });
+      throw this.transportError(cause, { method: "GET", path }, false);
     } finally {
       body.destroy();
     }
@@ -561,24 +622,18 @@ export class KubeClient {
 
   /**
    * Sends a raw request and returns the parsed JSON body, with the client's authentication, retries
-   * and typed errors. For endpoints the typed methods do not cover.
+   * and typed errors. For endpoints the typed methods do not cover. Bounded by `requestTimeoutMs` and
+   * `maxResponseBytes` as every non-watch request.
    */
   async request(spec: RawRequest): Promise<unknown> {
-    const response = await this.send(spec, false);
-    let text: string;
-    try {
-      text = await response.body.text();
-    } catch (cause) {
-      if (spec.signal?.aborted) throw cause;
-      throw this.transportError(cause, { method: spec.method, path: spec.path });
-    }
+    const { statusCode, contentType, text } = await this.exchange(spec);
     if (text === "") return undefined;
     try {
       return JSON.parse(text) as unknown;
     } catch (cause) {
       throw new ApiError(
-        response.statusCode,
-        { message: `response is not JSON: ${text.slice(0, 200)}` },
+        statusCode,
+        { message: `response is not JSON: a ${describeBody(text.length, contentType)}` },
         { method: spec.method, path: spec.path },
         { cause },
       );
@@ -593,9 +648,12 @@ export class KubeClient {
     try {
       event = JSON.parse(line) as { type?: string; object?: unknown };
     } catch (cause) {
-      throw new ApiError(0, { message: `malformed watch event: ${line.slice(0, 200)}` }, request, {
-        cause,
-      });
+      throw new ApiError(
+        0,
+        { message: `malformed watch event: a line of ${line.length} characters that is not JSON` },
+        request,
+        { cause },
+      );
     }
     if (event.type === "ERROR") {
       const status = (event.object ?? {}) as ApiStatus;
@@ -607,7 +665,7 @@ export class KubeClient {
       event.type !== "DELETED" &&
       event.type !== "BOOKMARK"
     ) {
-      throw new ApiError(0, { message: `unknown watch event type ${event.type}` }, request);
+      throw new ApiError(0, { message: "unknown watch event type" }, request);
     }
     return { type: event.type, object: event.object as T };
   }
@@ -768,15 +826,20 @@ export class KubeClient {
     return transport;
   }
 
-  private transportError(cause: unknown, info: { method: string; path: string }): ApiError {
+  private transportError(
+    cause: unknown,
+    info: { method: string; path: string },
+    deadlinePassed: boolean,
+  ): ApiError {
     const code = (cause as { code?: string })?.code;
     const timedOut =
+      deadlinePassed ||
       code === "UND_ERR_HEADERS_TIMEOUT" ||
       code === "UND_ERR_BODY_TIMEOUT" ||
       (cause as Error)?.name === "TimeoutError";
     const nested = (cause as { cause?: Error })?.cause;
     const message = timedOut
-      ? `no response within ${this.requestTimeoutMs} ms`
+      ? `no complete response within ${this.requestTimeoutMs} ms`
       : `no response: ${(cause as Error)?.message ?? String(cause)}${nested ? ` (${nested.message})` : ""}`;
     const ErrorClass = timedOut ? TimeoutError : ConnectionError;
     return new ErrorClass(0, { reason: timedOut ? "Timeout" : "ConnectionError", message }, info, {
@@ -784,62 +847,214 @@ export class KubeClient {
     });
   }
 
-  private async send(spec: RawRequest, streaming: boolean): Promise<Dispatcher.ResponseData> {
+  /**
+   * A non-watch request: one attempt after another (a 401 with refreshable credentials, a 429 with
+   * Retry-After), each under its own `requestTimeoutMs` deadline that covers its whole body.
+   */
+  private async exchange(
+    spec: RawRequest,
+  ): Promise<{ statusCode: number; contentType: string; text: string }> {
+    const info = { method: spec.method, path: spec.path };
+    let refreshedAuth = false;
+    for (let attempt = 0; ; attempt++) {
+      const deadline = new AbortController();
+      let deadlinePassed = false;
+      const timer = setTimeout(() => {
+        deadlinePassed = true;
+        deadline.abort(new Error(`no complete response within ${this.requestTimeoutMs} ms`));
+      }, this.requestTimeoutMs);
+      const forward = () => deadline.abort(spec.signal?.reason);
+      if (spec.signal?.aborted) forward();
+      else spec.signal?.addEventListener("abort", forward, { once: true });
+      try {
+        const response = await this.dispatch(spec, deadline.signal, false, () => deadlinePassed);
+        const contentType = headerValue(response.headers, "content-type");
+        if (response.statusCode >= 200 && response.statusCode < 300) {
+          const text = await this.readBody(
+            response,
+            this.maxResponseBytes,
+            info,
+            () => deadlinePassed,
+            spec.signal,
+          );
+          return { statusCode: response.statusCode, contentType, text };
+        }
+        const text = await this.readBody(
+          response,
+          MAX_ERROR_BODY_BYTES,
+          info,
+          () => deadlinePassed,
+          spec.signal,
+        ).catch((error: unknown) => {
+          if (spec.signal?.aborted || deadlinePassed) throw error;
+          return "";
+        });
+        const next = await this.failure(
+          response,
+          text,
+          contentType,
+          info,
+          attempt,
+          refreshedAuth,
+          false,
+          spec.signal,
+        );
+        if (next === "refresh") refreshedAuth = true;
+      } finally {
+        clearTimeout(timer);
+        spec.signal?.removeEventListener("abort", forward);
+      }
+    }
+  }
+
+  /** A watch: its response headers within `requestTimeoutMs`; the stream itself is unbounded in time. */
+  private async openWatch(spec: RawRequest): Promise<Dispatcher.ResponseData> {
+    const info = { method: spec.method, path: spec.path };
+    let refreshedAuth = false;
+    for (let attempt = 0; ; attempt++) {
+      const response = await this.dispatch(spec, spec.signal, true, () => false);
+      if (response.statusCode >= 200 && response.statusCode < 300) return response;
+      const contentType = headerValue(response.headers, "content-type");
+      const text = await this.readBody(
+        response,
+        MAX_ERROR_BODY_BYTES,
+        info,
+        () => false,
+        spec.signal,
+      ).catch(() => "");
+      const next = await this.failure(
+        response,
+        text,
+        contentType,
+        info,
+        attempt,
+        refreshedAuth,
+        true,
+        spec.signal,
+      );
+      if (next === "refresh") refreshedAuth = true;
+    }
+  }
+
+  /**
+   * What to do after a non-2xx answer: `refresh` (credentials were refreshed, send again), `retry`
+   * (throttled, waited), or throws the typed error.
+   */
+  private async failure(
+    response: Dispatcher.ResponseData,
+    text: string,
+    contentType: string,
+    info: { method: string; path: string },
+    attempt: number,
+    refreshedAuth: boolean,
+    streaming: boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<"refresh" | "retry"> {
+    if (response.statusCode === 401 && !refreshedAuth && this.transport?.expiresAt !== Infinity) {
+      // A credential of an exec plugin or auth provider expired within its cache window.
+      await this.resolveTransport(true);
+      return "refresh";
+    }
+    const status = statusFromBody(response.statusCode, text, contentType);
+    const retryAfter = retryAfterSeconds(response.headers, status);
+    const error = errorFromStatus(response.statusCode, status, info, retryAfter);
+    if (
+      error instanceof TooManyRequestsError &&
+      retryAfter !== undefined &&
+      attempt < this.maxThrottleRetries &&
+      !streaming
+    ) {
+      await sleep(Math.min(retryAfter * 1000, this.maxRetryAfterMs), signal);
+      return "retry";
+    }
+    throw error;
+  }
+
+  /**
+   * The body as text, at most `limit` bytes: a larger `Content-Length` is refused unread, a body
+   * that grows past the limit is cut (the connection is dropped, nothing more is buffered).
+   */
+  private async readBody(
+    response: Dispatcher.ResponseData,
+    limit: number,
+    info: { method: string; path: string },
+    deadlinePassed: () => boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<string> {
+    const body = response.body;
+    const tooLarge = () => {
+      body.destroy();
+      return new ResponseTooLargeError(
+        response.statusCode,
+        {
+          reason: "ResponseTooLarge",
+          message: `the response is larger than ${limit} bytes (maxResponseBytes); it was not read`,
+        },
+        info,
+      );
+    };
+    const declared = Number(headerValue(response.headers, "content-length"));
+    if (Number.isFinite(declared) && declared > limit) throw tooLarge();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > limit) throw tooLarge();
+        chunks.push(chunk);
+      }
+    } catch (cause) {
+      if (cause instanceof ApiError) throw cause;
+      if (signal?.aborted && !deadlinePassed()) throw cause;
+      throw this.transportError(cause, info, deadlinePassed());
+    }
+    return Buffer.concat(chunks, size).toString("utf8");
+  }
+
+  /** One HTTP exchange up to the response headers, with the current credentials. */
+  private async dispatch(
+    spec: RawRequest,
+    signal: AbortSignal | undefined,
+    streaming: boolean,
+    deadlinePassed: () => boolean,
+  ): Promise<Dispatcher.ResponseData> {
     let search = "";
     for (const [name, value] of Object.entries(spec.query ?? {})) {
       if (value === undefined || value === "") continue;
       search += `${search === "" ? "?" : "&"}${encodeURIComponent(name)}=${encodeURIComponent(String(value))}`;
     }
-    const info = { method: spec.method, path: spec.path };
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
-    let refreshedAuth = false;
-    for (let attempt = 0; ; attempt++) {
-      const transport = await this.resolveTransport(false);
-      // The body is always JSON-encoded, so it says so unless the caller names a JSON flavour.
-      const contentType =
-        spec.contentType ?? (spec.body !== undefined ? CONTENT_TYPE.json : undefined);
-      const headers = contentType
-        ? { ...transport.headers, "content-type": contentType }
-        : transport.headers;
-      let response: Dispatcher.ResponseData;
-      try {
-        response = await undiciRequest(transport.server + spec.path + search, {
-          method: spec.method,
-          headers,
-          body,
-          dispatcher: transport.dispatcher,
-          signal: spec.signal,
-          headersTimeout: this.requestTimeoutMs,
-          // A watch may stay quiet for minutes; the informer's watchdog judges it, not the socket.
-          bodyTimeout: streaming ? 0 : this.requestTimeoutMs,
-        });
-      } catch (cause) {
-        if (spec.signal?.aborted) throw cause;
-        throw this.transportError(cause, info);
-      }
-      if (response.statusCode >= 200 && response.statusCode < 300) return response;
-      const text = await response.body.text().catch(() => "");
-      if (response.statusCode === 401 && !refreshedAuth && transport.expiresAt !== Infinity) {
-        // A credential of an exec plugin or auth provider expired within its cache window.
-        refreshedAuth = true;
-        await this.resolveTransport(true);
-        continue;
-      }
-      const status = statusFromBody(response.statusCode, text);
-      const retryAfter = retryAfterSeconds(response.headers, status);
-      const error = errorFromStatus(response.statusCode, status, info, retryAfter);
-      if (
-        error instanceof TooManyRequestsError &&
-        retryAfter !== undefined &&
-        attempt < this.maxThrottleRetries &&
-        !streaming
-      ) {
-        await sleep(Math.min(retryAfter * 1000, this.maxRetryAfterMs), spec.signal);
-        continue;
-      }
-      throw error;
+    const transport = await this.resolveTransport(false);
+    // The body is always JSON-encoded, so it says so unless the caller names a JSON flavour.
+    const contentType =
+      spec.contentType ?? (spec.body !== undefined ? CONTENT_TYPE.json : undefined);
+    const headers = contentType
+      ? { ...transport.headers, "content-type": contentType }
+      : transport.headers;
+    try {
+      return await undiciRequest(transport.server + spec.path + search, {
+        method: spec.method,
+        headers,
+        body,
+        dispatcher: transport.dispatcher,
+        signal,
+        headersTimeout: this.requestTimeoutMs,
+        // A watch may stay quiet for minutes; the informer's watchdog judges it, not the socket.
+        bodyTimeout: streaming ? 0 : this.requestTimeoutMs,
+      });
+    } catch (cause) {
+      if (spec.signal?.aborted && !deadlinePassed()) throw cause;
+      throw this.transportError(cause, { method: spec.method, path: spec.path }, deadlinePassed());
     }
   }
+}
+
+function positiveOption(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new RangeError(`KubeClient: ${name} must be a positive number, got ${value}`);
+  }
+  return value;
 }
 
 /** How long headers from an exec plugin or auth provider are reused before they are asked again. */

@@ -6,14 +6,26 @@
  *
  * @module
  */
-import { KubeConfig, type V1Node, type V1Secret } from "@kubernetes/client-node";
+import type { KubeConfig, V1Node, V1Secret } from "@kubernetes/client-node";
 import type { Counter, Gauge } from "prom-client";
 import type { Cluster } from "../api/cluster.x-k8s.io/v1beta2.js";
 import { InformerCache, type SharedInformerDefaults } from "./cache.js";
-import { KubeClient } from "./client.js";
+import { KubeClient, resourcePath } from "./client.js";
 import type { ControllerHost, ReconcileRequest } from "./controller.js";
-import { isNotFound, UnauthorizedError } from "./errors.js";
+import {
+  ApiError,
+  ConnectionError,
+  isNotFound,
+  ResponseTooLargeError,
+  TimeoutError,
+  UnauthorizedError,
+} from "./errors.js";
 import { compareResourceVersions, type Informer } from "./informer.js";
+import {
+  KubeconfigRefusedError,
+  MAX_KUBECONFIG_BYTES,
+  parseWorkloadKubeconfig,
+} from "./kubeconfig.js";
 import type { RuntimeLogger } from "./logging.js";
 import { promClient } from "./promclient.js";
 import {
@@ -29,7 +41,11 @@ import type { Runnable } from "./runnable.js";
 export type WorkloadClusterUnavailableReason =
   /** The `<cluster>-kubeconfig` Secret does not exist (yet: the control plane writes it). */
   | "KubeconfigSecretNotFound"
-  /** The Secret exists but has no `value` key, or it is not a kubeconfig with a current cluster. */
+  /**
+   * The Secret exists but has no `value` key, is not a kubeconfig with a current cluster, or asks for
+   * something capi-ts refuses (an exec plugin, an auth provider, a file, a proxy, a server that is
+   * not `https://`, skipped TLS verification; see the security guide).
+   */
   | "KubeconfigSecretInvalid"
   /** The kubeconfig is fine but the API server did not answer, refused it, or its cache did not sync. */
   | "WorkloadClusterUnreachable";
@@ -99,7 +115,11 @@ export interface ClusterCacheTimings {
   healthProbeIntervalMs?: number;
   /** Consecutive failed probes that drop a connection. Default 5. */
   healthProbeFailureThreshold?: number;
-  /** Timeout of a connection's first Node list, and of each request, ms. Default 10,000. */
+  /**
+   * Deadline of a whole connection attempt (reading the Secret, the first Node list, the Node cache's
+   * sync), and of each request of a workload client, ms. Default 10,000 (CAPI's workload client
+   * timeout). A second `connect()` during an attempt waits for the same attempt, never longer.
+   */
   connectTimeoutMs?: number;
 }
 
@@ -115,6 +135,12 @@ export interface ClusterCacheOptions extends ClusterCacheTimings {
   readonly fieldManager?: string;
   /** Informer settings of the workload clusters' Node informers. */
   readonly informer?: SharedInformerDefaults;
+  /**
+   * Accept a kubeconfig whose cluster sets `insecure-skip-tls-verify: true`. Default false: such a
+   * Secret is refused with `KubeconfigSecretInvalid`, since the credentials would go to whoever
+   * answers. Only for development clusters without a CA the Secret could carry.
+   */
+  readonly allowInsecureSkipTLSVerify?: boolean;
 }
 
 interface Connection extends WorkloadClusterConnection {
@@ -346,7 +372,7 @@ export class ClusterCache {
         );
       }
     }
-    const attempt = this.open(cluster);
+    const attempt = this.openWithin(cluster);
     accessor.connecting = attempt;
     const labels = labelsOf(cluster);
     try {
@@ -442,7 +468,37 @@ export class ClusterCache {
     }
   }
 
-  private async open(cluster: ObjectKey): Promise<Connection> {
+  /**
+   * One connection attempt, settled within `connectTimeoutMs` whatever the other side does: at the
+   * deadline its requests are aborted and a cache it started is stopped.
+   */
+  private openWithin(cluster: ObjectKey): Promise<Connection> {
+    const abort = new AbortController();
+    const where = `Secret ${cluster.namespace ?? ""}/${cluster.name}${KUBECONFIG_SUFFIX}`;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        abort.abort();
+        reject(
+          Object.assign(
+            new WorkloadClusterUnavailableError(
+              cluster,
+              "WorkloadClusterUnreachable",
+              `the workload cluster of ${where} did not connect within ${this.timeoutMs} ms (connectTimeoutMs); check that its API server answers`,
+              0,
+            ),
+            { secretVersion: "" },
+          ),
+        );
+      }, this.timeoutMs);
+    });
+    const attempt = this.open(cluster, abort.signal);
+    // A late result of an attempt that lost the race is dropped (open stops its cache itself).
+    attempt.catch(() => undefined);
+    return Promise.race([attempt, deadline]).finally(() => clearTimeout(timer));
+  }
+
+  private async open(cluster: ObjectKey, signal: AbortSignal): Promise<Connection> {
     const namespace = cluster.namespace ?? "";
     const secretName = `${cluster.name}${KUBECONFIG_SUFFIX}`;
     const where = `Secret ${namespace}/${secretName}`;
@@ -456,10 +512,11 @@ export class ClusterCache {
       });
     let secret: V1Secret;
     try {
-      secret = await this.options.host.client.get(SecretResource, {
-        namespace,
-        name: secretName,
-      });
+      secret = await this.options.host.client.get(
+        SecretResource,
+        { namespace, name: secretName },
+        { signal },
+      );
     } catch (error) {
       if (isNotFound(error)) {
         throw unavailable(
@@ -483,25 +540,33 @@ export class ClusterCache {
         secretVersion,
       );
     }
-    const kubeConfig = new KubeConfig();
+    // Measured before decoding: base64 is 4 characters per 3 bytes.
+    if (
+      typeof encoded !== "string" ||
+      Math.floor((encoded.length * 3) / 4) > MAX_KUBECONFIG_BYTES + 2
+    ) {
+      throw unavailable(
+        "KubeconfigSecretInvalid",
+        `kubeconfig ${where}: data.value is larger than ${MAX_KUBECONFIG_BYTES / 1024 / 1024} MiB; write a kubeconfig with only the workload cluster's context`,
+        secretVersion,
+      );
+    }
+    let kubeConfig: KubeConfig;
     try {
-      kubeConfig.loadFromString(Buffer.from(encoded, "base64").toString("utf8"));
-    } catch {
-      // The parser's message may quote the content (a token): say only where.
-      throw unavailable(
-        "KubeconfigSecretInvalid",
-        `${where} data.value is not a valid kubeconfig (YAML with clusters, users, contexts and current-context)`,
-        secretVersion,
+      kubeConfig = parseWorkloadKubeconfig(
+        Buffer.from(encoded, "base64").toString("utf8"),
+        where,
+        this.options.allowInsecureSkipTLSVerify ? { allowInsecureSkipTLSVerify: true } : {},
       );
+    } catch (error) {
+      // The refusal names the field; anything else (a parser bug) must not leak the content either.
+      const message =
+        error instanceof KubeconfigRefusedError
+          ? error.message
+          : `kubeconfig ${where}: data.value is not a valid kubeconfig (YAML with clusters, users, contexts and current-context)`;
+      throw unavailable("KubeconfigSecretInvalid", message, secretVersion);
     }
-    const current = kubeConfig.getCurrentCluster();
-    if (!current?.server) {
-      throw unavailable(
-        "KubeconfigSecretInvalid",
-        `${where} data.value is a kubeconfig without a current cluster and server: set current-context to a context whose cluster has a server`,
-        secretVersion,
-      );
-    }
+    const server = kubeConfig.getCurrentCluster()?.server ?? "";
     const client = new KubeClient(kubeConfig, {
       fieldManager: this.options.fieldManager ?? this.options.host.client.fieldManager,
       requestTimeoutMs: this.timeoutMs,
@@ -515,28 +580,38 @@ export class ClusterCache {
     const nodes = cache.informerFor(NodeResource);
     // Probe first: an informer retries forever, a connection attempt must fail with a reason.
     try {
-      await client.list(NodeResource, { limit: 1 });
+      await client.request({
+        method: "GET",
+        path: resourcePath(NodeResource, {}),
+        query: { limit: 1 },
+        signal,
+      });
     } catch (error) {
       throw unavailable(
         "WorkloadClusterUnreachable",
-        `the workload cluster's API server ${current.server} (from ${where}) did not answer a Node list: ${(error as Error).message}`,
+        `the workload cluster's API server ${server} (from ${where}) did not answer a Node list: ${describeWorkloadFailure(error, this.timeoutMs)}`,
         secretVersion,
       );
     }
+    if (signal.aborted) throw new Error("connection attempt timed out");
     cache.start();
+    const stopOnAbort = () => void cache.stop();
+    signal.addEventListener("abort", stopOnAbort, { once: true });
     try {
       await cache.waitForSync(this.timeoutMs);
     } catch {
       await cache.stop();
       throw unavailable(
         "WorkloadClusterUnreachable",
-        `the Node cache of the workload cluster ${current.server} (from ${where}) did not sync within ${this.timeoutMs} ms`,
+        `the Node cache of the workload cluster ${server} (from ${where}) did not sync within ${this.timeoutMs} ms`,
         secretVersion,
       );
+    } finally {
+      signal.removeEventListener("abort", stopOnAbort);
     }
-    if (this.stopped) {
+    if (this.stopped || signal.aborted) {
       await cache.stop();
-      throw new Error("ClusterCache is stopped");
+      throw new Error(this.stopped ? "ClusterCache is stopped" : "connection attempt timed out");
     }
     const connection: Connection = {
       cluster,
@@ -617,6 +692,56 @@ export class ClusterCache {
     this.emit({ cluster, type: "disconnected" });
   }
 }
+
+/**
+ * What went wrong talking to a workload cluster, in words of our own: an HTTP code and a well-known
+ * reason, a timeout, a connection error's code. Never the server's message or body, which whoever
+ * wrote the Secret controls, nor a cause's text (a TLS error quotes the server's certificate).
+ */
+function describeWorkloadFailure(error: unknown, timeoutMs: number): string {
+  if (error instanceof ResponseTooLargeError)
+    return "its answer was larger than the client accepts";
+  if (error instanceof TimeoutError && error.code === 0) {
+    return `no complete answer within ${timeoutMs} ms`;
+  }
+  if (error instanceof ConnectionError) {
+    const code = errorCode(error.cause) ?? errorCode((error.cause as { cause?: unknown })?.cause);
+    return code ? `connection failed (${code})` : "connection failed";
+  }
+  if (error instanceof ApiError) {
+    const reason = error.status.reason;
+    return `HTTP ${error.code}${reason && KNOWN_REASONS.has(reason) ? ` (${reason})` : ""}`;
+  }
+  return "request failed";
+}
+
+/** A Node error code such as `ECONNREFUSED` or `DEPTH_ZERO_SELF_SIGNED_CERT` (ours to name). */
+function errorCode(cause: unknown): string | undefined {
+  const code = (cause as { code?: unknown })?.code;
+  return typeof code === "string" && /^[A-Z][A-Z0-9_]{1,47}$/.test(code) ? code : undefined;
+}
+
+/** `metav1.StatusReason` values: safe to repeat, whoever sent them. */
+const KNOWN_REASONS = new Set([
+  "Unauthorized",
+  "Forbidden",
+  "NotFound",
+  "AlreadyExists",
+  "Conflict",
+  "Gone",
+  "Invalid",
+  "ServerTimeout",
+  "Timeout",
+  "TooManyRequests",
+  "BadRequest",
+  "MethodNotAllowed",
+  "NotAcceptable",
+  "RequestEntityTooLarge",
+  "UnsupportedMediaType",
+  "InternalError",
+  "Expired",
+  "ServiceUnavailable",
+]);
 
 function keyOf(obj: { metadata?: { namespace?: string; name?: string } }): ObjectKey {
   return { namespace: obj.metadata?.namespace ?? "", name: obj.metadata?.name ?? "" };

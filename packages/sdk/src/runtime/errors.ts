@@ -125,6 +125,12 @@ export class TimeoutError extends ApiError {}
 export class ConnectionError extends ApiError {}
 
 /**
+ * The response was larger than the client accepts (`maxResponseBytes`, or `maxWatchEventBytes` for one
+ * watch event): it was refused by its `Content-Length` or cut once it passed the cap.
+ */
+export class ResponseTooLargeError extends ApiError {}
+
+/**
  * Builds the error class that matches an HTTP failure. The reason decides first (a 409 can be
  * `AlreadyExists` or `Conflict`), then the code.
  *

@@ -45,6 +45,10 @@ export {
   type Reconciler,
   type SourceOptions,
 } from "./controller.js";
+export {
+  DEFAULT_DIAGNOSTICS_LIMITS,
+  type DiagnosticsLimits,
+} from "./diagnostics.js";
 export { parseGoDuration } from "./duration.js";
 export {
   AlreadyExistsError,
@@ -65,6 +69,7 @@ export {
   NotFoundError,
   ReconcileTimeoutError,
   type RequestInfo,
+  ResponseTooLargeError,
   ServerError,
   type StatusCause,
   TerminalError,
@@ -158,3 +163,5 @@ export {
   SecretResource,
 } from "./resource.js";
 export type { Runnable } from "./runnable.js";
+export { type SelfSignedCertificate, selfSignedCertificate } from "./selfsigned.js";
+export { DEFAULT_SERVING_LIMITS, type ServingLimits } from "./serving.js";

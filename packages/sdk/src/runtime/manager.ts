@@ -6,7 +6,11 @@ import { InformerCache, type SharedInformerDefaults } from "./cache.js";
 import { KubeClient, type KubeClientOptions } from "./client.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type Controller, ControllerBuilder, type ControllerHost } from "./controller.js";
-import { createDiagnosticsServer } from "./diagnostics.js";
+import {
+  createDiagnosticsServer,
+  type DiagnosticsLimits,
+  resolveDiagnosticsLimits,
+} from "./diagnostics.js";
 import {
   ConnectionError,
   ForbiddenError,
@@ -19,6 +23,7 @@ import { LeaderElector } from "./leaderelection.js";
 import { createLogger, type LoggerOptions, type RuntimeLogger } from "./logging.js";
 import { RuntimeMetrics } from "./metrics.js";
 import type { Runnable } from "./runnable.js";
+import { applyServingLimits, servingOptions } from "./serving.js";
 
 /** A named health or readiness check: resolve to pass, throw (or resolve a string) to fail. */
 // biome-ignore lint/suspicious/noConfusingVoidType: lets checks that return nothing type-check.
@@ -75,6 +80,12 @@ export interface ManagerOptions {
    * made in memory at start, as controller-runtime's metrics server does.
    */
   diagnosticsCertDir?: string;
+  /**
+   * Bounds of the diagnostics endpoint: its caches, the failed authentications a source may turn into
+   * `TokenReview`s before it is answered 429, and its connections (defaults:
+   * `DEFAULT_DIAGNOSTICS_LIMITS`). The connection bounds apply to the health probe endpoint too.
+   */
+  diagnosticsLimits?: DiagnosticsLimits;
   /**
    * `host:port` for `/healthz` and `/readyz` (always plain HTTP and unauthenticated: the kubelet
    * probes it); `"0"` or absent disables it. `:port` binds every interface.
@@ -234,6 +245,7 @@ export class Manager implements ControllerHost {
       this.controllerDefaults.watchFilterValue = options.watchFilterValue;
     // Validate early so a bad flag fails at construction, not at start.
     parseBindAddress(options.diagnosticsAddress ?? "0", "diagnostics address");
+    resolveDiagnosticsLimits(options.diagnosticsLimits);
     parseBindAddress(options.healthProbeBindAddress ?? "0", "health probe bind address");
     if (options.leaderElection) {
       const election = options.leaderElection;
@@ -592,7 +604,8 @@ export class Manager implements ControllerHost {
       "health probe bind address",
     );
     if (health) {
-      const server = createServer((request, response) => {
+      const limits = resolveDiagnosticsLimits(this.options.diagnosticsLimits);
+      const server = createServer(servingOptions(limits), (request, response) => {
         const path = (request.url ?? "/").split("?")[0];
         const checks =
           path === "/healthz" || path === "/livez"
@@ -608,6 +621,7 @@ export class Manager implements ControllerHost {
           response.writeHead(ok ? 200 : 500, { "content-type": "text/plain" }).end(report);
         });
       });
+      applyServingLimits(server, limits);
       this.healthAddressInfo = await this.listen(server, health);
     }
     const diagnostics = parseBindAddress(
@@ -640,6 +654,7 @@ export class Manager implements ControllerHost {
             },
           );
         },
+        this.options.diagnosticsLimits,
       );
       this.diagnosticsAddressInfo = await this.listen(server, diagnostics);
       this.logger.info(

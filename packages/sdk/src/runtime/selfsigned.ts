@@ -57,7 +57,9 @@ export function selfSignedCertificate(
 ): SelfSignedCertificate {
   const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
   const serial = randomBytes(16);
-  serial[0] = (serial[0] ?? 0) & 0x7f; // a positive INTEGER
+  // A positive INTEGER in minimal DER: top bit clear, and a first byte never 0 (a leading zero byte
+  // before a byte under 0x80 is "illegal padding", and OpenSSL refuses the certificate).
+  serial[0] = ((serial[0] ?? 0) & 0x7f) | 0x40;
   const name = sequence(
     der(0x31, sequence(objectId("2.5.4.3"), der(0x0c, Buffer.from(`capi-ts-diagnostics`)))),
   );

@@ -3,7 +3,12 @@ import type { z } from "zod";
 import { Annotations } from "../contract/constants.js";
 import type { InfraMachinePoolDefinition } from "../crd/define.js";
 import { jsonPatchDiff } from "./patch.js";
-import type { AdmissionHandler, AdmissionRequest, AdmissionResult } from "./types.js";
+import type {
+  AdmissionHandler,
+  AdmissionRequest,
+  AdmissionResult,
+  GroupVersionKind,
+} from "./types.js";
 
 /** What a defaulter or validator is told besides the spec. */
 export interface SpecAdmissionContext<Spec> {
@@ -60,6 +65,35 @@ export function webhookPath(
   kind: string,
 ): string {
   return `/${type}-${group.replaceAll(".", "-")}-${version}-${kind.toLowerCase()}`;
+}
+
+/**
+ * `handler`, shown only reviews of `kinds`: the {@link WebhookServer} denies a review of any other kind
+ * (a Secret sent to a pool's path by a webhook configuration with the wrong rules, say) with a 400
+ * naming the kind it serves, before `handler` runs. The kinds match `request.kind` exactly: with
+ * `matchPolicy: Equivalent` the API server converts a review to the version the rules name.
+ *
+ * @example
+ * ```ts
+ * server.register("/validate-foo", forKinds(
+ *   [{ group: "infrastructure.foo.com", version: "v1beta2", kind: "FooMachinePool" }],
+ *   validatingWebhook(checkFoo),
+ * ));
+ * ```
+ */
+export function forKinds(
+  kinds: readonly GroupVersionKind[],
+  handler: AdmissionHandler,
+): AdmissionHandler {
+  if (kinds.length === 0) {
+    throw new TypeError(
+      "forKinds: name at least one kind (group, version, kind) the handler judges",
+    );
+  }
+  const judge: AdmissionHandler = (request) => handler(request);
+  return Object.assign(judge, {
+    kinds: Object.freeze(kinds.map(({ group, version, kind }) => ({ group, version, kind }))),
+  });
 }
 
 /** Admits the request. */
@@ -165,7 +199,8 @@ export function isTopologyDryRun(request: AdmissionRequest): boolean {
  *   CAPI providers: `spec.template.spec` is immutable (create a new template and point the
  *   MachinePool at it) — except for a topology dry run (R19, {@link isTopologyDryRun}).
  *
- * The paths and rules match what `renderComponents` writes into the webhook configurations.
+ * The paths and rules match what `renderComponents` writes into the webhook configurations. Each handler
+ * judges only its own kind at the storage version ({@link forKinds}): a review of another kind is denied.
  *
  * @example
  * ```ts
@@ -203,30 +238,35 @@ export function infraMachinePoolWebhooks<Spec extends z.ZodObject, Status extend
     [definition.kind, false],
     [definition.templateKind, true],
   ] as const) {
+    const own = [{ group, version, kind }];
     const defaulter = options.default;
     if (defaulter) {
-      handlers[webhookPath("mutate", group, version, kind)] = defaultingWebhook(
-        async (object, request) => {
+      handlers[webhookPath("mutate", group, version, kind)] = forKinds(
+        own,
+        defaultingWebhook(async (object, request) => {
           const spec = specOf(object, template);
           if (spec !== undefined) await defaulter(spec as S, contextOf(request, template));
-        },
+        }),
       );
     }
-    handlers[webhookPath("validate", group, version, kind)] = validatingWebhook(async (request) => {
-      if (request.operation !== "CREATE" && request.operation !== "UPDATE") return [];
-      const problems = await validateSpec(request, template);
-      if (
-        template &&
-        request.operation === "UPDATE" &&
-        !isTopologyDryRun(request) &&
-        !isDeepStrictEqual(specOf(request.object, true), specOf(request.oldObject, true))
-      ) {
-        problems.push(
-          `spec.template.spec: Invalid value: ${kind} spec.template.spec field is immutable. Please create a new resource instead.`,
-        );
-      }
-      return problems;
-    });
+    handlers[webhookPath("validate", group, version, kind)] = forKinds(
+      own,
+      validatingWebhook(async (request) => {
+        if (request.operation !== "CREATE" && request.operation !== "UPDATE") return [];
+        const problems = await validateSpec(request, template);
+        if (
+          template &&
+          request.operation === "UPDATE" &&
+          !isTopologyDryRun(request) &&
+          !isDeepStrictEqual(specOf(request.object, true), specOf(request.oldObject, true))
+        ) {
+          problems.push(
+            `spec.template.spec: Invalid value: ${kind} spec.template.spec field is immutable. Please create a new resource instead.`,
+          );
+        }
+        return problems;
+      }),
+    );
   }
   return handlers;
 }

@@ -23,6 +23,7 @@ export {
   allowed,
   defaultingWebhook,
   denied,
+  forKinds,
   type InfraMachinePoolWebhookOptions,
   infraMachinePoolWebhooks,
   isTopologyDryRun,
@@ -33,7 +34,13 @@ export {
   webhookPath,
 } from "./handlers.js";
 export { type JsonPatchOp, jsonPatchDiff } from "./patch.js";
-export { DEFAULT_WEBHOOK_CERT_DIR, WebhookServer, type WebhookServerOptions } from "./server.js";
+export {
+  DEFAULT_WEBHOOK_CERT_DIR,
+  DEFAULT_WEBHOOK_SERVER_LIMITS,
+  WebhookServer,
+  type WebhookServerLimits,
+  type WebhookServerOptions,
+} from "./server.js";
 export type {
   AdmissionHandler,
   AdmissionRequest,

@@ -7,7 +7,21 @@ import { join } from "node:path";
 import { createSecureContext } from "node:tls";
 import { createLogger, type RuntimeLogger } from "../runtime/logging.js";
 import type { Runnable } from "../runtime/runnable.js";
-import type { AdmissionHandler, AdmissionRequest, AdmissionResponse } from "./types.js";
+import {
+  applyServingLimits,
+  checkLimits,
+  DEFAULT_SERVING_LIMITS,
+  definedOnly,
+  resolveServingLimits,
+  type ServingLimits,
+  servingOptions,
+} from "../runtime/serving.js";
+import type {
+  AdmissionHandler,
+  AdmissionRequest,
+  AdmissionResponse,
+  GroupVersionKind,
+} from "./types.js";
 
 /** Where cert-manager's Secret is mounted by default (controller-runtime's default). */
 export const DEFAULT_WEBHOOK_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs";
@@ -31,12 +45,56 @@ export interface WebhookServerOptions {
   handlerTimeoutMs?: number;
   /** Logger (default: a JSON logger at info). */
   logger?: RuntimeLogger;
+  /**
+   * The largest request body read, bytes (default 7 MiB, controller-runtime's limit: an object is at
+   * most 3 MiB and a review of an update carries two). A larger `Content-Length` is answered 413
+   * without reading the body; a body without one stops being read at the cap.
+   */
+  maxBodyBytes?: number;
+  /**
+   * The request bodies being read, decoded and judged at once, bytes, counted by their `Content-Length`
+   * (`maxBodyBytes` when a body has none) (default 64 MiB). A request that does not fit is answered 503
+   * with `Retry-After: 1` before its body is read. Bodies over 1 MiB may fill only three quarters of
+   * it, so a flood of large reviews leaves room for the few-KiB reviews the API server usually sends.
+   */
+  maxBytesInFlight?: number;
+  /**
+   * How long a client may take from connecting to the end of its headers, TLS handshake included, ms
+   * (default 32 s, controller-runtime's `ReadHeaderTimeout`).
+   */
+  headerReadTimeoutMs?: number;
+  /**
+   * How long a client may take to send its whole request, ms (default 60 s; the API server gives a
+   * webhook 30 s at most, so a request still arriving after that is answered to no one).
+   */
+  requestTimeoutMs?: number;
+  /** How long a kept-alive connection may sit idle between reviews, ms (default 5 s). */
+  idleTimeoutMs?: number;
+  /** Open connections at most; one past it is closed at once (default 512). */
+  maxConnections?: number;
 }
 
-// An AdmissionReview is a few MiB at most (the API server's request limit is 3 MiB).
-const MAX_BODY_BYTES = 8 * 1024 * 1024;
+/** The bounds of a {@link WebhookServer}, as {@link WebhookServerOptions} names them. */
+export interface WebhookServerLimits extends ServingLimits {
+  /** See {@link WebhookServerOptions.maxBodyBytes}. */
+  maxBodyBytes: number;
+  /** See {@link WebhookServerOptions.maxBytesInFlight}. */
+  maxBytesInFlight: number;
+}
+
+/** The defaults of a {@link WebhookServer}'s bounds (see {@link WebhookServerOptions}). */
+export const DEFAULT_WEBHOOK_SERVER_LIMITS: Readonly<WebhookServerLimits> = Object.freeze({
+  ...DEFAULT_SERVING_LIMITS,
+  maxBodyBytes: 7 * 1024 * 1024,
+  maxBytesInFlight: 64 * 1024 * 1024,
+});
+
+// A body above this size is "large": it may use only LARGE_SHARE of the bytes in flight.
+const LARGE_BODY_BYTES = 1024 * 1024;
+const LARGE_SHARE = 0.75;
 
 class BadRequest extends Error {}
+class BodyTooLarge extends Error {}
 
 /**
  * An HTTPS server for admission webhooks, run by the manager (`Manager.add`) as a {@link Runnable} (on every
@@ -45,6 +103,14 @@ class BadRequest extends Error {}
  * `start()` (and so the manager) with the file's path. Each handler answers within `handlerTimeoutMs`:
  * a throw or a hang becomes an admission error (HTTP 200, `allowed: false`, code 500), never a hung
  * request.
+ *
+ * Bounded as controller-runtime's webhook server, since anyone who reaches the port can send to it: a
+ * body that is not `application/json` is answered 400, one over `maxBodyBytes` 413, one that does not
+ * fit in `maxBytesInFlight` 503 (each before its body is read); slow headers are cut after
+ * `headerReadTimeoutMs`, a slow request after `requestTimeoutMs`, an idle connection after
+ * `idleTimeoutMs`, and connections past `maxConnections` are closed (defaults:
+ * {@link DEFAULT_WEBHOOK_SERVER_LIMITS}). A review of a kind its handler does not judge is denied (see
+ * `forKinds`).
  *
  * @example
  * ```ts
@@ -60,14 +126,36 @@ export class WebhookServer implements Runnable {
   readonly needLeaderElection = false;
   private readonly handlers = new Map<string, AdmissionHandler>();
   private readonly options: WebhookServerOptions;
+  private readonly limits: WebhookServerLimits;
   private readonly logger: RuntimeLogger;
+  private bytesInFlight = 0;
   private server: Server | undefined;
   private watcher: FSWatcher | undefined;
   private reloadTimer: NodeJS.Timeout | undefined;
 
-  /** Creates the server; nothing is read or bound until {@link WebhookServer.start}. */
+  /**
+   * Creates the server; nothing is read or bound until {@link WebhookServer.start}. Throws a
+   * `RangeError` naming a limit that is not a whole number ≥ 1.
+   */
   constructor(options: WebhookServerOptions = {}) {
     this.options = options;
+    const { maxBodyBytes, maxBytesInFlight, ...serving } = options;
+    checkLimits<WebhookServerLimits>("WebhookServer", { maxBodyBytes, maxBytesInFlight });
+    this.limits = {
+      ...DEFAULT_WEBHOOK_SERVER_LIMITS,
+      ...definedOnly({ maxBodyBytes, maxBytesInFlight }),
+      ...resolveServingLimits("WebhookServer", {
+        headerReadTimeoutMs: serving.headerReadTimeoutMs,
+        requestTimeoutMs: serving.requestTimeoutMs,
+        idleTimeoutMs: serving.idleTimeoutMs,
+        maxConnections: serving.maxConnections,
+      }),
+    };
+    if (this.limits.maxBodyBytes > this.limits.maxBytesInFlight * LARGE_SHARE) {
+      throw new RangeError(
+        `WebhookServer: maxBytesInFlight (${this.limits.maxBytesInFlight}) must hold at least one body of maxBodyBytes (${this.limits.maxBodyBytes}) in three quarters of it: raise maxBytesInFlight to ${Math.ceil(this.limits.maxBodyBytes / LARGE_SHARE)} or more`,
+      );
+    }
     this.logger = (options.logger ?? createLogger()).child({ component: "webhook-server" });
   }
 
@@ -111,9 +199,13 @@ export class WebhookServer implements Runnable {
   /** Reads the certificate and key, then listens. Rejects naming the file that is missing or bad. */
   async start(): Promise<void> {
     const credentials = await this.readCredentials();
-    const server = createServer({ ...credentials, minVersion: "TLSv1.2" }, (request, response) => {
-      void this.serve(request, response);
-    });
+    const server = createServer(
+      { ...credentials, minVersion: "TLSv1.2", ...servingOptions(this.limits) },
+      (request, response) => {
+        void this.serve(request, response);
+      },
+    );
+    applyServingLimits(server, this.limits);
     this.server = server;
     const port = this.options.port ?? 9443;
     const host = this.options.host ?? "0.0.0.0";
@@ -200,34 +292,98 @@ export class WebhookServer implements Runnable {
     const path = (request.url ?? "/").split("?")[0] ?? "/";
     const handler = this.handlers.get(path);
     if (!handler) {
-      response.writeHead(404, { "content-type": "text/plain" }).end(`no webhook at ${path}\n`);
+      refuse(response, 404, `no webhook at ${path}`);
       return;
     }
     if (request.method !== "POST") {
-      response.writeHead(405, { allow: "POST" }).end("webhooks take POST\n");
+      refuse(response, 405, "webhooks take POST", { allow: "POST" });
       return;
     }
+    if (!isJson(request.headers["content-type"])) {
+      refuse(
+        response,
+        400,
+        "the Content-Type must be application/json (an AdmissionReview, as the API server sends it)",
+      );
+      return;
+    }
+    const { maxBodyBytes, maxBytesInFlight } = this.limits;
+    const declared = contentLength(request);
+    if (declared === "invalid") {
+      refuse(response, 400, "the Content-Length is not a number of bytes");
+      return;
+    }
+    if (declared !== undefined && declared > maxBodyBytes) {
+      refuse(response, 413, `the body exceeds ${maxBodyBytes} bytes (maxBodyBytes)`);
+      return;
+    }
+    const reserved = declared ?? maxBodyBytes;
+    const room = reserved > LARGE_BODY_BYTES ? maxBytesInFlight * LARGE_SHARE : maxBytesInFlight;
+    if (this.bytesInFlight + reserved > room) {
+      refuse(response, 503, "too many reviews in flight; retry", { "retry-after": "1" });
+      return;
+    }
+    this.bytesInFlight += reserved;
+    try {
+      await this.answer(request, response, path, handler, Math.min(reserved, maxBodyBytes));
+    } finally {
+      this.bytesInFlight -= reserved;
+    }
+  }
+
+  private async answer(
+    request: IncomingMessage,
+    response: ServerResponse,
+    path: string,
+    handler: AdmissionHandler,
+    limit: number,
+  ): Promise<void> {
     let review: { apiVersion?: string; request?: AdmissionRequest };
     try {
-      review = JSON.parse(await readBody(request)) as typeof review;
-      if (!review.request?.uid)
+      review = JSON.parse(await readBody(request, limit)) as typeof review;
+      if (!review?.request?.uid)
         throw new BadRequest("the body is not an AdmissionReview with a request.uid");
     } catch (error) {
+      if (error instanceof BodyTooLarge) {
+        refuse(response, 413, error.message);
+        return;
+      }
       const message =
         error instanceof BadRequest
           ? error.message
           : `unreadable body: ${(error as Error).message}`;
-      response.writeHead(400, { "content-type": "text/plain" }).end(`${message}\n`);
+      refuse(response, 400, message);
       return;
     }
     const admission = review.request;
-    const answer = await this.decide(path, handler, admission);
+    const answer =
+      this.wrongKind(path, handler, admission) ?? (await this.decide(path, handler, admission));
     const body = JSON.stringify({
       apiVersion: review.apiVersion ?? "admission.k8s.io/v1",
       kind: "AdmissionReview",
       response: answer,
     });
     response.writeHead(200, { "content-type": "application/json" }).end(body);
+  }
+
+  /** Denies a review of a kind the handler does not serve (a webhook configuration's rules gone wrong). */
+  private wrongKind(
+    path: string,
+    handler: AdmissionHandler,
+    request: AdmissionRequest,
+  ): AdmissionResponse | undefined {
+    const kinds = handler.kinds;
+    if (!kinds || kinds.some((kind) => sameKind(kind, request.kind))) return undefined;
+    const served = kinds.map(describeKind).join(", ");
+    return {
+      uid: request.uid,
+      allowed: false,
+      status: {
+        code: 400,
+        reason: "BadRequest",
+        message: `webhook ${path} serves ${served}, not ${describeKind(request.kind)}: point the webhook configuration's rules for this kind at its own webhook`,
+      },
+    };
   }
 
   private async decide(
@@ -277,20 +433,66 @@ function missingHandler(path: string): never {
   throw new TypeError(`register("${path}", handler): the handler is missing`);
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
+function refuse(
+  response: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  if (response.headersSent || response.destroyed) return;
+  // The body (if any) is left unread: `connection: close` ends the exchange once this answer is out.
+  response
+    .writeHead(status, {
+      "content-type": "text/plain; charset=utf-8",
+      connection: "close",
+      ...headers,
+    })
+    .end(`${message}\n`);
+}
+
+function isJson(contentType: string | undefined): boolean {
+  return contentType?.split(";")[0]?.trim().toLowerCase() === "application/json";
+}
+
+function contentLength(request: IncomingMessage): number | undefined | "invalid" {
+  const header = request.headers["content-length"];
+  if (header === undefined) return undefined;
+  return /^\d{1,15}$/.test(header) ? Number(header) : "invalid";
+}
+
+function sameKind(a: GroupVersionKind, b: GroupVersionKind | undefined): boolean {
+  return a.group === b?.group && a.version === b.version && a.kind === b.kind;
+}
+
+// A kind as the API server spells one; anything else is not echoed back.
+const KIND_PART = /^[A-Za-z0-9.-]{0,253}$/;
+
+function describeKind(kind: GroupVersionKind | undefined): string {
+  const parts = [kind?.group, kind?.version, kind?.kind];
+  if (!parts.every((part) => typeof part === "string" && KIND_PART.test(part)) || !kind?.kind) {
+    return "a review without a recognisable request.kind";
+  }
+  return `${kind.group ? `${kind.group}/` : ""}${kind.version} ${kind.kind}`;
+}
+
+/** Reads at most `limit` bytes; one more ends the request (its connection closes) with {@link BodyTooLarge}. */
+function readBody(request: IncomingMessage, limit: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     request.on("data", (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new BadRequest(`the body exceeds ${MAX_BODY_BYTES} bytes`));
-        request.destroy();
+      if (size > limit) {
+        request.pause();
+        request.removeAllListeners("data");
+        reject(new BodyTooLarge(`the body exceeds ${limit} bytes (maxBodyBytes)`));
         return;
       }
       chunks.push(chunk);
     });
     request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     request.on("error", reject);
+    // A client that goes away (or the request timeout) ends the wait, so its bytes in flight are freed.
+    request.on("close", () => reject(new BadRequest("the client closed the connection mid-body")));
   });
 }

@@ -55,7 +55,14 @@ export interface AdmissionResponse {
 /** An admission decision before the server adds the uid: allow, deny, or allow with a patch. */
 export type AdmissionResult = Omit<AdmissionResponse, "uid">;
 
-/** Serves one webhook path: turns a request into a decision. Throwing answers an admission error. */
-export type AdmissionHandler = (
+/**
+ * Serves one webhook path: turns a request into a decision. Throwing answers an admission error. A
+ * handler that carries `kinds` (see `forKinds`) is only shown reviews of those kinds: the server denies
+ * a review of any other kind (400, naming both) before the handler runs.
+ */
+export type AdmissionHandler = ((
   request: AdmissionRequest,
-) => Promise<AdmissionResult> | AdmissionResult;
+) => Promise<AdmissionResult> | AdmissionResult) & {
+  /** The kinds (`request.kind`: group, version and kind) this handler judges; absent: any kind. */
+  readonly kinds?: readonly GroupVersionKind[];
+};

@@ -1,8 +1,10 @@
 import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { Socket } from "node:net";
 import { extname, join } from "node:path";
 import type { KubeObject as SdkKubeObject } from "@capi-ts/sdk/patch";
+import { selfSignedCertificate } from "@capi-ts/sdk/runtime";
 import { KubeConfig } from "@kubernetes/client-node";
 import { loadAll } from "js-yaml";
 import type { AccessReviews } from "./access.js";
@@ -34,6 +36,13 @@ export interface ApiServerOptions {
   requestLogLimit?: number;
   /** Namespaces created at start (default: default, kube-system, kube-public, kube-node-lease). */
   namespaces?: string[];
+  /**
+   * Serve HTTPS with a self-signed certificate made at start (for 127.0.0.1 and localhost); the
+   * kubeconfig carries it as `certificate-authority-data`, as a real cluster's does. A workload
+   * cluster needs it: the SDK's ClusterCache refuses a kubeconfig whose server is not `https://`.
+   * Default false (plain HTTP).
+   */
+  tls?: boolean;
 }
 
 /** A CRD YAML file, a folder of them, or a CRD object. */
@@ -61,7 +70,7 @@ export type RequestFilter =
 export interface ApiServer {
   /** A client-node `KubeConfig` pointing at the server (context `capi-ts`, namespace `default`). */
   readonly kubeConfig: KubeConfig;
-  /** `http://127.0.0.1:PORT`. */
+  /** `http://127.0.0.1:PORT` (`https://` with {@link ApiServerOptions.tls}). */
   readonly url: string;
   /** Writes a kubeconfig file for the server (for kubectl or a child process). */
   writeKubeconfig(path: string): Promise<void>;
@@ -248,8 +257,12 @@ export async function startApiServerWith(
   }
 
   const sockets = new Set<Socket>();
-  const makeServer = () => {
-    const s = createServer({ keepAlive: true }, frontend.handle);
+  const certificate = options.tls ? selfSignedCertificate(["127.0.0.1", "localhost"]) : undefined;
+  const caData = certificate ? Buffer.from(certificate.cert).toString("base64") : undefined;
+  const makeServer = (): Server => {
+    const s = certificate
+      ? (createTlsServer({ keepAlive: true, ...certificate }, frontend.handle) as unknown as Server)
+      : createServer({ keepAlive: true }, frontend.handle);
     s.on("connection", (socket) => {
       sockets.add(socket);
       socket.on("close", () => sockets.delete(socket));
@@ -259,10 +272,14 @@ export async function startApiServerWith(
   let server = makeServer();
   const port = await listen(server, options.port ?? 0);
   frontend.port = port;
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${certificate ? "https" : "http"}://127.0.0.1:${port}`;
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromOptions({
-    clusters: [{ name: "capi-ts", server: url, skipTLSVerify: true }],
+    clusters: [
+      caData
+        ? { name: "capi-ts", server: url, caData, skipTLSVerify: false }
+        : { name: "capi-ts", server: url, skipTLSVerify: true },
+    ],
     users: [{ name: "capi-ts", token: "capi-ts-in-memory" }],
     contexts: [{ name: "capi-ts", cluster: "capi-ts", user: "capi-ts", namespace: "default" }],
     currentContext: "capi-ts",
@@ -290,7 +307,9 @@ export async function startApiServerWith(
           "- name: capi-ts",
           "  cluster:",
           `    server: ${url}`,
-          "    insecure-skip-tls-verify: true",
+          caData
+            ? `    certificate-authority-data: ${caData}`
+            : "    insecure-skip-tls-verify: true",
           "users:",
           "- name: capi-ts",
           "  user:",

@@ -265,6 +265,13 @@ export class WorkloadClusterCache {
         `error creating REST config: error parsing kubeconfig: ${error instanceof Error ? error.message : String(error)}`,
       );
     }
+    // Core's createRESTConfig refuses credential plugins (CAPI v1.14): a tenant's Secret must not run code.
+    const user = kubeConfig.getCurrentUser();
+    if (user?.exec || user?.authProvider) {
+      throw new Error(
+        "error creating REST config: kubeconfig uses an exec or auth provider, which are not supported",
+      );
+    }
     const client = new KubeClient(kubeConfig, {
       fieldManager: this.deps.fieldManager,
       requestTimeoutMs: 10_000,

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { type ConditionInput, setCondition } from "@capi-ts/sdk/conditions";
 import {
   isAlreadyExists,
@@ -21,14 +22,17 @@ export function kubeconfigYaml(kubeConfig: KubeConfig, name = "workload"): strin
   const cluster = kubeConfig.getCurrentCluster();
   const user = kubeConfig.getCurrentUser();
   if (!cluster) throw new Error("kubeconfigYaml: the KubeConfig has no current cluster");
+  // Flattened, as a control plane provider writes it: files become data (a ClusterCache reads none).
   const clusterEntry: Record<string, unknown> = { server: cluster.server };
-  if (cluster.caData) clusterEntry["certificate-authority-data"] = cluster.caData;
-  if (cluster.caFile) clusterEntry["certificate-authority"] = cluster.caFile;
+  const caData = cluster.caData ?? fileData(cluster.caFile);
+  if (caData) clusterEntry["certificate-authority-data"] = caData;
   if (cluster.skipTLSVerify) clusterEntry["insecure-skip-tls-verify"] = true;
   const userEntry: Record<string, unknown> = {};
   if (user?.token) userEntry.token = user.token;
-  if (user?.certData) userEntry["client-certificate-data"] = user.certData;
-  if (user?.keyData) userEntry["client-key-data"] = user.keyData;
+  const certData = user?.certData ?? fileData(user?.certFile);
+  const keyData = user?.keyData ?? fileData(user?.keyFile);
+  if (certData) userEntry["client-certificate-data"] = certData;
+  if (keyData) userEntry["client-key-data"] = keyData;
   if (user?.username) userEntry.username = user.username;
   if (user?.password) userEntry.password = user.password;
   return dump({
@@ -39,6 +43,10 @@ export function kubeconfigYaml(kubeConfig: KubeConfig, name = "workload"): strin
     contexts: [{ name, context: { cluster: name, user: `${name}-admin` } }],
     "current-context": name,
   });
+}
+
+function fileData(path: string | undefined): string | undefined {
+  return path ? readFileSync(path).toString("base64") : undefined;
 }
 
 /** Options of {@link markWorkloadClusterReady}. */

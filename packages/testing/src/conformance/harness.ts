@@ -296,7 +296,8 @@ export class MachinePoolConformance {
       const api = await startApiServer();
       // A second in-memory API server is the workload cluster: Nodes register and are read there only,
       // so core and the provider must reach them through the <cluster>-kubeconfig Secret.
-      const workload = await startApiServer();
+      // HTTPS, as a real workload cluster: the SDK's ClusterCache refuses a plain-HTTP server.
+      const workload = await startApiServer({ tls: true });
       this.#api = {
         kubeConfig: api.kubeConfig,
         workloadKubeConfig: workload.kubeConfig,

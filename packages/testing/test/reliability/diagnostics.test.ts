@@ -5,9 +5,10 @@
 // plain HTTP. Checked on the in-memory API server and on a real kube-apiserver (ServiceAccount token
 // from the TokenRequest API, RBAC on nonResourceURLs).
 import type { X509Certificate } from "node:crypto";
-import { request as httpsRequest } from "node:https";
+import { Agent, request as httpsRequest } from "node:https";
+import { Writable } from "node:stream";
 import type { TLSSocket } from "node:tls";
-import { KubeClient, Manager, silentLogger } from "@capi-ts/sdk/runtime";
+import { createLogger, KubeClient, Manager, silentLogger } from "@capi-ts/sdk/runtime";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type ApiServer, startApiServer } from "../../src/apiserver/index.js";
 import {
@@ -20,10 +21,19 @@ interface Answer {
   status: number;
   body: string;
   certificate: X509Certificate | undefined;
+  retryAfter?: string | undefined;
 }
 
+// Many concurrent scrapes share a few kept-alive connections, as a scraper (and an attacker) would.
+const pooled = new Agent({ keepAlive: true, maxSockets: 64, rejectUnauthorized: false });
+
 /** GET over HTTPS without verifying the self-signed certificate, as a scraper with insecure_skip_verify. */
-function scrape(port: number, path: string, token?: string): Promise<Answer> {
+function scrape(
+  port: number,
+  path: string,
+  token?: string,
+  agent: Agent | false = false,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const request = httpsRequest(
       {
@@ -31,7 +41,7 @@ function scrape(port: number, path: string, token?: string): Promise<Answer> {
         port,
         path,
         rejectUnauthorized: false,
-        agent: false,
+        agent,
         headers: token ? { authorization: `Bearer ${token}` } : {},
       },
       (response) => {
@@ -43,6 +53,7 @@ function scrape(port: number, path: string, token?: string): Promise<Answer> {
             status: response.statusCode ?? 0,
             body: Buffer.concat(chunks).toString("utf8"),
             certificate: raw,
+            retryAfter: response.headers["retry-after"],
           }),
         );
       },
@@ -148,6 +159,120 @@ describe("secure diagnostics on the in-memory API server", () => {
     await expect(manager.start()).rejects.toThrow(
       /cannot read the diagnostics TLS file \/nonexistent\/diagnostics-certs\/tls\.crt \(ENOENT\)/,
     );
+  });
+});
+
+// Issue 22, item 5: anyone who reaches the diagnostics port can send tokens, and each unknown one
+// costs a TokenReview under the manager's identity. Concurrent lookups of one token share one review,
+// the caches are bounded, and failed authentications are rate-limited per source address (429 with
+// Retry-After, no review sent); the token never reaches a log line.
+describe("diagnostics under a token flood (in-memory API server)", () => {
+  let api: ApiServer;
+  beforeAll(async () => {
+    api = await startApiServer();
+    api.access.addToken("scraper-token", { username: "system:serviceaccount:monitoring:scraper" });
+    api.access.grant({
+      user: "system:serviceaccount:monitoring:scraper",
+      verbs: ["get"],
+      nonResourceURLs: ["/metrics"],
+    });
+    for (let i = 0; i < 6; i++) {
+      api.access.addToken(`reader-${i}-token`, {
+        username: `system:serviceaccount:monitoring:r${i}`,
+      });
+      api.access.grant({
+        user: `system:serviceaccount:monitoring:r${i}`,
+        verbs: ["get"],
+        nonResourceURLs: ["/metrics"],
+      });
+    }
+  });
+  afterAll(async () => {
+    pooled.destroy();
+    await api.stop();
+  });
+
+  const tokenReviews = () =>
+    api.requests((record) => record.resource === "tokenreviews" && record.verb === "create").length;
+
+  it("300 concurrent requests with one unknown token send one TokenReview", async () => {
+    const manager = await startManager(api.kubeConfig);
+    const port = manager.diagnosticsAddress()?.port ?? 0;
+    api.clearRequests();
+    const answers = await Promise.all(
+      Array.from({ length: 300 }, () => scrape(port, "/metrics", "one-unknown-token", pooled)),
+    );
+    expect(answers.every((answer) => answer.status === 401)).toBe(true);
+    console.log(`one unknown token, 300 concurrent requests: ${tokenReviews()} TokenReview(s)`);
+    expect(tokenReviews()).toBe(1);
+  }, 60_000);
+
+  it("rate-limits failed authentications per source: 429 with Retry-After, no TokenReview; a cached scraper still gets in", async () => {
+    const lines: string[] = [];
+    const logger = createLogger({
+      level: "debug",
+      destination: new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      }),
+    });
+    const manager = await startManager(api.kubeConfig, { logger });
+    const port = manager.diagnosticsAddress()?.port ?? 0;
+    expect((await scrape(port, "/metrics", "scraper-token")).status).toBe(200);
+    api.clearRequests();
+    const flood = 600;
+    const started = performance.now();
+    const answers = await Promise.all(
+      Array.from({ length: flood }, (_, i) => scrape(port, "/metrics", `bad-token-${i}`, pooled)),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const statuses = new Map<number, number>();
+    for (const { status } of answers) statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    console.log(
+      `${flood} bad tokens in ${seconds.toFixed(1)} s: ${tokenReviews()} TokenReviews; statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
+    );
+    // The burst (10), plus one a second of refill while the flood lasted.
+    expect(tokenReviews()).toBeLessThanOrEqual(10 + Math.ceil(seconds) + 1);
+    expect(statuses.get(429) ?? 0).toBeGreaterThan(flood / 2);
+    const limited = answers.find((answer) => answer.status === 429);
+    expect(Number(limited?.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(limited?.body).toContain("Too many failed authentications");
+    // The scraper's token is cached: it is served without a review while its source is limited.
+    expect((await scrape(port, "/metrics", "scraper-token")).status).toBe(200);
+    // No token reached the logs (the 429 is logged, by address).
+    const log = lines.join("");
+    expect(log).toContain("too many failed authentications");
+    expect(log).not.toMatch(/bad-token-|scraper-token/);
+  }, 60_000);
+
+  it("keeps at most maxCacheEntries tokens cached, dropping the oldest", async () => {
+    const manager = await startManager(api.kubeConfig, {
+      diagnosticsLimits: { maxCacheEntries: 3 },
+    });
+    const port = manager.diagnosticsAddress()?.port ?? 0;
+    api.clearRequests();
+    for (let i = 0; i < 6; i++) {
+      expect((await scrape(port, "/metrics", `reader-${i}-token`)).status).toBe(200);
+    }
+    expect(tokenReviews()).toBe(6);
+    // The three newest are cached; the first was dropped and is reviewed again.
+    expect((await scrape(port, "/metrics", "reader-5-token")).status).toBe(200);
+    expect(tokenReviews()).toBe(6);
+    expect((await scrape(port, "/metrics", "reader-0-token")).status).toBe(200);
+    expect(tokenReviews()).toBe(7);
+  }, 60_000);
+
+  it("refuses a limit that is not a positive number, naming it", () => {
+    expect(
+      () =>
+        new Manager({
+          kubeConfig: api.kubeConfig,
+          logger: silentLogger(),
+          diagnosticsLimits: { failedAuthenticationBurst: 0 },
+        }),
+    ).toThrow("diagnosticsLimits: failedAuthenticationBurst must be a whole number ≥ 1, got 0");
   });
 });
 

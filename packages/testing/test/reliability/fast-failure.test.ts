@@ -73,7 +73,7 @@ describe("Manager.start() fails fast with the real cause", { timeout: 20_000 }, 
     servers.push(server);
     const { port } = server.address() as AddressInfo;
     const { error, seconds } = await startFailure(kubeConfigFor(`http://127.0.0.1:${port}`));
-    expect(error.message).toMatch(/cannot reach the API server .*no response within/);
+    expect(error.message).toMatch(/cannot reach the API server .*no complete response within/);
     expect(seconds).toBeLessThan(8);
   });
 

@@ -67,7 +67,8 @@ async function writeKubeconfig(name: string, value: string): Promise<void> {
 
 beforeAll(async () => {
   ({ api, client } = await startCapiApiServer());
-  workload = await startApiServer();
+  // HTTPS, as every workload cluster must be: the ClusterCache refuses a plain-HTTP server.
+  workload = await startApiServer({ tls: true });
   workloadClient = new KubeClient(workload.kubeConfig, { fieldManager: "test" });
   manager = new Manager({
     kubeConfig: api.kubeConfig,
@@ -183,7 +184,7 @@ describe("ClusterCache (workload cluster access through the kubeconfig Secret)",
     await eventually(async () => {
       const noServer = await unavailable("wl-a");
       expect(noServer.reason).toBe("KubeconfigSecretInvalid");
-      expect(noServer.message).toContain("without a current cluster");
+      expect(noServer.message).toContain("has no current-context");
     });
 
     // Fixed: connects again at once (the Secret change ends the backoff).
@@ -197,7 +198,7 @@ describe("ClusterCache (workload cluster access through the kubeconfig Secret)",
 
   it("names an unreachable server, and tears the connection down when the Cluster is deleted", async () => {
     await client.create(Clusters, cluster("wl-b"));
-    const gone = await startApiServer();
+    const gone = await startApiServer({ tls: true });
     const kubeConfig = gone.kubeConfig;
     await gone.stop();
     await markWorkloadClusterReady(client, { namespace: ns, name: "wl-b" }, kubeConfig);
@@ -217,7 +218,7 @@ describe("ClusterCache (workload cluster access through the kubeconfig Secret)",
   });
 
   it("drops a connection whose health probes fail, and reconnects once the server is back", async () => {
-    const second = await startApiServer();
+    const second = await startApiServer({ tls: true });
     await client.create(Clusters, cluster("wl-c"));
     await markWorkloadClusterReady(client, { namespace: ns, name: "wl-c" }, second.kubeConfig);
     await clusters.connect({ namespace: ns, name: "wl-c" });

@@ -36,7 +36,7 @@ export function capiCrd(file: string): string {
  * (a real kube-apiserver from a kubeconfig) plugs in here without touching the tests.
  */
 export async function startBackend(
-  options: { bookmarkIntervalMs?: number; watchWindow?: number } = {},
+  options: { bookmarkIntervalMs?: number; watchWindow?: number; tls?: boolean } = {},
 ): Promise<Backend> {
   if (backendName === "real") {
     const real = await startControlPlane();

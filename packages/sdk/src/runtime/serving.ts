@@ -1,0 +1,95 @@
+import type { Server as HttpServer } from "node:http";
+import type { Server as HttpsServer } from "node:https";
+
+/**
+ * The connection bounds of an HTTP server the manager runs (the webhook and diagnostics servers), as
+ * controller-runtime's servers set them on Go's `http.Server`.
+ */
+export interface ServingLimits {
+  /**
+   * How long a client may take from connecting to the end of its request headers (TLS handshake
+   * included), ms. controller-runtime's `ReadHeaderTimeout` is 32 s.
+   */
+  headerReadTimeoutMs: number;
+  /** How long a client may take to send its whole request, headers and body, ms. */
+  requestTimeoutMs: number;
+  /** How long a kept-alive connection may sit idle between requests, ms. */
+  idleTimeoutMs: number;
+  /** Open connections at most; the server closes any connection past it at once. */
+  maxConnections: number;
+}
+
+/** The defaults of {@link ServingLimits}. */
+export const DEFAULT_SERVING_LIMITS: Readonly<ServingLimits> = Object.freeze({
+  headerReadTimeoutMs: 32_000,
+  requestTimeoutMs: 60_000,
+  idleTimeoutMs: 5_000,
+  maxConnections: 512,
+});
+
+/**
+ * Checks that each given limit is a whole number ≥ 1 and that the header timeout does not exceed the
+ * request timeout; throws a `RangeError` naming the option (prefixed by `owner`) otherwise.
+ */
+export function checkLimits<T extends object>(
+  owner: string,
+  limits: Partial<Record<keyof T, unknown>>,
+): void {
+  for (const [name, value] of Object.entries(limits)) {
+    if (value === undefined) continue;
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+      throw new RangeError(
+        `${owner}: ${name} must be a whole number ≥ 1, got ${JSON.stringify(value)}`,
+      );
+    }
+  }
+}
+
+/** `limits` over {@link DEFAULT_SERVING_LIMITS}, checked (see {@link checkLimits}). */
+export function resolveServingLimits(
+  owner: string,
+  limits: Partial<ServingLimits> = {},
+): ServingLimits {
+  checkLimits<ServingLimits>(owner, limits);
+  const resolved = { ...DEFAULT_SERVING_LIMITS, ...definedOnly(limits) };
+  if (resolved.headerReadTimeoutMs > resolved.requestTimeoutMs) {
+    throw new RangeError(
+      `${owner}: headerReadTimeoutMs (${resolved.headerReadTimeoutMs}) must not exceed requestTimeoutMs (${resolved.requestTimeoutMs}): the headers are part of the request`,
+    );
+  }
+  return resolved;
+}
+
+/**
+ * The `node:http`/`node:https` `createServer` options that enforce `limits`. Node checks the header and
+ * request timeouts every `connectionsCheckingInterval` (30 s by default, which would let a slow client
+ * keep its connection for up to twice the bound), so the check runs at an eighth of the header timeout,
+ * at most once a second.
+ */
+export function servingOptions(limits: ServingLimits): {
+  headersTimeout: number;
+  requestTimeout: number;
+  keepAliveTimeout: number;
+  connectionsCheckingInterval: number;
+  handshakeTimeout: number;
+} {
+  return {
+    headersTimeout: limits.headerReadTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.idleTimeoutMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, limits.headerReadTimeoutMs / 8)),
+    handshakeTimeout: limits.headerReadTimeoutMs,
+  };
+}
+
+/** Sets the limits that are properties of a server rather than `createServer` options. */
+export function applyServingLimits(server: HttpServer | HttpsServer, limits: ServingLimits): void {
+  server.maxConnections = limits.maxConnections;
+}
+
+/** A copy of `value` without its `undefined` fields, so a spread does not erase a default. */
+export function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(value).filter(([, field]) => field !== undefined),
+  ) as Partial<T>;
+}

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds a real kube-apiserver and etcd from the Go modules pinned in go.mod into tools/controlplane/bin/
+# Builds a real kube-apiserver, kube-controller-manager and etcd from the Go modules pinned in go.mod
+# into tools/controlplane/bin/
 # (git-ignored). Go's build cache makes a second run take seconds; see the README's "Real control plane".
 # With --capi it also builds Cluster API core (capi-core: the MachinePool and Machine controllers and
 # CAPI's webhooks) from the capi/ module, whose go.mod names the one CAPI release capi-ts targets.
@@ -34,13 +35,13 @@ ldflags+=" -X k8s.io/component-base/version.gitVersion=$kube_version"
 ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
 ldflags+=" -X go.etcd.io/etcd/api/v3/version.GitSHA=$etcd_version"
 
-say "building kube-apiserver $kube_version and etcd $etcd_version into ${out#"$PWD"/}/"
+say "building kube-apiserver and kube-controller-manager $kube_version and etcd $etcd_version into ${out#"$PWD"/}/"
 start=$SECONDS
 mkdir -p "$out"
 # Static binaries (no C toolchain needed); -buildvcs=false so a new commit in this repository does not
 # change the binaries and force a relink; `nice` because the build is heavy and the machine is shared.
 CGO_ENABLED=0 nice -n 10 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out/" \
-  ./cmd/kube-apiserver ./cmd/etcd
+  ./cmd/kube-apiserver ./cmd/kube-controller-manager ./cmd/etcd
 if [[ "$with_capi" == true ]]; then
   capi_version="$(cd capi && go list -m -f '{{.Version}}' sigs.k8s.io/cluster-api)"
   say "building CAPI core (sigs.k8s.io/cluster-api $capi_version): controllers and webhooks"

@@ -209,6 +209,8 @@ export class MachinePoolConformance {
   #watch: AbortController | undefined;
   #seq = 0;
   readonly #created: ConformancePool[] = [];
+  /** The Clusters the suite created: real core's Cluster controller reconciles them too. */
+  readonly #clusters = new Set<string>();
   readonly #rateLimitMs: number;
 
   /** @param options - the provider under test */
@@ -346,14 +348,8 @@ export class MachinePoolConformance {
   async #coreConnected(cluster: string): Promise<void> {
     const realCore = this.#api?.realCore;
     if (!realCore) return;
-    const connected = new RegExp(`\\tConnected\\t.*"name":\\s*"${cluster}"`);
     const deadline = Date.now() + 60_000;
-    while (
-      !realCore
-        .logTail(2_000)
-        .split("\n")
-        .some((line) => connected.test(line))
-    ) {
+    while (!realCore.connected({ namespace: NAMESPACE, name: cluster })) {
       if (Date.now() > deadline) {
         throw new Error(
           `conformance: real core's ClusterCache did not connect to the workload cluster of Cluster ${NAMESPACE}/${cluster} within 60 s (through its <cluster>-kubeconfig Secret). Core's log (${realCore.logFile}):\n${realCore.logTail(30)}`,
@@ -605,6 +601,7 @@ export class MachinePoolConformance {
   async #createCluster(name: string, watchFilter: string): Promise<void> {
     const client = this.#client;
     if (!client) throw new Error("MachinePoolConformance: no client yet");
+    this.#clusters.add(name);
     await client
       .create(Clusters, {
         apiVersion: "cluster.x-k8s.io/v1beta2",
@@ -753,8 +750,9 @@ export class MachinePoolConformance {
   }
 
   /**
-   * `core.noReconcileErrors`: real core logged no reconcile error for the suite's MachinePools during
-   * the scenario, beyond the transient ones of a healthy cluster. A provider that breaks the
+   * `core.noReconcileErrors`: real core logged no reconcile error for the suite's MachinePools (and
+   * their Clusters: CAPI's manager runs the Cluster controller too) during the scenario, beyond the
+   * transient ones of a healthy cluster. A provider that breaks the
    * contract in a way core trips over (a missing contract label, `failureReason`, an invalid
    * reference) shows here even when the pool itself looks right.
    */
@@ -767,7 +765,7 @@ export class MachinePoolConformance {
       .filter(
         (e) =>
           e.at.getTime() >= since - 1_000 &&
-          names.has(e.name) &&
+          (names.has(e.name) || (e.kind === "Cluster" && this.#clusters.has(e.name))) &&
           !TRANSIENT_CORE_ERRORS.some((transient) =>
             typeof transient === "string" ? e.error.includes(transient) : transient.test(e.error),
           ),
@@ -779,7 +777,7 @@ export class MachinePoolConformance {
         .join("; ");
       throw new ConformanceError(
         "core.noReconcileErrors",
-        `CAPI core ${realCore.release} failed ${errors.length} reconcile(s) of the suite's pools: ${list} (core log: ${realCore.logFile})`,
+        `CAPI core ${realCore.release} failed ${errors.length} reconcile(s) of the suite's pools or Clusters: ${list} (core log: ${realCore.logFile})`,
       );
     }
   }

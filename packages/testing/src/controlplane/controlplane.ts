@@ -8,7 +8,12 @@ import { dump } from "js-yaml";
 import type { RequestRecord } from "../apiserver/http.js";
 import { auditArgs, CONTROLLER_MANAGER_USER, readAuditLog } from "./audit.js";
 import { type ControlPlaneBinaries, requireControlPlaneBinaries } from "./binaries.js";
-import { type RealCapiCore, type RealCapiCoreOptions, startRealCapiCore } from "./capi-core.js";
+import {
+  type RealCapiCore,
+  type RealCapiCoreOptions,
+  realCapiRelease,
+  startRealCapiCore,
+} from "./capi-core.js";
 import { type CRDSource, installCRDsOn } from "./crds.js";
 import { type RawTarget, rawRequest } from "./http.js";
 import { freePort, sleep } from "./ports.js";
@@ -60,12 +65,18 @@ export interface ControlPlaneOptions {
   /** Extra `--flag=value` arguments for kube-controller-manager. */
   controllerManagerArgs?: readonly string[];
   /**
-   * Also run Cluster API core (its MachinePool and Machine controllers, ClusterCache and webhooks)
-   * built from the release the SDK targets: `true` for the defaults, or options. The CAPI CRDs of that
-   * release are installed first (with conversion served by core). Needs `./dev controlplane --capi`.
-   * Reach it as {@link ControlPlane.capiCore}.
+   * Also run Cluster API core: CAPI's own manager, as clusterctl deploys it (every controller and
+   * webhook, clusterctl's default feature gates plus `MachinePool` and `ClusterTopology`), of the
+   * release {@link ControlPlaneOptions.capiRelease} names: `true` for the defaults, or options. The CAPI CRDs of that release are
+   * installed first (with conversion served by core). Needs `./dev controlplane --capi`. Reach it as
+   * {@link ControlPlane.capiCore}.
    */
   capiCore?: boolean | RealCapiCoreOptions;
+  /**
+   * The CAPI release core runs, e.g. `v1.13.6` (built by `./dev controlplane --capi-release v1.13.6`).
+   * Default: `CAPI_TS_CAPI_RELEASE`, else the release the SDK targets.
+   */
+  capiRelease?: string;
   /**
    * Keep a log of every request (the API server's audit log at the Metadata level: verb, resource,
    * name, answer, user agent, field manager; never a body), readable through
@@ -489,6 +500,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         layout.dataDir,
         binaries,
         options.capiCore === true ? {} : options.capiCore,
+        options.capiRelease ?? realCapiRelease(),
       );
     } catch (error) {
       await stop();

@@ -116,7 +116,9 @@ function moduleDirs(
         });
       } catch (error) {
         if ((error as { code?: string }).code === "ENOENT")
-          fail("Go is not on PATH; the CRDs come from CAPI's Go module (install Go 1.26 or newer).");
+          fail(
+            "Go is not on PATH; the CRDs come from CAPI's Go module (install Go 1.26 or newer).",
+          );
         // `go mod download -json` prints the module's JSON, with its Error, on stdout when it fails.
         output = String((error as { stdout?: string }).stdout ?? "");
       }

@@ -96,7 +96,10 @@ export async function setExternalControlPlane(
     if (!isAlreadyExists(error)) throw error;
   }
   await client.mergePatchStatus(ExternalControlPlanes, key, {
-    status: { externalManagedControlPlane: true, initialization: { controlPlaneInitialized: true } },
+    status: {
+      externalManagedControlPlane: true,
+      initialization: { controlPlaneInitialized: true },
+    },
   });
   const clusters: ResourceDescriptor<KubernetesObject> = {
     group: "cluster.x-k8s.io",

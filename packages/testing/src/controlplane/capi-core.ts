@@ -489,11 +489,7 @@ export async function startRealCapiCore(
       await installCRDsOn(target, converted, timeoutMs);
       const admission = "/apis/admissionregistration.k8s.io/v1";
       for (const configuration of webhookConfigurations(build.webhooks, url, caBundle)) {
-        await putObject(
-          target,
-          `${admission}/${configuration.kind.toLowerCase()}s`,
-          configuration,
-        );
+        await putObject(target, `${admission}/${configuration.kind.toLowerCase()}s`, configuration);
       }
       // Registration takes effect asynchronously in the API server; a dry run goes through the
       // mutating and validating webhooks, so a 201 proves the API server reaches them.

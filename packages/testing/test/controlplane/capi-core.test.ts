@@ -89,8 +89,9 @@ const KubeadmControlPlanes = template(
   "kubeadmcontrolplanes",
 );
 const conditionOf = (obj: Obj | undefined, type: string) =>
-  ((obj?.status as { conditions?: { type: string; status: string; reason?: string }[] })
-    ?.conditions ?? []
+  (
+    (obj?.status as { conditions?: { type: string; status: string; reason?: string }[] })
+      ?.conditions ?? []
   ).find((c) => c.type === type);
 
 const ns = "default";
@@ -481,7 +482,11 @@ describe.skipIf(!haveCore)(`real CAPI core ${release} on the real control plane`
       template: { spec: { backend: { docker: {} } } },
     });
     const ref = (resource: typeof DevClusterTemplates, name: string) => ({
-      templateRef: { apiVersion: `${resource.group}/${resource.version}`, kind: resource.kind, name },
+      templateRef: {
+        apiVersion: `${resource.group}/${resource.version}`,
+        kind: resource.kind,
+        name,
+      },
     });
     await client.create(ClusterClasses, {
       apiVersion: "cluster.x-k8s.io/v1beta2",

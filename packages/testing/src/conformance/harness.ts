@@ -898,7 +898,9 @@ export class MachinePoolConformance {
   async #steadyState(pool: ConformancePool, replicas: number): Promise<void> {
     await this.#converged(pool, replicas);
     await sleep(this.#t.settleMs);
-    if (this.#options.kind.machine) await this.#quiet(pool);
+    // Real core's Cluster controller sums the pools up into the Cluster's status a reconcile (rate
+    // limited: a second or more) after they changed; wait for that as for core's Machine writes.
+    if (this.#options.kind.machine || this.core === "real") await this.#quiet(pool);
     const since = Date.now();
     const mutating = this.#env.provider.cloud.callCount({ mutating: true });
     await sleep(this.#t.steadyStateMs);
@@ -927,7 +929,8 @@ export class MachinePoolConformance {
 
   /**
    * With MachinePool Machines, core's Machine controller goes on writing its Machines for a while after
-   * the pool converged (conditions it computes from the Node, the InfraMachine and its own clock): wait
+   * the pool converged (conditions it computes from the Node, the InfraMachine and its own clock), and
+   * real core's Cluster controller writes the Cluster's status after its pools changed: wait
    * until nobody but the suite has written for 2 s (or `settleMs`, if longer). A provider that keeps writing, or that makes
    * core keep writing, never gets quiet and fails here with the writes it made.
    */

@@ -3,12 +3,14 @@
 // labelled as CAPI's kustomizations label them; and the reference CRDs of another provider (AWS's, at the
 // pinned CAPA release below) that the codegen and schema tests and the codegen benchmark read, into
 // reference/aws/crds. With --check it writes nothing and exits 1 when a committed folder differs from what
-// its release holds.
+// its release holds. With --release R --out DIR it renders only the CRDs of another CAPI release R into
+// DIR (what `./dev controlplane --capi-release R` runs that release's manager with).
 //
 //   ./dev crds           refresh both folders (then ./dev generate for the SDK types)
 //   ./dev crds --check   exit 1 and list the stale files
+//   ./dev crds --release v1.13.6 --out tools/controlplane/bin/capi/v1.13.6/crds
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -31,6 +33,16 @@ const goModDir = join(root, "tools", "controlplane", "capi");
 // crds/release.json, which @capi-ts/testing reads to say which release it targets.
 const outDir = join(root, "packages", "testing", "crds");
 const check = process.argv.includes("--check");
+/** The value of `--name value` or `--name=value`, if given. */
+function argument(name: string): string | undefined {
+  const args = process.argv.slice(2);
+  const at = args.findIndex((arg) => arg === name || arg.startsWith(`${name}=`));
+  if (at < 0) return undefined;
+  const arg = args[at] as string;
+  return arg.includes("=") ? arg.slice(name.length + 1) : args[at + 1];
+}
+const otherRelease = argument("--release");
+const otherOut = argument("--out");
 
 /** A folder of CRD bases in a module, with the kustomization that says which to take and their labels. */
 interface Source {
@@ -41,6 +53,8 @@ interface Source {
 }
 
 const SOURCES: readonly Source[] = [
+  // Core's CRDs moved from config/crd to core/config/crd in v1.14; the older place is taken when the
+  // newer one is missing.
   { module: "sigs.k8s.io/cluster-api", crdDir: "core/config/crd" },
   { module: "sigs.k8s.io/cluster-api", crdDir: "bootstrap/kubeadm/config/crd" },
   { module: "sigs.k8s.io/cluster-api", crdDir: "controlplane/kubeadm/config/crd" },
@@ -80,20 +94,45 @@ function capiRelease(): string {
   return version;
 }
 
-/** Downloads (or finds in the module cache) each module at its version and returns its folder. */
-function moduleDirs(modules: readonly string[], version: string): Map<string, string> {
+/**
+ * Downloads (or finds in the module cache) each module at its version and returns its folder; with
+ * `lenient`, a module the proxy does not serve at that version is left out of the answer instead.
+ */
+function moduleDirs(
+  modules: readonly string[],
+  version: string,
+  lenient = false,
+): Map<string, string> {
   const scratch = mkdtempSync(join(tmpdir(), "capi-ts-crds-"));
   try {
-    const output = go(
-      ["mod", "download", "-json", ...modules.map((m) => `${m}@${version}`)],
-      scratch,
-    );
     const dirs = new Map<string, string>();
-    // `go mod download -json` prints one JSON object per module, back to back.
-    for (const chunk of output.split(/\n(?=\{)/)) {
-      const info = JSON.parse(chunk) as { Path: string; Dir?: string; Error?: string };
-      if (info.Error || !info.Dir) fail(`cannot download ${info.Path}@${version}: ${info.Error}`);
-      dirs.set(info.Path, info.Dir);
+    for (const module of modules) {
+      let output: string;
+      try {
+        output = execFileSync("go", ["mod", "download", "-json", `${module}@${version}`], {
+          cwd: scratch,
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+      } catch (error) {
+        if ((error as { code?: string }).code === "ENOENT")
+          fail(
+            "Go is not on PATH; the CRDs come from CAPI's Go module (install Go 1.26 or newer).",
+          );
+        // `go mod download -json` prints the module's JSON, with its Error, on stdout when it fails.
+        output = String((error as { stdout?: string }).stdout ?? "");
+      }
+      let info: { Dir?: string; Error?: string } = {};
+      try {
+        info = JSON.parse(output) as typeof info;
+      } catch {
+        info = { Error: output.trim() || "no answer from go mod download" };
+      }
+      if (info.Error || !info.Dir) {
+        if (lenient) continue;
+        fail(`cannot download ${module}@${version}: ${info.Error}`);
+      }
+      dirs.set(module, info.Dir);
     }
     return dirs;
   } finally {
@@ -131,12 +170,27 @@ function setIn(documents: Document[], path: string[], value: unknown): void {
   }
 }
 
-/** The CRD files of the release, as CAPI's kustomizations would render their labels. */
-function render(release: string): Map<string, string> {
-  const dirs = moduleDirs([...new Set(SOURCES.map((source) => source.module))], release);
+/**
+ * The CRD files of the release, as CAPI's kustomizations would render their labels. `fallback` is the
+ * release whose test module gives the Dev* infrastructure kinds when the proxy does not serve the test
+ * module at `release` (those kinds are CAPD's, a test provider's, not core's).
+ */
+function render(release: string, fallback?: string): Map<string, string> {
+  const modules = [...new Set(SOURCES.map((source) => source.module))];
+  const dirs = moduleDirs(modules, release, fallback !== undefined);
+  const versions = new Map(modules.map((module) => [module, release]));
+  for (const module of modules) {
+    if (dirs.has(module) || fallback === undefined) continue;
+    if (module === "sigs.k8s.io/cluster-api") fail(`cannot download ${module}@${release}`);
+    dirs.set(module, moduleDirs([module], fallback).get(module) as string);
+    versions.set(module, fallback);
+  }
   const files = new Map<string, string>();
   for (const source of SOURCES) {
-    const base = join(dirs.get(source.module) as string, source.crdDir);
+    const moduleDir = dirs.get(source.module) as string;
+    let base = join(moduleDir, source.crdDir);
+    if (source.crdDir === "core/config/crd" && !existsSync(base))
+      base = join(moduleDir, "config", "crd");
     const kustomization = load(
       readFileSync(join(base, "kustomization.yaml"), "utf8"),
     ) as Kustomization;
@@ -158,9 +212,7 @@ function render(release: string): Map<string, string> {
     `${JSON.stringify(
       {
         release,
-        modules: [...new Set(SOURCES.map((source) => source.module))].map(
-          (module) => `${module}@${release}`,
-        ),
+        modules: modules.map((module) => `${module}@${versions.get(module)}`),
         note: "Generated by ./dev crds from the Go modules of this release; do not edit.",
         files: names.map((name) => name.replace(/^capi\//, "")),
       },
@@ -245,6 +297,19 @@ function readPresent(output: Output): Map<string, string> {
 }
 
 const release = capiRelease();
+if (otherRelease !== undefined || otherOut !== undefined) {
+  if (!otherRelease || !/^v\d+\.\d+\.\d+$/.test(otherRelease) || !otherOut)
+    fail(
+      `--release takes a CAPI release such as v1.13.6 and needs --out DIR (got --release ${JSON.stringify(otherRelease)} --out ${JSON.stringify(otherOut)})`,
+    );
+  const out = resolve(otherOut);
+  rmSync(out, { recursive: true, force: true });
+  await mkdir(out, { recursive: true });
+  const files = render(otherRelease, release);
+  for (const [name, text] of files) writeFileSync(join(out, name.replace(/^capi\//, "")), text);
+  console.log(`CAPI ${otherRelease}: ${files.size - 1} CRDs in ${out}`);
+  process.exit(0);
+}
 const outputs: Output[] = [
   {
     label: `packages/testing/crds (CAPI ${release})`,

@@ -1,12 +1,14 @@
-// ./dev conformance [--core emulator|real] [--rate-limit-ms N] [vitest args]: runs the example
-// provider's conformance suite with the chosen CAPI core as the judge and ends with
-// "conformance: N/N scenarios passed" (exit 1 otherwise). Real core needs `./dev controlplane --capi`.
+// ./dev conformance [--core emulator|real] [--capi-release vX.Y.Z] [--rate-limit-ms N] [vitest args]:
+// runs the example provider's conformance suite with the chosen CAPI core as the judge and ends with
+// "conformance: N/N scenarios passed" (exit 1 otherwise). Real core needs `./dev controlplane --capi`
+// (and `--capi-release vX.Y.Z` for a release other than the target, which --capi-release picks here).
 // --rate-limit-ms sets the emulator's per-object reconcile interval (core's 1000 by default; 0
 // measures the provider alone).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import {
+  capiCoreMissingReason,
   capiRelease,
   findCapiCoreBinary,
   findControlPlaneBinaries,
@@ -20,6 +22,21 @@ if (coreAt >= 0) {
   const arg = args[coreAt] as string;
   core = arg.includes("=") ? arg.slice("--core=".length) : (args[coreAt + 1] ?? "");
   args.splice(coreAt, arg.includes("=") ? 1 : 2);
+}
+let release = capiRelease();
+const releaseAt = args.findIndex(
+  (arg) => arg === "--capi-release" || arg.startsWith("--capi-release="),
+);
+if (releaseAt >= 0) {
+  const arg = args[releaseAt] as string;
+  release = arg.includes("=") ? arg.slice("--capi-release=".length) : (args[releaseAt + 1] ?? "");
+  args.splice(releaseAt, arg.includes("=") ? 1 : 2);
+  if (!/^v\d+\.\d+\.\d+$/.test(release)) {
+    console.error(
+      `conformance: --capi-release takes a CAPI release such as v1.13.6, not ${JSON.stringify(release)}`,
+    );
+    process.exit(2);
+  }
 }
 let rateLimitMs: string | undefined;
 const rateAt = args.findIndex(
@@ -46,11 +63,18 @@ if (core === "real" && rateLimitMs !== undefined) {
   );
   process.exit(2);
 }
+if (core !== "real" && release !== capiRelease()) {
+  console.error(
+    `conformance: --capi-release picks the release real core runs; the emulator follows ${capiRelease()} only. Add --core real.`,
+  );
+  process.exit(2);
+}
 if (core === "real") {
   const binaries = findControlPlaneBinaries();
-  if (!binaries || !findCapiCoreBinary(binaries)) {
+  if (!binaries || !findCapiCoreBinary(binaries, undefined, release)) {
+    const flag = release === capiRelease() ? "--capi" : `--capi-release ${release}`;
     console.error(
-      `conformance: real CAPI core ${capiRelease()} is not built here; run \`./dev controlplane --capi\` once (needs Go; the first build takes several minutes), then run this again.`,
+      `conformance: real CAPI core ${release} is not here (${binaries ? capiCoreMissingReason(binaries, release) : "no kube-apiserver/etcd"}); run \`./dev controlplane ${flag}\` once (needs Go; the first build takes several minutes), then run this again.`,
     );
     process.exit(1);
   }
@@ -62,10 +86,10 @@ const file =
     : "packages/integration/test/conformance/example.test.ts";
 const reportDir = join(root, ".tmp");
 mkdirSync(reportDir, { recursive: true });
-const report = join(reportDir, `conformance-${core}.json`);
+const report = join(reportDir, `conformance-${core}${core === "real" ? `-${release}` : ""}.json`);
 rmSync(report, { force: true });
 console.log(
-  `conformance: FakeCloudMachinePool judged by ${core === "real" ? `real CAPI core ${capiRelease()}` : `the CAPI core emulator (${capiRelease()} semantics)`}`,
+  `conformance: FakeCloudMachinePool judged by ${core === "real" ? `real CAPI core ${release} (CAPI's manager)` : `the CAPI core emulator (${capiRelease()} semantics)`}`,
 );
 const started = Date.now();
 const run = spawnSync(
@@ -77,6 +101,7 @@ const run = spawnSync(
     env: {
       ...process.env,
       CAPI_TS_CONFORMANCE_CORE: core,
+      ...(core === "real" ? { CAPI_TS_CAPI_RELEASE: release } : {}),
       ...(rateLimitMs === undefined ? {} : { CAPI_TS_CONFORMANCE_RATE_LIMIT_MS: rateLimitMs }),
     },
   },
@@ -103,6 +128,6 @@ const seconds = Math.round((Date.now() - started) / 1000);
 const ok = run.status === 0 && ran.length > 0 && passed === ran.length;
 const pace = rateLimitMs === undefined ? "" : `, rate limit ${rateLimitMs} ms`;
 console.log(
-  `conformance: ${passed}/${ran.length} scenarios passed (${core} core${pace}, ${seconds} s)`,
+  `conformance: ${passed}/${ran.length} scenarios passed (${core} core${core === "real" ? ` ${release}` : ""}${pace}, ${seconds} s)`,
 );
 process.exit(ok ? 0 : 1);

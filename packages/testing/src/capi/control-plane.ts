@@ -47,7 +47,14 @@ export function externalControlPlaneCrd(): Record<string, unknown> {
                 spec: { type: "object" },
                 status: {
                   type: "object",
-                  properties: { externalManagedControlPlane: { type: "boolean" } },
+                  properties: {
+                    externalManagedControlPlane: { type: "boolean" },
+                    // The v1beta2 contract's field real core's Cluster controller reads.
+                    initialization: {
+                      type: "object",
+                      properties: { controlPlaneInitialized: { type: "boolean" } },
+                    },
+                  },
                 },
               },
             },
@@ -59,8 +66,9 @@ export function externalControlPlaneCrd(): Record<string, unknown> {
 }
 
 /**
- * Gives a Cluster an externally managed control plane: creates `<cluster>-control-plane` (an
- * {@link ExternalControlPlanes} object, `status.externalManagedControlPlane: true`, carrying `labels`)
+ * Gives a Cluster an externally managed control plane that is up: creates `<cluster>-control-plane`
+ * (an {@link ExternalControlPlanes} object, `status.externalManagedControlPlane: true` and
+ * `status.initialization.controlPlaneInitialized: true`, carrying `labels`)
  * and sets it as the Cluster's `spec.controlPlaneRef`. Install {@link externalControlPlaneCrd} first.
  *
  * @example
@@ -88,7 +96,10 @@ export async function setExternalControlPlane(
     if (!isAlreadyExists(error)) throw error;
   }
   await client.mergePatchStatus(ExternalControlPlanes, key, {
-    status: { externalManagedControlPlane: true },
+    status: {
+      externalManagedControlPlane: true,
+      initialization: { controlPlaneInitialized: true },
+    },
   });
   const clusters: ResourceDescriptor<KubernetesObject> = {
     group: "cluster.x-k8s.io",

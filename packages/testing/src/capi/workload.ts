@@ -5,9 +5,10 @@ import {
   isNotFound,
   type KubeClient,
   type ObjectKey,
+  type ResourceDescriptor,
   SecretResource,
 } from "@capi-ts/sdk/runtime";
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
 import { dump } from "js-yaml";
 import { ClusterResource } from "./types.js";
 
@@ -49,6 +50,60 @@ function fileData(path: string | undefined): string | undefined {
   return path ? readFileSync(path).toString("base64") : undefined;
 }
 
+/** CAPD's test infrastructure kind (its CRD ships with this package), the InfraCluster stand-in. */
+const DevClusters: ResourceDescriptor<KubernetesObject> = {
+  group: "infrastructure.cluster.x-k8s.io",
+  version: "v1beta2",
+  kind: "DevCluster",
+  plural: "devclusters",
+  scope: "Namespaced",
+  subresources: { status: true },
+};
+
+/**
+ * Plays the infrastructure provider of a Cluster whose `spec.infrastructureRef` is a DevCluster: the
+ * DevCluster exists, its `spec.controlPlaneEndpoint` is the workload cluster's API server, and it
+ * reports `status.initialization.provisioned`. Real core's Cluster controller reads it (a Cluster whose
+ * provisioned infrastructure went missing is a reconcile error there). Nothing happens for another kind,
+ * or where DevClusters are not served.
+ */
+async function standInInfrastructure(
+  client: KubeClient,
+  namespace: string,
+  infrastructureRef: { apiGroup?: string; kind?: string; name?: string } | undefined,
+  workload: KubeConfig,
+): Promise<void> {
+  if (
+    infrastructureRef?.apiGroup !== DevClusters.group ||
+    infrastructureRef.kind !== DevClusters.kind ||
+    !infrastructureRef.name
+  ) {
+    return;
+  }
+  const server = new URL(workload.getCurrentCluster()?.server ?? "https://127.0.0.1:6443");
+  const key = { namespace, name: infrastructureRef.name };
+  try {
+    await client.create(DevClusters, {
+      apiVersion: `${DevClusters.group}/${DevClusters.version}`,
+      kind: DevClusters.kind,
+      metadata: key,
+      spec: {
+        backend: { docker: {} },
+        controlPlaneEndpoint: {
+          host: server.hostname,
+          port: Number(server.port || (server.protocol === "https:" ? 443 : 80)),
+        },
+      },
+    } as KubernetesObject);
+  } catch (error) {
+    if (isNotFound(error)) return; // the kind is not served here
+    if (!isAlreadyExists(error)) throw error;
+  }
+  await client.mergePatchStatus(DevClusters, key, {
+    status: { initialization: { provisioned: true } },
+  });
+}
+
 /** Options of {@link markWorkloadClusterReady}. */
 export interface WorkloadClusterOptions {
   /**
@@ -64,6 +119,9 @@ export interface WorkloadClusterOptions {
  * `<cluster>-kubeconfig` Secret (key `value`, type `cluster.x-k8s.io/secret`, the cluster-name label)
  * pointing at `workload`, and sets `status.initialization.{infrastructureProvisioned,
  * controlPlaneInitialized}` and the `InfrastructureReady` and `ControlPlaneInitialized` conditions.
+ * A DevCluster `spec.infrastructureRef` is made to exist and report itself provisioned (the
+ * infrastructure provider's part, which real core's Cluster controller reads and then sets the
+ * Cluster's status from).
  * Real core's ClusterCache connects to the workload cluster only then, and its MachinePool controller
  * reads Nodes (and so sets nodeRefs and ready replicas) through it. The workload cluster may be the
  * management cluster itself, as in CAPI's own envtest suites.
@@ -118,6 +176,13 @@ export async function markWorkloadClusterReady(
         );
       throw error;
     });
+  await standInInfrastructure(
+    client,
+    namespace,
+    (current.spec as { infrastructureRef?: { apiGroup?: string; kind?: string; name?: string } })
+      ?.infrastructureRef,
+    workload,
+  );
   const status = { ...(current.status ?? {}) };
   const target = { metadata: current.metadata, status };
   const ready = (type: string, reason: string): ConditionInput => ({

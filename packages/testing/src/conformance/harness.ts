@@ -221,6 +221,8 @@ export class MachinePoolConformance {
   #watch: AbortController | undefined;
   #seq = 0;
   readonly #created: ConformancePool[] = [];
+  /** The Clusters the suite created: real core's Cluster controller reconciles them too. */
+  readonly #clusters = new Set<string>();
   readonly #rateLimitMs: number;
 
   /** @param options - the provider under test */
@@ -359,14 +361,8 @@ export class MachinePoolConformance {
   async #coreConnected(cluster: string): Promise<void> {
     const realCore = this.#api?.realCore;
     if (!realCore) return;
-    const connected = new RegExp(`\\tConnected\\t.*"name":\\s*"${cluster}"`);
     const deadline = Date.now() + 60_000;
-    while (
-      !realCore
-        .logTail(2_000)
-        .split("\n")
-        .some((line) => connected.test(line))
-    ) {
+    while (!realCore.connected({ namespace: NAMESPACE, name: cluster })) {
       if (Date.now() > deadline) {
         throw new Error(
           `conformance: real core's ClusterCache did not connect to the workload cluster of Cluster ${NAMESPACE}/${cluster} within 60 s (through its <cluster>-kubeconfig Secret). Core's log (${realCore.logFile}):\n${realCore.logTail(30)}`,
@@ -618,6 +614,7 @@ export class MachinePoolConformance {
   async #createCluster(name: string, watchFilter: string): Promise<void> {
     const client = this.#client;
     if (!client) throw new Error("MachinePoolConformance: no client yet");
+    this.#clusters.add(name);
     await client
       .create(Clusters, {
         apiVersion: "cluster.x-k8s.io/v1beta2",
@@ -766,8 +763,9 @@ export class MachinePoolConformance {
   }
 
   /**
-   * `core.noReconcileErrors`: real core logged no reconcile error for the suite's MachinePools during
-   * the scenario, beyond the transient ones of a healthy cluster. A provider that breaks the
+   * `core.noReconcileErrors`: real core logged no reconcile error for the suite's MachinePools (and
+   * their Clusters: CAPI's manager runs the Cluster controller too) during the scenario, beyond the
+   * transient ones of a healthy cluster. A provider that breaks the
    * contract in a way core trips over (a missing contract label, `failureReason`, an invalid
    * reference) shows here even when the pool itself looks right.
    */
@@ -780,7 +778,7 @@ export class MachinePoolConformance {
       .filter(
         (e) =>
           e.at.getTime() >= since - 1_000 &&
-          names.has(e.name) &&
+          (names.has(e.name) || (e.kind === "Cluster" && this.#clusters.has(e.name))) &&
           !TRANSIENT_CORE_ERRORS.some((transient) =>
             typeof transient === "string"
               ? e.error.includes(transient)
@@ -796,7 +794,7 @@ export class MachinePoolConformance {
         .join("; ");
       throw new ConformanceError(
         "core.noReconcileErrors",
-        `CAPI core ${realCore.release} failed ${errors.length} reconcile(s) of the suite's pools: ${list} (core log: ${realCore.logFile})`,
+        `CAPI core ${realCore.release} failed ${errors.length} reconcile(s) of the suite's pools or Clusters: ${list} (core log: ${realCore.logFile})`,
       );
     }
   }
@@ -917,7 +915,9 @@ export class MachinePoolConformance {
   async #steadyState(pool: ConformancePool, replicas: number): Promise<void> {
     await this.#converged(pool, replicas);
     await sleep(this.#t.settleMs);
-    if (this.#options.kind.machine) await this.#quiet(pool);
+    // Real core's Cluster controller sums the pools up into the Cluster's status a reconcile (rate
+    // limited: a second or more) after they changed; wait for that as for core's Machine writes.
+    if (this.#options.kind.machine || this.core === "real") await this.#quiet(pool);
     const since = Date.now();
     const mutating = this.#env.provider.cloud.callCount({ mutating: true });
     await sleep(this.#t.steadyStateMs);
@@ -946,7 +946,8 @@ export class MachinePoolConformance {
 
   /**
    * With MachinePool Machines, core's Machine controller goes on writing its Machines for a while after
-   * the pool converged (conditions it computes from the Node, the InfraMachine and its own clock): wait
+   * the pool converged (conditions it computes from the Node, the InfraMachine and its own clock), and
+   * real core's Cluster controller writes the Cluster's status after its pools changed: wait
    * until nobody but the suite has written for 2 s (or `settleMs`, if longer). A provider that keeps writing, or that makes
    * core keep writing, never gets quiet and fails here with the writes it made.
    */

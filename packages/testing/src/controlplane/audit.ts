@@ -55,10 +55,17 @@ const METHODS: Record<string, string> = {
   deletecollection: "DELETE",
 };
 
+/** The user kube-controller-manager authenticates as on the test bed's control plane. */
+export const CONTROLLER_MANAGER_USER = "system:kube-controller-manager";
+
+/** Users whose requests the in-memory server has no counterpart of: its own, and its controllers'. */
+const INTERNAL_USERS = new Set(["system:apiserver", CONTROLLER_MANAGER_USER]);
+
 /**
  * Reads a kube-apiserver audit log as the in-memory server's request log: one {@link RequestRecord}
  * per completed request, from byte `offset` on (what `clearRequests()` skips). Requests the server
- * makes to itself (`system:apiserver`) are left out, as the in-memory server has none.
+ * makes to itself (`system:apiserver`) and those of kube-controller-manager are left out, as the
+ * in-memory server makes none (its garbage collector and namespace finalizer run inside it).
  */
 export function readAuditLog(logFile: string, offset: number): RequestRecord[] {
   let text: string;
@@ -76,7 +83,8 @@ export function readAuditLog(logFile: string, offset: number): RequestRecord[] {
     } catch {
       continue; // a line still being written
     }
-    if (event.stage !== "ResponseComplete" || event.user?.username === "system:apiserver") continue;
+    if (event.stage !== "ResponseComplete" || INTERNAL_USERS.has(event.user?.username ?? ""))
+      continue;
     const uri = new URL(event.requestURI ?? "/", "https://audit.invalid");
     const query = Object.fromEntries(uri.searchParams);
     const verb = event.verb ?? "";

@@ -8,6 +8,12 @@ export interface ControlPlaneBinaries {
   kubeApiServer: string;
   /** Absolute path of the `etcd` executable. */
   etcd: string;
+  /**
+   * Absolute path of the `kube-controller-manager` executable in the same folder, when there is one
+   * (`./dev controlplane` builds it; an envtest folder has none). Its garbage collector and namespace
+   * controller run next to the API server when it is found.
+   */
+  kubeControllerManager?: string;
   /** Where the pair was found: an explicit folder, `KUBEBUILDER_ASSETS`, or the `./dev controlplane` build. */
   source: "option" | "KUBEBUILDER_ASSETS" | "dev controlplane";
 }
@@ -40,7 +46,10 @@ function fromFolder(
       `${what} (${folder}) does not hold an executable ${missing.map((path) => `\`${path}\``).join(" and ")}. ${HOW_TO_GET_THEM}`,
     );
   }
-  return { kubeApiServer, etcd, source };
+  const kubeControllerManager = join(folder, "kube-controller-manager");
+  return isExecutableFile(kubeControllerManager)
+    ? { kubeApiServer, etcd, kubeControllerManager, source }
+    : { kubeApiServer, etcd, source };
 }
 
 /** The `tools/controlplane/bin` folder of the enclosing capi-ts checkout, if this module runs from one. */

@@ -1,7 +1,10 @@
+import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { capiCrdsFolder, capiRelease } from "../crds.js";
+import { promisify } from "node:util";
+import { loadAll } from "js-yaml";
+import { capiRelease } from "../crds.js";
 import { type ControlPlaneBinaries, devBuildFolder, isExecutableFile } from "./binaries.js";
 import { installCRDsOn, loadCRDs } from "./crds.js";
 import { createOrReplace, type RawTarget, rawRequest } from "./http.js";
@@ -11,31 +14,41 @@ import { GuardedProcess } from "./process.js";
 /** Options of the real CAPI core a control plane runs ({@link ControlPlaneOptions.capiCore}). */
 export interface RealCapiCoreOptions {
   /**
-   * The `capi-core` executable (`./dev controlplane --capi` builds it). Default: next to the
-   * kube-apiserver that was started (so a `KUBEBUILDER_ASSETS` folder may hold it too), else the
-   * `tools/controlplane/bin` folder of the enclosing capi-ts checkout.
+   * CAPI's manager executable (`./dev controlplane --capi` builds it as `capi/<release>/manager`). Its
+   * folder must also hold what `./dev controlplane` writes beside it: `crds/`, `webhooks.yaml` and
+   * `release.json`. Default: the release's folder next to the kube-apiserver that was started (so a
+   * `KUBEBUILDER_ASSETS` folder may hold it too), else in `tools/controlplane/bin` of the enclosing
+   * capi-ts checkout.
    */
   binary?: string;
   /**
-   * Serve CAPI's defaulting, validating and conversion webhooks over TLS on 127.0.0.1 and register
-   * them with the API server, as on a real management cluster. Default true.
+   * Register CAPI's defaulting, validating and conversion webhooks (served over TLS, reached at
+   * 127.0.0.1) with the API server, as on a real management cluster. Default true.
    */
   webhooks?: boolean;
   /** Core's `--watch-filter`: reconcile only objects labelled `cluster.x-k8s.io/watch-filter=<value>`. */
   watchFilter?: string;
   /** How often core reconciles every object again, ms. Default CAPI's 600,000 (10 minutes). */
   syncPeriodMs?: number;
-  /** Reconciles of each kind at the same time. Default CAPI's 10. */
+  /**
+   * Reconciles at the same time of each kind the suites exercise (`--machinepool-concurrency` and
+   * `--machine-concurrency`). Default CAPI's (50 and 100).
+   */
   concurrency?: number;
-  /** Extra flags for `capi-core` (for example `--v=4` for more logging). */
+  /**
+   * Feature gates over clusterctl's defaults (which `./dev controlplane` read from the release's
+   * manager.yaml, with `MachinePool` and `ClusterTopology` on), e.g. `{ MachineTaintPropagation: true }`.
+   */
+  featureGates?: Readonly<Record<string, boolean>>;
+  /** Extra flags for the manager (for example `--v=4` for more logging). */
   args?: readonly string[];
-  /** How long to wait for core and its webhooks to serve, ms. Default 60,000. */
+  /** How long to wait for core and its webhooks to serve, ms. Default 90,000. */
   startTimeoutMs?: number;
 }
 
 /**
- * Cluster API core running next to a real control plane: CAPI's own MachinePool and Machine
- * controllers, its ClusterCache and its webhooks, built from the release {@link capiRelease} names.
+ * Cluster API core running next to a real control plane: CAPI's own manager (every controller and
+ * webhook clusterctl deploys), built from one release.
  * Get it from `startControlPlane({ capiCore: true }).capiCore`.
  */
 export interface RealCapiCore {
@@ -43,19 +56,25 @@ export interface RealCapiCore {
   readonly release: string;
   /** The executable that runs. */
   readonly binary: string;
-  /** Core's log (controller-runtime's development format). */
+  /** The feature gates it runs with (`--feature-gates`). */
+  readonly featureGates: string;
+  /** The folder of the release's CRDs that were installed. */
+  readonly crds: string;
+  /** Core's log (JSON, one object a line). */
   readonly logFile: string;
   /** Whether the process still runs. */
   readonly running: boolean;
-  /** Whether CAPI's webhooks are served and registered. */
+  /** Whether CAPI's webhooks are registered. */
   readonly webhooks: boolean;
-  /** The last `lines` lines of core's log, for failure messages. */
+  /** The last `lines` lines of core's log, for failure messages (stack traces left out, long lines cut). */
   logTail(lines?: number): string;
   /**
    * The reconciles that returned an error (controller-runtime's `Reconciler error` log lines), oldest
    * first, optionally only those of one object.
    */
   reconcileErrors(filter?: ReconcileErrorFilter): CoreReconcileError[];
+  /** Whether core's ClusterCache has logged `Connected` for the Cluster (its workload cluster is reachable). */
+  connected(cluster: { readonly namespace: string; readonly name: string }): boolean;
   /** Stops core (SIGTERM, then SIGKILL after the grace period). Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -86,37 +105,96 @@ export interface ReconcileErrorFilter {
   name?: string;
 }
 
-/** Parses controller-runtime's development log line `TIME\tERROR\tReconciler error\t{json}`. */
-function parseReconcileError(line: string): CoreReconcileError | undefined {
-  if (!line.includes("\tReconciler error\t")) return undefined;
-  const [time, , , json] = line.split("\t");
+/** A line of the manager's JSON log (component-base's JSON format). */
+type LogLine = Record<string, unknown> & { ts?: number; msg?: string };
+
+function parseLogLine(line: string): LogLine | undefined {
+  if (!line.startsWith("{")) return undefined;
   try {
-    const fields = JSON.parse(json ?? "") as Record<string, unknown>;
-    const kind = String(fields.controllerKind ?? "");
-    const object = (fields[kind] ?? {}) as { name?: string; namespace?: string };
-    return {
-      controller: String(fields.controller ?? ""),
-      kind,
-      namespace: object.namespace ?? "",
-      name: object.name ?? "",
-      error: String(fields.error ?? ""),
-      at: new Date(time ?? 0),
-    };
+    return JSON.parse(line) as LogLine;
   } catch {
     return undefined;
   }
 }
 
+/**
+ * The log lines for a failure message: each JSON line without the stack traces of its error causes,
+ * and cut at 800 characters.
+ */
+function compactLog(text: string): string {
+  return text
+    .split("\n")
+    .map((line) => {
+      const entry = parseLogLine(line);
+      if (entry) {
+        delete entry.errCauses;
+        delete entry.errorVerbose;
+        line = JSON.stringify(entry);
+      }
+      return line.length > 800 ? `${line.slice(0, 800)}…` : line;
+    })
+    .join("\n");
+}
+
+/** Turns controller-runtime's `Reconciler error` line into a {@link CoreReconcileError}. */
+function reconcileError(entry: LogLine): CoreReconcileError | undefined {
+  if (entry.msg !== "Reconciler error") return undefined;
+  const kind = String(entry.controllerKind ?? "");
+  const object = (entry[kind] ?? {}) as { name?: string; namespace?: string };
+  return {
+    controller: String(entry.controller ?? ""),
+    kind,
+    namespace: object.namespace ?? String(entry.namespace ?? ""),
+    name: object.name ?? String(entry.name ?? ""),
+    error: String(entry.err ?? entry.error ?? ""),
+    at: new Date(typeof entry.ts === "number" ? entry.ts : 0),
+  };
+}
+
 const HOW_TO_BUILD =
-  "Run `./dev controlplane --capi` in the capi-ts repository (needs Go) to build it into tools/controlplane/bin/, " +
-  "or pass `capiCore: { binary }`.";
+  "Run `./dev controlplane --capi` in the capi-ts repository (needs Go) to build it into tools/controlplane/bin/capi/<release>/ " +
+  "(`--capi-release vX.Y.Z` for a release other than the target), or pass `capiCore: { binary }`.";
+
+const RELEASE_PATTERN = /^v\d+\.\d+\.\d+$/;
 
 /**
- * Finds the `capi-core` executable: `binary` when given, else next to the kube-apiserver of
- * `binaries`, else in `tools/controlplane/bin` of the enclosing capi-ts checkout.
+ * The CAPI release real core runs by default: `CAPI_TS_CAPI_RELEASE` when set (what
+ * `./dev conformance --core real --capi-release …` sets), else the target {@link capiRelease}.
+ *
+ * @throws Error when `CAPI_TS_CAPI_RELEASE` is not a release such as `v1.13.6`.
+ * @example
+ * ```ts
+ * console.log(`real core: CAPI ${realCapiRelease()}`);
+ * ```
+ */
+export function realCapiRelease(): string {
+  const chosen = process.env.CAPI_TS_CAPI_RELEASE;
+  if (chosen === undefined || chosen === "") return capiRelease();
+  if (!RELEASE_PATTERN.test(chosen)) {
+    throw new Error(
+      `CAPI_TS_CAPI_RELEASE=${JSON.stringify(chosen)} is not a CAPI release; set it to one such as v1.13.6 (or unset it for the target, ${capiRelease()}).`,
+    );
+  }
+  return chosen;
+}
+
+function releaseFolders(
+  binaries: Pick<ControlPlaneBinaries, "kubeApiServer"> | undefined,
+  release: string,
+): string[] {
+  const folders = binaries ? [join(dirname(binaries.kubeApiServer), "capi", release)] : [];
+  const built = devBuildFolder();
+  if (built) folders.push(join(built, "capi", release));
+  return folders;
+}
+
+/**
+ * Finds CAPI's manager of a release: `binary` when given, else `capi/<release>/manager` next to the
+ * kube-apiserver of `binaries`, else in `tools/controlplane/bin` of the enclosing capi-ts checkout.
  *
  * @param binaries - the control plane's executables, whose folder is searched first.
  * @param binary - an explicit path; when given nothing else is looked at.
+ * @param release - the CAPI release; default {@link realCapiRelease}.
  * @returns the path, or `undefined` when there is none.
  * @example
  * ```ts
@@ -127,68 +205,141 @@ const HOW_TO_BUILD =
 export function findCapiCoreBinary(
   binaries: Pick<ControlPlaneBinaries, "kubeApiServer"> | undefined,
   binary?: string,
+  release: string = realCapiRelease(),
 ): string | undefined {
   if (binary !== undefined) return isExecutableFile(binary) ? binary : undefined;
-  const candidates = binaries ? [join(dirname(binaries.kubeApiServer), "capi-core")] : [];
-  const built = devBuildFolder();
-  if (built) candidates.push(join(built, "capi-core"));
-  return candidates.find(isExecutableFile);
+  return releaseFolders(binaries, release)
+    .map((folder) => join(folder, "manager"))
+    .find(isExecutableFile);
 }
 
-/** The cluster.x-k8s.io kinds whose conversion (v1beta1 <-> v1beta2) capi-core serves at /convert. */
-const CONVERTED_CRDS = new Set(
-  [
-    "clusters",
-    "clusterclasses",
-    "machines",
-    "machinesets",
-    "machinedeployments",
-    "machinehealthchecks",
-    "machinepools",
-    "machinedrainrules",
-  ].map((plural) => `${plural}.cluster.x-k8s.io`),
-);
-
-/** The admission webhooks capi-core serves, on the paths CAPI's manifests use. */
-const ADMISSION = [
-  { kind: "Cluster", resource: "clusters" },
-  { kind: "Machine", resource: "machines" },
-  { kind: "MachinePool", resource: "machinepools" },
-] as const;
-
-function webhookPath(mutating: boolean, kind: string): string {
-  return `/${mutating ? "mutate" : "validate"}-cluster-x-k8s-io-v1beta2-${kind.toLowerCase()}`;
+/**
+ * Why CAPI's manager of a release is not there, for a `!!! SKIPPED BACKEND` line: what
+ * `./dev controlplane --capi-release` recorded when its build failed (which module, and why), else
+ * that it was never built.
+ *
+ * @param binaries - the control plane's executables, whose folder is searched first.
+ * @param release - the CAPI release; default {@link realCapiRelease}.
+ * @example
+ * ```ts
+ * if (!findCapiCoreBinary(binaries)) console.warn(`!!! SKIPPED BACKEND: ${capiCoreMissingReason(binaries)}`);
+ * ```
+ */
+export function capiCoreMissingReason(
+  binaries: Pick<ControlPlaneBinaries, "kubeApiServer"> | undefined,
+  release: string = realCapiRelease(),
+): string {
+  for (const folder of releaseFolders(binaries, release)) {
+    const error = join(folder, "build-error.txt");
+    if (existsSync(error)) {
+      return `CAPI ${release} failed to build: ${readFileSync(error, "utf8").trim().slice(0, 600)}`;
+    }
+  }
+  const flag = release === capiRelease() ? "--capi" : `--capi-release ${release}`;
+  return `CAPI ${release}'s manager is not built (run \`./dev controlplane ${flag}\`)`;
 }
 
-function webhookConfiguration(mutating: boolean, url: string, caBundle: string) {
+/** What `./dev controlplane` wrote next to a release's manager. */
+interface ReleaseBuild {
+  release: string;
+  featureGates: string;
+  crds: string;
+  webhooks: string;
+}
+
+function readReleaseBuild(manager: string, release: string): ReleaseBuild {
+  const folder = dirname(manager);
+  const file = join(folder, "release.json");
+  let info: { release?: unknown; featureGates?: unknown };
+  try {
+    info = JSON.parse(readFileSync(file, "utf8")) as typeof info;
+  } catch (error) {
+    throw new Error(
+      `startControlPlane({ capiCore }): ${file} is missing or unreadable (${(error as Error).message}); the manager's folder must be one \`./dev controlplane --capi\` wrote. ${HOW_TO_BUILD}`,
+    );
+  }
+  if (info.release !== release || typeof info.featureGates !== "string") {
+    throw new Error(
+      `startControlPlane({ capiCore }): ${file} describes CAPI ${String(info.release)}, not ${release} (or has no featureGates); rebuild with \`./dev controlplane --capi-release ${release}\`.`,
+    );
+  }
+  for (const needed of ["crds", "webhooks.yaml"]) {
+    if (!existsSync(join(folder, needed))) {
+      throw new Error(
+        `startControlPlane({ capiCore }): ${join(folder, needed)} is missing next to the manager. ${HOW_TO_BUILD}`,
+      );
+    }
+  }
   return {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: mutating ? "MutatingWebhookConfiguration" : "ValidatingWebhookConfiguration",
-    metadata: { name: `capi-core-${mutating ? "mutating" : "validating"}` },
-    webhooks: ADMISSION.map(({ kind, resource }) => ({
-      name: `${mutating ? "default" : "validation"}.${kind.toLowerCase()}.cluster.x-k8s.io`,
-      admissionReviewVersions: ["v1"],
-      clientConfig: { url: `${url}${webhookPath(mutating, kind)}`, caBundle },
-      failurePolicy: "Fail",
-      matchPolicy: "Equivalent",
-      sideEffects: "None",
-      rules: [
-        {
-          apiGroups: ["cluster.x-k8s.io"],
-          apiVersions: ["v1beta2"],
-          operations: ["CREATE", "UPDATE"],
-          resources: [resource],
-        },
-      ],
-    })),
+    release,
+    featureGates: info.featureGates,
+    crds: join(folder, "crds"),
+    webhooks: join(folder, "webhooks.yaml"),
   };
+}
+
+/** Gates of `base` (`A=true,B=false`) with `overrides` applied, in the base's order. */
+function mergeGates(base: string, overrides: Readonly<Record<string, boolean>>): string {
+  const gates = new Map(
+    base
+      .split(",")
+      .filter((pair) => pair.includes("="))
+      .map((pair) => pair.split("=") as [string, string]),
+  );
+  for (const [gate, on] of Object.entries(overrides)) {
+    if (!/^[A-Za-z][A-Za-z0-9]*$/.test(gate)) {
+      throw new Error(
+        `startControlPlane({ capiCore: { featureGates } }): ${JSON.stringify(gate)} is not a feature gate name (letters and digits, e.g. MachineTaintPropagation).`,
+      );
+    }
+    gates.set(gate, String(on));
+  }
+  return [...gates].map(([gate, on]) => `${gate}=${on}`).join(",");
+}
+
+/** The API groups whose CRDs CAPI's manager converts (its conversion webhook, `/convert`). */
+const CONVERTED_GROUPS = new Set([
+  "cluster.x-k8s.io",
+  "addons.cluster.x-k8s.io",
+  "ipam.cluster.x-k8s.io",
+  "runtime.cluster.x-k8s.io",
+]);
+
+interface WebhookManifest {
+  kind?: string;
+  metadata?: { name?: string };
+  webhooks?: Array<Record<string, unknown> & { clientConfig?: { service?: { path?: string } } }>;
+}
+
+/**
+ * The release's webhook configurations (its `config/webhook/manifests.yaml`), pointed at the manager
+ * on 127.0.0.1 instead of the in-cluster Service, with the test bed's CA.
+ */
+function webhookConfigurations(file: string, url: string, caBundle: string) {
+  const documents = loadAll(readFileSync(file, "utf8")) as WebhookManifest[];
+  return documents
+    .filter(
+      (doc) =>
+        doc?.kind === "MutatingWebhookConfiguration" ||
+        doc?.kind === "ValidatingWebhookConfiguration",
+    )
+    .map((doc) => ({
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: doc.kind as string,
+      metadata: { name: `capi-${doc.metadata?.name ?? doc.kind}` },
+      webhooks: (doc.webhooks ?? []).map((webhook) => {
+        const path = webhook.clientConfig?.service?.path;
+        if (!path) throw new Error(`${file}: webhook ${String(webhook.name)} has no service path`);
+        return { ...webhook, clientConfig: { url: `${url}${path}`, caBundle } };
+      }),
+    }));
 }
 
 async function putObject(target: RawTarget, path: string, body: { metadata: { name: string } }) {
   const response = await createOrReplace(target, path, body);
   if (response.status >= 300) {
     throw new Error(
-      `capi-core: the API server refused ${path}/${body.metadata.name} (HTTP ${response.status}): ${JSON.stringify(response.body)}`,
+      `CAPI core: the API server refused ${path}/${body.metadata.name} (HTTP ${response.status}): ${JSON.stringify(response.body)}`,
     );
   }
 }
@@ -214,10 +365,27 @@ const PROBE_MACHINE_POOL = {
   },
 };
 
+/** The `serving-cert` helper `./dev controlplane` builds next to kube-apiserver. */
+function servingCertBinary(binaries: ControlPlaneBinaries): string {
+  const candidates = [join(dirname(binaries.kubeApiServer), "serving-cert")];
+  const built = devBuildFolder();
+  if (built) candidates.push(join(built, "serving-cert"));
+  const found = candidates.find(isExecutableFile);
+  if (!found) {
+    throw new Error(
+      `startControlPlane({ capiCore }): no serving-cert executable (${candidates.join(", ")}): it writes the webhook serving certificate. Run \`./dev controlplane\`.`,
+    );
+  }
+  return found;
+}
+
 /**
- * Installs the CAPI CRDs of the release, starts `capi-core` against the API server and, with
- * webhooks, registers them (conversion on the CRDs, admission configurations) once core serves them.
- * Used by `startControlPlane({ capiCore })`.
+ * Installs the CAPI CRDs of the release, writes a serving certificate, starts CAPI's manager against
+ * the API server and, with webhooks, registers them (conversion on core's CRDs, the release's
+ * admission configurations) once it serves them. Used by `startControlPlane({ capiCore })`.
+ *
+ * The manager has no flag for its webhook server's address, so it listens on every interface (TLS,
+ * a free port); the API server reaches it at 127.0.0.1, the name the certificate is for.
  *
  * @internal
  */
@@ -227,16 +395,24 @@ export async function startRealCapiCore(
   workDir: string,
   binaries: ControlPlaneBinaries,
   options: RealCapiCoreOptions,
+  release: string,
 ): Promise<RealCapiCore> {
-  const binary = findCapiCoreBinary(binaries, options.binary);
-  if (!binary) {
+  if (!RELEASE_PATTERN.test(release)) {
     throw new Error(
-      `startControlPlane({ capiCore }): no capi-core executable${options.binary ? ` at ${options.binary}` : ""}. ${HOW_TO_BUILD}`,
+      `startControlPlane({ capiRelease }): ${JSON.stringify(release)} is not a CAPI release; pass one such as v1.13.6.`,
     );
   }
+  const binary = findCapiCoreBinary(binaries, options.binary, release);
+  if (!binary) {
+    throw new Error(
+      `startControlPlane({ capiCore }): no CAPI ${release} manager${options.binary ? ` at ${options.binary}` : ""}: ${capiCoreMissingReason(binaries, release)}. ${HOW_TO_BUILD}`,
+    );
+  }
+  const build = readReleaseBuild(binary, release);
+  const featureGates = mergeGates(build.featureGates, options.featureGates ?? {});
   const webhooks = options.webhooks ?? true;
-  const timeoutMs = options.startTimeoutMs ?? 60_000;
-  const crds = await loadCRDs(capiCrdsFolder);
+  const timeoutMs = options.startTimeoutMs ?? 90_000;
+  const crds = await loadCRDs(build.crds);
   // Core's informers need the kinds served before it starts; conversion is added once it serves.
   await installCRDsOn(
     target,
@@ -246,30 +422,32 @@ export async function startRealCapiCore(
 
   const certDir = join(workDir, "capi-core-certs");
   await mkdir(certDir, { recursive: true });
-  const webhookPort = webhooks ? await freePort() : 0;
+  await promisify(execFile)(servingCertBinary(binaries), [`--dir=${certDir}`, "--host=127.0.0.1"]);
+  const webhookPort = await freePort();
   const healthPort = await freePort();
+  const diagnosticsPort = await freePort();
+  const concurrency = options.concurrency;
   const args = [
     `--kubeconfig=${kubeconfigFile}`,
+    "--logging-format=json",
     `--health-addr=127.0.0.1:${healthPort}`,
-    `--concurrency=${options.concurrency ?? 10}`,
+    `--diagnostics-address=127.0.0.1:${diagnosticsPort}`,
+    `--webhook-port=${webhookPort}`,
+    `--webhook-cert-dir=${certDir}`,
+    `--feature-gates=${featureGates}`,
     `--sync-period=${Math.round((options.syncPeriodMs ?? 600_000) / 1000)}s`,
+    ...(concurrency === undefined
+      ? []
+      : [`--machinepool-concurrency=${concurrency}`, `--machine-concurrency=${concurrency}`]),
     ...(options.watchFilter ? [`--watch-filter=${options.watchFilter}`] : []),
-    ...(webhooks
-      ? [
-          `--webhook-port=${webhookPort}`,
-          "--webhook-host=127.0.0.1",
-          `--webhook-cert-dir=${certDir}`,
-          "--webhook-self-signed",
-        ]
-      : []),
     ...(options.args ?? []),
   ];
   const logFile = join(workDir, "capi-core.log");
-  const core = GuardedProcess.start("capi-core", binary, args, logFile, 5_000);
+  const core = GuardedProcess.start(`CAPI ${release} manager`, binary, args, logFile, 5_000);
   const deadline = Date.now() + timeoutMs;
   const failed = (what: string) =>
     new Error(
-      `capi-core ${what}. Last lines of ${logFile}:\n${core.logTail(30)}\n(core: ${binary})`,
+      `CAPI ${release}'s manager ${what}. Last lines of ${logFile}:\n${compactLog(core.logTail(30))}\n(core: ${binary})`,
     );
   const waitFor = async (what: string, check: () => Promise<boolean>) => {
     for (;;) {
@@ -281,45 +459,7 @@ export async function startRealCapiCore(
   };
 
   try {
-    if (webhooks) {
-      const caFile = join(certDir, "ca.crt");
-      await waitFor("writing its webhook certificate", async () => existsSync(caFile));
-      const caBundle = Buffer.from(readFileSync(caFile, "utf8")).toString("base64");
-      const url = `https://127.0.0.1:${webhookPort}`;
-      const converted = crds.map((crd) =>
-        CONVERTED_CRDS.has(crd.name)
-          ? {
-              ...crd.object,
-              spec: {
-                ...(crd.object.spec as Record<string, unknown>),
-                conversion: {
-                  strategy: "Webhook",
-                  webhook: {
-                    conversionReviewVersions: ["v1"],
-                    clientConfig: { url: `${url}/convert`, caBundle },
-                  },
-                },
-              },
-            }
-          : crd.object,
-      );
-      await installCRDsOn(
-        target,
-        converted.filter((crd) => CONVERTED_CRDS.has((crd.metadata as { name: string }).name)),
-        timeoutMs,
-      );
-      const admission = "/apis/admissionregistration.k8s.io/v1";
-      await putObject(
-        target,
-        `${admission}/mutatingwebhookconfigurations`,
-        webhookConfiguration(true, url, caBundle),
-      );
-      await putObject(
-        target,
-        `${admission}/validatingwebhookconfigurations`,
-        webhookConfiguration(false, url, caBundle),
-      );
-    }
+    // /readyz includes the webhook server's start.
     await waitFor("ready (/readyz)", async () => {
       const response = await fetch(`http://127.0.0.1:${healthPort}/readyz`, {
         signal: AbortSignal.timeout(2_000),
@@ -327,6 +467,30 @@ export async function startRealCapiCore(
       return response.ok;
     });
     if (webhooks) {
+      const caBundle = Buffer.from(readFileSync(join(certDir, "ca.crt"), "utf8")).toString(
+        "base64",
+      );
+      const url = `https://127.0.0.1:${webhookPort}`;
+      const converted = crds
+        .filter((crd) => CONVERTED_GROUPS.has(crd.group))
+        .map((crd) => ({
+          ...crd.object,
+          spec: {
+            ...(crd.object.spec as Record<string, unknown>),
+            conversion: {
+              strategy: "Webhook",
+              webhook: {
+                conversionReviewVersions: ["v1"],
+                clientConfig: { url: `${url}/convert`, caBundle },
+              },
+            },
+          },
+        }));
+      await installCRDsOn(target, converted, timeoutMs);
+      const admission = "/apis/admissionregistration.k8s.io/v1";
+      for (const configuration of webhookConfigurations(build.webhooks, url, caBundle)) {
+        await putObject(target, `${admission}/${configuration.kind.toLowerCase()}s`, configuration);
+      }
       // Registration takes effect asynchronously in the API server; a dry run goes through the
       // mutating and validating webhooks, so a 201 proves the API server reaches them.
       let last = "";
@@ -350,25 +514,35 @@ export async function startRealCapiCore(
     throw error;
   }
 
+  /** The log lines that carry `marker` (a cheap test before parsing), parsed. */
+  const entries = (marker: string): LogLine[] => {
+    let log = "";
+    try {
+      log = readFileSync(logFile, "utf8");
+    } catch {
+      return [];
+    }
+    return log
+      .split("\n")
+      .filter((line) => line.includes(marker))
+      .map(parseLogLine)
+      .filter((entry): entry is LogLine => entry !== undefined);
+  };
+
   return {
-    release: capiRelease(),
+    release,
     binary,
+    featureGates,
+    crds: build.crds,
     logFile,
     get running() {
       return core.running;
     },
     webhooks,
-    logTail: (lines = 40) => core.logTail(lines),
+    logTail: (lines = 40) => compactLog(core.logTail(lines)),
     reconcileErrors(filter: ReconcileErrorFilter = {}) {
-      let log = "";
-      try {
-        log = readFileSync(logFile, "utf8");
-      } catch {
-        return [];
-      }
-      return log
-        .split("\n")
-        .map(parseReconcileError)
+      return entries('"Reconciler error"')
+        .map(reconcileError)
         .filter((entry): entry is CoreReconcileError => entry !== undefined)
         .filter(
           (entry) =>
@@ -376,6 +550,13 @@ export async function startRealCapiCore(
             (filter.namespace === undefined || entry.namespace === filter.namespace) &&
             (filter.name === undefined || entry.name === filter.name),
         );
+    },
+    connected(cluster) {
+      return entries('"Connected"').some((entry) => {
+        if (entry.msg !== "Connected") return false;
+        const object = entry.Cluster as { name?: string; namespace?: string } | undefined;
+        return object?.name === cluster.name && object?.namespace === cluster.namespace;
+      });
     },
     stop: () => core.stop(),
   };

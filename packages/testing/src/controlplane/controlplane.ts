@@ -6,9 +6,14 @@ import { dirname, join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { dump } from "js-yaml";
 import type { RequestRecord } from "../apiserver/http.js";
-import { auditArgs, readAuditLog } from "./audit.js";
+import { auditArgs, CONTROLLER_MANAGER_USER, readAuditLog } from "./audit.js";
 import { type ControlPlaneBinaries, requireControlPlaneBinaries } from "./binaries.js";
-import { type RealCapiCore, type RealCapiCoreOptions, startRealCapiCore } from "./capi-core.js";
+import {
+  type RealCapiCore,
+  type RealCapiCoreOptions,
+  realCapiRelease,
+  startRealCapiCore,
+} from "./capi-core.js";
 import { type CRDSource, installCRDsOn } from "./crds.js";
 import { type RawTarget, rawRequest } from "./http.js";
 import { freePort, sleep } from "./ports.js";
@@ -27,7 +32,8 @@ export interface BackendCapabilities {
   readonly restart: boolean;
   /**
    * Whether the controllers of kube-controller-manager run (namespace finalization, garbage
-   * collection of dependents). Neither the real control plane here nor envtest runs them.
+   * collection of dependents): on the real control plane when its `kube-controller-manager` runs
+   * (`./dev controlplane` builds it; envtest has none), always in memory.
    */
   readonly controllers: boolean;
 }
@@ -50,12 +56,27 @@ export interface ControlPlaneOptions {
   /** Extra `--flag=value` arguments for etcd. */
   etcdArgs?: readonly string[];
   /**
-   * Also run Cluster API core (its MachinePool and Machine controllers, ClusterCache and webhooks)
-   * built from the release the SDK targets: `true` for the defaults, or options. The CAPI CRDs of that
-   * release are installed first (with conversion served by core). Needs `./dev controlplane --capi`.
-   * Reach it as {@link ControlPlane.capiCore}.
+   * Run kube-controller-manager (its garbage collector and namespace controller, as every cluster
+   * has) next to the API server, so dependents of a deleted owner are collected and a deleted
+   * namespace is emptied and removed. Default: when the binary is found next to kube-apiserver;
+   * `true` without one throws, `false` leaves it out (as envtest does).
+   */
+  controllerManager?: boolean;
+  /** Extra `--flag=value` arguments for kube-controller-manager. */
+  controllerManagerArgs?: readonly string[];
+  /**
+   * Also run Cluster API core: CAPI's own manager, as clusterctl deploys it (every controller and
+   * webhook, clusterctl's default feature gates plus `MachinePool` and `ClusterTopology`), of the
+   * release {@link ControlPlaneOptions.capiRelease} names: `true` for the defaults, or options. The CAPI CRDs of that release are
+   * installed first (with conversion served by core). Needs `./dev controlplane --capi`. Reach it as
+   * {@link ControlPlane.capiCore}.
    */
   capiCore?: boolean | RealCapiCoreOptions;
+  /**
+   * The CAPI release core runs, e.g. `v1.13.6` (built by `./dev controlplane --capi-release v1.13.6`).
+   * Default: `CAPI_TS_CAPI_RELEASE`, else the release the SDK targets.
+   */
+  capiRelease?: string;
   /**
    * Keep a log of every request (the API server's audit log at the Metadata level: verb, resource,
    * name, answer, user agent, field manager; never a body), readable through
@@ -95,6 +116,8 @@ export interface ControlPlane {
    * Resolves once etcd is thawed.
    */
   pauseEtcd(ms: number): Promise<void>;
+  /** kube-controller-manager's log, when it runs (see {@link ControlPlaneOptions.controllerManager}). */
+  readonly controllerManagerLog: string | undefined;
   /** Cluster API core, when started with `capiCore`; `undefined` otherwise. */
   readonly capiCore: RealCapiCore | undefined;
   /**
@@ -115,10 +138,11 @@ const REAL_CAPABILITIES: BackendCapabilities = Object.freeze({
   restart: true,
   controllers: false,
 });
-const REAL_WITH_REQUEST_LOG: BackendCapabilities = Object.freeze({
-  ...REAL_CAPABILITIES,
-  requestLog: true,
-});
+
+/** The controllers of kube-controller-manager that run: the ones every API object's life depends on. */
+const CONTROLLERS = ["garbage-collector-controller", "namespace-controller"];
+/** What the garbage collector logs once its informers synced (or gave up waiting) and it collects. */
+const GARBAGE_COLLECTOR_RUNNING = "Proceeding to collect garbage";
 
 class StartError extends Error {
   constructor(
@@ -167,6 +191,8 @@ interface Layout {
   tokenFile: string;
   serviceAccountKey: string;
   token: string;
+  /** The controller manager's own token: its requests are its own user's, left out of the request log. */
+  controllerManagerToken: string;
 }
 
 async function prepareDataDir(): Promise<Layout> {
@@ -174,17 +200,21 @@ async function prepareDataDir(): Promise<Layout> {
   const certDir = join(dataDir, "pki");
   await mkdir(certDir, { recursive: true });
   const token = randomBytes(24).toString("hex");
+  const controllerManagerToken = randomBytes(24).toString("hex");
   const tokenFile = join(dataDir, "tokens.csv");
   // Static token file format: token,user,uid,"group1,group2".
-  await writeFile(tokenFile, `${token},capi-ts-admin,capi-ts-admin,"system:masters"\n`, {
-    mode: 0o600,
-  });
+  await writeFile(
+    tokenFile,
+    `${token},capi-ts-admin,capi-ts-admin,"system:masters"\n` +
+      `${controllerManagerToken},${CONTROLLER_MANAGER_USER},${CONTROLLER_MANAGER_USER},"system:masters"\n`,
+    { mode: 0o600 },
+  );
   const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const serviceAccountKey = join(dataDir, "service-account.key");
   await writeFile(serviceAccountKey, privateKey.export({ type: "pkcs8", format: "pem" }), {
     mode: 0o600,
   });
-  return { dataDir, certDir, tokenFile, serviceAccountKey, token };
+  return { dataDir, certDir, tokenFile, serviceAccountKey, token, controllerManagerToken };
 }
 
 interface Ports {
@@ -236,6 +266,45 @@ function apiServerArgs(layout: Layout, ports: Ports, extra: readonly string[]): 
 }
 
 /**
+ * Starts kube-controller-manager with only {@link CONTROLLERS}, its own credentials (no per-controller
+ * service accounts: nothing creates them here), no leader election and no serving port, and waits
+ * until its garbage collector collects. A CRD installed later is seen at the collector's next
+ * discovery, within 30 s.
+ */
+async function startControllerManager(
+  binary: string,
+  kubeconfigFile: string,
+  dataDir: string,
+  graceMs: number,
+  deadline: number,
+  extra: readonly string[],
+): Promise<GuardedProcess> {
+  const manager = GuardedProcess.start(
+    "kube-controller-manager",
+    binary,
+    [
+      `--kubeconfig=${kubeconfigFile}`,
+      `--controllers=${CONTROLLERS.join(",")}`,
+      "--use-service-account-credentials=false",
+      "--leader-elect=false",
+      "--secure-port=0",
+      ...extra,
+    ],
+    join(dataDir, "kube-controller-manager.log"),
+    graceMs,
+  );
+  try {
+    await waitUntil(manager, deadline, "collecting garbage", async () =>
+      manager.logTail(400).includes(GARBAGE_COLLECTOR_RUNNING),
+    );
+  } catch (error) {
+    await manager.stop();
+    throw error;
+  }
+  return manager;
+}
+
+/**
  * Starts a real kube-apiserver and etcd on free loopback ports, envtest-style: a throwaway data
  * folder, a self-signed serving certificate, a bearer token in `system:masters`, RBAC on. Resolves
  * once `/readyz` answers. The processes stop when `stop()` is called and also when the calling process
@@ -261,6 +330,11 @@ function apiServerArgs(layout: Layout, ports: Ports, extra: readonly string[]): 
  */
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const binaries = requireControlPlaneBinaries(options.binaryDir);
+  if (options.controllerManager === true && !binaries.kubeControllerManager) {
+    throw new Error(
+      `startControlPlane({ controllerManager: true }): there is no kube-controller-manager next to ${binaries.kubeApiServer}. Run \`./dev controlplane\` to build it, or leave the option out to run without one (no garbage collector, no namespace controller).`,
+    );
+  }
   const startTimeoutMs = options.startTimeoutMs ?? 120_000;
   const graceMs = options.stopGraceMs ?? 5_000;
   const layout = await prepareDataDir();
@@ -356,7 +430,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     currentContext: name,
   });
 
-  const kubeconfigText = () =>
+  const kubeconfigText = (user = "capi-ts-admin", token = layout.token) =>
     dump({
       apiVersion: "v1",
       kind: "Config",
@@ -369,8 +443,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
           },
         },
       ],
-      users: [{ name: "capi-ts-admin", user: { token: layout.token } }],
-      contexts: [{ name, context: { cluster: name, user: "capi-ts-admin" } }],
+      users: [{ name: user, user: { token } }],
+      contexts: [{ name, context: { cluster: name, user } }],
       "current-context": name,
     });
   const writeKubeconfig = async (path: string) => {
@@ -379,16 +453,42 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   };
 
   let capiCore: RealCapiCore | undefined;
+  let controllerManager: GuardedProcess | undefined;
   let stopped: Promise<void> | undefined;
   const stop = () => {
     stopped ??= (async () => {
       await capiCore?.stop();
+      await controllerManager?.stop();
       await apiServer?.stop();
       await etcd?.stop();
       if (!options.keepDataDir) await rm(layout.dataDir, { recursive: true, force: true });
     })();
     return stopped;
   };
+
+  const controllerManagerBinary = binaries.kubeControllerManager;
+  if (controllerManagerBinary && options.controllerManager !== false) {
+    const kubeconfigFile = join(layout.dataDir, "kube-controller-manager.kubeconfig");
+    try {
+      await mkdir(dirname(kubeconfigFile), { recursive: true });
+      await writeFile(
+        kubeconfigFile,
+        kubeconfigText(CONTROLLER_MANAGER_USER, layout.controllerManagerToken),
+        { mode: 0o600 },
+      );
+      controllerManager = await startControllerManager(
+        controllerManagerBinary,
+        kubeconfigFile,
+        layout.dataDir,
+        graceMs,
+        Date.now() + startTimeoutMs,
+        options.controllerManagerArgs ?? [],
+      );
+    } catch (error) {
+      await stop();
+      throw error;
+    }
+  }
 
   if (options.capiCore) {
     const kubeconfigFile = join(layout.dataDir, "kubeconfig");
@@ -400,6 +500,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         layout.dataDir,
         binaries,
         options.capiCore === true ? {} : options.capiCore,
+        options.capiRelease ?? realCapiRelease(),
       );
     } catch (error) {
       await stop();
@@ -409,7 +510,12 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
 
   return {
     backend: "real",
-    capabilities: options.requestLog ? REAL_WITH_REQUEST_LOG : REAL_CAPABILITIES,
+    capabilities: Object.freeze({
+      ...REAL_CAPABILITIES,
+      requestLog: options.requestLog === true,
+      controllers: controllerManager !== undefined,
+    }),
+    controllerManagerLog: controllerManager?.logFile,
     kubeConfig,
     url: target.url,
     version,

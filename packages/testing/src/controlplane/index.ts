@@ -5,10 +5,12 @@ export {
 } from "./binaries.js";
 export {
   type CoreReconcileError,
+  capiCoreMissingReason,
   findCapiCoreBinary,
   type RealCapiCore,
   type RealCapiCoreOptions,
   type ReconcileErrorFilter,
+  realCapiRelease,
 } from "./capi-core.js";
 export {
   type BackendCapabilities,

@@ -120,6 +120,9 @@ describe("finalizers", () => {
   });
 });
 
+// On the real backend kube-controller-manager collects and finalizes, asynchronously: a few seconds.
+const CONTROLLER_MS = 30_000;
+
 describe("garbage collection", () => {
   it("Background: deletes dependents after the owner; keeps dependents with another live owner", async () => {
     const ns = await freshNamespace();
@@ -147,11 +150,11 @@ describe("garbage collection", () => {
       propagationPolicy: "Background",
     });
     expect(await exists(ns, "owner")).toBe(false);
-    await eventually(async () => !(await exists(ns, "child")));
+    await eventually(async () => !(await exists(ns, "child")), CONTROLLER_MS);
     const shared = await eventually(async () => {
       const s = await core.readNamespacedConfigMap({ namespace: ns, name: "shared" });
       return s.metadata?.ownerReferences?.length === 1 ? s : undefined;
-    });
+    }, CONTROLLER_MS);
     expect(shared.metadata?.ownerReferences?.[0]?.name).toBe("other-owner");
   });
 
@@ -170,7 +173,7 @@ describe("garbage collection", () => {
       name: "owner",
       propagationPolicy: "Orphan",
     });
-    await eventually(async () => !(await exists(ns, "owner")));
+    await eventually(async () => !(await exists(ns, "owner")), CONTROLLER_MS);
     const child = await core.readNamespacedConfigMap({ namespace: ns, name: "child" });
     expect(child.metadata?.ownerReferences).toBeUndefined();
   });
@@ -205,7 +208,7 @@ describe("garbage collection", () => {
       name: "owner",
       propagationPolicy: "Foreground",
     });
-    await eventually(async () => !(await exists(ns, "nonblocking")));
+    await eventually(async () => !(await exists(ns, "nonblocking")), CONTROLLER_MS);
     const waiting = await core.readNamespacedConfigMap({ namespace: ns, name: "owner" });
     expect(waiting.metadata?.finalizers).toEqual(["foregroundDeletion"]);
     expect(waiting.metadata?.deletionTimestamp).toBeDefined();
@@ -215,7 +218,7 @@ describe("garbage collection", () => {
       { namespace: ns, name: "blocker", body: { metadata: { finalizers: null } } },
       mergePatch,
     );
-    await eventually(async () => !(await exists(ns, "owner")));
+    await eventually(async () => !(await exists(ns, "owner")), CONTROLLER_MS);
   });
 });
 
@@ -239,7 +242,7 @@ describe("namespaces", () => {
     );
     expect(forbidden.code).toBe(403);
     expect(forbidden.status.reason).toBe("Forbidden");
-    await eventually(async () => !(await exists(ns, "a")));
+    await eventually(async () => !(await exists(ns, "a")), CONTROLLER_MS);
     expect((await core.readNamespace({ name: ns })).metadata?.deletionTimestamp).toBeDefined();
     await core.patchNamespacedConfigMap(
       { namespace: ns, name: "held", body: { metadata: { finalizers: null } } },
@@ -247,6 +250,7 @@ describe("namespaces", () => {
     );
     await eventually(
       async () => (await apiError(() => core.readNamespace({ name: ns }))).code === 404,
+      CONTROLLER_MS,
     );
   });
 });

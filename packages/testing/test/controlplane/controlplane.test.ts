@@ -73,7 +73,11 @@ describe.skipIf(!binaries)("startControlPlane (real kube-apiserver + etcd)", () 
     expect(api.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     expect(api.version).toMatch(/^v1\.\d+\.\d+/);
     expect(api.backend).toBe("real");
-    expect(api.capabilities).toMatchObject({ requestLog: false, faults: false });
+    expect(api.capabilities).toMatchObject({
+      requestLog: false,
+      faults: false,
+      controllers: binaries?.kubeControllerManager !== undefined,
+    });
     const cluster = api.kubeConfig.getCurrentCluster();
     expect(cluster?.skipTLSVerify).toBeFalsy();
     expect(cluster?.caData).toBeTruthy();
@@ -194,6 +198,112 @@ describe.skipIf(!binaries)("startControlPlane (real kube-apiserver + etcd)", () 
     ).not.toContain("pool-a");
   });
 
+  it.skipIf(!binaries?.kubeControllerManager)(
+    "collects garbage: a deleted MachinePool's Machines go (kube-controller-manager)",
+    async () => {
+      await api.installCRDs([machinePoolCRD, capiCrdFile("cluster.x-k8s.io_machines.yaml")]);
+      const custom = api.kubeConfig.makeApiClient(CustomObjectsApi);
+      const at = (plural: string) => ({
+        group: "cluster.x-k8s.io",
+        version: "v1beta2",
+        namespace: "default",
+        plural,
+      });
+      const pool = (await custom.createNamespacedCustomObject({
+        ...at("machinepools"),
+        body: {
+          apiVersion: "cluster.x-k8s.io/v1beta2",
+          kind: "MachinePool",
+          metadata: { name: "gc-pool" },
+          spec: {
+            clusterName: "c1",
+            template: {
+              spec: {
+                clusterName: "c1",
+                bootstrap: { dataSecretName: "bootstrap" },
+                infrastructureRef: {
+                  apiGroup: "infrastructure.cluster.x-k8s.io",
+                  kind: "DevMachinePool",
+                  name: "gc-pool",
+                },
+              },
+            },
+          },
+        },
+      })) as { metadata: { uid: string } };
+      for (const name of ["gc-pool-0", "gc-pool-1"]) {
+        await custom.createNamespacedCustomObject({
+          ...at("machines"),
+          body: {
+            apiVersion: "cluster.x-k8s.io/v1beta2",
+            kind: "Machine",
+            metadata: {
+              name,
+              ownerReferences: [
+                {
+                  apiVersion: "cluster.x-k8s.io/v1beta2",
+                  kind: "MachinePool",
+                  name: "gc-pool",
+                  uid: pool.metadata.uid,
+                  controller: true,
+                  blockOwnerDeletion: true,
+                },
+              ],
+            },
+            spec: {
+              clusterName: "c1",
+              bootstrap: { dataSecretName: "bootstrap" },
+              infrastructureRef: {
+                apiGroup: "infrastructure.cluster.x-k8s.io",
+                kind: "DevMachine",
+                name,
+              },
+            },
+          },
+        });
+      }
+      await custom.deleteNamespacedCustomObject({
+        ...at("machinepools"),
+        name: "gc-pool",
+        propagationPolicy: "Background",
+      });
+      // The collector finds kinds of a new CRD at its next discovery (every 30 s), so allow two.
+      const deadline = Date.now() + 90_000;
+      let left: string[] = [];
+      do {
+        const list = (await custom.listNamespacedCustomObject(at("machines"))) as {
+          items: { metadata: { name: string } }[];
+        };
+        left = list.items.map((m) => m.metadata.name).filter((n) => n.startsWith("gc-pool-"));
+        if (left.length === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      } while (Date.now() < deadline);
+      expect(left, `kube-controller-manager log: ${api.controllerManagerLog}`).toEqual([]);
+    },
+    120_000,
+  );
+
+  it.skipIf(!binaries?.kubeControllerManager)(
+    "finalizes a deleted namespace: its content goes, then the namespace (404)",
+    async () => {
+      const core = api.kubeConfig.makeApiClient(CoreV1Api);
+      await core.createNamespace({ body: { metadata: { name: "ns-gone" } } });
+      await core.createNamespacedConfigMap({
+        namespace: "ns-gone",
+        body: { metadata: { name: "content" } },
+      });
+      await core.deleteNamespace({ name: "ns-gone" });
+      const deadline = Date.now() + 60_000;
+      let answer = 200;
+      while (answer !== 404 && Date.now() < deadline) {
+        answer = await status(core.readNamespace({ name: "ns-gone" }));
+        if (answer !== 404) await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(answer).toBe(404);
+    },
+    90_000,
+  );
+
   it("refuses a document that is not a CRD, naming it", async () => {
     await expect(
       api.installCRDs({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x" } }),
@@ -227,7 +337,32 @@ describe.skipIf(!binaries)("startControlPlane (real kube-apiserver + etcd)", () 
 });
 
 describe.skipIf(!binaries)("startControlPlane lifecycle", () => {
-  it("stop() ends both processes and removes the data folder", async () => {
+  it("runs without kube-controller-manager on request, and says so in its capabilities", async () => {
+    const api = await startControlPlane({ controllerManager: false });
+    try {
+      expect(api.capabilities.controllers).toBe(false);
+      expect(api.controllerManagerLog).toBeUndefined();
+    } finally {
+      await api.stop();
+    }
+  }, 180_000);
+
+  it("refuses controllerManager: true when there is no kube-controller-manager, saying how to build it", async () => {
+    if (!binaries) return;
+    const { symlink } = await import("node:fs/promises");
+    const folder = await mkdtemp(join(tmpdir(), "capi-ts-no-kcm-"));
+    try {
+      await symlink(binaries.kubeApiServer, join(folder, "kube-apiserver"));
+      await symlink(binaries.etcd, join(folder, "etcd"));
+      await expect(
+        startControlPlane({ binaryDir: folder, controllerManager: true }),
+      ).rejects.toThrow(/no kube-controller-manager.*\.\/dev controlplane/);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  it("stop() ends every process and removes the data folder", async () => {
     const api = await startControlPlane();
     const dataDir = api.dataDir;
     await api.stop();
@@ -258,7 +393,7 @@ describe.skipIf(!binaries)("startControlPlane lifecycle", () => {
         reject(new Error(`the fixture exited early with code ${code}: ${output}`)),
       );
     });
-    expect(pids.length).toBe(2);
+    expect(pids.length).toBe(binaries?.kubeControllerManager ? 3 : 2);
     expect(pids.every(isAlive)).toBe(true);
     child.kill("SIGKILL");
     const deadline = Date.now() + 20_000;

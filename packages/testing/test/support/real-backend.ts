@@ -15,11 +15,24 @@ export interface RealBackendStatus {
   missingButRequired?: string;
 }
 
+function realBinaryDir(env: NodeJS.ProcessEnv): string {
+  return (
+    env.KUBEBUILDER_ASSETS ||
+    fileURLToPath(new URL("../../../../tools/controlplane/bin", import.meta.url))
+  );
+}
+
+/**
+ * Whether the real control plane runs kube-controller-manager (garbage collector, namespace
+ * controller): `./dev controlplane` builds it, an envtest folder has none.
+ */
+export function realHasControllers(env: NodeJS.ProcessEnv = process.env): boolean {
+  return existsSync(join(realBinaryDir(env), "kube-controller-manager"));
+}
+
 /** Reads CAPI_TS_BACKENDS and looks for kube-apiserver and etcd (KUBEBUILDER_ASSETS or `./dev controlplane`). */
 export function realBackendStatus(env: NodeJS.ProcessEnv = process.env): RealBackendStatus {
-  const binaryDir =
-    env.KUBEBUILDER_ASSETS ||
-    fileURLToPath(new URL("../../../../tools/controlplane/bin", import.meta.url));
+  const binaryDir = realBinaryDir(env);
   const requested = env.CAPI_TS_BACKENDS?.split(",").map((name) => name.trim());
   if (requested !== undefined && !requested.includes("real"))
     return { disabled: `CAPI_TS_BACKENDS=${env.CAPI_TS_BACKENDS} does not include "real"` };

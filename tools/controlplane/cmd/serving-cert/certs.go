@@ -28,7 +28,7 @@ func writeSelfSignedServingCert(dir, host string) error {
 	now := time.Now()
 	caTemplate := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "capi-core-webhook-ca"},
+		Subject:               pkix.Name{CommonName: "capi-ts-webhook-ca"},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(24 * time.Hour),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,

@@ -50,7 +50,7 @@ const binaries = findControlPlaneBinaries();
 const haveRealCore = binaries !== undefined && findCapiCoreBinary(binaries) !== undefined;
 if (!haveRealCore) {
   console.warn(
-    "\n!!! SKIPPED BACKEND: `./dev demo --core real` is NOT checked (no kube-apiserver/etcd or no capi-core; run `./dev controlplane --capi`).\n",
+    "\n!!! SKIPPED BACKEND: `./dev demo --core real` is NOT checked (no kube-apiserver/etcd or no CAPI manager; run `./dev controlplane --capi`).\n",
   );
 }
 

@@ -145,7 +145,7 @@ async function ensureRealCore(): Promise<void> {
   );
   if (!existsSync(script)) {
     throw new Error(
-      "--core real needs kube-apiserver, etcd and capi-core; build them in the capi-ts repository with ./dev controlplane --capi",
+      "--core real needs kube-apiserver, etcd and CAPI's manager; build them in the capi-ts repository with ./dev controlplane --capi",
     );
   }
   say(

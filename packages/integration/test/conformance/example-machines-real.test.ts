@@ -16,7 +16,7 @@ if (binaries && findCapiCoreBinary(binaries)) {
   );
 } else {
   console.warn(
-    "\n!!! SKIPPED BACKEND: the MachinePool Machines conformance suite on real CAPI core is NOT run (no kube-apiserver/etcd or no capi-core; run `./dev controlplane --capi`).\n",
+    "\n!!! SKIPPED BACKEND: the MachinePool Machines conformance suite on real CAPI core is NOT run (no kube-apiserver/etcd or no CAPI manager; run `./dev controlplane --capi`).\n",
   );
   const { describe, it } = await import("vitest");
   describe("InfraMachinePool conformance with MachinePool Machines on real CAPI core", () => {

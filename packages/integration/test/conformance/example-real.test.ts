@@ -15,7 +15,7 @@ if (binaries && findCapiCoreBinary(binaries)) {
   );
 } else {
   console.warn(
-    "\n!!! SKIPPED BACKEND: the conformance suite on real CAPI core is NOT run (no kube-apiserver/etcd or no capi-core; run `./dev controlplane --capi`).\n",
+    "\n!!! SKIPPED BACKEND: the conformance suite on real CAPI core is NOT run (no kube-apiserver/etcd or no CAPI manager; run `./dev controlplane --capi`).\n",
   );
   const { describe, it } = await import("vitest");
   describe("InfraMachinePool conformance on real CAPI core", () => {

@@ -10,7 +10,11 @@
  *   while converging;
  * - steady state: over a window of `--steady` wall seconds (`--speed` × as long in cloud time), the
  *   reconciles, cloud reads and API requests per pool, projected to one hour of cloud time, and the
- *   provider's API writes (which must be 0).
+ *   provider's API writes (which must be 0);
+ * - event-loop delay (`monitorEventLoopDelay`: how long timers, sockets and signals waited) while
+ *   converging and in the steady window, p99 and max, and the process's peak RSS. The API servers,
+ *   core and the cloud share the process with the provider, so the delay is the whole process's: an
+ *   upper bound of the provider's.
  *
  * The kit runs with its defaults (poll interval, resync period) and the manager with the settings a
  * provider binary built with `parseManagerFlags` gets (`--sync-period` 10 min, `--concurrency` 10); the
@@ -19,7 +23,7 @@
  *
  * @module
  */
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { Manager, machinePoolController } from "@capi-ts/sdk";
 import { clusterv1beta2 } from "@capi-ts/sdk/api";
@@ -125,6 +129,24 @@ interface Row {
   steadyRequestsPerHour: number;
   steadyWrites: number;
   steadyWriteKinds: string;
+  convergeLoop: LoopDelay;
+  steadyLoop: LoopDelay;
+  peakRssMiB: number;
+}
+
+interface LoopDelay {
+  p99Ms: number;
+  maxMs: number;
+}
+
+/** Samples the event-loop delay from now until the returned function is called. */
+function watchLoopDelay(): () => LoopDelay {
+  const histogram = monitorEventLoopDelay({ resolution: 10 });
+  histogram.enable();
+  return () => {
+    histogram.disable();
+    return { p99Ms: histogram.percentile(99) / 1e6, maxMs: histogram.max / 1e6 };
+  };
 }
 
 async function runOne(pools: number): Promise<Row> {
@@ -187,6 +209,7 @@ async function runOne(pools: number): Promise<Row> {
   api.clearRequests();
   const callsBefore = cloud.lastCallSeq();
   const reconcilesBefore = await reconcileCount(manager);
+  const convergeLoop = watchLoopDelay();
   const started = performance.now();
   const create = async (i: number) => {
     const name = `p${i}`;
@@ -257,6 +280,7 @@ async function runOne(pools: number): Promise<Row> {
     await sleep(250);
   }
   const convergeS = (performance.now() - started) / 1000;
+  const convergeDelay = convergeLoop();
   const convergeRequests = api.requests(isProvider).length;
   const convergeCalls = cloud.calls({ afterSeq: callsBefore });
   const convergeReconciles = (await reconcileCount(manager)) - reconcilesBefore;
@@ -267,7 +291,9 @@ async function runOne(pools: number): Promise<Row> {
   const mark = cloud.lastCallSeq();
   const reconcilesMark = await reconcileCount(manager);
   const cloudStart = clock.now();
+  const steadyLoop = watchLoopDelay();
   await sleep(steadyS * 1000);
+  const steadyDelay = steadyLoop();
   const cloudHours = (clock.now() - cloudStart) / 3_600_000;
   const steadyCalls = cloud.calls({ afterSeq: mark });
   const steadyRequests = api.requests(isProvider);
@@ -300,6 +326,10 @@ async function runOne(pools: number): Promise<Row> {
     steadyRequestsPerHour: perPoolHour(steadyRequests.length),
     steadyWrites: writes.length,
     steadyWriteKinds: writeKinds.join(", ") || "-",
+    convergeLoop: convergeDelay,
+    steadyLoop: steadyDelay,
+    // maxRSS is in KiB, and the peak of the whole run so far (pool counts run in order).
+    peakRssMiB: process.resourceUsage().maxRSS / 1024,
   };
 }
 
@@ -315,7 +345,7 @@ for (const pools of poolCounts) {
   const row = await runOne(pools);
   rows.push(row);
   console.log(
-    `${pools} pools: converged in ${fixed(row.convergeS)} s; steady window ${fixed(row.windowCloudMin)} cloud min; writes ${row.steadyWrites} (${row.steadyWriteKinds})`,
+    `${pools} pools: converged in ${fixed(row.convergeS)} s; event-loop delay max ${fixed(row.convergeLoop.maxMs, 0)} ms; steady window ${fixed(row.windowCloudMin)} cloud min; writes ${row.steadyWrites} (${row.steadyWriteKinds}); peak RSS ${fixed(row.peakRssMiB, 0)} MiB`,
   );
 }
 
@@ -334,6 +364,15 @@ const table: [string, (r: Row) => string][] = [
   ["steady state: cloud mutations", (r) => String(r.steadyMutating)],
   ["steady state: API requests per pool per hour", (r) => fixed(r.steadyRequestsPerHour)],
   ["steady state: API writes", (r) => String(r.steadyWrites)],
+  [
+    "event-loop delay while converging, p99 / max",
+    (r) => `${fixed(r.convergeLoop.p99Ms, 0)} / ${fixed(r.convergeLoop.maxMs, 0)} ms`,
+  ],
+  [
+    "event-loop delay at steady state, p99 / max",
+    (r) => `${fixed(r.steadyLoop.p99Ms, 0)} / ${fixed(r.steadyLoop.maxMs, 0)} ms`,
+  ],
+  ["peak RSS of the process (so far)", (r) => `${fixed(r.peakRssMiB, 0)} MiB`],
 ];
 console.log();
 console.log(line(header));

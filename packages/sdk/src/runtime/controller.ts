@@ -12,7 +12,7 @@ import {
 } from "./errors.js";
 import type { EventRecorder } from "./events.js";
 import type { InformerHandler } from "./informer.js";
-import { type EventLoopMonitor, eventLoopTurn } from "./liveness.js";
+import { type EventLoopMonitor, eventLoopTurnIfDue } from "./liveness.js";
 import type { RuntimeLogger } from "./logging.js";
 import type { RuntimeMetrics } from "./metrics.js";
 import { evaluatePredicate, type Predicate } from "./predicates.js";
@@ -329,7 +329,8 @@ export class Controller {
       // A reconcile that reads only the cache resolves on microtasks, which run to the end before any
       // timer or socket: without a turn here a backlog of ready keys would starve lease renewals,
       // watch events, probes and signals for as long as it lasts.
-      await eventLoopTurn();
+      const turn = eventLoopTurnIfDue();
+      if (turn) await turn;
     }
   }
 

@@ -97,10 +97,12 @@ export {
 export { type LabelSelector, parseLabelSelector } from "./labels.js";
 export { type LeaderElectionOptions, LeaderElector } from "./leaderelection.js";
 export {
+  EVENT_LOOP_SLICE_MS,
   type EventLoopBlock,
   EventLoopMonitor,
   type EventLoopMonitorOptions,
   eventLoopTurn,
+  eventLoopTurnIfDue,
 } from "./liveness.js";
 export { createLogger, type LoggerOptions, type RuntimeLogger, silentLogger } from "./logging.js";
 export {

@@ -10,6 +10,10 @@ import type { RuntimeLogger } from "./logging.js";
 import { promClient } from "./promclient.js";
 
 let turn: Promise<void> | undefined;
+let lastTurnAt = performance.now();
+
+/** How long workers may run reconciles back to back before they give the loop a turn, ms. */
+export const EVENT_LOOP_SLICE_MS = 5;
 
 /**
  * Resolves on the next turn of the event loop (a `setImmediate`), after timers and pending I/O had
@@ -22,10 +26,22 @@ export function eventLoopTurn(): Promise<void> {
   turn ??= new Promise((resolve) => {
     setImmediate(() => {
       turn = undefined;
+      lastTurnAt = performance.now();
       resolve();
     });
   });
   return turn;
+}
+
+/**
+ * {@link eventLoopTurn} once {@link EVENT_LOOP_SLICE_MS} have passed since the last one, else
+ * `undefined` (go on at once): what the controller workers do after each reconcile. Timers, sockets
+ * and signals wait at most a slice plus one reconcile, and a burst of short reconciles pays one
+ * `setImmediate` per slice instead of one each.
+ */
+export function eventLoopTurnIfDue(): Promise<void> | undefined {
+  if (turn === undefined && performance.now() - lastTurnAt < EVENT_LOOP_SLICE_MS) return undefined;
+  return eventLoopTurn();
 }
 
 /** One reconcile as the monitor tracks it, to name it when the loop was blocked. */

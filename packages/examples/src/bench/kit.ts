@@ -28,7 +28,7 @@ import { parseArgs } from "node:util";
 import { Manager, machinePoolController } from "@capi-ts/sdk";
 import { clusterv1beta2 } from "@capi-ts/sdk/api";
 import { DEFAULT_POLL_INTERVAL_MS, resolvePoolOptions } from "@capi-ts/sdk/provider";
-import { KubeClient, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
+import { ConnectionError, KubeClient, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import {
   capiCrdsFolder,
   markWorkloadClusterReady,
@@ -139,15 +139,21 @@ interface LoopDelay {
   maxMs: number;
 }
 
-/** Samples the event-loop delay from now until the returned function is called. */
-function watchLoopDelay(): () => LoopDelay {
+/** Samples the event-loop delay from now: `read` what it saw so far, `stop` and read. */
+function watchLoopDelay(): { read(): LoopDelay; stop(): LoopDelay } {
   const histogram = monitorEventLoopDelay({ resolution: 10 });
   histogram.enable();
-  return () => {
-    histogram.disable();
-    return { p99Ms: histogram.percentile(99) / 1e6, maxMs: histogram.max / 1e6 };
+  const read = () => ({ p99Ms: histogram.percentile(99) / 1e6, maxMs: histogram.max / 1e6 });
+  return {
+    read,
+    stop: () => {
+      histogram.disable();
+      return read();
+    },
   };
 }
+
+const rssMiB = () => process.memoryUsage().rss / 2 ** 20;
 
 async function runOne(pools: number): Promise<Row> {
   const api = await startApiServer();
@@ -250,7 +256,16 @@ async function runOne(pools: number): Promise<Row> {
   let ready = 0;
   let lastProgress = performance.now();
   for (;;) {
-    const [infra, mps] = await Promise.all([client.list(Pools), client.list(MachinePools)]);
+    let infra: Awaited<ReturnType<typeof client.list<Obj>>>;
+    let mps: typeof infra;
+    try {
+      [infra, mps] = await Promise.all([client.list(Pools), client.list(MachinePools)]);
+    } catch (error) {
+      // The bench's own look may meet a reset keep-alive connection of a busy server: look again.
+      if (!(error instanceof ConnectionError) || performance.now() > deadline) throw error;
+      await sleep(250);
+      continue;
+    }
     const mpReplicas = new Map(
       mps.items.map((mp) => [mp.metadata?.name, mp.status?.replicas ?? 0] as const),
     );
@@ -269,7 +284,7 @@ async function runOne(pools: number): Promise<Row> {
       );
       const reason = waiting?.status?.conditions?.find((c) => c.type === "Ready")?.reason;
       console.log(
-        `  … ${ready}/${pools} pools converged after ${fixed((lastProgress - started) / 1000)} s${reason ? ` (one waits with Ready reason ${reason})` : ""}`,
+        `  … ${ready}/${pools} pools converged after ${fixed((lastProgress - started) / 1000)} s${reason ? ` (one waits with Ready reason ${reason})` : ""}; event-loop delay max so far ${fixed(convergeLoop.read().maxMs, 0)} ms, RSS ${fixed(rssMiB(), 0)} MiB`,
       );
     }
     if (performance.now() > deadline) {
@@ -280,7 +295,7 @@ async function runOne(pools: number): Promise<Row> {
     await sleep(250);
   }
   const convergeS = (performance.now() - started) / 1000;
-  const convergeDelay = convergeLoop();
+  const convergeDelay = convergeLoop.stop();
   const convergeRequests = api.requests(isProvider).length;
   const convergeCalls = cloud.calls({ afterSeq: callsBefore });
   const convergeReconciles = (await reconcileCount(manager)) - reconcilesBefore;
@@ -293,7 +308,7 @@ async function runOne(pools: number): Promise<Row> {
   const cloudStart = clock.now();
   const steadyLoop = watchLoopDelay();
   await sleep(steadyS * 1000);
-  const steadyDelay = steadyLoop();
+  const steadyDelay = steadyLoop.stop();
   const cloudHours = (clock.now() - cloudStart) / 3_600_000;
   const steadyCalls = cloud.calls({ afterSeq: mark });
   const steadyRequests = api.requests(isProvider);

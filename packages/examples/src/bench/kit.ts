@@ -10,7 +10,11 @@
  *   while converging;
  * - steady state: over a window of `--steady` wall seconds (`--speed` × as long in cloud time), the
  *   reconciles, cloud reads and API requests per pool, projected to one hour of cloud time, and the
- *   provider's API writes (which must be 0).
+ *   provider's API writes (which must be 0);
+ * - event-loop delay (`monitorEventLoopDelay`: how long timers, sockets and signals waited) while
+ *   converging and in the steady window, p99 and max, and the process's peak RSS. The API servers,
+ *   core and the cloud share the process with the provider, so the delay is the whole process's: an
+ *   upper bound of the provider's.
  *
  * The kit runs with its defaults (poll interval, resync period) and the manager with the settings a
  * provider binary built with `parseManagerFlags` gets (`--sync-period` 10 min, `--concurrency` 10); the
@@ -19,12 +23,12 @@
  *
  * @module
  */
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { Manager, machinePoolController } from "@capi-ts/sdk";
 import { clusterv1beta2 } from "@capi-ts/sdk/api";
 import { DEFAULT_POLL_INTERVAL_MS, resolvePoolOptions } from "@capi-ts/sdk/provider";
-import { KubeClient, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
+import { ConnectionError, KubeClient, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import {
   capiCrdsFolder,
   markWorkloadClusterReady,
@@ -125,7 +129,31 @@ interface Row {
   steadyRequestsPerHour: number;
   steadyWrites: number;
   steadyWriteKinds: string;
+  convergeLoop: LoopDelay;
+  steadyLoop: LoopDelay;
+  peakRssMiB: number;
 }
+
+interface LoopDelay {
+  p99Ms: number;
+  maxMs: number;
+}
+
+/** Samples the event-loop delay from now: `read` what it saw so far, `stop` and read. */
+function watchLoopDelay(): { read(): LoopDelay; stop(): LoopDelay } {
+  const histogram = monitorEventLoopDelay({ resolution: 10 });
+  histogram.enable();
+  const read = () => ({ p99Ms: histogram.percentile(99) / 1e6, maxMs: histogram.max / 1e6 });
+  return {
+    read,
+    stop: () => {
+      histogram.disable();
+      return read();
+    },
+  };
+}
+
+const rssMiB = () => process.memoryUsage().rss / 2 ** 20;
 
 async function runOne(pools: number): Promise<Row> {
   const api = await startApiServer();
@@ -187,6 +215,7 @@ async function runOne(pools: number): Promise<Row> {
   api.clearRequests();
   const callsBefore = cloud.lastCallSeq();
   const reconcilesBefore = await reconcileCount(manager);
+  const convergeLoop = watchLoopDelay();
   const started = performance.now();
   const create = async (i: number) => {
     const name = `p${i}`;
@@ -227,7 +256,16 @@ async function runOne(pools: number): Promise<Row> {
   let ready = 0;
   let lastProgress = performance.now();
   for (;;) {
-    const [infra, mps] = await Promise.all([client.list(Pools), client.list(MachinePools)]);
+    let infra: Awaited<ReturnType<typeof client.list<Obj>>>;
+    let mps: typeof infra;
+    try {
+      [infra, mps] = await Promise.all([client.list(Pools), client.list(MachinePools)]);
+    } catch (error) {
+      // The bench's own look may meet a reset keep-alive connection of a busy server: look again.
+      if (!(error instanceof ConnectionError) || performance.now() > deadline) throw error;
+      await sleep(250);
+      continue;
+    }
     const mpReplicas = new Map(
       mps.items.map((mp) => [mp.metadata?.name, mp.status?.replicas ?? 0] as const),
     );
@@ -246,7 +284,7 @@ async function runOne(pools: number): Promise<Row> {
       );
       const reason = waiting?.status?.conditions?.find((c) => c.type === "Ready")?.reason;
       console.log(
-        `  … ${ready}/${pools} pools converged after ${fixed((lastProgress - started) / 1000)} s${reason ? ` (one waits with Ready reason ${reason})` : ""}`,
+        `  … ${ready}/${pools} pools converged after ${fixed((lastProgress - started) / 1000)} s${reason ? ` (one waits with Ready reason ${reason})` : ""}; event-loop delay max so far ${fixed(convergeLoop.read().maxMs, 0)} ms, RSS ${fixed(rssMiB(), 0)} MiB`,
       );
     }
     if (performance.now() > deadline) {
@@ -257,6 +295,7 @@ async function runOne(pools: number): Promise<Row> {
     await sleep(250);
   }
   const convergeS = (performance.now() - started) / 1000;
+  const convergeDelay = convergeLoop.stop();
   const convergeRequests = api.requests(isProvider).length;
   const convergeCalls = cloud.calls({ afterSeq: callsBefore });
   const convergeReconciles = (await reconcileCount(manager)) - reconcilesBefore;
@@ -267,7 +306,9 @@ async function runOne(pools: number): Promise<Row> {
   const mark = cloud.lastCallSeq();
   const reconcilesMark = await reconcileCount(manager);
   const cloudStart = clock.now();
+  const steadyLoop = watchLoopDelay();
   await sleep(steadyS * 1000);
+  const steadyDelay = steadyLoop.stop();
   const cloudHours = (clock.now() - cloudStart) / 3_600_000;
   const steadyCalls = cloud.calls({ afterSeq: mark });
   const steadyRequests = api.requests(isProvider);
@@ -300,6 +341,10 @@ async function runOne(pools: number): Promise<Row> {
     steadyRequestsPerHour: perPoolHour(steadyRequests.length),
     steadyWrites: writes.length,
     steadyWriteKinds: writeKinds.join(", ") || "-",
+    convergeLoop: convergeDelay,
+    steadyLoop: steadyDelay,
+    // maxRSS is in KiB, and the peak of the whole run so far (pool counts run in order).
+    peakRssMiB: process.resourceUsage().maxRSS / 1024,
   };
 }
 
@@ -315,7 +360,7 @@ for (const pools of poolCounts) {
   const row = await runOne(pools);
   rows.push(row);
   console.log(
-    `${pools} pools: converged in ${fixed(row.convergeS)} s; steady window ${fixed(row.windowCloudMin)} cloud min; writes ${row.steadyWrites} (${row.steadyWriteKinds})`,
+    `${pools} pools: converged in ${fixed(row.convergeS)} s; event-loop delay max ${fixed(row.convergeLoop.maxMs, 0)} ms; steady window ${fixed(row.windowCloudMin)} cloud min; writes ${row.steadyWrites} (${row.steadyWriteKinds}); peak RSS ${fixed(row.peakRssMiB, 0)} MiB`,
   );
 }
 
@@ -334,6 +379,15 @@ const table: [string, (r: Row) => string][] = [
   ["steady state: cloud mutations", (r) => String(r.steadyMutating)],
   ["steady state: API requests per pool per hour", (r) => fixed(r.steadyRequestsPerHour)],
   ["steady state: API writes", (r) => String(r.steadyWrites)],
+  [
+    "event-loop delay while converging, p99 / max",
+    (r) => `${fixed(r.convergeLoop.p99Ms, 0)} / ${fixed(r.convergeLoop.maxMs, 0)} ms`,
+  ],
+  [
+    "event-loop delay at steady state, p99 / max",
+    (r) => `${fixed(r.steadyLoop.p99Ms, 0)} / ${fixed(r.steadyLoop.maxMs, 0)} ms`,
+  ],
+  ["peak RSS of the process (so far)", (r) => `${fixed(r.peakRssMiB, 0)} MiB`],
 ];
 console.log();
 console.log(line(header));

@@ -23,7 +23,9 @@ import {
   isPlainObject,
   type JsonValue,
   jsonClone,
+  normalizeJson,
   normalizeOmitEmpty,
+  omitPaths,
 } from "./json.js";
 import {
   httpStatusOf,
@@ -129,13 +131,10 @@ const sleep = (ms: number, clock: Clock = systemClock) =>
     clock.setTimer(resolve, ms);
   });
 
-function without(
-  obj: Record<string, unknown>,
-  paths: readonly (readonly string[])[],
-): Record<string, unknown> {
-  const copy = jsonClone(obj);
-  for (const path of paths) writePath(copy, path, undefined);
-  return copy;
+/** What change detection compares: the object normalised (omitempty), without server-owned metadata. */
+function comparable(obj: unknown): Record<string, unknown> {
+  const normalized = normalizeJson(obj);
+  return omitPaths(isPlainObject(normalized) ? normalized : {}, SERVER_OWNED_METADATA);
 }
 
 function describe(obj: PatchableObject): string {
@@ -189,6 +188,8 @@ export function resourceOf(obj: PatchableObject): ResourceRef {
 export class PatchHelper<T extends PatchableObject = PatchableObject> {
   readonly #before: Record<string, unknown>;
   readonly #resource: ResourceRef | undefined;
+  /** {@link comparable} of the snapshot, made on the first comparison and kept (the snapshot never changes). */
+  #comparableBefore: Record<string, unknown> | undefined;
 
   private constructor(before: Record<string, unknown>, resource: ResourceRef | undefined) {
     this.#before = before;
@@ -230,37 +231,36 @@ export class PatchHelper<T extends PatchableObject = PatchableObject> {
     obj: T,
     options: LayoutOptions & { statusObservedGeneration?: boolean } = {},
   ): PatchChanges {
-    const after = jsonClone(obj) as Record<string, unknown>;
+    // One normalising copy of the object and none of the snapshot (kept from the first call): a
+    // reconcile compares a pool that may carry thousands of providerIDs and instances.
     const before = this.#before;
     const layout = { layout: statusLayoutOf(before as never, options) } as const;
     const v2Path = v1beta2ConditionsPath(before as never, layout);
     const v1Path = v1beta1ConditionsPath(before as never, layout);
 
-    const normBefore = (normalizeOmitEmpty(without(before, SERVER_OWNED_METADATA)) ?? {}) as Record<
-      string,
-      unknown
-    >;
-    const normAfterRaw = (normalizeOmitEmpty(without(after, SERVER_OWNED_METADATA)) ??
-      {}) as Record<string, unknown>;
-    if (deepEqual(normBefore, normAfterRaw)) {
+    this.#comparableBefore ??= comparable(before);
+    const normBefore = this.#comparableBefore;
+    const normAfter = comparable(obj);
+    if (deepEqual(normBefore, normAfter)) {
       return { spec: {}, status: {}, conditions: [], v1beta1Conditions: [] };
     }
     if (options.statusObservedGeneration) {
-      const generation = (after.metadata as { generation?: number } | undefined)?.generation;
-      if (generation !== undefined) writePath(after, ["status", "observedGeneration"], generation);
+      const generation = (obj.metadata as { generation?: number } | undefined)?.generation;
+      if (generation !== undefined) {
+        const status = isPlainObject(normAfter.status) ? normAfter.status : {};
+        normAfter.status = {
+          ...status,
+          observedGeneration: normalizeJson(generation) as JsonValue,
+        };
+      }
     }
-    const normAfter = (normalizeOmitEmpty(without(after, SERVER_OWNED_METADATA)) ?? {}) as Record<
-      string,
-      unknown
-    >;
 
     const { status: statusBefore, ...restBefore } = normBefore;
     const { status: statusAfter, ...restAfter } = normAfter;
     const spec = createMergePatch(restBefore, restAfter);
 
     const statusOnly = (s: unknown) =>
-      (normalizeOmitEmpty(without({ status: isPlainObject(s) ? s : {} }, [v2Path, v1Path])) ??
-        {}) as Record<string, unknown>;
+      isPlainObject(s) ? omitPaths({ status: s }, [v2Path, v1Path]) : {};
     const status = createMergePatch(statusOnly(statusBefore), statusOnly(statusAfter));
 
     const conditions = diffConditions(

@@ -19,7 +19,7 @@ import { findOwnerMachinePoolRef } from "../contract/owners.js";
 import { updatePausedCondition } from "../contract/pause.js";
 import { readMachinePool } from "../contract/readers.js";
 import { PatchHelper } from "../patch/helper.js";
-import { ClusterCache, isNodeReady } from "../runtime/clustercache.js";
+import { ClusterCache, isNodeReady, NODE_PROVIDER_ID_INDEX } from "../runtime/clustercache.js";
 import type { Controller, ReconcileContext, ReconcileResult } from "../runtime/controller.js";
 import { FencedError, isNotFound } from "../runtime/errors.js";
 import { redactText } from "../runtime/redact.js";
@@ -192,15 +192,14 @@ class PoolReconciler<Spec, Settings> {
         }
       },
       // The workload cluster's Nodes, through its kubeconfig Secret: never the management cluster's.
-      readyNodeProviderIDs: async () => {
+      // Looked up by providerID: a workload cluster may hold thousands of Nodes, a pool a few.
+      readyNodeProviderIDs: async (providerIDs) => {
         const { nodes } = await ClusterCache.of(this.#options.manager).connect(cluster);
-        return new Set(
-          nodes
-            .list()
-            .filter(isNodeReady)
-            .map((node) => node.spec?.providerID)
-            .filter((id): id is string => id !== undefined),
-        );
+        const ready = new Set<string>();
+        for (const id of providerIDs) {
+          if (nodes.byIndex(NODE_PROVIDER_ID_INDEX, id).some(isNodeReady)) ready.add(id);
+        }
+        return ready;
       },
       setMachinePoolReplicas: async (machinePool: MachinePool, replicas: number) => {
         rc.fence();

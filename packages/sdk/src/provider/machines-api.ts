@@ -12,6 +12,7 @@ import type { InfraMachineObject } from "../crd/machine.js";
 import { PatchHelper } from "../patch/helper.js";
 import type { ReconcileContext } from "../runtime/controller.js";
 import { isAlreadyExists, isNotFound } from "../runtime/errors.js";
+import { OWNER_UID_INDEX } from "../runtime/informer.js";
 import type { ResourceDescriptor } from "../runtime/resource.js";
 import type { InfraMachineKind, PoolMachinesApi } from "./machines.js";
 
@@ -65,9 +66,15 @@ export function infraMachinesApi(
     );
   return {
     async list() {
-      const infraMachines = (await rc.cache.list(resource, { namespace: of.namespace })).filter(
-        isOurs,
-      );
+      // By the owner-UID index every informer keeps: the pool's own, not every InfraMachine of the
+      // namespace on each reconcile. Without a UID (not read yet) the namespace is listed.
+      const candidates =
+        of.poolUid !== undefined
+          ? (await rc.cache.byIndex(resource, OWNER_UID_INDEX, of.poolUid)).filter(
+              (im) => im.metadata?.namespace === of.namespace,
+            )
+          : await rc.cache.list(resource, { namespace: of.namespace });
+      const infraMachines = candidates.filter(isOurs);
       const machines = poolLabel
         ? (await rc.cache.list(MachineResource, { namespace: of.namespace })).filter(isPoolMachine)
         : [];

@@ -55,8 +55,11 @@ export interface PoolApi {
     namespace: string,
     name: string,
   ): Promise<{ data?: Record<string, string> } | undefined>;
-  /** ProviderIDs of Ready Nodes (for `readiness: "node"`). */
-  readyNodeProviderIDs(): Promise<ReadonlySet<string>>;
+  /**
+   * Those of `providerIDs` whose Node in the workload cluster is Ready (for `readiness: "node"`):
+   * one index lookup per ID, whatever the number of Nodes.
+   */
+  readyNodeProviderIDs(providerIDs: Iterable<string>): Promise<ReadonlySet<string>>;
   /** Writes `MachinePool.spec.replicas` (external autoscaler hand-back). */
   setMachinePoolReplicas(machinePool: MachinePool, replicas: number): Promise<void>;
   /** InfraMachines and Machines (MachinePool Machines only; absent otherwise). */

@@ -265,7 +265,8 @@ export function fakeScope(options: FakeScopeOptions = {}): FakeScope {
           ...(secret.format ? { format: Buffer.from(secret.format).toString("base64") } : {}),
         },
       }),
-      readyNodeProviderIDs: async () => readyNodes,
+      readyNodeProviderIDs: async (providerIDs) =>
+        new Set([...providerIDs].filter((id) => readyNodes.has(id))),
       setMachinePoolReplicas: async (_mp, replicas) => {
         replicaWrites.push(replicas);
       },

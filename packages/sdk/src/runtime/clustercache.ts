@@ -80,7 +80,11 @@ export interface WorkloadClusterConnection {
   readonly cluster: ObjectKey;
   /** Client of the workload cluster's API server (built from the kubeconfig Secret). */
   readonly client: KubeClient;
-  /** The workload cluster's Node informer (synced). */
+  /**
+   * The workload cluster's Node informer (synced), indexed by `spec.providerID` under
+   * {@link NODE_PROVIDER_ID_INDEX} (as CAPI's ClusterCache indexes Nodes), so a reconcile looks up
+   * the Nodes of its own instances instead of listing every Node.
+   */
   readonly nodes: Informer<V1Node>;
 }
 
@@ -577,7 +581,9 @@ export class ClusterCache {
       informerDefaults: { ...this.options.informer },
       logger: this.log.child({ cluster: objectKeyString(cluster) }),
     });
-    const nodes = cache.informerFor(NodeResource);
+    const nodes = cache.informerFor(NodeResource, {
+      indexers: { [NODE_PROVIDER_ID_INDEX]: indexNodeByProviderID },
+    });
     // Probe first: an informer retries forever, a connection attempt must fail with a reason.
     try {
       await client.request({
@@ -757,6 +763,15 @@ function positive(name: string, value: number | undefined, fallback: number): nu
     throw new RangeError(`ClusterCache: ${name} must be a positive number, got ${value}`);
   }
   return value;
+}
+
+/** The index of a workload cluster's Nodes by `spec.providerID` (see {@link WorkloadClusterConnection.nodes}). */
+export const NODE_PROVIDER_ID_INDEX = "spec.providerID";
+
+/** Index function: a Node's `spec.providerID`, if it has one. */
+export function indexNodeByProviderID(node: V1Node): readonly string[] {
+  const id = node.spec?.providerID;
+  return id ? [id] : [];
 }
 
 /** A Node is Ready: its `Ready` condition is `True`. */

@@ -12,6 +12,7 @@ import {
 } from "./errors.js";
 import type { EventRecorder } from "./events.js";
 import type { InformerHandler } from "./informer.js";
+import { type EventLoopMonitor, eventLoopTurnIfDue } from "./liveness.js";
 import type { RuntimeLogger } from "./logging.js";
 import type { RuntimeMetrics } from "./metrics.js";
 import { evaluatePredicate, type Predicate } from "./predicates.js";
@@ -112,6 +113,8 @@ export interface ControllerHost {
   isLeader?(): boolean;
   /** Registers a built controller so the manager starts and stops it. */
   register(controller: Controller): void;
+  /** Told of every reconcile, so that a blocked event loop can be blamed on the one that ran. */
+  readonly eventLoop?: Pick<EventLoopMonitor, "track">;
 }
 
 /**
@@ -323,6 +326,11 @@ export class Controller {
       } finally {
         this.queue.done(key);
       }
+      // A reconcile that reads only the cache resolves on microtasks, which run to the end before any
+      // timer or socket: without a turn here a backlog of ready keys would starve lease renewals,
+      // watch events, probes and signals for as long as it lasts.
+      const turn = eventLoopTurnIfDue();
+      if (turn) await turn;
     }
   }
 
@@ -340,6 +348,7 @@ export class Controller {
     const metrics = this.host.metrics;
     const labels = { controller: this.name };
     metrics.activeWorkers.inc(labels);
+    const untrack = this.host.eventLoop?.track(this.name, key);
     const started = performance.now();
     let timedOut = false;
     let timer: NodeJS.Timeout | undefined;
@@ -383,6 +392,7 @@ export class Controller {
       this.onError(key, error, timedOut, log);
     } finally {
       if (timer) clearTimeout(timer);
+      untrack?.();
       this.inFlight.delete(key);
       metrics.activeWorkers.dec(labels);
       metrics.reconcileTime.observe(labels, (performance.now() - started) / 1000);

@@ -26,7 +26,9 @@ export {
   ClusterCache,
   type ClusterCacheOptions,
   type ClusterCacheTimings,
+  indexNodeByProviderID,
   isNodeReady,
+  NODE_PROVIDER_ID_INDEX,
   type RawSource,
   type WorkloadClusterConnection,
   type WorkloadClusterEvent,
@@ -99,6 +101,14 @@ export {
 } from "./informer.js";
 export { type LabelSelector, parseLabelSelector } from "./labels.js";
 export { type LeaderElectionOptions, LeaderElector } from "./leaderelection.js";
+export {
+  EVENT_LOOP_SLICE_MS,
+  type EventLoopBlock,
+  EventLoopMonitor,
+  type EventLoopMonitorOptions,
+  eventLoopTurn,
+  eventLoopTurnIfDue,
+} from "./liveness.js";
 export { createLogger, type LoggerOptions, type RuntimeLogger, silentLogger } from "./logging.js";
 export {
   type HealthCheck,

@@ -191,7 +191,16 @@ export class LeaderElector {
   }
 
   private scheduleRenew(): void {
+    const dueAt = performance.now() + this.retryPeriodMs;
     this.renewTimer = setTimeout(() => {
+      // A timer cannot fire while the event loop is blocked: say so, before the lease is lost to it.
+      const lateMs = performance.now() - dueAt;
+      if (lateMs >= this.retryPeriodMs) {
+        this.log.warn(
+          { lateMs: Math.round(lateMs), renewDeadlineMs: this.renewDeadlineMs },
+          "lease renewal ran late: the event loop was blocked (see the event-loop log lines)",
+        );
+      }
       this.renewing = this.renew();
     }, this.retryPeriodMs);
     this.renewTimer.unref();

@@ -20,6 +20,7 @@ import {
 } from "./errors.js";
 import { EventRecorder } from "./events.js";
 import { LeaderElector } from "./leaderelection.js";
+import { EventLoopMonitor } from "./liveness.js";
 import { createLogger, type LoggerOptions, type RuntimeLogger } from "./logging.js";
 import { RuntimeMetrics } from "./metrics.js";
 import type { Runnable } from "./runnable.js";
@@ -130,6 +131,15 @@ export interface ManagerOptions {
   /** Export Node process metrics too. Default false. */
   processMetrics?: boolean;
   /**
+   * `/healthz` fails once the event loop was blocked this long (no timer, socket or signal served),
+   * ms, and keeps failing for as long again (at least 10 s), so that a process whose loop keeps
+   * blocking gets restarted by its liveness probe. Every block of a second or more is logged with the
+   * controller and key that ran. Default 5,000: a reconcile must never hold the loop that long, and a
+   * full GC of a large heap stays well below it. 0 turns the check off (the delay metric
+   * `capi_ts_event_loop_delay_seconds` and the log stay).
+   */
+  eventLoopBlockThresholdMs?: number;
+  /**
    * The time source of everything the manager runs: work queues and rate limiters, informers
    * (resync, backoff, watchdog, read-your-own-writes waits), Event timestamps, the patch helper's
    * retries in the provider kit, and the kit's own timing (grace periods, tolerance, rollout
@@ -189,6 +199,8 @@ export class Manager implements ControllerHost {
   readonly name: string;
   /** The time source (see {@link ManagerOptions.clock}). */
   readonly clock: Clock;
+  /** Event-loop delay and blocks (see {@link ManagerOptions.eventLoopBlockThresholdMs}). */
+  readonly eventLoop: EventLoopMonitor;
   private readonly options: ManagerOptions;
   private readonly controllers: Controller[] = [];
   private readonly runnables: Runnable[] = [];
@@ -278,7 +290,17 @@ export class Manager implements ControllerHost {
           ),
       });
     }
+    this.eventLoop = new EventLoopMonitor({
+      ...(options.eventLoopBlockThresholdMs !== undefined
+        ? { blockThresholdMs: options.eventLoopBlockThresholdMs }
+        : {}),
+      logger: this.logger,
+      registry: this.metrics.registry,
+    });
     this.addHealthCheck("ping", () => undefined);
+    if (this.eventLoop.blockThresholdMs > 0) {
+      this.addHealthCheck("event-loop", () => this.eventLoop.healthCheck());
+    }
     this.addReadyCheck("informers-synced", () =>
       this.cache.hasSynced() ? undefined : "informer caches have not synced yet",
     );
@@ -401,6 +423,7 @@ export class Manager implements ControllerHost {
   }
 
   private async run(): Promise<void> {
+    this.eventLoop.start();
     if (this.options.handleSignals) {
       this.signalHandler = () => {
         this.logger.info("signal received; shutting down gracefully");
@@ -595,6 +618,7 @@ export class Manager implements ControllerHost {
       process.removeListener("SIGTERM", this.signalHandler);
       process.removeListener("SIGINT", this.signalHandler);
     }
+    this.eventLoop.stop();
     this.logger.info("stopped");
   }
 

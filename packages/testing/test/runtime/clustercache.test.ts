@@ -5,6 +5,7 @@ import {
   isNodeReady,
   KubeClient,
   Manager,
+  NODE_PROVIDER_ID_INDEX,
   NodeResource,
   SecretResource,
   WorkloadClusterUnavailableError,
@@ -152,6 +153,11 @@ describe("ClusterCache (workload cluster access through the kubeconfig Secret)",
     await eventually(() => expect(delivered).toContain("node:wl-a:n-2"));
     await eventually(() => expect(reconciled).toContain("wl-a"));
     expect(connection.nodes.list().filter(isNodeReady)).toHaveLength(2);
+    // Nodes are indexed by providerID: a reconcile looks up its instances, not every Node.
+    const byProviderID = (id: string) =>
+      connection.nodes.byIndex(NODE_PROVIDER_ID_INDEX, id).map((n) => n.metadata?.name);
+    expect(byProviderID("fake:///n-2")).toEqual(["n-2"]);
+    expect(byProviderID("fake:///mgmt")).toEqual([]);
     expect(delivered.some((d) => d.includes("mgmt-only"))).toBe(false);
     // Health probes run against the workload cluster.
     await eventually(async () =>

@@ -23,10 +23,11 @@ import { resolveStrategy } from "../strategy.js";
  */
 async function availability<Spec, Settings>(
   scope: PoolScope<Spec, Settings>,
+  instances: readonly PoolInstance[],
 ): Promise<((instance: PoolInstance) => boolean) | undefined> {
   if (scope.options.readiness !== "node") return isInstanceAvailable;
   try {
-    const ready = await scope.api.readyNodeProviderIDs();
+    const ready = await scope.api.readyNodeProviderIDs(instances.map((i) => i.providerID));
     return (instance) => isInstanceAvailable(instance) && ready.has(instance.providerID);
   } catch (error) {
     if (!(error instanceof WorkloadClusterUnavailableError)) throw error;
@@ -128,7 +129,7 @@ export const scalePhase: PoolPhase<unknown, unknown> = {
       options.strategyOf(scope.state.spec),
     );
     const native = options.useNativeRollout ? scope.driver.nativeRollout : undefined;
-    const available = await availability(scope);
+    const available = await availability(scope, group.instances);
     const machines = scope.state.machines;
     const instances = machines
       ? group.instances.filter((i) => !machines.leaving.has(i.id))

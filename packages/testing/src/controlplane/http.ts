@@ -77,7 +77,10 @@ export async function createOrReplace(
   const { resourceVersion: _ignored, ...metadata } = body.metadata;
   const fresh = { ...body, metadata };
   let response = await rawRequest(target, "POST", path, fresh);
-  if (response.status === 409) {
+  // 409 on create: it exists, so replace it at the version just read. 409 on replace: someone wrote
+  // it in between (CAPI's manager migrates and annotates its CRDs as it starts), so read again.
+  for (let attempt = 0; response.status === 409 && attempt < 10; attempt++) {
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
     const current = await rawRequest(target, "GET", `${path}/${metadata.name}`);
     const stored = (current.body as { metadata?: { resourceVersion?: string } }).metadata;
     response = await rawRequest(target, "PUT", `${path}/${metadata.name}`, {

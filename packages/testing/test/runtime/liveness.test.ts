@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigMapResource, KubeClient } from "@capi-ts/sdk/runtime";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type ApiServer, startApiServer } from "../../src/index.js";
+import { type ApiServer, startApiServer, timeScale } from "../../src/index.js";
 import { until } from "../support/eventually.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -162,6 +162,7 @@ describe("liveness under a backlog of cache-only reconciles", () => {
     // Three passes over every object, counted by the child's own metrics endpoint. A starved child
     // answers neither: after three probes that got no answer within 5 s there is no point waiting.
     const target = 3 * objects;
+    const scaleAtStart = timeScale();
     let reconciles = 0;
     const deadline = performance.now() + 120_000;
     for (;;) {
@@ -181,17 +182,26 @@ describe("liveness under a backlog of cache-only reconciles", () => {
     await prober;
 
     expect(probes.filter((p) => p.status !== 200)).toEqual([]);
+    // The bounds hold on an idle machine. Beside other busy processes the OS, not the loop, delays the
+    // child's turns, so the ceilings stretch with the load (timeScale, 1 to 4): a starved loop misses
+    // them by seconds either way, as the probes above show.
+    const scale = Math.max(scaleAtStart, timeScale());
     const p99 = percentile(
       probes.map((p) => p.ms),
       99,
     );
-    expect(p99, `/healthz p99 over ${probes.length} probes`).toBeLessThanOrEqual(500);
+    expect(
+      p99,
+      `/healthz p99 over ${probes.length} probes (bound ×${scale.toFixed(2)})`,
+    ).toBeLessThanOrEqual(500 * scale);
 
     const metrics = await get(harness.ports.metrics, "/metrics");
     expect(metrics.status).toBe(200);
     const maxDelay = sample(metrics.body, "capi_ts_event_loop_delay_seconds", 'quantile="1"');
     expect(maxDelay, "event-loop delay max, s").toBeDefined();
-    expect(maxDelay).toBeLessThanOrEqual(0.25);
+    expect(maxDelay, `event-loop delay max, s (bound ×${scale.toFixed(2)})`).toBeLessThanOrEqual(
+      0.25 * scale,
+    );
 
     // The leader renewed its lease on time all along: gaps well inside the 3 s renew deadline.
     const renewals = api

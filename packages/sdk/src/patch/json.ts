@@ -48,16 +48,27 @@ class NotJsonTrail {
  */
 export function jsonClone<T>(value: T): T {
   try {
-    return cloneJson(value, 0, new Set()) as T;
+    return copyJson(value, 0, new Set(), false) as T;
   } catch (error) {
     if (error instanceof NotJsonTrail) throw new NotJsonError(error.problem, error.path);
     throw error;
   }
 }
 
-function cloneJson(value: unknown, depth: number, ancestors: Set<object>): unknown {
+/**
+ * The one walk behind {@link jsonClone} and {@link normalizeJson}: a copy through JSON semantics, with
+ * the path of a circular reference or of too deep a nesting. `omitEmpty` also drops what Go's
+ * `omitempty` would not serialise and turns a bigint into a number.
+ */
+function copyJson(
+  value: unknown,
+  depth: number,
+  ancestors: Set<object>,
+  omitEmpty: boolean,
+): unknown {
   if (value === null || typeof value !== "object") {
-    return typeof value === "function" || typeof value === "symbol" ? undefined : value;
+    if (typeof value === "function" || typeof value === "symbol") return undefined;
+    return omitEmpty && typeof value === "bigint" ? Number(value) : value;
   }
   if (ancestors.has(value)) throw new NotJsonTrail("circular");
   if (depth >= MAX_JSON_DEPTH) throw new NotJsonTrail("too deep");
@@ -68,18 +79,23 @@ function cloneJson(value: unknown, depth: number, ancestors: Set<object>): unkno
       const out = new Array(value.length);
       for (let i = 0; i < value.length; i++) {
         key = String(i);
-        out[i] = cloneJson(value[i], depth + 1, ancestors) ?? null;
+        out[i] = copyJson(value[i], depth + 1, ancestors, omitEmpty) ?? null;
       }
       return out;
     }
     const withToJSON = value as { toJSON?: () => unknown };
     if (typeof withToJSON.toJSON === "function") {
-      return cloneJson(withToJSON.toJSON(), depth + 1, ancestors);
+      return copyJson(withToJSON.toJSON(), depth + 1, ancestors, omitEmpty);
     }
     const out: Record<string, unknown> = {};
     for (key of Object.keys(value)) {
-      const child = cloneJson((value as Record<string, unknown>)[key], depth + 1, ancestors);
-      if (child !== undefined) out[key] = child;
+      const child = copyJson(
+        (value as Record<string, unknown>)[key],
+        depth + 1,
+        ancestors,
+        omitEmpty,
+      );
+      if (omitEmpty ? !isEmpty(child) : child !== undefined) out[key] = child;
     }
     return out;
   } catch (error) {
@@ -159,55 +175,10 @@ export function normalizeOmitEmpty(value: unknown): JsonValue | undefined {
  */
 export function normalizeJson(value: unknown): JsonValue | undefined {
   try {
-    return normalizeNode(value, 0, new Set());
+    return copyJson(value, 0, new Set(), true) as JsonValue | undefined;
   } catch (error) {
     if (error instanceof NotJsonTrail) throw new NotJsonError(error.problem, error.path);
     throw error;
-  }
-}
-
-function normalizeNode(
-  value: unknown,
-  depth: number,
-  ancestors: Set<object>,
-): JsonValue | undefined {
-  if (value === null || typeof value !== "object") {
-    if (value === undefined || typeof value === "function" || typeof value === "symbol")
-      return undefined;
-    if (typeof value === "bigint") return Number(value);
-    return value as JsonValue;
-  }
-  if (ancestors.has(value)) throw new NotJsonTrail("circular");
-  if (depth >= MAX_JSON_DEPTH) throw new NotJsonTrail("too deep");
-  ancestors.add(value);
-  let key = "";
-  try {
-    if (Array.isArray(value)) {
-      const out = new Array<JsonValue>(value.length);
-      for (let i = 0; i < value.length; i++) {
-        key = String(i);
-        out[i] = normalizeNode(value[i], depth + 1, ancestors) ?? null;
-      }
-      return out;
-    }
-    const withToJSON = value as { toJSON?: () => unknown };
-    if (typeof withToJSON.toJSON === "function") {
-      return normalizeNode(withToJSON.toJSON(), depth + 1, ancestors);
-    }
-    const out: Record<string, JsonValue> = {};
-    for (key of Object.keys(value)) {
-      const child = normalizeNode((value as Record<string, unknown>)[key], depth + 1, ancestors);
-      if (!isEmpty(child)) out[key] = child as JsonValue;
-    }
-    return out;
-  } catch (error) {
-    if (error instanceof NotJsonTrail && key !== "") {
-      error.path.unshift(key);
-      if (error.path.length > 64) error.path.pop();
-    }
-    throw error;
-  } finally {
-    ancestors.delete(value);
   }
 }
 

@@ -23,6 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApiServer } from "../../src/index.js";
 import { Clusters, cluster, eventually, ns, startCapiApiServer } from "../capi/support.js";
 import type { Backend } from "../support/backend.js";
+import { writeKubeconfigSecret } from "./support.js";
 
 const CANARY = "canary-7f3a-never-leaves-the-manager";
 const certificate = selfSignedCertificate(["127.0.0.1", "localhost"]);
@@ -82,22 +83,8 @@ function kubeconfig(clusterEntry: Record<string, unknown>, user: Record<string, 
   });
 }
 
-async function writeSecret(name: string, value: string | Buffer): Promise<void> {
-  const secret = {
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: {
-      name: `${name}-kubeconfig`,
-      namespace: ns,
-      labels: { "cluster.x-k8s.io/cluster-name": name },
-    },
-    data: { value: Buffer.from(value).toString("base64") },
-  };
-  const current = await client
-    .get(SecretResource, { namespace: ns, name: `${name}-kubeconfig` })
-    .catch(() => undefined);
-  if (current) await client.update(SecretResource, { ...secret, metadata: current.metadata });
-  else await client.create(SecretResource, secret);
+function writeSecret(name: string, value: string | Buffer): Promise<void> {
+  return writeKubeconfigSecret(client, ns, name, value);
 }
 
 let seq = 0;

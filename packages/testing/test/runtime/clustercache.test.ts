@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiServer, markWorkloadClusterReady, startApiServer } from "../../src/index.js";
 import { Clusters, cluster, eventually, ns, startCapiApiServer } from "../capi/support.js";
 import type { Backend } from "../support/backend.js";
+import { writeKubeconfigSecret } from "./support.js";
 
 let api: Backend;
 let client: KubeClient;
@@ -48,22 +49,8 @@ async function unavailable(name: string): Promise<WorkloadClusterUnavailableErro
   throw new Error(`connected to ${name}, expected a WorkloadClusterUnavailableError`);
 }
 
-async function writeKubeconfig(name: string, value: string): Promise<void> {
-  const secret = {
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: {
-      name: `${name}-kubeconfig`,
-      namespace: ns,
-      labels: { "cluster.x-k8s.io/cluster-name": name },
-    },
-    data: { value: Buffer.from(value).toString("base64") },
-  };
-  const current = await client
-    .get(SecretResource, { namespace: ns, name: `${name}-kubeconfig` })
-    .catch(() => undefined);
-  if (current) await client.mergePatch(SecretResource, current, { data: secret.data });
-  else await client.create(SecretResource, secret);
+function writeKubeconfig(name: string, value: string | Buffer): Promise<void> {
+  return writeKubeconfigSecret(client, ns, name, value);
 }
 
 beforeAll(async () => {

@@ -309,36 +309,25 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
   });
 
   if (mode === "scaffold") {
+    // `npm exec` of the packed create-capi-provider, as a user runs it.
+    const scaffolder = (...args: string[]) => [
+      "exec",
+      "--yes",
+      "--package",
+      tarballOf["create-capi-provider"] as string,
+      "--",
+      "create-capi-provider",
+      ...args,
+    ];
     const project = join(work, "acme-cloud-provider");
     step("scaffold (npm exec create-capi-provider)", () => {
       sh(
         "npm",
-        [
-          "exec",
-          "--yes",
-          "--package",
-          tarballOf["create-capi-provider"] as string,
-          "--",
-          "create-capi-provider",
-          project,
-          ...(machinePoolMachines ? ["--machine-pool-machines"] : []),
-        ],
+        scaffolder(project, ...(machinePoolMachines ? ["--machine-pool-machines"] : [])),
         work,
       );
       // Refuses to write into it again.
-      const again = spawnSync(
-        "npm",
-        [
-          "exec",
-          "--yes",
-          "--package",
-          tarballOf["create-capi-provider"] as string,
-          "--",
-          "create-capi-provider",
-          project,
-        ],
-        { cwd: work, encoding: "utf8" },
-      );
+      const again = spawnSync("npm", scaffolder(project), { cwd: work, encoding: "utf8" });
       if (again.status === 0 || !again.stderr.includes("is not empty"))
         fail("the scaffolder wrote into a non-empty folder");
     });
@@ -419,19 +408,7 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
         "a23456789-b23456789-c234567890",
       ]) {
         const folder = join(shapes, `${name}-provider`);
-        sh(
-          "npm",
-          [
-            "exec",
-            "--yes",
-            "--package",
-            tarballOf["create-capi-provider"] as string,
-            "--",
-            "create-capi-provider",
-            folder,
-          ],
-          work,
-        );
+        sh("npm", scaffolder(folder), work);
         sh("node", [tsc, "-p", "tsconfig.test.json"], folder);
         sh("node", [vitest, "run", "test/driver.test.ts"], folder);
         console.log(`    ${name}: typecheck and driver tests pass`);

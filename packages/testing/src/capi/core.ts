@@ -261,6 +261,27 @@ const clusterPausedTransitions: Predicate<ClusterObject> = {
   update: (oldObj, newObj) => (oldObj.spec?.paused === true) !== (newObj.spec?.paused === true),
 };
 
+const POOL_BY_PROVIDER_ID = "capi-ts.core/machinepool-provider-id";
+const POOL_BY_NODE = "capi-ts.core/machinepool-node-name";
+const MACHINE_BY_PROVIDER_ID = "capi-ts.core/machine-provider-id";
+const MACHINE_BY_NODE = "capi-ts.core/machine-node-name";
+
+/**
+ * Keeps, of the pools or Machines an index found for a Node, those of the Node's cluster: the
+ * namespace and cluster-name annotations core's Node watch filters by, each when the Node has it.
+ */
+function nodeMatcher(node: V1Node): <T extends KubernetesObject>(candidates: T[]) => T[] {
+  const annotations = node.metadata?.annotations ?? {};
+  const clusterName = annotations["cluster.x-k8s.io/cluster-name"];
+  const namespace = annotations["cluster.x-k8s.io/cluster-namespace"];
+  return (candidates) =>
+    candidates.filter(
+      (obj) =>
+        (!namespace || obj.metadata?.namespace === namespace) &&
+        (!clusterName || obj.metadata?.labels?.[Labels.ClusterName] === clusterName),
+    );
+}
+
 const silent: LoggerOptions = { level: "silent" };
 
 const MachineResource: ResourceDescriptor<clusterv1beta2.Machine> = clusterv1beta2.MachineResource;
@@ -376,7 +397,23 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
   };
   manager.cache.informerFor(CrdResource);
   manager.cache.informerFor(SecretResource);
-  manager.cache.informerFor(MachineResource);
+  // Core's indexes (`MachinePoolProviderIDIndex`, `MachineProviderIDIndex`, plus the Node name a
+  // pool or Machine already references): a Node event is mapped by lookup, not by a scan of every
+  // pool or Machine of its cluster, which at a thousand pools starved the emulator's event loop.
+  manager.cache.informerFor(MachineResource, {
+    indexers: {
+      [MACHINE_BY_PROVIDER_ID]: (m) => (m.spec?.providerID ? [m.spec.providerID] : []),
+      [MACHINE_BY_NODE]: (m) => (m.status?.nodeRef?.name ? [m.status.nodeRef.name] : []),
+    },
+  });
+  manager.cache.informerFor(MachinePoolResource, {
+    indexers: {
+      [POOL_BY_PROVIDER_ID]: (mp) => [...new Set(mp.spec?.providerIDList ?? [])],
+      [POOL_BY_NODE]: (mp) => [
+        ...new Set((mp.status?.nodeRefs ?? []).flatMap((ref) => (ref.name ? [ref.name] : []))),
+      ],
+    },
+  });
   const resolver = new ContractResolver(manager.cache);
   const syncTimeoutMs = options.startTimeoutMs ?? 30_000;
 
@@ -527,24 +564,20 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
   });
 
   const nodeToMachinePool = async (node: V1Node): Promise<ReconcileRequest[]> => {
-    const annotations = node.metadata?.annotations ?? {};
-    const clusterName = annotations["cluster.x-k8s.io/cluster-name"];
-    const namespace = annotations["cluster.x-k8s.io/cluster-namespace"];
-    const filter: { namespace?: string; labelSelector?: string } = {};
-    if (namespace) filter.namespace = namespace;
-    if (clusterName) filter.labelSelector = `cluster.x-k8s.io/cluster-name=${clusterName}`;
-    const pools = await manager.cache.list(MachinePoolResource, filter);
+    const matches = nodeMatcher(node);
     const key = (mp: MachinePoolObject) => ({
       namespace: mp.metadata?.namespace ?? "",
       name: mp.metadata?.name ?? "",
     });
-    const byName = pools.filter((mp) =>
-      (mp.status?.nodeRefs ?? []).some((ref) => ref.name === node.metadata?.name),
+    const byName = matches(
+      await manager.cache.byIndex(MachinePoolResource, POOL_BY_NODE, node.metadata?.name ?? ""),
     );
     if (byName.length === 1) return [key(byName[0] as MachinePoolObject)];
     const providerID = node.spec?.providerID;
     if (!providerID) return [];
-    const byID = pools.filter((mp) => (mp.spec?.providerIDList ?? []).includes(providerID));
+    const byID = matches(
+      await manager.cache.byIndex(MachinePoolResource, POOL_BY_PROVIDER_ID, providerID),
+    );
     return byID.length === 1 ? [key(byID[0] as MachinePoolObject)] : [];
   };
 
@@ -553,22 +586,20 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
    * annotations, the one whose `status.nodeRef` names the Node, else the one with its providerID.
    */
   const nodeToMachine = async (node: V1Node): Promise<ReconcileRequest[]> => {
-    const annotations = node.metadata?.annotations ?? {};
-    const clusterName = annotations["cluster.x-k8s.io/cluster-name"];
-    const namespace = annotations["cluster.x-k8s.io/cluster-namespace"];
-    const filter: { namespace?: string; labelSelector?: string } = {};
-    if (namespace !== undefined) filter.namespace = namespace;
-    if (clusterName !== undefined) filter.labelSelector = `${Labels.ClusterName}=${clusterName}`;
-    const machines: MachineObject[] = await manager.cache.list(MachineResource, filter);
+    const matches = nodeMatcher(node);
     const key = (m: MachineObject) => ({
       namespace: m.metadata?.namespace ?? "",
       name: m.metadata?.name ?? "",
     });
-    const byName = machines.filter((m) => m.status?.nodeRef?.name === node.metadata?.name);
+    const byName = matches(
+      await manager.cache.byIndex(MachineResource, MACHINE_BY_NODE, node.metadata?.name ?? ""),
+    );
     if (byName.length === 1) return [key(byName[0] as MachineObject)];
     const providerID = node.spec?.providerID;
     if (!providerID) return [];
-    const byID = machines.filter((m) => m.spec?.providerID === providerID);
+    const byID = matches(
+      await manager.cache.byIndex(MachineResource, MACHINE_BY_PROVIDER_ID, providerID),
+    );
     return byID.length === 1 ? [key(byID[0] as MachineObject)] : [];
   };
 

@@ -4,15 +4,26 @@
 // Tests follow the package rule too (a relative import may reach into a package the test's package
 // may import, nowhere else), and every listed package must be a dependency in package.json: those
 // are the edges turbo orders and hashes tasks by, so a typecheck is never replayed from a stale cache.
+// Inside a folder the order is free, but not circular: a cycle leaves a reader no file to start from.
+// And a phase of the kit's pipeline stands alone, so the pipeline's list is the only place phases meet.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
+import {
+  importCycles,
+  importGraph,
+  importsOf,
+  PHASE_RULE,
+  phaseImports,
+} from "../packages/integration/test/layers/import-graph.js";
 
 const root = resolve(import.meta.dirname, "..");
 
 /**
  * The SDK's folders, bottom to top, with what each may import. The client (runtime) sits below the
  * patch helper, as controller-runtime's client sits below CAPI's util/patch. The runtime is generic:
- * CAPI's watch filter, paused predicate and cluster-name index sit in contract, on the runtime's seams.
+ * CAPI's watch filter, paused predicate and cluster-name index sit in contract, on the runtime's seams,
+ * and the ClusterCache (workload clusters through `<cluster>-kubeconfig`) sits above contract, as
+ * CAPI's sits above controller-runtime.
  */
 export const SDK_LAYERS: Record<string, readonly string[]> = {
   api: [],
@@ -20,10 +31,20 @@ export const SDK_LAYERS: Record<string, readonly string[]> = {
   conditions: ["api", "runtime"],
   patch: ["api", "runtime", "conditions"],
   contract: ["api", "runtime", "conditions", "patch"],
+  clustercache: ["api", "runtime", "conditions", "patch", "contract"],
   crd: ["api", "runtime", "conditions", "patch", "contract"],
-  provider: ["api", "runtime", "conditions", "patch", "contract", "crd"],
-  webhook: ["api", "runtime", "conditions", "patch", "contract", "crd"],
-  manifests: ["api", "runtime", "conditions", "patch", "contract", "crd", "webhook"],
+  provider: ["api", "runtime", "conditions", "patch", "contract", "clustercache", "crd"],
+  webhook: ["api", "runtime", "conditions", "patch", "contract", "clustercache", "crd"],
+  manifests: [
+    "api",
+    "runtime",
+    "conditions",
+    "patch",
+    "contract",
+    "clustercache",
+    "crd",
+    "webhook",
+  ],
 };
 
 /**
@@ -65,20 +86,6 @@ function sourceFiles(folder: string): string[] {
     else if (/\.(ts|mts)$/.test(entry) && !entry.endsWith(".d.ts")) out.push(path);
   }
   return out;
-}
-
-/** Every module specifier a file imports or re-exports, statically or with `import()`, with its line. */
-function importsOf(text: string): { specifier: string; line: number }[] {
-  const found: { specifier: string; line: number }[] = [];
-  const pattern =
-    /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*["']([^"']+)["']|(?:^|[\s;])import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/gm;
-  for (const match of text.matchAll(pattern)) {
-    const specifier = match[1] ?? match[2] ?? match[3];
-    if (!specifier) continue;
-    const line = text.slice(0, match.index).split("\n").length;
-    found.push({ specifier, line });
-  }
-  return found;
 }
 
 /** The SDK folder (layer) a file of packages/sdk/src belongs to, or undefined for the root index. */
@@ -156,8 +163,14 @@ export function checkLayers(): Violation[] {
       // Tests are checked by checkTests.
       if (TEST_FILE.test(file)) continue;
       const text = readFileSync(file, "utf8");
+      const rel = relative(root, file);
+      if (pkg === "sdk") {
+        const inSdk = relative(src, file).split(sep).join("/");
+        for (const { specifier, line } of phaseImports(inSdk, text)) {
+          violations.push({ file: rel, line, specifier, rule: PHASE_RULE });
+        }
+      }
       for (const { specifier, line } of importsOf(text)) {
-        const rel = relative(root, file);
         const target = PACKAGE_NAMES[specifier.split("/").slice(0, 2).join("/")];
         if (target && target !== pkg && !allowed.includes(target)) {
           violations.push({
@@ -205,13 +218,47 @@ export function checkLayers(): Violation[] {
   return violations;
 }
 
+/**
+ * The packages each folder of whose src must be free of import cycles, its subfolders included (a
+ * cycle through `provider/phases` is a cycle of `provider`). Tests count too, and so do type-only
+ * imports: the graph is the one a reader follows, not the one left after compilation.
+ */
+const ACYCLIC_PACKAGES = ["sdk", "testing"] as const;
+
+/** One line per cycle, e.g. `import cycle in packages/sdk/src/crd: define.ts -> machine.ts -> define.ts`. */
+export function checkCycles(): string[] {
+  const found: string[] = [];
+  for (const pkg of ACYCLIC_PACKAGES) {
+    const src = join(root, "packages", pkg, "src");
+    for (const entry of readdirSync(src).sort()) {
+      const folder = join(src, entry);
+      if (!statSync(folder).isDirectory()) continue;
+      const files = new Map(
+        sourceFiles(folder).map((file) => [
+          relative(folder, file).split(sep).join("/"),
+          readFileSync(file, "utf8"),
+        ]),
+      );
+      for (const cycle of importCycles(importGraph(files))) {
+        found.push(`import cycle in ${relative(root, folder)}: ${cycle.join(" -> ")}`);
+      }
+    }
+  }
+  return found;
+}
+
 if (import.meta.main ?? process.argv[1] === import.meta.filename) {
   const violations = checkLayers();
+  const cycles = checkCycles();
   if (violations.length > 0) {
     console.error(`layers: ${violations.length} import(s) against docs/architecture.md:`);
     for (const v of violations)
       console.error(`  ${v.file}:${v.line} imports "${v.specifier}": ${v.rule}`);
-    process.exit(1);
   }
+  if (cycles.length > 0) {
+    console.error(`layers: ${cycles.length} import cycle(s) inside a folder:`);
+    for (const cycle of cycles) console.error(`  ${cycle}`);
+  }
+  if (violations.length > 0 || cycles.length > 0) process.exit(1);
   console.log("layers: every import follows docs/architecture.md");
 }

@@ -12,6 +12,7 @@ import {
   contractStatusZod,
 } from "./contract-fields.js";
 import { type InfraMachineDefinition, infraMachineDefinition } from "./machine.js";
+import type { Manifest } from "./manifest.js";
 import {
   NonStructuralSchemaError,
   type StructuralSchema,
@@ -71,26 +72,6 @@ export interface InfraMachinePoolInput<
   description?: string;
   /** Name of the aggregated ClusterRole (default `<plural>.<group>-capi-manager`). */
   clusterRoleName?: string;
-}
-
-/** A Kubernetes object manifest as plain JSON. */
-export interface Manifest {
-  /** `group/version`. */
-  apiVersion: string;
-  /** The object's kind, e.g. `CustomResourceDefinition` or `ClusterRole`. */
-  kind: string;
-  /**
-   * Name, namespace (for namespaced kinds), labels and annotations; the rest is set by the API
-   * server.
-   */
-  metadata: {
-    name: string;
-    namespace?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  /** Any other field. */
-  [key: string]: unknown;
 }
 
 /** The contract fields of an InfraMachinePool spec. */

@@ -7,7 +7,6 @@ export {
   type InfraMachinePoolDefinition,
   type InfraMachinePoolInput,
   type InfraMachinePoolObject,
-  type Manifest,
   type PrinterColumn,
 } from "./define.js";
 export {
@@ -17,6 +16,7 @@ export {
   type InfraMachineResource,
   infraMachineDefinition,
 } from "./machine.js";
+export type { Manifest } from "./manifest.js";
 export {
   KUBERNETES_STRING_FORMATS,
   NonStructuralSchemaError,

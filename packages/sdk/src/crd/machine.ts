@@ -13,7 +13,7 @@ import { pluralize } from "../conditions/pluralize.js";
 import { contractLabel, finalizerFor, Labels } from "../contract/constants.js";
 import { calculateCRDName } from "../contract/format.js";
 import { conditionsSchema, conditionZod, providerIDSchema } from "./contract-fields.js";
-import type { Manifest } from "./define.js";
+import type { Manifest } from "./manifest.js";
 import type { StructuralSchema } from "./structural.js";
 
 /** Where an InfraMachine kind is served: a runtime `ResourceDescriptor` as is. */

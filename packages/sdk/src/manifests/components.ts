@@ -1,6 +1,7 @@
 import { dump } from "js-yaml";
 import { Labels } from "../contract/constants.js";
-import type { InfraMachinePoolDefinition, Manifest } from "../crd/define.js";
+import type { InfraMachinePoolDefinition } from "../crd/define.js";
+import type { Manifest } from "../crd/manifest.js";
 import { webhookPath } from "../webhook/handlers.js";
 import { DEFAULT_WEBHOOK_CERT_DIR } from "../webhook/server.js";
 import {

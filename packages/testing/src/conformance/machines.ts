@@ -12,26 +12,11 @@ import { Annotations, formatLabelValue, Labels } from "@capi-ts/sdk/contract";
 import { type KubeClient, NodeResource, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { ConformanceError, type PoolObject } from "./invariants.js";
+import {
+  MACHINE_POOL_MACHINES_SCENARIOS,
+  type MachinePoolMachinesScenario,
+} from "./scenario-ids.js";
 import type { ConformanceKind, ConformancePool, ConformanceProvider } from "./types.js";
-
-/** The ids of the MachinePool Machines scenarios, in the order they run. */
-export const MACHINE_POOL_MACHINES_SCENARIOS = [
-  {
-    id: "machinePoolMachines",
-    title: "MachinePool Machines: one labelled InfraMachine per instance, a Machine for each (R11)",
-  },
-  {
-    id: "machineDeletePriority",
-    title: "scale-down takes the Machine annotated delete-machine, its Node cordoned first",
-  },
-  {
-    id: "machineDeleted",
-    title: "a deleted Machine removes exactly its instance, and the pool replaces it",
-  },
-] as const;
-
-/** A MachinePool Machines scenario id. */
-export type MachinePoolMachinesScenario = (typeof MACHINE_POOL_MACHINES_SCENARIOS)[number]["id"];
 
 type Machine = clusterv1beta2.Machine;
 type InfraMachine = KubernetesObject & {

@@ -1,6 +1,9 @@
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { MachinePoolMachinesScenario } from "./machines.js";
-import type { WorkloadClusterScenario } from "./workload.js";
+import type {
+  MachinePoolMachinesScenario,
+  RealCoreScenario,
+  WorkloadClusterScenario,
+} from "./scenario-ids.js";
 
 /** A pool the suite created: the InfraMachinePool and its MachinePool share this name. */
 export interface ConformancePool {
@@ -143,6 +146,7 @@ export type ConformanceScenario =
   | "apiServerFaults"
   | WorkloadClusterScenario
   | MachinePoolMachinesScenario
+  | RealCoreScenario
   | "watchFilter"
   | "cleanup";
 

@@ -19,27 +19,9 @@ import {
 import { KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
 import { kubeconfigYaml, markWorkloadClusterReady } from "../capi/index.js";
 import { ConformanceError, type PoolObject } from "./invariants.js";
+import { WORKLOAD_CLUSTER_SCENARIOS, type WorkloadClusterScenario } from "./scenario-ids.js";
 import { scaled } from "./time-scale.js";
 import type { ConformanceCore, ConformancePool, ConformanceProvider } from "./types.js";
-
-/** The ids of the workload-cluster scenarios, in the order they run. */
-export const WORKLOAD_CLUSTER_SCENARIOS = [
-  {
-    id: "workloadUnreachable",
-    title: "an unreachable workload cluster: named reason, no secret in it, backoff, recovery",
-  },
-  {
-    id: "kubeconfigRotation",
-    title: "a rotated kubeconfig Secret: reconnect, Node events keep arriving",
-  },
-  {
-    id: "nodesJoinLate",
-    title: "Nodes joining 500 ms late: a rollout keeps Ready Nodes ≥ replicas − maxUnavailable",
-  },
-] as const;
-
-/** A workload-cluster scenario id. */
-export type WorkloadClusterScenario = (typeof WORKLOAD_CLUSTER_SCENARIOS)[number]["id"];
 
 /** The Node join delay of `nodesJoinLate`, wall milliseconds. */
 export const LATE_NODE_JOIN_MS = 500;

@@ -1,0 +1,60 @@
+// A leaf of conformance/: the ids of the scenario groups that live in their own modules. The option
+// types (types.ts) name them and the scenario bodies (machines.ts, workload.ts) use the option types,
+// so the ids sit below both rather than in either.
+
+/** The ids of the workload-cluster scenarios, in the order they run. */
+export const WORKLOAD_CLUSTER_SCENARIOS = [
+  {
+    id: "workloadUnreachable",
+    title: "an unreachable workload cluster: named reason, no secret in it, backoff, recovery",
+  },
+  {
+    id: "kubeconfigRotation",
+    title: "a rotated kubeconfig Secret: reconnect, Node events keep arriving",
+  },
+  {
+    id: "nodesJoinLate",
+    title: "Nodes joining 500 ms late: a rollout keeps Ready Nodes ≥ replicas − maxUnavailable",
+  },
+] as const;
+
+/** A workload-cluster scenario id. */
+export type WorkloadClusterScenario = (typeof WORKLOAD_CLUSTER_SCENARIOS)[number]["id"];
+
+/** The ids of the MachinePool Machines scenarios, in the order they run. */
+export const MACHINE_POOL_MACHINES_SCENARIOS = [
+  {
+    id: "machinePoolMachines",
+    title: "MachinePool Machines: one labelled InfraMachine per instance, a Machine for each (R11)",
+  },
+  {
+    id: "machineDeletePriority",
+    title: "scale-down takes the Machine annotated delete-machine, its Node cordoned first",
+  },
+  {
+    id: "machineDeleted",
+    title: "a deleted Machine removes exactly its instance, and the pool replaces it",
+  },
+] as const;
+
+/** A MachinePool Machines scenario id. */
+export type MachinePoolMachinesScenario = (typeof MACHINE_POOL_MACHINES_SCENARIOS)[number]["id"];
+
+/**
+ * The ids of the scenarios that need a controller only real core runs (CAPI's MachineHealthCheck
+ * controller, the garbage collector of kube-controller-manager): skipped when the emulator judges.
+ */
+export const REAL_CORE_SCENARIOS = [
+  {
+    id: "machineHealthCheck",
+    title: "core's MachineHealthCheck counts the pool's Machines healthy; the pool is left alone",
+  },
+  {
+    id: "garbageCollection",
+    title:
+      "a deleted MachinePool's Machines and InfraMachines are gone, through the garbage collector",
+  },
+] as const;
+
+/** A real-core-only scenario id. */
+export type RealCoreScenario = (typeof REAL_CORE_SCENARIOS)[number]["id"];

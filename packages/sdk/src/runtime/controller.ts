@@ -3,7 +3,6 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import type { InformerCache, KindCacheOptions } from "./cache.js";
 import type { KubeClient } from "./client.js";
 import type { Clock } from "./clock.js";
-import type { ClusterCache, RawSource } from "./clustercache.js";
 import {
   FencedError,
   ReconcileTimeoutError,
@@ -25,14 +24,7 @@ import {
   parseObjectKey,
   type ResourceDescriptor,
 } from "./resource.js";
-
-/** What to reconcile: the key of the primary object. */
-export interface ReconcileRequest {
-  /** Namespace (absent for cluster-scoped kinds). */
-  namespace?: string;
-  /** Name. */
-  name: string;
-}
+import type { RawSource, ReconcileRequest } from "./source.js";
 
 /** What a reconcile asks for next. Returning nothing means "done until something changes". */
 export interface ReconcileResult {
@@ -580,9 +572,9 @@ export class ControllerBuilder {
 
   /**
    * A source that is not an informer of the management cluster (controller-runtime's
-   * `WatchesRawSource`), e.g. a workload cluster's Nodes through {@link ClusterCache.source}. Its
-   * requests are enqueued as they come; the watch filter and event filters do not apply (the reconcile
-   * checks the primary object).
+   * `WatchesRawSource`), e.g. a workload cluster's Nodes through the `source()` of a `ClusterCache`
+   * (`@capi-ts/sdk/clustercache`). Its requests are enqueued as they come; the watch filter and event
+   * filters do not apply (the reconcile checks the primary object).
    */
   watchesRawSource(source: RawSource): this {
     this.rawSources.push(source);

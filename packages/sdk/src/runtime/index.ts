@@ -23,26 +23,12 @@ export {
 } from "./client.js";
 export { type Clock, ManualClock, systemClock } from "./clock.js";
 export {
-  ClusterCache,
-  type ClusterCacheOptions,
-  type ClusterCacheTimings,
-  indexNodeByProviderID,
-  isNodeReady,
-  NODE_PROVIDER_ID_INDEX,
-  type RawSource,
-  type WorkloadClusterConnection,
-  type WorkloadClusterEvent,
-  WorkloadClusterUnavailableError,
-  type WorkloadClusterUnavailableReason,
-} from "./clustercache.js";
-export {
   Controller,
   ControllerBuilder,
   type ControllerHost,
   type ControllerOptions,
   type MapFunc,
   type ReconcileContext,
-  type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
   type SourceOptions,
@@ -175,3 +161,4 @@ export {
 export type { Runnable } from "./runnable.js";
 export { type SelfSignedCertificate, selfSignedCertificate } from "./selfsigned.js";
 export { DEFAULT_SERVING_LIMITS, type ServingLimits } from "./serving.js";
+export type { RawSource, ReconcileRequest } from "./source.js";

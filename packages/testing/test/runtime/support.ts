@@ -1,4 +1,4 @@
-import { type KubeClient, type ResourceDescriptor, SecretResource } from "@capi-ts/sdk/runtime";
+import type { ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { until } from "../support/eventually.js";
 
@@ -87,29 +87,4 @@ export async function eventually(
 /** Sleeps. */
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/**
- * Writes `value` as the `<cluster>-kubeconfig` Secret of `cluster` in `namespace` (labelled as CAPI
- * labels it), creating it or replacing its data.
- */
-export async function writeKubeconfigSecret(
-  client: KubeClient,
-  namespace: string,
-  cluster: string,
-  value: string | Buffer,
-): Promise<void> {
-  const name = `${cluster}-kubeconfig`;
-  const data = { value: Buffer.from(value).toString("base64") };
-  const current = await client.get(SecretResource, { namespace, name }).catch(() => undefined);
-  if (current) {
-    await client.mergePatch(SecretResource, current, { data });
-    return;
-  }
-  await client.create(SecretResource, {
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: { name, namespace, labels: { "cluster.x-k8s.io/cluster-name": cluster } },
-    data,
-  });
 }

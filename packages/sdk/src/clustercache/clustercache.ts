@@ -8,10 +8,11 @@
  */
 import type { KubeConfig, V1Node, V1Secret } from "@kubernetes/client-node";
 import type { Counter, Gauge } from "prom-client";
-import type { Cluster } from "../api/cluster.x-k8s.io/v1beta2.js";
-import { InformerCache, type SharedInformerDefaults } from "./cache.js";
-import { KubeClient, resourcePath } from "./client.js";
-import type { ControllerHost, ReconcileRequest } from "./controller.js";
+import { type Cluster, ClusterResource } from "../api/cluster.x-k8s.io/v1beta2.js";
+import { Labels } from "../contract/constants.js";
+import { InformerCache, type SharedInformerDefaults } from "../runtime/cache.js";
+import { KubeClient, resourcePath } from "../runtime/client.js";
+import type { ControllerHost } from "../runtime/controller.js";
 import {
   ApiError,
   ConnectionError,
@@ -19,23 +20,22 @@ import {
   ResponseTooLargeError,
   TimeoutError,
   UnauthorizedError,
-} from "./errors.js";
-import { compareResourceVersions, type Informer } from "./informer.js";
+} from "../runtime/errors.js";
+import { compareResourceVersions, type Informer } from "../runtime/informer.js";
 import {
   KubeconfigRefusedError,
   MAX_KUBECONFIG_BYTES,
   parseWorkloadKubeconfig,
-} from "./kubeconfig.js";
-import type { RuntimeLogger } from "./logging.js";
-import { promClient } from "./promclient.js";
+} from "../runtime/kubeconfig.js";
+import type { RuntimeLogger } from "../runtime/logging.js";
+import { promClient } from "../runtime/promclient.js";
 import {
   NodeResource,
   type ObjectKey,
   objectKeyString,
-  type ResourceDescriptor,
   SecretResource,
-} from "./resource.js";
-import type { Runnable } from "./runnable.js";
+} from "../runtime/resource.js";
+import type { RawSource, ReconcileRequest } from "../runtime/source.js";
 
 /** Why a workload cluster cannot be reached (a condition reason a controller can publish as is). */
 export type WorkloadClusterUnavailableReason =
@@ -100,15 +100,6 @@ export interface WorkloadClusterEvent {
   readonly oldNode?: V1Node;
 }
 
-/**
- * A watch source fed by something other than a management-cluster informer: a controller adds it with
- * `ControllerBuilder.watchesRawSource`, and it calls `enqueue` with the requests to reconcile.
- */
-export interface RawSource {
-  /** Starts delivering; returns the function that stops it. */
-  start(enqueue: (requests: readonly ReconcileRequest[]) => void): () => void;
-}
-
 /** Timings of a {@link ClusterCache} (CAPI core's defaults in brackets where they differ). */
 export interface ClusterCacheTimings {
   /** First wait after a failed connection attempt, ms. Default 1,000 [30,000 fixed]. */
@@ -127,14 +118,29 @@ export interface ClusterCacheTimings {
   connectTimeoutMs?: number;
 }
 
-/** Options of {@link ClusterCache}. */
+/**
+ * The management cluster's side of a {@link ClusterCache}: its client reads the kubeconfig Secrets, its
+ * cache's Cluster and Secret informers tell when a Cluster goes away or its Secret changes, its metrics
+ * registry gets the connection metrics. A `Manager` fits.
+ */
+export interface ClusterCacheHost
+  extends Pick<ControllerHost, "client" | "cache" | "logger" | "metrics"> {
+  /**
+   * Runs a runnable with the host, stopped when the host stops (a `Manager`'s `add`): the cache adds
+   * itself, so its connections close with the manager. A host without it leaves that to
+   * {@link ClusterCache.stop}.
+   */
+  add?(runnable: { readonly name: string; start(): Promise<void>; stop(): Promise<void> }): void;
+}
+
+/** Options of {@link ClusterCache}, given at construction. */
 export interface ClusterCacheOptions extends ClusterCacheTimings {
   /**
-   * The management cluster's side: its client reads the kubeconfig Secrets, its cache's Cluster and
-   * Secret informers tell when a Cluster goes away or its Secret changes, its metrics registry gets
-   * the connection metrics. A `Manager` fits.
+   * Names the cache in logs and as the host's runnable, which must be unique in a manager. Default
+   * `clustercache`. A second cache in one manager needs a name of its own, though sharing the first
+   * is usually what is wanted.
    */
-  readonly host: Pick<ControllerHost, "client" | "cache" | "logger" | "metrics">;
+  readonly name?: string;
   /** Field manager of writes to workload clusters. Default: the management client's. */
   readonly fieldManager?: string;
   /** Informer settings of the workload clusters' Node informers. */
@@ -165,21 +171,6 @@ interface Accessor {
 }
 
 const KUBECONFIG_SUFFIX = "-kubeconfig";
-
-/**
- * CAPI's Cluster, as the generated `ClusterResource` names it (the cache keys informers by group,
- * version and plural, so both share one), without importing the generated module: its zod schemas
- * would cost a process that imports only the runtime several MiB of heap.
- */
-const ClusterResource: ResourceDescriptor<Cluster> = {
-  group: "cluster.x-k8s.io",
-  version: "v1beta2",
-  kind: "Cluster",
-  plural: "clusters",
-  scope: "Namespaced",
-  subresources: { status: true },
-};
-const CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name";
 
 /** Metrics of the connections, with CAPI core's names and labels. */
 class ClusterCacheMetrics {
@@ -228,8 +219,6 @@ class ClusterCacheMetrics {
   }
 }
 
-const caches = new WeakMap<object, ClusterCache>();
-
 /**
  * Workload cluster access for any controller, as CAPI core's `ClusterCache`: {@link ClusterCache.connect}
  * returns the Cluster's connection — a {@link KubeClient} and a synced Node informer of its workload
@@ -240,6 +229,13 @@ const caches = new WeakMap<object, ClusterCache>();
  * attempt is not repeated before its backoff ends (1 s doubling to 30 s), unless the Secret changes.
  * {@link ClusterCache.source} re-triggers reconciles on Node events and on connection changes.
  *
+ * Build one per manager with its options, and hand it to every controller that reaches workload
+ * clusters — the kit (`MachinePoolControllerOptions.clusterCache`) and a provider's own controllers —
+ * as CAPI's `main.go` hands its ClusterCache to each reconciler: each workload cluster then gets one
+ * connection and one Node informer, whoever reads it. Nothing is shared behind the caller's back: two
+ * caches are two sets of connections. A cache adds itself to the manager, which closes its connections
+ * when it stops.
+ *
  * Metrics (in the host's registry): `capi_cluster_cache_connection_up`,
  * `capi_cluster_cache_healthcheck`, `capi_cluster_cache_healthchecks_total` (CAPI core's names) and
  * `capi_ts_cluster_cache_connection_attempts_total{result}`, each labelled by `cluster_name` and
@@ -247,7 +243,8 @@ const caches = new WeakMap<object, ClusterCache>();
  *
  * @example
  * ```ts
- * const clusters = ClusterCache.of(manager);
+ * const clusters = new ClusterCache(manager, { connectTimeoutMs: 5_000 });
+ * machinePoolController(driver, { manager, kind: FooMachinePool, clusterCache: clusters });
  * manager.controller("foo")
  *   .for(FooResource)
  *   .watchesRawSource(clusters.source((event) => poolsOfCluster(event.cluster)))
@@ -258,6 +255,9 @@ const caches = new WeakMap<object, ClusterCache>();
  * ```
  */
 export class ClusterCache {
+  /** The name of the cache ({@link ClusterCacheOptions.name}). */
+  readonly name: string;
+  private readonly host: ClusterCacheHost;
   private readonly options: ClusterCacheOptions;
   private readonly log: RuntimeLogger;
   private readonly metrics: ClusterCacheMetrics;
@@ -271,29 +271,25 @@ export class ClusterCache {
   private stopped = false;
 
   /**
-   * The cache shared by every controller of a host (a `Manager`), created on first use with `options`
-   * (later calls' options are ignored).
+   * Creates the cache with its options, adds it to the host (a `Manager`: it closes the connections
+   * when it stops), and subscribes to the host's Cluster and kubeconfig Secret events. Connections are
+   * made on first use. Throws a `RangeError` for a timing that is not a positive number, and an
+   * `Error` when the manager already runs a cache of this name.
+   *
+   * @param host - the management cluster's side; a `Manager`
+   * @param options - timings and settings; every one has a default
    */
-  static of(
-    host: ClusterCacheOptions["host"] & { add?(runnable: Runnable): void },
-    options: Omit<ClusterCacheOptions, "host"> = {},
-  ): ClusterCache {
-    let cache = caches.get(host);
-    if (!cache) {
-      const created = new ClusterCache({ ...options, host });
-      cache = created;
-      caches.set(host, created);
-      // A Manager closes the connections when it stops.
-      host.add?.({ name: "clustercache", start: async () => {}, stop: () => created.stop() });
-    }
-    return cache;
-  }
-
-  /** Creates the cache and subscribes to the host's Cluster and kubeconfig Secret events. */
-  constructor(options: ClusterCacheOptions) {
+  constructor(host: ClusterCacheHost, options: ClusterCacheOptions = {}) {
+    this.host = host;
     this.options = options;
-    this.log = options.host.logger.child({ component: "clustercache" });
-    this.metrics = new ClusterCacheMetrics(options.host.metrics.registry);
+    this.name = options.name ?? "clustercache";
+    if (typeof this.name !== "string" || this.name === "") {
+      throw new TypeError("ClusterCache: name must be a non-empty string");
+    }
+    this.log = host.logger.child({
+      component: "clustercache",
+      ...(options.name !== undefined ? { clusterCache: this.name } : {}),
+    });
     this.retryMs = positive("connectionRetryMs", options.connectionRetryMs, 1_000);
     this.maxRetryMs = positive("maxConnectionRetryMs", options.maxConnectionRetryMs, 30_000);
     this.probeMs = positive("healthProbeIntervalMs", options.healthProbeIntervalMs, 10_000);
@@ -303,7 +299,18 @@ export class ClusterCache {
       5,
     );
     this.timeoutMs = positive("connectTimeoutMs", options.connectTimeoutMs, 10_000);
-    const cache = options.host.cache;
+    if (host.add) {
+      try {
+        host.add({ name: this.name, start: async () => {}, stop: () => this.stop() });
+      } catch (error) {
+        throw new Error(
+          `ClusterCache: the manager already runs a runnable named "${this.name}" (another ClusterCache?): pass that one to every controller that needs it, or give this one another name`,
+          { cause: error },
+        );
+      }
+    }
+    this.metrics = new ClusterCacheMetrics(host.metrics.registry);
+    const cache = host.cache;
     cache.informerFor(ClusterResource).addEventHandler({
       onDelete: (cluster: Cluster) => void this.disconnect(keyOf(cluster), "Cluster deleted", true),
     });
@@ -330,7 +337,7 @@ export class ClusterCache {
     };
     // The kit's bootstrap Secret watch uses the same selector: one informer serves both.
     cache
-      .informerFor(SecretResource, { labelSelector: CLUSTER_NAME_LABEL }, "the ClusterCache")
+      .informerFor(SecretResource, { labelSelector: Labels.ClusterName }, "the ClusterCache")
       .addEventHandler({
         onAdd: (secret, meta) => {
           if (!meta.initial) secretChanged(secret);
@@ -516,7 +523,7 @@ export class ClusterCache {
       });
     let secret: V1Secret;
     try {
-      secret = await this.options.host.client.get(
+      secret = await this.host.client.get(
         SecretResource,
         { namespace, name: secretName },
         { signal },
@@ -572,7 +579,7 @@ export class ClusterCache {
     }
     const server = kubeConfig.getCurrentCluster()?.server ?? "";
     const client = new KubeClient(kubeConfig, {
-      fieldManager: this.options.fieldManager ?? this.options.host.client.fieldManager,
+      fieldManager: this.options.fieldManager ?? this.host.client.fieldManager,
       requestTimeoutMs: this.timeoutMs,
       maxThrottleRetries: 0,
     });

@@ -10,13 +10,12 @@ import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ClusterCache, WorkloadClusterUnavailableError } from "@capi-ts/sdk/clustercache";
 import {
-  ClusterCache,
   type KubeClient,
   Manager,
   SecretResource,
   selfSignedCertificate,
-  WorkloadClusterUnavailableError,
 } from "@capi-ts/sdk/runtime";
 import { dump } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -124,7 +123,7 @@ beforeAll(async () => {
     name: "attack-test",
     logger: { level: "silent" },
   });
-  clusters = ClusterCache.of(manager, {
+  clusters = new ClusterCache(manager, {
     connectionRetryMs: 50,
     maxConnectionRetryMs: 100,
     connectTimeoutMs: 1_500,
@@ -287,8 +286,8 @@ describe("a hostile <cluster>-kubeconfig Secret", { timeout: 20_000 }, () => {
 
   it("accepts insecure-skip-tls-verify only when the ClusterCache allows it", async () => {
     const workload = await startApiServer({ tls: true });
-    const lenient = new ClusterCache({
-      host: manager,
+    const lenient = new ClusterCache(manager, {
+      name: "lenient-clustercache",
       allowInsecureSkipTLSVerify: true,
       connectTimeoutMs: 5_000,
     });

@@ -3,13 +3,10 @@
 import {
   ClusterCache,
   isNodeReady,
-  KubeClient,
-  Manager,
   NODE_PROVIDER_ID_INDEX,
-  NodeResource,
-  SecretResource,
   WorkloadClusterUnavailableError,
-} from "@capi-ts/sdk/runtime";
+} from "@capi-ts/sdk/clustercache";
+import { KubeClient, Manager, NodeResource, SecretResource } from "@capi-ts/sdk/runtime";
 import type { V1Node } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiServer, markWorkloadClusterReady, startApiServer } from "../../src/index.js";
@@ -63,7 +60,7 @@ beforeAll(async () => {
     name: "cc-test",
     logger: { level: "silent" },
   });
-  clusters = ClusterCache.of(manager, {
+  clusters = new ClusterCache(manager, {
     connectionRetryMs: 150,
     maxConnectionRetryMs: 300,
     healthProbeIntervalMs: 100,
@@ -100,8 +97,10 @@ afterAll(async () => {
 describe("ClusterCache (workload cluster access through the kubeconfig Secret)", {
   timeout: 20_000,
 }, () => {
-  it("is shared per manager", () => {
-    expect(ClusterCache.of(manager)).toBe(clusters);
+  it("is the manager's runnable: a second cache of the same name is refused, saying to share it", () => {
+    expect(() => new ClusterCache(manager)).toThrow(
+      /already runs a runnable named "clustercache".*pass that one to every controller/,
+    );
   });
 
   it("names a missing Secret, backs off, and connects as soon as the Secret is written", async () => {

@@ -1,0 +1,31 @@
+/**
+ * Workload cluster access, as CAPI core's `ClusterCache`: one client and one Node informer per
+ * workload cluster, built from the Cluster's `<cluster>-kubeconfig` Secret, and a watch source that
+ * re-triggers a controller's reconciles on that cluster's Node events. It sits above the contract
+ * layer (it speaks CAPI: the Cluster kind, the cluster-name label, the kubeconfig Secret), as CAPI's
+ * sits above controller-runtime, and is handed to whoever needs it: the kit
+ * (`MachinePoolControllerOptions.clusterCache`) or a provider's own controller.
+ *
+ * @example
+ * ```ts
+ * import { ClusterCache } from "@capi-ts/sdk/clustercache";
+ *
+ * const clusters = new ClusterCache(manager, { connectTimeoutMs: 5_000 }); // one per manager
+ * machinePoolController(fooDriver, { manager, kind: FooMachinePool, clusterCache: clusters });
+ * ```
+ *
+ * @packageDocumentation
+ */
+export {
+  ClusterCache,
+  type ClusterCacheHost,
+  type ClusterCacheOptions,
+  type ClusterCacheTimings,
+  indexNodeByProviderID,
+  isNodeReady,
+  NODE_PROVIDER_ID_INDEX,
+  type WorkloadClusterConnection,
+  type WorkloadClusterEvent,
+  WorkloadClusterUnavailableError,
+  type WorkloadClusterUnavailableReason,
+} from "./clustercache.js";

@@ -10,7 +10,7 @@ import {
   machinePoolController,
   type PoolDriver,
 } from "@capi-ts/sdk";
-import { ClusterCache, type ClusterCacheTimings } from "@capi-ts/sdk/runtime";
+import { ClusterCache, type ClusterCacheTimings } from "@capi-ts/sdk/clustercache";
 import type {
   ConformanceEnvironment,
   ConformancePool,
@@ -62,8 +62,9 @@ export interface FakeCloudConformanceOptions {
    */
   ignoreWatchFilter?: boolean;
   /**
-   * Timings of the manager's {@link ClusterCache} (the suite's own tests use it to play a provider that
-   * retries an unreachable workload cluster without backoff).
+   * Timings of a {@link ClusterCache} built for the provider and passed to the kit (the suite's own
+   * tests use it to play a provider that retries an unreachable workload cluster without backoff).
+   * Default: the kit's own, with default timings.
    */
   clusterCache?: ClusterCacheTimings;
   /**
@@ -121,12 +122,14 @@ export function fakeCloudConformance(
         ...(options.ignoreWatchFilter ? {} : { watchFilterValue: env.watchFilterValue }),
         gracefulShutdownTimeoutMs: 2000,
       });
-      if (options.clusterCache) ClusterCache.of(manager, options.clusterCache);
       machinePoolController(driver, {
         pollIntervalMs: 50,
         resyncPeriodMs: 500,
         // Count an instance available once its Node is Ready, so a rollout never drops Ready Nodes.
         readiness: "node",
+        ...(options.clusterCache
+          ? { clusterCache: new ClusterCache(manager, options.clusterCache) }
+          : {}),
         ...options.controller,
         manager,
         kind,

@@ -18,13 +18,18 @@ import {
 } from "../capi/index.js";
 import { type RealCapiCore, startControlPlane } from "../controlplane/index.js";
 import { capiCrdsFolder } from "../crds.js";
+import { realCoreScenarios } from "./core-controllers.js";
 import { ConformanceError, InvariantMonitor, type PoolObject } from "./invariants.js";
 import {
-  MACHINE_POOL_MACHINES_SCENARIOS,
   type MachinesScenarioHost,
   machinePoolMachinesScenarios,
   machinesProblem,
 } from "./machines.js";
+import {
+  MACHINE_POOL_MACHINES_SCENARIOS,
+  REAL_CORE_SCENARIOS,
+  WORKLOAD_CLUSTER_SCENARIOS,
+} from "./scenario-ids.js";
 import { scaled } from "./time-scale.js";
 import type {
   ConformanceCore,
@@ -37,7 +42,6 @@ import type {
 import {
   openWorkloadAccess,
   realWorkloadAccess,
-  WORKLOAD_CLUSTER_SCENARIOS,
   type WorkloadAccessIssuer,
   type WorkloadScenarioHost,
   workloadClusterScenarios,
@@ -69,6 +73,7 @@ export const CONFORMANCE_SCENARIOS: readonly {
   { id: "apiServerFaults", title: "API server errors and cut watches" },
   ...WORKLOAD_CLUSTER_SCENARIOS,
   ...MACHINE_POOL_MACHINES_SCENARIOS,
+  ...REAL_CORE_SCENARIOS,
   { id: "watchFilter", title: "a pool outside the watch filter is never touched (R20)" },
   { id: "cleanup", title: "every pool deleted leaves nothing behind" },
 ];
@@ -483,6 +488,14 @@ export class MachinePoolConformance {
           m.title,
           () => m.skipReason(),
           () => m.run(),
+        ],
+      ),
+      ...realCoreScenarios(() => ({ ...this.#machinesHost(), core: this.core })).map(
+        (r): [string, string, () => string | undefined, () => Promise<void>] => [
+          r.id,
+          r.title,
+          () => r.skipReason(),
+          () => r.run(),
         ],
       ),
       [

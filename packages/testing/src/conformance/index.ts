@@ -12,11 +12,11 @@ export {
 export {
   MACHINE_POOL_MACHINES_SCENARIOS,
   type MachinePoolMachinesScenario,
-} from "./machines.js";
-export { scaled, timeScale } from "./time-scale.js";
-export type * from "./types.js";
-export {
-  LATE_NODE_JOIN_MS,
+  REAL_CORE_SCENARIOS,
+  type RealCoreScenario,
   WORKLOAD_CLUSTER_SCENARIOS,
   type WorkloadClusterScenario,
-} from "./workload.js";
+} from "./scenario-ids.js";
+export { scaled, timeScale } from "./time-scale.js";
+export type * from "./types.js";
+export { LATE_NODE_JOIN_MS } from "./workload.js";

@@ -276,9 +276,13 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
     // everything was on it; most of it is the cluster.x-k8s.io/v1beta2 types the kit's options name).
     const budgets: Array<[string, string, number]> = [
       ["@capi-ts/sdk", "dist/index.d.ts", 570 * kib],
-      // The runtime grew by the ClusterCache (workload clusters) and the secure diagnostics server.
+      // The runtime grew by the secure diagnostics server; the ClusterCache left it for its own
+      // subpath, which names the runtime's client, informer and controller host: 124 KiB with them.
       ["@capi-ts/sdk/runtime", "dist/runtime/index.d.ts", 125 * kib],
+      ["@capi-ts/sdk/clustercache", "dist/clustercache/index.d.ts", 145 * kib],
       ["@capi-ts/sdk/provider", "dist/provider/index.d.ts", 570 * kib],
+      // The test kit names the provider contract it builds scopes of: about what /provider weighs.
+      ["@capi-ts/sdk/provider/testing", "dist/provider/testing.d.ts", 580 * kib],
       // MachinePool Machines (the InfraMachine kind, its object type, the kit's machines API) grew
       // crd to 59 KiB, manifests to 65, provider and the root to 496 / 494, webhook to 511.
       ["@capi-ts/sdk/crd", "dist/crd/index.d.ts", 68 * kib],

@@ -7,6 +7,7 @@ const subpaths = [
   "provider",
   "crd",
   "contract",
+  "clustercache",
   "patch",
   "conditions",
   "webhook",
@@ -24,6 +25,7 @@ export default defineConfig({
   entry: {
     index: "src/index.ts",
     ...Object.fromEntries(subpaths.map((name) => [`${name}/index`, `src/${name}/index.ts`])),
+    "provider/testing": "src/provider/testing.ts",
     "api/index": "src/api/index.ts",
     ...Object.fromEntries(apiVersions.map((name) => [name, `src/${name}.ts`])),
   },

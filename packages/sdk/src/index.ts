@@ -12,6 +12,7 @@
  * | `@capi-ts/sdk/provider` | the whole provider kit: phases, pool scope, strategy planning, error policy, test doubles |
  * | `@capi-ts/sdk/crd` | `defineInfraMachinePool` and zod → structural schema |
  * | `@capi-ts/sdk/contract` | InfraMachinePool contract helpers (owners, pause, finalizers, bootstrap data, status) and what a CAPI controller adds to the runtime's watches (watch-filter and paused predicates, cluster-name index) |
+ * | `@capi-ts/sdk/clustercache` | workload cluster access (`ClusterCache`: a client and a Node informer per workload cluster, through `<cluster>-kubeconfig`), for the kit and a provider's own controllers |
  * | `@capi-ts/sdk/patch` | the patch helper (diff + merge patch with optimistic locking) |
  * | `@capi-ts/sdk/conditions` | v1beta2 and v1beta1 conditions |
  * | `@capi-ts/sdk/webhook` | admission webhooks served by the manager over TLS |

@@ -316,6 +316,20 @@ async function runOne(pools: number): Promise<Row> {
   const writeKinds = [
     ...new Set(writes.map((w) => `${w.verb} ${w.resource}/${w.subresource ?? ""}`)),
   ];
+  // A write at steady state is a finding: say which Ready reasons the writes carried.
+  const readyReasons = new Map<string, number>();
+  for (const write of writes) {
+    const conditions = (
+      write.body as { status?: { conditions?: { type?: string; reason?: string }[] } }
+    )?.status?.conditions;
+    const ready = conditions?.find((c) => c.type === "Ready")?.reason ?? "(no Ready change)";
+    readyReasons.set(ready, (readyReasons.get(ready) ?? 0) + 1);
+  }
+  if (writes.length > 0) {
+    console.log(
+      `  steady-state writes by the Ready reason they carry: ${[...readyReasons].map(([r, n]) => `${r} ${n}`).join(", ")}`,
+    );
+  }
   const steadyReconciles = (await reconcileCount(manager)) - reconcilesMark;
 
   await manager.stop();

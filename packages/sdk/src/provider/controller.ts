@@ -2,7 +2,7 @@
  * `machinePoolController(driver, options)`: the InfraMachinePool reconciler a provider gets for
  * implementing a {@link PoolDriver}. This module loads the scope, runs the guards (owner, watch
  * filter, finalizer, pause), runs the phase pipeline ({@link defaultPoolPhases}), applies the error
- * policy ({@link errorPolicy}) and writes the pool through the patch helper.
+ * policy (the error policy (`errors.ts`)) and writes the pool through the patch helper.
  *
  * @module
  */
@@ -11,6 +11,7 @@ import {
   type MachinePool,
   MachinePoolResource,
 } from "../api/cluster.x-k8s.io/v1beta2.js";
+import { ClusterCache, isNodeReady, NODE_PROVIDER_ID_INDEX } from "../clustercache/clustercache.js";
 import { ConditionTypes } from "../conditions/constants.js";
 import { getCondition, setCondition } from "../conditions/v1beta2.js";
 import { finalizerFor, Labels } from "../contract/constants.js";
@@ -19,7 +20,6 @@ import { findOwnerMachinePoolRef } from "../contract/owners.js";
 import { updatePausedCondition } from "../contract/pause.js";
 import { readMachinePool } from "../contract/readers.js";
 import { PatchHelper } from "../patch/helper.js";
-import { ClusterCache, isNodeReady, NODE_PROVIDER_ID_INDEX } from "../runtime/clustercache.js";
 import type { Controller, ReconcileContext, ReconcileResult } from "../runtime/controller.js";
 import { FencedError, isNotFound } from "../runtime/errors.js";
 import { redactText } from "../runtime/redact.js";
@@ -33,9 +33,12 @@ import {
   type ResolvedPoolOptions,
   resolvePoolOptions,
 } from "./options.js";
-import { checkDriverModel } from "./phases/model.js";
-import { defaultDeletePhases, defaultPoolPhases, type PoolPhase, runPhases } from "./pipeline.js";
-import { createPoolScope, type PoolApi, type PoolObject, type ReadyState } from "./scope.js";
+import type { PoolPhase } from "./phase.js";
+import { defaultDeletePhases, defaultPoolPhases, runPhases } from "./pipeline.js";
+import { createPoolScope } from "./pool-scope.js";
+import type { PoolApi, PoolObject, ReadyState } from "./scope.js";
+import { checkPhaseOrder, sectionsOf } from "./sections.js";
+import { checkDriverModel } from "./steps/driver-shape.js";
 import { watchPools } from "./watches.js";
 
 export * from "./options.js";
@@ -55,7 +58,7 @@ const MIN_DELAY_MS = 1;
  * {@link defaultPoolPhases} (bootstrap data, template stamp, group, scale / roll / remediate, native
  * rollout, prune, publish). Nothing is written when nothing changed.
  *
- * Failures go through one function, {@link errorPolicy}: `waiting` and `throttled` requeue after
+ * Failures go through one function, the error policy (`errors.ts`): `waiting` and `throttled` requeue after
  * their delay, `transient` backs off, `terminal` is `Ready=False` with the driver's reason and a
  * Warning Event, retried at the next resync or change; a failure at steady state changes nothing
  * until it persists. Runaway drivers are stopped with a named reason ({@link PoolReasons}).
@@ -87,6 +90,7 @@ class PoolReconciler<Spec, Settings> {
   readonly #name: string;
   readonly #apiVersion: string;
   readonly #memories = new PoolMemories();
+  readonly #clusterCache: ClusterCache | undefined;
   readonly #phases: readonly PoolPhase<Spec, Settings>[];
   readonly #deletePhases: readonly PoolPhase<Spec, Settings>[];
 
@@ -126,11 +130,24 @@ class PoolReconciler<Spec, Settings> {
     this.#apiVersion = `${kind.group}/${version}`;
     this.#finalizer = kind.finalizer ?? finalizerFor(kind.kind, kind.group);
     this.#name = options.name ?? kind.kind.toLowerCase();
+    this.#clusterCache =
+      options.clusterCache ??
+      (this.#resolved.readiness === "node"
+        ? new ClusterCache(options.manager, { name: `${this.#name}-clustercache` })
+        : undefined);
     const defaults = defaultPoolPhases<Spec, Settings>();
     this.#phases = options.phases
       ? (options.phases(defaults as PoolPhase<Spec, unknown>[]) as PoolPhase<Spec, Settings>[])
       : defaults;
     this.#deletePhases = defaultDeletePhases<Spec, Settings>();
+    // A list that cannot work fails here, with the phase and section, not at the first reconcile.
+    try {
+      checkPhaseOrder(this.#phases);
+    } catch (error) {
+      throw new TypeError(
+        `machinePoolController: ${(error as Error).message.replace(/^phases: /, "the phases option: ")}`,
+      );
+    }
   }
 
   register(): Controller {
@@ -145,7 +162,7 @@ class PoolReconciler<Spec, Settings> {
         manager: this.#options.manager,
         resource: this.#resource,
         name: this.#name,
-        nodes: this.#resolved.readiness === "node",
+        nodes: this.#resolved.readiness === "node" ? this.#clusterCache : undefined,
         machines: this.#resolved.machines?.resource,
         secrets: this.#resolved.bootstrapData !== "none",
         controllerOptions: {
@@ -194,7 +211,12 @@ class PoolReconciler<Spec, Settings> {
       // The workload cluster's Nodes, through its kubeconfig Secret: never the management cluster's.
       // Looked up by providerID: a workload cluster may hold thousands of Nodes, a pool a few.
       readyNodeProviderIDs: async (providerIDs) => {
-        const { nodes } = await ClusterCache.of(this.#options.manager).connect(cluster);
+        if (!this.#clusterCache) {
+          throw new Error(
+            'readyNodeProviderIDs: the controller has no ClusterCache (readiness is "instance")',
+          );
+        }
+        const { nodes } = await this.#clusterCache.connect(cluster);
         const ready = new Set<string>();
         for (const id of providerIDs) {
           if (nodes.byIndex(NODE_PROVIDER_ID_INDEX, id).some(isNodeReady)) ready.add(id);
@@ -233,7 +255,7 @@ class PoolReconciler<Spec, Settings> {
     const clock = this.#options.manager.clock;
 
     // Owner MachinePool: core adopts the pool; its update event brings us back.
-    const ownerRef = findOwnerMachinePoolRef(pool as never);
+    const ownerRef = findOwnerMachinePoolRef(pool);
     if (!ownerRef) {
       if (deleting && hasFinalizer(pool, this.#finalizer)) {
         const patch = PatchHelper.snapshot(pool, { resource: this.#resource });
@@ -278,7 +300,7 @@ class PoolReconciler<Spec, Settings> {
     if (deleting && !hasFinalizer(pool, this.#finalizer)) return undefined;
 
     const patch = PatchHelper.snapshot(pool, { resource: this.#resource });
-    const paused = updatePausedCondition(cluster ?? null, pool as never);
+    const paused = updatePausedCondition(cluster ?? null, pool);
     if (paused.mustPersistNow) {
       await patch.apply(rc.client, pool, { ownedConditions: [ConditionTypes.Paused], clock });
       log.info({ paused: paused.isPaused }, paused.isPaused ? "paused" : "unpaused");
@@ -304,7 +326,7 @@ class PoolReconciler<Spec, Settings> {
       signal: rc.signal,
       fence: rc.fence,
     });
-    const steadyState = getCondition(pool as never, ConditionTypes.Ready)?.status === "True";
+    const steadyState = getCondition(pool, ConditionTypes.Ready)?.status === "True";
     let outcome: Pick<ErrorOutcome, "ready" | "requeueAfterMs" | "retry">;
     try {
       outcome = await runPhases(deleting ? this.#deletePhases : this.#phases, scope);
@@ -325,21 +347,22 @@ class PoolReconciler<Spec, Settings> {
       if (failed.warning) scope.events.warning(failed.warning.reason, failed.warning.message);
       outcome = failed;
     }
-    if (scope.state.deleted) {
+    const sections = sectionsOf(scope);
+    if (sections.peek("teardown")?.deleted) {
       removeFinalizer(pool, this.#finalizer);
       this.#memories.drop(key);
     } else if (outcome.ready) {
-      const conditions = scope.state.providerConditions ?? new Map<string, ReadyState>();
+      const conditions = sections.conditions;
       // Condition messages are read by anyone who can read the pool: through the redaction layer.
       for (const [type, condition] of conditions)
         setCondition(
-          pool as never,
+          pool,
           { type, ...condition, message: redactText(condition.message) },
           { clock },
         );
       const ready = summarise(outcome.ready, conditions);
       setCondition(
-        pool as never,
+        pool,
         { type: ConditionTypes.Ready, ...ready, message: redactText(ready.message) },
         { clock },
       );

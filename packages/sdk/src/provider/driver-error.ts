@@ -5,7 +5,6 @@
  *
  * @module
  */
-import type { PoolDriver } from "./driver.js";
 // ── errors ──────────────────────────────────────────────────────────────────────────────────────
 
 /**
@@ -158,7 +157,7 @@ export class DriverError extends Error {
 
 /**
  * What `error`, thrown by one of `driver`'s methods, means: a {@link DriverError}'s own failure, else
- * the driver's {@link PoolDriver.classifyError}, else `transient` (so an unknown error backs off
+ * the driver's `classifyError`, else `transient` (so an unknown error backs off
  * instead of being mistaken for success or a permanent failure): reason `DriverBug` for a
  * JavaScript programming error (`TypeError`, `ReferenceError`, `RangeError`, `SyntaxError`), else
  * `CloudError`. A reason from `classifyError` that is not a CamelCase word becomes
@@ -174,8 +173,8 @@ export class DriverError extends Error {
  * }
  * ```
  */
-export function classifyDriverError<Spec, Settings>(
-  driver: Pick<PoolDriver<Spec, Settings>, "classifyError">,
+export function classifyDriverError(
+  driver: { classifyError?(error: unknown): DriverFailure | undefined },
   error: unknown,
 ): DriverFailure {
   if (error instanceof DriverError) return error.failure;

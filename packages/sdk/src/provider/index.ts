@@ -36,7 +36,7 @@
  * - **Scale**: the group's desired size is raised with `updateGroup({ replicas })`; on scale-down the
  *   kit picks victims (unhealthy, outdated, not running, then the delete policy) and deletes them with
  *   `shrink`. During a rollout the group may hold `desired + maxSurge`; old instances go only while
- *   `available ≥ desired − maxUnavailable` ({@link planPool}).
+ *   `available ≥ desired − maxUnavailable` (the plan engine).
  * - **External autoscaler** (`cluster.x-k8s.io/replicas-managed-by` on the MachinePool): the size is
  *   never sent to the cloud; the group's desired size is written to `MachinePool.spec.replicas`;
  *   rollouts only replace (no surge).
@@ -58,8 +58,11 @@
  * ## The pipeline
  *
  * A reconcile is a list of phases ({@link PoolPhase}) over a {@link PoolScope}:
- * {@link defaultPoolPhases} (or {@link defaultDeletePhases} while deleting). Pass `phases` to
- * insert your own ({@link insertPhase}); failures go through {@link errorPolicy}.
+ * {@link defaultPoolPhases} (or {@link defaultDeletePhases} while deleting). Each phase declares
+ * the sections of {@link PoolSections} it reads and writes; a section has one writer, and the list
+ * is checked when the controller is built ({@link checkPhases}). Pass `phases` to insert your own
+ * ({@link insertPhase}, {@link definePhase}) or replace one ({@link replacePhase}); unit-test it
+ * with `@capi-ts/sdk/provider/testing`. A failed driver call goes through the kit's error policy.
  *
  * Nothing is written when nothing changed: a resync reads the cloud and sends no request.
  *
@@ -67,56 +70,35 @@
  */
 export * from "./controller.js";
 export * from "./driver.js";
+export { isFailureOf, StepFailure } from "./errors.js";
+export { isInstanceAvailable, liveInstances } from "./instances.js";
+export type { InfraMachineKind, MachinesState, PoolMachinesApi } from "./machines.js";
+export type { PoolMemory, StoppedRunaway } from "./memory.js";
+export * from "./phase.js";
 export {
-  callDriver,
-  describeSpecIssues,
-  type ErrorOutcome,
-  type ErrorPolicyInput,
-  errorPolicy,
-  isFailureOf,
-  StepFailure,
-  TRANSIENT_FAILURES_TO_REPORT,
-  type TransientStreak,
-} from "./errors.js";
-export * from "./instances.js";
-export {
-  desiredInfraMachine,
-  hasDeletePriority,
-  type InfraMachineKind,
-  type InfraMachineOwner,
-  infraMachineName,
-  infraMachineStatus,
-  instanceReadyState,
-  isDeleting,
-  type MachinesState,
-  machinesByInfraMachine,
-  type PoolMachinesApi,
-} from "./machines.js";
-export { PoolMemory, type StoppedRunaway } from "./memory.js";
-export {
+  checkPhases,
   defaultDeletePhases,
   defaultPoolPhases,
   insertPhase,
-  type PoolPhase,
-  runPhases,
+  replacePhase,
 } from "./pipeline.js";
-export * from "./plan.js";
+export type { Plan, PlanAction } from "./plan.js";
 export { RUNAWAY_REASONS } from "./reasons.js";
-export { MAX_UNCONFIRMED_TEMPLATE_VERSIONS, MAX_UNCONVERGED_SETTINGS_UPDATES } from "./runaway.js";
-export {
-  contextOf,
-  createPoolScope,
-  type PhaseResult,
-  type PoolApi,
-  type PoolConditions,
-  type PoolEvents,
-  type PoolInstanceStatus,
-  type PoolObject,
-  type PoolScope,
-  type PoolScopeInit,
-  type PoolStatusWriter,
-  type ReadyState,
+export type {
+  PoolApi,
+  PoolConditions,
+  PoolEvents,
+  PoolInstanceStatus,
+  PoolObject,
+  PoolScope,
+  PoolStatusWriter,
+  ReadyState,
 } from "./scope.js";
-export * from "./stamp.js";
-export { need, type PoolState } from "./state.js";
-export * from "./strategy.js";
+export {
+  DEFAULT_STRATEGY,
+  type DeletePolicy,
+  type IntOrPercent,
+  type MachinePoolStrategy,
+  machinePoolStrategySchema,
+  type ResolvedStrategy,
+} from "./strategy.js";

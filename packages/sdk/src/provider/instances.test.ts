@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { PoolInstance } from "./driver-types.js";
 import { isInstanceAvailable, liveInstances, victimOrder } from "./instances.js";
-import { instanceOf as instance } from "./testkit.js";
+import { instanceOf as instance } from "./testing.js";
 
 const current = (i: PoolInstance) => i.templateVersion === "2";
 

@@ -5,8 +5,8 @@ import {
   infraMachineStatus,
   instanceReadyState,
 } from "./machines.js";
-import { fakeInstance } from "./testkit.js";
-import { fakeMachineKind } from "./testkit-machines.js";
+import { fakeInstance } from "./testing.js";
+import { fakeMachineKind } from "./testing-machines.js";
 
 const owner = {
   pool: {

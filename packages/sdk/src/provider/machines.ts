@@ -63,6 +63,8 @@ export interface MachinesState {
   readonly machineOf: ReadonlyMap<string, Machine>;
   /** Instances whose Machine carries `cluster.x-k8s.io/delete-machine`: deleted first. */
   readonly deletePriority: ReadonlySet<string>;
+  /** The group's desired size once the drained instances this reconcile deleted shrank it. */
+  readonly groupSize: number;
 }
 
 const MAX_NAME = 63;

@@ -4,61 +4,15 @@
  *
  * @module
  */
-import type { ClusterCache } from "../runtime/clustercache.js";
+import type { ClusterCache } from "../clustercache/clustercache.js";
 import type { Manager } from "../runtime/manager.js";
-import type { InfraMachineKind } from "./machines.js";
-import type { PoolPhase } from "./pipeline.js";
+import type { InfraMachinePoolKind } from "./kind.js";
+import type { PoolPhase } from "./phase.js";
+import type { ResolvedPoolOptions } from "./resolved-options.js";
 import type { MachinePoolStrategy } from "./strategy.js";
 
-/** One problem with a field, as a schema reports it (zod's `issues` fit). */
-export interface SpecIssue {
-  /** Where, from the object's root (`["spec", "minSize"]`). */
-  readonly path: readonly PropertyKey[];
-  /** What is wrong. */
-  readonly message: string;
-}
-
-/** The result of parsing an object with a schema (zod's `safeParse` fits). */
-export type SpecParseResult<Spec> =
-  | { readonly success: true; readonly data: { readonly spec: Spec } }
-  | {
-      readonly success: false;
-      readonly error: { readonly message: string; readonly issues?: readonly SpecIssue[] };
-    };
-
-/**
- * The provider's InfraMachinePool kind, as the kit needs it. The result of `defineInfraMachinePool`
- * fits as is.
- *
- * @typeParam Spec - the spec type the driver works with
- */
-export interface InfraMachinePoolKind<Spec> {
-  /** API group, e.g. `infrastructure.foo.com`. */
-  readonly group: string;
-  /** Kind, e.g. `FooMachinePool`. */
-  readonly kind: string;
-  /** Plural resource name, e.g. `foomachinepools`. */
-  readonly plural: string;
-  /** The version the controller reads and writes (default: the last of `versions`). */
-  readonly storageVersion?: string;
-  /** Served versions. */
-  readonly versions?: readonly string[];
-  /** The finalizer (default `<kind-lowercase>.<group>`). */
-  readonly finalizer?: string;
-  /**
-   * Validates a whole object and yields its spec (e.g. `defineInfraMachinePool(...).schema`). An
-   * invalid spec is reported as `Ready=False/InvalidSpec` with one `field: message` per problem, and
-   * nothing is sent to the cloud.
-   */
-  readonly schema?: { safeParse(data: unknown): SpecParseResult<Spec> };
-  /**
-   * The InfraMachine kind of MachinePool Machines (`defineInfraMachinePool({ machinePoolMachines:
-   * true }).machine`). When set, the kit keeps one InfraMachine per instance, sets
-   * `status.infrastructureMachineKind`, and deletes instances only through their Machine (core
-   * cordons and drains the Node first; `cluster.x-k8s.io/delete-machine` goes first).
-   */
-  readonly machine?: InfraMachineKind | undefined;
-}
+export type { InfraMachinePoolKind, SpecIssue, SpecParseResult } from "./kind.js";
+export type { ResolvedPoolOptions } from "./resolved-options.js";
 
 /**
  * Options of {@link machinePoolController}. Every duration has a default derived from
@@ -104,6 +58,17 @@ export interface MachinePoolControllerOptions<Spec> {
    * so a first creation never waits for Nodes), but no outdated instance is deleted.
    */
   readonly readiness?: "instance" | "node";
+  /**
+   * The {@link ClusterCache} the kit reads the workload clusters' Nodes through (with `readiness:
+   * "node"`), built by the provider with its options: `new ClusterCache(manager, { … })`. Default:
+   * with `readiness: "node"`, one of the controller's own with default options, named
+   * `<controller name>-clustercache`, closed when the manager stops.
+   *
+   * A provider that runs several controllers reaching workload clusters (the kit for two kinds, or a
+   * controller of its own next to the kit) should build one and pass it to each: each workload cluster
+   * then gets one connection and one Node informer instead of one per controller.
+   */
+  readonly clusterCache?: ClusterCache;
   /** Use the driver's native rollout when it has one. Default true. */
   readonly useNativeRollout?: boolean;
   /** Re-read the cloud this often while the pool converges. Default 10 s. */
@@ -150,36 +115,6 @@ export interface MachinePoolControllerOptions<Spec> {
    * not `True`, `Ready` is False with that condition's reason.
    */
   readonly conditionTypes?: readonly string[];
-}
-
-/** {@link MachinePoolControllerOptions} with every default applied. */
-export interface ResolvedPoolOptions<Spec> {
-  /** See {@link MachinePoolControllerOptions.pollIntervalMs}. */
-  readonly pollMs: number;
-  /** See {@link MachinePoolControllerOptions.resyncPeriodMs}. */
-  readonly resyncMs: number;
-  /** See {@link MachinePoolControllerOptions.missingInstanceGraceMs}. */
-  readonly missingGraceMs: number;
-  /** See {@link MachinePoolControllerOptions.transientToleranceMs}. */
-  readonly transientToleranceMs: number;
-  /** See {@link MachinePoolControllerOptions.readiness}. */
-  readonly readiness: "instance" | "node";
-  /** See {@link MachinePoolControllerOptions.bootstrapData}. */
-  readonly bootstrapData: "required" | "none";
-  /** See {@link MachinePoolControllerOptions.waitForClusterInfrastructure}. */
-  readonly waitForClusterInfrastructure: boolean;
-  /** See {@link MachinePoolControllerOptions.useNativeRollout}. */
-  readonly useNativeRollout: boolean;
-  /** See {@link MachinePoolControllerOptions.strategy}. */
-  readonly strategy: MachinePoolStrategy | undefined;
-  /** A pool's own strategy (the option, else `spec.strategy`). */
-  readonly strategyOf: (spec: Spec) => MachinePoolStrategy | undefined;
-  /** The kind's schema, if any. */
-  readonly schema: InfraMachinePoolKind<Spec>["schema"];
-  /** See {@link MachinePoolControllerOptions.conditionTypes}. */
-  readonly conditionTypes: readonly string[];
-  /** The InfraMachine kind of MachinePool Machines ({@link InfraMachinePoolKind.machine}), if any. */
-  readonly machines: InfraMachineKind | undefined;
 }
 
 /** The kit's default poll interval: 10 s. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { PoolInstance } from "./driver-types.js";
 import { type PlanAction, planPool } from "./plan.js";
 import { resolveStrategy } from "./strategy.js";
-import { instanceOf as instance } from "./testkit.js";
+import { instanceOf as instance } from "./testing.js";
 
 const current = (i: PoolInstance) => i.templateVersion === "2";
 const summary = (actions: readonly PlanAction[]) =>

@@ -53,7 +53,7 @@ export type PlanAction =
       readonly reason: "ScaleDown" | "Rollout" | "Remediation";
     };
 
-/** The outcome of {@link planPool}. */
+/** The outcome of the kit's plan engine for one reconcile (the `scale` section's `plan`). */
 export interface Plan {
   /** Cloud changes, in order. Empty when the pool is where it should be (or must wait). */
   readonly actions: readonly PlanAction[];

@@ -5,7 +5,9 @@
  *
  * @module
  */
-import type { PhaseResult, PoolScope } from "./scope.js";
+import type { PhaseResult } from "./phase.js";
+import type { PoolScope } from "./scope.js";
+import { sectionsOf } from "./sections.js";
 import { shortHash, stableStringify } from "./stamp.js";
 
 /** Template versions created for one target without the cloud listing it with its stamp. */
@@ -15,11 +17,13 @@ export const MAX_UNCONVERGED_SETTINGS_UPDATES = 3;
 
 /**
  * The inputs of a reconcile that a user controls: pool identity, spec, Kubernetes version, failure
- * domains and bootstrap data (hashed). A stopped runaway is released when they change.
+ * domains and bootstrap data (hashed), as far as this reconcile has read them. A stopped runaway is
+ * released when they change.
  */
 export function inputsFingerprint<Spec, Settings>(scope: PoolScope<Spec, Settings>): string {
-  const ctx = scope.state.context;
-  const bootstrap = scope.state.bootstrap;
+  const sections = sectionsOf(scope);
+  const ctx = sections.peek("spec")?.context;
+  const bootstrap = sections.peek("bootstrap");
   return shortHash(
     stableStringify({
       pool: ctx ? { ...ctx.pool, uid: undefined } : scope.key,

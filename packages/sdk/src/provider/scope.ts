@@ -2,24 +2,20 @@
  * The {@link PoolScope}: everything one reconcile of one pool works with, loaded once and handed to
  * every phase — the objects, the driver, the clock, the logger, and the writers of Events,
  * conditions and status. Phases talk to Kubernetes only through {@link PoolApi}, so a phase can be
- * unit-tested with a fake scope ({@link createPoolScope}) and a fake driver, without an API server.
+ * unit-tested with a fake scope and a fake driver (`@capi-ts/sdk/provider/testing`), without an API
+ * server. Types only: the kit builds the scope (`pool-scope.ts`).
  *
  * @module
  */
 import type { KubernetesObject } from "@kubernetes/client-node";
 import type { Cluster, MachinePool } from "../api/cluster.x-k8s.io/v1beta2.js";
 import type { ConditionStatus } from "../conditions/types.js";
-import { Labels } from "../contract/constants.js";
-import { readMachinePool } from "../contract/readers.js";
 import type { Clock } from "../runtime/clock.js";
-import { FencedError } from "../runtime/errors.js";
 import type { RuntimeLogger } from "../runtime/logging.js";
 import type { AnyPoolDriver, DriverFailure, PoolContext } from "./driver.js";
-import { callDriver } from "./errors.js";
 import type { PoolMachinesApi } from "./machines.js";
 import type { PoolMemory } from "./memory.js";
-import type { ResolvedPoolOptions } from "./options.js";
-import type { PoolState } from "./state.js";
+import type { ResolvedPoolOptions } from "./resolved-options.js";
 
 /** A condition as a phase sets it. */
 export interface ReadyState {
@@ -29,17 +25,6 @@ export interface ReadyState {
   readonly reason: string;
   /** Message for users (never secrets). */
   readonly message: string;
-}
-
-/**
- * What a phase returns to end the pipeline: the `Ready` condition to publish and when to come back
- * (default: only when something changes).
- */
-export interface PhaseResult {
-  /** The `Ready` condition. */
-  readonly ready: ReadyState;
-  /** Reconcile again after this long. */
-  readonly requeueAfterMs?: number;
 }
 
 /** An InfraMachinePool object as the kit reads and writes it. */
@@ -143,8 +128,6 @@ export interface PoolScope<Spec, Settings> {
   readonly memory: PoolMemory;
   /** Aborted when the reconcile times out or the controller stops. */
   readonly signal: AbortSignal;
-  /** What earlier phases found (spec, bootstrap data, group, plan…), filled in pipeline order. */
-  readonly state: PoolState<Spec, Settings>;
   /**
    * Throws `FencedError` once this reconcile may no longer act (leadership lost or unprovable, the
    * shutdown deadline passed, the reconcile timed out). {@link PoolScope.call} runs it before every
@@ -158,177 +141,3 @@ export interface PoolScope<Spec, Settings> {
    */
   call<T>(step: string, run: (ctx: PoolContext<Spec>) => Promise<T>): Promise<T>;
 }
-
-const KIT_STATUS_FIELDS = new Set([
-  "ready",
-  "initialization",
-  "replicas",
-  "conditions",
-  "failureReason",
-  "failureMessage",
-  "infrastructureMachineKind",
-  "v1beta1",
-  "deprecated",
-  "instances",
-]);
-const KIT_CONDITIONS = new Set(["Ready", "Paused"]);
-
-/** Everything {@link createPoolScope} needs; `api`, `events` and `log` have inert defaults for tests. */
-export interface PoolScopeInit<Spec, Settings> {
-  /** The pool object (the scope works on it directly; pass a copy). */
-  readonly pool: PoolObject;
-  /** The owner MachinePool. */
-  readonly machinePool?: MachinePool | undefined;
-  /** The Cluster. */
-  readonly cluster?: Cluster | undefined;
-  /** The Cluster's name (default: from the pool's label or the MachinePool). */
-  readonly clusterName?: string | undefined;
-  /** The driver. */
-  readonly driver: AnyPoolDriver<Spec, Settings>;
-  /** Resolved options. */
-  readonly options: ResolvedPoolOptions<Spec>;
-  /** Time. */
-  readonly clock: Clock;
-  /** Memory of this pool. */
-  readonly memory: PoolMemory;
-  /** Kubernetes access. */
-  readonly api: PoolApi;
-  /** Event sink: `(type, reason, message)`. */
-  readonly recordEvent?: (type: "Normal" | "Warning", reason: string, message: string) => void;
-  /** Logger. */
-  readonly log: RuntimeLogger;
-  /** Abort signal (default: never aborted). */
-  readonly signal?: AbortSignal;
-  /** The reconcile's fence (default: throw `FencedError` once `signal` is aborted). */
-  readonly fence?: () => void;
-  /** Initial state (tests start a phase from the middle of the pipeline). */
-  readonly state?: PoolState<Spec, Settings>;
-}
-
-/**
- * Builds a {@link PoolScope}. The kit builds one per reconcile; tests build one around a fake driver
- * and a fake {@link PoolApi} to run a single phase.
- *
- * @example
- * ```ts
- * const scope = createPoolScope({ pool, driver: fakeDriver, options: resolvePoolOptions({}),
- *   clock: new ManualClock(), memory: new PoolMemory(), api: fakeApi, log: silentLogger() });
- * await observePhase.run(scope);
- * ```
- */
-export function createPoolScope<Spec, Settings>(
-  init: PoolScopeInit<Spec, Settings>,
-): PoolScope<Spec, Settings> {
-  const pool = init.pool;
-  const meta = pool.metadata ?? {};
-  const log = init.log;
-  const record = init.recordEvent ?? (() => undefined);
-  const state: PoolState<Spec, Settings> = init.state ?? {};
-  const clusterName =
-    init.clusterName ??
-    meta.labels?.[Labels.ClusterName] ??
-    (init.machinePool ? readMachinePool(init.machinePool).clusterName : undefined);
-  const signal = init.signal ?? new AbortController().signal;
-  const fence =
-    init.fence ??
-    (() => {
-      if (signal.aborted)
-        throw new FencedError(`the reconcile was aborted: ${String(signal.reason)}`);
-    });
-  const scope: PoolScope<Spec, Settings> = {
-    key: { namespace: meta.namespace ?? "", name: meta.name ?? "" },
-    pool,
-    machinePool: init.machinePool,
-    cluster: init.cluster,
-    clusterName,
-    driver: init.driver,
-    options: init.options,
-    clock: init.clock,
-    log,
-    api: init.api,
-    memory: init.memory,
-    signal,
-    state,
-    events: {
-      normal(reason, message, fields = {}) {
-        record("Normal", reason, message);
-        log.info({ reason, ...fields }, message);
-      },
-      warning(reason, message, fields = {}) {
-        record("Warning", reason, message);
-        log.warn({ reason, ...fields }, message);
-      },
-    },
-    conditions: {
-      set(condition) {
-        if (KIT_CONDITIONS.has(condition.type)) {
-          throw new TypeError(
-            `scope.conditions.set: ${condition.type} belongs to the kit; set a condition of your own (declared in conditionTypes)`,
-          );
-        }
-        if (!init.options.conditionTypes.includes(condition.type)) {
-          throw new TypeError(
-            `scope.conditions.set: declare ${condition.type} in the controller's conditionTypes option first`,
-          );
-        }
-        state.providerConditions = new Map(state.providerConditions ?? []).set(condition.type, {
-          status: condition.status,
-          reason: condition.reason,
-          message: condition.message,
-        });
-      },
-    },
-    status: {
-      setProviderStatus(fields) {
-        for (const field of Object.keys(fields)) {
-          if (KIT_STATUS_FIELDS.has(field)) {
-            throw new TypeError(
-              `scope.status.setProviderStatus: status.${field} is written by the kit (use setInstances for status.instances)`,
-            );
-          }
-        }
-        pool.status = { ...pool.status, ...structuredClone(fields) };
-      },
-      setProviderID(providerID) {
-        if (providerID.length < 1 || providerID.length > 512) {
-          throw new RangeError(
-            `scope.status.setProviderID: spec.providerID must be 1–512 characters, got ${providerID.length}`,
-          );
-        }
-        pool.spec = { ...pool.spec, providerID };
-      },
-      setInstances(instances) {
-        pool.status = { ...pool.status, instances: instances.map((i) => ({ ...i })) };
-      },
-    },
-    fence,
-    call: (step, run) => {
-      fence();
-      return callDriver(init.driver, step, () => run(contextOf(scope)));
-    },
-  };
-  return scope;
-}
-
-/** The driver's view of the pool: identity, validated spec, version, failure domains, abort signal. */
-export function contextOf<Spec, Settings>(scope: PoolScope<Spec, Settings>): PoolContext<Spec> {
-  if (scope.state.context) return scope.state.context;
-  const meta = scope.pool.metadata ?? {};
-  const mp = scope.machinePool ? readMachinePool(scope.machinePool) : undefined;
-  const context: PoolContext<Spec> = {
-    pool: {
-      namespace: meta.namespace ?? "",
-      name: meta.name ?? "",
-      uid: meta.uid ?? "",
-      clusterName: scope.clusterName ?? "",
-    },
-    spec: (scope.state.spec ?? scope.pool.spec ?? {}) as Spec,
-    version: mp?.version,
-    failureDomains: [...(mp?.failureDomains ?? [])],
-    signal: scope.signal,
-  };
-  if (scope.state.spec !== undefined) scope.state.context = context;
-  return context;
-}
-
-export type { DriverFailure };

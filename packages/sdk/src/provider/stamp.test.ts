@@ -10,7 +10,7 @@ import {
   templateStampFromTags,
   templateStampToTags,
 } from "./stamp.js";
-import { instanceOf as instance } from "./testkit.js";
+import { instanceOf as instance } from "./testing.js";
 
 describe("stamps", () => {
   it("hash template inputs independently of key order and undefined members", () => {

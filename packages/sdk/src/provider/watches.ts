@@ -16,10 +16,10 @@ import {
   MachinePoolResource,
   MachineResource,
 } from "../api/cluster.x-k8s.io/v1beta2.js";
+import { type ClusterCache, isNodeReady } from "../clustercache/clustercache.js";
 import { Labels } from "../contract/constants.js";
 import { readCluster, readMachinePool } from "../contract/readers.js";
 import { CLUSTER_NAME_INDEX, hasWatchFilterLabel, indexByClusterName } from "../contract/watch.js";
-import { ClusterCache, isNodeReady } from "../runtime/clustercache.js";
 import type { Controller, ControllerBuilder } from "../runtime/controller.js";
 import type { Manager } from "../runtime/manager.js";
 import type { Predicate } from "../runtime/predicates.js";
@@ -50,8 +50,11 @@ export interface PoolWatchOptions {
   readonly resource: ResourceDescriptor<PoolObject>;
   /** Controller name. */
   readonly name: string;
-  /** Watch the workload clusters' Nodes through the {@link ClusterCache} (`readiness: "node"`). */
-  readonly nodes: boolean;
+  /**
+   * Watch the workload clusters' Nodes through this {@link ClusterCache} (`readiness: "node"`); none:
+   * no Node watch.
+   */
+  readonly nodes: ClusterCache | undefined;
   /** Watch bootstrap Secrets. */
   readonly secrets: boolean;
   /**
@@ -122,9 +125,8 @@ export function watchPools(
   if (options.nodes) {
     // Nodes live in each pool's workload cluster: its connection's Node events (a Node's Ready or
     // providerID changed, it came or went) and the connection coming or going map to its pools.
-    const clusters = ClusterCache.of(manager);
     builder.watchesRawSource(
-      clusters.source(async (event) => {
+      options.nodes.source(async (event) => {
         if (event.type === "node" && event.node && event.oldNode) {
           const { node, oldNode } = event;
           if (

@@ -8,25 +8,35 @@
  */
 import { readMachinePool } from "../../contract/readers.js";
 import type { GroupUpdate } from "../driver.js";
-import type { PoolPhase } from "../pipeline.js";
+import type { PoolPhase } from "../phase.js";
 import { PoolReasons } from "../reasons.js";
 import { MAX_UNCONVERGED_SETTINGS_UPDATES, stopRunaway } from "../runaway.js";
 import { stableStringify } from "../stamp.js";
-import { need } from "../state.js";
-import { modelInGroup } from "./model.js";
-import { publishInstances } from "./publish.js";
+import { modelInGroup } from "../steps/driver-shape.js";
+import { publishInstances } from "../steps/publish-instances.js";
 
 /** Creates or updates the group so that it matches the pool. */
-export const groupPhase: PoolPhase<unknown, unknown> = {
+export const groupPhase: PoolPhase<
+  unknown,
+  unknown,
+  "observed" | "template" | "desired" | "bootstrap",
+  "group"
+> = {
   name: "group",
+  reads: ["observed", "template", "desired", "bootstrap"],
+  writes: ["group"],
   async run(scope) {
-    const observed = need(scope.state.group, "group", "observe");
-    const targetVersion = need(scope.state.targetVersion, "target template version", "template");
-    const settings = scope.state.settings;
-    const machinePool = need(scope.machinePool, "owner MachinePool", "guards");
+    const observed = scope.read("observed").group;
+    const targetVersion = scope.read("template").version;
+    const { settings, stamp } = scope.read("desired");
+    const bootstrap = scope.read("bootstrap");
+    const machinePool = scope.machinePool;
+    if (!machinePool) {
+      // The controller reconciles a pool only once its MachinePool is there; a test scope may not.
+      throw new Error("the group phase needs the owner MachinePool (scope.machinePool)");
+    }
     const mp = readMachinePool(machinePool);
     const external = mp.replicasManagedByExternalAutoscaler;
-    scope.state.external = external;
 
     if (!observed) {
       const replicas = external ? undefined : (mp.replicas ?? 1);
@@ -35,14 +45,8 @@ export const groupPhase: PoolPhase<unknown, unknown> = {
           replicas,
           templateVersion: targetVersion.version,
           settings,
-          ...(modelInGroup(scope.driver) && scope.state.target
-            ? {
-                model: {
-                  userData: scope.state.bootstrap?.userData ?? "",
-                  format: scope.state.bootstrap?.format ?? "cloud-config",
-                  stamp: scope.state.target,
-                },
-              }
+          ...(modelInGroup(scope.driver)
+            ? { model: { userData: bootstrap.userData, format: bootstrap.format, stamp } }
             : {}),
         }),
       );
@@ -59,7 +63,6 @@ export const groupPhase: PoolPhase<unknown, unknown> = {
     let group = observed;
 
     const desired = external ? group.desiredReplicas : (mp.replicas ?? 1);
-    scope.state.desired = desired;
     if (external && mp.replicas !== group.desiredReplicas) {
       await scope.api.setMachinePoolReplicas(machinePool, group.desiredReplicas);
       scope.events.normal(
@@ -112,7 +115,6 @@ export const groupPhase: PoolPhase<unknown, unknown> = {
         };
       }
       group = { ...group, templateVersion: targetVersion.version };
-      scope.state.group = group;
     }
 
     // The desired size must fit the group's bounds (a cloud 400 on every loop helps nobody).
@@ -131,6 +133,7 @@ export const groupPhase: PoolPhase<unknown, unknown> = {
         requeueAfterMs: scope.options.resyncMs,
       };
     }
+    scope.write("group", { group, desired, external });
     return undefined;
   },
 };

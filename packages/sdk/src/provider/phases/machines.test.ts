@@ -11,8 +11,8 @@ import {
   fakeCloud,
   fakeInstance,
   fakeScope,
-} from "../testkit.js";
-import { type FakeMachines, fakeMachineKind, fakeMachines } from "../testkit-machines.js";
+} from "../testing.js";
+import { type FakeMachines, fakeMachineKind, fakeMachines } from "../testing-machines.js";
 
 const pipeline = defaultPoolPhases<FakeSpec, FakeSettings>();
 

@@ -16,7 +16,6 @@ import { isFailureOf } from "../errors.js";
 import {
   desiredInfraMachine,
   hasDeletePriority,
-  type InfraMachineKind,
   infraMachineStatus,
   instanceReadyState,
   isDeleting,
@@ -24,10 +23,9 @@ import {
   machinesByInfraMachine,
   type PoolMachinesApi,
 } from "../machines.js";
-import type { PoolPhase } from "../pipeline.js";
+import type { PoolPhase } from "../phase.js";
 import type { PoolScope } from "../scope.js";
 import { stableStringify } from "../stamp.js";
-import { need } from "../state.js";
 
 const GONE = new Set(["terminating", "terminated"]);
 
@@ -52,8 +50,9 @@ async function deleteDrainedInstance<Spec, Settings>(
   machineName: string,
   groupSize: number,
   desired: number,
+  external: boolean,
 ): Promise<"shrink" | "replace"> {
-  const mode = !scope.state.external && groupSize > desired ? "shrink" : "replace";
+  const mode = !external && groupSize > desired ? "shrink" : "replace";
   try {
     await scope.call("deleteInstance", (ctx) => scope.driver.deleteInstance(ctx, instance, mode));
   } catch (error) {
@@ -69,16 +68,28 @@ async function deleteDrainedInstance<Spec, Settings>(
 }
 
 /** Keeps the InfraMachines of MachinePool Machines in step with the group's instances. */
-export const machinesPhase: PoolPhase<unknown, unknown> = {
+export const machinesPhase: PoolPhase<unknown, unknown, "group" | "template", "machines"> = {
   name: "machines",
+  reads: ["group", "template"],
+  writes: ["machines"],
   async run(scope) {
     const kind = scope.options.machines;
-    if (!kind) return undefined;
+    if (!kind) {
+      scope.write("machines", null);
+      return undefined;
+    }
     const api = machinesApi(scope);
-    const group = need(scope.state.group ?? undefined, "group", "observe");
-    const desired = need(scope.state.desired, "desired replicas", "group");
-    const isUpToDate = need(scope.state.isUpToDate, "up-to-date check", "template");
-    const machinePool = need(scope.machinePool, "owner MachinePool", "guards");
+    const { group, desired, external } = scope.read("group");
+    const { isUpToDate } = scope.read("template");
+    const machinePool = scope.machinePool;
+    const apiVersion = scope.pool.apiVersion;
+    const poolKind = scope.pool.kind;
+    if (!machinePool || !apiVersion || !poolKind) {
+      // The controller fills these in before any phase runs; a test scope may not.
+      throw new Error(
+        "the machines phase needs the owner MachinePool and the pool's apiVersion and kind",
+      );
+    }
     // R11: core creates Machines only once the pool names its InfraMachine kind.
     if (scope.pool.status?.infrastructureMachineKind !== kind.kind) {
       scope.pool.status = { ...scope.pool.status, infrastructureMachineKind: kind.kind };
@@ -112,7 +123,14 @@ export const machinesPhase: PoolPhase<unknown, unknown> = {
       if (isDeleting(im)) {
         // Core's Machine controller drained the Node and deletes the InfraMachine: the instance goes.
         if (instance && !GONE.has(instance.state)) {
-          const mode = await deleteDrainedInstance(scope, instance, name, groupSize, desired);
+          const mode = await deleteDrainedInstance(
+            scope,
+            instance,
+            name,
+            groupSize,
+            desired,
+            external,
+          );
           if (mode === "shrink") groupSize--;
           leaving.add(instance.id);
         } else if (instance) {
@@ -153,8 +171,8 @@ export const machinesPhase: PoolPhase<unknown, unknown> = {
     // One InfraMachine per instance that has a providerID (none with an empty one).
     const owner = {
       pool: {
-        apiVersion: need(scope.pool.apiVersion, "pool's apiVersion", "guards"),
-        kind: need(scope.pool.kind, "pool's kind", "guards"),
+        apiVersion,
+        kind: poolKind,
         name: scope.key.name,
         namespace: scope.key.namespace,
         uid: scope.pool.metadata?.uid ?? "",
@@ -190,14 +208,9 @@ export const machinesPhase: PoolPhase<unknown, unknown> = {
       );
     }
 
-    const pendingShrink = scope.state.external
-      ? 0
-      : Math.min(draining.size, Math.max(0, groupSize - desired));
-    const state: MachinesState = { leaving, pendingShrink, machineOf, deletePriority };
-    scope.state.machines = state;
-    if (groupSize !== group.desiredReplicas) {
-      scope.state.group = { ...group, desiredReplicas: groupSize };
-    }
+    const pendingShrink = external ? 0 : Math.min(draining.size, Math.max(0, groupSize - desired));
+    const state: MachinesState = { leaving, pendingShrink, machineOf, deletePriority, groupSize };
+    scope.write("machines", state);
     return undefined;
   },
 };
@@ -210,7 +223,7 @@ function withReady<Spec, Settings>(
 ): NonNullable<InfraMachineObject["status"]> {
   const holder = { status: { ...status, conditions: previous?.conditions ?? [] } };
   setCondition(
-    holder as never,
+    holder,
     { type: "Ready", ...instanceReadyState(instance) },
     {
       clock: scope.clock,
@@ -235,8 +248,8 @@ async function syncStatus<Spec, Settings>(
   );
   const { conditions: before, ...restBefore } = previous ?? {};
   const { conditions: after, ...restAfter } = next;
-  const readyBefore = getCondition({ status: { conditions: before } } as never, "Ready");
-  const readyAfter = getCondition({ status: { conditions: after } } as never, "Ready");
+  const readyBefore = getCondition({ status: { conditions: before } }, "Ready");
+  const readyAfter = getCondition({ status: { conditions: after } }, "Ready");
   const same =
     stableStringify(restBefore) === stableStringify(restAfter) &&
     readyBefore?.status === readyAfter?.status &&

@@ -7,22 +7,24 @@
  */
 
 import { liveInstances } from "../instances.js";
-import type { PoolPhase } from "../pipeline.js";
+import type { PoolPhase } from "../phase.js";
 import { PoolReasons } from "../reasons.js";
 import { stopRunaway } from "../runaway.js";
-import { instanceWithoutModelState, modelInGroup, templateMethods } from "./model.js";
-import { publishInstances } from "./publish.js";
+import { instanceWithoutModelState, modelInGroup, templateMethods } from "../steps/driver-shape.js";
+import { publishInstances } from "../steps/publish-instances.js";
 
 /** Reads template versions and the group; refuses duplicate providerIDs. */
-export const observePhase: PoolPhase<unknown, unknown> = {
+export const observePhase: PoolPhase<unknown, unknown, never, "observed"> = {
   name: "observe",
+  reads: [],
+  writes: ["observed"],
   async run(scope) {
     const driver = scope.driver;
-    scope.state.versions = modelInGroup(driver)
+    const versions = modelInGroup(driver)
       ? []
       : await scope.call("getTemplate", (ctx) => templateMethods(driver).getTemplate(ctx));
     const group = await scope.call("getGroup", (ctx) => scope.driver.getGroup(ctx));
-    scope.state.group = group ?? null;
+    scope.write("observed", { versions, group: group ?? null });
     if (!group) return undefined;
     const now = scope.clock.now();
     for (const instance of group.instances) {
@@ -45,7 +47,7 @@ export const observePhase: PoolPhase<unknown, unknown> = {
         false,
       );
     }
-    const unknown = instanceWithoutModelState(scope);
+    const unknown = instanceWithoutModelState(driver, group);
     if (unknown !== undefined) {
       return stopRunaway(
         scope,

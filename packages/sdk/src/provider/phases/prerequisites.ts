@@ -9,10 +9,10 @@ import { readCluster } from "../../contract/readers.js";
 import { ApiError } from "../../runtime/errors.js";
 import { redactText, registerSecret } from "../../runtime/redact.js";
 import { describeSpecIssues } from "../errors.js";
-import type { PoolPhase } from "../pipeline.js";
+import type { PhaseResult, PoolPhase } from "../phase.js";
+import { contextFor } from "../pool-scope.js";
 import { PoolReasons } from "../reasons.js";
 import { inputsFingerprint, latchedRunaway, stopRunaway } from "../runaway.js";
-import { contextOf, type PhaseResult } from "../scope.js";
 import { shortHash, stableStringify, targetStamp } from "../stamp.js";
 
 function waiting(reason: string, message: string, requeueAfterMs?: number): PhaseResult {
@@ -23,8 +23,10 @@ function waiting(reason: string, message: string, requeueAfterMs?: number): Phas
 }
 
 /** Waits for `Cluster.status.initialization.infrastructureProvisioned` (unless turned off). */
-export const clusterInfrastructurePhase: PoolPhase<unknown, unknown> = {
+export const clusterInfrastructurePhase: PoolPhase<unknown, unknown, never, never> = {
   name: "clusterInfrastructure",
+  reads: [],
+  writes: [],
   run(scope) {
     if (!scope.options.waitForClusterInfrastructure || !scope.cluster) return undefined;
     const cluster = readCluster(scope.cluster);
@@ -37,12 +39,15 @@ export const clusterInfrastructurePhase: PoolPhase<unknown, unknown> = {
 };
 
 /** Validates the spec with the kind's schema; an invalid spec makes no cloud call. */
-export const validateSpecPhase: PoolPhase<unknown, unknown> = {
+export const validateSpecPhase: PoolPhase<unknown, unknown, never, "spec"> = {
   name: "validateSpec",
+  reads: [],
+  writes: ["spec"],
   run(scope) {
     const schema = scope.options.schema;
     if (!schema) {
-      scope.state.spec = scope.pool.spec ?? {};
+      const spec = scope.pool.spec ?? {};
+      scope.write("spec", { spec, context: contextFor(scope, spec) });
       return undefined;
     }
     const parsed = schema.safeParse(scope.pool);
@@ -51,17 +56,20 @@ export const validateSpecPhase: PoolPhase<unknown, unknown> = {
       scope.log.error({ reason: PoolReasons.InvalidSpec }, message);
       return waiting(PoolReasons.InvalidSpec, message);
     }
-    scope.state.spec = parsed.data.spec;
+    const spec = parsed.data.spec;
+    scope.write("spec", { spec, context: contextFor(scope, spec) });
     return undefined;
   },
 };
 
 /** Reads the MachinePool's bootstrap data (never logged), unless the pool needs none. */
-export const bootstrapDataPhase: PoolPhase<unknown, unknown> = {
+export const bootstrapDataPhase: PoolPhase<unknown, unknown, never, "bootstrap"> = {
   name: "bootstrapData",
+  reads: [],
+  writes: ["bootstrap"],
   async run(scope) {
     if (scope.options.bootstrapData === "none") {
-      scope.state.bootstrap = { userData: "", format: "cloud-config", secretRef: "" };
+      scope.write("bootstrap", { userData: "", format: "cloud-config", secretRef: "" });
       return undefined;
     }
     const machinePool = scope.machinePool;
@@ -97,11 +105,11 @@ export const bootstrapDataPhase: PoolPhase<unknown, unknown> = {
     }
     const userData = data.text();
     registerSecret(userData);
-    scope.state.bootstrap = {
+    scope.write("bootstrap", {
       userData,
       format: format === "ignition" ? "ignition" : "cloud-config",
       secretRef: `${data.secretRef.namespace}/${data.secretRef.name}`,
-    };
+    });
     return undefined;
   },
 };
@@ -110,15 +118,13 @@ export const bootstrapDataPhase: PoolPhase<unknown, unknown> = {
  * Computes the target template stamp and group settings from the driver's pure functions, and
  * stops a runaway: `templateInputs` that differ for the same inputs would roll the pool forever.
  */
-export const desiredStatePhase: PoolPhase<unknown, unknown> = {
+export const desiredStatePhase: PoolPhase<unknown, unknown, "spec" | "bootstrap", "desired"> = {
   name: "desiredState",
+  reads: ["spec", "bootstrap"],
+  writes: ["desired"],
   run(scope) {
-    const ctx = contextOf(scope);
-    const bootstrap = scope.state.bootstrap ?? {
-      userData: "",
-      format: "cloud-config" as const,
-      secretRef: "",
-    };
+    const ctx = scope.read("spec").context;
+    const bootstrap = scope.read("bootstrap");
     const latched = latchedRunaway(scope);
     if (latched) return latched;
     const inputs = scope.driver.templateInputs(ctx);
@@ -135,8 +141,10 @@ export const desiredStatePhase: PoolPhase<unknown, unknown> = {
       );
     }
     scope.memory.lastInputs = { context, specHash, settings: stableStringify(settings) };
-    scope.state.target = targetStamp(inputs, bootstrap.userData, bootstrap.secretRef);
-    scope.state.settings = settings;
+    scope.write("desired", {
+      stamp: targetStamp(inputs, bootstrap.userData, bootstrap.secretRef),
+      settings,
+    });
     return undefined;
   },
 };

@@ -5,34 +5,37 @@
  *
  * @module
  */
-import { WorkloadClusterUnavailableError } from "../../runtime/clustercache.js";
+import { WorkloadClusterUnavailableError } from "../../clustercache/clustercache.js";
 import type { PoolInstance } from "../driver.js";
 import { isFailureOf } from "../errors.js";
 import { isInstanceAvailable, liveInstances } from "../instances.js";
-import { isDeleting } from "../machines.js";
-import type { PoolPhase } from "../pipeline.js";
+import { isDeleting, type MachinesState } from "../machines.js";
+import type { PoolPhase } from "../phase.js";
 import { type PlanAction, planPool } from "../plan.js";
 import type { PoolScope } from "../scope.js";
-import { need } from "../state.js";
-import { resolveStrategy } from "../strategy.js";
+import { type ResolvedStrategy, resolveStrategy } from "../strategy.js";
 
 /**
  * Running and healthy; with `readiness: "node"` also a Ready Node with the instance's providerID in
- * the workload cluster. `undefined` when the workload cluster cannot be read (the reason is kept in
- * `scope.state.workloadUnavailable`): availability is unknown then.
+ * the workload cluster. Without `available` when the workload cluster cannot be read (with the
+ * reason): availability is unknown then.
  */
 async function availability<Spec, Settings>(
   scope: PoolScope<Spec, Settings>,
   instances: readonly PoolInstance[],
-): Promise<((instance: PoolInstance) => boolean) | undefined> {
-  if (scope.options.readiness !== "node") return isInstanceAvailable;
+): Promise<
+  | { available: (instance: PoolInstance) => boolean; unavailable?: undefined }
+  | { available?: undefined; unavailable: WorkloadClusterUnavailableError }
+> {
+  if (scope.options.readiness !== "node") return { available: isInstanceAvailable };
   try {
     const ready = await scope.api.readyNodeProviderIDs(instances.map((i) => i.providerID));
-    return (instance) => isInstanceAvailable(instance) && ready.has(instance.providerID);
+    return {
+      available: (instance) => isInstanceAvailable(instance) && ready.has(instance.providerID),
+    };
   } catch (error) {
     if (!(error instanceof WorkloadClusterUnavailableError)) throw error;
-    scope.state.workloadUnavailable = error;
-    return undefined;
+    return { unavailable: error };
   }
 }
 
@@ -42,21 +45,25 @@ const EVENT_OF_DELETE = {
   Remediation: "InstanceRemediated",
 } as const;
 
+/** What an action is executed against: the pool's size and strategy, its MachinePool Machines. */
+interface ActionContext {
+  readonly desired: number;
+  readonly strategy: ResolvedStrategy;
+  readonly machines: MachinesState | null;
+}
+
 /** Executes one planned action. */
-export async function executeAction<Spec, Settings>(
+async function executeAction<Spec, Settings>(
   scope: PoolScope<Spec, Settings>,
   action: PlanAction,
+  { desired, strategy, machines }: ActionContext,
 ): Promise<void> {
-  const machines = scope.state.machines;
   if (action.kind === "setReplicas") {
     // The plan sees the group without the instances being drained that will shrink it when they go;
     // they still run, so they count against the surge: the group never exceeds desired + maxSurge.
-    const ceiling = Math.max(
-      action.replicas,
-      (scope.state.desired ?? 0) + (scope.state.strategy?.maxSurge ?? 0),
-    );
+    const ceiling = Math.max(action.replicas, desired + strategy.maxSurge);
     const replicas = Math.min(action.replicas + (machines?.pendingShrink ?? 0), ceiling);
-    if (machines && replicas === scope.state.group?.desiredReplicas) return;
+    if (machines && replicas === machines.groupSize) return;
     await scope.call("updateGroup", (ctx) => scope.driver.updateGroup(ctx, { replicas }));
     const verb =
       action.reason === "Surge"
@@ -114,29 +121,34 @@ function machinesApiOf<Spec, Settings>(scope: PoolScope<Spec, Settings>) {
 }
 
 /** Plans and executes scaling, rolling and remediation. */
-export const scalePhase: PoolPhase<unknown, unknown> = {
+export const scalePhase: PoolPhase<
+  unknown,
+  unknown,
+  "spec" | "group" | "template" | "machines",
+  "scale"
+> = {
   name: "scale",
+  reads: ["spec", "group", "template", "machines"],
+  writes: ["scale"],
   async run(scope) {
-    const group = need(scope.state.group ?? undefined, "group", "group");
-    const desired = need(scope.state.desired, "desired replicas", "group");
-    const isUpToDate = need(scope.state.isUpToDate, "up-to-date check", "template");
-    const external = scope.state.external ?? false;
+    const { group, desired, external } = scope.read("group");
+    const { isUpToDate } = scope.read("template");
+    const machines = scope.read("machines");
     const options = scope.options;
     const strategy = resolveStrategy(
       desired,
       external,
       options.strategy,
-      options.strategyOf(scope.state.spec),
+      options.strategyOf(scope.read("spec").spec),
     );
     const native = options.useNativeRollout ? scope.driver.nativeRollout : undefined;
-    const available = await availability(scope, group.instances);
-    const machines = scope.state.machines;
+    const { available, unavailable } = await availability(scope, group.instances);
     const instances = machines
       ? group.instances.filter((i) => !machines.leaving.has(i.id))
       : group.instances;
     const plan = planPool({
       desired,
-      groupDesired: group.desiredReplicas - (machines?.pendingShrink ?? 0),
+      groupDesired: (machines?.groupSize ?? group.desiredReplicas) - (machines?.pendingShrink ?? 0),
       instances,
       ...(machines ? { deleteFirst: (i: PoolInstance) => machines.deletePriority.has(i.id) } : {}),
       isUpToDate,
@@ -149,14 +161,18 @@ export const scalePhase: PoolPhase<unknown, unknown> = {
       skipReplacement: native !== undefined,
     });
     const live = liveInstances(instances);
-    scope.state.strategy = strategy;
-    scope.state.plan = plan;
-    scope.state.outdated = live.filter((i) => !isUpToDate(i)).length;
-    scope.state.failed = plan.failed;
-    // Provisioned counts instances, never Nodes: core links Nodes only once the pool is provisioned.
-    scope.state.provisionedNow =
-      live.filter(isInstanceAvailable).length >= desired && group.status !== "creating";
-    for (const action of plan.actions) await executeAction(scope, action);
+    for (const action of plan.actions) {
+      await executeAction(scope, action, { desired, strategy, machines });
+    }
+    scope.write("scale", {
+      strategy,
+      plan,
+      outdated: live.filter((i) => !isUpToDate(i)).length,
+      // Provisioned counts instances, never Nodes: core links Nodes only once the pool is provisioned.
+      provisioned:
+        live.filter(isInstanceAvailable).length >= desired && group.status !== "creating",
+      workloadUnavailable: unavailable,
+    });
     return undefined;
   },
 };

@@ -7,10 +7,10 @@
 import type { PoolGroup } from "../driver.js";
 import { isFailureOf } from "../errors.js";
 import { liveInstances } from "../instances.js";
-import type { PoolPhase } from "../pipeline.js";
+import type { PoolPhase } from "../phase.js";
 import { PoolReasons } from "../reasons.js";
 import type { PoolScope } from "../scope.js";
-import { modelInGroup, templateMethods } from "./model.js";
+import { modelInGroup, templateMethods } from "../steps/driver-shape.js";
 
 /**
  * MachinePool Machines: once the group is gone, so are the instances; the InfraMachines go too
@@ -35,8 +35,10 @@ async function releaseInfraMachines<Spec, Settings>(scope: PoolScope<Spec, Setti
 }
 
 /** Deletes the group, then the template. */
-export const teardownPhase: PoolPhase<unknown, unknown> = {
+export const teardownPhase: PoolPhase<unknown, unknown, never, "teardown"> = {
   name: "teardown",
+  reads: [],
+  writes: ["teardown"],
   async run(scope) {
     let group: PoolGroup<unknown> | undefined;
     try {
@@ -81,7 +83,7 @@ export const teardownPhase: PoolPhase<unknown, unknown> = {
         ? "group deleted; finalizer removed"
         : "group and template deleted; finalizer removed",
     );
-    scope.state.deleted = true;
+    scope.write("teardown", { deleted: true });
     return { ready: { status: "False", reason: PoolReasons.Deleting, message: "" } };
   },
 };

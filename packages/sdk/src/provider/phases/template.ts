@@ -6,14 +6,13 @@
  * @module
  */
 import type { TemplateStamp, TemplateVersion } from "../driver.js";
-import { isFailureOf } from "../errors.js";
-import type { PoolPhase } from "../pipeline.js";
+import type { PoolPhase } from "../phase.js";
 import { PoolReasons } from "../reasons.js";
 import { MAX_UNCONFIRMED_TEMPLATE_VERSIONS, stopRunaway } from "../runaway.js";
-import type { PoolScope } from "../scope.js";
-import { prunableVersions, stableStringify, stampIsCurrent, stampIsExact } from "../stamp.js";
-import { need } from "../state.js";
-import { modelInGroup, reconcileGroupModel, templateMethods } from "./model.js";
+import { stableStringify, stampIsCurrent, stampIsExact } from "../stamp.js";
+import { modelInGroup, templateMethods } from "../steps/driver-shape.js";
+import { reconcileGroupModel } from "../steps/group-model.js";
+import { pruneVersions } from "../steps/prune-versions.js";
 
 function describeStampChange(previous: TemplateStamp | undefined, target: TemplateStamp): string {
   if (!previous) return "the previous version has no stamp: rolling out";
@@ -24,50 +23,34 @@ function describeStampChange(previous: TemplateStamp | undefined, target: Templa
 }
 
 /**
- * Deletes template versions no instance and no group uses (never the newest). A version the cloud
- * still considers in use (`waiting`) is pruned on a later pass.
- */
-export async function pruneVersions<Spec, Settings>(
-  scope: PoolScope<Spec, Settings>,
-  versions: readonly TemplateVersion[],
-): Promise<void> {
-  const group = scope.state.group ?? undefined;
-  if (modelInGroup(scope.driver)) return;
-  const prunable = prunableVersions(versions, group?.templateVersion, group?.instances ?? []);
-  if (prunable.length === 0) return;
-  const { deleteTemplate } = templateMethods(scope.driver);
-  try {
-    await scope.call("deleteTemplate", (ctx) => deleteTemplate(ctx, prunable));
-    scope.events.normal(
-      "TemplateVersionsPruned",
-      `deleted unused template versions ${prunable.join(", ")}`,
-      { versions: prunable },
-    );
-  } catch (error) {
-    if (!isFailureOf(error, "waiting")) throw error;
-    scope.log.debug(
-      { versions: prunable, reason: error.failure.reason },
-      "template versions still in use",
-    );
-  }
-}
-
-/**
  * Ensures the target template version and decides which instances are up to date; for a driver with
  * `model: "group"`, the group's model instead ({@link reconcileGroupModel}).
  */
-export const templatePhase: PoolPhase<unknown, unknown> = {
+export const templatePhase: PoolPhase<
+  unknown,
+  unknown,
+  "observed" | "desired" | "bootstrap",
+  "template"
+> = {
   name: "template",
+  reads: ["observed", "desired", "bootstrap"],
+  writes: ["template"],
   async run(scope) {
-    if (modelInGroup(scope.driver)) return reconcileGroupModel(scope);
+    const observed = scope.read("observed");
+    const target = scope.read("desired").stamp;
+    const bootstrap = scope.read("bootstrap");
+    if (modelInGroup(scope.driver)) {
+      const outcome = await reconcileGroupModel(scope, {
+        target,
+        group: observed.group,
+        bootstrap,
+      });
+      if ("ready" in outcome) return outcome;
+      scope.write("template", outcome);
+      return undefined;
+    }
     const { createTemplateVersion } = templateMethods(scope.driver);
-    let versions = need(scope.state.versions, "template versions", "observe");
-    const target = need(scope.state.target, "target stamp", "desiredState");
-    const bootstrap = scope.state.bootstrap ?? {
-      userData: "",
-      format: "cloud-config" as const,
-      secretRef: "",
-    };
+    let versions = observed.versions;
     const targetKey = stableStringify(target);
     let newest: TemplateVersion | undefined = versions[versions.length - 1];
     if (newest && stampIsExact(newest.stamp, target)) {
@@ -82,7 +65,9 @@ export const templatePhase: PoolPhase<unknown, unknown> = {
         return stopRunaway(
           scope,
           PoolReasons.TemplateStampNotStored,
-          `template version ${listed.version}, created with a stamp, is listed ${listed.stamp ? "with a different stamp" : "without it"}${listed === newest ? "" : " and is not the newest"}; store the stamp with the version (templateStampToTags) and return it from getTemplate, oldest version first`,
+          stampIsExact(listed.stamp, target)
+            ? `template version ${listed.version}, created with the target stamp, is listed with it but not as the newest; return the versions from getTemplate oldest first`
+            : `template version ${listed.version}, created with a stamp, is listed ${listed.stamp ? "with a different stamp" : "without it"}${listed === newest ? "" : " and is not the newest"}; store the stamp with the version (templateStampToTags) and return it from getTemplate, oldest version first`,
         );
       }
       if (created.length >= MAX_UNCONFIRMED_TEMPLATE_VERSIONS) {
@@ -93,8 +78,9 @@ export const templatePhase: PoolPhase<unknown, unknown> = {
         );
       }
       const previous = newest;
-      // Prune first: a version limit would otherwise make the create fail for good.
-      await pruneVersions(scope, versions);
+      // Prune first: a version limit would otherwise make the create fail for good. What it deleted
+      // leaves the section, so that the prune phase does not delete it again.
+      versions = await pruneVersions(scope, versions, observed.group);
       newest = await scope.call("createTemplateVersion", (ctx) =>
         createTemplateVersion(ctx, {
           userData: bootstrap.userData,
@@ -104,7 +90,6 @@ export const templatePhase: PoolPhase<unknown, unknown> = {
       );
       scope.memory.templateCreates = { target: targetKey, versions: [...created, newest.version] };
       versions = [...versions, newest];
-      scope.state.versions = versions;
       const why = !previous
         ? "initial template"
         : stampIsCurrent(previous.stamp, target)
@@ -114,11 +99,14 @@ export const templatePhase: PoolPhase<unknown, unknown> = {
         version: newest.version,
       });
     }
-    scope.state.targetVersion = newest;
     const stampOf = new Map(versions.map((v) => [v.version, v.stamp]));
-    scope.state.isUpToDate = (instance) =>
-      instance.templateVersion !== undefined &&
-      stampIsCurrent(stampOf.get(instance.templateVersion), target);
+    scope.write("template", {
+      version: newest,
+      versions,
+      isUpToDate: (instance) =>
+        instance.templateVersion !== undefined &&
+        stampIsCurrent(stampOf.get(instance.templateVersion), target),
+    });
     return undefined;
   },
 };

@@ -10,8 +10,8 @@ import type {
 } from "../driver.js";
 import { PoolMemory } from "../memory.js";
 import { defaultPoolPhases, runPhases } from "../pipeline.js";
-import { type FakeSettings, type FakeSpec, fakeScope } from "../testkit.js";
-import { checkDriverModel } from "./model.js";
+import { type FakeSettings, type FakeSpec, fakeScope } from "../testing.js";
+import { checkDriverModel } from "./driver-shape.js";
 
 interface ScaleSet {
   group: PoolGroup<FakeSettings> | undefined;
@@ -112,14 +112,18 @@ describe("model-in-group drivers", () => {
   it("create the group with the model and its stamp, and never call a template method", async () => {
     const cloud = fakeScaleSet();
     const memory = new PoolMemory();
-    const first = await reconcile(cloud.driver, memory, { secret: { value: "#cloud-config\nA" } });
+    const first = await reconcile(cloud.driver, memory, {
+      bootstrapData: { value: "#cloud-config\nA" },
+    });
     expect(first.result.ready.reason).toBe("Provisioning");
     expect(cloud.mutating().map((c) => c.op)).toEqual(["createGroup"]);
     const intent = cloud.mutating()[0]?.arg as { model?: { userData: string; stamp: unknown } };
     expect(intent.model?.userData).toBe("#cloud-config\nA");
     expect(intent.model?.stamp).toEqual(cloud.set.group?.modelStamp);
     cloud.settle();
-    const second = await reconcile(cloud.driver, memory, { secret: { value: "#cloud-config\nA" } });
+    const second = await reconcile(cloud.driver, memory, {
+      bootstrapData: { value: "#cloud-config\nA" },
+    });
     expect(second.result.ready).toEqual({ status: "True", reason: "Ready", message: "" });
     expect(cloud.mutating()).toHaveLength(1);
   });
@@ -151,13 +155,13 @@ describe("model-in-group drivers", () => {
   it("keep every instance on a token-only change, though they report latestModel false", async () => {
     const cloud = fakeScaleSet();
     const memory = new PoolMemory();
-    await reconcile(cloud.driver, memory, { secret: { value: "token-1" } });
+    await reconcile(cloud.driver, memory, { bootstrapData: { value: "token-1" } });
     cloud.settle();
-    await reconcile(cloud.driver, memory, { secret: { value: "token-1" } });
-    const run = await reconcile(cloud.driver, memory, { secret: { value: "token-2" } });
+    await reconcile(cloud.driver, memory, { bootstrapData: { value: "token-1" } });
+    const run = await reconcile(cloud.driver, memory, { bootstrapData: { value: "token-2" } });
     expect(run.events.map((e) => e.reason)).toContain("GroupModelUpdated");
     expect(cloud.set.group?.instances.every((i) => i.latestModel === false)).toBe(true);
-    const again = await reconcile(cloud.driver, memory, { secret: { value: "token-2" } });
+    const again = await reconcile(cloud.driver, memory, { bootstrapData: { value: "token-2" } });
     expect(again.result.ready.status).toBe("True");
     expect(cloud.mutating().filter((c) => c.op === "deleteInstance")).toEqual([]);
   });

@@ -1,0 +1,253 @@
+/**
+ * The phase contract: what one step of a pool's reconcile ({@link PoolPhase}) declares, sees and
+ * returns. A leaf of the kit: it imports no phase and no pipeline, so a phase — the kit's or a
+ * provider's — depends on this file and on shared steps only.
+ *
+ * What the phases of one reconcile learn is kept in {@link PoolSections}: one section per datum,
+ * each written by exactly one phase, once. A phase names the sections it `reads` and `writes`; the
+ * pipeline refuses, when the controller is built, a list in which a phase reads a section that no
+ * earlier phase writes, or two phases write the same one; and, while it runs, a phase that goes on
+ * without writing what it declared.
+ *
+ * @module
+ */
+import type { WorkloadClusterUnavailableError } from "../clustercache/clustercache.js";
+import type {
+  PoolContext,
+  PoolGroup,
+  PoolInstance,
+  TemplateStamp,
+  TemplateVersion,
+} from "./driver-types.js";
+import type { MachinesState } from "./machines.js";
+import type { Plan } from "./plan.js";
+import type { PoolScope, ReadyState } from "./scope.js";
+import type { ResolvedStrategy } from "./strategy.js";
+
+/**
+ * What a phase returns to end the pipeline: the `Ready` condition to publish and when to come back
+ * (default: only when something changes).
+ */
+export interface PhaseResult {
+  /** The `Ready` condition. */
+  readonly ready: ReadyState;
+  /** Reconcile again after this long. */
+  readonly requeueAfterMs?: number;
+}
+
+/** `spec` (written by `validateSpec`): the validated spec and the driver's context built from it. */
+export interface SpecSection<Spec> {
+  /** The spec the kind's schema returned (the raw spec without a schema). */
+  readonly spec: Spec;
+  /** What every driver call gets: identity, this spec, version, failure domains, abort signal. */
+  readonly context: PoolContext<Spec>;
+}
+
+/** `bootstrap` (written by `bootstrapData`): the MachinePool's bootstrap data. Never logged. */
+export interface BootstrapSection {
+  /** The data itself (empty with `bootstrapData: "none"`). */
+  readonly userData: string;
+  /** Its format. */
+  readonly format: "cloud-config" | "ignition";
+  /** `namespace/name` of the Secret it came from (empty with `bootstrapData: "none"`). */
+  readonly secretRef: string;
+}
+
+/** `desired` (written by `desiredState`): what the driver's two pure functions say the pool needs. */
+export interface DesiredSection<Settings> {
+  /** The stamp the pool's template (or group model) must carry. */
+  readonly stamp: TemplateStamp;
+  /** The settings the group must have (`groupSettings`). */
+  readonly settings: Settings;
+}
+
+/** `observed` (written by `observe`): the cloud as this reconcile read it, once. */
+export interface ObservedSection<Settings> {
+  /** Template versions, oldest first (empty for a driver with `model: "group"`). */
+  readonly versions: readonly TemplateVersion[];
+  /** The group, or `null` when it does not exist. */
+  readonly group: PoolGroup<Settings> | null;
+}
+
+/** `template` (written by `template`): the version new instances launch from, and who runs it. */
+export interface TemplateSection {
+  /** The target version (for `model: "group"`, a name derived from the target stamp). */
+  readonly version: TemplateVersion;
+  /** Every template version after this phase, oldest first (with the one it created). */
+  readonly versions: readonly TemplateVersion[];
+  /** Whether an instance runs what the pool should run. */
+  isUpToDate(instance: PoolInstance): boolean;
+}
+
+/** `group` (written by `group`): the group once it matches the pool's settings and template. */
+export interface GroupSection<Settings> {
+  /** The group as this phase left it (its template version updated, if it did). */
+  readonly group: PoolGroup<Settings>;
+  /** The replicas the pool should have. */
+  readonly desired: number;
+  /** Whether an external autoscaler manages the replicas (`cluster.x-k8s.io/replicas-managed-by`). */
+  readonly external: boolean;
+}
+
+/**
+ * `machines` (written by `machines`): MachinePool Machines — instances on their way out, their
+ * Machines, delete priorities and the group's size after the drained deletes; `null` for a kind
+ * without InfraMachines.
+ */
+export type MachinesSection = MachinesState | null;
+
+/** `scale` (written by `scale`): the plan of this reconcile and what it counted. */
+export interface ScaleSection {
+  /** The strategy resolved for the pool. */
+  readonly strategy: ResolvedStrategy;
+  /** The plan executed this reconcile. */
+  readonly plan: Plan;
+  /** Live instances that are not up to date. */
+  readonly outdated: number;
+  /** Whether the pool reached its size, counted on instances (never on Nodes). */
+  readonly provisioned: boolean;
+  /** Why the workload cluster's Nodes could not be read (`readiness: "node"`): rollouts hold. */
+  readonly workloadUnavailable: WorkloadClusterUnavailableError | undefined;
+}
+
+/** `rollout` (written by `nativeRollout`): the driver's native rollout, as the `Ready` message tells it. */
+export interface RolloutSection {
+  /** A note for the `Ready` message, when a native rollout runs or was just started or cancelled. */
+  readonly note: string | undefined;
+}
+
+/** `teardown` (written by `teardown`): the cloud resources are gone; the kit removes its finalizer. */
+export interface TeardownSection {
+  /** Always true: the section is written only once the group and template are deleted. */
+  readonly deleted: true;
+}
+
+/**
+ * Everything the kit's phases learn in one reconcile, by section. Each section has one writer (the
+ * phase named in its type's comment) and is written once.
+ *
+ * @typeParam Spec - the provider's spec type
+ * @typeParam Settings - the driver's group settings
+ */
+export interface PoolSections<Spec, Settings> {
+  /** By `validateSpec`. */
+  readonly spec: SpecSection<Spec>;
+  /** By `bootstrapData`. */
+  readonly bootstrap: BootstrapSection;
+  /** By `desiredState`. */
+  readonly desired: DesiredSection<Settings>;
+  /** By `observe`. */
+  readonly observed: ObservedSection<Settings>;
+  /** By `template`. */
+  readonly template: TemplateSection;
+  /** By `group`. */
+  readonly group: GroupSection<Settings>;
+  /** By `machines`. */
+  readonly machines: MachinesSection;
+  /** By `scale`. */
+  readonly scale: ScaleSection;
+  /** By `nativeRollout`. */
+  readonly rollout: RolloutSection;
+  /** By `teardown`. */
+  readonly teardown: TeardownSection;
+}
+
+/** The name of a section of {@link PoolSections}. */
+export type PoolSectionName = keyof PoolSections<unknown, unknown>;
+
+/** Every section name, in the order the default pipeline writes them. */
+export const POOL_SECTION_NAMES: readonly PoolSectionName[] = [
+  "spec",
+  "bootstrap",
+  "desired",
+  "observed",
+  "template",
+  "group",
+  "machines",
+  "scale",
+  "rollout",
+  "teardown",
+];
+
+/**
+ * The scope as one phase sees it: the {@link PoolScope}, plus the sections it declared — `read` the
+ * ones in `reads` (written by an earlier phase), `write` the ones in `writes` (once each).
+ *
+ * @typeParam Spec - the provider's spec type
+ * @typeParam Settings - the driver's group settings
+ * @typeParam Reads - the sections the phase reads
+ * @typeParam Writes - the sections the phase writes
+ */
+export interface PhaseScope<
+  Spec,
+  Settings,
+  Reads extends PoolSectionName = PoolSectionName,
+  Writes extends PoolSectionName = never,
+> extends PoolScope<Spec, Settings> {
+  /** A section an earlier phase wrote (a read-only value: copy it to change it). */
+  read<K extends Reads>(section: K): PoolSections<Spec, Settings>[K];
+  /** Writes a section this phase owns; once per reconcile. */
+  write<K extends Writes>(section: K, value: PoolSections<Spec, Settings>[K]): void;
+}
+
+/**
+ * One step of a pool's reconcile. Return nothing to go on with the next phase (having written every
+ * section in `writes`), or a {@link PhaseResult} to end the reconcile with that `Ready` condition.
+ * Throw a driver failure (let `scope.call` throw) to hand it to the error policy.
+ *
+ * @typeParam Spec - the provider's spec type
+ * @typeParam Settings - the driver's group settings
+ * @typeParam Reads - the sections the phase reads
+ * @typeParam Writes - the sections the phase writes
+ *
+ * @example A provider phase that records the group's ID in the provider's own status field
+ * ```ts
+ * const recordGroupId = definePhase<FooSpec, FooSettings>()({
+ *   name: "recordGroupId",
+ *   reads: ["group"],
+ *   writes: [],
+ *   run(scope) {
+ *     scope.status.setProviderStatus({ groupId: scope.read("group").group.id });
+ *   },
+ * });
+ * ```
+ */
+export interface PoolPhase<
+  Spec,
+  Settings,
+  Reads extends PoolSectionName = PoolSectionName,
+  Writes extends PoolSectionName = PoolSectionName,
+> {
+  /** A unique name (logs, errors, {@link PoolPhase} placement with `insertPhase`). */
+  readonly name: string;
+  /** The sections it reads; each must be written by an earlier phase of the list. */
+  readonly reads: readonly Reads[];
+  /** The sections it writes; no other phase of the list may write them. */
+  readonly writes: readonly Writes[];
+  /** The phase's work. */
+  run(
+    scope: PhaseScope<Spec, Settings, Reads, Writes>,
+  ): Promise<PhaseResult | undefined> | PhaseResult | undefined;
+}
+
+/**
+ * Declares a phase with its sections inferred from `reads` and `writes`, so that `scope.read` and
+ * `scope.write` accept exactly those. Curried to fix `Spec` and `Settings` while the sections are
+ * inferred.
+ *
+ * @example
+ * ```ts
+ * const recordGroupId = definePhase<FooSpec, FooSettings>()({
+ *   name: "recordGroupId", reads: ["group"], writes: [],
+ *   run(scope) { scope.status.setProviderStatus({ groupId: scope.read("group").group.id }); },
+ * });
+ * ```
+ */
+export function definePhase<Spec, Settings>(): <
+  const Reads extends PoolSectionName = never,
+  const Writes extends PoolSectionName = never,
+>(
+  phase: PoolPhase<Spec, Settings, Reads, Writes>,
+) => PoolPhase<Spec, Settings, Reads, Writes> {
+  return (phase) => phase;
+}

@@ -1,0 +1,413 @@
+/**
+ * The provider test kit (`@capi-ts/sdk/provider/testing`): unit-test a phase — the kit's or your own
+ * — without an API server or timers. {@link createTestScope} builds the scope of one reconcile around
+ * any driver, with a manual clock, a fake Kubernetes API ({@link TestScope.readyNodes},
+ * {@link TestScope.replicaWrites}), recorded Events and the sections earlier phases would have
+ * written; {@link TestScope.run} runs a phase with the same checks as the pipeline. {@link fakeCloud}
+ * is a small in-memory cloud behind a {@link PoolDriver}, {@link fakeMachines} in-memory MachinePool
+ * Machines.
+ *
+ * @example
+ * ```ts
+ * import { createTestScope, fakeCloud } from "@capi-ts/sdk/provider/testing";
+ *
+ * const cloud = fakeCloud();
+ * cloud.group = { id: "g-1", status: "active", desiredReplicas: 0, templateVersion: "1", settings: { maxSize: 10 }, instances: [] };
+ * const test = createTestScope({ driver: cloud.driver, spec: { image: "img-1" },
+ *   sections: { group: { group: cloud.group, desired: 0, external: false } } });
+ * await test.run(recordGroupId);
+ * test.scope.pool.status; // { groupId: "g-1" }
+ * ```
+ *
+ * @module
+ */
+import type { Cluster, MachinePool } from "../api/cluster.x-k8s.io/v1beta2.js";
+import { ManualClock } from "../runtime/clock.js";
+import { silentLogger } from "../runtime/logging.js";
+import type {
+  AnyPoolDriver,
+  GroupUpdate,
+  PoolDriver,
+  PoolGroup,
+  PoolInstance,
+  PoolInstanceState,
+  TemplateVersion,
+} from "./driver.js";
+import type { InfraMachinePoolKind } from "./kind.js";
+import type { PoolMachinesApi } from "./machines.js";
+import { PoolMemory } from "./memory.js";
+import { type MachinePoolControllerOptions, resolvePoolOptions } from "./options.js";
+import {
+  type PhaseResult,
+  POOL_SECTION_NAMES,
+  type PoolPhase,
+  type PoolSectionName,
+  type PoolSections,
+} from "./phase.js";
+import { contextFor, createPoolScope } from "./pool-scope.js";
+import type { PoolObject, PoolScope, ReadyState } from "./scope.js";
+import { PRELOADED, runPhase, sectionsOf } from "./sections.js";
+import { type FakeMachines, fakeMachineKind } from "./testing-machines.js";
+
+export { type FakeMachines, fakeMachineKind, fakeMachines } from "./testing-machines.js";
+
+/** The fake's spec and settings. */
+export interface FakeSpec {
+  readonly image: string;
+  readonly maxSize?: number;
+}
+/** The fake's group settings. */
+export interface FakeSettings {
+  readonly maxSize: number;
+}
+
+/** A recorded driver call. */
+export interface FakeCall {
+  readonly op: keyof PoolDriver<FakeSpec, FakeSettings>;
+  readonly args: readonly unknown[];
+}
+
+/** The in-memory cloud: what is there, what was called; `faults` make a method throw. */
+export interface FakeCloud {
+  versions: TemplateVersion[];
+  group: PoolGroup<FakeSettings> | undefined;
+  readonly calls: FakeCall[];
+  readonly faults: Partial<Record<FakeCall["op"], () => unknown>>;
+  readonly driver: PoolDriver<FakeSpec, FakeSettings>;
+  /** Mutating calls so far. */
+  mutating(): FakeCall[];
+}
+
+let instanceSeq = 0;
+
+/** An instance of the fake cloud. */
+export function fakeInstance(overrides: Partial<PoolInstance> = {}): PoolInstance {
+  const id = overrides.id ?? `i-${++instanceSeq}`;
+  return {
+    id,
+    providerID: `fake:///zone-a/${id}`,
+    state: "running",
+    templateVersion: "1",
+    createdAt: instanceSeq,
+    ...overrides,
+  };
+}
+
+/**
+ * An instance named `id` for the pure engine's tests: launched at the number in its ID (`i3` at 3),
+ * running, healthy and on template version "2" unless `options` say otherwise.
+ */
+export function instanceOf(
+  id: string,
+  options: {
+    state?: PoolInstanceState;
+    version?: string;
+    createdAt?: number;
+    healthy?: boolean;
+  } = {},
+): PoolInstance {
+  return {
+    id,
+    providerID: `fake:///zone-a/${id}`,
+    state: options.state ?? "running",
+    templateVersion: options.version ?? "2",
+    createdAt: options.createdAt ?? Number(id.replace(/\D/g, "") || 0),
+    healthy: options.healthy ?? true,
+  };
+}
+
+/** A fake cloud whose driver stores what it is given and reports it back. */
+export function fakeCloud(): FakeCloud {
+  const cloud: FakeCloud = {
+    versions: [],
+    group: undefined,
+    calls: [],
+    faults: {},
+    mutating: () => cloud.calls.filter((c) => !["getGroup", "getTemplate"].includes(c.op)),
+    driver: undefined as unknown as PoolDriver<FakeSpec, FakeSettings>,
+  };
+  const record = (op: FakeCall["op"], args: readonly unknown[]) => {
+    cloud.calls.push({ op, args });
+    const fault = cloud.faults[op];
+    if (fault) throw fault();
+  };
+  const driver: PoolDriver<FakeSpec, FakeSettings> = {
+    templateInputs: (ctx) => ({ image: ctx.spec.image }),
+    groupSettings: (ctx) => ({ maxSize: ctx.spec.maxSize ?? 10 }),
+    async getTemplate() {
+      record("getTemplate", []);
+      return cloud.versions;
+    },
+    async createTemplateVersion(_ctx, input) {
+      record("createTemplateVersion", [input.stamp]);
+      const version = { version: String(cloud.versions.length + 1), stamp: input.stamp };
+      cloud.versions = [...cloud.versions, version];
+      return version;
+    },
+    async deleteTemplate(_ctx, versions) {
+      record("deleteTemplate", [versions]);
+      cloud.versions = versions ? cloud.versions.filter((v) => !versions.includes(v.version)) : [];
+    },
+    async getGroup() {
+      record("getGroup", []);
+      return cloud.group;
+    },
+    async createGroup(_ctx, intent) {
+      record("createGroup", [intent]);
+      cloud.group = {
+        id: "group-1",
+        status: "active",
+        desiredReplicas: intent.replicas ?? 0,
+        templateVersion: intent.templateVersion,
+        settings: intent.settings,
+        instances: [],
+      };
+    },
+    async updateGroup(_ctx, update: GroupUpdate<FakeSettings>) {
+      record("updateGroup", [update]);
+      const group = cloud.group;
+      if (!group) return;
+      cloud.group = {
+        ...group,
+        ...(update.replicas !== undefined ? { desiredReplicas: update.replicas } : {}),
+        ...(update.templateVersion !== undefined
+          ? { templateVersion: update.templateVersion }
+          : {}),
+        ...(update.settings !== undefined ? { settings: update.settings } : {}),
+      };
+    },
+    async deleteGroup() {
+      record("deleteGroup", []);
+      if (cloud.group) cloud.group = { ...cloud.group, status: "deleting" };
+    },
+    async deleteInstance(_ctx, instance, mode) {
+      record("deleteInstance", [instance.id, mode]);
+      const group = cloud.group;
+      if (!group) return;
+      cloud.group = {
+        ...group,
+        desiredReplicas: group.desiredReplicas - (mode === "shrink" ? 1 : 0),
+        instances: group.instances.filter((i) => i.id !== instance.id),
+      };
+    },
+  };
+  (cloud as { driver: PoolDriver<FakeSpec, FakeSettings> }).driver = driver;
+  return cloud;
+}
+
+/** An Event the scope recorded. */
+export interface RecordedEvent {
+  /** `Normal` or `Warning`. */
+  readonly type: "Normal" | "Warning";
+  /** CamelCase reason. */
+  readonly reason: string;
+  /** Message. */
+  readonly message: string;
+}
+
+/** A scope of one reconcile for a test, and what the phases did through it. */
+export interface TestScope<Spec, Settings> {
+  /** The scope (pass it to {@link TestScope.run}; its `pool` is the object the kit would patch). */
+  readonly scope: PoolScope<Spec, Settings>;
+  /** The scope's clock. */
+  readonly clock: ManualClock;
+  /** The Events recorded, in order. */
+  readonly events: RecordedEvent[];
+  /** Writes to `MachinePool.spec.replicas` (`scope.api.setMachinePoolReplicas`). */
+  readonly replicaWrites: number[];
+  /** ProviderIDs of Ready Nodes (`scope.api.readyNodeProviderIDs`); fill it to test `readiness: "node"`. */
+  readonly readyNodes: Set<string>;
+  /**
+   * Runs one phase as the pipeline does: on a view limited to its declared sections, refusing a
+   * phase that goes on without writing what it declared.
+   */
+  run<Reads extends PoolSectionName, Writes extends PoolSectionName>(
+    phase: PoolPhase<Spec, Settings, Reads, Writes> | PoolPhase<unknown, unknown, Reads, Writes>,
+  ): Promise<PhaseResult | undefined>;
+  /** A section as the phases left it, or `undefined` if none wrote it. */
+  section<K extends PoolSectionName>(name: K): PoolSections<Spec, Settings>[K] | undefined;
+  /** The provider conditions phases set (`scope.conditions.set`), by type. */
+  conditions(): ReadonlyMap<string, ReadyState>;
+}
+
+/** Options of {@link createTestScope}; everything but `driver` and `spec` has a default. */
+export interface TestScopeOptions<Spec, Settings> {
+  /** The driver the scope calls. */
+  readonly driver: AnyPoolDriver<Spec, Settings>;
+  /** The pool's spec. */
+  readonly spec: Spec;
+  /** Fields of the pool object (default: `default/pool-1` of cluster `c1`). */
+  readonly pool?: Partial<PoolObject>;
+  /** `MachinePool.spec.replicas` (default 2). */
+  readonly replicas?: number;
+  /** Annotations of the MachinePool (e.g. `cluster.x-k8s.io/replicas-managed-by`). */
+  readonly machinePoolAnnotations?: Readonly<Record<string, string>>;
+  /** The controller's options (default: `pollIntervalMs` 100, `readiness: "instance"`). */
+  readonly options?: Omit<MachinePoolControllerOptions<Spec>, "manager" | "kind">;
+  /** The kind's schema and InfraMachine kind. */
+  readonly kind?: Pick<InfraMachinePoolKind<Spec>, "schema" | "machine">;
+  /** The clock (default: a new `ManualClock`). */
+  readonly clock?: ManualClock;
+  /** The bootstrap data Secret's `value` (and `format`) (default `#cloud-config`). */
+  readonly bootstrapData?: { readonly value: string; readonly format?: string };
+  /**
+   * Sections earlier phases would have written, to start from the middle of the pipeline. When given
+   * without `spec`, the `spec` section is `spec` above (as `validateSpec` would write it).
+   */
+  readonly sections?: Partial<PoolSections<Spec, Settings>>;
+  /** InfraMachines and Machines (MachinePool Machines), e.g. {@link fakeMachines}`().api`. */
+  readonly machinesApi?: PoolMachinesApi;
+  /** What the kit remembers about the pool from earlier reconciles (default: nothing). */
+  readonly memory?: TestScopeMemory;
+}
+
+/** What the kit remembered about a pool, carried from one {@link createTestScope} to the next. */
+export type TestScopeMemory = PoolScope<unknown, unknown>["memory"];
+
+/**
+ * Builds the scope of one reconcile of pool `default/pool-1` (cluster `c1`, a MachinePool of the
+ * same name) around `driver`, for a unit test of a phase.
+ *
+ * @example
+ * ```ts
+ * const test = createTestScope({ driver: fooDriver, spec: { instanceType: "m5.large" } });
+ * const result = await test.run(myPhase);
+ * ```
+ */
+export function createTestScope<Spec, Settings>(
+  options: TestScopeOptions<Spec, Settings>,
+): TestScope<Spec, Settings> {
+  const clock = options.clock ?? new ManualClock();
+  const events: RecordedEvent[] = [];
+  const replicaWrites: number[] = [];
+  const readyNodes = new Set<string>();
+  const pool: PoolObject = {
+    apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
+    kind: "FakeMachinePool",
+    metadata: {
+      namespace: "default",
+      name: "pool-1",
+      uid: "uid-1",
+      labels: { "cluster.x-k8s.io/cluster-name": "c1" },
+    },
+    spec: { ...(options.spec as Record<string, unknown>) },
+    ...options.pool,
+  };
+  const machinePool = {
+    apiVersion: "cluster.x-k8s.io/v1beta2",
+    kind: "MachinePool",
+    metadata: {
+      namespace: "default",
+      name: "pool-1",
+      ...(options.machinePoolAnnotations
+        ? { annotations: { ...options.machinePoolAnnotations } }
+        : {}),
+    },
+    spec: {
+      clusterName: "c1",
+      replicas: options.replicas ?? 2,
+      template: {
+        spec: {
+          clusterName: "c1",
+          version: "v1.34.1",
+          bootstrap: { dataSecretName: "pool-1-bootstrap" },
+          infrastructureRef: {
+            apiGroup: "infrastructure.cluster.x-k8s.io",
+            kind: "FakeMachinePool",
+            name: "pool-1",
+          },
+        },
+      },
+    },
+  } as unknown as MachinePool;
+  const cluster = {
+    apiVersion: "cluster.x-k8s.io/v1beta2",
+    kind: "Cluster",
+    metadata: { namespace: "default", name: "c1" },
+    spec: {},
+    status: { initialization: { infrastructureProvisioned: true } },
+  } as unknown as Cluster;
+  const secret = options.bootstrapData ?? { value: "#cloud-config\n" };
+  const scope = createPoolScope<Spec, Settings>({
+    pool,
+    machinePool,
+    cluster,
+    driver: options.driver,
+    options: resolvePoolOptions<Spec>({
+      pollIntervalMs: 100,
+      // A scope over a cloud alone: pass `readiness: "node"` and fill `readyNodes` to test Nodes.
+      readiness: "instance",
+      ...options.options,
+      ...(options.kind ? { kind: options.kind } : {}),
+    }),
+    clock,
+    memory: options.memory ?? new PoolMemory(),
+    api: {
+      readSecret: async () => ({
+        data: {
+          value: Buffer.from(secret.value).toString("base64"),
+          ...(secret.format ? { format: Buffer.from(secret.format).toString("base64") } : {}),
+        },
+      }),
+      readyNodeProviderIDs: async (providerIDs) =>
+        new Set([...providerIDs].filter((id) => readyNodes.has(id))),
+      setMachinePoolReplicas: async (_mp, replicas) => {
+        replicaWrites.push(replicas);
+      },
+      ...(options.machinesApi ? { machines: options.machinesApi } : {}),
+    },
+    recordEvent: (type, reason, message) => events.push({ type, reason, message }),
+    log: silentLogger(),
+  });
+  if (options.sections) {
+    const store = sectionsOf(scope);
+    const given = options.sections;
+    for (const name of POOL_SECTION_NAMES) {
+      if (given[name] !== undefined || (name === "machines" && name in given)) {
+        store.write(name, given[name] as PoolSections<Spec, Settings>[typeof name], PRELOADED);
+      }
+    }
+    if (given.spec === undefined) {
+      store.write(
+        "spec",
+        { spec: options.spec, context: contextFor(scope, options.spec) },
+        PRELOADED,
+      );
+    }
+  }
+  return {
+    scope,
+    clock,
+    events,
+    replicaWrites,
+    readyNodes,
+    // The kit's own phases are typed over any spec (`unknown`); they run on this scope unchanged.
+    run: (phase) => runPhase(phase as PoolPhase<Spec, Settings>, scope),
+    section: (name) => sectionsOf(scope).peek(name),
+    conditions: () => sectionsOf(scope).conditions,
+  };
+}
+
+/** Options of {@link fakeScope}: {@link TestScopeOptions} over {@link fakeCloud}'s spec. */
+export interface FakeScopeOptions
+  extends Partial<Omit<TestScopeOptions<FakeSpec, FakeSettings>, "kind" | "machinesApi">> {
+  /** The kind's schema. */
+  readonly schema?: NonNullable<InfraMachinePoolKind<FakeSpec>["schema"]>;
+  /** MachinePool Machines: the kind gets {@link fakeMachineKind} and the API these fakes. */
+  readonly machines?: FakeMachines;
+}
+
+/** {@link createTestScope} around {@link fakeCloud}'s driver (a new cloud unless `driver` is given). */
+export function fakeScope(options: FakeScopeOptions = {}): TestScope<FakeSpec, FakeSettings> {
+  const { schema, machines, driver, spec, ...rest } = options;
+  return createTestScope<FakeSpec, FakeSettings>({
+    ...rest,
+    driver: driver ?? fakeCloud().driver,
+    spec: spec ?? { image: "img-1" },
+    kind: {
+      ...(schema ? { schema } : {}),
+      ...(machines ? { machine: fakeMachineKind } : {}),
+    },
+    ...(machines ? { machinesApi: machines.api } : {}),
+  });
+}

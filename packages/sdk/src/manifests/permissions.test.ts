@@ -23,6 +23,11 @@ describe("kitPermissions with MachinePool Machines", () => {
       verbs: ["delete", "get", "list", "watch"],
     });
     expect(withMachines).toContainEqual({
+      apiGroups: ["cluster.x-k8s.io"],
+      resources: ["machines/status"],
+      verbs: ["get", "patch"],
+    });
+    expect(withMachines).toContainEqual({
       apiGroups: ["infrastructure.foo.com"],
       resources: ["foomachinepoolmachines"],
       verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],

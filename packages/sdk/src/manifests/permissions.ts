@@ -71,7 +71,8 @@ export function kitPermissions(
   const machine = definition.machine;
   if (machine) {
     // MachinePool Machines: the kit creates, updates and deletes one InfraMachine per instance and
-    // deletes Machines (core drains their Nodes); it reads Machines to know which instance is whose.
+    // deletes Machines (core drains their Nodes); it reads Machines to know which instance is whose,
+    // and, as their owner, writes the OwnerRemediated condition a MachineHealthCheck hands it.
     rules.push(
       {
         apiGroups: [group],
@@ -87,6 +88,11 @@ export function kitPermissions(
         apiGroups: ["cluster.x-k8s.io"],
         resources: ["machines"],
         verbs: ["delete", "get", "list", "watch"],
+      },
+      {
+        apiGroups: ["cluster.x-k8s.io"],
+        resources: ["machines/status"],
+        verbs: ["get", "patch"],
       },
     );
   }

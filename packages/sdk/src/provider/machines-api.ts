@@ -5,6 +5,8 @@
  * @module
  */
 import { type Machine, MachineResource } from "../api/cluster.x-k8s.io/v1beta2.js";
+import { deleteV1Beta1Condition, setV1Beta1Condition } from "../conditions/v1beta1.js";
+import { deleteCondition, setCondition } from "../conditions/v1beta2.js";
 import { Labels } from "../contract/constants.js";
 import { removeFinalizer } from "../contract/finalizers.js";
 import { formatLabelValue } from "../contract/format.js";
@@ -14,7 +16,12 @@ import type { ReconcileContext } from "../runtime/controller.js";
 import { isAlreadyExists, isNotFound } from "../runtime/errors.js";
 import { OWNER_UID_INDEX } from "../runtime/informer.js";
 import type { ResourceDescriptor } from "../runtime/resource.js";
-import type { InfraMachineKind, PoolMachinesApi } from "./machines.js";
+import {
+  type InfraMachineKind,
+  OwnerRemediatedReasons,
+  type PoolMachinesApi,
+  RemediationConditions,
+} from "./machines.js";
 
 /** Which pool the API is for. */
 export interface InfraMachinesOf {
@@ -115,6 +122,33 @@ export function infraMachinesApi(
       const uid = machine.metadata?.uid;
       await ignoreNotFound(() =>
         rc.client.delete(MachineResource, machine, uid ? { preconditions: { uid } } : {}),
+      );
+    },
+    async writeOwnerRemediated(machine, state) {
+      const copy = structuredClone(machine);
+      const patch = PatchHelper.snapshot(copy, { resource: MachineResource });
+      const type = RemediationConditions.OwnerRemediated;
+      if (state === undefined) {
+        deleteCondition(copy, type);
+        deleteV1Beta1Condition(copy, type);
+      } else {
+        setCondition(copy, { type, status: "False", reason: state.reason, message: state.message });
+        // The deprecated mirror as core's MachineSet writes it: True once the owner deletes the
+        // Machine, False (a warning) while it waits.
+        if (state.reason === OwnerRemediatedReasons.MachineDeleting) {
+          setV1Beta1Condition(copy, { type, status: "True" });
+        } else {
+          setV1Beta1Condition(copy, {
+            type,
+            status: "False",
+            severity: "Warning",
+            reason: OwnerRemediatedReasons.WaitingForRemediation,
+            message: state.message,
+          });
+        }
+      }
+      await ignoreNotFound(() =>
+        patch.apply(rc.client, copy, { ownedConditions: [type], resource: MachineResource }),
       );
     },
     async exists(namespace, name) {

@@ -45,7 +45,43 @@ export interface PoolMachinesApi {
   deleteMachine(machine: Machine): Promise<void>;
   /** Whether an InfraMachine exists on the server (a fresh read, not the cache). */
   exists(namespace: string, name: string): Promise<boolean>;
+  /**
+   * Sets the Machine's `OwnerRemediated` condition (v1beta2, with its v1beta1 mirror) as its owner
+   * does, or removes it (`undefined`), owning only that condition (NotFound is done).
+   */
+  writeOwnerRemediated(machine: Machine, state: OwnerRemediatedState | undefined): Promise<void>;
 }
+
+/**
+ * The `OwnerRemediated` condition the kit writes on a MachinePool Machine, as core's MachineSet
+ * controller writes it on its own: `MachineDeleting` just before the Machine is deleted (core's
+ * MachineSet counts those as remediations in flight), `RemediationDeferred` while taking the Machine
+ * would break the pool's availability floor.
+ */
+export interface OwnerRemediatedState {
+  /** The v1beta2 reason (`MachineDeleting` or `RemediationDeferred`). */
+  readonly reason: (typeof OwnerRemediatedReasons)[keyof typeof OwnerRemediatedReasons];
+  /** Why, for a human. */
+  readonly message: string;
+}
+
+/** Condition types and reasons of MachineHealthCheck remediation, as core's API spells them. */
+export const OwnerRemediatedReasons = {
+  /** Set by the MachineHealthCheck on a Machine it found unhealthy: the owner's turn. */
+  WaitingForRemediation: "WaitingForRemediation",
+  /** The owner deletes the Machine (in flight until it is gone). */
+  MachineDeleting: "MachineDeleting",
+  /** The owner waits: remediating now would break its availability or in-flight budget. */
+  RemediationDeferred: "RemediationDeferred",
+} as const;
+
+/** The Machine condition types MachineHealthCheck remediation uses. */
+export const RemediationConditions = {
+  /** Set by the MachineHealthCheck: `False` when the Machine is unhealthy. */
+  HealthCheckSucceeded: "HealthCheckSucceeded",
+  /** Set `False` by the MachineHealthCheck for the owner to remediate; the owner updates it. */
+  OwnerRemediated: "OwnerRemediated",
+} as const;
 
 /** What the `machines` phase found, for the phases after it. */
 export interface MachinesState {
@@ -65,6 +101,14 @@ export interface MachinesState {
   readonly deletePriority: ReadonlySet<string>;
   /** The group's desired size once the drained instances this reconcile deleted shrank it. */
   readonly groupSize: number;
+  /**
+   * Instances whose Machine a MachineHealthCheck marked for remediation by its owner
+   * (`HealthCheckSucceeded=False`, `OwnerRemediated=False`), not yet being deleted: the plan
+   * replaces them within the rollout budget.
+   */
+  readonly remediate: ReadonlySet<string>;
+  /** Remediations the kit started whose Machine is still on its way out (the in-flight budget). */
+  readonly remediationsInFlight: number;
 }
 
 const MAX_NAME = 63;
@@ -231,4 +275,31 @@ export function machinesByInfraMachine(
 /** Whether a Machine asks to go first (`cluster.x-k8s.io/delete-machine`, presence only). */
 export function hasDeletePriority(machine: Machine | undefined): boolean {
   return machine?.metadata?.annotations?.[Annotations.DeleteMachine] !== undefined;
+}
+
+function conditionOf(machine: Machine, type: string) {
+  return machine.status?.conditions?.find((c) => c.type === type);
+}
+
+/**
+ * Where a Machine stands in MachineHealthCheck remediation, read as core's MachineSet reads it
+ * (`collections.IsUnhealthyAndOwnerRemediated`, and its clean-up of Machines found healthy again):
+ * - `waiting`: unhealthy and marked for its owner, not being deleted — the kit's turn;
+ * - `inFlight`: being deleted after the kit marked it `MachineDeleting`;
+ * - `recovered`: healthy again but still marked — the kit removes the mark;
+ * - `undefined`: none of these.
+ */
+export function remediationOf(
+  machine: Machine | undefined,
+): "waiting" | "inFlight" | "recovered" | undefined {
+  if (!machine) return undefined;
+  const owner = conditionOf(machine, RemediationConditions.OwnerRemediated);
+  if (owner?.status !== "False") return undefined;
+  if (isDeleting(machine)) {
+    return owner.reason === OwnerRemediatedReasons.MachineDeleting ? "inFlight" : undefined;
+  }
+  const health = conditionOf(machine, RemediationConditions.HealthCheckSucceeded);
+  if (health?.status === "False") return "waiting";
+  if (health?.status === "True") return "recovered";
+  return undefined;
 }

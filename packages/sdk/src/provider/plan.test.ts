@@ -247,3 +247,118 @@ describe("planPool", () => {
     expect(plan.actions).toEqual([]);
   });
 });
+
+describe("planPool: remediation of Machines a MachineHealthCheck marked", () => {
+  const marked =
+    (...ids: string[]) =>
+    (i: PoolInstance) =>
+      ids.includes(i.id);
+  const base = {
+    desired: 3,
+    groupDesired: 3,
+    isUpToDate: current,
+    externallyManaged: false,
+  };
+
+  it("replaces an unhealthy, unavailable member (the cloud launches its successor) and is not converged", () => {
+    const plan = planPool({
+      ...base,
+      instances: [instance("i1"), instance("i2"), instance("i3", { healthy: false })],
+      strategy: resolveStrategy(3, false),
+      remediate: marked("i3"),
+    });
+    expect(summary(plan.actions)).toEqual(["delete i3 replace (Remediation)"]);
+    expect(plan.actions[0]).toMatchObject({ remediationOf: "healthCheck" });
+    expect(plan.healthCheckFailed).toBe(1);
+    expect(plan.remediationWaiting).toEqual([]);
+    expect(plan.converged).toBe(false);
+  });
+
+  it("never takes an available member below replicas − maxUnavailable; with room it does", () => {
+    const instances = [instance("i1"), instance("i2"), instance("i3")];
+    const held = planPool({
+      ...base,
+      instances,
+      strategy: resolveStrategy(3, false, { maxUnavailable: 0 }),
+      remediate: marked("i2"),
+    });
+    expect(held.actions).toEqual([]);
+    expect(held.remediationWaiting.map((w) => `${w.instance.id} ${w.why}`)).toEqual([
+      "i2 availability",
+    ]);
+    const room = planPool({
+      ...base,
+      instances,
+      strategy: resolveStrategy(3, false, { maxUnavailable: 1 }),
+      remediate: marked("i2"),
+    });
+    expect(summary(room.actions)).toEqual(["delete i2 replace (Remediation)"]);
+  });
+
+  it("keeps replacements in flight within max(1, maxSurge + maxUnavailable), newest first", () => {
+    const instances = [
+      instance("i1"),
+      instance("i2", { healthy: false }),
+      instance("i3", { healthy: false }),
+    ];
+    const plan = planPool({
+      ...base,
+      instances,
+      strategy: resolveStrategy(3, false, { maxSurge: 1, maxUnavailable: 0 }),
+      remediate: marked("i2", "i3"),
+    });
+    expect(summary(plan.actions)).toEqual(["delete i3 replace (Remediation)"]);
+    expect(plan.remediationWaiting.map((w) => `${w.instance.id} ${w.why}`)).toEqual(["i2 budget"]);
+    // A remediation already under way (its Machine is being deleted) uses the budget too.
+    const inFlight = planPool({
+      ...base,
+      instances,
+      strategy: resolveStrategy(3, false, { maxSurge: 1, maxUnavailable: 0 }),
+      remediate: marked("i2", "i3"),
+      remediationsInFlight: 1,
+    });
+    expect(inFlight.actions).toEqual([]);
+    expect(inFlight.remediationWaiting.map((w) => w.why)).toEqual(["budget", "budget"]);
+  });
+
+  it("replaces members the cloud reports failed before marked ones, in one budget", () => {
+    const plan = planPool({
+      ...base,
+      instances: [
+        instance("i1"),
+        instance("i2", { state: "failed" }),
+        instance("i3", { healthy: false }),
+      ],
+      strategy: resolveStrategy(3, false, { maxSurge: 1, maxUnavailable: 0 }),
+      remediate: marked("i3"),
+    });
+    expect(summary(plan.actions)).toEqual(["delete i2 replace (Remediation)"]);
+    expect(plan.actions[0]).toMatchObject({ remediationOf: "cloud" });
+    expect(plan.remediationWaiting.map((w) => `${w.instance.id} ${w.why}`)).toEqual(["i3 budget"]);
+  });
+
+  it("takes no available marked member while availability is unknown", () => {
+    const plan = planPool({
+      ...base,
+      instances: [instance("i1"), instance("i2"), instance("i3")],
+      strategy: resolveStrategy(3, false, { maxUnavailable: 1 }),
+      remediate: marked("i3"),
+      holdRollout: true,
+    });
+    expect(plan.actions).toEqual([]);
+    expect(plan.remediationWaiting.map((w) => w.why)).toEqual(["unknown"]);
+  });
+
+  it("shrinks instead of replacing while the group is above the desired size", () => {
+    const plan = planPool({
+      ...base,
+      desired: 2,
+      groupDesired: 3,
+      instances: [instance("i1"), instance("i2"), instance("i3", { healthy: false })],
+      strategy: resolveStrategy(2, false),
+      remediate: marked("i3"),
+    });
+    // Scale-down takes the unhealthy one first (the delete policy prefers unavailable members).
+    expect(summary(plan.actions)).toEqual(["delete i3 shrink (ScaleDown)"]);
+  });
+});

@@ -37,6 +37,14 @@ export interface PlanInput {
    * `cluster.x-k8s.io/delete-machine`).
    */
   readonly deleteFirst?: (instance: PoolInstance) => boolean;
+  /**
+   * Instances a MachineHealthCheck marked for their owner to remediate: replaced like instances the
+   * cloud reports `failed`, within the same in-flight budget, and never an available one while that
+   * would leave fewer than `desired − maxUnavailable` available.
+   */
+  readonly remediate?: (instance: PoolInstance) => boolean;
+  /** Remediations already under way outside `instances` (Machines being deleted): they use budget. */
+  readonly remediationsInFlight?: number;
 }
 
 /** One cloud change of a {@link Plan}, in execution order. */
@@ -51,7 +59,21 @@ export type PlanAction =
       readonly instance: PoolInstance;
       readonly mode: "shrink" | "replace";
       readonly reason: "ScaleDown" | "Rollout" | "Remediation";
+      /** For `Remediation`: who asked — the cloud (`failed`) or a MachineHealthCheck. */
+      readonly remediationOf?: "cloud" | "healthCheck";
     };
+
+/** A member a MachineHealthCheck marked that a {@link Plan} does not replace yet, and why. */
+export interface RemediationWait {
+  /** The member. */
+  readonly instance: PoolInstance;
+  /**
+   * `availability`: taking it would leave fewer than `desired − maxUnavailable` available;
+   * `budget`: as many replacements are in flight as the rollout budget allows; `unknown`: the
+   * workload cluster cannot be read, so nothing proves availability.
+   */
+  readonly why: "availability" | "budget" | "unknown";
+}
 
 /** The outcome of the kit's plan engine for one reconcile (the `scale` section's `plan`). */
 export interface Plan {
@@ -71,6 +93,13 @@ export interface Plan {
   readonly blockedByAvailability: boolean;
   /** Members the cloud reports `failed` (replaced within the rollout budget). */
   readonly failed: number;
+  /**
+   * Members a MachineHealthCheck marked for remediation that this plan does not replace yet, each
+   * with why.
+   */
+  readonly remediationWaiting: readonly RemediationWait[];
+  /** Members a MachineHealthCheck marked for remediation, this plan's replacements included. */
+  readonly healthCheckFailed: number;
 }
 
 /**
@@ -88,6 +117,9 @@ export interface Plan {
  * - Remediation: instances the cloud reports `failed` (it gave up on them and will not replace them
  *   itself) are replaced first, while fewer than `max(1, maxSurge + maxUnavailable)` members are
  *   not yet available — the rollout budget, so a cloud that fails every launch is not hammered.
+ *   Then instances a MachineHealthCheck marked (`remediate`), newest first, in the same budget; an
+ *   available one only while `desired − maxUnavailable` stay available, and none while availability
+ *   is unknown. The plan says how many wait and why (`remediationWaiting`).
  *
  * @example
  * ```ts
@@ -150,23 +182,55 @@ export function planPool(input: PlanInput): Plan {
   }
 
   // Remediation: failed members are unavailable already, so replacing them costs no availability;
-  // the budget bounds how many replacements are in flight at once.
+  // the budget bounds how many replacements are in flight at once. Members a MachineHealthCheck
+  // marked come after them, and an available one only while availability stays above the floor.
   const failed = live.filter((i) => i.state === "failed");
-  let inFlight = live.filter((i) => !isAvailable(i) && i.state !== "failed").length;
+  const marked = input.remediate
+    ? live.filter((i) => i.state !== "failed" && input.remediate?.(i) === true)
+    : [];
+  const isCandidate = (i: PoolInstance) => i.state === "failed" || (input.remediate?.(i) ?? false);
+  let inFlight =
+    live.filter((i) => !isAvailable(i) && !isCandidate(i)).length +
+    (input.remediationsInFlight ?? 0);
   const budget = Math.max(1, strategy.maxSurge + strategy.maxUnavailable);
-  for (const victim of failed) {
+  const waiting: RemediationWait[] = [];
+  const candidates = [
+    ...failed.map((instance) => ({ instance, of: "cloud" as const })),
+    // Newest first, as core's MachineSet remediates: a Machine failing to come up likely hosts no
+    // workload yet.
+    ...[...marked]
+      .sort((a, b) => b.createdAt - a.createdAt)
+      .map((instance) => ({ instance, of: "healthCheck" as const })),
+  ];
+  for (const { instance: victim, of } of candidates) {
     if (removed.has(victim.id)) continue;
-    if (inFlight >= budget) break;
+    const availableVictim = isAvailable(victim);
+    if (of === "healthCheck") {
+      if (input.holdRollout && availableVictim) {
+        waiting.push({ instance: victim, why: "unknown" });
+        continue;
+      }
+      if (availableVictim && availableLeft - 1 < minAvailable) {
+        waiting.push({ instance: victim, why: "availability" });
+        continue;
+      }
+    }
+    if (inFlight >= budget) {
+      if (of === "healthCheck") waiting.push({ instance: victim, why: "budget" });
+      continue;
+    }
     const shrink = !externallyManaged && groupSize > desired;
     actions.push({
       kind: "deleteInstance",
       instance: victim,
       mode: shrink ? "shrink" : "replace",
       reason: "Remediation",
+      remediationOf: of,
     });
     removed.add(victim.id);
     inFlight++;
     if (shrink) groupSize--;
+    if (availableVictim) availableLeft--;
   }
 
   let blockedByAvailability = false;
@@ -196,6 +260,7 @@ export function planPool(input: PlanInput): Plan {
   const converged =
     actions.length === 0 &&
     outdated.length === 0 &&
+    marked.length === 0 &&
     input.groupDesired === desired &&
     live.length === desired &&
     available.length === live.length;
@@ -208,5 +273,7 @@ export function planPool(input: PlanInput): Plan {
     converged,
     blockedByAvailability,
     failed: failed.length,
+    remediationWaiting: waiting,
+    healthCheckFailed: marked.length,
   };
 }

@@ -23,7 +23,10 @@ export const PoolReasons = {
   ScalingDown: ConditionReasons.ScalingDown,
   /** Outdated instances are being replaced. */
   RollingOut: ConditionReasons.RollingOut,
-  /** Instances the cloud reports `failed` are being replaced. */
+  /**
+   * Instances the cloud reports `failed`, or whose Machine a MachineHealthCheck found unhealthy, are
+   * being replaced (the message says how many wait, and what holds them).
+   */
   Remediating: "Remediating",
   /** Instances exist but some are not available yet. */
   InstancesNotReady: "InstancesNotReady",

@@ -40,6 +40,24 @@ export interface FakeMachines {
   adopt(annotations?: Record<string, Record<string, string>>): void;
   /** Core's Machine controller after a drain: each deleting Machine deletes its InfraMachine. */
   drain(): void;
+  /**
+   * A MachineHealthCheck finding a Machine unhealthy (`HealthCheckSucceeded=False`,
+   * `OwnerRemediated=False` with `WaitingForRemediation`), or healthy again (`healthy: true`:
+   * `HealthCheckSucceeded=True`, the owner's mark left as it is).
+   */
+  healthCheck(name: string, healthy: boolean): void;
+}
+
+function setMachineCondition(
+  machine: Machine,
+  type: string,
+  condition: { status: "True" | "False"; reason: string; message: string } | undefined,
+): void {
+  const others = (machine.status?.conditions ?? []).filter((c) => c.type !== type);
+  const conditions = condition
+    ? [...others, { type, ...condition, lastTransitionTime: "2026-01-01T00:00:00Z" }]
+    : others;
+  machine.status = { ...machine.status, conditions };
 }
 
 /** In-memory MachinePool Machines for unit tests of the `machines` phase. */
@@ -107,6 +125,13 @@ export function fakeMachines(): FakeMachines {
     async exists(_namespace, name) {
       return infraMachines.has(name);
     },
+    async writeOwnerRemediated(machine, state) {
+      const name = machine.metadata?.name ?? "";
+      writes.push(`ownerRemediated Machine/${name} ${state?.reason ?? "removed"}`);
+      const stored = machines.get(name);
+      if (!stored) return;
+      setMachineCondition(stored, "OwnerRemediated", state && { status: "False", ...state });
+    },
   };
   return {
     infraMachines,
@@ -135,6 +160,22 @@ export function fakeMachines(): FakeMachines {
             },
           },
         } as unknown as Machine);
+      }
+    },
+    healthCheck(name, healthy) {
+      const machine = machines.get(name);
+      if (!machine) throw new Error(`healthCheck: no Machine ${name}`);
+      setMachineCondition(machine, "HealthCheckSucceeded", {
+        status: healthy ? "True" : "False",
+        reason: healthy ? "HealthCheckSucceeded" : "UnhealthyNode",
+        message: healthy ? "" : "Condition Ready on Node is reporting status False",
+      });
+      if (!healthy && !machine.status?.conditions?.some((c) => c.type === "OwnerRemediated")) {
+        setMachineCondition(machine, "OwnerRemediated", {
+          status: "False",
+          reason: "WaitingForRemediation",
+          message: "Waiting for remediation",
+        });
       }
     },
     drain() {

@@ -12,6 +12,7 @@ import type { KubernetesObject, V1Secret } from "@kubernetes/client-node";
 import {
   type Cluster,
   ClusterResource,
+  type Machine,
   type MachinePool,
   MachinePoolResource,
   MachineResource,
@@ -22,7 +23,8 @@ import { readCluster, readMachinePool } from "../contract/readers.js";
 import { CLUSTER_NAME_INDEX, hasWatchFilterLabel, indexByClusterName } from "../contract/watch.js";
 import type { Controller, ControllerBuilder } from "../runtime/controller.js";
 import type { Manager } from "../runtime/manager.js";
-import type { Predicate } from "../runtime/predicates.js";
+import { anyPredicate, type Predicate } from "../runtime/predicates.js";
+import { remediationOf } from "./machines.js";
 import { objectKeyString, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
 import type { PoolObject } from "./scope.js";
 import { stableStringify } from "./stamp.js";
@@ -35,6 +37,19 @@ function withoutVolatile(obj: KubernetesObject): string {
 /** Passes creates, deletes, and updates that change metadata or spec (not status-only updates). */
 function specOrMetadataChanged<T extends KubernetesObject>(): Predicate<T> {
   return { update: (oldObj, newObj) => withoutVolatile(oldObj) !== withoutVolatile(newObj) };
+}
+
+/**
+ * Passes updates that change a Machine's place in MachineHealthCheck remediation: core's MHC marks
+ * a Machine through its status only, which {@link specOrMetadataChanged} would drop.
+ */
+function remediationChanged(): Predicate<KubernetesObject> {
+  return {
+    create: () => false,
+    delete: () => false,
+    update: (oldObj, newObj) =>
+      remediationOf(oldObj as Machine) !== remediationOf(newObj as Machine),
+  };
 }
 
 /** Passes updates that are a new version of the object, not an informer's resync of the same one. */
@@ -178,11 +193,11 @@ export function watchPools(
       predicates: [specOrMetadataChanged()],
     });
     // Machines carry the MachinePool template's labels, not necessarily the watch filter: the
-    // reconcile checks the pool's label. A deletion, a delete-machine annotation or a new Machine
-    // changes what the pool must do.
+    // reconcile checks the pool's label. A deletion, a delete-machine annotation, a new Machine or
+    // a MachineHealthCheck's verdict changes what the pool must do.
     builder.watches(MachineResource, poolOfMachine, {
       eventFilters: false,
-      predicates: [specOrMetadataChanged()],
+      predicates: [anyPredicate(specOrMetadataChanged(), remediationChanged())],
       cache: { labelSelector: Labels.MachinePoolName },
     });
   }

@@ -50,6 +50,11 @@ export const REAL_CORE_SCENARIOS = [
     title: "core's MachineHealthCheck counts the pool's Machines healthy; the pool is left alone",
   },
   {
+    id: "machineHealthCheckRemediation",
+    title:
+      "a Machine core's MachineHealthCheck marks unhealthy is remediated by the pool: marked, drained, replaced",
+  },
+  {
     id: "garbageCollection",
     title:
       "a deleted MachinePool's Machines and InfraMachines are gone, through the garbage collector",

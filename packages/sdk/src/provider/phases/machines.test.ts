@@ -185,4 +185,71 @@ describe("MachinePool Machines in the kit", () => {
       [...machines.machines.values()].filter((m) => m.metadata?.deletionTimestamp),
     ).toHaveLength(1);
   });
+
+  it("remediates a Machine a MachineHealthCheck marked: marks it MachineDeleting, deletes it, the cloud replaces the instance", async () => {
+    const { cloud, memory, machines } = await poolWith(["i-a", "i-b"]);
+    await reconcile(cloud, memory, machines, 2);
+    machines.adopt();
+    const group = cloud.group as PoolGroup<FakeSettings>;
+    // The Node of i-b went bad: the cloud still calls it running, the MHC marks its Machine.
+    cloud.group = {
+      ...group,
+      instances: group.instances.map((i) => (i.id === "i-b" ? { ...i, healthy: false } : i)),
+    };
+    machines.healthCheck(nameOf("i-b"), false);
+    cloud.calls.length = 0;
+
+    let run = await reconcile(cloud, memory, machines, 2);
+    expect(machines.writes.slice(-2)).toEqual([
+      `ownerRemediated Machine/${nameOf("i-b")} MachineDeleting`,
+      `delete Machine/${nameOf("i-b")}`,
+    ]);
+    expect(cloud.mutating()).toEqual([]);
+    expect(run.result.ready).toMatchObject({ status: "False", reason: "Remediating" });
+    expect(run.result.ready.message).toMatch(/1 Machine found unhealthy by a MachineHealthCheck/);
+
+    // While core drains it, the remediation is in flight: nothing else happens.
+    run = await reconcile(cloud, memory, machines, 2);
+    expect(cloud.mutating()).toEqual([]);
+    expect(machines.writes.filter((w) => w.startsWith("delete Machine"))).toHaveLength(1);
+
+    // Core deletes the InfraMachine: the instance goes with `replace`, the group keeps its size.
+    machines.drain();
+    await reconcile(cloud, memory, machines, 2);
+    expect(cloud.mutating().map((c) => [c.op, ...c.args])).toEqual([
+      ["deleteInstance", "i-b", "replace"],
+    ]);
+  });
+
+  it("defers remediation that would break the availability floor, says why on the Machine, and unmarks a Machine found healthy again", async () => {
+    const { cloud, memory, machines } = await poolWith(["i-a", "i-b"]);
+    await reconcile(cloud, memory, machines, 2);
+    machines.adopt();
+    // Marked although its instance is available (an MHC on another Node condition).
+    machines.healthCheck(nameOf("i-a"), false);
+    cloud.calls.length = 0;
+    const run = await reconcile(cloud, memory, machines, 2);
+    expect(machines.writes.filter((w) => w.startsWith("delete"))).toEqual([]);
+    const condition = machines.machines
+      .get(nameOf("i-a"))
+      ?.status?.conditions?.find((c) => c.type === "OwnerRemediated");
+    expect(condition).toMatchObject({ status: "False", reason: "RemediationDeferred" });
+    expect(condition?.message).toMatch(/fewer than 2 available instances/);
+    expect(run.result.ready.message).toMatch(/1 would take availability below/);
+    // Unchanged on the next reconcile: not written again.
+    const writes = machines.writes.length;
+    await reconcile(cloud, memory, machines, 2);
+    expect(machines.writes.length).toBe(writes);
+
+    // The MHC finds it healthy again: the kit removes its mark, as core's MachineSet does.
+    machines.healthCheck(nameOf("i-a"), true);
+    const healed = await reconcile(cloud, memory, machines, 2);
+    expect(machines.writes.at(-1)).toBe(`ownerRemediated Machine/${nameOf("i-a")} removed`);
+    expect(
+      machines.machines
+        .get(nameOf("i-a"))
+        ?.status?.conditions?.some((c) => c.type === "OwnerRemediated"),
+    ).toBe(false);
+    expect(healed.result.ready.status).toBe("True");
+  });
 });

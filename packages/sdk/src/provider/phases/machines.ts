@@ -22,6 +22,7 @@ import {
   type MachinesState,
   machinesByInfraMachine,
   type PoolMachinesApi,
+  remediationOf,
 } from "../machines.js";
 import type { PoolPhase } from "../phase.js";
 import type { PoolScope } from "../scope.js";
@@ -108,6 +109,8 @@ export const machinesPhase: PoolPhase<unknown, unknown, "group" | "template", "m
     const machineOf = new Map<string, Machine>();
     const deletePriority = new Set<string>();
     const covered = new Set<string>();
+    const remediate = new Set<string>();
+    let remediationsInFlight = 0;
     let groupSize = group.desiredReplicas;
 
     for (const im of infraMachines) {
@@ -115,10 +118,23 @@ export const machinesPhase: PoolPhase<unknown, unknown, "group" | "template", "m
       const providerID = im.spec?.providerID ?? "";
       const instance = byProviderID.get(providerID);
       const machine = machineOfIm.get(name);
+      const remediation = remediationOf(machine);
+      if (remediation === "inFlight") remediationsInFlight++;
+      if (remediation === "recovered" && machine) {
+        // A MachineHealthCheck found it healthy again before the kit took it: the mark goes, as
+        // core's MachineSet removes it from its own Machines.
+        scope.fence();
+        await api.writeOwnerRemediated(machine, undefined);
+        scope.log.info(
+          { machine: machine.metadata?.name },
+          "Machine healthy again; remediation mark removed",
+        );
+      }
       if (instance) {
         covered.add(instance.providerID);
         if (machine) machineOf.set(instance.id, machine);
         if (hasDeletePriority(machine)) deletePriority.add(instance.id);
+        if (remediation === "waiting" && !isDeleting(im)) remediate.add(instance.id);
       }
       if (isDeleting(im)) {
         // Core's Machine controller drained the Node and deletes the InfraMachine: the instance goes.
@@ -209,7 +225,15 @@ export const machinesPhase: PoolPhase<unknown, unknown, "group" | "template", "m
     }
 
     const pendingShrink = external ? 0 : Math.min(draining.size, Math.max(0, groupSize - desired));
-    const state: MachinesState = { leaving, pendingShrink, machineOf, deletePriority, groupSize };
+    const state: MachinesState = {
+      leaving,
+      pendingShrink,
+      machineOf,
+      deletePriority,
+      groupSize,
+      remediate,
+      remediationsInFlight,
+    };
     scope.write("machines", state);
     return undefined;
   },

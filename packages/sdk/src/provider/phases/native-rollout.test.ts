@@ -71,6 +71,8 @@ function plan(overrides: Partial<Plan> = {}): Plan {
     converged: false,
     blockedByAvailability: false,
     failed: 0,
+    remediationWaiting: [],
+    healthCheckFailed: 0,
     ...overrides,
   };
 }

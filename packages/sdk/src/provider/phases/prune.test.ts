@@ -27,6 +27,8 @@ function converged(overrides: Partial<Plan> = {}): Plan {
     converged: true,
     blockedByAvailability: false,
     failed: 0,
+    remediationWaiting: [],
+    healthCheckFailed: 0,
     ...overrides,
   };
 }

@@ -30,6 +30,8 @@ function plan(overrides: Partial<Plan> = {}): Plan {
     converged: true,
     blockedByAvailability: false,
     failed: 0,
+    remediationWaiting: [],
+    healthCheckFailed: 0,
     ...overrides,
   };
 }
@@ -86,6 +88,8 @@ function leaving(ids: readonly string[]): MachinesState {
     machineOf: new Map(),
     deletePriority: new Set(),
     groupSize: 2,
+    remediate: new Set(),
+    remediationsInFlight: 0,
   };
 }
 

@@ -16,6 +16,13 @@ function progressState(
   outdated: number,
   rolloutNote: string | undefined,
 ): ReadyState {
+  if (plan.healthCheckFailed > 0) {
+    return {
+      status: "False",
+      reason: PoolReasons.Remediating,
+      message: remediationMessage(plan),
+    };
+  }
   if (outdated > 0) {
     return {
       status: "False",
@@ -49,6 +56,25 @@ function progressState(
     reason: PoolReasons.InstancesNotReady,
     message: `${plan.available} of ${desired} instances available`,
   };
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** How many Machines a MachineHealthCheck marked wait for remediation, and what holds them. */
+function remediationMessage(plan: Plan): string {
+  const waiting = plan.remediationWaiting;
+  const count = (why: string) => waiting.filter((w) => w.why === why).length;
+  const held = [
+    count("availability") > 0 &&
+      `${count("availability")} would take availability below replicas − maxUnavailable`,
+    count("budget") > 0 && `${count("budget")} wait for replacements in flight`,
+    count("unknown") > 0 &&
+      `${count("unknown")} wait until the workload cluster's Nodes can be read`,
+  ].filter(Boolean);
+  const started = plan.healthCheckFailed - waiting.length;
+  return `${plural(plan.healthCheckFailed, "Machine", "Machines")} found unhealthy by a MachineHealthCheck wait for remediation${started > 0 ? `; replacing ${started}` : ""}${held.length > 0 ? `; ${held.join(", ")}` : ""}`;
 }
 
 /** Publishes the pool's status and decides `Ready`. */

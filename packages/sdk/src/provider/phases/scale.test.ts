@@ -457,6 +457,8 @@ function machinesState(groupSize: number, overrides: Partial<MachinesState> = {}
     machineOf: new Map(),
     deletePriority: new Set(),
     groupSize,
+    remediate: new Set(),
+    remediationsInFlight: 0,
     ...overrides,
   };
 }
@@ -656,6 +658,8 @@ describe("scale: the section", () => {
         converged: false,
         blockedByAvailability: false,
         failed: 0,
+        remediationWaiting: [],
+        healthCheckFailed: 0,
       },
       outdated: 1,
       provisioned: true,

@@ -9,9 +9,9 @@ import { WorkloadClusterUnavailableError } from "../../clustercache/clustercache
 import type { PoolInstance } from "../driver.js";
 import { isFailureOf } from "../errors.js";
 import { isInstanceAvailable, liveInstances } from "../instances.js";
-import { isDeleting, type MachinesState } from "../machines.js";
+import { isDeleting, type MachinesState, OwnerRemediatedReasons } from "../machines.js";
 import type { PoolPhase } from "../phase.js";
-import { type PlanAction, planPool } from "../plan.js";
+import { type PlanAction, planPool, type RemediationWait } from "../plan.js";
 import type { PoolScope } from "../scope.js";
 import { type ResolvedStrategy, resolveStrategy } from "../strategy.js";
 
@@ -81,7 +81,9 @@ async function executeAction<Spec, Settings>(
     action.reason === "Rollout"
       ? `replacing outdated instance ${instance.id} (template version ${instance.templateVersion ?? "unknown"})`
       : action.reason === "Remediation"
-        ? `replacing instance ${instance.id}: the cloud reports it failed`
+        ? action.remediationOf === "healthCheck"
+          ? `replacing instance ${instance.id}: a MachineHealthCheck found its Machine unhealthy`
+          : `replacing instance ${instance.id}: the cloud reports it failed`
         : `removing instance ${instance.id} to scale down`;
   const machine = machines?.machineOf.get(instance.id);
   if (machine) {
@@ -89,7 +91,16 @@ async function executeAction<Spec, Settings>(
     // deletes the instance once core deletes its InfraMachine.
     if (!isDeleting(machine)) {
       scope.fence();
-      await machinesApiOf(scope).deleteMachine(machine);
+      const api = machinesApiOf(scope);
+      if (action.remediationOf === "healthCheck") {
+        // Marked before the delete, as core's MachineSet does: a delete that does not go through
+        // is retried, and the mark counts the remediation in flight until the Machine is gone.
+        await api.writeOwnerRemediated(machine, {
+          reason: OwnerRemediatedReasons.MachineDeleting,
+          message: "Machine is deleting",
+        });
+      }
+      await api.deleteMachine(machine);
       scope.events.normal(
         EVENT_OF_DELETE[action.reason],
         `${why}: deleting Machine ${machine.metadata?.name} (core drains its Node, then the instance goes)`,
@@ -112,6 +123,48 @@ async function executeAction<Spec, Settings>(
     instance: instance.id,
     mode: action.mode,
   });
+}
+
+/** Why a marked Machine waits, in the words core's MachineSet uses for `RemediationDeferred`. */
+function deferralMessage(
+  why: RemediationWait["why"],
+  desired: number,
+  strategy: ResolvedStrategy,
+): string {
+  if (why === "availability") {
+    return `Waiting because remediating now would leave fewer than ${Math.max(0, desired - strategy.maxUnavailable)} available instances (replicas − maxUnavailable)`;
+  }
+  if (why === "budget") {
+    return `Waiting because there are already ${Math.max(1, strategy.maxSurge + strategy.maxUnavailable)} replacements in progress (maxSurge + maxUnavailable)`;
+  }
+  return "Waiting because the workload cluster's Nodes cannot be read, so availability is unknown";
+}
+
+/** Tells each marked Machine that waits why, once (an unchanged reason and message is not rewritten). */
+async function markDeferredRemediations<Spec, Settings>(
+  scope: PoolScope<Spec, Settings>,
+  waiting: readonly RemediationWait[],
+  machines: MachinesState,
+  desired: number,
+  strategy: ResolvedStrategy,
+): Promise<void> {
+  for (const { instance, why } of waiting) {
+    const machine = machines.machineOf.get(instance.id);
+    if (!machine) continue;
+    const message = deferralMessage(why, desired, strategy);
+    const current = machine.status?.conditions?.find((c) => c.type === "OwnerRemediated");
+    if (
+      current?.reason === OwnerRemediatedReasons.RemediationDeferred &&
+      current.message === message
+    ) {
+      continue;
+    }
+    scope.fence();
+    await machinesApiOf(scope).writeOwnerRemediated(machine, {
+      reason: OwnerRemediatedReasons.RemediationDeferred,
+      message,
+    });
+  }
 }
 
 function machinesApiOf<Spec, Settings>(scope: PoolScope<Spec, Settings>) {
@@ -150,7 +203,13 @@ export const scalePhase: PoolPhase<
       desired,
       groupDesired: (machines?.groupSize ?? group.desiredReplicas) - (machines?.pendingShrink ?? 0),
       instances,
-      ...(machines ? { deleteFirst: (i: PoolInstance) => machines.deletePriority.has(i.id) } : {}),
+      ...(machines
+        ? {
+            deleteFirst: (i: PoolInstance) => machines.deletePriority.has(i.id),
+            remediate: (i: PoolInstance) => machines.remediate.has(i.id),
+            remediationsInFlight: machines.remediationsInFlight,
+          }
+        : {}),
       isUpToDate,
       // Unknown availability: scale and provision on instance state (no deadlock on a cluster whose
       // Nodes core has not initialized yet), but roll nothing.
@@ -164,6 +223,8 @@ export const scalePhase: PoolPhase<
     for (const action of plan.actions) {
       await executeAction(scope, action, { desired, strategy, machines });
     }
+    if (machines)
+      await markDeferredRemediations(scope, plan.remediationWaiting, machines, desired, strategy);
     scope.write("scale", {
       strategy,
       plan,

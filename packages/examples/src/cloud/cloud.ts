@@ -368,6 +368,7 @@ interface VersionRecord {
   instanceType: string;
   userData: string;
   tags: Tags;
+  marketType: "spot" | undefined;
 }
 
 interface TemplateRecord {
@@ -389,6 +390,7 @@ interface InstanceRecord {
   templateId: string;
   templateVersion: number;
   userData: string;
+  spot: boolean;
   launchedAt: number;
   visibleAt: number;
   protectedFromScaleIn: boolean;
@@ -1069,6 +1071,7 @@ export class FakeScalingCloud {
       instanceType: data.instanceType,
       userData: data.userData,
       tags: { ...data.tags },
+      marketType: data.marketType,
     };
     template.latestVersion = version.version;
     template.versions.set(version.version, version);
@@ -1420,6 +1423,7 @@ export class FakeScalingCloud {
         templateId: group.template.id,
         templateVersion: version.version,
         userData: version.userData,
+        spot: version.marketType === "spot",
         launchedAt: now,
         visibleAt: now + this.timing.listLagMs,
         protectedFromScaleIn: false,
@@ -1887,7 +1891,7 @@ export class FakeScalingCloud {
   }
 
   #groupInstanceView(instance: InstanceRecord): GroupInstance {
-    return {
+    const view: GroupInstance = {
       id: instance.id,
       zone: instance.zone,
       state: instance.state,
@@ -1897,6 +1901,8 @@ export class FakeScalingCloud {
       launchedAt: instance.launchedAt,
       protectedFromScaleIn: instance.protectedFromScaleIn,
     };
+    if (instance.spot) view.lifecycle = "spot";
+    return view;
   }
 
   #groupView(group: GroupRecord, api: boolean): Group {
@@ -1946,13 +1952,15 @@ export class FakeScalingCloud {
   }
 
   #versionView(version: VersionRecord): LaunchTemplateVersion {
-    return {
+    const view: LaunchTemplateVersion = {
       version: version.version,
       createdAt: version.createdAt,
       image: version.image,
       instanceType: version.instanceType,
       tags: { ...version.tags },
     };
+    if (version.marketType) view.marketType = version.marketType;
+    return view;
   }
 
   #templateView(template: TemplateRecord): LaunchTemplate {

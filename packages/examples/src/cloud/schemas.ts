@@ -118,6 +118,11 @@ export interface LaunchTemplateData {
   userData: string;
   /** Tags of this version (providers keep hashes here because userData cannot be read back). */
   tags?: Tags;
+  /**
+   * `spot`: instances launch on spare capacity the cloud may reclaim at any time (AWS
+   * `InstanceMarketOptions.MarketType`); default on-demand.
+   */
+  marketType?: "spot";
 }
 /** Zod schema of {@link LaunchTemplateData}. */
 export const LaunchTemplateDataSchema: z.ZodType<LaunchTemplateData> = z.object({
@@ -125,6 +130,7 @@ export const LaunchTemplateDataSchema: z.ZodType<LaunchTemplateData> = z.object(
   instanceType: z.string().min(1),
   userData: z.string(),
   tags: TagsSchema.optional(),
+  marketType: z.literal("spot").optional(),
 });
 
 /** Request of `createLaunchTemplate`. */
@@ -240,6 +246,8 @@ export interface LaunchTemplateVersion {
   instanceType: string;
   /** Version tags. */
   tags: Tags;
+  /** `spot` when its instances launch on reclaimable capacity. */
+  marketType?: "spot";
 }
 /** Zod schema of {@link LaunchTemplateVersion}. */
 export const LaunchTemplateVersionSchema: z.ZodType<LaunchTemplateVersion> = z.object({
@@ -248,6 +256,7 @@ export const LaunchTemplateVersionSchema: z.ZodType<LaunchTemplateVersion> = z.o
   image: z.string(),
   instanceType: z.string(),
   tags: TagsSchema,
+  marketType: z.literal("spot").optional(),
 });
 
 /** A launch template with its live versions (oldest first). */
@@ -293,6 +302,8 @@ export interface GroupInstance {
   launchedAt: number;
   /** Excluded from scale-in victim choice. */
   protectedFromScaleIn: boolean;
+  /** `spot` for an instance on reclaimable capacity (EC2's `InstanceLifecycle`); absent otherwise. */
+  lifecycle?: "spot";
 }
 /** Zod schema of {@link GroupInstance}. */
 export const GroupInstanceSchema: z.ZodType<GroupInstance> = z.object({
@@ -304,6 +315,7 @@ export const GroupInstanceSchema: z.ZodType<GroupInstance> = z.object({
   templateVersion: z.number().int(),
   launchedAt: z.number(),
   protectedFromScaleIn: z.boolean(),
+  lifecycle: z.literal("spot").optional(),
 });
 
 /** Something the group did, newest last (bounded history). */
@@ -393,6 +405,7 @@ export const InstanceSchema: z.ZodType<Instance> = z.object({
   templateVersion: z.number().int(),
   launchedAt: z.number(),
   protectedFromScaleIn: z.boolean(),
+  lifecycle: z.literal("spot").optional(),
   groupName: z.string().optional(),
   tags: TagsSchema,
   privateIp: z.string(),

@@ -96,6 +96,10 @@ export function fakeCloudConformance(
     kind,
     poolSpec: { instanceType: "small", minSize: 0, maxSize: 10 },
     templateChange: (spec) => ({ ...spec, instanceType: "medium" }),
+    // The scale-set flavour of the fake cloud has no spot capacity.
+    ...(options.shape === "scaleSet"
+      ? {}
+      : { interruptibleSpec: (spec) => ({ ...spec, spot: true }) }),
     async startProvider(env): Promise<ConformanceProvider> {
       const clock = new RealClock({ speed: options.speed ?? 40 });
       const cloud = new FakeScalingCloud({

@@ -179,6 +179,23 @@ describe("fakeCloudDriver: launch template", () => {
       instanceType: "small",
     });
     expect(driver.templateInputs(context({ image: "custom" }))).toMatchObject({ image: "custom" });
+    // spot rolls the pool when set; unset, the inputs (and every existing pool's hash) are as before.
+    expect(driver.templateInputs(context({ spot: true }))).toMatchObject({ spot: true });
+    expect(driver.templateInputs(context({ spot: false }))).not.toHaveProperty("spot");
+  });
+
+  it("launches spot instances from a spot spec and reports them interruptible", async () => {
+    const clock = new ManualClock();
+    const cloud = new FakeScalingCloud({ clock });
+    const driver = fakeCloudDriver(cloud.client);
+    await pool(driver, clock, 2, context({ spot: true }));
+    const reported = await instances(driver);
+    expect(reported).toHaveLength(2);
+    expect(reported.every((i) => i.interruptible === true)).toBe(true);
+    const onDemand = new FakeScalingCloud({ clock });
+    const plain = fakeCloudDriver(onDemand.client);
+    await pool(plain, clock, 1);
+    expect((await instances(plain))[0]).not.toHaveProperty("interruptible");
   });
 });
 

@@ -136,7 +136,12 @@ export function fakeCloudDecisions(
   const defaultZones = options.defaultZones ?? ["zone-a"];
   const busyRetryMs = options.busyRetryMs ?? 10_000;
   return {
-    templateInputs: (ctx) => ({ image: fakeCloudImage(ctx), instanceType: ctx.spec.instanceType }),
+    // `spot` only when set: adding a key to every pool's inputs would roll every existing pool.
+    templateInputs: (ctx) => ({
+      image: fakeCloudImage(ctx),
+      instanceType: ctx.spec.instanceType,
+      ...(ctx.spec.spot === true ? { spot: true } : {}),
+    }),
     groupSettings: (ctx) => ({
       minSize: ctx.spec.minSize,
       maxSize: ctx.spec.maxSize,
@@ -209,6 +214,7 @@ export function fakeCloudDriver(
         instanceType: ctx.spec.instanceType,
         userData,
         tags: templateStampToTags(stamp),
+        ...(ctx.spec.spot === true ? { marketType: "spot" as const } : {}),
       };
       try {
         return toTemplateVersion(await cloud.createLaunchTemplateVersion(name(ctx), data));
@@ -347,6 +353,7 @@ function toPoolGroup(group: Group): PoolGroup<FakeCloudGroupSettings> {
       createdAt: instance.launchedAt,
       zone: instance.zone,
       healthy: instance.health === "healthy",
+      ...(instance.lifecycle === "spot" ? { interruptible: true } : {}),
     })),
   };
 }

@@ -18,6 +18,11 @@ export interface FakeCloudMachinePoolSpec {
   maxSize: number;
   /** Zones to use when the MachinePool names no failure domains. Default: every zone of the region. */
   zones?: string[];
+  /**
+   * Launch on spot capacity the cloud may reclaim at any time. Changing it rolls the pool; with
+   * MachinePool Machines core labels the Nodes `cluster.x-k8s.io/interruptible`.
+   */
+  spot?: boolean;
 }
 
 /** Zod schema of {@link FakeCloudMachinePoolSpec} (a zod object, so `defineInfraMachinePool` takes it). */
@@ -28,6 +33,7 @@ export const FakeCloudMachinePoolSpecSchema = z
     minSize: z.number().int().min(0),
     maxSize: z.number().int().min(0),
     zones: z.array(z.string().min(1)).min(1).optional(),
+    spot: z.boolean().optional(),
   })
   .refine((spec) => spec.minSize <= spec.maxSize, {
     message: "minSize must not be greater than maxSize",

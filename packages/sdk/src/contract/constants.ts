@@ -23,6 +23,11 @@ export const Labels = {
   ClusterTopologyMachinePoolName: "topology.cluster.x-k8s.io/pool-name",
   /** Label on a provider ClusterRole so core's manager role aggregates it (R3); value `"true"`. */
   AggregateToManager: "cluster.x-k8s.io/aggregate-to-manager",
+  /**
+   * Set by core on the Node of a Machine whose InfraMachine says `status.interruptible: true`
+   * (spot, preemptible); value `""`.
+   */
+  Interruptible: "cluster.x-k8s.io/interruptible",
 } as const;
 
 /**

@@ -66,6 +66,11 @@ export type InfraMachineObject = KubernetesObject & {
     instanceState?: string;
     /** Whether the instance runs the pool's current template (or the group's latest model). */
     upToDate?: boolean;
+    /**
+     * True for an instance on capacity the cloud may reclaim (spot, preemptible): core labels its
+     * Node `cluster.x-k8s.io/interruptible` (InfraMachine contract).
+     */
+    interruptible?: boolean;
     /** v1beta2 conditions: `Ready` (the instance runs and passes the cloud's health check). */
     conditions?: Array<{
       type: string;
@@ -178,6 +183,11 @@ const statusSchema: StructuralSchema = {
     upToDate: {
       type: "boolean",
       description: "upToDate is true when the instance runs the pool's current template.",
+    },
+    interruptible: {
+      type: "boolean",
+      description:
+        "interruptible is true for an instance on capacity the cloud may reclaim (spot, preemptible); core labels its Node cluster.x-k8s.io/interruptible.",
     },
     conditions: {
       ...conditionsSchema,
@@ -312,6 +322,7 @@ export function infraMachineDefinition(input: {
         failureDomain: z.string().min(1).max(256).optional(),
         instanceState: z.string().optional(),
         upToDate: z.boolean().optional(),
+        interruptible: z.boolean().optional(),
         conditions: z.array(conditionZod).max(32).optional(),
       })
       .optional(),

@@ -79,6 +79,13 @@ export interface PoolInstance {
   /** `false` when the cloud's health check fails (such instances are replaced first). */
   readonly healthy?: boolean;
   /**
+   * `true` for an instance on capacity the cloud may reclaim at any time (AWS spot, GCE spot or
+   * preemptible, Azure spot priority). With MachinePool Machines its InfraMachine says so
+   * (`status.interruptible`) and core labels its Node `cluster.x-k8s.io/interruptible`, which
+   * workloads and the node-termination handlers select on.
+   */
+  readonly interruptible?: boolean;
+  /**
    * The instance's addresses, if the cloud reports them. With MachinePool Machines they are copied
    * to its InfraMachine, and core copies them to its Machine.
    */

@@ -101,7 +101,11 @@ export function infraMachinesApi(
     },
     async writeStatus(infraMachine, status) {
       // A merge patch keeps keys it does not name: the ones the kit dropped are sent as null.
-      const cleared: Record<string, unknown> = { addresses: null, failureDomain: null };
+      const cleared: Record<string, unknown> = {
+        addresses: null,
+        failureDomain: null,
+        interruptible: null,
+      };
       await ignoreNotFound(() =>
         rc.client.mergePatchStatus(resource, infraMachine, { status: { ...cleared, ...status } }),
       );

@@ -56,6 +56,14 @@ describe("InfraMachines of MachinePool Machines", () => {
     ).toThrow(/has no providerID yet/);
   });
 
+  it("say interruptible only for an instance the driver reports on reclaimable capacity", () => {
+    const spot = { ...fakeInstance({ id: "i-4" }), interruptible: true };
+    expect(infraMachineStatus(spot, true, undefined).interruptible).toBe(true);
+    expect(infraMachineStatus(fakeInstance({ id: "i-5" }), true, undefined)).not.toHaveProperty(
+      "interruptible",
+    );
+  });
+
   it("stay provisioned once the instance ran, and say why they are not Ready", () => {
     const stopped = fakeInstance({ id: "i-3", state: "stopped" });
     expect(infraMachineStatus(stopped, true, undefined).initialization).toEqual({

@@ -253,6 +253,7 @@ export function infraMachineStatus(
     upToDate,
   };
   if (instance.zone) status.failureDomain = instance.zone;
+  if (instance.interruptible === true) status.interruptible = true;
   if (instance.addresses && instance.addresses.length > 0) {
     status.addresses = instance.addresses.map((a) => ({ type: a.type, address: a.address }));
   }

@@ -24,8 +24,8 @@ import { CLUSTER_NAME_INDEX, hasWatchFilterLabel, indexByClusterName } from "../
 import type { Controller, ControllerBuilder } from "../runtime/controller.js";
 import type { Manager } from "../runtime/manager.js";
 import { anyPredicate, type Predicate } from "../runtime/predicates.js";
-import { remediationOf } from "./machines.js";
 import { objectKeyString, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
+import { remediationOf } from "./machines.js";
 import type { PoolObject } from "./scope.js";
 import { stableStringify } from "./stamp.js";
 

@@ -36,8 +36,10 @@ export interface MachinesScenarioHost {
   readonly kind: ConformanceKind;
   /** The provider under test. */
   readonly provider: ConformanceProvider;
-  /** Creates a pool in the suite's Cluster. */
-  createPool(replicas: number): Promise<ConformancePool>;
+  /** Creates a pool in the suite's Cluster (spec: the suite's `poolSpec` unless given). */
+  createPool(replicas: number, spec?: Record<string, unknown>): Promise<ConformancePool>;
+  /** The suite's `poolSpec` made interruptible (spot), when the provider offers one. */
+  readonly interruptibleSpec?: Record<string, unknown> | undefined;
   /** Sets the MachinePool's replicas. */
   setReplicas(pool: ConformancePool, replicas: number): Promise<void>;
   /** Waits until converged as core sees it. */
@@ -78,6 +80,10 @@ const MachineResource = clusterv1beta2.MachineResource as unknown as ResourceDes
  * - `machineDeleted`: in a pool of 2, a user deletes one Machine; exactly its instance goes, the
  *   other stays, and the pool is back at 2 with a new instance and its InfraMachine
  *   (`mpm.deletedMachineRemovesItsInstance`).
+ * - `machineInterruptible`: a pool of 2 on the provider's interruptible spec converges; each
+ *   InfraMachine says `status.interruptible: true` (`mpm.interruptible`) and core labels each Node
+ *   `cluster.x-k8s.io/interruptible` (`mpm.interruptibleNodeLabel`, `machine_controller_noderef.go`).
+ *   Skipped without `interruptibleSpec`.
  */
 export function machinePoolMachinesScenarios(host: () => MachinesScenarioHost): MachinesScenario[] {
   const skip = () =>
@@ -102,6 +108,16 @@ export function machinePoolMachinesScenarios(host: () => MachinesScenarioHost): 
       title: MACHINE_POOL_MACHINES_SCENARIOS[2].title,
       skipReason: skip,
       run: () => machineDeleted(host()),
+    },
+    {
+      id: "machineInterruptible",
+      title: MACHINE_POOL_MACHINES_SCENARIOS[3].title,
+      skipReason: () =>
+        skip() ??
+        (host().interruptibleSpec
+          ? undefined
+          : "the provider gives no interruptible spec (MachinePoolConformanceOptions.interruptibleSpec)"),
+      run: () => machineInterruptible(host()),
     },
   ];
 }
@@ -355,5 +371,34 @@ async function machineDeleted(host: MachinesScenarioHost): Promise<void> {
   });
   await host.converged(pool, 2);
   await host.until(`${pool.name}'s InfraMachines and Machines`, () => machinesProblem(host, pool));
+  await host.deletePool(pool);
+}
+
+async function machineInterruptible(host: MachinesScenarioHost): Promise<void> {
+  const spec = host.interruptibleSpec;
+  if (!spec) throw new Error("conformance: machineInterruptible needs interruptibleSpec");
+  const pool = await host.createPool(2, spec);
+  await host.converged(pool, 2);
+  const resource = infraMachineResource(host);
+  await host.until(`the InfraMachines and Nodes of ${pool.name} to say interruptible`, async () => {
+    const owned = (await host.client.list(resource, { namespace: pool.namespace })).items.filter(
+      (im) => im.metadata?.ownerReferences?.some((ref) => ref.name === pool.name),
+    );
+    const notMarked = owned.filter((im) => im.status?.interruptible !== true);
+    if (owned.length !== 2 || notMarked.length > 0) {
+      return `mpm.interruptible: ${owned.length} InfraMachines, ${notMarked.length} without status.interruptible: true (${notMarked.map((im) => im.metadata?.name).join(", ")})`;
+    }
+    const providerIDs = new Set(owned.map((im) => im.spec?.providerID ?? ""));
+    const nodes = (await host.workload.list(NodeResource)).items.filter((n) =>
+      providerIDs.has(n.spec?.providerID ?? ""),
+    );
+    const unlabelled = nodes.filter(
+      (n) => n.metadata?.labels?.[Labels.Interruptible] === undefined,
+    );
+    if (nodes.length !== 2 || unlabelled.length > 0) {
+      return `mpm.interruptibleNodeLabel: ${nodes.length} Nodes, ${unlabelled.length} without the ${Labels.Interruptible} label core sets from status.interruptible`;
+    }
+    return undefined;
+  });
   await host.deletePool(pool);
 }

@@ -35,6 +35,11 @@ export const MACHINE_POOL_MACHINES_SCENARIOS = [
     id: "machineDeleted",
     title: "a deleted Machine removes exactly its instance, and the pool replaces it",
   },
+  {
+    id: "machineInterruptible",
+    title:
+      "a pool on spot capacity: each InfraMachine says interruptible, core labels its Node (cluster.x-k8s.io/interruptible)",
+  },
 ] as const;
 
 /** A MachinePool Machines scenario id. */

@@ -222,6 +222,12 @@ export interface MachinePoolConformanceOptions {
    * template rollout scenario is skipped.
    */
   templateChange?: (spec: Record<string, unknown>) => Record<string, unknown>;
+  /**
+   * The spec of a pool whose instances run on capacity the cloud may reclaim (spot, preemptible),
+   * from `poolSpec`. With MachinePool Machines the `machineInterruptible` scenario runs a pool of
+   * it; without the option that scenario is skipped.
+   */
+  interruptibleSpec?: (spec: Record<string, unknown>) => Record<string, unknown>;
   /** Starts the provider against the suite's API server. Called once, before the scenarios. */
   startProvider(env: ConformanceEnvironment): Promise<ConformanceProvider>;
   /**

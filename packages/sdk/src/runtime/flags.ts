@@ -39,6 +39,11 @@ export interface ManagerFlags {
   syncPeriodMs: number;
   /** `--graceful-shutdown-timeout` (default 30s). */
   gracefulShutdownTimeoutMs: number;
+  /**
+   * `--event-loop-block-threshold` (default 5s): `/healthz` fails after the event loop was blocked
+   * this long; `0` turns that check off (the delay metrics stay).
+   */
+  eventLoopBlockThresholdMs: number;
   /** `--log-level` (default info). */
   logLevel: LevelWithSilent;
   /** `--log-format`: json or text (default json). */
@@ -150,6 +155,14 @@ export function managerFlagsCommand(name = "manager"): Command {
         .argParser(durationFlag),
     )
     .addOption(
+      new Option(
+        "--event-loop-block-threshold <duration>",
+        "/healthz fails after the event loop was blocked this long; 0 turns the check off",
+      )
+        .default(5_000, "5s")
+        .argParser(durationFlag),
+    )
+    .addOption(
       new Option("--log-level <level>", "log level")
         .choices(["trace", "debug", "info", "warn", "error", "fatal", "silent"])
         .default("info"),
@@ -211,6 +224,7 @@ export function parseManagerFlags(
     concurrency: o.concurrency,
     syncPeriodMs: o.syncPeriod,
     gracefulShutdownTimeoutMs: o.gracefulShutdownTimeout,
+    eventLoopBlockThresholdMs: o.eventLoopBlockThreshold,
     logLevel: o.logLevel,
     logFormat: o.logFormat,
     webhookPort: o.webhookPort,
@@ -241,6 +255,7 @@ export function managerOptionsFromFlags(flags: ManagerFlags): ManagerOptions {
     maxConcurrentReconciles: flags.concurrency,
     syncPeriodMs: flags.syncPeriodMs,
     gracefulShutdownTimeoutMs: flags.gracefulShutdownTimeoutMs,
+    eventLoopBlockThresholdMs: flags.eventLoopBlockThresholdMs,
     logger: { level: flags.logLevel, format: flags.logFormat },
     handleSignals: true,
   };

@@ -203,6 +203,7 @@ describe("flags", () => {
       healthProbeBindAddress: ":9440",
       concurrency: 10,
       syncPeriodMs: 600_000,
+      eventLoopBlockThresholdMs: 5_000,
       logLevel: "info",
       logFormat: "json",
     });
@@ -223,6 +224,8 @@ describe("flags", () => {
       "4",
       "--sync-period",
       "5m",
+      "--event-loop-block-threshold",
+      "0",
       "--log-level",
       "debug",
       "--log-format",
@@ -238,6 +241,7 @@ describe("flags", () => {
       insecureDiagnostics: true,
       concurrency: 4,
       syncPeriodMs: 300_000,
+      eventLoopBlockThresholdMs: 0,
       logLevel: "debug",
       logFormat: "text",
     });
@@ -247,6 +251,7 @@ describe("flags", () => {
     expect(() => parseManagerFlags(["--concurrency", "0"])).toThrow(/positive whole number/);
     expect(() => parseManagerFlags(["--sync-period", "10"])).toThrow(/invalid Go duration "10"/);
     expect(() => parseManagerFlags(["--log-format", "xml"])).toThrow(/xml/);
+    expect(() => parseManagerFlags(["--event-loop-block-threshold", "-1s"])).toThrow(/negative/);
     expect(() => parseManagerFlags(["--diagnostics-address", "8443"])).toThrow(/host:port/);
     expect(() => parseManagerFlags(["--metrics-bind-address", ":8080"])).toThrow(/unknown option/);
     expect(() => parseManagerFlags(["--bogus"])).toThrow(/unknown option/);

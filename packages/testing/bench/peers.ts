@@ -72,6 +72,18 @@ const work = join(tmpdir(), `capi-ts-bench-peers-${process.pid}`);
 mkdirSync(work, { recursive: true });
 const clockTicks = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout) || 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** `promise`, or `fallback` after `ms`; the timer is cleared either way (a pending one keeps the process alive). */
+async function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 // ---- peers: build ----------------------------------------------------------------------------------
 const goPeer = join(root, "tools", "peers", "bin", "gadget-controller-runtime");
@@ -399,7 +411,7 @@ async function runPeer(
   await server.clearRequests();
   const serverCpu0 = await server.cpuSeconds();
   const first = new Peer(name, server.kubeconfigFile, 0);
-  const convergedAt = await Promise.race([watch.done, sleep(600_000).then(() => Number.NaN)]);
+  const convergedAt = await within(watch.done, 600_000, Number.NaN);
   const cpuS = procCpuSeconds(first.pid);
   const serverCpuS = (await server.cpuSeconds()) - serverCpu0;
   const verbs = await server.requestVerbs();

@@ -96,6 +96,8 @@ export function fakeCloudConformance(
     kind,
     poolSpec: { instanceType: "small", minSize: 0, maxSize: 10 },
     templateChange: (spec) => ({ ...spec, instanceType: "medium" }),
+    // Another size and architecture: the capacity and nodeInfo the autoscaler reads both change.
+    capacityChange: (spec) => ({ ...spec, instanceType: "arm-medium" }),
     async startProvider(env): Promise<ConformanceProvider> {
       const clock = new RealClock({ speed: options.speed ?? 40 });
       const cloud = new FakeScalingCloud({

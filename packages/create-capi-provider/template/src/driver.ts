@@ -4,6 +4,7 @@
  */
 import {
   DriverError,
+  type PoolCapacity,
   type PoolContext,
   type PoolDriver,
   type PoolInstance,
@@ -29,6 +30,22 @@ export function groupNameOf(ctx: Pick<PoolContext<unknown>, "pool">): string {
   return `${ctx.pool.namespace}-${ctx.pool.name}`;
 }
 
+/**
+ * What one instance of each type offers, for the cluster-autoscaler's scale from zero (it builds the
+ * Node of an empty pool from it). TODO: your cloud's instance types — from its catalog API, cached,
+ * or a table like this one; `memory` and the rest as Kubernetes quantity strings.
+ */
+const INSTANCE_TYPES: Readonly<Record<string, PoolCapacity>> = {
+  small: {
+    capacity: { cpu: "2", memory: "4Gi", "ephemeral-storage": "20Gi", pods: "110" },
+    nodeInfo: { architecture: "amd64", operatingSystem: "linux" },
+  },
+  large: {
+    capacity: { cpu: "8", memory: "32Gi", "ephemeral-storage": "100Gi", pods: "110" },
+    nodeInfo: { architecture: "amd64", operatingSystem: "linux" },
+  },
+};
+
 /** The driver over a `CloudClient`. */
 export function fooDriver(
   cloud: CloudClient,
@@ -45,6 +62,10 @@ export function fooDriver(
     // What makes instances outdated when it changes (a rollout replaces them).
     templateInputs: (ctx) => ({ instanceType: ctx.spec.instanceType }),
     groupSettings: (ctx) => ({ zones: zonesOf(ctx) }),
+    // Scale from zero: the kit publishes this as status.capacity and status.nodeInfo at every replica
+    // count. TODO: answer from your cloud's instance types (cache a catalog lookup: the kit asks on
+    // every reconcile); undefined for a type you do not know.
+    capacity: (ctx) => INSTANCE_TYPES[ctx.spec.instanceType],
 
     async getTemplate(ctx) {
       const versions = await cloud.describeTemplateVersions(groupNameOf(ctx));

@@ -15,6 +15,9 @@ export function components(image: string) {
     image,
     // TODO: rules your own code needs beyond the kit's (e.g. reading a credentials Secret).
     extraRules: [],
+    // Scale from zero: the cluster-autoscaler reads the pools' status.capacity. Pass
+    // { serviceAccount: { namespace, name } } to bind the role to its ServiceAccount here.
+    autoscalerRole: true,
   });
 }
 

@@ -15,6 +15,8 @@ runMachinePoolConformance({
   kind: FooMachinePool,
   poolSpec: { instanceType: "small", minSize: 0, maxSize: 10 },
   templateChange: (spec) => ({ ...spec, instanceType: "large" }),
+  // Another instance type, another capacity: the scaleFromZero scenario checks the autoscaler sees it.
+  capacityChange: (spec) => ({ ...spec, instanceType: "large" }),
   timeouts: { steadyStateMs: 800, settleMs: 250 },
   async startProvider(env) {
     const cloud = new MemoryCloud(joiningNodes(env.workloadKubeConfig));

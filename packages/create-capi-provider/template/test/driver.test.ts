@@ -60,4 +60,14 @@ describe("fooDriver", () => {
     const error = await driver.updateGroup(ctx, { replicas: 1 }).catch((e: unknown) => e);
     expect(driver.classifyError?.(error)).toMatchObject({ kind: "notFound" });
   });
+
+  it("tells what an instance type offers, for scale from zero, and nothing for an unknown one", async () => {
+    const driver = fooDriver(new MemoryCloud());
+    expect(await driver.capacity?.(ctx)).toMatchObject({
+      capacity: { cpu: "2", memory: "4Gi" },
+      nodeInfo: { architecture: "amd64", operatingSystem: "linux" },
+    });
+    const unknown = { ...ctx, spec: { ...ctx.spec, instanceType: "no-such-type" } };
+    expect(await driver.capacity?.(unknown)).toBeUndefined();
+  });
 });

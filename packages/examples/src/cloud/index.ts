@@ -6,6 +6,7 @@
 export * from "./clock.js";
 export * from "./cloud.js";
 export * from "./errors.js";
+export * from "./instance-types.js";
 export * from "./kubelet.js";
 export * from "./random.js";
 export * from "./scaleset.js";

@@ -100,6 +100,8 @@ export function fakeCloudConformance(
     ...(options.shape === "scaleSet"
       ? {}
       : { interruptibleSpec: (spec) => ({ ...spec, spot: true }) }),
+    // Another size and architecture: the capacity and nodeInfo the autoscaler reads both change.
+    capacityChange: (spec) => ({ ...spec, instanceType: "arm-medium" }),
     async startProvider(env): Promise<ConformanceProvider> {
       const clock = new RealClock({ speed: options.speed ?? 40 });
       const cloud = new FakeScalingCloud({

@@ -6,15 +6,19 @@ import {
   type PoolInstance,
   type TemplateStamp,
 } from "@capi-ts/sdk";
+import { checkPoolCapacity } from "@capi-ts/sdk/contract";
 import { ManualClock } from "@capi-ts/sdk/runtime";
 import { describe, expect, it } from "vitest";
 import { FakeScalingCloud } from "../cloud/cloud.js";
+import { FAKE_INSTANCE_TYPES } from "../cloud/instance-types.js";
+import { scaleSetClient } from "../cloud/scaleset.js";
 import {
   type FakeCloudGroupSettings,
   fakeCloudDriver,
   fakeProviderId,
   resourceName,
 } from "./driver.js";
+import { fakeScaleSetDriver } from "./scaleset-driver.js";
 import type { FakeCloudMachinePoolSpec } from "./spec.js";
 
 type Driver = PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings>;
@@ -458,5 +462,45 @@ describe("fakeCloudDriver: native rollout", () => {
       state: "cancelled",
       message: "cancelled by request",
     });
+  });
+});
+
+describe("fakeCloudDriver: capacity (scale from zero)", () => {
+  it("answers from the instance type catalog, with no cloud call", async () => {
+    const { cloud, driver } = setup();
+    expect(await driver.capacity?.(context({ instanceType: "small" }))).toEqual({
+      capacity: { cpu: "2", memory: "4Gi", "ephemeral-storage": "20Gi", pods: "110" },
+      nodeInfo: { architecture: "amd64", operatingSystem: "linux" },
+    });
+    expect(await driver.capacity?.(context({ instanceType: "gpu-large" }))).toEqual({
+      capacity: {
+        cpu: "8",
+        memory: "61Gi",
+        "ephemeral-storage": "100Gi",
+        pods: "110",
+        "nvidia.com/gpu": "1",
+      },
+      nodeInfo: { architecture: "amd64", operatingSystem: "linux" },
+    });
+    expect((await driver.capacity?.(context({ instanceType: "arm-medium" })))?.nodeInfo).toEqual({
+      architecture: "arm64",
+      operatingSystem: "linux",
+    });
+    expect(cloud.calls()).toEqual([]);
+  });
+
+  it("knows no capacity of a type the catalog lacks", async () => {
+    const { driver } = setup();
+    expect(await driver.capacity?.(context({ instanceType: "m9.huge" }))).toBeUndefined();
+  });
+
+  it("answers for every type what the kit publishes, and the scale-set driver answers the same", async () => {
+    const { cloud, driver } = setup();
+    const scaleSet = fakeScaleSetDriver(scaleSetClient(cloud));
+    for (const { name } of FAKE_INSTANCE_TYPES) {
+      const answer = await driver.capacity?.(context({ instanceType: name }));
+      expect(checkPoolCapacity(answer)).toEqual(answer);
+      expect(await scaleSet.capacity?.(context({ instanceType: name }))).toEqual(answer);
+    }
   });
 });

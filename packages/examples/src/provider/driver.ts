@@ -9,6 +9,7 @@ import {
   DriverError,
   type DriverFailure,
   type DriverFailureKind,
+  type PoolCapacity,
   type PoolContext,
   type PoolDriver,
   type PoolGroup,
@@ -20,6 +21,7 @@ import {
 import {
   CloudError,
   type CloudErrorCode,
+  fakeInstanceType,
   type Group,
   isCloudError,
   type LaunchTemplateVersion,
@@ -117,12 +119,38 @@ export function fakeCloudImage(ctx: PoolContext<FakeCloudMachinePoolSpec>): stri
 }
 
 /**
- * What both fake-cloud drivers decide the same way, wherever the model lives: what the model is built
- * from (a change rolls the pool), what the group is set to, and what each cloud error means.
+ * What one instance of the pool's type offers (scale from zero), from the fake cloud's catalog;
+ * `undefined` for a type the catalog does not list.
  *
  * @example
  * ```ts
- * const { templateInputs, groupSettings, classifyError } = fakeCloudDecisions({ busyRetryMs: 100 });
+ * fakeCloudCapacity("small"); // { capacity: { cpu: "2", memory: "4Gi", … }, nodeInfo: { architecture: "amd64", … } }
+ * ```
+ */
+export function fakeCloudCapacity(instanceType: string): PoolCapacity | undefined {
+  const type = fakeInstanceType(instanceType);
+  if (!type) return undefined;
+  return {
+    capacity: {
+      cpu: String(type.vcpus),
+      memory: type.memoryMiB % 1024 === 0 ? `${type.memoryMiB / 1024}Gi` : `${type.memoryMiB}Mi`,
+      "ephemeral-storage": `${type.diskGiB}Gi`,
+      pods: String(type.maxPods),
+      ...(type.gpus ? { "nvidia.com/gpu": String(type.gpus) } : {}),
+    },
+    // The fake cloud's images are Linux; the architecture is the type's.
+    nodeInfo: { architecture: type.architecture, operatingSystem: "linux" },
+  };
+}
+
+/**
+ * What both fake-cloud drivers decide the same way, wherever the model lives: what the model is built
+ * from (a change rolls the pool), what the group is set to, what each cloud error means, and what an
+ * instance offers (scale from zero).
+ *
+ * @example
+ * ```ts
+ * const { templateInputs, groupSettings, classifyError, capacity } = fakeCloudDecisions({ busyRetryMs: 100 });
  * ```
  */
 export function fakeCloudDecisions(
@@ -130,7 +158,7 @@ export function fakeCloudDecisions(
 ): Required<
   Pick<
     PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings>,
-    "templateInputs" | "groupSettings" | "classifyError"
+    "templateInputs" | "groupSettings" | "classifyError" | "capacity"
   >
 > {
   const defaultZones = options.defaultZones ?? ["zone-a"];
@@ -142,6 +170,8 @@ export function fakeCloudDecisions(
       instanceType: ctx.spec.instanceType,
       ...(ctx.spec.spot === true ? { spot: true } : {}),
     }),
+    // A table lookup: answered at once, no cloud call (see fakeInstanceType).
+    capacity: (ctx) => fakeCloudCapacity(ctx.spec.instanceType),
     groupSettings: (ctx) => ({
       minSize: ctx.spec.minSize,
       maxSize: ctx.spec.maxSize,
@@ -194,11 +224,12 @@ export function fakeCloudDriver(
   type Ctx = PoolContext<FakeCloudMachinePoolSpec>;
   const name = (ctx: Ctx): string => resourceName(ctx.pool);
   const image = fakeCloudImage;
-  const { templateInputs, groupSettings, classifyError } = fakeCloudDecisions(options);
+  const { templateInputs, groupSettings, classifyError, capacity } = fakeCloudDecisions(options);
 
   const driver: PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings> = {
     templateInputs,
     groupSettings,
+    capacity,
 
     async getTemplate(ctx) {
       const template = await cloud.describeLaunchTemplate(name(ctx));

@@ -30,8 +30,8 @@ import type { FakeCloudMachinePoolSpec } from "./spec.js";
 type Ctx = PoolContext<FakeCloudMachinePoolSpec>;
 
 /**
- * A {@link GroupModelPoolDriver} for the fake cloud's scale sets. Template inputs, settings and error
- * classification are the template driver's: only where the model lives differs.
+ * A {@link GroupModelPoolDriver} for the fake cloud's scale sets. Template inputs, settings, error
+ * classification and capacity are the template driver's: only where the model lives differs.
  *
  * @example
  * ```ts
@@ -45,7 +45,7 @@ export function fakeScaleSetDriver(
   options: Omit<FakeCloudDriverOptions, "nativeRollout"> = {},
 ): GroupModelPoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings> {
   // The decisions that do not depend on where the model lives are shared with the template driver.
-  const { templateInputs, groupSettings, classifyError } = fakeCloudDecisions(options);
+  const { templateInputs, groupSettings, classifyError, capacity } = fakeCloudDecisions(options);
   const name = (ctx: Ctx): string => resourceName(ctx.pool);
   const image = fakeCloudImage;
   const owner = (ctx: Ctx): Tags => ({
@@ -58,6 +58,7 @@ export function fakeScaleSetDriver(
     templateInputs,
     groupSettings,
     classifyError,
+    capacity,
 
     async getGroup(ctx) {
       const set = await vmss.getScaleSet(name(ctx));

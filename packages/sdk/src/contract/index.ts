@@ -5,6 +5,21 @@ export {
   type SecretReader,
 } from "./bootstrap.js";
 export {
+  type CapacityResources,
+  checkPoolCapacity,
+  InvalidCapacityError,
+  MAX_CAPACITY_QUANTITY_LENGTH,
+  MAX_CAPACITY_RESOURCES,
+  NODE_ARCHITECTURES,
+  NODE_OPERATING_SYSTEMS,
+  type NodeArchitecture,
+  type NodeOperatingSystem,
+  type PoolCapacity,
+  type PoolNodeInfo,
+  REQUIRED_CAPACITY_RESOURCES,
+  setPoolCapacity,
+} from "./capacity.js";
+export {
   Annotations,
   CLUSTER_API_GROUP,
   contractLabel,

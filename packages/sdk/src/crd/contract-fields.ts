@@ -1,4 +1,11 @@
 import { z } from "zod";
+import {
+  MAX_CAPACITY_QUANTITY_LENGTH,
+  MAX_CAPACITY_RESOURCES,
+  NODE_ARCHITECTURES,
+  NODE_OPERATING_SYSTEMS,
+} from "../contract/capacity.js";
+import { UNSIGNED_QUANTITY_PATTERN } from "../runtime/quantity.js";
 import type { StructuralSchema } from "./structural.js";
 
 // The exact validation the contract asks for (R8, R10, R11, R12, R13, R15); the condition schema is
@@ -112,6 +119,44 @@ export const instancesSchema: StructuralSchema = {
   },
 };
 
+/**
+ * `status.capacity`: what one instance offers, resource name → quantity, read by the
+ * cluster-autoscaler to scale an empty pool (scale from zero). Strings only, unlike a
+ * `corev1.ResourceList` (int-or-string): the autoscaler reads the map as strings and ignores all of it
+ * when one value is an integer.
+ */
+export const capacitySchema: StructuralSchema = {
+  type: "object",
+  description:
+    "capacity is what one instance of the pool offers, by resource name (cpu, memory, ephemeral-storage, pods, nvidia.com/gpu, …), each a Kubernetes quantity. The cluster-autoscaler builds the node template of an empty pool from it (scale from zero).",
+  maxProperties: MAX_CAPACITY_RESOURCES,
+  additionalProperties: {
+    type: "string",
+    maxLength: MAX_CAPACITY_QUANTITY_LENGTH,
+    pattern: UNSIGNED_QUANTITY_PATTERN,
+  },
+};
+
+/** `status.nodeInfo`: the architecture and operating system of the pool's Nodes, as Nodes report them. */
+export const nodeInfoSchema: StructuralSchema = {
+  type: "object",
+  description:
+    "nodeInfo is the architecture and operating system of the pool's Nodes, as their status.nodeInfo reports them. The cluster-autoscaler labels the node template of an empty pool with them (kubernetes.io/arch, kubernetes.io/os).",
+  properties: {
+    architecture: {
+      type: "string",
+      description:
+        "architecture is the CPU architecture of the Nodes (Go's GOARCH: amd64, arm64, …).",
+      enum: [...NODE_ARCHITECTURES],
+    },
+    operatingSystem: {
+      type: "string",
+      description: "operatingSystem is the operating system of the Nodes: linux or windows.",
+      enum: [...NODE_OPERATING_SYSTEMS],
+    },
+  },
+};
+
 /** The contract fields injected into `spec`. */
 export function contractSpecProperties(): Record<string, StructuralSchema> {
   return { providerIDList: providerIDListSchema, providerID: providerIDSchema };
@@ -147,6 +192,8 @@ export function contractStatusProperties(options: {
       description: "replicas is the most recently observed number of instances in the pool.",
     },
     conditions: conditionsSchema,
+    capacity: capacitySchema,
+    nodeInfo: nodeInfoSchema,
     observedGeneration: {
       type: "integer",
       format: "int64",
@@ -188,6 +235,18 @@ export const contractStatusZod = {
   initialization: z.object({ provisioned: z.boolean().optional() }).optional(),
   replicas: z.int32().min(0).optional(),
   conditions: z.array(conditionZod).max(32).optional(),
+  capacity: z
+    .record(
+      z.string(),
+      z.string().max(MAX_CAPACITY_QUANTITY_LENGTH).regex(new RegExp(UNSIGNED_QUANTITY_PATTERN)),
+    )
+    .optional(),
+  nodeInfo: z
+    .object({
+      architecture: z.enum(NODE_ARCHITECTURES).optional(),
+      operatingSystem: z.enum(NODE_OPERATING_SYSTEMS).optional(),
+    })
+    .optional(),
   observedGeneration: z.int().min(1).optional(),
   infrastructureMachineKind: z.string().min(1).optional(),
   instances: z

@@ -199,6 +199,49 @@ describe("defineInfraMachinePool", () => {
     ).toThrow(/at least one/);
   });
 
+  it("adds status.capacity and status.nodeInfo as the cluster-autoscaler reads them (scale from zero)", () => {
+    const status = root.status?.properties ?? {};
+    // Strings only (not int-or-string as a ResourceList): the autoscaler ignores a map with one integer.
+    expect(status.capacity).toMatchObject({
+      type: "object",
+      maxProperties: 64,
+      additionalProperties: { type: "string", maxLength: 64, pattern: expect.any(String) },
+    });
+    const pattern = new RegExp(
+      (status.capacity as { additionalProperties: { pattern: string } }).additionalProperties
+        .pattern,
+    );
+    expect(["4", "500m", "16Gi", "1e3"].every((q) => pattern.test(q))).toBe(true);
+    expect(["lots", "-1", "4 cpus", ""].some((q) => pattern.test(q))).toBe(false);
+    const nodeInfo = status.nodeInfo as {
+      properties: Record<string, { type: string; enum: string[] }>;
+    };
+    expect(Object.keys(nodeInfo.properties)).toEqual(["architecture", "operatingSystem"]);
+    expect(nodeInfo.properties.architecture?.enum).toEqual(
+      expect.arrayContaining(["amd64", "arm64", "s390x"]),
+    );
+    expect(nodeInfo.properties.operatingSystem?.enum).toEqual(["linux", "windows"]);
+    expect(() =>
+      defineInfraMachinePool({
+        group: "infrastructure.foo.com",
+        kind: "FooMachinePool",
+        versions: ["v1beta2"],
+        spec: z.object({}),
+        status: z.object({ capacity: z.record(z.string(), z.string()) }),
+      }),
+    ).toThrow(/status.capacity: is a contract field/);
+    const object = (capacity: unknown) => ({
+      apiVersion: "infrastructure.foo.com/v1beta2",
+      kind: "FooMachinePool",
+      metadata: { name: "p" },
+      spec: { instanceType: "m5.large" },
+      status: { capacity, nodeInfo: { architecture: "arm64", operatingSystem: "linux" } },
+    });
+    expect(Foo.schema.safeParse(object({ cpu: "2", memory: "8Gi" })).success).toBe(true);
+    expect(Foo.schema.safeParse(object({ cpu: "lots", memory: "8Gi" })).success).toBe(false);
+    expect(Foo.schema.safeParse(object({ cpu: 2, memory: "8Gi" })).success).toBe(false);
+  });
+
   it("the zod schema of the whole object includes the contract fields", () => {
     const ok = Foo.schema.safeParse({
       apiVersion: "infrastructure.foo.com/v1beta2",

@@ -1,6 +1,7 @@
 import { dump } from "js-yaml";
 import { z } from "zod";
 import { pluralize } from "../conditions/pluralize.js";
+import type { NodeArchitecture, NodeOperatingSystem } from "../contract/capacity.js";
 import { CLUSTER_API_GROUP, contractLabel, finalizerFor, Labels } from "../contract/constants.js";
 import { calculateCRDName } from "../contract/format.js";
 import type { OwnerReference } from "../contract/owners.js";
@@ -99,6 +100,13 @@ export interface InfraMachinePoolContractStatus {
     reason: string;
     message: string;
   }>;
+  /**
+   * What one instance offers, resource name → Kubernetes quantity (scale from zero: the
+   * cluster-autoscaler reads it for an empty pool); written by the kit from `PoolDriver.capacity`.
+   */
+  capacity?: Record<string, string>;
+  /** Architecture and operating system of the pool's Nodes (scale from zero), with `capacity`. */
+  nodeInfo?: { architecture?: NodeArchitecture; operatingSystem?: NodeOperatingSystem };
   /** Generation last reconciled. */
   observedGeneration?: number;
   /** MachinePool Machines opt-in (R11). */
@@ -198,6 +206,8 @@ const CONTRACT_STATUS_KEYS = [
   "initialization",
   "replicas",
   "conditions",
+  "capacity",
+  "nodeInfo",
   "observedGeneration",
   "infrastructureMachineKind",
   "instances",

@@ -5,6 +5,7 @@ import type { Manifest } from "../crd/manifest.js";
 import { webhookPath } from "../webhook/handlers.js";
 import { DEFAULT_WEBHOOK_CERT_DIR } from "../webhook/server.js";
 import {
+  autoscalerPermissions,
   type KitPermissionOptions,
   kitPermissions,
   leaderElectionRules,
@@ -26,6 +27,17 @@ export type ComponentKind = Pick<
   | "templateResource"
 > &
   Partial<Pick<InfraMachinePoolDefinition<never, never>, "machine">>;
+
+/** Options of {@link ComponentsOptions.autoscalerRole}. */
+export interface AutoscalerRoleOptions {
+  /** Name of the ClusterRole. Default `<prefix>-cluster-autoscaler`. */
+  readonly name?: string;
+  /**
+   * The cluster-autoscaler's ServiceAccount: a ClusterRoleBinding to it is rendered too. Without it,
+   * bind the role to the autoscaler yourself (its Helm chart or manifests name the account).
+   */
+  readonly serviceAccount?: { readonly namespace: string; readonly name: string };
+}
 
 /** Options of {@link renderComponents}. */
 export interface ComponentsOptions {
@@ -50,6 +62,15 @@ export interface ComponentsOptions {
   /** Rules the provider's own code needs on top of the kit's (e.g. reading a credentials Secret). */
   extraRules?: readonly PolicyRule[];
   /**
+   * Scale from zero: a ClusterRole that lets the cluster-autoscaler's clusterapi provider read the
+   * provider's pools (get, list, watch on every kind's InfraMachinePools, as
+   * {@link autoscalerPermissions} says), where it finds `status.capacity` and `status.nodeInfo` of
+   * an empty MachinePool. `true` names it `<prefix>-cluster-autoscaler`; {@link AutoscalerRoleOptions} names
+   * it and binds it to the autoscaler's ServiceAccount. Default: none (an autoscaler without the role
+   * cannot build the Node of an empty pool, and does not scale it from zero).
+   */
+  autoscalerRole?: boolean | AutoscalerRoleOptions;
+  /**
    * clusterctl variable prefix (upper-case) for the knobs users set at `clusterctl init`:
    * `${<P>_WATCH_FILTER:=}`, `${<P>_WATCH_NAMESPACE:=}`, `${<P>_LOG_LEVEL:=info}`. Default: the name upper-cased.
    */
@@ -61,6 +82,51 @@ export interface ComponentsOptions {
 }
 
 const NAME = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** The ClusterRole (and its binding) of {@link ComponentsOptions.autoscalerRole}. */
+function autoscalerRole(
+  option: true | AutoscalerRoleOptions,
+  kinds: readonly ComponentKind[],
+  prefix: string,
+): Manifest[] {
+  const { name = `${prefix}-cluster-autoscaler`, serviceAccount } = option === true ? {} : option;
+  if (name.length > 253 || !DNS_SUBDOMAIN.test(name)) {
+    throw new TypeError(
+      `autoscalerRole.name ${JSON.stringify(name.slice(0, 60))} must be a DNS subdomain (lower-case letters, digits, dashes and dots), e.g. "foo-provider-cluster-autoscaler"`,
+    );
+  }
+  const role: Manifest = {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name },
+    rules: mergeRules(kinds.flatMap((kind) => autoscalerPermissions(kind))),
+  };
+  if (!serviceAccount) return [role];
+  for (const [field, value, pattern] of [
+    ["namespace", serviceAccount.namespace, DNS_LABEL],
+    ["name", serviceAccount.name, DNS_SUBDOMAIN],
+  ] as const) {
+    if (typeof value !== "string" || value.length > 253 || !pattern.test(value)) {
+      throw new TypeError(
+        `autoscalerRole.serviceAccount.${field} ${JSON.stringify(String(value).slice(0, 60))} is not a valid ${field}; give the cluster-autoscaler's ServiceAccount, e.g. { namespace: "kube-system", name: "cluster-autoscaler" }`,
+      );
+    }
+  }
+  return [
+    role,
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+      subjects: [
+        { kind: "ServiceAccount", name: serviceAccount.name, namespace: serviceAccount.namespace },
+      ],
+    },
+  ];
+}
 
 /**
  * Renders what a provider ships for `clusterctl init --infrastructure <name>`, as one list of objects:
@@ -68,7 +134,8 @@ const NAME = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
  * manager's ServiceAccount, least-privilege ClusterRole ({@link kitPermissions} + `extraRules`) and
  * leader-election Role, the Deployment (non-root, read-only root filesystem, probes on `:9440`, metrics on
  * `:8443` over HTTPS behind TokenReview/SubjectAccessReview, `--leader-elect`, `--watch-filter`, `--namespace`), the webhook Service, the cert-manager
- * Issuer and Certificate, and the webhook configurations (CA injected by cert-manager). Every object
+ * Issuer and Certificate, the webhook configurations (CA injected by cert-manager), and with
+ * `autoscalerRole` the cluster-autoscaler's read access to the pools (scale from zero). Every object
  * carries `cluster.x-k8s.io/provider: infrastructure-<name>`. Write it with {@link componentsYAML}.
  *
  * @example
@@ -154,6 +221,9 @@ export function renderComponents(options: ComponentsOptions): Manifest[] {
     },
     deployment(),
   );
+  if (options.autoscalerRole) {
+    objects.push(...autoscalerRole(options.autoscalerRole, options.kinds, prefix));
+  }
   if (webhooks) {
     objects.push(
       {

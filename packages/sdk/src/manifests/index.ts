@@ -16,6 +16,7 @@
  * @packageDocumentation
  */
 export {
+  type AutoscalerRoleOptions,
   type ComponentKind,
   type ComponentsOptions,
   componentsYAML,
@@ -24,6 +25,7 @@ export {
   renderComponents,
 } from "./components.js";
 export {
+  autoscalerPermissions,
   type KitPermissionOptions,
   kitPermissions,
   leaderElectionRules,

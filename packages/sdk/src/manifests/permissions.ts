@@ -102,6 +102,32 @@ export function kitPermissions(
   return rules;
 }
 
+/**
+ * What the cluster-autoscaler's clusterapi provider reads of a provider to scale a MachinePool from
+ * zero: the InfraMachinePool its `spec.template.spec.infrastructureRef` names, for `status.capacity`
+ * and `status.nodeInfo` — through an informer, so get, list and watch, in every namespace. It reads
+ * nothing else of the provider: not the `<Kind>Template` (ClusterClass's, never a MachinePool's
+ * reference) nor the InfraMachines. The rules on core's kinds (MachinePools and their scale
+ * subresource, Machines) come with the autoscaler's own deployment.
+ *
+ * @example
+ * ```ts
+ * autoscalerPermissions(FooMachinePool);
+ * // [{ apiGroups: ["infrastructure.foo.com"], resources: ["foomachinepools"], verbs: ["get", "list", "watch"] }]
+ * ```
+ */
+export function autoscalerPermissions(
+  definition: Pick<InfraMachinePoolDefinition<never, never>, "group" | "plural">,
+): PolicyRule[] {
+  return [
+    {
+      apiGroups: [definition.group],
+      resources: [definition.plural],
+      verbs: ["get", "list", "watch"],
+    },
+  ];
+}
+
 /** The namespaced rules of leader election (the Lease) and its Events. */
 export function leaderElectionRules(): PolicyRule[] {
   return [

@@ -1,10 +1,18 @@
 /**
  * The data a {@link PoolDriver} and the kit exchange: the context of a call, what the driver observes
  * (group, instances, template versions and their stamps), what the kit asks of it (new template
- * versions, group intents and updates, delete modes) and the cloud's native rollout.
+ * versions, group intents and updates, delete modes), the cloud's native rollout, and what one
+ * instance offers (scale from zero).
  *
  * @module
  */
+export type {
+  CapacityResources,
+  NodeArchitecture,
+  NodeOperatingSystem,
+  PoolCapacity,
+  PoolNodeInfo,
+} from "../contract/capacity.js";
 // ── context ─────────────────────────────────────────────────────────────────────────────────────
 
 /** Which InfraMachinePool a call is for. Use it to name and tag cloud resources. */

@@ -14,6 +14,7 @@ import type {
   GroupUpdate,
   NativeRollout,
   NewTemplateVersion,
+  PoolCapacity,
   PoolContext,
   PoolGroup,
   PoolInstance,
@@ -213,6 +214,39 @@ export interface PoolDriver<Spec = unknown, Settings = unknown> {
 
   /** The cloud's native rolling replacement, if it has one and the provider wants it. */
   readonly nativeRollout?: NativeRollout<Spec>;
+
+  /**
+   * Scale from zero: what one instance of the pool offers — its Node's `status.capacity` (`cpu`
+   * and `memory` at least, then `ephemeral-storage`, `pods`, `nvidia.com/gpu`, …, each a quantity
+   * string) and its architecture and operating system — answered from the spec (the instance
+   * type). The kit publishes it as the pool's `status.capacity` and `status.nodeInfo` at every
+   * replica count, 0 included, and again whenever the spec changes: the cluster-autoscaler builds
+   * the Node an empty MachinePool would get from these two fields. Return `undefined` when the
+   * capacity is not known (a type your catalog lacks): the kit removes what it published before,
+   * rather than leave another type's capacity behind. Without this method the kit writes neither
+   * field.
+   *
+   * It may answer at once or with a promise: most drivers read a table, while some clouds tell an
+   * instance type's size only through an API (EC2 `DescribeInstanceTypes`, Azure resource SKUs, GCE
+   * `machineTypes.get`). The kit calls it on every reconcile, before the cloud is read, so cache such
+   * a lookup by instance type (it does not change): a resync must not cost an extra cloud call.
+   *
+   * A value the kit cannot publish (`"lots"`, `"-1"`, `4` instead of `"4"`, no `cpu` or `memory`)
+   * or a throw keeps the last published capacity and, once the pool is otherwise Ready, makes
+   * `Ready` False with reason `InvalidCapacity` or `CapacityUnavailable`; scaling goes on.
+   *
+   * @example From a table of the cloud's instance types
+   * ```ts
+   * capacity: (ctx) => {
+   *   const type = INSTANCE_TYPES[ctx.spec.instanceType]; // { vcpus: 2, memoryGiB: 8, arch: "arm64" }
+   *   return type && {
+   *     capacity: { cpu: String(type.vcpus), memory: `${type.memoryGiB}Gi`, pods: "110" },
+   *     nodeInfo: { architecture: type.arch, operatingSystem: "linux" },
+   *   };
+   * },
+   * ```
+   */
+  capacity?(ctx: PoolContext<Spec>): PoolCapacity | undefined | Promise<PoolCapacity | undefined>;
 
   /**
    * Says what a cloud error means. Return `undefined` for errors you don't recognise (they count as

@@ -48,6 +48,8 @@
  *   deleted or saw terminating).
  * - `status.replicas` (= the list's length), `status.ready` and `status.initialization.provisioned`
  *   (together, once the pool first has as many running instances as desired; never reverted).
+ * - `status.capacity` and `status.nodeInfo` from the driver's `capacity` (scale from zero: what the
+ *   cluster-autoscaler builds an empty pool's Node from), at every replica count; nothing without it.
  * - Conditions `Paused` and `Ready` (reasons: {@link PoolReasons}, or the driver's failure reason).
  * - Events, one per cloud change (Normal): `TemplateVersionCreated`, `GroupCreated`, `GroupUpdated`,
  *   `ScalingUp`, `ScalingDown`, `InstanceDeleted`, `InstanceReplaced`, `InstanceRemediated`,

@@ -13,6 +13,7 @@
  */
 import type { WorkloadClusterUnavailableError } from "../clustercache/clustercache.js";
 import type {
+  PoolCapacity,
   PoolContext,
   PoolGroup,
   PoolInstance,
@@ -41,6 +42,23 @@ export interface SpecSection<Spec> {
   readonly spec: Spec;
   /** What every driver call gets: identity, this spec, version, failure domains, abort signal. */
   readonly context: PoolContext<Spec>;
+}
+
+/**
+ * `capacity` (written by `capacity`): what the driver's `capacity` hook answered, published as
+ * `status.capacity` and `status.nodeInfo` (scale from zero), and why it could not be, for `publish`.
+ */
+export interface CapacitySection {
+  /**
+   * The capacity published this reconcile (checked); `undefined` without a hook, when the hook
+   * answered `undefined`, or when it failed (then the last published one stays).
+   */
+  readonly capacity: PoolCapacity | undefined;
+  /**
+   * Why nothing could be published (`InvalidCapacity`, `CapacityUnavailable`), with when to try
+   * again: `publish` reports it on `Ready` once the pool is otherwise Ready.
+   */
+  readonly problem: (ReadyState & { readonly retryAfterMs: number }) | undefined;
 }
 
 /** `bootstrap` (written by `bootstrapData`): the MachinePool's bootstrap data. Never logged. */
@@ -132,6 +150,8 @@ export interface TeardownSection {
 export interface PoolSections<Spec, Settings> {
   /** By `validateSpec`. */
   readonly spec: SpecSection<Spec>;
+  /** By `capacity`. */
+  readonly capacity: CapacitySection;
   /** By `bootstrapData`. */
   readonly bootstrap: BootstrapSection;
   /** By `desiredState`. */
@@ -158,6 +178,7 @@ export type PoolSectionName = keyof PoolSections<unknown, unknown>;
 /** Every section name, in the order the default pipeline writes them. */
 export const POOL_SECTION_NAMES: readonly PoolSectionName[] = [
   "spec",
+  "capacity",
   "bootstrap",
   "desired",
   "observed",

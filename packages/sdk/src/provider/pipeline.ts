@@ -8,6 +8,7 @@
  */
 
 import type { PhaseResult, PoolPhase } from "./phase.js";
+import { capacityPhase } from "./phases/capacity.js";
 import { groupPhase } from "./phases/group.js";
 import { machinesPhase } from "./phases/machines.js";
 import { nativeRolloutPhase } from "./phases/native-rollout.js";
@@ -28,7 +29,8 @@ import { checkPhaseOrder, runPhase } from "./sections.js";
 
 /**
  * The phases of a pool that is not being deleted, in order: `clusterInfrastructure`,
- * `validateSpec`, `bootstrapData`, `desiredState` (template inputs, settings, purity), `observe`
+ * `validateSpec`, `capacity` (the driver's `capacity` as `status.capacity` and `status.nodeInfo`,
+ * for scale from zero), `bootstrapData`, `desiredState` (template inputs, settings, purity), `observe`
  * (template versions and group, duplicate IDs), `template`, `group` (create, replicas, settings,
  * bounds), `machines` (MachinePool Machines: one InfraMachine per instance, instances of drained
  * Machines deleted; does nothing for a kind without them), `scale` (scale, roll, remediate),
@@ -45,6 +47,7 @@ export function defaultPoolPhases<Spec, Settings>(): PoolPhase<Spec, Settings>[]
   return [
     clusterInfrastructurePhase,
     validateSpecPhase,
+    capacityPhase,
     bootstrapDataPhase,
     desiredStatePhase,
     observePhase,

@@ -28,6 +28,8 @@ const KIT_STATUS_FIELDS = new Set([
   "v1beta1",
   "deprecated",
   "instances",
+  "capacity",
+  "nodeInfo",
 ]);
 const KIT_CONDITIONS = new Set(["Ready", "Paused"]);
 

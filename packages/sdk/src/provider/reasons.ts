@@ -50,6 +50,18 @@ export const PoolReasons = {
   RolloutFailed: "RolloutFailed",
   /** The bootstrap data's `format` is neither `cloud-config` nor `ignition`. */
   UnsupportedBootstrapFormat: "UnsupportedBootstrapFormat",
+  /**
+   * The driver's `capacity` returned a value the kit cannot publish (not a quantity, a number instead
+   * of a string, no cpu or memory, an unknown nodeInfo field; the message says which). The last
+   * published capacity stays; set only once the pool is otherwise Ready. Fix the driver.
+   */
+  InvalidCapacity: "InvalidCapacity",
+  /**
+   * The driver's `capacity` threw (its message follows, bounded). The last published capacity stays;
+   * set only once the pool is otherwise Ready; retried after the poll interval (a terminal failure:
+   * the resync period).
+   */
+  CapacityUnavailable: "CapacityUnavailable",
   /** Something other than a cloud call failed (an API server write); retried with backoff. */
   ReconcileError: "ReconcileError",
   /**

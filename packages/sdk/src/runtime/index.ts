@@ -116,6 +116,12 @@ export {
   resourceVersionChanged,
 } from "./predicates.js";
 export {
+  isQuantity,
+  parseQuantity,
+  QUANTITY_PATTERN,
+  UNSIGNED_QUANTITY_PATTERN,
+} from "./quantity.js";
+export {
   type AddOptions,
   QueuePriority,
   WorkQueue,

@@ -25,9 +25,11 @@ import {
   machinePoolMachinesScenarios,
   machinesProblem,
 } from "./machines.js";
+import { type ScaleFromZeroHost, scaleFromZeroScenarios } from "./scale-from-zero.js";
 import {
   MACHINE_POOL_MACHINES_SCENARIOS,
   REAL_CORE_SCENARIOS,
+  SCALE_FROM_ZERO_SCENARIOS,
   WORKLOAD_CLUSTER_SCENARIOS,
 } from "./scenario-ids.js";
 import { scaled } from "./time-scale.js";
@@ -74,6 +76,7 @@ export const CONFORMANCE_SCENARIOS: readonly {
   ...WORKLOAD_CLUSTER_SCENARIOS,
   ...MACHINE_POOL_MACHINES_SCENARIOS,
   ...REAL_CORE_SCENARIOS,
+  ...SCALE_FROM_ZERO_SCENARIOS,
   { id: "watchFilter", title: "a pool outside the watch filter is never touched (R20)" },
   { id: "cleanup", title: "every pool deleted leaves nothing behind" },
 ];
@@ -498,6 +501,14 @@ export class MachinePoolConformance {
           () => r.run(),
         ],
       ),
+      ...scaleFromZeroScenarios(() => this.#scaleFromZeroHost(), {
+        hasCapacityChange: o.capacityChange !== undefined,
+      }).map((z): [string, string, () => string | undefined, () => Promise<void>] => [
+        z.id,
+        z.title,
+        () => z.skipReason(),
+        () => z.run(),
+      ]),
       [
         "watchFilter",
         "a pool outside the watch filter is never touched (R20)",
@@ -615,6 +626,25 @@ export class MachinePoolConformance {
       interruptibleSpec: this.#options.interruptibleSpec?.(this.#options.poolSpec),
       setReplicas: (pool, replicas) => this.#setReplicas(pool, replicas),
       converged: (pool, replicas) => this.#converged(pool, replicas),
+      deletePool: (pool) => this.#deletePool(pool),
+      until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),
+    };
+  }
+
+  /** What the scale-from-zero scenario gets. */
+  #scaleFromZeroHost(): ScaleFromZeroHost {
+    const { client, provider } = this.#env;
+    return {
+      client,
+      pools: this.#pools,
+      kind: this.#options.kind,
+      provider,
+      poolSpec: this.#options.poolSpec,
+      capacityChange: this.#options.capacityChange,
+      createPool: (replicas) => this.#createPool(replicas),
+      setReplicas: (pool, replicas) => this.#setReplicas(pool, replicas),
+      converged: (pool, replicas) => this.#converged(pool, replicas),
+      steadyState: (pool, replicas) => this.#steadyState(pool, replicas),
       deletePool: (pool) => this.#deletePool(pool),
       until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),
     };

@@ -10,10 +10,16 @@ export {
   type PoolObject,
 } from "./invariants.js";
 export {
+  type AutoscalerNodeTemplate,
+  autoscalerNodeTemplate,
+} from "./scale-from-zero.js";
+export {
   MACHINE_POOL_MACHINES_SCENARIOS,
   type MachinePoolMachinesScenario,
   REAL_CORE_SCENARIOS,
   type RealCoreScenario,
+  SCALE_FROM_ZERO_SCENARIOS,
+  type ScaleFromZeroScenario,
   WORKLOAD_CLUSTER_SCENARIOS,
   type WorkloadClusterScenario,
 } from "./scenario-ids.js";

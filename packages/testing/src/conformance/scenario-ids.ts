@@ -1,6 +1,6 @@
 // A leaf of conformance/: the ids of the scenario groups that live in their own modules. The option
-// types (types.ts) name them and the scenario bodies (machines.ts, workload.ts) use the option types,
-// so the ids sit below both rather than in either.
+// types (types.ts) name them and the scenario bodies (machines.ts, workload.ts, scale-from-zero.ts)
+// use the option types, so the ids sit below both rather than in either.
 
 /** The ids of the workload-cluster scenarios, in the order they run. */
 export const WORKLOAD_CLUSTER_SCENARIOS = [
@@ -68,3 +68,15 @@ export const REAL_CORE_SCENARIOS = [
 
 /** A real-core-only scenario id. */
 export type RealCoreScenario = (typeof REAL_CORE_SCENARIOS)[number]["id"];
+
+/** The ids of the cluster-autoscaler's scale-from-zero scenarios, in the order they run. */
+export const SCALE_FROM_ZERO_SCENARIOS = [
+  {
+    id: "scaleFromZero",
+    title:
+      "at 0 replicas the pool tells the cluster-autoscaler its capacity, and follows a spec change",
+  },
+] as const;
+
+/** A scale-from-zero scenario id. */
+export type ScaleFromZeroScenario = (typeof SCALE_FROM_ZERO_SCENARIOS)[number]["id"];

@@ -2,6 +2,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type {
   MachinePoolMachinesScenario,
   RealCoreScenario,
+  ScaleFromZeroScenario,
   WorkloadClusterScenario,
 } from "./scenario-ids.js";
 
@@ -147,6 +148,7 @@ export type ConformanceScenario =
   | WorkloadClusterScenario
   | MachinePoolMachinesScenario
   | RealCoreScenario
+  | ScaleFromZeroScenario
   | "watchFilter"
   | "cleanup";
 
@@ -228,6 +230,14 @@ export interface MachinePoolConformanceOptions {
    * it; without the option that scenario is skipped.
    */
   interruptibleSpec?: (spec: Record<string, unknown>) => Record<string, unknown>;
+  /**
+   * A change of the spec that changes what one instance offers (another instance type), for the
+   * cluster-autoscaler's scale from zero. Give it when the provider publishes `status.capacity` and
+   * `status.nodeInfo` (a driver with `PoolDriver.capacity`): the `scaleFromZero` scenario then checks
+   * both at 0 replicas, as the autoscaler reads them, and that they follow this change. Without it
+   * that scenario is skipped.
+   */
+  capacityChange?: (spec: Record<string, unknown>) => Record<string, unknown>;
   /** Starts the provider against the suite's API server. Called once, before the scenarios. */
   startProvider(env: ConformanceEnvironment): Promise<ConformanceProvider>;
   /**

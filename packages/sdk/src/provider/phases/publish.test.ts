@@ -1,11 +1,11 @@
 // The `publish` phase on a fake scope: what it publishes on the pool (providerIDList, replicas,
-// provisioned) and each `Ready` it can end the reconcile with.
+// provisioned) and each `Ready` it can end the reconcile with, a capacity problem among them.
 import { describe, expect, it } from "vitest";
 import { WorkloadClusterUnavailableError } from "../../clustercache/clustercache.js";
 import type { PoolGroup, PoolInstance } from "../driver.js";
 import type { MachinesState } from "../machines.js";
 import { PoolMemory } from "../memory.js";
-import type { PoolSections, ScaleSection } from "../phase.js";
+import type { CapacitySection, PoolSections, ScaleSection } from "../phase.js";
 import type { Plan } from "../plan.js";
 import {
   type FakeScopeOptions,
@@ -57,6 +57,7 @@ interface PublishInputs {
   readonly scale?: Partial<ScaleSection>;
   readonly machines?: MachinesState | null;
   readonly note?: string;
+  readonly capacityProblem?: CapacitySection["problem"];
 }
 
 /** What the phases before `publish` would have written. */
@@ -74,6 +75,7 @@ function publishInputs(inputs: PublishInputs = {}): Partial<PoolSections<FakeSpe
     },
     machines: inputs.machines ?? null,
     rollout: { note: inputs.note },
+    capacity: { capacity: undefined, problem: inputs.capacityProblem },
   };
 }
 
@@ -333,5 +335,38 @@ describe("publish: progress", () => {
     const action = { kind: "setReplicas", replicas: 2, reason: "ScaleDown" } as const;
     const { run } = publishScope({ scale: { plan: plan({ actions: [action] }) } });
     expect((await run(publishPhase))?.ready.status).toBe("False");
+  });
+});
+
+describe("publish: a capacity the autoscaler cannot read", () => {
+  const capacityProblem = {
+    status: "False",
+    reason: "InvalidCapacity",
+    message: 'capacity returned what cannot be published: capacity["cpu"] is "lots"',
+    retryAfterMs: 5_000,
+  } as const;
+
+  it("makes a pool that is otherwise Ready not Ready, coming back when the problem says", async () => {
+    const { run, scope } = publishScope({ capacityProblem });
+    expect(await run(publishPhase)).toEqual({
+      ready: {
+        status: "False",
+        reason: "InvalidCapacity",
+        message: 'capacity returned what cannot be published: capacity["cpu"] is "lots"',
+      },
+      requeueAfterMs: 5_000,
+    });
+    // Everything else is published as ever.
+    expect(scope.pool.status).toMatchObject({ replicas: 2, ready: true });
+  });
+
+  it("gives way to what the pool is doing: progress says more than the capacity", async () => {
+    const action = { kind: "setReplicas", replicas: 4, reason: "ScaleUp" } as const;
+    const { run } = publishScope({
+      capacityProblem,
+      scale: { plan: plan({ live: 2, actions: [action], converged: false }) },
+      desired: 4,
+    });
+    expect((await run(publishPhase))?.ready.reason).toBe("ScalingUp");
   });
 });

@@ -1,6 +1,7 @@
 /**
  * The `publish` phase: publishes `providerIDList`, `replicas` and provisioned, and decides `Ready`
- * from the plan, the rollout and the MachinePool Machines still leaving.
+ * from the plan, the rollout, the MachinePool Machines still leaving and, once all of those are
+ * done, a capacity the `capacity` phase could not publish.
  *
  * @module
  */
@@ -81,11 +82,11 @@ function remediationMessage(plan: Plan): string {
 export const publishPhase: PoolPhase<
   unknown,
   unknown,
-  "group" | "scale" | "machines" | "rollout",
+  "group" | "scale" | "machines" | "rollout" | "capacity",
   never
 > = {
   name: "publish",
-  reads: ["group", "scale", "machines", "rollout"],
+  reads: ["group", "scale", "machines", "rollout", "capacity"],
   writes: [],
   run(scope) {
     const { group, desired } = scope.read("group");
@@ -129,6 +130,12 @@ export const publishPhase: PoolPhase<
       };
     }
     if (plan.converged && outdated === 0 && plan.actions.length === 0 && lingering === 0) {
+      // The pool is where it should be; only what the autoscaler reads of it is not.
+      const capacity = scope.read("capacity").problem;
+      if (capacity) {
+        const { retryAfterMs, ...ready } = capacity;
+        return { ready, requeueAfterMs: retryAfterMs };
+      }
       return {
         ready: { status: "True", reason: PoolReasons.Ready, message: "" },
         requeueAfterMs: scope.options.resyncMs,

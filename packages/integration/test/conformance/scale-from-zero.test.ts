@@ -1,0 +1,66 @@
+// The scaleFromZero scenario against the example provider with one capacity bug each, the way such
+// bugs ship: a driver without the hook, and one that answers the first instance type forever. Each
+// must fail with the check it breaks; a provider that offers no capacityChange is skipped, saying why.
+import {
+  type FakeCloudConformanceOptions,
+  fakeCloudCapacity,
+  fakeCloudConformance,
+} from "@capi-ts/examples";
+import { MachinePoolConformance } from "@capi-ts/testing";
+import { describe, expect, it } from "vitest";
+
+async function failureOf(broken: FakeCloudConformanceOptions): Promise<Error> {
+  const suite = new MachinePoolConformance(
+    fakeCloudConformance({
+      ...broken,
+      suite: { timeouts: { convergeMs: 6_000, steadyStateMs: 800, settleMs: 200 } },
+    }),
+  );
+  await suite.start();
+  try {
+    await suite.run("scaleFromZero");
+  } catch (error) {
+    return error as Error;
+  } finally {
+    await suite.stop();
+  }
+  throw new Error("the broken provider passed the scaleFromZero scenario");
+}
+
+describe("scaleFromZero", { timeout: 120_000 }, () => {
+  it("is skipped, with the reason, for a provider that gives no capacityChange", () => {
+    const suite = new MachinePoolConformance({
+      ...fakeCloudConformance(),
+      capacityChange: undefined,
+    });
+    expect(suite.scenarios().find((s) => s.id === "scaleFromZero")?.skipReason).toMatch(
+      /^no capacityChange option: the provider publishes no status.capacity for the cluster-autoscaler \(PoolDriver.capacity\)$/,
+    );
+    expect(
+      new MachinePoolConformance(fakeCloudConformance())
+        .scenarios()
+        .find((s) => s.id === "scaleFromZero")?.skipReason,
+    ).toBeUndefined();
+  });
+
+  it("fails a driver without the capacity hook: nothing for the autoscaler at 0 replicas", async () => {
+    const failure = await failureOf({
+      wrapDriver: (driver) => {
+        const { capacity: _none, ...rest } = driver;
+        return rest;
+      },
+    });
+    expect(failure.message).toMatch(
+      /^\[autoscaler.canScaleFromZero\] timed out .*the pool has no status.capacity at 0 replicas/,
+    );
+  });
+
+  it("fails a capacity that does not follow the spec", async () => {
+    const failure = await failureOf({
+      wrapDriver: (driver) => ({ ...driver, capacity: () => fakeCloudCapacity("small") }),
+    });
+    expect(failure.message).toMatch(
+      /^\[autoscaler.capacityFollowsSpec\] timed out .*status.capacity is still .*"cpu":"2"/,
+    );
+  });
+});

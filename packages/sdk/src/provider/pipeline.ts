@@ -8,6 +8,7 @@
  */
 
 import type { PhaseResult, PoolPhase } from "./phase.js";
+import { autoscalerBoundsPhase } from "./phases/autoscaler-bounds.js";
 import { groupPhase } from "./phases/group.js";
 import { machinesPhase } from "./phases/machines.js";
 import { nativeRolloutPhase } from "./phases/native-rollout.js";
@@ -29,8 +30,9 @@ import { checkPhaseOrder, runPhase } from "./sections.js";
 /**
  * The phases of a pool that is not being deleted, in order: `clusterInfrastructure`,
  * `validateSpec`, `bootstrapData`, `desiredState` (template inputs, settings, purity), `observe`
- * (template versions and group, duplicate IDs), `template`, `group` (create, replicas, settings,
- * bounds), `machines` (MachinePool Machines: one InfraMachine per instance, instances of drained
+ * (template versions and group, duplicate IDs), `template`, `autoscalerBounds` (the bounds the group
+ * needs for the cluster-autoscaler's annotations), `group` (create, replicas, settings, bounds),
+ * `machines` (MachinePool Machines: one InfraMachine per instance, instances of drained
  * Machines deleted; does nothing for a kind without them), `scale` (scale, roll, remediate),
  * `nativeRollout` (the driver's own rollout, if it has one), `prune` (unused template versions),
  * `publish` (`providerIDList`, replicas, provisioned, `Ready`). Each reads and writes the sections
@@ -49,6 +51,7 @@ export function defaultPoolPhases<Spec, Settings>(): PoolPhase<Spec, Settings>[]
     desiredStatePhase,
     observePhase,
     templatePhase,
+    autoscalerBoundsPhase,
     groupPhase,
     machinesPhase,
     scalePhase,

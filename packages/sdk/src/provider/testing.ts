@@ -161,6 +161,9 @@ export function fakeCloud(): FakeCloud {
         templateVersion: intent.templateVersion,
         settings: intent.settings,
         instances: [],
+        ...(intent.bounds
+          ? { minReplicas: intent.bounds.min, maxReplicas: intent.bounds.max }
+          : {}),
       };
     },
     async updateGroup(_ctx, update: GroupUpdate<FakeSettings>) {
@@ -174,6 +177,9 @@ export function fakeCloud(): FakeCloud {
           ? { templateVersion: update.templateVersion }
           : {}),
         ...(update.settings !== undefined ? { settings: update.settings } : {}),
+        ...(update.bounds !== undefined
+          ? { minReplicas: update.bounds.min, maxReplicas: update.bounds.max }
+          : {}),
       };
     },
     async deleteGroup() {

@@ -185,6 +185,7 @@ class PoolReconciler<Spec, Settings> {
     machinePool: MachinePool | undefined,
   ): PoolApi {
     const machineKind = this.#resolved.machines;
+    const clusterCache = this.#clusterCache;
     return {
       ...(machineKind
         ? {
@@ -224,6 +225,22 @@ class PoolReconciler<Spec, Settings> {
         }
         return ready;
       },
+      ...(clusterCache
+        ? {
+            // Same index as readiness: the pool's own instances, never a scan of every Node.
+            taintedNodeProviderIDs: async (providerIDs: Iterable<string>, taintKey: string) => {
+              const { nodes } = await clusterCache.connect(cluster);
+              const tainted = new Set<string>();
+              for (const id of providerIDs) {
+                const found = nodes.byIndex(NODE_PROVIDER_ID_INDEX, id);
+                if (found.some((node) => node.spec?.taints?.some((t) => t.key === taintKey))) {
+                  tainted.add(id);
+                }
+              }
+              return tainted;
+            },
+          }
+        : {}),
       setMachinePoolReplicas: async (machinePool: MachinePool, replicas: number) => {
         rc.fence();
         const copy = structuredClone(machinePool);

@@ -28,12 +28,11 @@ import {
 } from "../cloud/index.js";
 import type { FakeCloudMachinePoolSpec } from "./spec.js";
 
-/** The group settings this driver manages besides size and template. */
+/**
+ * The group settings this driver manages besides size, bounds and template. The bounds are not among
+ * them: the kit writes those itself (`groupBounds`), widened for the cluster-autoscaler.
+ */
 export interface FakeCloudGroupSettings {
-  /** Group lower bound. */
-  minSize: number;
-  /** Group upper bound. */
-  maxSize: number;
   /** Zones, sorted. */
   zones: string[];
 }
@@ -118,11 +117,12 @@ export function fakeCloudImage(ctx: PoolContext<FakeCloudMachinePoolSpec>): stri
 
 /**
  * What both fake-cloud drivers decide the same way, wherever the model lives: what the model is built
- * from (a change rolls the pool), what the group is set to, and what each cloud error means.
+ * from (a change rolls the pool), what the group is set to, its own bounds (`spec.minSize` and
+ * `spec.maxSize`) and what each cloud error means.
  *
  * @example
  * ```ts
- * const { templateInputs, groupSettings, classifyError } = fakeCloudDecisions({ busyRetryMs: 100 });
+ * const { templateInputs, groupSettings, groupBounds, classifyError } = fakeCloudDecisions({ busyRetryMs: 100 });
  * ```
  */
 export function fakeCloudDecisions(
@@ -130,7 +130,7 @@ export function fakeCloudDecisions(
 ): Required<
   Pick<
     PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings>,
-    "templateInputs" | "groupSettings" | "classifyError"
+    "templateInputs" | "groupSettings" | "groupBounds" | "classifyError"
   >
 > {
   const defaultZones = options.defaultZones ?? ["zone-a"];
@@ -138,12 +138,12 @@ export function fakeCloudDecisions(
   return {
     templateInputs: (ctx) => ({ image: fakeCloudImage(ctx), instanceType: ctx.spec.instanceType }),
     groupSettings: (ctx) => ({
-      minSize: ctx.spec.minSize,
-      maxSize: ctx.spec.maxSize,
       zones: [
         ...(ctx.failureDomains.length > 0 ? ctx.failureDomains : (ctx.spec.zones ?? defaultZones)),
       ].sort(),
     }),
+    // The pool's own limits; the kit widens them for the cluster-autoscaler before it writes them.
+    groupBounds: (ctx) => ({ min: ctx.spec.minSize, max: ctx.spec.maxSize }),
     classifyError(error): DriverFailure | undefined {
       if (!(error instanceof CloudError)) return undefined;
       const { code, message } = error;
@@ -189,11 +189,12 @@ export function fakeCloudDriver(
   type Ctx = PoolContext<FakeCloudMachinePoolSpec>;
   const name = (ctx: Ctx): string => resourceName(ctx.pool);
   const image = fakeCloudImage;
-  const { templateInputs, groupSettings, classifyError } = fakeCloudDecisions(options);
+  const { templateInputs, groupSettings, groupBounds, classifyError } = fakeCloudDecisions(options);
 
   const driver: PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings> = {
     templateInputs,
     groupSettings,
+    groupBounds,
 
     async getTemplate(ctx) {
       const template = await cloud.describeLaunchTemplate(name(ctx));
@@ -241,11 +242,13 @@ export function fakeCloudDriver(
       return toPoolGroup(group);
     },
 
-    async createGroup(ctx, { replicas, templateVersion, settings }) {
+    async createGroup(ctx, { replicas, templateVersion, settings, bounds = groupBounds(ctx) }) {
       try {
         await cloud.createGroup({
           name: name(ctx),
-          ...settings,
+          zones: settings.zones,
+          minSize: bounds.min,
+          maxSize: bounds.max,
           desiredCapacity: replicas, // undefined when an autoscaler owns the size: the cloud uses minSize
           template: { id: name(ctx), version: Number(templateVersion) }, // pinned, never "$Latest": the kit decides
           tags: ownerTags(ctx.pool),
@@ -255,10 +258,12 @@ export function fakeCloudDriver(
       }
     },
 
-    async updateGroup(ctx, { replicas, templateVersion, settings }) {
+    async updateGroup(ctx, { bounds, replicas, templateVersion, settings }) {
+      // One call: the cloud checks the new desired capacity against the new bounds, never the old.
       await cloud.updateGroup(name(ctx), {
-        ...settings,
+        ...(bounds ? { minSize: bounds.min, maxSize: bounds.max } : {}),
         desiredCapacity: replicas,
+        zones: settings?.zones,
         template:
           templateVersion === undefined
             ? undefined
@@ -338,7 +343,7 @@ function toPoolGroup(group: Group): PoolGroup<FakeCloudGroupSettings> {
     maxReplicas: group.maxSize,
     templateVersion:
       group.template.version === "$Latest" ? undefined : String(group.template.version),
-    settings: { minSize: group.minSize, maxSize: group.maxSize, zones: [...group.zones].sort() },
+    settings: { zones: [...group.zones].sort() },
     instances: group.instances.map((instance) => ({
       id: instance.id,
       providerID: fakeProviderId(instance.zone, instance.id),

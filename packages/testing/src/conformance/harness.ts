@@ -18,6 +18,7 @@ import {
 } from "../capi/index.js";
 import { type RealCapiCore, startControlPlane } from "../controlplane/index.js";
 import { capiCrdsFolder } from "../crds.js";
+import { type AutoscalerScenarioHost, autoscalerScenarios } from "./autoscaler-actions.js";
 import { realCoreScenarios } from "./core-controllers.js";
 import { ConformanceError, InvariantMonitor, type PoolObject } from "./invariants.js";
 import {
@@ -26,6 +27,7 @@ import {
   machinesProblem,
 } from "./machines.js";
 import {
+  AUTOSCALER_SCENARIOS,
   MACHINE_POOL_MACHINES_SCENARIOS,
   REAL_CORE_SCENARIOS,
   WORKLOAD_CLUSTER_SCENARIOS,
@@ -73,6 +75,7 @@ export const CONFORMANCE_SCENARIOS: readonly {
   { id: "apiServerFaults", title: "API server errors and cut watches" },
   ...WORKLOAD_CLUSTER_SCENARIOS,
   ...MACHINE_POOL_MACHINES_SCENARIOS,
+  ...AUTOSCALER_SCENARIOS,
   ...REAL_CORE_SCENARIOS,
   { id: "watchFilter", title: "a pool outside the watch filter is never touched (R20)" },
   { id: "cleanup", title: "every pool deleted leaves nothing behind" },
@@ -490,6 +493,14 @@ export class MachinePoolConformance {
           () => m.run(),
         ],
       ),
+      ...autoscalerScenarios(() => this.#autoscalerHost()).map(
+        (a): [string, string, () => string | undefined, () => Promise<void>] => [
+          a.id,
+          a.title,
+          () => a.skipReason(),
+          () => a.run(),
+        ],
+      ),
       ...realCoreScenarios(() => ({ ...this.#machinesHost(), core: this.core })).map(
         (r): [string, string, () => string | undefined, () => Promise<void>] => [
           r.id,
@@ -616,6 +627,15 @@ export class MachinePoolConformance {
       converged: (pool, replicas) => this.#converged(pool, replicas),
       deletePool: (pool) => this.#deletePool(pool),
       until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),
+    };
+  }
+
+  /** What the cluster-autoscaler scenarios get. */
+  #autoscalerHost(): AutoscalerScenarioHost {
+    return {
+      ...this.#machinesHost(),
+      steadyState: (pool, replicas) => this.#steadyState(pool, replicas),
+      settleMs: this.#t.settleMs,
     };
   }
 

@@ -10,6 +10,8 @@ export {
   type PoolObject,
 } from "./invariants.js";
 export {
+  AUTOSCALER_SCENARIOS,
+  type AutoscalerScenario,
   MACHINE_POOL_MACHINES_SCENARIOS,
   type MachinePoolMachinesScenario,
   REAL_CORE_SCENARIOS,

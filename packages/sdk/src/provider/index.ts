@@ -48,7 +48,9 @@
  *   deleted or saw terminating).
  * - `status.replicas` (= the list's length), `status.ready` and `status.initialization.provisioned`
  *   (together, once the pool first has as many running instances as desired; never reverted).
- * - Conditions `Paused` and `Ready` (reasons: {@link PoolReasons}, or the driver's failure reason).
+ * - Conditions `Paused` and `Ready` (reasons: {@link PoolReasons}, or the driver's failure reason), and
+ *   `AutoscalerBounds` ({@link PoolConditionTypes}) while the MachinePool carries the
+ *   cluster-autoscaler's min-size or max-size annotation.
  * - Events, one per cloud change (Normal): `TemplateVersionCreated`, `GroupCreated`, `GroupUpdated`,
  *   `ScalingUp`, `ScalingDown`, `InstanceDeleted`, `InstanceReplaced`, `InstanceRemediated`,
  *   `RolloutStarted`, `RolloutCancelled`, `TemplateVersionsPruned`, `ReplicasSynced`,

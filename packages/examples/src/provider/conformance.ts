@@ -170,6 +170,10 @@ export function fakeCloudConformance(
               .providerIds(group(pool))
               .filter((id) => outdated.some((o) => id.endsWith(`/${o}`)));
           },
+          groupBounds: (pool) => {
+            const found = cloud.inspect.group(group(pool));
+            return found && { min: found.minSize, max: found.maxSize };
+          },
           templateVersionCount: (pool) =>
             cloud.inspect.templates().find((t) => t.name === group(pool))?.latestVersion ?? 0,
           resourcesLeft: (pool) => [

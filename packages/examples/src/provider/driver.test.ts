@@ -257,16 +257,68 @@ describe("fakeCloudDriver: group", () => {
     const mark = cloud.lastCallSeq();
     await driver.updateGroup(context(), { replicas: 5 });
     await driver.updateGroup(context(), { templateVersion: "1" });
-    await driver.updateGroup(context(), {
-      settings: { minSize: 1, maxSize: 6, zones: ["zone-a"] },
-    });
+    await driver.updateGroup(context(), { settings: { zones: ["zone-a"] } });
+    await driver.updateGroup(context(), { bounds: { min: 1, max: 6 } });
     expect(cloud.calls({ afterSeq: mark }).map((c) => c.args[1])).toEqual([
       { desiredCapacity: 5 },
       { template: { id: NAME, version: 1 } },
-      { minSize: 1, maxSize: 6, zones: ["zone-a"] },
+      { zones: ["zone-a"] },
+      { minSize: 1, maxSize: 6 },
     ]);
     clock.runUntilIdle();
     expect(await instances(driver)).toHaveLength(5);
+  });
+
+  it("reports the pool's own bounds from the spec, apart from the settings", () => {
+    const { driver } = setup();
+    expect(driver.groupBounds?.(context({ minSize: 1, maxSize: 4 }))).toEqual({ min: 1, max: 4 });
+    expect(driver.groupSettings(context())).toEqual({ zones: ["zone-a", "zone-b"] });
+  });
+
+  it("creates the group with the bounds the kit gives, else the spec's", async () => {
+    const { clock, cloud, driver } = setup();
+    const version = await driver.createTemplateVersion(context(), {
+      userData: "boot-1",
+      format: "cloud-config",
+      stamp: stamp(),
+    });
+    await driver.createGroup(context(), {
+      replicas: 12,
+      templateVersion: version.version,
+      settings: driver.groupSettings(context()),
+      bounds: { min: 0, max: 15 },
+    });
+    clock.runUntilIdle();
+    expect(await driver.getGroup(context())).toMatchObject({
+      desiredReplicas: 12,
+      minReplicas: 0,
+      maxReplicas: 15,
+    });
+    const [create] = cloud.calls({ operation: "createGroup" });
+    expect(create?.args[0]).toMatchObject({ minSize: 0, maxSize: 15, desiredCapacity: 12 });
+  });
+
+  it("writes new bounds and a desired size outside the old ones in one call, as the cloud checks them together", async () => {
+    const { clock, cloud, driver } = setup();
+    await pool(driver, clock, 3);
+    // As AWS does, the cloud refuses a size outside the group's bounds [0, 10], a terminal failure:
+    const refused = await driver.updateGroup(context(), { replicas: 12 }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "ValidationError" });
+    expect((refused as Error).message).toBe(
+      "ValidationError: desired capacity 12 is outside [minSize 0, maxSize 10]; change the bounds or the desired capacity",
+    );
+    expect(classifyDriverError(driver, refused)).toMatchObject({ kind: "terminal" });
+    const mark = cloud.lastCallSeq();
+    await driver.updateGroup(context(), { bounds: { min: 0, max: 15 }, replicas: 12 });
+    expect(cloud.calls({ afterSeq: mark }).map((c) => c.args[1])).toEqual([
+      { minSize: 0, maxSize: 15, desiredCapacity: 12 },
+    ]);
+    clock.runUntilIdle();
+    expect(await driver.getGroup(context())).toMatchObject({
+      desiredReplicas: 12,
+      minReplicas: 0,
+      maxReplicas: 15,
+    });
   });
 
   it("refuses a group that belongs to another pool", async () => {
@@ -502,5 +554,39 @@ describe("fakeCloudDriver: capacity (scale from zero)", () => {
       expect(checkPoolCapacity(answer)).toEqual(answer);
       expect(await scaleSet.capacity?.(context({ instanceType: name }))).toEqual(answer);
     }
+  });
+});
+
+describe("fakeScaleSetDriver: bounds", () => {
+  it("reports the scale set's bounds and writes new ones with the capacity in one update", async () => {
+    const clock = new ManualClock();
+    const cloud = new FakeScalingCloud({ clock, seed: 3 });
+    const driver = fakeScaleSetDriver(scaleSetClient(cloud), { defaultZones: ["zone-a"] });
+    const ctx = context();
+    await driver.createGroup(ctx, {
+      replicas: 2,
+      templateVersion: "model-1",
+      settings: driver.groupSettings(ctx),
+      model: { userData: "boot-1", format: "cloud-config", stamp: stamp() },
+    });
+    clock.runUntilIdle();
+    expect(await driver.getGroup(ctx)).toMatchObject({
+      minReplicas: 0,
+      maxReplicas: 10,
+      settings: { zones: ["zone-a"] },
+    });
+    await expect(driver.updateGroup(ctx, { replicas: 12 })).rejects.toMatchObject({
+      code: "ValidationError",
+    });
+    const mark = cloud.lastCallSeq();
+    await driver.updateGroup(ctx, { bounds: { min: 1, max: 12 }, replicas: 12 });
+    expect(cloud.calls({ afterSeq: mark, mutating: true }).map((c) => c.args[1])).toEqual([
+      { minSize: 1, maxSize: 12, desiredCapacity: 12 },
+    ]);
+    expect(await driver.getGroup(ctx)).toMatchObject({
+      desiredReplicas: 12,
+      minReplicas: 1,
+      maxReplicas: 12,
+    });
   });
 });

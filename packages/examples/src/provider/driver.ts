@@ -30,12 +30,11 @@ import {
 } from "../cloud/index.js";
 import type { FakeCloudMachinePoolSpec } from "./spec.js";
 
-/** The group settings this driver manages besides size and template. */
+/**
+ * The group settings this driver manages besides size, bounds and template. The bounds are not among
+ * them: the kit writes those itself (`groupBounds`), widened for the cluster-autoscaler.
+ */
 export interface FakeCloudGroupSettings {
-  /** Group lower bound. */
-  minSize: number;
-  /** Group upper bound. */
-  maxSize: number;
   /** Zones, sorted. */
   zones: string[];
 }
@@ -145,12 +144,12 @@ export function fakeCloudCapacity(instanceType: string): PoolCapacity | undefine
 
 /**
  * What both fake-cloud drivers decide the same way, wherever the model lives: what the model is built
- * from (a change rolls the pool), what the group is set to, what each cloud error means, and what an
- * instance offers (scale from zero).
+ * from (a change rolls the pool), what the group is set to, its own bounds (`spec.minSize` and
+ * `spec.maxSize`), what each cloud error means, and what an instance offers (scale from zero).
  *
  * @example
  * ```ts
- * const { templateInputs, groupSettings, classifyError, capacity } = fakeCloudDecisions({ busyRetryMs: 100 });
+ * const { templateInputs, groupSettings, groupBounds, classifyError, capacity } = fakeCloudDecisions({ busyRetryMs: 100 });
  * ```
  */
 export function fakeCloudDecisions(
@@ -158,7 +157,7 @@ export function fakeCloudDecisions(
 ): Required<
   Pick<
     PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings>,
-    "templateInputs" | "groupSettings" | "classifyError" | "capacity"
+    "templateInputs" | "groupSettings" | "groupBounds" | "classifyError" | "capacity"
   >
 > {
   const defaultZones = options.defaultZones ?? ["zone-a"];
@@ -173,12 +172,12 @@ export function fakeCloudDecisions(
     // A table lookup: answered at once, no cloud call (see fakeInstanceType).
     capacity: (ctx) => fakeCloudCapacity(ctx.spec.instanceType),
     groupSettings: (ctx) => ({
-      minSize: ctx.spec.minSize,
-      maxSize: ctx.spec.maxSize,
       zones: [
         ...(ctx.failureDomains.length > 0 ? ctx.failureDomains : (ctx.spec.zones ?? defaultZones)),
       ].sort(),
     }),
+    // The pool's own limits; the kit widens them for the cluster-autoscaler before it writes them.
+    groupBounds: (ctx) => ({ min: ctx.spec.minSize, max: ctx.spec.maxSize }),
     classifyError(error): DriverFailure | undefined {
       if (!(error instanceof CloudError)) return undefined;
       const { code, message } = error;
@@ -224,12 +223,14 @@ export function fakeCloudDriver(
   type Ctx = PoolContext<FakeCloudMachinePoolSpec>;
   const name = (ctx: Ctx): string => resourceName(ctx.pool);
   const image = fakeCloudImage;
-  const { templateInputs, groupSettings, classifyError, capacity } = fakeCloudDecisions(options);
+  const { templateInputs, groupSettings, groupBounds, classifyError, capacity } =
+    fakeCloudDecisions(options);
 
   const driver: PoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings> = {
     templateInputs,
     groupSettings,
     capacity,
+    groupBounds,
 
     async getTemplate(ctx) {
       const template = await cloud.describeLaunchTemplate(name(ctx));
@@ -278,11 +279,13 @@ export function fakeCloudDriver(
       return toPoolGroup(group);
     },
 
-    async createGroup(ctx, { replicas, templateVersion, settings }) {
+    async createGroup(ctx, { replicas, templateVersion, settings, bounds = groupBounds(ctx) }) {
       try {
         await cloud.createGroup({
           name: name(ctx),
-          ...settings,
+          zones: settings.zones,
+          minSize: bounds.min,
+          maxSize: bounds.max,
           desiredCapacity: replicas, // undefined when an autoscaler owns the size: the cloud uses minSize
           template: { id: name(ctx), version: Number(templateVersion) }, // pinned, never "$Latest": the kit decides
           tags: ownerTags(ctx.pool),
@@ -292,10 +295,12 @@ export function fakeCloudDriver(
       }
     },
 
-    async updateGroup(ctx, { replicas, templateVersion, settings }) {
+    async updateGroup(ctx, { bounds, replicas, templateVersion, settings }) {
+      // One call: the cloud checks the new desired capacity against the new bounds, never the old.
       await cloud.updateGroup(name(ctx), {
-        ...settings,
+        ...(bounds ? { minSize: bounds.min, maxSize: bounds.max } : {}),
         desiredCapacity: replicas,
+        zones: settings?.zones,
         template:
           templateVersion === undefined
             ? undefined
@@ -375,7 +380,7 @@ function toPoolGroup(group: Group): PoolGroup<FakeCloudGroupSettings> {
     maxReplicas: group.maxSize,
     templateVersion:
       group.template.version === "$Latest" ? undefined : String(group.template.version),
-    settings: { minSize: group.minSize, maxSize: group.maxSize, zones: [...group.zones].sort() },
+    settings: { zones: [...group.zones].sort() },
     instances: group.instances.map((instance) => ({
       id: instance.id,
       providerID: fakeProviderId(instance.zone, instance.id),

@@ -45,7 +45,8 @@ export function fakeScaleSetDriver(
   options: Omit<FakeCloudDriverOptions, "nativeRollout"> = {},
 ): GroupModelPoolDriver<FakeCloudMachinePoolSpec, FakeCloudGroupSettings> {
   // The decisions that do not depend on where the model lives are shared with the template driver.
-  const { templateInputs, groupSettings, classifyError, capacity } = fakeCloudDecisions(options);
+  const { templateInputs, groupSettings, groupBounds, classifyError, capacity } =
+    fakeCloudDecisions(options);
   const name = (ctx: Ctx): string => resourceName(ctx.pool);
   const image = fakeCloudImage;
   const owner = (ctx: Ctx): Tags => ({
@@ -57,6 +58,7 @@ export function fakeScaleSetDriver(
     model: "group",
     templateInputs,
     groupSettings,
+    groupBounds,
     classifyError,
     capacity,
 
@@ -72,12 +74,14 @@ export function fakeScaleSetDriver(
       return toPoolGroup(set);
     },
 
-    async createGroup(ctx, { replicas, settings, model }) {
+    async createGroup(ctx, { replicas, settings, model, bounds = groupBounds(ctx) }) {
       if (!model) throw new TypeError("createGroup of a model-in-group driver needs the model");
       try {
         await vmss.createScaleSet({
           name: name(ctx),
-          ...settings,
+          zones: settings.zones,
+          minSize: bounds.min,
+          maxSize: bounds.max,
           capacity: replicas,
           tags: owner(ctx),
           model: {
@@ -92,9 +96,11 @@ export function fakeScaleSetDriver(
       }
     },
 
-    async updateGroup(ctx, { replicas, settings, model }) {
+    async updateGroup(ctx, { bounds, replicas, settings, model }) {
+      // Bounds and capacity in one update, checked together.
       await vmss.updateScaleSet(name(ctx), {
-        ...settings,
+        ...(bounds ? { minSize: bounds.min, maxSize: bounds.max } : {}),
+        ...(settings ? { zones: settings.zones } : {}),
         capacity: replicas,
         ...(model
           ? {
@@ -129,7 +135,7 @@ function toPoolGroup(set: ScaleSet): PoolGroup<FakeCloudGroupSettings> {
     maxReplicas: set.maxSize,
     templateVersion: undefined,
     modelStamp: templateStampFromTags(set.model.tags),
-    settings: { minSize: set.minSize, maxSize: set.maxSize, zones: [...set.zones].sort() },
+    settings: { zones: [...set.zones].sort() },
     instances: set.vms.map((vm) => ({
       id: vm.id,
       providerID: fakeProviderId(vm.zone, vm.id),

@@ -334,6 +334,28 @@ describe("conformance: deliberately broken providers fail with the invariant nam
     );
   });
 
+  it("cluster-autoscaler bounds not widened (a driver without groupBounds)", async () => {
+    const error = await failureOf(
+      "autoscalerBounds",
+      { wrapDriver: (driver) => ({ ...driver, groupBounds: undefined }) },
+      "autoscaler bounds not widened",
+    );
+    expect(error.message).toMatch(
+      /^\[autoscaler\.boundsWidened\] the provider refuses the size 11 the autoscaler set \(Ready=False ReplicasOutOfRange: MachinePool replicas 11 is outside the group's bounds \[0, 10\]; .*\); the group's bounds are \[0, 10\], the autoscaler's \[0, 12\]/,
+    );
+  });
+
+  it("cluster-autoscaler's taint ignored (readiness: instance, so the kit sees no Node)", async () => {
+    const error = await failureOf(
+      "autoscalerDeleteTainted",
+      { controller: { readiness: "instance" } },
+      "autoscaler's taint ignored",
+    );
+    expect(error.message).toMatch(
+      /^\[autoscaler\.taintedNodeRemoved\] the autoscaler tainted the Node of fake:\/\/\/zone-[ab]\/i-\w+ ToBeDeletedByClusterAutoscaler and lowered the replicas to 2, leaving \[/,
+    );
+  });
+
   it("finalizer never removed (the group delete is dropped, so the pool waits forever)", async () => {
     const error = await failureOf(
       "deletionInFlight",

@@ -1,4 +1,9 @@
 export {
+  type AutoscalerBounds,
+  ClusterAutoscalerTaint,
+  readAutoscalerBounds,
+} from "./autoscaler.js";
+export {
   BootstrapData,
   type BootstrapDataFormat,
   readBootstrapData,

@@ -13,7 +13,7 @@ import {
 } from "../api/cluster.x-k8s.io/v1beta2.js";
 import { ClusterCache, isNodeReady, NODE_PROVIDER_ID_INDEX } from "../clustercache/clustercache.js";
 import { ConditionTypes } from "../conditions/constants.js";
-import { getCondition, setCondition } from "../conditions/v1beta2.js";
+import { deleteCondition, getCondition, setCondition } from "../conditions/v1beta2.js";
 import { finalizerFor, Labels } from "../contract/constants.js";
 import { ensureFinalizer, hasFinalizer, removeFinalizer } from "../contract/finalizers.js";
 import { findOwnerMachinePoolRef } from "../contract/owners.js";
@@ -36,13 +36,14 @@ import {
 import type { PoolPhase } from "./phase.js";
 import { defaultDeletePhases, defaultPoolPhases, runPhases } from "./pipeline.js";
 import { createPoolScope } from "./pool-scope.js";
+import { PoolConditionTypes } from "./reasons.js";
 import type { PoolApi, PoolObject, ReadyState } from "./scope.js";
 import { checkPhaseOrder, sectionsOf } from "./sections.js";
 import { checkDriverModel } from "./steps/driver-shape.js";
 import { watchPools } from "./watches.js";
 
 export * from "./options.js";
-export { type PoolReason, PoolReasons } from "./reasons.js";
+export { PoolConditionTypes, type PoolReason, PoolReasons } from "./reasons.js";
 
 const MIN_DELAY_MS = 1;
 
@@ -184,6 +185,7 @@ class PoolReconciler<Spec, Settings> {
     machinePool: MachinePool | undefined,
   ): PoolApi {
     const machineKind = this.#resolved.machines;
+    const clusterCache = this.#clusterCache;
     return {
       ...(machineKind
         ? {
@@ -223,6 +225,22 @@ class PoolReconciler<Spec, Settings> {
         }
         return ready;
       },
+      ...(clusterCache
+        ? {
+            // Same index as readiness: the pool's own instances, never a scan of every Node.
+            taintedNodeProviderIDs: async (providerIDs: Iterable<string>, taintKey: string) => {
+              const { nodes } = await clusterCache.connect(cluster);
+              const tainted = new Set<string>();
+              for (const id of providerIDs) {
+                const found = nodes.byIndex(NODE_PROVIDER_ID_INDEX, id);
+                if (found.some((node) => node.spec?.taints?.some((t) => t.key === taintKey))) {
+                  tainted.add(id);
+                }
+              }
+              return tainted;
+            },
+          }
+        : {}),
       setMachinePoolReplicas: async (machinePool: MachinePool, replicas: number) => {
         rc.fence();
         const copy = structuredClone(machinePool);
@@ -348,6 +366,23 @@ class PoolReconciler<Spec, Settings> {
       outcome = failed;
     }
     const sections = sectionsOf(scope);
+    const bounds = sections.peek("bounds");
+    if (bounds) {
+      // Its own condition, not folded into Ready: the pool serves whatever the annotations say.
+      if (bounds.condition) {
+        setCondition(
+          pool,
+          {
+            type: PoolConditionTypes.AutoscalerBounds,
+            ...bounds.condition,
+            message: redactText(bounds.condition.message),
+          },
+          { clock },
+        );
+      } else {
+        deleteCondition(pool, PoolConditionTypes.AutoscalerBounds);
+      }
+    }
     if (sections.peek("teardown")?.deleted) {
       removeFinalizer(pool, this.#finalizer);
       this.#memories.drop(key);
@@ -372,6 +407,7 @@ class PoolReconciler<Spec, Settings> {
       ownedConditions: [
         ConditionTypes.Ready,
         ConditionTypes.Paused,
+        PoolConditionTypes.AutoscalerBounds,
         ...this.#resolved.conditionTypes,
       ],
       clock,

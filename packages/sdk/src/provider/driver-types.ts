@@ -127,9 +127,13 @@ export interface PoolGroup<Settings> {
   readonly message?: string;
   /** The group's desired size (written back to `MachinePool.spec.replicas` when it is managed externally). */
   readonly desiredReplicas: number;
-  /** Lower bound of the desired size, if the cloud has one (the kit refuses values outside it). */
+  /**
+   * Lower bound of the desired size, if the cloud has one (the kit refuses values outside it). A
+   * driver with {@link PoolDriver.groupBounds} must report it as the cloud has it: the kit compares
+   * it with the bounds it wants and writes them when they differ.
+   */
   readonly minReplicas?: number;
-  /** Upper bound of the desired size, if the cloud has one. */
+  /** Upper bound of the desired size, if the cloud has one (see {@link PoolGroup.minReplicas}). */
   readonly maxReplicas?: number;
   /**
    * The template version new instances launch from. Pin groups to explicit versions (never "latest"):
@@ -189,6 +193,18 @@ export interface NewTemplateVersion {
 }
 
 /**
+ * Bounds of a group's desired size, both inclusive (AWS Auto Scaling `MinSize`/`MaxSize`, an Azure
+ * scale set's autoscale limits). A driver that returns them from {@link PoolDriver.groupBounds} gets
+ * the bounds the group must have in {@link GroupIntent.bounds} and {@link GroupUpdate.bounds}.
+ */
+export interface GroupBounds {
+  /** Smallest desired size the cloud accepts. */
+  readonly min: number;
+  /** Largest desired size the cloud accepts. */
+  readonly max: number;
+}
+
+/**
  * Input of {@link PoolDriver.createGroup}.
  *
  * @typeParam Settings - what {@link PoolDriver.groupSettings} returns
@@ -204,6 +220,12 @@ export interface GroupIntent<Settings> {
   /** The settings from {@link PoolDriver.groupSettings}. */
   readonly settings: Settings;
   /**
+   * Only for drivers with {@link PoolDriver.groupBounds}: the bounds to create the group with — the
+   * driver's own, widened to the cluster-autoscaler's and to `replicas`. They always contain
+   * `replicas`; create the group with both in the one call.
+   */
+  readonly bounds?: GroupBounds;
+  /**
    * Only for drivers with `model: "group"`: the model to create the group with (userData, format and
    * the stamp to store with it, as tags on the group). `templateVersion` is then a name the kit
    * derives from the stamp; ignore it.
@@ -217,6 +239,14 @@ export interface GroupIntent<Settings> {
  * @typeParam Settings - what {@link PoolDriver.groupSettings} returns
  */
 export interface GroupUpdate<Settings> {
+  /**
+   * Only for drivers with {@link PoolDriver.groupBounds}: the group's new bounds. When `replicas`
+   * comes too, apply both in the same cloud call if the cloud takes both (AWS
+   * `UpdateAutoScalingGroup` with `MinSize`, `MaxSize` and `DesiredCapacity`), else write the bounds
+   * first: the new desired size must be checked against the new bounds, never the old ones. The kit
+   * sends bounds that contain the group's current desired size, so they are valid on their own.
+   */
+  readonly bounds?: GroupBounds;
   /** New desired size (never present when replicas are managed externally). */
   readonly replicas?: number;
   /** New template version for instances launched from now on; existing instances are not touched. */

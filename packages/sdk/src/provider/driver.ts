@@ -10,6 +10,7 @@
 import type { DriverFailure } from "./driver-error.js";
 import type {
   DeleteMode,
+  GroupBounds,
   GroupIntent,
   GroupUpdate,
   NativeRollout,
@@ -153,6 +154,24 @@ export interface PoolDriver<Spec = unknown, Settings = unknown> {
    * ```
    */
   groupSettings(ctx: PoolContext<Spec>): Settings;
+
+  /**
+   * The pool's own bounds of the group's desired size (e.g. from `spec.minSize`/`spec.maxSize`), a pure
+   * function like {@link PoolDriver.groupSettings}. Optional: implement it when the cloud enforces
+   * bounds, and leave the bounds out of `groupSettings` then. The kit writes the bounds itself
+   * ({@link GroupIntent.bounds}, {@link GroupUpdate.bounds}): these, widened so that the
+   * cluster-autoscaler's bounds (the MachinePool's `cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size`
+   * and `…-max-size`) and the size it chose fit, so the cloud never refuses what the autoscaler asks
+   * (CAPA #5746). It compares them with {@link PoolGroup.minReplicas}/{@link PoolGroup.maxReplicas},
+   * which the driver must then report as the cloud has them. Without it the kit writes no bounds and
+   * refuses a size outside the reported ones.
+   *
+   * @example
+   * ```ts
+   * groupBounds: (ctx) => ({ min: ctx.spec.minSize, max: ctx.spec.maxSize }),
+   * ```
+   */
+  groupBounds?(ctx: PoolContext<Spec>): GroupBounds;
 
   /**
    * The pool's template versions, oldest first; `[]` when the template does not exist.

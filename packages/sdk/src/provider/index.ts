@@ -50,7 +50,9 @@
  *   (together, once the pool first has as many running instances as desired; never reverted).
  * - `status.capacity` and `status.nodeInfo` from the driver's `capacity` (scale from zero: what the
  *   cluster-autoscaler builds an empty pool's Node from), at every replica count; nothing without it.
- * - Conditions `Paused` and `Ready` (reasons: {@link PoolReasons}, or the driver's failure reason).
+ * - Conditions `Paused` and `Ready` (reasons: {@link PoolReasons}, or the driver's failure reason), and
+ *   `AutoscalerBounds` ({@link PoolConditionTypes}) while the MachinePool carries the
+ *   cluster-autoscaler's min-size or max-size annotation.
  * - Events, one per cloud change (Normal): `TemplateVersionCreated`, `GroupCreated`, `GroupUpdated`,
  *   `ScalingUp`, `ScalingDown`, `InstanceDeleted`, `InstanceReplaced`, `InstanceRemediated`,
  *   `RolloutStarted`, `RolloutCancelled`, `TemplateVersionsPruned`, `ReplicasSynced`,

@@ -43,6 +43,8 @@ export class PoolMemory {
   lastInputs: { context: string; specHash: string; settings: string } | undefined;
   /** `updateGroup(settings)` calls for the same desired settings that the cloud never reported back. */
   settingsUpdates: { desired: string; count: number } | undefined;
+  /** `updateGroup(bounds)` calls for the same bounds that the cloud never reported back. */
+  boundsUpdates: { desired: string; count: number } | undefined;
   /**
    * `model: "group"`: instances that ran the current spec when the kit last changed only the
    * bootstrap data of the group's model (a token rotation). They report `latestModel: false` from

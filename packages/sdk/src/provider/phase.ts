@@ -12,7 +12,9 @@
  * @module
  */
 import type { WorkloadClusterUnavailableError } from "../clustercache/clustercache.js";
+import type { AutoscalerBounds } from "../contract/autoscaler.js";
 import type {
+  GroupBounds,
   PoolCapacity,
   PoolContext,
   PoolGroup,
@@ -85,6 +87,33 @@ export interface ObservedSection<Settings> {
   readonly versions: readonly TemplateVersion[];
   /** The group, or `null` when it does not exist. */
   readonly group: PoolGroup<Settings> | null;
+}
+
+/**
+ * `bounds` (written by `autoscalerBounds`): the sizes the pool may have and the bounds the group must
+ * get, from the driver's own bounds and the cluster-autoscaler's annotations on the MachinePool.
+ */
+export interface BoundsSection {
+  /**
+   * The desired sizes the pool may have: the driver's own bounds (`PoolDriver.groupBounds`),
+   * widened to the cluster-autoscaler's valid bounds and to the size it chose. `undefined` when the
+   * driver has no `groupBounds` (the group's reported bounds are then the limit).
+   */
+  readonly wanted: GroupBounds | undefined;
+  /**
+   * What the group's bounds must be this reconcile: `wanted`, widened to the group's current desired
+   * size so that writing them never strands it (they narrow once the group has shrunk).
+   * `undefined` without `groupBounds`: the kit writes no bounds.
+   */
+  readonly target: GroupBounds | undefined;
+  /** The cluster-autoscaler's bounds, as the MachinePool's annotations say. */
+  readonly autoscaler: AutoscalerBounds;
+  /**
+   * The `AutoscalerBounds` condition to publish (reasons: `WithinAutoscalerBounds`,
+   * `ReplicasOutsideAutoscalerBounds`, `AutoscalerBoundsNotCovered`, `InvalidAutoscalerBounds`);
+   * `undefined` when the MachinePool has no autoscaler annotation (the kit removes the condition).
+   */
+  readonly condition: ReadyState | undefined;
 }
 
 /** `template` (written by `template`): the version new instances launch from, and who runs it. */
@@ -160,6 +189,8 @@ export interface PoolSections<Spec, Settings> {
   readonly observed: ObservedSection<Settings>;
   /** By `template`. */
   readonly template: TemplateSection;
+  /** By `autoscalerBounds`. */
+  readonly bounds: BoundsSection;
   /** By `group`. */
   readonly group: GroupSection<Settings>;
   /** By `machines`. */
@@ -183,6 +214,7 @@ export const POOL_SECTION_NAMES: readonly PoolSectionName[] = [
   "desired",
   "observed",
   "template",
+  "bounds",
   "group",
   "machines",
   "scale",

@@ -136,6 +136,7 @@ describe("defaultPoolPhases", () => {
       "desiredState",
       "observe",
       "template",
+      "autoscalerBounds",
       "group",
       "machines",
       "scale",

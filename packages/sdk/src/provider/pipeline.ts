@@ -8,6 +8,7 @@
  */
 
 import type { PhaseResult, PoolPhase } from "./phase.js";
+import { autoscalerBoundsPhase } from "./phases/autoscaler-bounds.js";
 import { capacityPhase } from "./phases/capacity.js";
 import { groupPhase } from "./phases/group.js";
 import { machinesPhase } from "./phases/machines.js";
@@ -31,8 +32,9 @@ import { checkPhaseOrder, runPhase } from "./sections.js";
  * The phases of a pool that is not being deleted, in order: `clusterInfrastructure`,
  * `validateSpec`, `capacity` (the driver's `capacity` as `status.capacity` and `status.nodeInfo`,
  * for scale from zero), `bootstrapData`, `desiredState` (template inputs, settings, purity), `observe`
- * (template versions and group, duplicate IDs), `template`, `group` (create, replicas, settings,
- * bounds), `machines` (MachinePool Machines: one InfraMachine per instance, instances of drained
+ * (template versions and group, duplicate IDs), `template`, `autoscalerBounds` (the bounds the group
+ * needs for the cluster-autoscaler's annotations), `group` (create, replicas, settings, bounds),
+ * `machines` (MachinePool Machines: one InfraMachine per instance, instances of drained
  * Machines deleted; does nothing for a kind without them), `scale` (scale, roll, remediate),
  * `nativeRollout` (the driver's own rollout, if it has one), `prune` (unused template versions),
  * `publish` (`providerIDList`, replicas, provisioned, `Ready`). Each reads and writes the sections
@@ -52,6 +54,7 @@ export function defaultPoolPhases<Spec, Settings>(): PoolPhase<Spec, Settings>[]
     desiredStatePhase,
     observePhase,
     templatePhase,
+    autoscalerBoundsPhase,
     groupPhase,
     machinesPhase,
     scalePhase,

@@ -13,6 +13,7 @@ import type { RuntimeLogger } from "../runtime/logging.js";
 import type { AnyPoolDriver, PoolContext } from "./driver.js";
 import { callDriver } from "./errors.js";
 import type { PoolMemory } from "./memory.js";
+import { PoolConditionTypes } from "./reasons.js";
 import type { ResolvedPoolOptions } from "./resolved-options.js";
 import type { PoolApi, PoolObject, PoolScope } from "./scope.js";
 import { attachSections, SectionStore, sectionsOf } from "./sections.js";
@@ -31,7 +32,7 @@ const KIT_STATUS_FIELDS = new Set([
   "capacity",
   "nodeInfo",
 ]);
-const KIT_CONDITIONS = new Set(["Ready", "Paused"]);
+const KIT_CONDITIONS = new Set(["Ready", "Paused", PoolConditionTypes.AutoscalerBounds]);
 
 /** Everything {@link createPoolScope} needs; `api`, `events` and `log` have inert defaults for tests. */
 export interface PoolScopeInit<Spec, Settings> {

@@ -40,6 +40,26 @@ export const PoolReasons = {
   InvalidSpec: "InvalidSpec",
   /** The desired replicas are outside the group's bounds. */
   ReplicasOutOfRange: "ReplicasOutOfRange",
+  /**
+   * `AutoscalerBounds=True`: the cluster-autoscaler's bounds (the MachinePool's min-size and max-size
+   * annotations) are valid, the replicas are within them and the group's bounds cover them.
+   */
+  WithinAutoscalerBounds: "WithinAutoscalerBounds",
+  /**
+   * `AutoscalerBounds=False`: the MachinePool's replicas are outside the cluster-autoscaler's bounds.
+   * Reported, not corrected: the kit applies the replicas as asked (and widens the group for them).
+   */
+  ReplicasOutsideAutoscalerBounds: "ReplicasOutsideAutoscalerBounds",
+  /**
+   * `AutoscalerBounds=False`: the group's bounds are narrower than the cluster-autoscaler's and the
+   * driver cannot widen them (it has no `groupBounds`), so the cloud refuses sizes the autoscaler may ask.
+   */
+  AutoscalerBoundsNotCovered: "AutoscalerBoundsNotCovered",
+  /**
+   * `AutoscalerBounds=False`: a min-size or max-size annotation is not a whole number ≥ 0, or the
+   * minimum exceeds the maximum. The kit ignores them (and writes no bounds from them) until fixed.
+   */
+  InvalidAutoscalerBounds: "InvalidAutoscalerBounds",
   /** The group reports a failure (e.g. a partial scale-up). */
   GroupFailed: "GroupFailed",
   /** The group was deleted behind our back and is still going away. */
@@ -86,6 +106,12 @@ export const PoolReasons = {
    */
   SettingsNotConverging: "SettingsNotConverging",
   /**
+   * Runaway stopped: `getGroup` keeps reporting bounds (`minReplicas`/`maxReplicas`) other than the
+   * ones `updateGroup` applied, so every reconcile would write them again. Report them as the cloud has
+   * them, and apply `GroupUpdate.bounds`.
+   */
+  BoundsNotConverging: "BoundsNotConverging",
+  /**
    * Runaway stopped: two instances of the group report the same providerID, so one Node would stand
    * for several instances. Make `providerID` unique per instance, byte for byte as on the Node.
    */
@@ -103,6 +129,19 @@ export const PoolReasons = {
   InstanceModelUnknown: "InstanceModelUnknown",
 } as const;
 
+/**
+ * The kit's own condition types besides `Ready` and `Paused` (owned in the patch; a provider may not
+ * set them with `scope.conditions`).
+ */
+export const PoolConditionTypes = {
+  /**
+   * Present while the MachinePool carries a cluster-autoscaler min-size or max-size annotation: whether
+   * those bounds are valid, the replicas within them and the group wide enough for them. Not folded
+   * into `Ready`: the pool serves whatever it says; it tells a user what to fix.
+   */
+  AutoscalerBounds: "AutoscalerBounds",
+} as const;
+
 /** One of the {@link PoolReasons}. */
 export type PoolReason = (typeof PoolReasons)[keyof typeof PoolReasons];
 
@@ -111,6 +150,7 @@ export const RUNAWAY_REASONS: ReadonlySet<string> = new Set([
   PoolReasons.TemplateStampNotStored,
   PoolReasons.TemplateInputsNotPure,
   PoolReasons.SettingsNotConverging,
+  PoolReasons.BoundsNotConverging,
   PoolReasons.DuplicateProviderIDs,
   PoolReasons.ModelStampNotStored,
   PoolReasons.InstanceModelUnknown,

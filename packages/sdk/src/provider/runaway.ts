@@ -14,6 +14,8 @@ import { shortHash, stableStringify } from "./stamp.js";
 export const MAX_UNCONFIRMED_TEMPLATE_VERSIONS = 2;
 /** `updateGroup(settings)` calls for the same settings without `getGroup` reporting them. */
 export const MAX_UNCONVERGED_SETTINGS_UPDATES = 3;
+/** `updateGroup(bounds)` calls for the same bounds without `getGroup` reporting them. */
+export const MAX_UNCONVERGED_BOUNDS_UPDATES = 3;
 
 /**
  * The inputs of a reconcile that a user controls: pool identity, spec, Kubernetes version, failure

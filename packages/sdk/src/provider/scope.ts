@@ -45,6 +45,17 @@ export interface PoolApi {
    * one index lookup per ID, whatever the number of Nodes.
    */
   readyNodeProviderIDs(providerIDs: Iterable<string>): Promise<ReadonlySet<string>>;
+  /**
+   * Those of `providerIDs` whose Node in the workload cluster carries a taint with key `taintKey`
+   * (the cluster-autoscaler's `ToBeDeletedByClusterAutoscaler`): one index lookup per ID, as
+   * {@link PoolApi.readyNodeProviderIDs}. Throws `WorkloadClusterUnavailableError` when the workload
+   * cluster cannot be read. Absent when the kit has no `ClusterCache` (`readiness: "instance"` without
+   * the `clusterCache` option): it cannot see Nodes.
+   */
+  readonly taintedNodeProviderIDs?: (
+    providerIDs: Iterable<string>,
+    taintKey: string,
+  ) => Promise<ReadonlySet<string>>;
   /** Writes `MachinePool.spec.replicas` (external autoscaler hand-back). */
   setMachinePoolReplicas(machinePool: MachinePool, replicas: number): Promise<void>;
   /** InfraMachines and Machines (MachinePool Machines only; absent otherwise). */

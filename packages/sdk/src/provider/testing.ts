@@ -2,8 +2,8 @@
  * The provider test kit (`@capi-ts/sdk/provider/testing`): unit-test a phase — the kit's or your own
  * — without an API server or timers. {@link createTestScope} builds the scope of one reconcile around
  * any driver, with a manual clock, a fake Kubernetes API ({@link TestScope.readyNodes},
- * {@link TestScope.replicaWrites}), recorded Events and the sections earlier phases would have
- * written; {@link TestScope.run} runs a phase with the same checks as the pipeline. {@link fakeCloud}
+ * {@link TestScope.nodeTaints}, {@link TestScope.replicaWrites}), recorded Events and the sections
+ * earlier phases would have written; {@link TestScope.run} runs a phase with the same checks as the pipeline. {@link fakeCloud}
  * is a small in-memory cloud behind a {@link PoolDriver}, {@link fakeMachines} in-memory MachinePool
  * Machines.
  *
@@ -161,6 +161,9 @@ export function fakeCloud(): FakeCloud {
         templateVersion: intent.templateVersion,
         settings: intent.settings,
         instances: [],
+        ...(intent.bounds
+          ? { minReplicas: intent.bounds.min, maxReplicas: intent.bounds.max }
+          : {}),
       };
     },
     async updateGroup(_ctx, update: GroupUpdate<FakeSettings>) {
@@ -174,6 +177,9 @@ export function fakeCloud(): FakeCloud {
           ? { templateVersion: update.templateVersion }
           : {}),
         ...(update.settings !== undefined ? { settings: update.settings } : {}),
+        ...(update.bounds !== undefined
+          ? { minReplicas: update.bounds.min, maxReplicas: update.bounds.max }
+          : {}),
       };
     },
     async deleteGroup() {
@@ -217,6 +223,11 @@ export interface TestScope<Spec, Settings> {
   readonly replicaWrites: number[];
   /** ProviderIDs of Ready Nodes (`scope.api.readyNodeProviderIDs`); fill it to test `readiness: "node"`. */
   readonly readyNodes: Set<string>;
+  /**
+   * The taint keys of each Node, by providerID (`scope.api.taintedNodeProviderIDs`); set one to
+   * `ToBeDeletedByClusterAutoscaler` to test the cluster-autoscaler's scale-down.
+   */
+  readonly nodeTaints: Map<string, readonly string[]>;
   /**
    * Runs one phase as the pipeline does: on a view limited to its declared sections, refusing a
    * phase that goes on without writing what it declared.
@@ -281,6 +292,7 @@ export function createTestScope<Spec, Settings>(
   const events: RecordedEvent[] = [];
   const replicaWrites: number[] = [];
   const readyNodes = new Set<string>();
+  const nodeTaints = new Map<string, readonly string[]>();
   const pool: PoolObject = {
     apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
     kind: "FakeMachinePool",
@@ -351,6 +363,8 @@ export function createTestScope<Spec, Settings>(
       }),
       readyNodeProviderIDs: async (providerIDs) =>
         new Set([...providerIDs].filter((id) => readyNodes.has(id))),
+      taintedNodeProviderIDs: async (providerIDs, taintKey) =>
+        new Set([...providerIDs].filter((id) => nodeTaints.get(id)?.includes(taintKey))),
       setMachinePoolReplicas: async (_mp, replicas) => {
         replicaWrites.push(replicas);
       },
@@ -381,6 +395,7 @@ export function createTestScope<Spec, Settings>(
     events,
     replicaWrites,
     readyNodes,
+    nodeTaints,
     // The kit's own phases are typed over any spec (`unknown`); they run on this scope unchanged.
     run: (phase) => runPhase(phase as PoolPhase<Spec, Settings>, scope),
     section: (name) => sectionsOf(scope).peek(name),

@@ -18,6 +18,7 @@ import {
 } from "../capi/index.js";
 import { type RealCapiCore, startControlPlane } from "../controlplane/index.js";
 import { capiCrdsFolder } from "../crds.js";
+import { type AutoscalerScenarioHost, autoscalerScenarios } from "./autoscaler-actions.js";
 import { realCoreScenarios } from "./core-controllers.js";
 import { ConformanceError, InvariantMonitor, type PoolObject } from "./invariants.js";
 import {
@@ -27,6 +28,7 @@ import {
 } from "./machines.js";
 import { type ScaleFromZeroHost, scaleFromZeroScenarios } from "./scale-from-zero.js";
 import {
+  AUTOSCALER_SCENARIOS,
   MACHINE_POOL_MACHINES_SCENARIOS,
   REAL_CORE_SCENARIOS,
   SCALE_FROM_ZERO_SCENARIOS,
@@ -75,6 +77,7 @@ export const CONFORMANCE_SCENARIOS: readonly {
   { id: "apiServerFaults", title: "API server errors and cut watches" },
   ...WORKLOAD_CLUSTER_SCENARIOS,
   ...MACHINE_POOL_MACHINES_SCENARIOS,
+  ...AUTOSCALER_SCENARIOS,
   ...REAL_CORE_SCENARIOS,
   ...SCALE_FROM_ZERO_SCENARIOS,
   { id: "watchFilter", title: "a pool outside the watch filter is never touched (R20)" },
@@ -493,6 +496,14 @@ export class MachinePoolConformance {
           () => m.run(),
         ],
       ),
+      ...autoscalerScenarios(() => this.#autoscalerHost()).map(
+        (a): [string, string, () => string | undefined, () => Promise<void>] => [
+          a.id,
+          a.title,
+          () => a.skipReason(),
+          () => a.run(),
+        ],
+      ),
       ...realCoreScenarios(() => ({ ...this.#machinesHost(), core: this.core })).map(
         (r): [string, string, () => string | undefined, () => Promise<void>] => [
           r.id,
@@ -647,6 +658,15 @@ export class MachinePoolConformance {
       steadyState: (pool, replicas) => this.#steadyState(pool, replicas),
       deletePool: (pool) => this.#deletePool(pool),
       until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),
+    };
+  }
+
+  /** What the cluster-autoscaler scenarios get. */
+  #autoscalerHost(): AutoscalerScenarioHost {
+    return {
+      ...this.#machinesHost(),
+      steadyState: (pool, replicas) => this.#steadyState(pool, replicas),
+      settleMs: this.#t.settleMs,
     };
   }
 

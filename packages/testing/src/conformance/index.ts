@@ -14,6 +14,8 @@ export {
   autoscalerNodeTemplate,
 } from "./scale-from-zero.js";
 export {
+  AUTOSCALER_SCENARIOS,
+  type AutoscalerScenario,
   MACHINE_POOL_MACHINES_SCENARIOS,
   type MachinePoolMachinesScenario,
   REAL_CORE_SCENARIOS,

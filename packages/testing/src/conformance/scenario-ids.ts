@@ -1,6 +1,6 @@
 // A leaf of conformance/: the ids of the scenario groups that live in their own modules. The option
-// types (types.ts) name them and the scenario bodies (machines.ts, workload.ts, scale-from-zero.ts)
-// use the option types, so the ids sit below both rather than in either.
+// types (types.ts) name them and the scenario bodies (machines.ts, workload.ts, scale-from-zero.ts,
+// autoscaler-actions.ts) use the option types, so the ids sit below both rather than in either.
 
 /** The ids of the workload-cluster scenarios, in the order they run. */
 export const WORKLOAD_CLUSTER_SCENARIOS = [
@@ -44,6 +44,31 @@ export const MACHINE_POOL_MACHINES_SCENARIOS = [
 
 /** A MachinePool Machines scenario id. */
 export type MachinePoolMachinesScenario = (typeof MACHINE_POOL_MACHINES_SCENARIOS)[number]["id"];
+
+/**
+ * The ids of the cluster-autoscaler scenarios, in the order they run (the suite plays the
+ * autoscaler's Cluster API provider: autoscaler-actions.ts).
+ */
+export const AUTOSCALER_SCENARIOS = [
+  {
+    id: "autoscalerBounds",
+    title:
+      "cluster-autoscaler bounds wider than the group's: a size the old bounds refuse converges; an invalid one is named",
+  },
+  {
+    id: "autoscalerDeleteMachine",
+    title:
+      "cluster-autoscaler scale-down with MachinePool Machines: delete-machine and a decrement remove exactly that instance",
+  },
+  {
+    id: "autoscalerDeleteTainted",
+    title:
+      "cluster-autoscaler scale-down without MachinePool Machines: the instance of the tainted Node goes",
+  },
+] as const;
+
+/** A cluster-autoscaler scenario id. */
+export type AutoscalerScenario = (typeof AUTOSCALER_SCENARIOS)[number]["id"];
 
 /**
  * The ids of the scenarios that need a controller only real core runs (CAPI's MachineHealthCheck

@@ -1,5 +1,6 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type {
+  AutoscalerScenario,
   MachinePoolMachinesScenario,
   RealCoreScenario,
   ScaleFromZeroScenario,
@@ -41,7 +42,8 @@ export interface ConformanceKind {
    * The InfraMachine kind of MachinePool Machines (R11), when the provider offers them
    * (`defineInfraMachinePool({ machinePoolMachines: true }).machine` fits): its CRD is installed and
    * the MachinePool Machines scenarios run (`machinePoolMachines`, `machineDeletePriority`,
-   * `machineDeleted`). Leave it out for a provider that runs without them.
+   * `machineDeleted`, `autoscalerDeleteMachine`; `autoscalerDeleteTainted` runs without them). Leave it
+   * out for a provider that runs without them.
    */
   readonly machine?: { readonly kind: string; readonly crd: Record<string, unknown> } | undefined;
 }
@@ -84,6 +86,17 @@ export interface ConformanceCloud {
   outdatedProviderIds?(pool: ConformancePool): string[] | Promise<string[]>;
   /** How many template versions (launch configurations) the pool has had (token rotation scenario). */
   templateVersionCount?(pool: ConformancePool): number | Promise<number>;
+  /**
+   * The bounds of the pool's group's desired size as the cloud has them (AWS `MinSize`/`MaxSize`;
+   * a side the cloud leaves open is `undefined`), `undefined` before the group exists. Enables the
+   * `autoscalerBounds` scenario, which checks that the cluster-autoscaler's wider bounds reach them.
+   */
+  groupBounds?(
+    pool: ConformancePool,
+  ):
+    | { min?: number | undefined; max?: number | undefined }
+    | undefined
+    | Promise<{ min?: number | undefined; max?: number | undefined } | undefined>;
   /** Cloud resources of the pool still present (group, templates, instances): `[]` once cleaned up. */
   resourcesLeft(pool: ConformancePool): string[] | Promise<string[]>;
   /** Out-of-band actors; scenarios whose actor is missing are skipped. */
@@ -147,6 +160,7 @@ export type ConformanceScenario =
   | "apiServerFaults"
   | WorkloadClusterScenario
   | MachinePoolMachinesScenario
+  | AutoscalerScenario
   | RealCoreScenario
   | ScaleFromZeroScenario
   | "watchFilter"

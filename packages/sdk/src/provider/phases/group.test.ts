@@ -9,8 +9,8 @@ import type {
   TemplateStamp,
 } from "../driver.js";
 import { PoolMemory } from "../memory.js";
-import type { PoolSections } from "../phase.js";
-import { MAX_UNCONVERGED_SETTINGS_UPDATES } from "../runaway.js";
+import type { BoundsSection, PoolSections } from "../phase.js";
+import { MAX_UNCONVERGED_BOUNDS_UPDATES, MAX_UNCONVERGED_SETTINGS_UPDATES } from "../runaway.js";
 import { stableStringify } from "../stamp.js";
 import {
   type FakeCloud,
@@ -26,6 +26,13 @@ import { groupPhase } from "./group.js";
 const MANAGED_BY = "cluster.x-k8s.io/replicas-managed-by";
 const STAMP: TemplateStamp = { specHash: "aaaa", bootstrapHash: "bbbb", bootstrapRef: "cccc" };
 const SETTINGS: FakeSettings = { maxSize: 10 };
+/** What `autoscalerBounds` writes for a driver without `groupBounds` and no annotations. */
+const NO_BOUNDS: BoundsSection = {
+  wanted: undefined,
+  target: undefined,
+  autoscaler: { state: "absent" },
+  condition: undefined,
+};
 
 function group(overrides: Partial<PoolGroup<FakeSettings>> = {}): PoolGroup<FakeSettings> {
   return {
@@ -43,6 +50,7 @@ function group(overrides: Partial<PoolGroup<FakeSettings>> = {}): PoolGroup<Fake
 function groupInputs(
   observed: PoolGroup<FakeSettings> | null,
   settings: FakeSettings = SETTINGS,
+  bounds: BoundsSection = NO_BOUNDS,
 ): Partial<PoolSections<FakeSpec, FakeSettings>> {
   return {
     bootstrap: {
@@ -60,18 +68,19 @@ function groupInputs(
       ],
       isUpToDate: (i) => i.templateVersion === "2",
     },
+    bounds,
   };
 }
 
 /** A scope over `cloud` with the group phase's inputs; `cloud.group` is what `observe` read. */
 function groupScope(
   cloud: FakeCloud,
-  options: FakeScopeOptions & { settings?: FakeSettings } = {},
+  options: FakeScopeOptions & { settings?: FakeSettings; bounds?: BoundsSection } = {},
 ) {
-  const { settings, ...rest } = options;
+  const { settings, bounds, ...rest } = options;
   return fakeScope({
     driver: cloud.driver,
-    sections: groupInputs(cloud.group ?? null, settings),
+    sections: groupInputs(cloud.group ?? null, settings, bounds),
     ...rest,
   });
 }
@@ -470,5 +479,138 @@ describe("group: the group's bounds", () => {
     expect(await run(groupPhase)).toBeUndefined();
     expect(replicaWrites).toEqual([6]);
     expect(section("group")).toMatchObject({ desired: 6, external: true });
+  });
+});
+
+describe("group: the bounds the autoscalerBounds phase chose", () => {
+  /** What `autoscalerBounds` writes for a driver with `groupBounds` under the autoscaler's [min, max]. */
+  const chosen = (
+    wanted: { min: number; max: number },
+    target = wanted,
+    autoscaler: BoundsSection["autoscaler"] = { state: "valid", min: 0, max: 15 },
+  ): BoundsSection => ({ wanted, target, autoscaler, condition: undefined });
+
+  it("creates the group with them, in the call that sets its size", async () => {
+    const cloud = fakeCloud();
+    const { run } = groupScope(cloud, { replicas: 12, bounds: chosen({ min: 0, max: 15 }) });
+    await run(groupPhase);
+    expect(intentOf(cloud)).toEqual({
+      replicas: 12,
+      templateVersion: "2",
+      settings: SETTINGS,
+      bounds: { min: 0, max: 15 },
+    });
+  });
+
+  it("refuses to create a group whose size is outside the pool's own bounds, without a call", async () => {
+    const cloud = fakeCloud();
+    const { run } = groupScope(cloud, {
+      replicas: 8,
+      bounds: chosen({ min: 0, max: 5 }, undefined, { state: "absent" }),
+    });
+    const result = await run(groupPhase);
+    expect(result?.ready).toEqual({
+      status: "False",
+      reason: "ReplicasOutOfRange",
+      message:
+        "MachinePool replicas 8 is outside the group's bounds [0, 5]; change the replicas or the pool's size limits",
+    });
+    expect(cloud.calls).toEqual([]);
+  });
+
+  it("widens the group's bounds before any size change, and plans with the new ones", async () => {
+    const cloud = fakeCloud();
+    cloud.group = group({ minReplicas: 0, maxReplicas: 10 });
+    const memory = new PoolMemory();
+    const { run, events, section } = groupScope(cloud, {
+      replicas: 12,
+      memory,
+      bounds: chosen({ min: 0, max: 15 }),
+    });
+    expect(await run(groupPhase)).toBeUndefined();
+    expect(updates(cloud)).toEqual([{ bounds: { min: 0, max: 15 } }]);
+    expect(events).toEqual([
+      {
+        type: "Normal",
+        reason: "GroupUpdated",
+        message: "bounds [0, 10] → [0, 15] (covering the cluster-autoscaler's [0, 15])",
+      },
+    ]);
+    // Not refused against the old [0, 10]: scale goes on to 12 within the new bounds.
+    expect(section("group")).toMatchObject({
+      desired: 12,
+      group: { minReplicas: 0, maxReplicas: 15, templateVersion: "2" },
+    });
+    expect(memory.boundsUpdates).toEqual({ desired: "0/15", count: 1 });
+  });
+
+  it("refuses replicas outside the pool's own bounds even while the group's are still wider", async () => {
+    const cloud = fakeCloud();
+    // The pool's limit went from 10 to 5 while the group runs 8: its bounds narrow to [0, 8] first.
+    cloud.group = group({ desiredReplicas: 8, maxReplicas: 10 });
+    const { run } = groupScope(cloud, {
+      replicas: 7,
+      bounds: chosen({ min: 0, max: 5 }, { min: 0, max: 8 }, { state: "absent" }),
+    });
+    const result = await run(groupPhase);
+    expect(updates(cloud)).toEqual([{ bounds: { min: 0, max: 8 } }]);
+    expect(result?.ready.message).toBe(
+      "MachinePool replicas 7 is outside the group's bounds [0, 5]; change the replicas or the pool's size limits",
+    );
+  });
+
+  it("sends bounds, settings and template version in one update", async () => {
+    const cloud = fakeCloud();
+    cloud.group = group({ templateVersion: "1", settings: { maxSize: 3 }, maxReplicas: 10 });
+    const { run } = groupScope(cloud, { bounds: chosen({ min: 0, max: 15 }) });
+    await run(groupPhase);
+    expect(updates(cloud)).toEqual([
+      { bounds: { min: 0, max: 15 }, settings: SETTINGS, templateVersion: "2" },
+    ]);
+  });
+
+  it("writes nothing when the group already has them", async () => {
+    const cloud = fakeCloud();
+    cloud.group = group({ minReplicas: 0, maxReplicas: 15 });
+    const memory = new PoolMemory();
+    memory.boundsUpdates = { desired: "0/15", count: 1 };
+    const { run } = groupScope(cloud, { memory, bounds: chosen({ min: 0, max: 15 }) });
+    expect(await run(groupPhase)).toBeUndefined();
+    expect(cloud.calls).toEqual([]);
+    expect(memory.boundsUpdates).toBeUndefined();
+  });
+
+  it("writes no bounds for a driver without groupBounds, and refuses against the reported ones", async () => {
+    const cloud = fakeCloud();
+    cloud.group = group({ minReplicas: 0, maxReplicas: 10 });
+    const { run } = groupScope(cloud, {
+      replicas: 12,
+      bounds: { ...NO_BOUNDS, autoscaler: { state: "valid", min: 0, max: 15 } },
+    });
+    expect((await run(groupPhase))?.ready.reason).toBe("ReplicasOutOfRange");
+    expect(cloud.calls).toEqual([]);
+  });
+
+  it("stops a driver that never reports the bounds it applied, with a named reason", async () => {
+    const cloud = fakeCloud();
+    const memory = new PoolMemory();
+    const driver = { ...cloud.driver, updateGroup: async () => undefined };
+    for (let i = 1; i <= MAX_UNCONVERGED_BOUNDS_UPDATES; i++) {
+      cloud.group = group({ minReplicas: 0, maxReplicas: 10 });
+      const { run } = groupScope(cloud, { driver, memory, bounds: chosen({ min: 0, max: 15 }) });
+      expect(await run(groupPhase)).toBeUndefined();
+      expect(memory.boundsUpdates?.count).toBe(i);
+    }
+    const { run, events } = groupScope(cloud, {
+      driver,
+      memory,
+      bounds: chosen({ min: 0, max: 15 }),
+    });
+    const result = await run(groupPhase);
+    expect(result?.ready).toMatchObject({ status: "False", reason: "BoundsNotConverging" });
+    expect(result?.ready.message).toContain(
+      "updateGroup applied the bounds [0, 15] 3 times but getGroup still reports [0, 10]",
+    );
+    expect(events.at(-1)).toMatchObject({ type: "Warning", reason: "BoundsNotConverging" });
   });
 });

@@ -1,16 +1,22 @@
 /**
  * The group phase: creates the group, hands the replica count back to the MachinePool under an
- * external autoscaler, keeps the group's settings and launch template version current, and refuses
- * a desired size outside the group's bounds. Stops a runaway when `getGroup` never reports the
- * settings `updateGroup` applied.
+ * external autoscaler, keeps the group's settings, bounds (those the `autoscalerBounds` phase chose,
+ * for a driver with `groupBounds`) and launch template version current — in one `updateGroup`, before
+ * any size change of the reconcile — and refuses a desired size outside the pool's bounds. Stops a
+ * runaway when `getGroup` never reports the settings or the bounds `updateGroup` applied.
  *
  * @module
  */
 import { readMachinePool } from "../../contract/readers.js";
-import type { GroupUpdate } from "../driver.js";
-import type { PoolPhase } from "../phase.js";
+import type { GroupBounds, GroupUpdate, PoolGroup } from "../driver.js";
+import type { BoundsSection, PoolPhase } from "../phase.js";
 import { PoolReasons } from "../reasons.js";
-import { MAX_UNCONVERGED_SETTINGS_UPDATES, stopRunaway } from "../runaway.js";
+import {
+  MAX_UNCONVERGED_BOUNDS_UPDATES,
+  MAX_UNCONVERGED_SETTINGS_UPDATES,
+  stopRunaway,
+} from "../runaway.js";
+import type { PoolScope } from "../scope.js";
 import { stableStringify } from "../stamp.js";
 import { modelInGroup } from "../steps/driver-shape.js";
 import { publishInstances } from "../steps/publish-instances.js";
@@ -19,17 +25,18 @@ import { publishInstances } from "../steps/publish-instances.js";
 export const groupPhase: PoolPhase<
   unknown,
   unknown,
-  "observed" | "template" | "desired" | "bootstrap",
+  "observed" | "template" | "desired" | "bootstrap" | "bounds",
   "group"
 > = {
   name: "group",
-  reads: ["observed", "template", "desired", "bootstrap"],
+  reads: ["observed", "template", "desired", "bootstrap", "bounds"],
   writes: ["group"],
   async run(scope) {
     const observed = scope.read("observed").group;
     const targetVersion = scope.read("template").version;
     const { settings, stamp } = scope.read("desired");
     const bootstrap = scope.read("bootstrap");
+    const bounds = scope.read("bounds");
     const machinePool = scope.machinePool;
     if (!machinePool) {
       // The controller reconciles a pool only once its MachinePool is there; a test scope may not.
@@ -40,11 +47,15 @@ export const groupPhase: PoolPhase<
 
     if (!observed) {
       const replicas = external ? undefined : (mp.replicas ?? 1);
+      if (replicas !== undefined && bounds.wanted && outside(replicas, bounds.wanted)) {
+        return outOfRange(scope, replicas, bounds.wanted);
+      }
       await scope.call("createGroup", (ctx) =>
         scope.driver.createGroup(ctx, {
           replicas,
           templateVersion: targetVersion.version,
           settings,
+          ...(bounds.target ? { bounds: bounds.target } : {}),
           ...(modelInGroup(scope.driver)
             ? { model: { userData: bootstrap.userData, format: bootstrap.format, stamp } }
             : {}),
@@ -93,15 +104,40 @@ export const groupPhase: PoolPhase<
     if (!modelInGroup(scope.driver) && group.templateVersion !== targetVersion.version) {
       update.templateVersion = targetVersion.version;
     }
-    if (update.settings !== undefined || update.templateVersion !== undefined) {
+    const target = bounds.target;
+    if (target && (group.minReplicas !== target.min || group.maxReplicas !== target.max)) {
+      const key = `${target.min}/${target.max}`;
+      const streak = scope.memory.boundsUpdates;
+      const count = streak?.desired === key ? streak.count : 0;
+      if (count >= MAX_UNCONVERGED_BOUNDS_UPDATES) {
+        return stopRunaway(
+          scope,
+          PoolReasons.BoundsNotConverging,
+          `updateGroup applied the bounds [${target.min}, ${target.max}] ${count} times but getGroup still reports [${group.minReplicas ?? "unset"}, ${group.maxReplicas ?? "unset"}]; report minReplicas and maxReplicas as the cloud has them, and apply GroupUpdate.bounds`,
+        );
+      }
+      scope.memory.boundsUpdates = { desired: key, count: count + 1 };
+      update.bounds = target;
+    } else {
+      scope.memory.boundsUpdates = undefined;
+    }
+    if (
+      update.settings !== undefined ||
+      update.templateVersion !== undefined ||
+      update.bounds !== undefined
+    ) {
       await scope.call("updateGroup", (ctx) => scope.driver.updateGroup(ctx, update));
       const parts: string[] = [];
+      if (update.bounds !== undefined) parts.push(boundsChange(group, update.bounds, bounds));
       if (update.settings !== undefined) parts.push("settings drifted");
       if (update.templateVersion !== undefined)
         parts.push(`launches now use template version ${update.templateVersion}`);
       scope.events.normal("GroupUpdated", parts.join("; "), {
         templateVersion: update.templateVersion,
         settings: update.settings !== undefined,
+        ...(update.bounds
+          ? { minReplicas: update.bounds.min, maxReplicas: update.bounds.max }
+          : {}),
       });
       if (update.settings !== undefined) {
         // Bounds may have changed: plan with the cloud's view next time.
@@ -114,29 +150,61 @@ export const groupPhase: PoolPhase<
           requeueAfterMs: scope.options.pollMs,
         };
       }
-      group = { ...group, templateVersion: targetVersion.version };
+      group = {
+        ...group,
+        ...(update.templateVersion !== undefined
+          ? { templateVersion: update.templateVersion }
+          : {}),
+        ...(update.bounds
+          ? { minReplicas: update.bounds.min, maxReplicas: update.bounds.max }
+          : {}),
+      };
     }
 
-    // The desired size must fit the group's bounds (a cloud 400 on every loop helps nobody).
-    if (
-      !external &&
-      ((group.minReplicas !== undefined && desired < group.minReplicas) ||
-        (group.maxReplicas !== undefined && desired > group.maxReplicas))
-    ) {
+    // The desired size must fit the pool's bounds (a cloud 400 on every loop helps nobody): the ones
+    // the kit gives the group, else the group's own.
+    const limits = bounds.wanted ?? { min: group.minReplicas, max: group.maxReplicas };
+    if (!external && outside(desired, limits)) {
       publishInstances(scope, group, false);
-      return {
-        ready: {
-          status: "False",
-          reason: PoolReasons.ReplicasOutOfRange,
-          message: `MachinePool replicas ${desired} is outside the group's bounds [${group.minReplicas ?? 0}, ${group.maxReplicas ?? "∞"}]; change the replicas or the pool's size limits`,
-        },
-        requeueAfterMs: scope.options.resyncMs,
-      };
+      return outOfRange(scope, desired, limits);
     }
     scope.write("group", { group, desired, external });
     return undefined;
   },
 };
+
+function outside(size: number, limits: { min?: number | undefined; max?: number | undefined }) {
+  return (
+    (limits.min !== undefined && size < limits.min) ||
+    (limits.max !== undefined && size > limits.max)
+  );
+}
+
+function outOfRange<Spec, Settings>(
+  scope: PoolScope<Spec, Settings>,
+  desired: number,
+  limits: { min?: number | undefined; max?: number | undefined },
+) {
+  return {
+    ready: {
+      status: "False" as const,
+      reason: PoolReasons.ReplicasOutOfRange,
+      message: `MachinePool replicas ${desired} is outside the group's bounds [${limits.min ?? 0}, ${limits.max ?? "∞"}]; change the replicas or the pool's size limits`,
+    },
+    requeueAfterMs: scope.options.resyncMs,
+  };
+}
+
+/** The Event text of a bounds write: from, to, and for whom. */
+function boundsChange(group: PoolGroup<unknown>, to: GroupBounds, bounds: BoundsSection): string {
+  const from = `[${group.minReplicas ?? "unset"}, ${group.maxReplicas ?? "unset"}]`;
+  const autoscaler = bounds.autoscaler;
+  const why =
+    autoscaler.state === "valid"
+      ? ` (covering the cluster-autoscaler's [${autoscaler.min}, ${autoscaler.max}])`
+      : "";
+  return `bounds ${from} → [${to.min}, ${to.max}]${why}`;
+}
 
 /** The top-level keys whose values differ; values are left out, in case a setting is sensitive. */
 function differingKeys(wanted: unknown, reported: unknown): string {

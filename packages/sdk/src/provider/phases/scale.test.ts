@@ -463,6 +463,110 @@ function machinesState(groupSize: number, overrides: Partial<MachinesState> = {}
   };
 }
 
+describe("scale: the cluster-autoscaler's ToBeDeleted taint (no MachinePool Machines)", () => {
+  const TAINT = "ToBeDeletedByClusterAutoscaler";
+  const three = () => [instanceOf("i1"), instanceOf("i2"), instanceOf("i3")];
+
+  it("removes the instance whose Node the autoscaler tainted, not the oldest", async () => {
+    const cloud = fakeCloud();
+    cloud.group = group(three());
+    const { run, nodeTaints, events } = scaleScope(cloud, 2);
+    nodeTaints.set("fake:///zone-a/i2", ["node.kubernetes.io/unschedulable", TAINT]);
+    await run(scalePhase);
+    expect(calls(cloud)).toEqual([["deleteInstance", "i2", "shrink"]]);
+    expect(events.map((e) => e.message)).toEqual([
+      "removing instance i2 to scale down: the cluster-autoscaler marked its Node ToBeDeletedByClusterAutoscaler (shrink)",
+    ]);
+  });
+
+  it("goes by the delete policy when no Node carries the taint (other taints do not count)", async () => {
+    const cloud = fakeCloud();
+    cloud.group = group(three());
+    const { run, nodeTaints } = scaleScope(cloud, 2);
+    nodeTaints.set("fake:///zone-a/i3", ["DeletionCandidateOfClusterAutoscaler"]);
+    await run(scalePhase);
+    expect(calls(cloud)).toEqual([["deleteInstance", "i1", "shrink"]]);
+  });
+
+  it("looks the Nodes up only when the pool has more members than it wants, by its own IDs", async () => {
+    const cloud = fakeCloud();
+    cloud.group = group(three());
+    const lookups: string[][] = [];
+    const steady = scaleScope(cloud, 3);
+    Object.assign(steady.scope.api, {
+      taintedNodeProviderIDs: async (ids: Iterable<string>) => {
+        lookups.push([...ids]);
+        return new Set<string>();
+      },
+    });
+    await steady.run(scalePhase);
+    expect(lookups).toEqual([]);
+    const down = scaleScope(cloud, 1);
+    Object.assign(down.scope.api, {
+      taintedNodeProviderIDs: async (ids: Iterable<string>, key: string) => {
+        lookups.push([...ids, key]);
+        return new Set<string>();
+      },
+    });
+    await down.run(scalePhase);
+    expect(lookups).toEqual([
+      ["fake:///zone-a/i1", "fake:///zone-a/i2", "fake:///zone-a/i3", TAINT],
+    ]);
+  });
+
+  it("falls back to the delete policy while the workload cluster cannot be read", async () => {
+    const cloud = fakeCloud();
+    cloud.group = group(three());
+    const { run, scope } = scaleScope(cloud, 2);
+    Object.assign(scope.api, {
+      taintedNodeProviderIDs: async () => {
+        throw unavailable();
+      },
+    });
+    await run(scalePhase);
+    expect(calls(cloud)).toEqual([["deleteInstance", "i1", "shrink"]]);
+  });
+
+  it("lets any other failure to read the Nodes end the reconcile", async () => {
+    const cloud = fakeCloud();
+    cloud.group = group(three());
+    const { run, scope } = scaleScope(cloud, 2);
+    Object.assign(scope.api, {
+      taintedNodeProviderIDs: async () => {
+        throw new Error("informer exploded");
+      },
+    });
+    await expect(run(scalePhase)).rejects.toThrow("informer exploded");
+    expect(calls(cloud)).toEqual([]);
+  });
+
+  it("scales down by the delete policy for a kit that sees no Nodes (no lookup there)", async () => {
+    const cloud = fakeCloud();
+    cloud.group = group(three());
+    const { run, scope, nodeTaints } = scaleScope(cloud, 2);
+    nodeTaints.set("fake:///zone-a/i3", [TAINT]);
+    delete (scope.api as { taintedNodeProviderIDs?: unknown }).taintedNodeProviderIDs;
+    await run(scalePhase);
+    expect(calls(cloud)).toEqual([["deleteInstance", "i1", "shrink"]]);
+  });
+
+  it("leaves the choice to delete-machine with MachinePool Machines (the autoscaler annotates there)", async () => {
+    const cloud = fakeCloud();
+    const machines = fakeMachines();
+    cloud.group = group(three());
+    const { run, nodeTaints } = scaleScope(cloud, 2, {
+      machines,
+      machinesState: machinesState(3, {
+        machineOf: machinesFor(machines, ["i1", "i2", "i3"]),
+        deletePriority: new Set(["i3"]),
+      }),
+    });
+    nodeTaints.set("fake:///zone-a/i1", [TAINT]);
+    await run(scalePhase);
+    expect(machines.writes).toEqual(["delete Machine/pool-1-i3"]);
+  });
+});
+
 describe("scale: MachinePool Machines", () => {
   it("deletes through the Machine, so core drains the Node; the instance stays for now", async () => {
     const cloud = fakeCloud();

@@ -1,11 +1,15 @@
 /**
  * The scale phase: plans one reconcile's cloud changes from the group's snapshot ({@link planPool}:
  * scale, roll, remediate failed instances) and executes them. NotFound on an instance delete means
- * the instance is gone: done.
+ * the instance is gone: done. Without MachinePool Machines, an instance whose Node the
+ * cluster-autoscaler tainted `ToBeDeletedByClusterAutoscaler` goes first when one must go: for such a
+ * pool the autoscaler only lowers the replicas (its `DeleteNodes`), and the taint is the only sign of
+ * the Node it drained.
  *
  * @module
  */
 import { WorkloadClusterUnavailableError } from "../../clustercache/clustercache.js";
+import { ClusterAutoscalerTaint } from "../../contract/autoscaler.js";
 import type { PoolInstance } from "../driver.js";
 import { isFailureOf } from "../errors.js";
 import { isInstanceAvailable, liveInstances } from "../instances.js";
@@ -39,6 +43,34 @@ async function availability<Spec, Settings>(
   }
 }
 
+/**
+ * Without MachinePool Machines: the providerIDs of instances whose Node carries the
+ * cluster-autoscaler's `ToBeDeletedByClusterAutoscaler` taint, looked up by providerID only when the
+ * pool has more members than it wants. Unknown (the kit sees no Nodes, or cannot read them now):
+ * `undefined`, and the usual victim order decides.
+ */
+async function autoscalerMarked<Spec, Settings>(
+  scope: PoolScope<Spec, Settings>,
+  instances: readonly PoolInstance[],
+  desired: number,
+  external: boolean,
+): Promise<ReadonlySet<string> | undefined> {
+  const lookup = scope.api.taintedNodeProviderIDs;
+  const live = liveInstances(instances);
+  if (!lookup || external || live.length <= desired) return undefined;
+  try {
+    const ids = live.map((i) => i.providerID).filter((id) => id !== "");
+    return await lookup(ids, ClusterAutoscalerTaint.key);
+  } catch (error) {
+    if (!(error instanceof WorkloadClusterUnavailableError)) throw error;
+    scope.log.debug(
+      { reason: error.reason },
+      "cannot read the Nodes for the cluster-autoscaler's taint; the delete policy picks",
+    );
+    return undefined;
+  }
+}
+
 const EVENT_OF_DELETE = {
   Rollout: "InstanceReplaced",
   ScaleDown: "InstanceDeleted",
@@ -50,13 +82,15 @@ interface ActionContext {
   readonly desired: number;
   readonly strategy: ResolvedStrategy;
   readonly machines: MachinesState | null;
+  /** ProviderIDs whose Node the cluster-autoscaler marked for deletion (no MachinePool Machines). */
+  readonly marked: ReadonlySet<string> | undefined;
 }
 
 /** Executes one planned action. */
 async function executeAction<Spec, Settings>(
   scope: PoolScope<Spec, Settings>,
   action: PlanAction,
-  { desired, strategy, machines }: ActionContext,
+  { desired, strategy, machines, marked }: ActionContext,
 ): Promise<void> {
   if (action.kind === "setReplicas") {
     // The plan sees the group without the instances being drained that will shrink it when they go;
@@ -84,7 +118,7 @@ async function executeAction<Spec, Settings>(
         ? action.remediationOf === "healthCheck"
           ? `replacing instance ${instance.id}: a MachineHealthCheck found its Machine unhealthy`
           : `replacing instance ${instance.id}: the cloud reports it failed`
-        : `removing instance ${instance.id} to scale down`;
+        : `removing instance ${instance.id} to scale down${marked?.has(instance.providerID) ? `: the cluster-autoscaler marked its Node ${ClusterAutoscalerTaint.key}` : ""}`;
   const machine = machines?.machineOf.get(instance.id);
   if (machine) {
     // MachinePool Machines: through the Machine, so core cordons and drains the Node first; the kit
@@ -199,6 +233,9 @@ export const scalePhase: PoolPhase<
     const instances = machines
       ? group.instances.filter((i) => !machines.leaving.has(i.id))
       : group.instances;
+    const marked = machines
+      ? undefined
+      : await autoscalerMarked(scope, instances, desired, external);
     const plan = planPool({
       desired,
       groupDesired: (machines?.groupSize ?? group.desiredReplicas) - (machines?.pendingShrink ?? 0),
@@ -209,7 +246,9 @@ export const scalePhase: PoolPhase<
             remediate: (i: PoolInstance) => machines.remediate.has(i.id),
             remediationsInFlight: machines.remediationsInFlight,
           }
-        : {}),
+        : marked && marked.size > 0
+          ? { deleteFirst: (i: PoolInstance) => marked.has(i.providerID) }
+          : {}),
       isUpToDate,
       // Unknown availability: scale and provision on instance state (no deadlock on a cluster whose
       // Nodes core has not initialized yet), but roll nothing.
@@ -221,7 +260,7 @@ export const scalePhase: PoolPhase<
     });
     const live = liveInstances(instances);
     for (const action of plan.actions) {
-      await executeAction(scope, action, { desired, strategy, machines });
+      await executeAction(scope, action, { desired, strategy, machines, marked });
     }
     if (machines)
       await markDeferredRemediations(scope, plan.remediationWaiting, machines, desired, strategy);

@@ -181,7 +181,7 @@ describe("insertPhase", () => {
     expect(names(before).slice(at, at + 3)).toEqual(["scale", "readsScale", "nativeRollout"]);
     expect(names(after)).toEqual(names(before));
     expect(names(insertPhase(pipeline, { after: "publish" }, reader)).at(-1)).toBe("readsScale");
-    expect(pipeline).toHaveLength(13);
+    expect(pipeline).toHaveLength(14);
     expect(() => checkPhases(before)).not.toThrow();
   });
 

@@ -76,7 +76,12 @@ export * from "./controller.js";
 export * from "./driver.js";
 export { isFailureOf, StepFailure } from "./errors.js";
 export { isInstanceAvailable, liveInstances } from "./instances.js";
-export type { InfraMachineKind, MachinesState, PoolMachinesApi } from "./machines.js";
+export type {
+  InfraMachineKind,
+  MachinesState,
+  OwnerRemediatedState,
+  PoolMachinesApi,
+} from "./machines.js";
 export type { PoolMemory, StoppedRunaway } from "./memory.js";
 export * from "./phase.js";
 export {
@@ -86,7 +91,7 @@ export {
   insertPhase,
   replacePhase,
 } from "./pipeline.js";
-export type { Plan, PlanAction } from "./plan.js";
+export type { Plan, PlanAction, RemediationWait } from "./plan.js";
 export { RUNAWAY_REASONS } from "./reasons.js";
 export type {
   PoolApi,

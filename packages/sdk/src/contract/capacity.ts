@@ -13,7 +13,6 @@
  * @module
  */
 import { parseQuantity, UNSIGNED_QUANTITY_PATTERN } from "../runtime/quantity.js";
-import type { InfraMachinePoolLike } from "./status.js";
 
 /**
  * CPU architectures a Node reports in `status.nodeInfo.architecture` (Go's `GOARCH` of the kubelet,
@@ -288,7 +287,8 @@ function sameStrings(a: unknown, b: Readonly<Record<string, string>> | undefined
  * ```
  */
 export function setPoolCapacity(
-  objInput: InfraMachinePoolLike,
+  // Any InfraMachinePool (InfraMachinePoolLike fits); a leaf, so the CRD layer's types stay small.
+  objInput: { status?: object },
   capacity: PoolCapacity | undefined,
 ): boolean {
   const obj = objInput as { status?: Record<string, unknown> };

@@ -1,7 +1,6 @@
 import { dump } from "js-yaml";
 import { z } from "zod";
 import { pluralize } from "../conditions/pluralize.js";
-import type { NodeArchitecture, NodeOperatingSystem } from "../contract/capacity.js";
 import { CLUSTER_API_GROUP, contractLabel, finalizerFor, Labels } from "../contract/constants.js";
 import { calculateCRDName } from "../contract/format.js";
 import type { OwnerReference } from "../contract/owners.js";
@@ -105,8 +104,12 @@ export interface InfraMachinePoolContractStatus {
    * cluster-autoscaler reads it for an empty pool); written by the kit from `PoolDriver.capacity`.
    */
   capacity?: Record<string, string>;
-  /** Architecture and operating system of the pool's Nodes (scale from zero), with `capacity`. */
-  nodeInfo?: { architecture?: NodeArchitecture; operatingSystem?: NodeOperatingSystem };
+  /**
+   * Architecture (Go's `GOARCH`: `amd64`, `arm64`, …) and operating system (`linux`, `windows`) of
+   * the pool's Nodes (scale from zero), with `capacity`. Plain strings here, so the CRD layer's
+   * declarations do not carry the contract's capacity module; `NODE_ARCHITECTURES` lists the values.
+   */
+  nodeInfo?: { architecture?: string; operatingSystem?: string };
   /** Generation last reconciled. */
   observedGeneration?: number;
   /** MachinePool Machines opt-in (R11). */

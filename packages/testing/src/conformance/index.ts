@@ -10,6 +10,7 @@ export {
   type PoolObject,
 } from "./invariants.js";
 export {
+  type AutoscalerMachinePoolView,
   type AutoscalerNodeTemplate,
   autoscalerNodeTemplate,
 } from "./scale-from-zero.js";

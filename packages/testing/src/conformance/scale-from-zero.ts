@@ -32,6 +32,24 @@ import type { ConformanceKind, ConformancePool, ConformanceProvider } from "./ty
 
 type MachinePool = clusterv1beta2.MachinePool;
 
+/** What {@link autoscalerNodeTemplate} reads of a MachinePool (any MachinePool object fits). */
+export interface AutoscalerMachinePoolView {
+  /** Name and namespace. */
+  readonly metadata?: { readonly name?: string; readonly namespace?: string };
+  /** `spec.template.spec.infrastructureRef`, as the autoscaler reads it. */
+  readonly spec?: {
+    readonly template?: {
+      readonly spec?: {
+        readonly infrastructureRef?: {
+          readonly apiGroup?: string;
+          readonly kind?: string;
+          readonly name?: string;
+        };
+      };
+    };
+  };
+}
+
 /** What the scale-from-zero scenario needs of the suite (the harness fills it in). */
 export interface ScaleFromZeroHost {
   /** The management cluster, as the suite writes it (the autoscaler's reads go through it too). */
@@ -132,7 +150,7 @@ function isStringMap(value: unknown): value is Record<string, string> {
  */
 export async function autoscalerNodeTemplate(
   client: KubeClient,
-  machinePool: MachinePool,
+  machinePool: AutoscalerMachinePoolView,
 ): Promise<AutoscalerNodeTemplate | undefined> {
   const ref = machinePool.spec?.template?.spec?.infrastructureRef;
   const namespace = machinePool.metadata?.namespace ?? "default";

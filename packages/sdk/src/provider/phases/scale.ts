@@ -13,7 +13,12 @@ import { ClusterAutoscalerTaint } from "../../contract/autoscaler.js";
 import type { PoolInstance } from "../driver.js";
 import { isFailureOf } from "../errors.js";
 import { isInstanceAvailable, liveInstances } from "../instances.js";
-import { isDeleting, type MachinesState, OwnerRemediatedReasons } from "../machines.js";
+import {
+  isDeleting,
+  type MachinesState,
+  OwnerRemediatedReasons,
+  RemediationConditions,
+} from "../machines.js";
 import type { PoolPhase } from "../phase.js";
 import { type PlanAction, planPool, type RemediationWait } from "../plan.js";
 import type { PoolScope } from "../scope.js";
@@ -186,7 +191,9 @@ async function markDeferredRemediations<Spec, Settings>(
     const machine = machines.machineOf.get(instance.id);
     if (!machine) continue;
     const message = deferralMessage(why, desired, strategy);
-    const current = machine.status?.conditions?.find((c) => c.type === "OwnerRemediated");
+    const current = machine.status?.conditions?.find(
+      (c) => c.type === RemediationConditions.OwnerRemediated,
+    );
     if (
       current?.reason === OwnerRemediatedReasons.RemediationDeferred &&
       current.message === message

@@ -95,6 +95,23 @@ const OTHER_CLUSTER = "conformance-other-team";
 const WATCH_FILTER_LABEL = "cluster.x-k8s.io/watch-filter";
 const FIELD_MANAGER = "capi-ts-conformance";
 const READS = new Set(["get", "list", "watch"]);
+
+/**
+ * One write as a failure message names it: verb, resource, name and writer, and for an Event its type
+ * and reason (an Event's name is a random suffix; its reason says which code path wrote it).
+ */
+function describeWrite(write: RequestRecord): string {
+  const subresource = write.subresource ? `/${write.subresource}` : "";
+  const writer = write.fieldManager ?? write.userAgent ?? "?";
+  let what = "";
+  if (write.resource === "events" && typeof write.body === "object" && write.body !== null) {
+    const event = write.body as { type?: unknown; reason?: unknown; series?: unknown };
+    const type = typeof event.type === "string" ? event.type : "";
+    const reason = typeof event.reason === "string" ? event.reason : "";
+    if (type || reason) what = ` (${[type, reason].filter(Boolean).join(" ").slice(0, 80)})`;
+  }
+  return `${write.verb} ${write.resource}${subresource} ${write.name ?? ""}${what} by ${writer}`;
+}
 const REPLICAS_MANAGED_BY = "cluster.x-k8s.io/replicas-managed-by";
 
 type Obj = KubernetesObject & {
@@ -989,10 +1006,7 @@ export class MachinePoolConformance {
     if (writes.length > 0) {
       const list = writes
         .slice(0, 5)
-        .map(
-          (w) =>
-            `${w.verb} ${w.resource}${w.subresource ? `/${w.subresource}` : ""} ${w.name ?? ""} by ${w.fieldManager ?? w.userAgent ?? "?"}`,
-        )
+        .map(describeWrite)
         .join("; ");
       throw new ConformanceError(
         "steadyState.zeroWrites",
@@ -1023,10 +1037,7 @@ export class MachinePoolConformance {
       if (writes.length === 0) return undefined;
       const list = writes
         .slice(-3)
-        .map(
-          (w) =>
-            `${w.verb} ${w.resource}${w.subresource ? `/${w.subresource}` : ""} ${w.name ?? ""} by ${w.fieldManager ?? w.userAgent ?? "?"}`,
-        )
+        .map(describeWrite)
         .join("; ");
       return `steadyState.zeroWrites: ${writes.length} writes in the last ${windowMs} ms after convergence: ${list}`;
     });

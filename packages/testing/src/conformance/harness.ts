@@ -1218,6 +1218,11 @@ export class MachinePoolConformance {
           ? undefined
           : `rollout.tokenRefreshesTemplate: still ${now} template versions after a token rotation`;
       });
+      // The replica count never changed, so "converged" held all along: the provider is still
+      // finishing its reaction (the Event about the version, pointing the group at it) when the cloud
+      // first shows the version. Let that reaction end before the zero-write window opens; a provider
+      // that never stops writing fails the wait with its writes.
+      await this.#quiet(pool);
     }
     await this.#steadyState(pool, 2);
     const after = [...(await provider.cloud.liveProviderIds(pool))].sort();

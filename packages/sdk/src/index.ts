@@ -63,6 +63,7 @@ export {
   machinePoolStrategySchema,
 } from "./provider/strategy.js";
 export {
+  HelpRequested,
   type ManagerFlags,
   managerFlagsCommand,
   managerOptionsFromFlags,
@@ -75,4 +76,5 @@ export {
   type ManagerLeaderElectionOptions,
   type ManagerOptions,
 } from "./runtime/manager.js";
+export { REDACTED, registerSecret } from "./runtime/redact.js";
 export type { Runnable } from "./runtime/runnable.js";

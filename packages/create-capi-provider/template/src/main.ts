@@ -1,10 +1,11 @@
 /**
  * The provider's production entry point: standard flags (`--help`), leader election, metrics on
  * :8443 (HTTPS, TokenReview/SubjectAccessReview), health probes on :9440, the webhook server on :9443, graceful shutdown on SIGTERM/SIGINT.
- * Exits non-zero with the reason when a flag is wrong or the manager cannot start (e.g. a missing
+ * `--help` prints the flags and exits 0; exits non-zero with the reason when a flag is wrong or the manager cannot start (e.g. a missing
  * webhook certificate file).
  */
 import {
+  HelpRequested,
   Manager,
   machinePoolController,
   managerFlagsCommand,
@@ -42,6 +43,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  if (error instanceof HelpRequested) {
+    console.log(error.usage);
+    process.exit(0);
+  }
   console.error(`${NAME}: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 });

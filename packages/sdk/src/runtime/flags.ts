@@ -183,8 +183,38 @@ export function managerFlagsCommand(name = "manager"): Command {
 }
 
 /**
+ * Thrown by {@link parseManagerFlags} for `--help` (or `-h`): not a failure. Print {@link usage} to
+ * standard output and exit 0, as every command-line tool does.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   parseManagerFlags(process.argv.slice(2));
+ * } catch (error) {
+ *   if (error instanceof HelpRequested) {
+ *     console.log(error.usage);
+ *     process.exit(0);
+ *   }
+ *   throw error;
+ * }
+ * ```
+ */
+export class HelpRequested extends Error {
+  /** The usage text: every flag with its default. */
+  readonly usage: string;
+
+  /** Carries `usage` (also the message, for callers that only print messages). */
+  constructor(usage: string) {
+    super(usage);
+    this.name = "HelpRequested";
+    this.usage = usage;
+  }
+}
+
+/**
  * Parses the standard flags. `argv` is the user arguments (`process.argv.slice(2)`). Throws an `Error`
- * whose message names the bad flag and what is expected; `--help` throws with the usage text.
+ * whose message names the bad flag and what is expected; `--help` throws {@link HelpRequested} with the
+ * usage text (print it and exit 0).
  *
  * @example
  * ```ts
@@ -201,7 +231,7 @@ export function parseManagerFlags(
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === "commander.helpDisplayed" || error.code === "commander.help") {
-        throw new Error(command.helpInformation());
+        throw new HelpRequested(command.helpInformation());
       }
       throw new Error(`${error.message.replace(/^error: /, "")} (see --help)`);
     }

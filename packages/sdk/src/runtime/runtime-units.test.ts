@@ -15,7 +15,7 @@ import {
   TooManyRequestsError,
   UnauthorizedError,
 } from "./errors.js";
-import { parseManagerFlags } from "./flags.js";
+import { HelpRequested, parseManagerFlags } from "./flags.js";
 import { compareResourceVersions, dropManagedFields, indexByOwnerUID } from "./informer.js";
 import { parseLabelSelector } from "./labels.js";
 import { createLogger } from "./logging.js";
@@ -245,6 +245,18 @@ describe("flags", () => {
       logLevel: "debug",
       logFormat: "text",
     });
+  });
+
+  it("answers --help with the usage, as a HelpRequested and not a failure", () => {
+    let thrown: unknown;
+    try {
+      parseManagerFlags(["--help"]);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(HelpRequested);
+    expect((thrown as HelpRequested).usage).toMatch(/--leader-elect/);
+    expect(() => parseManagerFlags(["-h"])).toThrow(HelpRequested);
   });
 
   it("explains bad flags", () => {

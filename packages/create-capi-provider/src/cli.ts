@@ -1,10 +1,18 @@
 #!/usr/bin/env node
 // npm create capi-provider [folder] [--name n] [--group g] [--machine-pool-machines] [--force]
 import { Command } from "commander";
-import { scaffold } from "./index.js";
+import { nodeVersionProblem, scaffold } from "./index.js";
+
+// The project it writes runs on Node >= 22.19; saying so now beats a scaffold that cannot start.
+const nodeProblem = nodeVersionProblem(process.versions.node);
+if (nodeProblem) {
+  console.error(`create-capi-provider: ${nodeProblem}`);
+  process.exit(2);
+}
 
 interface ScaffoldFlags {
   name?: string;
+  packages?: string;
   group?: string;
   machinePoolMachines: boolean;
   force: boolean;
@@ -19,6 +27,10 @@ const program = new Command("create-capi-provider")
     "--machine-pool-machines",
     "an InfraMachine per instance, so core makes a Machine for each (CAPI's MachinePool Machines)",
     false,
+  )
+  .option(
+    "--packages <folder>",
+    "depend on the capi-ts tarballs in this folder (./dev pack in a checkout) instead of the registry",
   )
   .option("--force", "write into a non-empty folder", false)
   .action(async (folder: string, options: ScaffoldFlags) => {

@@ -39,6 +39,14 @@ export interface ScaffoldOptions {
   /** The version range of the capi-ts packages (default `^<this version>`). */
   sdkVersion?: string;
   /**
+   * A folder holding the capi-ts package tarballs (`capi-ts-sdk-<version>.tgz` and
+   * `capi-ts-testing-<version>.tgz`, as `./dev pack` in a capi-ts checkout, `pnpm pack` or `npm pack`
+   * write them): the project depends on those files (a path relative to the project) instead of the
+   * registry, with an `overrides` entry so that every package uses the same SDK. For a checkout, run
+   * `./dev pack` in it and pass the folder it prints. Default: the registry.
+   */
+  packages?: string;
+  /**
    * Define the kind with MachinePool Machines (`machinePoolMachines: true` in `src/kind.ts`): an
    * InfraMachine per instance, so core makes a Machine for each and drains its Node before the
    * instance goes. Default false; the line is in `src/kind.ts` either way.
@@ -56,6 +64,26 @@ export interface ScaffoldResult {
   readonly kind: string;
   /** Files written, relative to the folder. */
   readonly files: readonly string[];
+}
+
+/** The oldest Node the scaffolded project runs on (its `engines.node`). */
+export const MINIMUM_NODE = "22.19.0";
+
+/**
+ * Checks a Node version (`process.versions.node`) against {@link MINIMUM_NODE}; returns the problem and
+ * what to do, or `undefined` when it is new enough.
+ *
+ * @example
+ * ```ts
+ * nodeVersionProblem("20.19.5"); // "Node 20.19.5 is too old: …"
+ * nodeVersionProblem("24.11.0"); // undefined
+ * ```
+ */
+export function nodeVersionProblem(nodeVersion: string): string | undefined {
+  const [major = 0, minor = 0] = nodeVersion.split(".").map(Number);
+  const [needMajor = 0, needMinor = 0] = MINIMUM_NODE.split(".").map(Number);
+  if (major > needMajor || (major === needMajor && minor >= needMinor)) return undefined;
+  return `Node ${nodeVersion} is too old: capi-ts needs Node >= ${MINIMUM_NODE} (24 LTS recommended). Install it (from nodejs.org, or \`nvm install 24\` / \`fnm install 24\`) and run this again.`;
 }
 
 const NAME = /^[a-z]([a-z0-9-]{0,28}[a-z0-9])?$/;
@@ -109,6 +137,57 @@ async function listTemplate(root: string, folder = root): Promise<string[]> {
   return files.sort();
 }
 
+const TARBALLS = { sdk: "@capi-ts/sdk", testing: "@capi-ts/testing" } as const;
+
+/** The tarball of each capi-ts package in `folder`, or an error that says what is there instead. */
+async function localTarballs(folder: string): Promise<Record<keyof typeof TARBALLS, string>> {
+  const absolute = resolve(folder);
+  if (!existsSync(absolute)) {
+    throw new Error(
+      `--packages ${folder}: no such folder; pass the folder that \`./dev pack\` printed in a capi-ts checkout`,
+    );
+  }
+  const present = (await readdir(absolute)).filter((file) => file.endsWith(".tgz")).sort();
+  const found: Partial<Record<keyof typeof TARBALLS, string>> = {};
+  for (const key of Object.keys(TARBALLS) as Array<keyof typeof TARBALLS>) {
+    const file = `capi-ts-${key}-${version}.tgz`;
+    if (present.includes(file)) found[key] = join(absolute, file);
+  }
+  if (found.sdk && found.testing) return { sdk: found.sdk, testing: found.testing };
+  const checkout = existsSync(join(absolute, "packages", "sdk", "package.json"));
+  const missing = (Object.keys(TARBALLS) as Array<keyof typeof TARBALLS>)
+    .filter((key) => !found[key])
+    .map((key) => `capi-ts-${key}-${version}.tgz`);
+  throw new Error(
+    checkout
+      ? `--packages ${folder} is a capi-ts checkout, not a folder of tarballs: run \`./dev pack\` in it and pass the folder it prints`
+      : `--packages ${folder} lacks ${missing.join(" and ")} (it has ${present.length > 0 ? present.slice(0, 5).join(", ") : "no .tgz file"}); pack capi-ts ${version} into it (\`./dev pack\` in a checkout)`,
+  );
+}
+
+/** The scaffold's package.json pointed at local tarballs, by paths relative to the project. */
+function withLocalPackages(
+  manifestText: string,
+  directory: string,
+  tarballs: Record<keyof typeof TARBALLS, string>,
+): string {
+  const manifest = JSON.parse(manifestText) as {
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+    overrides?: Record<string, string>;
+  };
+  const spec = (tarball: string) => {
+    const path = relative(directory, tarball).split("\\").join("/");
+    return `file:${path.startsWith(".") ? path : `./${path}`}`;
+  };
+  manifest.dependencies[TARBALLS.sdk] = spec(tarballs.sdk);
+  manifest.devDependencies[TARBALLS.testing] = spec(tarballs.testing);
+  // @capi-ts/testing depends on @capi-ts/sdk by version range: without the override npm would fetch
+  // that from the registry (where it may not exist) beside the local one.
+  manifest.overrides = { ...manifest.overrides, [TARBALLS.sdk]: `$${TARBALLS.sdk}` };
+  return `${JSON.stringify(manifest, null, 2)}\n`;
+}
+
 /**
  * Writes the provider project. Refuses a non-empty folder unless `force`, and an invalid name or group
  * with what is allowed.
@@ -137,6 +216,8 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
       );
     }
   }
+  const tarballs =
+    options.packages === undefined ? undefined : await localTarballs(options.packages);
   const Name = pascal(name);
   const kind = `${Name}MachinePool`;
   const replacements: Array<[RegExp, string]> = [
@@ -156,6 +237,7 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
   for (const file of await listTemplate(templateRoot)) {
     let text = await readFile(join(templateRoot, file), "utf8");
     for (const [pattern, value] of replacements) text = text.replace(pattern, value);
+    if (file === "package.json" && tarballs) text = withLocalPackages(text, directory, tarballs);
     const target = file
       .split("/")
       // A file named for the kind (config/samples/foomachinepool.yaml) takes the kind's lower case.

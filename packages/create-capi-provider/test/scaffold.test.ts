@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import ts from "typescript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { providerNameProblem, scaffold } from "../src/index.js";
+import { nodeVersionProblem, providerNameProblem, scaffold, version } from "../src/index.js";
 
 let root: string;
 beforeEach(async () => {
@@ -109,6 +109,49 @@ describe("scaffold", () => {
     const forced = await scaffold({ directory: root, name: "acme", force: true });
     expect(forced.files).toContain("src/driver.ts");
     expect(await readFile(join(root, "notes.txt"), "utf8")).toBe("mine");
+  });
+
+  it("depends on local tarballs with --packages, by paths relative to the project", async () => {
+    const tarballs = join(root, "tarballs");
+    await mkdir(tarballs);
+    for (const name of ["sdk", "testing"]) {
+      await writeFile(join(tarballs, `capi-ts-${name}-${version}.tgz`), "");
+    }
+    const result = await scaffold({ directory: join(root, "acme-provider"), packages: tarballs });
+    const pkg = JSON.parse(await readFile(join(result.directory, "package.json"), "utf8"));
+    expect(pkg.dependencies["@capi-ts/sdk"]).toBe(`file:../tarballs/capi-ts-sdk-${version}.tgz`);
+    expect(pkg.devDependencies["@capi-ts/testing"]).toBe(
+      `file:../tarballs/capi-ts-testing-${version}.tgz`,
+    );
+    expect(pkg.overrides).toEqual({ "@capi-ts/sdk": "$@capi-ts/sdk" });
+    expect(pkg.dependencies.zod).toBeDefined();
+  });
+
+  it("says what --packages lacks, and what to do with a checkout", async () => {
+    const tarballs = join(root, "some");
+    await mkdir(tarballs);
+    await writeFile(join(tarballs, `capi-ts-sdk-${version}.tgz`), "");
+    await expect(
+      scaffold({ directory: join(root, "a-provider"), packages: tarballs }),
+    ).rejects.toThrow(`lacks capi-ts-testing-${version}.tgz (it has capi-ts-sdk-${version}.tgz)`);
+    const checkout = join(root, "capi-ts");
+    await mkdir(join(checkout, "packages", "sdk"), { recursive: true });
+    await writeFile(join(checkout, "packages", "sdk", "package.json"), "{}");
+    await expect(
+      scaffold({ directory: join(root, "b-provider"), packages: checkout }),
+    ).rejects.toThrow(/is a capi-ts checkout, not a folder of tarballs: run `\.\/dev pack` in it/);
+    await expect(
+      scaffold({ directory: join(root, "c-provider"), packages: join(root, "nowhere") }),
+    ).rejects.toThrow(/no such folder/);
+  });
+
+  it("refuses a Node older than the project's engines, saying what to install", () => {
+    expect(nodeVersionProblem("20.19.5")).toMatch(
+      /^Node 20\.19\.5 is too old: capi-ts needs Node >= 22\.19\.0 .*Install it/,
+    );
+    expect(nodeVersionProblem("22.18.0")).toMatch(/too old/);
+    expect(nodeVersionProblem("22.19.0")).toBeUndefined();
+    expect(nodeVersionProblem("24.11.1")).toBeUndefined();
   });
 
   it("says what a provider name may be", async () => {

@@ -10,6 +10,7 @@ const ctx: PoolContext<FooMachinePoolSpec> = {
   spec: { instanceType: "small", minSize: 0, maxSize: 5 },
   version: "v1.35.0",
   failureDomains: [],
+  replicas: 1,
   signal: new AbortController().signal,
 };
 const stamp = { specHash: "s1", bootstrapHash: "b1", bootstrapRef: "r1" };

@@ -65,6 +65,7 @@ async function setup(userData: string) {
     spec: { instanceType: "small", minSize: 0, maxSize: 5 },
     version: "v1.31.0",
     failureDomains: [],
+    replicas: 1,
     signal: new AbortController().signal,
   };
   const stamp = { specHash: "s", bootstrapHash: "b", bootstrapRef: "r" };

@@ -32,6 +32,7 @@ function context(spec: Partial<FakeCloudMachinePoolSpec> = {}, overrides: Partia
     spec: { instanceType: "small", minSize: 0, maxSize: 10, ...spec },
     version: "v1.31.0",
     failureDomains: [],
+    replicas: 1,
     signal: new AbortController().signal,
     ...overrides,
   };

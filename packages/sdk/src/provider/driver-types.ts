@@ -45,6 +45,13 @@ export interface PoolContext<Spec> {
   readonly version: string | undefined;
   /** Failure domains the pool should spread over (`MachinePool.spec.failureDomains`), maybe empty. */
   readonly failureDomains: readonly string[];
+  /**
+   * The replicas the pool should have (`MachinePool.spec.replicas`, 1 when unset, as core defaults
+   * it), or `undefined` when an external autoscaler manages them (the
+   * `cluster.x-k8s.io/replicas-managed-by` annotation): e.g. for a `maxSize` setting that defaults to
+   * the desired size. The kit sizes the group itself; this is for settings that depend on it.
+   */
+  readonly replicas: number | undefined;
   /** Aborted when the reconcile times out or the controller stops; pass it to the cloud SDK. */
   readonly signal: AbortSignal;
 }

@@ -197,6 +197,8 @@ export function contextFor<Spec, Settings>(
     spec,
     version: mp?.version,
     failureDomains: [...(mp?.failureDomains ?? [])],
+    replicas:
+      mp === undefined || mp.replicasManagedByExternalAutoscaler ? undefined : (mp.replicas ?? 1),
     signal: scope.signal,
   };
 }

@@ -32,6 +32,7 @@ export function inputsFingerprint<Spec, Settings>(scope: PoolScope<Spec, Setting
       spec: ctx?.spec,
       version: ctx?.version,
       failureDomains: ctx?.failureDomains,
+      replicas: ctx?.replicas,
       bootstrap: bootstrap ? shortHash(`${bootstrap.secretRef}\u0000${bootstrap.userData}`) : "",
     }),
   );

@@ -126,8 +126,22 @@ describe("validateSpec", () => {
       spec: { image: "img-9", maxSize: 7 },
       version: "v1.34.1",
       failureDomains: [],
+      replicas: 2,
     });
     expect(written?.context.signal).toBe(test.scope.signal);
+  });
+
+  it("tells the driver the desired replicas, and none when an autoscaler manages them", async () => {
+    const own = fakeScope({ spec: { image: "img" }, replicas: 5 });
+    await own.run(validateSpecPhase);
+    expect(own.section("spec")?.context.replicas).toBe(5);
+    const external = fakeScope({
+      spec: { image: "img" },
+      replicas: 5,
+      machinePoolAnnotations: { "cluster.x-k8s.io/replicas-managed-by": "cluster-autoscaler" },
+    });
+    await external.run(validateSpecPhase);
+    expect(external.section("spec")?.context.replicas).toBeUndefined();
   });
 
   it("takes the raw spec as is without a schema", async () => {

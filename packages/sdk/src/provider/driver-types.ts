@@ -185,6 +185,13 @@ export interface TemplateVersion {
   readonly stamp: TemplateStamp | undefined;
   /** Creation time, epoch milliseconds, if known. */
   readonly createdAt?: number;
+  /**
+   * `false` for a version the cloud refuses to delete while the template exists (an AWS launch
+   * template's default version: `DeleteLaunchTemplateVersions` answers `launchTemplateVersionIsDefault`):
+   * the kit never prunes it, instead of retrying a refused delete on every reconcile. It goes with
+   * the template when the pool is deleted. Default `true`.
+   */
+  readonly deletable?: boolean;
 }
 
 // ── requests ────────────────────────────────────────────────────────────────────────────────────

@@ -49,6 +49,16 @@ describe("stamps", () => {
     expect(prunableVersions(versions, "4", instances)).toEqual(["1"]);
     expect(prunableVersions([], undefined, [])).toEqual([]);
   });
+
+  it("never prunes a version the driver marks not deletable (the cloud's default)", () => {
+    const versions = [
+      { version: "1", stamp: undefined, deletable: false },
+      { version: "2", stamp: undefined },
+      { version: "3", stamp: undefined, deletable: true },
+      { version: "4", stamp: undefined },
+    ];
+    expect(prunableVersions(versions, "4", [])).toEqual(["2", "3"]);
+  });
 });
 
 describe("template stamp tags", () => {

@@ -20,7 +20,9 @@ export const TEMPLATE_STAMP_TAG_KEYS = {
 
 /**
  * The tags to store a {@link TemplateStamp} under. The default prefix `capi-ts.io/` suits AWS and
- * Azure tags; for GCE labels (no `/` or `.`) pass e.g. `capi-ts-`.
+ * Azure tags; for GCE labels (no `/` or `.` in keys) pass e.g. `capi-ts-`, but note that the
+ * bootstrap reference (`namespace/name`) is no valid label value: on GCE keep the stamp in the
+ * instance template's description instead (the writing-a-provider guide has a table per cloud).
  *
  * @example
  * ```ts
@@ -125,7 +127,8 @@ export function stampIsExact(stamp: TemplateStamp | undefined, target: TemplateS
 
 /**
  * Template versions that may be deleted: not the newest (last in the driver's order), not the
- * group's, and not the launch version of any instance that is not terminated.
+ * group's, not the launch version of any instance that is not terminated, and not one the driver
+ * marks `deletable: false`.
  *
  * @example
  * ```ts
@@ -145,5 +148,8 @@ export function prunableVersions(
     }
   }
   const newest = versions[versions.length - 1]?.version;
-  return versions.map((v) => v.version).filter((v) => v !== newest && !inUse.has(v));
+  return versions
+    .filter((v) => v.deletable !== false)
+    .map((v) => v.version)
+    .filter((v) => v !== newest && !inUse.has(v));
 }

@@ -19,7 +19,11 @@ import { FooMachinePool, validateFooMachinePoolSpec } from "./kind.js";
 
 const NAME = "foo-provider";
 
-/** TODO: build the real cloud client (credentials from the environment or a mounted Secret). */
+/**
+ * TODO: build the real cloud client. The release mounts the credentials Secret (src/manifests.ts) at
+ * /home/.foo/credentials; read it here and pass every secret value to registerSecret() so that it never
+ * shows up in a log line, condition or Event.
+ */
 function connectCloud(): CloudClient {
   throw new Error("connectCloud() is not written yet: create your cloud SDK client in src/main.ts");
 }

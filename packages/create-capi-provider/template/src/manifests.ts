@@ -13,8 +13,18 @@ export function components(image: string) {
     name: "foo",
     kinds: [FooMachinePool],
     image,
-    // TODO: rules your own code needs beyond the kit's (e.g. reading a credentials Secret).
+    // TODO: rules your own code needs beyond the kit's.
     extraRules: [],
+    // The cloud credentials, from a clusterctl variable at `clusterctl init` (base64, as
+    // `export FOO_B64ENCODED_CREDENTIALS=$(base64 -w0 < credentials-file)`), mounted read-only where
+    // connectCloud() in src/main.ts reads them. Rename the key and path to what your cloud SDK expects.
+    secrets: [
+      {
+        name: "credentials",
+        data: { credentials: "${FOO_B64ENCODED_CREDENTIALS}" },
+        mountPath: "/home/.foo",
+      },
+    ],
     // Scale from zero: the cluster-autoscaler reads the pools' status.capacity. Pass
     // { serviceAccount: { namespace, name } } to bind the role to its ServiceAccount here.
     autoscalerRole: true,

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Manifest } from "@capi-ts/sdk";
-import { componentsYAML } from "@capi-ts/sdk/manifests";
+import { componentsYAML, substituteClusterctlVariables } from "@capi-ts/sdk/manifests";
 import { KubeClient, silentLogger } from "@capi-ts/sdk/runtime";
 import { infraMachinePoolWebhooks, WebhookServer } from "@capi-ts/sdk/webhook";
 import {
@@ -38,8 +38,14 @@ it.skipIf(!binaries)(
     });
     try {
       await plane.installCRDs([certManagerStandInCrdsFolder]);
+      // As `clusterctl init` gets it: every variable substituted (the defaults, and the credentials).
       const objects = loadAll(
-        componentsYAML(components("ghcr.io/acme/foo-provider:v0.1.0")),
+        substituteClusterctlVariables(
+          componentsYAML(components("ghcr.io/acme/foo-provider:v0.1.0")),
+          {
+            FOO_B64ENCODED_CREDENTIALS: Buffer.from("test-credentials").toString("base64"),
+          },
+        ),
       ) as ManifestObject[];
       const isWebhookConfiguration = (object: { kind: string }) =>
         object.kind.endsWith("WebhookConfiguration");

@@ -110,3 +110,123 @@ describe("renderComponents: autoscalerRole", () => {
     ).toThrow(/autoscalerRole.serviceAccount.name "" is not a valid name/);
   });
 });
+
+describe("renderComponents: credentials, env, volumes and extra objects", () => {
+  type Container = {
+    env: Array<Record<string, unknown>>;
+    volumeMounts: Array<Record<string, unknown>>;
+  };
+  type Deployment = Rendered & {
+    spec: {
+      template: {
+        spec: { containers: Container[]; volumes: Array<Record<string, unknown>> };
+      };
+    };
+  };
+  const deployment = (objects: Rendered[]) =>
+    objects.find((o) => o.kind === "Deployment") as Deployment;
+
+  it("ships a Secret from a clusterctl variable, mounted and as env, beside the webhook certificate", () => {
+    const objects = rendered({
+      secrets: [
+        {
+          name: "credentials",
+          data: { credentials: "${FOO_B64ENCODED_CREDENTIALS}" },
+          mountPath: "/home/.foo",
+          env: [{ name: "FOO_CREDENTIALS", key: "credentials" }],
+        },
+      ],
+      env: [
+        { name: "FOO_REGION", value: "${FOO_REGION:=eu-1}" },
+        { name: "FOO_TOKEN", valueFrom: { secretKeyRef: { name: "mine", key: "token" } } },
+      ],
+    });
+    const secret = objects.find((o) => o.kind === "Secret") as Rendered & {
+      metadata: { namespace: string };
+      data: Record<string, string>;
+    };
+    expect(secret.metadata).toMatchObject({
+      name: "foo-provider-credentials",
+      namespace: "foo-provider-system",
+      labels: { "cluster.x-k8s.io/provider": "infrastructure-foo" },
+    });
+    expect(secret.data).toEqual({ credentials: "${FOO_B64ENCODED_CREDENTIALS}" });
+    const pod = deployment(objects).spec.template.spec;
+    const container = pod.containers[0] as Container;
+    expect(pod.volumes.map((v) => v.name)).toEqual(["cert", "credentials"]);
+    expect(pod.volumes[1]).toEqual({
+      name: "credentials",
+      secret: { secretName: "foo-provider-credentials" },
+    });
+    expect(container.volumeMounts).toContainEqual({
+      name: "credentials",
+      mountPath: "/home/.foo",
+      readOnly: true,
+    });
+    expect(container.env).toEqual(
+      expect.arrayContaining([
+        { name: "FOO_REGION", value: "${FOO_REGION:=eu-1}" },
+        { name: "FOO_TOKEN", valueFrom: { secretKeyRef: { name: "mine", key: "token" } } },
+        {
+          name: "FOO_CREDENTIALS",
+          valueFrom: { secretKeyRef: { name: "foo-provider-credentials", key: "credentials" } },
+        },
+      ]),
+    );
+  });
+
+  it("adds volumes and extra objects, the latter labelled and namespaced", () => {
+    const objects = rendered({
+      volumes: [{ name: "cache", source: { emptyDir: {} }, mountPath: "/cache", readOnly: false }],
+      extraObjects: [
+        { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "foo-settings" } },
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRole",
+          metadata: { name: "r" },
+        },
+      ],
+    });
+    const pod = deployment(objects).spec.template.spec;
+    expect(pod.volumes).toContainEqual({ name: "cache", emptyDir: {} });
+    expect((pod.containers[0] as Container).volumeMounts).toContainEqual({
+      name: "cache",
+      mountPath: "/cache",
+      readOnly: false,
+    });
+    const map = objects.find((o) => o.kind === "ConfigMap") as Rendered & {
+      metadata: { namespace?: string };
+    };
+    expect(map.metadata.namespace).toBe("foo-provider-system");
+    expect(map.metadata.labels).toEqual({ "cluster.x-k8s.io/provider": "infrastructure-foo" });
+    const role = objects.find((o) => o.kind === "ClusterRole" && o.metadata.name === "r") as
+      | (Rendered & { metadata: { namespace?: string } })
+      | undefined;
+    expect(role?.metadata.namespace).toBeUndefined();
+  });
+
+  it("refuses what the pod would refuse, saying what to give", () => {
+    const render = (options: Partial<Parameters<typeof renderComponents>[0]>) => () =>
+      renderComponents({ name: "foo", kinds: [Foo], image: "i", ...options });
+    expect(
+      render({ volumes: [{ name: "cert", source: { emptyDir: {} }, mountPath: "/x" }] }),
+    ).toThrow(/"cert" is used twice \(cert is the webhook certificate's volume\)/);
+    expect(render({ secrets: [{ name: "Creds", data: { a: "b" } }] })).toThrow(
+      /must be a DNS label/,
+    );
+    expect(render({ secrets: [{ name: "c", data: {}, mountPath: "/c" }] })).toThrow(/has no data/);
+    expect(render({ secrets: [{ name: "c", data: { a: "b" }, mountPath: "home" }] })).toThrow(
+      /must be an absolute path/,
+    );
+    expect(
+      render({ secrets: [{ name: "c", data: { a: "b" }, env: [{ name: "X", key: "z" }] }] }),
+    ).toThrow(/reads key "z", which its data lacks \(keys: a\)/);
+    expect(
+      render({
+        secrets: [
+          { name: "c", data: { a: "b" }, mountPath: "/tmp/k8s-webhook-server/serving-certs" },
+        ],
+      }),
+    ).toThrow(/is already mounted/);
+  });
+});

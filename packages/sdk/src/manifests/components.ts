@@ -77,8 +77,157 @@ export interface ComponentsOptions {
   variablePrefix?: string;
   /** Extra manager arguments. */
   args?: readonly string[];
-  /** Extra environment variables (values may use clusterctl variables). */
-  env?: ReadonlyArray<{ name: string; value: string }>;
+  /** Extra environment variables of the manager: a value (may use clusterctl variables) or a `valueFrom`. */
+  env?: readonly ComponentsEnvVar[];
+  /**
+   * Secrets the release ships in the provider's namespace (`<prefix>-<name>`), typically cloud
+   * credentials filled from a clusterctl variable at `clusterctl init`, e.g.
+   * `{ name: "credentials", data: { credentials: "${FOO_B64ENCODED_CREDENTIALS}" }, mountPath: "/home/.foo" }`.
+   * Each is mounted read-only at `mountPath` and/or exposed through `env`.
+   */
+  secrets?: readonly ComponentsSecret[];
+  /** More volumes of the manager's pod, each mounted into the manager container. */
+  volumes?: readonly ComponentsVolume[];
+  /**
+   * Further objects to ship (a ConfigMap, an identity object's CRD, …), appended as given with the
+   * provider label added. A namespaced object without a namespace goes into `<prefix>-system`.
+   */
+  extraObjects?: readonly Manifest[];
+}
+
+/** An environment variable of the manager (see {@link ComponentsOptions.env}). */
+export type ComponentsEnvVar =
+  | { readonly name: string; readonly value: string }
+  | {
+      readonly name: string;
+      readonly valueFrom:
+        | {
+            readonly secretKeyRef: {
+              readonly name: string;
+              readonly key: string;
+              readonly optional?: boolean;
+            };
+          }
+        | {
+            readonly configMapKeyRef: {
+              readonly name: string;
+              readonly key: string;
+              readonly optional?: boolean;
+            };
+          }
+        | { readonly fieldRef: { readonly fieldPath: string } };
+    };
+
+/** A Secret the release ships (see {@link ComponentsOptions.secrets}). */
+export interface ComponentsSecret {
+  /** Suffix of its name: the Secret is `<prefix>-<name>`. A DNS label, e.g. `credentials`. */
+  readonly name: string;
+  /** Its `data`: base64 values, normally a clusterctl variable (`${FOO_B64ENCODED_CREDENTIALS}`). */
+  readonly data: Readonly<Record<string, string>>;
+  /** Mount it read-only into the manager container here (an absolute path). */
+  readonly mountPath?: string;
+  /** Expose keys as environment variables of the manager (`secretKeyRef`). */
+  readonly env?: ReadonlyArray<{ readonly name: string; readonly key: string }>;
+}
+
+/** A volume of the manager's pod (see {@link ComponentsOptions.volumes}). */
+export interface ComponentsVolume {
+  /** The volume's name, a DNS label (`cert` is the webhook certificate's). */
+  readonly name: string;
+  /** Its source as a pod's volume has it, e.g. `{ emptyDir: {} }` or `{ configMap: { name: "…" } }`. */
+  readonly source: Readonly<Record<string, unknown>>;
+  /** Where the manager container mounts it (an absolute path). */
+  readonly mountPath: string;
+  /** Mount it read-only. Default true. */
+  readonly readOnly?: boolean;
+}
+
+// Kinds renderComponents may be given in extraObjects without a namespace and that have none.
+const CLUSTER_SCOPED = new Set([
+  "Namespace",
+  "ClusterRole",
+  "ClusterRoleBinding",
+  "CustomResourceDefinition",
+  "MutatingWebhookConfiguration",
+  "ValidatingWebhookConfiguration",
+  "PriorityClass",
+  "StorageClass",
+]);
+
+/** The manager's secret-backed and extra volumes, checked. */
+function podVolumes(
+  options: ComponentsOptions,
+  prefix: string,
+  webhooks: boolean,
+): {
+  volumes: Array<Record<string, unknown>>;
+  mounts: Array<Record<string, unknown>>;
+  env: Array<Record<string, unknown>>;
+} {
+  const volumes: Array<Record<string, unknown>> = [];
+  const mounts: Array<Record<string, unknown>> = [];
+  const env: Array<Record<string, unknown>> = [];
+  const names = new Set<string>(webhooks ? ["cert"] : []);
+  const paths = new Set<string>(webhooks ? [DEFAULT_WEBHOOK_CERT_DIR] : []);
+  const claim = (what: string, name: string, mountPath: string | undefined) => {
+    if (!DNS_LABEL.test(name) || name.length > 63) {
+      throw new TypeError(
+        `${what} name ${JSON.stringify(name.slice(0, 70))} must be a DNS label (lower-case letters, digits and dashes), e.g. "credentials"`,
+      );
+    }
+    if (names.has(name)) {
+      throw new TypeError(
+        `${what} name "${name}" is used twice${name === "cert" ? " (cert is the webhook certificate's volume)" : ""}; give each its own`,
+      );
+    }
+    names.add(name);
+    if (mountPath === undefined) return;
+    if (!mountPath.startsWith("/")) {
+      throw new TypeError(
+        `${what} "${name}": mountPath ${JSON.stringify(mountPath.slice(0, 100))} must be an absolute path, e.g. "/home/.foo"`,
+      );
+    }
+    if (paths.has(mountPath)) {
+      throw new TypeError(
+        `${what} "${name}": mountPath ${mountPath} is already mounted; pick another`,
+      );
+    }
+    paths.add(mountPath);
+  };
+  for (const secret of options.secrets ?? []) {
+    claim("secrets[]", secret.name, secret.mountPath);
+    if (Object.keys(secret.data).length === 0) {
+      throw new TypeError(
+        `secrets[] "${secret.name}" has no data; give at least one key, e.g. { credentials: "\${FOO_B64ENCODED_CREDENTIALS}" }`,
+      );
+    }
+    const secretName = `${prefix}-${secret.name}`;
+    if (secret.mountPath !== undefined) {
+      volumes.push({ name: secret.name, secret: { secretName } });
+      mounts.push({ name: secret.name, mountPath: secret.mountPath, readOnly: true });
+    }
+    for (const variable of secret.env ?? []) {
+      if (!Object.hasOwn(secret.data, variable.key)) {
+        throw new TypeError(
+          `secrets[] "${secret.name}": env ${variable.name} reads key "${variable.key}", which its data lacks (keys: ${Object.keys(secret.data).join(", ")})`,
+        );
+      }
+      env.push({
+        name: variable.name,
+        valueFrom: { secretKeyRef: { name: secretName, key: variable.key } },
+      });
+    }
+  }
+  for (const volume of options.volumes ?? []) {
+    claim("volumes[]", volume.name, volume.mountPath);
+    volumes.push({ name: volume.name, ...structuredClone(volume.source) });
+    mounts.push({
+      name: volume.name,
+      mountPath: volume.mountPath,
+      readOnly: volume.readOnly ?? true,
+    });
+  }
+  return { volumes, mounts, env };
 }
 
 const NAME = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
@@ -166,6 +315,7 @@ export function renderComponents(options: ComponentsOptions): Manifest[] {
   const validating = options.validating ?? true;
   const defaulting = options.defaulting ?? false;
   const webhooks = validating || defaulting;
+  const extra = podVolumes(options, prefix, webhooks);
 
   const objects: Manifest[] = [
     {
@@ -219,6 +369,15 @@ export function renderComponents(options: ComponentsOptions): Manifest[] {
       },
       subjects: [{ kind: "ServiceAccount", name: manager, namespace }],
     },
+    ...(options.secrets ?? []).map(
+      (secret): Manifest => ({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: `${prefix}-${secret.name}`, namespace },
+        type: "Opaque",
+        data: { ...secret.data },
+      }),
+    ),
     deployment(),
   );
   if (options.autoscalerRole) {
@@ -255,6 +414,18 @@ export function renderComponents(options: ComponentsOptions): Manifest[] {
     );
     if (defaulting) objects.push(webhookConfiguration("mutate"));
     if (validating) objects.push(webhookConfiguration("validate"));
+  }
+  for (const given of options.extraObjects ?? []) {
+    const object = structuredClone(given);
+    if (typeof object.kind !== "string" || typeof object.metadata?.name !== "string") {
+      throw new TypeError(
+        `extraObjects: every object needs a kind and metadata.name (got kind ${JSON.stringify(object.kind)}, name ${JSON.stringify(object.metadata?.name)})`,
+      );
+    }
+    if (object.metadata.namespace === undefined && !CLUSTER_SCOPED.has(object.kind)) {
+      object.metadata.namespace = namespace;
+    }
+    objects.push(object);
   }
   for (const object of objects) {
     object.metadata.labels = { ...object.metadata.labels, ...providerLabel };
@@ -302,9 +473,10 @@ export function renderComponents(options: ComponentsOptions): Manifest[] {
   }
 
   function deployment(): Manifest {
-    const volumeMounts = webhooks
-      ? [{ name: "cert", mountPath: DEFAULT_WEBHOOK_CERT_DIR, readOnly: true }]
-      : [];
+    const volumeMounts = [
+      ...(webhooks ? [{ name: "cert", mountPath: DEFAULT_WEBHOOK_CERT_DIR, readOnly: true }] : []),
+      ...extra.mounts,
+    ];
     return {
       apiVersion: "apps/v1",
       kind: "Deployment",
@@ -342,7 +514,8 @@ export function renderComponents(options: ComponentsOptions): Manifest[] {
                     valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } },
                   },
                   { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
-                  ...(options.env ?? []),
+                  ...(options.env ?? []).map((variable) => structuredClone(variable)),
+                  ...extra.env,
                 ],
                 ports: [
                   ...(webhooks
@@ -370,7 +543,10 @@ export function renderComponents(options: ComponentsOptions): Manifest[] {
               },
             ],
             tolerations: [{ effect: "NoSchedule", key: "node-role.kubernetes.io/control-plane" }],
-            volumes: webhooks ? [{ name: "cert", secret: { secretName: certSecret } }] : [],
+            volumes: [
+              ...(webhooks ? [{ name: "cert", secret: { secretName: certSecret } }] : []),
+              ...extra.volumes,
+            ],
           },
         },
       },

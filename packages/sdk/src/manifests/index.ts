@@ -18,7 +18,10 @@
 export {
   type AutoscalerRoleOptions,
   type ComponentKind,
+  type ComponentsEnvVar,
   type ComponentsOptions,
+  type ComponentsSecret,
+  type ComponentsVolume,
   componentsYAML,
   metadataYAML,
   type ReleaseSeries,
@@ -32,3 +35,8 @@ export {
   mergeRules,
   type PolicyRule,
 } from "./permissions.js";
+export {
+  type ClusterctlVariable,
+  clusterctlVariables,
+  substituteClusterctlVariables,
+} from "./variables.js";

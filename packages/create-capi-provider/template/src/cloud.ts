@@ -12,6 +12,14 @@ export interface CloudTemplateVersion {
   readonly createdAt: number;
 }
 
+/** A launch template and its versions. */
+export interface CloudTemplate {
+  readonly name: string;
+  /** Tags of the template itself: who owns it (`poolOwnerTags`). */
+  readonly tags: Readonly<Record<string, string>>;
+  readonly versions: readonly CloudTemplateVersion[];
+}
+
 /** One instance of a group. */
 export interface CloudInstance {
   readonly id: string;
@@ -27,6 +35,8 @@ export interface CloudGroup {
   readonly desired: number;
   readonly templateVersion: string;
   readonly zones: readonly string[];
+  /** Tags of the group: who owns it (`poolOwnerTags`). */
+  readonly tags: Readonly<Record<string, string>>;
   readonly instances: readonly CloudInstance[];
 }
 
@@ -35,21 +45,37 @@ export class CloudNotFoundError extends Error {}
 
 /** The calls the driver needs. Every method may throw; the kit retries with backoff. */
 export interface CloudClient {
-  /** TODO: list the versions of the launch template `name` ([] when it does not exist). */
-  describeTemplateVersions(name: string): Promise<CloudTemplateVersion[]>;
-  /** TODO: create a version of template `name` (creating the template first if needed). */
+  /** TODO: describe the launch template `name` with its versions, or `undefined` when it does not exist. */
+  describeTemplate(name: string): Promise<CloudTemplate | undefined>;
+  /**
+   * TODO: create a version of template `name` with `tags` on the version (the kit's stamp), creating
+   * the template first with `templateTags` (ownership) if it does not exist.
+   */
   createTemplateVersion(
     name: string,
-    input: { instanceType: string; userData: string; tags: Record<string, string> },
+    input: {
+      instanceType: string;
+      userData: string;
+      tags: Record<string, string>;
+      templateTags: Record<string, string>;
+    },
   ): Promise<CloudTemplateVersion>;
   /** TODO: delete some versions, or the whole template when `versions` is absent. Gone is fine. */
   deleteTemplate(name: string, versions?: readonly string[]): Promise<void>;
   /** TODO: describe the group `name`, or `undefined` when it does not exist. */
   describeGroup(name: string): Promise<CloudGroup | undefined>;
-  /** TODO: create the group. */
+  /**
+   * TODO: create the group with its ownership `tags`. Without `desired` the cloud picks the size
+   * (an external autoscaler manages the replicas).
+   */
   createGroup(
     name: string,
-    input: { desired: number; templateVersion: string; zones: readonly string[] },
+    input: {
+      desired?: number;
+      templateVersion: string;
+      zones: readonly string[];
+      tags: Record<string, string>;
+    },
   ): Promise<void>;
   /** TODO: change only the fields given. */
   updateGroup(

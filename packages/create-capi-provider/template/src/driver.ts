@@ -3,11 +3,13 @@
  * roll out, replace, delete); the driver only translates.
  */
 import {
+  assertPoolOwns,
   DriverError,
   type PoolCapacity,
   type PoolContext,
   type PoolDriver,
   type PoolInstance,
+  poolOwnerTags,
   templateStampFromTags,
   templateStampToTags,
 } from "@capi-ts/sdk";
@@ -68,8 +70,12 @@ export function fooDriver(
     capacity: (ctx) => INSTANCE_TYPES[ctx.spec.instanceType],
 
     async getTemplate(ctx) {
-      const versions = await cloud.describeTemplateVersions(groupNameOf(ctx));
-      return versions.map((version) => ({
+      const name = groupNameOf(ctx);
+      const template = await cloud.describeTemplate(name);
+      if (!template) return [];
+      // Owned resources only: a template of this name made by anyone else is never used or deleted.
+      assertPoolOwns({ kind: "launch template", name, tags: template.tags }, ctx.pool);
+      return template.versions.map((version) => ({
         version: version.version,
         stamp: templateStampFromTags(version.tags),
         createdAt: version.createdAt,
@@ -87,14 +93,23 @@ export function fooDriver(
         instanceType: ctx.spec.instanceType,
         userData: input.userData,
         tags: templateStampToTags(input.stamp),
+        templateTags: poolOwnerTags(ctx.pool),
       });
       return { version: created.version, stamp: input.stamp, createdAt: created.createdAt };
     },
-    deleteTemplate: (ctx, versions) => cloud.deleteTemplate(groupNameOf(ctx), versions),
+    async deleteTemplate(ctx, versions) {
+      const name = groupNameOf(ctx);
+      const template = await cloud.describeTemplate(name);
+      if (!template) return;
+      assertPoolOwns({ kind: "launch template", name, tags: template.tags }, ctx.pool);
+      await cloud.deleteTemplate(name, versions);
+    },
 
     async getGroup(ctx) {
       const group = await cloud.describeGroup(groupNameOf(ctx));
       if (!group) return undefined;
+      // The kit deletes, scales and replaces only what getGroup reports: check ownership here.
+      assertPoolOwns({ kind: "group", name: group.name, tags: group.tags }, ctx.pool);
       return {
         id: group.name,
         status: "active",
@@ -117,9 +132,11 @@ export function fooDriver(
     },
     createGroup: (ctx, intent) =>
       cloud.createGroup(groupNameOf(ctx), {
-        desired: intent.replicas ?? ctx.spec.minSize,
+        // No replicas: an external autoscaler manages them, so send no desired size at all.
+        ...(intent.replicas !== undefined ? { desired: intent.replicas } : {}),
         templateVersion: intent.templateVersion,
         zones: intent.settings.zones,
+        tags: poolOwnerTags(ctx.pool),
       }),
     updateGroup: (ctx, update) =>
       cloud.updateGroup(groupNameOf(ctx), {

@@ -56,6 +56,47 @@ describe("fooDriver", () => {
     expect((await driver.getGroup(ctx))?.desiredReplicas).toBe(1);
   });
 
+  it("tags what it creates with the pool and refuses a group or template another pool owns", async () => {
+    const cloud = new MemoryCloud();
+    const driver = fooDriver(cloud);
+    await driver.createTemplateVersion(ctx, {
+      userData: "#cloud-config",
+      format: "cloud-config",
+      stamp,
+    });
+    await driver.createGroup(ctx, {
+      replicas: 1,
+      templateVersion: "1",
+      settings: { zones: ["zone-a"] },
+    });
+    const other = { ...ctx, pool: { ...ctx.pool, namespace: "team-b" } };
+    // Same cloud names for another pool: pretend someone else made them under this pool's names.
+    const mine = cloud.groups.get("default-pool-a");
+    if (!mine) throw new Error("expected the group");
+    cloud.groups.set("team-b-pool-a", { ...mine, name: "team-b-pool-a" });
+    const template = cloud.templates.get("default-pool-a");
+    if (!template) throw new Error("expected the template");
+    cloud.templates.set("team-b-pool-a", template);
+    for (const call of [() => driver.getGroup(other), () => driver.getTemplate(other)]) {
+      const error = await call().catch((e: unknown) => e);
+      expect(
+        driver.classifyError?.(error) ?? (error as { failure?: unknown }).failure,
+      ).toMatchObject({
+        kind: "terminal",
+        reason: "ResourceNotOwned",
+      });
+    }
+    await expect(driver.deleteTemplate(other)).rejects.toThrow(/belongs to default\/pool-a/);
+    expect(cloud.templates.has("team-b-pool-a")).toBe(true);
+  });
+
+  it("sends no desired size when an external autoscaler manages the replicas", async () => {
+    const cloud = new MemoryCloud();
+    const driver = fooDriver(cloud);
+    await driver.createGroup(ctx, { templateVersion: "1", settings: { zones: ["zone-a"] } });
+    expect(cloud.groups.get("default-pool-a")?.desired).toBe(0);
+  });
+
   it("says a missing group is not found, so deletion completes", async () => {
     const driver = fooDriver(new MemoryCloud());
     const error = await driver.updateGroup(ctx, { replicas: 1 }).catch((e: unknown) => e);

@@ -8,6 +8,7 @@ import {
   type CloudGroup,
   type CloudInstance,
   CloudNotFoundError,
+  type CloudTemplate,
   type CloudTemplateVersion,
 } from "../src/cloud.js";
 
@@ -16,7 +17,13 @@ interface Group {
   desired: number;
   templateVersion: string;
   zones: string[];
+  tags: Record<string, string>;
   instances: CloudInstance[];
+}
+
+interface Template {
+  tags: Record<string, string>;
+  versions: CloudTemplateVersion[];
 }
 
 /** Hooks called when an instance starts and when it is gone. */
@@ -27,47 +34,74 @@ export interface MemoryCloudHooks {
 
 export class MemoryCloud implements CloudClient {
   readonly groups = new Map<string, Group>();
-  readonly templates = new Map<string, CloudTemplateVersion[]>();
+  readonly templates = new Map<string, Template>();
   readonly calls: Array<{ operation: string; mutating: boolean; resize: boolean }> = [];
   private nextId = 1;
   private pending: Promise<unknown>[] = [];
 
   constructor(private readonly hooks: MemoryCloudHooks = {}) {}
 
-  async describeTemplateVersions(name: string) {
-    this.record("describeTemplateVersions", false);
-    return [...(this.templates.get(name) ?? [])];
+  async describeTemplate(name: string): Promise<CloudTemplate | undefined> {
+    this.record("describeTemplate", false);
+    const template = this.templates.get(name);
+    return template && { name, tags: { ...template.tags }, versions: [...template.versions] };
   }
-  async createTemplateVersion(name: string, input: { tags: Record<string, string> }) {
+  async createTemplateVersion(
+    name: string,
+    input: { tags: Record<string, string>; templateTags: Record<string, string> },
+  ) {
     this.record("createTemplateVersion", true);
-    const versions = this.templates.get(name) ?? [];
+    const template = this.templates.get(name) ?? { tags: { ...input.templateTags }, versions: [] };
     const version = {
-      version: String(versions.length === 0 ? 1 : Number(versions.at(-1)?.version) + 1),
+      version: String(
+        template.versions.length === 0 ? 1 : Number(template.versions.at(-1)?.version) + 1,
+      ),
       tags: { ...input.tags },
       createdAt: Date.now(),
     };
-    this.templates.set(name, [...versions, version]);
+    template.versions.push(version);
+    this.templates.set(name, template);
     return version;
   }
   async deleteTemplate(name: string, versions?: readonly string[]) {
     this.record("deleteTemplate", true);
+    const template = this.templates.get(name);
     if (!versions) this.templates.delete(name);
-    else {
-      const left = (this.templates.get(name) ?? []).filter((v) => !versions.includes(v.version));
-      this.templates.set(name, left);
+    else if (template) {
+      template.versions = template.versions.filter((v) => !versions.includes(v.version));
     }
   }
   async describeGroup(name: string): Promise<CloudGroup | undefined> {
     this.record("describeGroup", false);
     const group = this.groups.get(name);
-    return group && { ...group, zones: [...group.zones], instances: [...group.instances] };
+    return (
+      group && {
+        ...group,
+        zones: [...group.zones],
+        tags: { ...group.tags },
+        instances: [...group.instances],
+      }
+    );
   }
   async createGroup(
     name: string,
-    input: { desired: number; templateVersion: string; zones: readonly string[] },
+    input: {
+      desired?: number;
+      templateVersion: string;
+      zones: readonly string[];
+      tags: Record<string, string>;
+    },
   ) {
     this.record("createGroup", true, true);
-    this.groups.set(name, { name, ...input, zones: [...input.zones], instances: [] });
+    this.groups.set(name, {
+      name,
+      // Without a desired size this cloud starts empty (AWS would take the group's MinSize).
+      desired: input.desired ?? 0,
+      templateVersion: input.templateVersion,
+      zones: [...input.zones],
+      tags: { ...input.tags },
+      instances: [],
+    });
     this.converge(name);
   }
   async updateGroup(

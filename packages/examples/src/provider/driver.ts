@@ -6,6 +6,7 @@
  * @module
  */
 import {
+  assertPoolOwns,
   DriverError,
   type DriverFailure,
   type DriverFailureKind,
@@ -14,6 +15,7 @@ import {
   type PoolDriver,
   type PoolGroup,
   type PoolIdentity,
+  poolOwnerTags,
   type TemplateVersion,
   templateStampFromTags,
   templateStampToTags,
@@ -73,19 +75,12 @@ export function resourceName(pool: PoolIdentity): string {
 }
 
 function ownerTags(pool: PoolIdentity): Tags {
-  return { [POOL_TAG]: `${pool.namespace}/${pool.name}`, [CLUSTER_TAG]: pool.clusterName };
+  return poolOwnerTags(pool);
 }
 
 /** Refuse to adopt (or later delete) a resource that carries another pool's tag. */
 function assertOwned(kind: string, name: string, tags: Tags, pool: PoolIdentity): void {
-  const owner = ownerTags(pool)[POOL_TAG];
-  if (tags[POOL_TAG] !== owner) {
-    throw DriverError.terminal(
-      "ResourceNotOwned",
-      `${kind} "${name}" exists but belongs to ${tags[POOL_TAG] ?? "no pool"}, not ${owner}; ` +
-        `delete or rename the ${kind}, or use another pool name`,
-    );
-  }
+  assertPoolOwns({ kind, name, tags }, pool);
 }
 
 function toTemplateVersion(version: LaunchTemplateVersion): TemplateVersion {

@@ -24,6 +24,7 @@ import type {
 
 export * from "./driver-error.js";
 export * from "./driver-types.js";
+export { assertPoolOwns, OWNER_TAG_PREFIX, poolOwnerTags } from "./ownership.js";
 export { TEMPLATE_STAMP_TAG_KEYS, templateStampFromTags, templateStampToTags } from "./stamp.js";
 
 /**

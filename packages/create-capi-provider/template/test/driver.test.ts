@@ -93,7 +93,11 @@ describe("fooDriver", () => {
   it("sends no desired size when an external autoscaler manages the replicas", async () => {
     const cloud = new MemoryCloud();
     const driver = fooDriver(cloud);
-    await driver.createGroup(ctx, { templateVersion: "1", settings: { zones: ["zone-a"] } });
+    await driver.createGroup(ctx, {
+      replicas: undefined,
+      templateVersion: "1",
+      settings: { zones: ["zone-a"] },
+    });
     expect(cloud.groups.get("default-pool-a")?.desired).toBe(0);
   });
 

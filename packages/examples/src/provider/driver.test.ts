@@ -465,7 +465,14 @@ describe("fakeCloudDriver: native rollout", () => {
       stamp: stamp("b1", "s2"),
     });
     await driver.updateGroup(context(), { templateVersion: v2.version });
-    await rollout.start(context(), { replicas: 4, maxSurge: 1, maxUnavailable: 1 });
+    await rollout.start(context(), {
+      templateVersion: v2.version,
+      replicas: 4,
+      maxSurge: 1,
+      maxUnavailable: 1,
+      minHealthyPercent: 75,
+      maxHealthyPercent: 125,
+    });
     expect(cloud.calls({ operation: "startInstanceRefresh" })[0]?.args[1]).toEqual({
       minHealthyPercentage: 75,
     });
@@ -500,9 +507,23 @@ describe("fakeCloudDriver: native rollout", () => {
       stamp: stamp("b1", "s2"),
     });
     await driver.updateGroup(context(), { templateVersion: v2.version });
-    await rollout.start(context(), { replicas: 3, maxSurge: 1, maxUnavailable: 0 });
+    await rollout.start(context(), {
+      templateVersion: "2",
+      replicas: 3,
+      maxSurge: 1,
+      maxUnavailable: 0,
+      minHealthyPercent: 100,
+      maxHealthyPercent: 133,
+    });
     const busy = await rollout
-      .start(context(), { replicas: 3, maxSurge: 1, maxUnavailable: 0 })
+      .start(context(), {
+        templateVersion: "2",
+        replicas: 3,
+        maxSurge: 1,
+        maxUnavailable: 0,
+        minHealthyPercent: 100,
+        maxHealthyPercent: 133,
+      })
       .catch((e: unknown) => e);
     expect(classifyDriverError(driver, busy)).toMatchObject({
       kind: "waiting",

@@ -324,13 +324,9 @@ export function fakeCloudDriver(
   return {
     ...driver,
     nativeRollout: {
-      async start(ctx, { replicas, maxUnavailable }) {
-        // The cloud expresses maxUnavailable as a healthy percentage; at 100 % it surges one at a time.
-        const minHealthyPercentage =
-          replicas === 0
-            ? 100
-            : Math.max(0, Math.floor((100 * (replicas - maxUnavailable)) / replicas));
-        await cloud.startInstanceRefresh(name(ctx), { minHealthyPercentage });
+      async start(ctx, { minHealthyPercent }) {
+        // The cloud takes maxUnavailable as a healthy percentage; at 100 % it surges one at a time.
+        await cloud.startInstanceRefresh(name(ctx), { minHealthyPercentage: minHealthyPercent });
       },
       async get(ctx) {
         const [latest] = await cloud.describeInstanceRefreshes(name(ctx));

@@ -296,14 +296,31 @@ export type DeleteMode = "shrink" | "replace";
 
 // ── native rollout ──────────────────────────────────────────────────────────────────────────────
 
-/** Limits of a rollout, from the pool's strategy. */
+/** What a rollout goes to and its limits, from the pool's strategy. */
 export interface RolloutOptions {
+  /**
+   * The template version every instance should end on (the group's, which the kit has just set): pass
+   * it to the cloud where it takes one (AWS `StartInstanceRefresh`'s
+   * `DesiredConfiguration.LaunchTemplate.Version`) and report it back as
+   * {@link RolloutStatus.startedWithVersion}.
+   */
+  readonly templateVersion: string;
   /** Desired size during the rollout. */
   readonly replicas: number;
   /** Instances that may exist above `replicas` during the rollout. */
   readonly maxSurge: number;
   /** Instances that may be unavailable during the rollout. */
   readonly maxUnavailable: number;
+  /**
+   * `maxUnavailable` as the share of `replicas` that must stay healthy, in percent rounded up so that
+   * no more than `maxUnavailable` instances are ever down (AWS `MinHealthyPercentage`, 0–100).
+   */
+  readonly minHealthyPercent: number;
+  /**
+   * `maxSurge` as the share of `replicas` the group may grow to, in percent rounded down so that no
+   * more than `maxSurge` extra instances exist (AWS `MaxHealthyPercentage`, 100–200).
+   */
+  readonly maxHealthyPercent: number;
 }
 
 /** A native rollout as the cloud reports it. */
@@ -313,8 +330,9 @@ export interface RolloutStatus {
   /** Where it is. */
   readonly state: "running" | "cancelling" | "succeeded" | "failed" | "cancelled";
   /**
-   * The group's template version when it started. The kit cancels a running rollout whose version's
-   * stamp no longer matches what the pool should run (a stale rollout), then starts a new one.
+   * The template version it goes to ({@link RolloutOptions.templateVersion}; AWS reports it as the
+   * refresh's `DesiredConfiguration.LaunchTemplate.Version`). The kit cancels a running rollout whose
+   * version's stamp no longer matches what the pool should run (a stale rollout), then starts a new one.
    */
   readonly startedWithVersion?: string;
   /** 0..100, if the cloud reports it. */

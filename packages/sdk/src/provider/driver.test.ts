@@ -60,10 +60,14 @@ describe("the driver contract module", () => {
   });
 
   it("exports no hashing or planning helper: a driver makes no decisions", () => {
+    // Tags (stamp, ownership) are what a driver stores and checks; nothing here decides.
     expect(Object.keys(driverModule).sort()).toEqual([
       "DriverError",
+      "OWNER_TAG_PREFIX",
       "TEMPLATE_STAMP_TAG_KEYS",
+      "assertPoolOwns",
       "classifyDriverError",
+      "poolOwnerTags",
       "templateStampFromTags",
       "templateStampToTags",
     ]);

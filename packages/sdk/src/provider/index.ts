@@ -110,4 +110,5 @@ export {
   type MachinePoolStrategy,
   machinePoolStrategySchema,
   type ResolvedStrategy,
+  rolloutPercentages,
 } from "./strategy.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { machinePoolStrategySchema, resolveStrategy } from "./strategy.js";
+import { machinePoolStrategySchema, resolveStrategy, rolloutPercentages } from "./strategy.js";
 
 describe("resolveStrategy", () => {
   it("defaults to surge 1, unavailable 0, Oldest", () => {
@@ -47,5 +47,39 @@ describe("resolveStrategy", () => {
     });
     expect(machinePoolStrategySchema.safeParse({ maxSurge: -1 }).success).toBe(false);
     expect(machinePoolStrategySchema.safeParse({ deletePolicy: "Largest" }).success).toBe(false);
+  });
+});
+
+describe("rolloutPercentages", () => {
+  it("never lets more than maxUnavailable go down or maxSurge come up", () => {
+    expect(rolloutPercentages(3, 1, 0)).toEqual({ minHealthyPercent: 100, maxHealthyPercent: 133 });
+    expect(rolloutPercentages(4, 0, 1)).toEqual({ minHealthyPercent: 75, maxHealthyPercent: 100 });
+    expect(rolloutPercentages(3, 0, 1)).toEqual({ minHealthyPercent: 67, maxHealthyPercent: 100 });
+    for (let replicas = 1; replicas <= 40; replicas++) {
+      for (const [surge, unavailable] of [
+        [1, 0],
+        [0, 1],
+        [2, 3],
+        [replicas, replicas],
+      ] as const) {
+        const { minHealthyPercent, maxHealthyPercent } = rolloutPercentages(
+          replicas,
+          surge,
+          unavailable,
+        );
+        expect(replicas - Math.ceil((minHealthyPercent * replicas) / 100)).toBeLessThanOrEqual(
+          unavailable,
+        );
+        expect(Math.floor((maxHealthyPercent * replicas) / 100) - replicas).toBeLessThanOrEqual(
+          surge,
+        );
+        expect(minHealthyPercent).toBeGreaterThanOrEqual(0);
+        expect(maxHealthyPercent).toBeLessThanOrEqual(200);
+      }
+    }
+  });
+
+  it("is 100/100 for an empty pool", () => {
+    expect(rolloutPercentages(0, 1, 1)).toEqual({ minHealthyPercent: 100, maxHealthyPercent: 100 });
   });
 });

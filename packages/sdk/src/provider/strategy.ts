@@ -148,3 +148,30 @@ export function resolveStrategy(
   if (maxSurge === 0 && maxUnavailable === 0) maxUnavailable = 1;
   return { maxSurge, maxUnavailable, deletePolicy: merged.deletePolicy };
 }
+
+/**
+ * A rollout's limits as a cloud's percentages of `replicas`: the share that must stay healthy
+ * (rounded up, so that at most `maxUnavailable` instances are down) and the share the group may grow
+ * to (rounded down, so that at most `maxSurge` extra instances exist), clamped to 0–100 and 100–200
+ * as AWS instance refresh takes them. An empty pool gives 100/100.
+ *
+ * @example
+ * ```ts
+ * rolloutPercentages(3, 1, 0); // { minHealthyPercent: 100, maxHealthyPercent: 133 }
+ * rolloutPercentages(4, 0, 1); // { minHealthyPercent: 75, maxHealthyPercent: 100 }
+ * ```
+ */
+export function rolloutPercentages(
+  replicas: number,
+  maxSurge: number,
+  maxUnavailable: number,
+): { minHealthyPercent: number; maxHealthyPercent: number } {
+  if (replicas <= 0) return { minHealthyPercent: 100, maxHealthyPercent: 100 };
+  const healthy = Math.max(0, replicas - maxUnavailable);
+  const minHealthyPercent = Math.min(100, Math.ceil((healthy * 100) / replicas));
+  const maxHealthyPercent = Math.min(
+    200,
+    Math.max(100, Math.floor(((replicas + maxSurge) * 100) / replicas)),
+  );
+  return { minHealthyPercent, maxHealthyPercent };
+}

@@ -164,7 +164,17 @@ describe("nativeRollout: starting", () => {
     expect(await run(nativeRolloutPhase)).toBeUndefined();
     expect(rc.calls).toEqual([
       { op: "get" },
-      { op: "start", options: { replicas: 3, maxSurge: 2, maxUnavailable: 1 } },
+      {
+        op: "start",
+        options: {
+          templateVersion: "2",
+          replicas: 3,
+          maxSurge: 2,
+          maxUnavailable: 1,
+          minHealthyPercent: 67,
+          maxHealthyPercent: 166,
+        },
+      },
     ]);
     expect(events).toEqual([
       {

@@ -10,6 +10,7 @@ import type { PoolPhase } from "../phase.js";
 import { PoolReasons } from "../reasons.js";
 import { stampIsCurrent } from "../stamp.js";
 import { modelInGroup } from "../steps/driver-shape.js";
+import { rolloutPercentages } from "../strategy.js";
 
 /** Starts, watches or cancels the driver's native rollout while instances are outdated. */
 export const nativeRolloutPhase: PoolPhase<
@@ -84,9 +85,11 @@ export const nativeRolloutPhase: PoolPhase<
     const { desired } = scope.read("group");
     await scope.call("nativeRollout.start", (ctx) =>
       native.start(ctx, {
+        templateVersion: targetVersion.version,
         replicas: desired,
         maxSurge: strategy.maxSurge,
         maxUnavailable: strategy.maxUnavailable,
+        ...rolloutPercentages(desired, strategy.maxSurge, strategy.maxUnavailable),
       }),
     );
     scope.events.normal(

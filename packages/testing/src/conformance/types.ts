@@ -52,7 +52,11 @@ export interface ConformanceKind {
 export interface ConformanceActors {
   /** An external autoscaler sets the cloud's desired size (autoscaler hand-off). */
   setDesiredReplicas?(pool: ConformancePool, replicas: number): void | Promise<void>;
-  /** A user terminates one instance out of band; the cloud does not replace it by itself. */
+  /**
+   * A user terminates one instance out of band. A cloud that replaces instances by itself (an AWS
+   * Auto Scaling group) launches a replacement; one that does not leaves it to the provider. The
+   * scenario holds either way: the ID leaves `providerIDList` and the pool gets back to its size.
+   */
   terminateInstance?(pool: ConformancePool, providerID: string): void | Promise<void>;
   /** The cloud reclaims a spot instance (the cloud may replace it with a new ID). */
   interruptSpot?(pool: ConformancePool, providerID: string): void | Promise<void>;

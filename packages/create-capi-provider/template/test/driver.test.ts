@@ -21,6 +21,7 @@ describe("fooDriver", () => {
     const driver = fooDriver(cloud, { defaultZones: ["zone-a"] });
     const version = await driver.createTemplateVersion(ctx, {
       userData: "#cloud-config",
+      userDataBase64: Buffer.from("#cloud-config").toString("base64"),
       format: "cloud-config",
       stamp,
     });
@@ -61,6 +62,7 @@ describe("fooDriver", () => {
     const driver = fooDriver(cloud);
     await driver.createTemplateVersion(ctx, {
       userData: "#cloud-config",
+      userDataBase64: Buffer.from("#cloud-config").toString("base64"),
       format: "cloud-config",
       stamp,
     });

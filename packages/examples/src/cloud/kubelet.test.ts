@@ -71,6 +71,7 @@ async function setup(userData: string) {
   const stamp = { specHash: "s", bootstrapHash: "b", bootstrapRef: "r" };
   const { version } = await driver.createTemplateVersion(ctx, {
     userData,
+    userDataBase64: Buffer.from(userData).toString("base64"),
     format: "cloud-config",
     stamp,
   });

@@ -61,6 +61,7 @@ async function pool(
 ) {
   const version = await driver.createTemplateVersion(ctx, {
     userData: "boot-1",
+    userDataBase64: Buffer.from("boot-1").toString("base64"),
     format: "cloud-config",
     stamp: stamp(),
   });
@@ -110,11 +111,13 @@ describe("fakeCloudDriver: launch template", () => {
     expect(await driver.getTemplate(ctx)).toEqual([]);
     const v1 = await driver.createTemplateVersion(ctx, {
       userData: "token-1",
+      userDataBase64: Buffer.from("token-1").toString("base64"),
       format: "cloud-config",
       stamp: stamp("b1"),
     });
     const v2 = await driver.createTemplateVersion(ctx, {
       userData: "token-2",
+      userDataBase64: Buffer.from("token-2").toString("base64"),
       format: "cloud-config",
       stamp: stamp("b2"),
     });
@@ -162,6 +165,7 @@ describe("fakeCloudDriver: launch template", () => {
     for (const b of ["b1", "b2", "b3"]) {
       await driver.createTemplateVersion(ctx, {
         userData: b,
+        userDataBase64: Buffer.from(b).toString("base64"),
         format: "cloud-config",
         stamp: stamp(b),
       });
@@ -280,6 +284,7 @@ describe("fakeCloudDriver: group", () => {
     const { clock, cloud, driver } = setup();
     const version = await driver.createTemplateVersion(context(), {
       userData: "boot-1",
+      userDataBase64: Buffer.from("boot-1").toString("base64"),
       format: "cloud-config",
       stamp: stamp(),
     });
@@ -461,6 +466,7 @@ describe("fakeCloudDriver: native rollout", () => {
     expect(await rollout.get(context())).toBeUndefined();
     const v2 = await driver.createTemplateVersion(context(), {
       userData: "boot-2",
+      userDataBase64: Buffer.from("boot-2").toString("base64"),
       format: "cloud-config",
       stamp: stamp("b1", "s2"),
     });
@@ -503,6 +509,7 @@ describe("fakeCloudDriver: native rollout", () => {
     await rollout.cancel(context());
     const v2 = await driver.createTemplateVersion(context(), {
       userData: "boot-2",
+      userDataBase64: Buffer.from("boot-2").toString("base64"),
       format: "cloud-config",
       stamp: stamp("b1", "s2"),
     });
@@ -589,7 +596,12 @@ describe("fakeScaleSetDriver: bounds", () => {
       replicas: 2,
       templateVersion: "model-1",
       settings: driver.groupSettings(ctx),
-      model: { userData: "boot-1", format: "cloud-config", stamp: stamp() },
+      model: {
+        userData: "boot-1",
+        userDataBase64: Buffer.from("boot-1").toString("base64"),
+        format: "cloud-config",
+        stamp: stamp(),
+      },
     });
     clock.runUntilIdle();
     expect(await driver.getGroup(ctx)).toMatchObject({

@@ -198,8 +198,17 @@ export interface TemplateVersion {
 
 /** Input of {@link PoolDriver.createTemplateVersion}. */
 export interface NewTemplateVersion {
-  /** The bootstrap data (Secret key `value`), to put into the instance's userData / custom data. */
+  /**
+   * The bootstrap data (Secret key `value`), to put into the instance's userData / custom data; with a
+   * {@link UserDataOptions.store}, the small payload that makes the instance fetch it instead.
+   */
   readonly userData: string;
+  /**
+   * What to send, base64-encoded, for clouds that take base64 user data (AWS `UserData`, Azure
+   * `customData`): `userData`'s bytes, gzip-compressed when {@link UserDataOptions.compress} asks for it.
+   * Within {@link UserDataOptions.limitBytes} (decoded) when the driver declares a limit.
+   */
+  readonly userDataBase64: string;
   /** Its format (Secret key `format`; `cloud-config` when absent). */
   readonly format: "cloud-config" | "ignition";
   /** Store this with the version (see {@link TemplateStamp}). */
@@ -354,4 +363,57 @@ export interface NativeRollout<Spec> {
   get(ctx: PoolContext<Spec>): Promise<RolloutStatus | undefined>;
   /** Cancels the running rollout (may complete asynchronously; "nothing to cancel" is not an error). */
   cancel(ctx: PoolContext<Spec>): Promise<void>;
+}
+
+// ── bootstrap data ──────────────────────────────────────────────────────────────────────────────
+
+/**
+ * Where bootstrap data too large for the cloud's user data goes: an object store the instances can
+ * read (S3, a storage account, a bucket), one object per distinct payload.
+ *
+ * @typeParam Spec - the provider's InfraMachinePool `spec` type
+ */
+export interface BootstrapDataStore<Spec> {
+  /**
+   * Stores `data` under `key` (a hash of the payload: the same payload is put once) and returns the
+   * small user data that makes an instance fetch it (an Ignition config whose `ignition.config.replace`
+   * names the object, a cloud-init `#include` of a signed URL, …). Idempotent.
+   */
+  put(
+    ctx: PoolContext<Spec>,
+    input: {
+      readonly key: string;
+      readonly data: string;
+      readonly format: "cloud-config" | "ignition";
+    },
+  ): Promise<string>;
+  /**
+   * Deletes the stored payloads of this pool whose key is not in `keep`: after template versions were
+   * pruned (`keep` holds the keys their stamps still name) and when the pool is deleted (`keep` empty).
+   */
+  prune(ctx: PoolContext<Spec>, keep: ReadonlySet<string>): Promise<void>;
+}
+
+/**
+ * How the bootstrap data reaches an instance's user data ({@link PoolDriver.userData}). User data is
+ * small on every cloud: AWS 16 KiB (16,384 bytes before base64), Azure 64 KiB of base64 custom data
+ * (49,152 bytes), GCE 256 KiB per metadata value (262,144 bytes). Kubeadm's cloud-config is a few KiB;
+ * Ignition with files can exceed AWS's.
+ *
+ * @typeParam Spec - the provider's InfraMachinePool `spec` type
+ */
+export interface UserDataOptions<Spec> {
+  /**
+   * The cloud's limit in bytes of what is sent ({@link NewTemplateVersion.userDataBase64} decoded).
+   * Over it, the kit creates nothing and sets `Ready=False` with reason `BootstrapDataTooLarge`,
+   * naming the size, the limit and the two ways out.
+   */
+  readonly limitBytes?: number;
+  /**
+   * `"gzip"`: compress cloud-config payloads in `userDataBase64` (cloud-init reads gzip user data).
+   * Ignition payloads are sent as they are (Ignition does not read compressed user data).
+   */
+  readonly compress?: "gzip";
+  /** Keep the payload in a store and send only what fetches it. */
+  readonly store?: BootstrapDataStore<Spec>;
 }

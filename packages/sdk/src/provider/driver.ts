@@ -20,6 +20,7 @@ import type {
   PoolGroup,
   PoolInstance,
   TemplateVersion,
+  UserDataOptions,
 } from "./driver-types.js";
 
 export * from "./driver-error.js";
@@ -234,6 +235,17 @@ export interface PoolDriver<Spec = unknown, Settings = unknown> {
 
   /** The cloud's native rolling replacement, if it has one and the provider wants it. */
   readonly nativeRollout?: NativeRollout<Spec>;
+
+  /**
+   * How bootstrap data fits the cloud's user data: its size limit, gzip, a store for payloads too large
+   * ({@link UserDataOptions}). Optional: without it the payload is sent as it is, whatever its size.
+   *
+   * @example
+   * ```ts
+   * userData: { limitBytes: 16_384, compress: "gzip" }, // AWS: 16 KiB before base64
+   * ```
+   */
+  readonly userData?: UserDataOptions<Spec>;
 
   /**
    * Scale from zero: what one instance of the pool offers — its Node's `status.capacity` (`cpu`

@@ -71,6 +71,11 @@ export const PoolReasons = {
   /** The bootstrap data's `format` is neither `cloud-config` nor `ignition`. */
   UnsupportedBootstrapFormat: "UnsupportedBootstrapFormat",
   /**
+   * The bootstrap data, as it would be sent, is over the driver's `userData.limitBytes`: nothing is
+   * created; the message gives the size, the limit and the ways out (gzip, a bootstrap store).
+   */
+  BootstrapDataTooLarge: "BootstrapDataTooLarge",
+  /**
    * The driver's `capacity` returned a value the kit cannot publish (not a quantity, a number instead
    * of a string, no cpu or memory, an unknown nodeInfo field; the message says which). The last
    * published capacity stays; set only once the pool is otherwise Ready. Fix the driver.

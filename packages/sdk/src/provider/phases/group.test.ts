@@ -176,7 +176,12 @@ describe("group: creating the group", () => {
       replicas: 2,
       templateVersion: "2",
       settings: SETTINGS,
-      model: { userData: "#cloud-config\n", format: "cloud-config", stamp: STAMP },
+      model: {
+        userData: "#cloud-config\n",
+        userDataBase64: Buffer.from("#cloud-config\n").toString("base64"),
+        format: "cloud-config",
+        stamp: STAMP,
+      },
     });
   });
 

@@ -20,6 +20,7 @@ import type { PoolScope } from "../scope.js";
 import { stableStringify } from "../stamp.js";
 import { modelInGroup } from "../steps/driver-shape.js";
 import { publishInstances } from "../steps/publish-instances.js";
+import { userDataFor } from "../steps/user-data.js";
 
 /** Creates or updates the group so that it matches the pool. */
 export const groupPhase: PoolPhase<
@@ -50,15 +51,16 @@ export const groupPhase: PoolPhase<
       if (replicas !== undefined && bounds.wanted && outside(replicas, bounds.wanted)) {
         return outOfRange(scope, replicas, bounds.wanted);
       }
+      const model = modelInGroup(scope.driver)
+        ? await userDataFor(scope, "createGroup", bootstrap, stamp)
+        : undefined;
       await scope.call("createGroup", (ctx) =>
         scope.driver.createGroup(ctx, {
           replicas,
           templateVersion: targetVersion.version,
           settings,
           ...(bounds.target ? { bounds: bounds.target } : {}),
-          ...(modelInGroup(scope.driver)
-            ? { model: { userData: bootstrap.userData, format: bootstrap.format, stamp } }
-            : {}),
+          ...(model ? { model } : {}),
         }),
       );
       scope.events.normal(

@@ -11,6 +11,7 @@ import type { PoolPhase } from "../phase.js";
 import { PoolReasons } from "../reasons.js";
 import type { PoolScope } from "../scope.js";
 import { modelInGroup, templateMethods } from "../steps/driver-shape.js";
+import { pruneStoredUserData } from "../steps/user-data.js";
 
 /**
  * MachinePool Machines: once the group is gone, so are the instances; the InfraMachines go too
@@ -77,6 +78,8 @@ export const teardownPhase: PoolPhase<unknown, unknown, never, "teardown"> = {
         if (!isFailureOf(error, "notFound")) throw error;
       }
     }
+    // Nothing names a stored payload any more: the store keeps none of this pool's.
+    await pruneStoredUserData(scope, []);
     scope.events.normal(
       "Deleted",
       modelInGroup(scope.driver)

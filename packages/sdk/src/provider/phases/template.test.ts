@@ -113,7 +113,14 @@ describe("template", () => {
     const memory = new PoolMemory();
     const test = templateScope(driver, { memory, bootstrap: { ...BOOTSTRAP, format: "ignition" } });
     expect(await test.run(templatePhase)).toBeUndefined();
-    expect(created).toEqual([{ userData: BOOTSTRAP.userData, format: "ignition", stamp: TARGET }]);
+    expect(created).toEqual([
+      {
+        userData: BOOTSTRAP.userData,
+        userDataBase64: Buffer.from(BOOTSTRAP.userData).toString("base64"),
+        format: "ignition",
+        stamp: TARGET,
+      },
+    ]);
     expect(cloud.mutating().map((c) => c.op)).toEqual(["createTemplateVersion"]);
     expect(test.events).toEqual([
       {
@@ -320,7 +327,14 @@ describe("template", () => {
         {
           op: "updateGroup",
           args: [
-            { model: { userData: BOOTSTRAP.userData, format: "cloud-config", stamp: TARGET } },
+            {
+              model: {
+                userData: BOOTSTRAP.userData,
+                userDataBase64: Buffer.from(BOOTSTRAP.userData).toString("base64"),
+                format: "cloud-config",
+                stamp: TARGET,
+              },
+            },
           ],
         },
       ]);

@@ -13,6 +13,7 @@ import { stableStringify, stampIsCurrent, stampIsExact } from "../stamp.js";
 import { modelInGroup, templateMethods } from "../steps/driver-shape.js";
 import { reconcileGroupModel } from "../steps/group-model.js";
 import { pruneVersions } from "../steps/prune-versions.js";
+import { userDataFor } from "../steps/user-data.js";
 
 function describeStampChange(previous: TemplateStamp | undefined, target: TemplateStamp): string {
   if (!previous) return "the previous version has no stamp: rolling out";
@@ -81,12 +82,9 @@ export const templatePhase: PoolPhase<
       // Prune first: a version limit would otherwise make the create fail for good. What it deleted
       // leaves the section, so that the prune phase does not delete it again.
       versions = await pruneVersions(scope, versions, observed.group);
+      const input = await userDataFor(scope, "createTemplateVersion", bootstrap, target);
       newest = await scope.call("createTemplateVersion", (ctx) =>
-        createTemplateVersion(ctx, {
-          userData: bootstrap.userData,
-          format: bootstrap.format,
-          stamp: target,
-        }),
+        createTemplateVersion(ctx, input),
       );
       scope.memory.templateCreates = { target: targetKey, versions: [...created, newest.version] };
       versions = [...versions, newest];

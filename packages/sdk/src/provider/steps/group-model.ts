@@ -15,6 +15,7 @@ import { MAX_UNCONFIRMED_TEMPLATE_VERSIONS, stopRunaway } from "../runaway.js";
 import type { PoolScope } from "../scope.js";
 import { stableStringify, stampIsCurrent, stampIsExact } from "../stamp.js";
 import { modelVersionName } from "./driver-shape.js";
+import { userDataFor } from "./user-data.js";
 
 /** What {@link reconcileGroupModel} works from: the target, the group as read, the bootstrap data. */
 export interface GroupModelInput<Settings> {
@@ -70,11 +71,8 @@ export async function reconcileGroupModel<Spec, Settings>(
       )
     : undefined;
   memory.tokenOnlyCurrent = tokenOnlyCurrent;
-  await scope.call("updateGroup", (ctx) =>
-    scope.driver.updateGroup(ctx, {
-      model: { userData: bootstrap.userData, format: bootstrap.format, stamp: target },
-    }),
-  );
+  const model = await userDataFor(scope, "updateGroup", bootstrap, target);
+  await scope.call("updateGroup", (ctx) => scope.driver.updateGroup(ctx, { model }));
   memory.templateCreates = { target: targetKey, versions: [...updates, version.version] };
   scope.events.normal(
     "GroupModelUpdated",

@@ -74,6 +74,34 @@ describe("pruneVersions", () => {
     ]);
   });
 
+  it("then prunes the bootstrap store down to what the remaining versions' stamps name", async () => {
+    const cloud = fakeCloud();
+    const stamp = (hash: string) => ({ specHash: "s", bootstrapHash: hash, bootstrapRef: "r" });
+    cloud.versions = [
+      { version: "1", stamp: stamp("b-1") },
+      { version: "2", stamp: stamp("b-2") },
+      { version: "3", stamp: stamp("b-3") },
+    ];
+    const kept: string[][] = [];
+    const test = fakeScope({
+      driver: {
+        ...cloud.driver,
+        userData: {
+          store: {
+            put: async () => "stub",
+            prune: async (_ctx, keep) => {
+              kept.push([...keep]);
+            },
+          },
+        },
+      },
+    });
+    await pruneVersions(test.scope, cloud.versions, group("2", [["2"]]));
+    expect(kept).toEqual([["b-2", "b-3"]]);
+    await pruneVersions(test.scope, cloud.versions, group("2", [["2"]]));
+    expect(kept).toHaveLength(1);
+  });
+
   it("never deletes the newest version, even unused and without a group", async () => {
     const { cloud, test } = setup(3);
     await pruneVersions(test.scope, cloud.versions, null);

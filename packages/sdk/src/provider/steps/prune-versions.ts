@@ -10,6 +10,7 @@ import { isFailureOf } from "../errors.js";
 import type { PoolScope } from "../scope.js";
 import { prunableVersions } from "../stamp.js";
 import { modelInGroup, templateMethods } from "./driver-shape.js";
+import { pruneStoredUserData } from "./user-data.js";
 
 /**
  * Deletes the versions of `versions` that neither `group` nor its instances use, never the newest,
@@ -32,7 +33,9 @@ export async function pruneVersions<Spec, Settings>(
       `deleted unused template versions ${prunable.join(", ")}`,
       { versions: prunable },
     );
-    return versions.filter((v) => !prunable.includes(v.version));
+    const remaining = versions.filter((v) => !prunable.includes(v.version));
+    await pruneStoredUserData(scope, remaining);
+    return remaining;
   } catch (error) {
     if (!isFailureOf(error, "waiting")) throw error;
     scope.log.debug(

@@ -2,6 +2,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type {
   AutoscalerScenario,
   MachinePoolMachinesScenario,
+  NodeScenario,
   RealCoreScenario,
   ScaleFromZeroScenario,
   WorkloadClusterScenario,
@@ -163,6 +164,7 @@ export type ConformanceScenario =
   | AutoscalerScenario
   | RealCoreScenario
   | ScaleFromZeroScenario
+  | NodeScenario
   | "watchFilter"
   | "cleanup";
 

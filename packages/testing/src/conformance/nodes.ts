@@ -172,6 +172,7 @@ async function taintsAndLabels(host: NodeScenarioHost): Promise<void> {
   const init = { key: `${DOMAIN}/init`, effect: "PreferNoSchedule" };
   const added = { key: `${DOMAIN}/added`, value: "1", effect: "NoSchedule" };
   const theirs = { key: "example.com/theirs", effect: "NoSchedule" };
+  const started = Date.now();
   const pool = await host.createPool(2, {
     labels: {
       "node-role.kubernetes.io/conformance": "",
@@ -313,6 +314,12 @@ async function taintsAndLabels(host: NodeScenarioHost): Promise<void> {
   const since = Date.now();
   await sleep(host.steadyStateMs);
   const writes = host.nodeWritesSince(since);
+  // The count below means something only if the log shows the provider's Node writes at all.
+  if (host.nodeWritesSince(started).length === 0) {
+    throw new Error(
+      "conformance: the workload cluster's request log shows none of the provider's Node writes of this scenario; it cannot count them at rest",
+    );
+  }
   if (writes.length > 0) {
     throw new ConformanceError(
       "nodes.zeroWritesAtSteadyState",

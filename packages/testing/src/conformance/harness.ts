@@ -549,7 +549,6 @@ export class MachinePoolConformance {
       ]),
       ...nodeScenarios(() => this.#nodesHost(), {
         hasTemplateChange: o.templateChange !== undefined,
-        machinePoolMachines: o.kind.machine !== undefined,
       }).map((n): [string, string, () => string | undefined, () => Promise<void>] => [
         n.id,
         n.title,

@@ -5,7 +5,9 @@
  * workload cluster, and run on both judges with the same bodies.
  *
  * Taints come through the kit's `capi-ts.io/node-taints` annotation on the MachinePool: core's
- * MachinePool webhook (v1.14) refuses `spec.template.spec.taints` on a MachinePool.
+ * MachinePool webhook (v1.14) refuses `spec.template.spec.taints` on a MachinePool. With MachinePool
+ * Machines the same checks hold: core's Machine controller syncs the labels from each Machine (which
+ * carries the template's labels), the kit the taints.
  *
  * @module
  */
@@ -85,16 +87,13 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** The Node scenarios. */
 export function nodeScenarios(
   host: () => NodeScenarioHost,
-  options: { hasTemplateChange: boolean; machinePoolMachines: boolean },
+  options: { hasTemplateChange: boolean },
 ): NodeScenarioDefinition[] {
   return [
     {
       id: "nodeTaintsAndLabels",
       title: NODE_SCENARIOS[0].title,
-      skipReason: () =>
-        options.machinePoolMachines
-          ? "with MachinePool Machines core's Machine controller syncs the Node labels from each Machine"
-          : undefined,
+      skipReason: () => undefined,
       run: () => taintsAndLabels(host()),
     },
     {

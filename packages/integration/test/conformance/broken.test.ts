@@ -323,6 +323,26 @@ describe("conformance: deliberately broken providers fail with the invariant nam
     );
   });
 
+  it("minReadySeconds not honoured (readiness: instance counts instances, not Ready Nodes)", async () => {
+    const error = await failureOf(
+      "minReadySeconds",
+      { controller: { readiness: "instance" } },
+      "minReadySeconds not honoured",
+    );
+    expect(error.message).toMatch(
+      /^\[availability\.minReadySeconds\] conf-1 reports Ready=True while its Node \S+ has been Ready for \d+ ms only; with minReadySeconds 3/,
+    );
+  });
+
+  it("the MachinePool's taints and Node labels never applied (the nodes phase left out)", async () => {
+    const error = await failureOf(
+      "nodeTaintsAndLabels",
+      { controller: { phases: (defaults) => defaults.filter((p) => p.name !== "nodes") } },
+      "Node taints and labels not applied",
+    );
+    expect(error.message).toMatch(/^\[nodes\.labelsApplied\] timed out after \d+ ms waiting for/);
+  });
+
   it("an unreachable workload cluster retried without backoff", async () => {
     const error = await failureOf(
       "workloadUnreachable",

@@ -23,11 +23,12 @@ import { PatchHelper } from "../patch/helper.js";
 import type { Controller, ReconcileContext, ReconcileResult } from "../runtime/controller.js";
 import { FencedError, isNotFound } from "../runtime/errors.js";
 import { redactText } from "../runtime/redact.js";
-import { type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
+import { NodeResource, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
 import type { AnyPoolDriver } from "./driver.js";
 import { type ErrorOutcome, errorPolicy } from "./errors.js";
 import { infraMachinesApi } from "./machines-api.js";
 import { PoolMemories } from "./memory.js";
+import { type PoolNode, poolNodeOf } from "./nodes.js";
 import {
   type MachinePoolControllerOptions,
   type ResolvedPoolOptions,
@@ -163,7 +164,8 @@ class PoolReconciler<Spec, Settings> {
         manager: this.#options.manager,
         resource: this.#resource,
         name: this.#name,
-        nodes: this.#resolved.readiness === "node" ? this.#clusterCache : undefined,
+        // Node events also bring the taints and labels of a Node that just joined or lost them.
+        nodes: this.#clusterCache,
         machines: this.#resolved.machines?.resource,
         secrets: this.#resolved.bootstrapData !== "none",
         controllerOptions: {
@@ -238,6 +240,42 @@ class PoolReconciler<Spec, Settings> {
                 }
               }
               return tainted;
+            },
+          }
+        : {}),
+      ...(clusterCache
+        ? {
+            nodes: {
+              get: async (providerIDs: Iterable<string>) => {
+                const { nodes } = await clusterCache.connect(cluster);
+                const found = new Map<string, PoolNode>();
+                for (const id of providerIDs) {
+                  const [node] = nodes.byIndex(NODE_PROVIDER_ID_INDEX, id);
+                  if (node) found.set(id, poolNodeOf(node));
+                }
+                return found;
+              },
+              patch: async (node, patch) => {
+                rc.fence();
+                const { client } = await clusterCache.connect(cluster);
+                const metadata = {
+                  ...(patch.labels ? { labels: patch.labels } : {}),
+                  ...(patch.annotations ? { annotations: patch.annotations } : {}),
+                  // Taints are one atomic list: the lock makes a list changed since the cache saw
+                  // it a 409 instead of an overwrite of someone else's taint.
+                  ...(patch.taints ? { resourceVersion: node.resourceVersion } : {}),
+                };
+                await client.mergePatch(
+                  NodeResource,
+                  { name: node.name },
+                  {
+                    ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+                    ...(patch.taints
+                      ? { spec: { taints: patch.taints.length > 0 ? patch.taints : null } }
+                      : {}),
+                  },
+                );
+              },
             },
           }
         : {}),
@@ -383,6 +421,22 @@ class PoolReconciler<Spec, Settings> {
         deleteCondition(pool, PoolConditionTypes.AutoscalerBounds);
       }
     }
+    const nodeSync = sections.peek("nodes");
+    if (nodeSync) {
+      if (nodeSync.condition) {
+        setCondition(
+          pool,
+          {
+            type: PoolConditionTypes.NodeMetadata,
+            ...nodeSync.condition,
+            message: redactText(nodeSync.condition.message),
+          },
+          { clock },
+        );
+      } else {
+        deleteCondition(pool, PoolConditionTypes.NodeMetadata);
+      }
+    }
     if (sections.peek("teardown")?.deleted) {
       removeFinalizer(pool, this.#finalizer);
       this.#memories.drop(key);
@@ -408,15 +462,23 @@ class PoolReconciler<Spec, Settings> {
         ConditionTypes.Ready,
         ConditionTypes.Paused,
         PoolConditionTypes.AutoscalerBounds,
+        PoolConditionTypes.NodeMetadata,
         ...this.#resolved.conditionTypes,
       ],
       clock,
     });
     if (outcome.retry) throw outcome.retry;
-    return outcome.requeueAfterMs !== undefined
-      ? { requeueAfter: Math.max(MIN_DELAY_MS, outcome.requeueAfterMs) }
+    const requeueAfterMs = minDefined(outcome.requeueAfterMs, nodeSync?.retryAfterMs);
+    return requeueAfterMs !== undefined
+      ? { requeueAfter: Math.max(MIN_DELAY_MS, requeueAfterMs) }
       : undefined;
   }
+}
+
+function minDefined(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.min(a, b);
 }
 
 /**

@@ -50,9 +50,12 @@
  *   (together, once the pool first has as many running instances as desired; never reverted).
  * - `status.capacity` and `status.nodeInfo` from the driver's `capacity` (scale from zero: what the
  *   cluster-autoscaler builds an empty pool's Node from), at every replica count; nothing without it.
- * - Conditions `Paused` and `Ready` (reasons: {@link PoolReasons}, or the driver's failure reason), and
+ * - Conditions `Paused` and `Ready` (reasons: {@link PoolReasons}, or the driver's failure reason),
  *   `AutoscalerBounds` ({@link PoolConditionTypes}) while the MachinePool carries the
- *   cluster-autoscaler's min-size or max-size annotation.
+ *   cluster-autoscaler's min-size or max-size annotation, and `NodeMetadata` while it asks for taints
+ *   or Node labels.
+ * - In the workload cluster, on the pool's Nodes: the MachinePool's taints and Node labels, with
+ *   what the kit applied recorded in {@link NodeMetadataAnnotations} (the `nodes` phase).
  * - Events, one per cloud change (Normal): `TemplateVersionCreated`, `GroupCreated`, `GroupUpdated`,
  *   `ScalingUp`, `ScalingDown`, `InstanceDeleted`, `InstanceReplaced`, `InstanceRemediated`,
  *   `RolloutStarted`, `RolloutCancelled`, `TemplateVersionsPruned`, `ReplicasSynced`,
@@ -83,6 +86,26 @@ export type {
   PoolMachinesApi,
 } from "./machines.js";
 export type { PoolMemory, StoppedRunaway } from "./memory.js";
+export {
+  availableInMs,
+  describeRefusals,
+  isSyncedNodeLabel,
+  NodeMetadataAnnotations,
+  type NodeMetadataIntent,
+  type NodeMetadataPatch,
+  type NodeMetadataPlan,
+  type NodeTaint,
+  nodeLabelRefusal,
+  nodeTaintRefusal,
+  type PoolNode,
+  type PoolNodesApi,
+  type PoolNodeTaint,
+  planNodeMetadata,
+  poolNodeOf,
+  readNodeMetadata,
+  type TaintEffect,
+  taintId,
+} from "./nodes.js";
 export * from "./phase.js";
 export {
   checkPhases,

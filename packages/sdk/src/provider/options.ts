@@ -50,7 +50,8 @@ export interface MachinePoolControllerOptions<Spec> {
    * Secret; `instance` — running and passing the cloud's health check only. With `node` a rollout
    * never takes Ready Nodes below `replicas − maxUnavailable`, and instances that boot but never join
    * (a stale bootstrap token) hold the rollout; with `instance` old instances may go before the new
-   * ones' Nodes are Ready.
+   * ones' Nodes are Ready. With `node` the MachinePool's `minReadySeconds` counts too: a Node is
+   * available once it has been Ready that long.
    *
    * While the workload cluster cannot be read (no Secret yet, an invalid one, a server that does not
    * answer), `Ready` is False with reason `WorkloadClusterUnreachable`: scaling and provisioning go on

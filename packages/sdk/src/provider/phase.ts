@@ -143,6 +143,21 @@ export interface GroupSection<Settings> {
  */
 export type MachinesSection = MachinesState | null;
 
+/**
+ * `nodes` (written by `nodes`): the pool's Nodes brought to the taints and labels its MachinePool asks
+ * for, and how that went.
+ */
+export interface NodesSection {
+  /**
+   * The `NodeMetadata` condition to publish (reasons: `NodeMetadataSynced`, `NodeMetadataRefused`,
+   * `NodeMetadataPending`, `NodeMetadataNotApplied`, `WorkloadClusterUnreachable`); `undefined` when
+   * the MachinePool asks for no taint or Node label, or the kit sees no Nodes (the kit removes it).
+   */
+  readonly condition: ReadyState | undefined;
+  /** Look again this soon: a Node patch lost a race (409), or the workload cluster was unreachable. */
+  readonly retryAfterMs: number | undefined;
+}
+
 /** `scale` (written by `scale`): the plan of this reconcile and what it counted. */
 export interface ScaleSection {
   /** The strategy resolved for the pool. */
@@ -155,6 +170,11 @@ export interface ScaleSection {
   readonly provisioned: boolean;
   /** Why the workload cluster's Nodes could not be read (`readiness: "node"`): rollouts hold. */
   readonly workloadUnavailable: WorkloadClusterUnavailableError | undefined;
+  /**
+   * With `minReadySeconds`: how long until the next Ready Node that does not count as available yet
+   * does, so the pool looks again then; `undefined` when none waits.
+   */
+  readonly nodesAvailableInMs?: number | undefined;
 }
 
 /** `rollout` (written by `nativeRollout`): the driver's native rollout, as the `Ready` message tells it. */
@@ -195,6 +215,8 @@ export interface PoolSections<Spec, Settings> {
   readonly group: GroupSection<Settings>;
   /** By `machines`. */
   readonly machines: MachinesSection;
+  /** By `nodes`. */
+  readonly nodes: NodesSection;
   /** By `scale`. */
   readonly scale: ScaleSection;
   /** By `nativeRollout`. */
@@ -217,6 +239,7 @@ export const POOL_SECTION_NAMES: readonly PoolSectionName[] = [
   "bounds",
   "group",
   "machines",
+  "nodes",
   "scale",
   "rollout",
   "teardown",

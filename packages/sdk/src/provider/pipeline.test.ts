@@ -139,6 +139,7 @@ describe("defaultPoolPhases", () => {
       "autoscalerBounds",
       "group",
       "machines",
+      "nodes",
       "scale",
       "nativeRollout",
       "prune",
@@ -181,7 +182,7 @@ describe("insertPhase", () => {
     expect(names(before).slice(at, at + 3)).toEqual(["scale", "readsScale", "nativeRollout"]);
     expect(names(after)).toEqual(names(before));
     expect(names(insertPhase(pipeline, { after: "publish" }, reader)).at(-1)).toBe("readsScale");
-    expect(pipeline).toHaveLength(14);
+    expect(pipeline).toHaveLength(15);
     expect(() => checkPhases(before)).not.toThrow();
   });
 

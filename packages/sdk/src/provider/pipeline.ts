@@ -13,6 +13,7 @@ import { capacityPhase } from "./phases/capacity.js";
 import { groupPhase } from "./phases/group.js";
 import { machinesPhase } from "./phases/machines.js";
 import { nativeRolloutPhase } from "./phases/native-rollout.js";
+import { nodesPhase } from "./phases/nodes.js";
 import { observePhase } from "./phases/observe.js";
 import {
   bootstrapDataPhase,
@@ -35,7 +36,8 @@ import { checkPhaseOrder, runPhase } from "./sections.js";
  * (template versions and group, duplicate IDs), `template`, `autoscalerBounds` (the bounds the group
  * needs for the cluster-autoscaler's annotations), `group` (create, replicas, settings, bounds),
  * `machines` (MachinePool Machines: one InfraMachine per instance, instances of drained
- * Machines deleted; does nothing for a kind without them), `scale` (scale, roll, remediate),
+ * Machines deleted; does nothing for a kind without them), `nodes` (the MachinePool's taints and
+ * Node labels on the pool's Nodes; does nothing without a `ClusterCache`), `scale` (scale, roll, remediate),
  * `nativeRollout` (the driver's own rollout, if it has one), `prune` (unused template versions),
  * `publish` (`providerIDList`, replicas, provisioned, `Ready`). Each reads and writes the sections
  * of `PoolSections` its declaration names.
@@ -57,6 +59,7 @@ export function defaultPoolPhases<Spec, Settings>(): PoolPhase<Spec, Settings>[]
     autoscalerBoundsPhase,
     groupPhase,
     machinesPhase,
+    nodesPhase,
     scalePhase,
     nativeRolloutPhase,
     prunePhase,

@@ -60,6 +60,27 @@ export const PoolReasons = {
    * minimum exceeds the maximum. The kit ignores them (and writes no bounds from them) until fixed.
    */
   InvalidAutoscalerBounds: "InvalidAutoscalerBounds",
+  /**
+   * `NodeMetadata=True`: every Node of the pool carries the taints and labels its MachinePool asks
+   * for.
+   */
+  NodeMetadataSynced: "NodeMetadataSynced",
+  /**
+   * `NodeMetadata=False`: the MachinePool asks for a taint or label the pool's Nodes may not get from
+   * it (a domain the kubelet, Kubernetes' controllers, core or the cluster-autoscaler own, or an
+   * invalid one; the message names each). The kit applies the rest and never that one.
+   */
+  NodeMetadataRefused: "NodeMetadataRefused",
+  /**
+   * `NodeMetadata=False`: some Nodes wait for core to drop `node.cluster.x-k8s.io/uninitialized`
+   * before the kit writes their taints (labels are applied already).
+   */
+  NodeMetadataPending: "NodeMetadataPending",
+  /**
+   * `NodeMetadata=False`: the workload cluster refused a Node patch (the message says how, e.g.
+   * Forbidden: the kubeconfig's user needs `patch` on Nodes); retried.
+   */
+  NodeMetadataNotApplied: "NodeMetadataNotApplied",
   /** The group reports a failure (e.g. a partial scale-up). */
   GroupFailed: "GroupFailed",
   /** The group was deleted behind our back and is still going away. */
@@ -145,6 +166,12 @@ export const PoolConditionTypes = {
    * into `Ready`: the pool serves whatever it says; it tells a user what to fix.
    */
   AutoscalerBounds: "AutoscalerBounds",
+  /**
+   * Present while the MachinePool asks for taints or Node labels and the kit sees the workload
+   * cluster's Nodes: whether every Node of the pool carries them, and what is refused. Not folded
+   * into `Ready`: the pool serves; it tells a user what to fix.
+   */
+  NodeMetadata: "NodeMetadata",
 } as const;
 
 /** One of the {@link PoolReasons}. */

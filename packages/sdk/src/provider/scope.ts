@@ -15,6 +15,7 @@ import type { RuntimeLogger } from "../runtime/logging.js";
 import type { AnyPoolDriver, DriverFailure, PoolContext } from "./driver.js";
 import type { PoolMachinesApi } from "./machines.js";
 import type { PoolMemory } from "./memory.js";
+import type { PoolNodesApi } from "./nodes.js";
 import type { ResolvedPoolOptions } from "./resolved-options.js";
 
 /** A condition as a phase sets it. */
@@ -60,6 +61,11 @@ export interface PoolApi {
   setMachinePoolReplicas(machinePool: MachinePool, replicas: number): Promise<void>;
   /** InfraMachines and Machines (MachinePool Machines only; absent otherwise). */
   readonly machines?: PoolMachinesApi;
+  /**
+   * The pool's Nodes in the workload cluster: their taints, labels and Ready time, and patches of
+   * them (the `nodes` phase; `minReadySeconds`). Absent when the kit has no `ClusterCache`.
+   */
+  readonly nodes?: PoolNodesApi;
 }
 
 /** Records Events on the pool, with a log line each. */

@@ -23,6 +23,7 @@
  */
 import type { Cluster, MachinePool } from "../api/cluster.x-k8s.io/v1beta2.js";
 import { ManualClock } from "../runtime/clock.js";
+import { ConflictError } from "../runtime/errors.js";
 import { silentLogger } from "../runtime/logging.js";
 import type {
   AnyPoolDriver,
@@ -36,6 +37,7 @@ import type {
 import type { InfraMachinePoolKind } from "./kind.js";
 import type { PoolMachinesApi } from "./machines.js";
 import { PoolMemory } from "./memory.js";
+import type { NodeMetadataPatch, PoolNode } from "./nodes.js";
 import { type MachinePoolControllerOptions, resolvePoolOptions } from "./options.js";
 import {
   type PhaseResult,
@@ -229,6 +231,14 @@ export interface TestScope<Spec, Settings> {
    */
   readonly nodeTaints: Map<string, readonly string[]>;
   /**
+   * The workload cluster's Nodes by providerID (`scope.api.nodes`): fill it to test the `nodes`
+   * phase or `minReadySeconds`; patches change it (a taint patch with a stale `resourceVersion` is a
+   * `ConflictError`, as the API server answers).
+   */
+  readonly workloadNodes: Map<string, PoolNode>;
+  /** The Node patches made through `scope.api.nodes`, in order. */
+  readonly nodePatches: { readonly name: string; readonly patch: NodeMetadataPatch }[];
+  /**
    * Runs one phase as the pipeline does: on a view limited to its declared sections, refusing a
    * phase that goes on without writing what it declared.
    */
@@ -253,6 +263,14 @@ export interface TestScopeOptions<Spec, Settings> {
   readonly replicas?: number;
   /** Annotations of the MachinePool (e.g. `cluster.x-k8s.io/replicas-managed-by`). */
   readonly machinePoolAnnotations?: Readonly<Record<string, string>>;
+  /**
+   * The MachinePool's `spec.template` beyond the default: its `metadata` (labels) and fields of its
+   * `spec` (`taints`, `minReadySeconds`), merged over the default template.
+   */
+  readonly machinePoolTemplate?: {
+    readonly metadata?: { readonly labels?: Readonly<Record<string, string>> };
+    readonly spec?: Readonly<Record<string, unknown>>;
+  };
   /** The controller's options (default: `pollIntervalMs` 100, `readiness: "instance"`). */
   readonly options?: Omit<MachinePoolControllerOptions<Spec>, "manager" | "kind">;
   /** The kind's schema and InfraMachine kind. */
@@ -293,6 +311,9 @@ export function createTestScope<Spec, Settings>(
   const replicaWrites: number[] = [];
   const readyNodes = new Set<string>();
   const nodeTaints = new Map<string, readonly string[]>();
+  const workloadNodes = new Map<string, PoolNode>();
+  const nodePatches: { name: string; patch: NodeMetadataPatch }[] = [];
+  const template = options.machinePoolTemplate;
   const pool: PoolObject = {
     apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
     kind: "FakeMachinePool",
@@ -319,6 +340,7 @@ export function createTestScope<Spec, Settings>(
       clusterName: "c1",
       replicas: options.replicas ?? 2,
       template: {
+        ...(template?.metadata ? { metadata: structuredClone(template.metadata) } : {}),
         spec: {
           clusterName: "c1",
           version: "v1.34.1",
@@ -328,6 +350,7 @@ export function createTestScope<Spec, Settings>(
             kind: "FakeMachinePool",
             name: "pool-1",
           },
+          ...structuredClone(template?.spec ?? {}),
         },
       },
     },
@@ -368,6 +391,46 @@ export function createTestScope<Spec, Settings>(
       setMachinePoolReplicas: async (_mp, replicas) => {
         replicaWrites.push(replicas);
       },
+      nodes: {
+        get: async (providerIDs) => {
+          const found = new Map<string, PoolNode>();
+          for (const id of providerIDs) {
+            const node = workloadNodes.get(id);
+            if (node) found.set(id, structuredClone(node));
+          }
+          return found;
+        },
+        patch: async (node, patch) => {
+          nodePatches.push({ name: node.name, patch: structuredClone(patch) });
+          const current = [...workloadNodes.values()].find((n) => n.name === node.name);
+          if (!current) return;
+          if (patch.taints && current.resourceVersion !== node.resourceVersion) {
+            throw new ConflictError(
+              409,
+              { reason: "Conflict", message: "the object has been modified" },
+              { method: "PATCH", path: `/api/v1/nodes/${node.name}` },
+            );
+          }
+          const merge = (
+            into: Readonly<Record<string, string>>,
+            changes: Readonly<Record<string, string | null>> | undefined,
+          ) => {
+            const out: Record<string, string> = { ...into };
+            for (const [key, value] of Object.entries(changes ?? {})) {
+              if (value === null) delete out[key];
+              else out[key] = value;
+            }
+            return out;
+          };
+          workloadNodes.set(current.providerID, {
+            ...current,
+            resourceVersion: String(Number(current.resourceVersion || "0") + 1),
+            labels: merge(current.labels, patch.labels),
+            annotations: merge(current.annotations, patch.annotations),
+            taints: patch.taints ? structuredClone([...patch.taints]) : current.taints,
+          });
+        },
+      },
       ...(options.machinesApi ? { machines: options.machinesApi } : {}),
     },
     recordEvent: (type, reason, message) => events.push({ type, reason, message }),
@@ -396,6 +459,8 @@ export function createTestScope<Spec, Settings>(
     replicaWrites,
     readyNodes,
     nodeTaints,
+    workloadNodes,
+    nodePatches,
     // The kit's own phases are typed over any spec (`unknown`); they run on this scope unchanged.
     run: (phase) => runPhase(phase as PoolPhase<Spec, Settings>, scope),
     section: (name) => sectionsOf(scope).peek(name),

@@ -1,14 +1,14 @@
 /**
  * The watches of the kit's controller: the pool kind, its owner MachinePool, the Cluster (pause and
- * infrastructure transitions), the bootstrap Secret and, with `readiness: "node"`, the Nodes of each
- * pool's workload cluster (through the {@link ClusterCache}, never the management cluster). The
+ * infrastructure transitions), the bootstrap Secret and, with a `ClusterCache` (`readiness: "node"`,
+ * or one given), the Nodes of each pool's workload cluster (through the {@link ClusterCache}, never the management cluster). The
  * manager's watch filter (R20) applies to every watch of objects that carry the label (the pool,
  * MachinePools, Clusters); Secrets and Nodes do not carry it, so their events are mapped and the
  * reconcile itself checks the pool's label.
  *
  * @module
  */
-import type { KubernetesObject, V1Secret } from "@kubernetes/client-node";
+import type { KubernetesObject, V1Node, V1Secret } from "@kubernetes/client-node";
 import {
   type Cluster,
   ClusterResource,
@@ -26,6 +26,7 @@ import type { Manager } from "../runtime/manager.js";
 import { anyPredicate, type Predicate } from "../runtime/predicates.js";
 import { objectKeyString, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
 import { remediationOf } from "./machines.js";
+import { poolNodeOf } from "./nodes.js";
 import type { PoolObject } from "./scope.js";
 import { stableStringify } from "./stamp.js";
 
@@ -57,6 +58,20 @@ function resourceVersionChanged(oldObj: KubernetesObject, newObj: KubernetesObje
   return oldObj.metadata?.resourceVersion !== newObj.metadata?.resourceVersion;
 }
 
+/**
+ * Whether an update changed what the `nodes` phase manages: the taints (core dropping its
+ * uninitialized taint, someone removing one of the pool's) or the synced labels. A kubelet's status
+ * update, the bulk of a Node's updates, changes neither; nor does the kit's own record on the Node.
+ */
+function nodeMetadataChanged(oldNode: V1Node, node: V1Node): boolean {
+  const before = poolNodeOf(oldNode);
+  const after = poolNodeOf(node);
+  return (
+    stableStringify([before.labels, before.taints]) !==
+    stableStringify([after.labels, after.taints])
+  );
+}
+
 /** What {@link watchPools} needs. */
 export interface PoolWatchOptions {
   /** The manager. */
@@ -66,8 +81,8 @@ export interface PoolWatchOptions {
   /** Controller name. */
   readonly name: string;
   /**
-   * Watch the workload clusters' Nodes through this {@link ClusterCache} (`readiness: "node"`); none:
-   * no Node watch.
+   * Watch the workload clusters' Nodes through this {@link ClusterCache} (`readiness: "node"`, or
+   * one the provider gave); none: no Node watch.
    */
   readonly nodes: ClusterCache | undefined;
   /** Watch bootstrap Secrets. */
@@ -146,7 +161,8 @@ export function watchPools(
           const { node, oldNode } = event;
           if (
             isNodeReady(oldNode) === isNodeReady(node) &&
-            oldNode.spec?.providerID === node.spec?.providerID
+            oldNode.spec?.providerID === node.spec?.providerID &&
+            !nodeMetadataChanged(oldNode, node)
           ) {
             return [];
           }

@@ -26,10 +26,12 @@ import {
   machinePoolMachinesScenarios,
   machinesProblem,
 } from "./machines.js";
+import { type NodeScenarioHost, nodeScenarios, type PoolMachinePool } from "./nodes.js";
 import { type ScaleFromZeroHost, scaleFromZeroScenarios } from "./scale-from-zero.js";
 import {
   AUTOSCALER_SCENARIOS,
   MACHINE_POOL_MACHINES_SCENARIOS,
+  NODE_SCENARIOS,
   REAL_CORE_SCENARIOS,
   SCALE_FROM_ZERO_SCENARIOS,
   WORKLOAD_CLUSTER_SCENARIOS,
@@ -80,6 +82,7 @@ export const CONFORMANCE_SCENARIOS: readonly {
   ...AUTOSCALER_SCENARIOS,
   ...REAL_CORE_SCENARIOS,
   ...SCALE_FROM_ZERO_SCENARIOS,
+  ...NODE_SCENARIOS,
   { id: "watchFilter", title: "a pool outside the watch filter is never touched (R20)" },
   { id: "cleanup", title: "every pool deleted leaves nothing behind" },
 ];
@@ -167,6 +170,8 @@ interface SuiteBackend {
   readonly workloadAccess: WorkloadAccessIssuer;
   /** Requests answered so far (the in-memory log, or the real server's audit log). */
   requests(): RequestRecord[];
+  /** Requests the workload cluster answered so far (its Node writes). */
+  workloadRequests(): RequestRecord[];
   /** Fault injection: in-memory only. */
   readonly faults: ApiServer["faults"] | undefined;
   /** Real core, when it judges. */
@@ -305,7 +310,10 @@ export class MachinePoolConformance {
       // Bootstrap tokens give the workload scenarios credentials they can revoke.
       const [management, workload] = await Promise.allSettled([
         startControlPlane({ capiCore: true, requestLog: true }),
-        startControlPlane({ apiServerArgs: ["--enable-bootstrap-token-auth=true"] }),
+        startControlPlane({
+          apiServerArgs: ["--enable-bootstrap-token-auth=true"],
+          requestLog: true,
+        }),
       ]);
       if (management.status === "rejected" || workload.status === "rejected") {
         if (management.status === "fulfilled") await management.value.stop();
@@ -324,6 +332,7 @@ export class MachinePoolConformance {
           wl.kubeConfig,
         ),
         requests: () => cp.requests(),
+        workloadRequests: () => wl.requests(),
         faults: undefined,
         realCore: cp.capiCore,
         stop: async () => {
@@ -345,6 +354,7 @@ export class MachinePoolConformance {
         workloadKubeConfig: workload.kubeConfig,
         workloadAccess: openWorkloadAccess(workload.kubeConfig),
         requests: () => api.requests(),
+        workloadRequests: () => workload.requests(),
         faults: api.faults,
         realCore: undefined,
         stop: async () => {
@@ -537,6 +547,14 @@ export class MachinePoolConformance {
         () => z.skipReason(),
         () => z.run(),
       ]),
+      ...nodeScenarios(() => this.#nodesHost(), {
+        hasTemplateChange: o.templateChange !== undefined,
+      }).map((n): [string, string, () => string | undefined, () => Promise<void>] => [
+        n.id,
+        n.title,
+        () => n.skipReason(),
+        () => n.run(),
+      ]),
       [
         "watchFilter",
         "a pool outside the watch filter is never touched (R20)",
@@ -678,6 +696,44 @@ export class MachinePoolConformance {
     };
   }
 
+  /** What the Node scenarios (taints and labels, minReadySeconds) get. */
+  #nodesHost(): NodeScenarioHost {
+    const { api, client, provider } = this.#env;
+    this.#workloadClient ??= new KubeClient(api.workloadKubeConfig, {
+      fieldManager: FIELD_MANAGER,
+    });
+    return {
+      client,
+      workload: this.#workloadClient,
+      pools: this.#pools,
+      machinePools: MachinePools,
+      provider,
+      poolSpec: this.#options.poolSpec,
+      templateChange: this.#options.templateChange,
+      rolloutMaxUnavailable: this.#options.rolloutMaxUnavailable ?? 0,
+      steadyStateMs: this.#t.steadyStateMs,
+      settleMs: this.#t.settleMs,
+      createPool: (replicas, machinePool) =>
+        this.#createPool(replicas, this.#options.poolSpec, undefined, machinePool),
+      converged: (pool, replicas) => this.#converged(pool, replicas),
+      notConverged: (pool, replicas) => this.#notConverged(pool, replicas),
+      deletePool: (pool) => this.#deletePool(pool),
+      until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),
+      nodeWritesSince: (since) =>
+        api
+          .workloadRequests()
+          .filter(
+            (r) =>
+              r.resource === "nodes" &&
+              r.startedAt.getTime() >= since &&
+              !READS.has(r.verb) &&
+              r.status < 400 &&
+              (r.fieldManager === provider.identity ||
+                r.userAgent?.includes(provider.identity) === true),
+          ),
+    };
+  }
+
   /** What the cluster-autoscaler scenarios get. */
   #autoscalerHost(): AutoscalerScenarioHost {
     return {
@@ -726,6 +782,7 @@ export class MachinePoolConformance {
       cluster: CLUSTER,
       watchFilter: WATCH_FILTER_VALUE,
     },
+    machinePool: PoolMachinePool = {},
   ): Promise<ConformancePool> {
     const { client } = this.#env;
     const pool: ConformancePool = {
@@ -753,12 +810,19 @@ export class MachinePoolConformance {
     await client.create(MachinePools, {
       apiVersion: "cluster.x-k8s.io/v1beta2",
       kind: "MachinePool",
-      metadata: { name: pool.name, namespace: NAMESPACE, labels },
+      metadata: {
+        name: pool.name,
+        namespace: NAMESPACE,
+        labels,
+        ...(machinePool.annotations ? { annotations: { ...machinePool.annotations } } : {}),
+      },
       spec: {
         clusterName: team.cluster,
         replicas,
         template: {
+          ...(machinePool.labels ? { metadata: { labels: { ...machinePool.labels } } } : {}),
           spec: {
+            ...machinePool.templateSpec,
             clusterName: team.cluster,
             version: "v1.34.1",
             bootstrap: {

@@ -19,6 +19,8 @@ export {
   type AutoscalerScenario,
   MACHINE_POOL_MACHINES_SCENARIOS,
   type MachinePoolMachinesScenario,
+  NODE_SCENARIOS,
+  type NodeScenario,
   REAL_CORE_SCENARIOS,
   type RealCoreScenario,
   SCALE_FROM_ZERO_SCENARIOS,

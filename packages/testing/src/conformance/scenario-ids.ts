@@ -105,3 +105,20 @@ export const SCALE_FROM_ZERO_SCENARIOS = [
 
 /** A scale-from-zero scenario id. */
 export type ScaleFromZeroScenario = (typeof SCALE_FROM_ZERO_SCENARIOS)[number]["id"];
+
+/** The ids of the scenarios of the pool's Nodes (the kit's taints, labels and minReadySeconds). */
+export const NODE_SCENARIOS = [
+  {
+    id: "nodeTaintsAndLabels",
+    title:
+      "the MachinePool's taints and Node labels reach every Node of the pool, follow a change, leave others' alone, refuse a forbidden domain",
+  },
+  {
+    id: "minReadySeconds",
+    title:
+      "with minReadySeconds a Ready Node is not available until it has been Ready that long; a rollout waits for it",
+  },
+] as const;
+
+/** A Node scenario id. */
+export type NodeScenario = (typeof NODE_SCENARIOS)[number]["id"];

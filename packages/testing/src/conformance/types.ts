@@ -2,6 +2,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type {
   AutoscalerScenario,
   MachinePoolMachinesScenario,
+  NodeScenario,
   RealCoreScenario,
   ScaleFromZeroScenario,
   WorkloadClusterScenario,
@@ -167,6 +168,7 @@ export type ConformanceScenario =
   | AutoscalerScenario
   | RealCoreScenario
   | ScaleFromZeroScenario
+  | NodeScenario
   | "watchFilter"
   | "cleanup";
 

@@ -370,3 +370,20 @@ describe("publish: a capacity the autoscaler cannot read", () => {
     expect((await run(publishPhase))?.ready.reason).toBe("ScalingUp");
   });
 });
+
+describe("publish: minReadySeconds", () => {
+  it("looks again when the next Ready Node becomes available, if that is sooner than a poll", async () => {
+    const waiting = plan({ available: 1, converged: false });
+    const soon = publishScope({ scale: { plan: waiting, nodesAvailableInMs: 30 } });
+    expect(await soon.run(publishPhase)).toMatchObject({
+      ready: {
+        status: "False",
+        reason: "InstancesNotReady",
+        message: "1 of 2 instances available",
+      },
+      requeueAfterMs: 30,
+    });
+    const later = publishScope({ scale: { plan: waiting, nodesAvailableInMs: 60_000 } });
+    expect((await later.run(publishPhase))?.requeueAfterMs).toBe(POLL_MS);
+  });
+});

@@ -141,9 +141,11 @@ export const publishPhase: PoolPhase<
         requeueAfterMs: scope.options.resyncMs,
       };
     }
+    // minReadySeconds: look again when the next Ready Node counts as available, if that comes sooner.
+    const availableInMs = scope.read("scale").nodesAvailableInMs;
     return {
       ready: progressState(desired, plan, outdated, scope.read("rollout").note),
-      requeueAfterMs: scope.options.pollMs,
+      requeueAfterMs: Math.min(scope.options.pollMs, availableInMs ?? Number.POSITIVE_INFINITY),
     };
   },
 };

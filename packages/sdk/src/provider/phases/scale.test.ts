@@ -815,3 +815,67 @@ describe("scale: the section", () => {
     expect(section("scale")?.outdated).toBe(0);
   });
 });
+
+describe("scale phase with minReadySeconds", () => {
+  /** Nodes for `ids`, each Ready since `agoMs` before the scope's clock. */
+  function readyFor(test: ReturnType<typeof scaleScope>, nodes: Record<string, number>) {
+    for (const [id, agoMs] of Object.entries(nodes)) {
+      const providerID = `fake:///zone-a/${id}`;
+      test.workloadNodes.set(providerID, {
+        name: id,
+        providerID,
+        resourceVersion: "1",
+        labels: {},
+        annotations: {},
+        taints: [],
+        readySince: test.clock.now() - agoMs,
+      });
+    }
+  }
+
+  it("counts a Ready Node available only once it has been Ready that long", async () => {
+    const cloud = fakeCloud();
+    cloud.group = group([instanceOf("i1"), instanceOf("i2")]);
+    const test = scaleScope(cloud, 2, {
+      options: { readiness: "node" },
+      machinePoolTemplate: { spec: { minReadySeconds: 30 } },
+    });
+    readyFor(test, { i1: 40_000, i2: 10_000 });
+    await test.run(scalePhase);
+    expect(test.section("scale")?.plan.available).toBe(1);
+    expect(test.section("scale")?.plan.converged).toBe(false);
+    // Look again when i2 has been Ready for 30 s, not before and not a poll interval later.
+    expect(test.section("scale")?.nodesAvailableInMs).toBe(20_000);
+  });
+
+  it("holds a rollout until the new instance's Node has been Ready for minReadySeconds", async () => {
+    const cloud = fakeCloud();
+    cloud.group = group([instanceOf("i1", { version: "1" }), instanceOf("i2")], 2);
+    const options = {
+      options: { readiness: "node" as const, strategy: { maxSurge: 1, maxUnavailable: 0 } },
+      machinePoolTemplate: { spec: { minReadySeconds: 30 } },
+    };
+    const early = scaleScope(cloud, 1, options);
+    readyFor(early, { i1: 3_600_000, i2: 5_000 });
+    await early.run(scalePhase);
+    expect(cloud.calls.filter((c) => c.op === "deleteInstance")).toEqual([]);
+    expect(early.section("scale")?.plan.blockedByAvailability).toBe(true);
+
+    const later = scaleScope(cloud, 1, options);
+    readyFor(later, { i1: 3_600_000, i2: 30_000 });
+    await later.run(scalePhase);
+    expect(cloud.calls.filter((c) => c.op === "deleteInstance").map((c) => c.args[0])).toEqual([
+      "i1",
+    ]);
+  });
+
+  it("counts a Ready Node at once without minReadySeconds", async () => {
+    const cloud = fakeCloud();
+    cloud.group = group([instanceOf("i1")]);
+    const test = scaleScope(cloud, 1, { options: { readiness: "node" } });
+    test.readyNodes.add("fake:///zone-a/i1");
+    await test.run(scalePhase);
+    expect(test.section("scale")?.plan.available).toBe(1);
+    expect(test.section("scale")?.nodesAvailableInMs).toBeUndefined();
+  });
+});

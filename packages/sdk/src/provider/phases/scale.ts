@@ -22,25 +22,36 @@ import {
 import type { PoolPhase } from "../phase.js";
 import { type PlanAction, planPool, type RemediationWait } from "../plan.js";
 import type { PoolScope } from "../scope.js";
+import { nodeAvailability } from "../steps/node-availability.js";
 import { type ResolvedStrategy, resolveStrategy } from "../strategy.js";
 
 /**
  * Running and healthy; with `readiness: "node"` also a Ready Node with the instance's providerID in
- * the workload cluster. Without `available` when the workload cluster cannot be read (with the
+ * the workload cluster, Ready for `minReadySeconds` if the MachinePool sets it (`nextInMs`: when the
+ * next one waiting will be). Without `available` when the workload cluster cannot be read (with the
  * reason): availability is unknown then.
  */
 async function availability<Spec, Settings>(
   scope: PoolScope<Spec, Settings>,
   instances: readonly PoolInstance[],
 ): Promise<
-  | { available: (instance: PoolInstance) => boolean; unavailable?: undefined }
-  | { available?: undefined; unavailable: WorkloadClusterUnavailableError }
+  | {
+      available: (instance: PoolInstance) => boolean;
+      unavailable?: undefined;
+      nextInMs?: number | undefined;
+    }
+  | { available?: undefined; unavailable: WorkloadClusterUnavailableError; nextInMs?: undefined }
 > {
   if (scope.options.readiness !== "node") return { available: isInstanceAvailable };
   try {
-    const ready = await scope.api.readyNodeProviderIDs(instances.map((i) => i.providerID));
+    const nodes = await nodeAvailability(
+      scope,
+      instances.map((i) => i.providerID),
+    );
     return {
-      available: (instance) => isInstanceAvailable(instance) && ready.has(instance.providerID),
+      available: (instance) =>
+        isInstanceAvailable(instance) && nodes.available.has(instance.providerID),
+      nextInMs: nodes.nextInMs,
     };
   } catch (error) {
     if (!(error instanceof WorkloadClusterUnavailableError)) throw error;
@@ -236,7 +247,7 @@ export const scalePhase: PoolPhase<
       options.strategyOf(scope.read("spec").spec),
     );
     const native = options.useNativeRollout ? scope.driver.nativeRollout : undefined;
-    const { available, unavailable } = await availability(scope, group.instances);
+    const { available, unavailable, nextInMs } = await availability(scope, group.instances);
     const instances = machines
       ? group.instances.filter((i) => !machines.leaving.has(i.id))
       : group.instances;
@@ -279,6 +290,7 @@ export const scalePhase: PoolPhase<
       provisioned:
         live.filter(isInstanceAvailable).length >= desired && group.status !== "creating",
       workloadUnavailable: unavailable,
+      nodesAvailableInMs: nextInMs,
     });
     return undefined;
   },

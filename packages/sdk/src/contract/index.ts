@@ -70,6 +70,16 @@ export {
   updatePausedCondition,
 } from "./pause.js";
 export {
+  evaluatePreflight,
+  type PreflightCheck,
+  PreflightChecks,
+  type PreflightFailure,
+  type PreflightInput,
+  parseKubernetesVersion,
+  SKIP_PREFLIGHT_CHECKS_ANNOTATION,
+  skippedPreflightChecks,
+} from "./preflight.js";
+export {
   type AnyObject,
   type ClusterView,
   type ContractReference,

@@ -155,6 +155,15 @@ export interface ScaleSection {
   readonly provisioned: boolean;
   /** Why the workload cluster's Nodes could not be read (`readiness: "node"`): rollouts hold. */
   readonly workloadUnavailable: WorkloadClusterUnavailableError | undefined;
+  /** A preflight check held a launch this reconcile: the `Ready` condition that names it. */
+  readonly preflight?: ReadyState | undefined;
+  /**
+   * Live instances on the target template launched before `strategy.rolloutAfter` (once it has
+   * passed): out of date, and replaced by the kit like outdated ones.
+   */
+  readonly expired?: number;
+  /** With `strategy.type: OnDelete`: out-of-date instances left alone until they are deleted. */
+  readonly onDelete?: number;
 }
 
 /** `rollout` (written by `nativeRollout`): the driver's native rollout, as the `Ready` message tells it. */

@@ -32,8 +32,10 @@ import {
   MACHINE_POOL_MACHINES_SCENARIOS,
   REAL_CORE_SCENARIOS,
   SCALE_FROM_ZERO_SCENARIOS,
+  STRATEGY_SCENARIOS,
   WORKLOAD_CLUSTER_SCENARIOS,
 } from "./scenario-ids.js";
+import { type StrategyScenarioHost, strategyScenarios } from "./strategies.js";
 import { scaled } from "./time-scale.js";
 import type {
   ConformanceCore,
@@ -80,6 +82,7 @@ export const CONFORMANCE_SCENARIOS: readonly {
   ...AUTOSCALER_SCENARIOS,
   ...REAL_CORE_SCENARIOS,
   ...SCALE_FROM_ZERO_SCENARIOS,
+  ...STRATEGY_SCENARIOS,
   { id: "watchFilter", title: "a pool outside the watch filter is never touched (R20)" },
   { id: "cleanup", title: "every pool deleted leaves nothing behind" },
 ];
@@ -537,6 +540,16 @@ export class MachinePoolConformance {
         () => z.skipReason(),
         () => z.run(),
       ]),
+      ...strategyScenarios(() => this.#strategyHost(), {
+        hasTemplateChange: o.templateChange !== undefined,
+        canTerminate: () => actors()?.terminateInstance !== undefined,
+        machinePoolMachines: o.kind.machine !== undefined,
+      }).map((s): [string, string, () => string | undefined, () => Promise<void>] => [
+        s.id,
+        s.title,
+        () => s.skipReason(),
+        () => s.run(),
+      ]),
       [
         "watchFilter",
         "a pool outside the watch filter is never touched (R20)",
@@ -675,6 +688,32 @@ export class MachinePoolConformance {
       steadyState: (pool, replicas) => this.#steadyState(pool, replicas),
       deletePool: (pool) => this.#deletePool(pool),
       until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),
+    };
+  }
+
+  /** What the rollout-control and preflight scenarios get. */
+  #strategyHost(): StrategyScenarioHost {
+    const { client, provider } = this.#env;
+    const change = this.#options.templateChange;
+    return {
+      client,
+      pools: this.#pools,
+      provider,
+      core: this.core,
+      poolSpec: this.#options.poolSpec,
+      templateChange: (spec) => (change ? change(spec) : spec),
+      machinePoolMachines: this.#options.kind.machine !== undefined,
+      rolloutMaxUnavailable: this.#options.rolloutMaxUnavailable ?? 0,
+      cluster: { namespace: NAMESPACE, name: CLUSTER },
+      settleMs: this.#t.settleMs,
+      createPool: (replicas, spec) => this.#createPool(replicas, spec),
+      setReplicas: (pool, replicas) => this.#setReplicas(pool, replicas),
+      converged: (pool, replicas) => this.#converged(pool, replicas),
+      steadyState: (pool, replicas) => this.#steadyState(pool, replicas),
+      deletePool: (pool) => this.#deletePool(pool),
+      until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),
+      readyNodes: (pool) => this.#readyNodes(pool),
+      quiet: (pool) => this.#quiet(pool),
     };
   }
 
@@ -1004,10 +1043,7 @@ export class MachinePoolConformance {
     await sleep(this.#t.steadyStateMs);
     const writes = this.#writesSince(since);
     if (writes.length > 0) {
-      const list = writes
-        .slice(0, 5)
-        .map(describeWrite)
-        .join("; ");
+      const list = writes.slice(0, 5).map(describeWrite).join("; ");
       throw new ConformanceError(
         "steadyState.zeroWrites",
         `expected 0 API writes at steady state (${pool.name}, ${replicas} replicas), got ${writes.length} in ${this.#t.steadyStateMs} ms: ${list}`,
@@ -1035,10 +1071,7 @@ export class MachinePoolConformance {
     await this.#until(`writes around ${pool.name} to settle`, async () => {
       const writes = this.#writesSince(Date.now() - windowMs);
       if (writes.length === 0) return undefined;
-      const list = writes
-        .slice(-3)
-        .map(describeWrite)
-        .join("; ");
+      const list = writes.slice(-3).map(describeWrite).join("; ");
       return `steadyState.zeroWrites: ${writes.length} writes in the last ${windowMs} ms after convergence: ${list}`;
     });
   }

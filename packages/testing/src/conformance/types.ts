@@ -4,6 +4,7 @@ import type {
   MachinePoolMachinesScenario,
   RealCoreScenario,
   ScaleFromZeroScenario,
+  StrategyScenario,
   WorkloadClusterScenario,
 } from "./scenario-ids.js";
 
@@ -163,6 +164,7 @@ export type ConformanceScenario =
   | AutoscalerScenario
   | RealCoreScenario
   | ScaleFromZeroScenario
+  | StrategyScenario
   | "watchFilter"
   | "cleanup";
 

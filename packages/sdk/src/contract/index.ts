@@ -71,6 +71,7 @@ export {
 } from "./pause.js";
 export {
   evaluatePreflight,
+  type KubernetesVersion,
   type PreflightCheck,
   PreflightChecks,
   type PreflightFailure,

@@ -70,12 +70,18 @@ export interface PreflightInput {
 }
 
 /** A Kubernetes version, parsed leniently as core's `semver.ParseTolerant` does. */
-interface Version {
+export interface KubernetesVersion {
+  /** Major version. */
   readonly major: number;
+  /** Minor version. */
   readonly minor: number;
+  /** Patch version (0 when the text has none). */
   readonly patch: number;
+  /** Pre-release (`rc.0`), empty for a release. */
   readonly pre: string;
+  /** Build metadata (after `+`), empty without. */
   readonly build: string;
+  /** The text it was parsed from. */
   readonly text: string;
 }
 
@@ -83,7 +89,7 @@ const VERSION =
   /^v?(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?(?:-([0-9A-Za-z.-]{1,64}))?(?:\+([0-9A-Za-z.-]{1,64}))?$/;
 
 /** Parses `v1.34.1`, `1.34`, `v1.34.1-rc.0+build`; `undefined` for anything else. */
-export function parseKubernetesVersion(text: string): Version | undefined {
+export function parseKubernetesVersion(text: string): KubernetesVersion | undefined {
   const match = VERSION.exec(text.trim());
   if (!match) return undefined;
   return {
@@ -101,7 +107,7 @@ export function parseKubernetesVersion(text: string): Version | undefined {
  * differ only in build metadata compare as newer, as core's upgrade check counts a rebuilt version
  * as an upgrade.
  */
-function compareVersions(a: Version, b: Version): number {
+function compareVersions(a: KubernetesVersion, b: KubernetesVersion): number {
   for (const key of ["major", "minor", "patch"] as const) {
     if (a[key] !== b[key]) return a[key] - b[key];
   }

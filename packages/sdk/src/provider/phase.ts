@@ -170,6 +170,8 @@ export interface ScaleSection {
 export interface RolloutSection {
   /** A note for the `Ready` message, when a native rollout runs or was just started or cancelled. */
   readonly note: string | undefined;
+  /** A preflight check held the start of a native rollout: the `Ready` condition that names it. */
+  readonly preflight?: ReadyState | undefined;
 }
 
 /** `teardown` (written by `teardown`): the cloud resources are gone; the kit removes its finalizer. */

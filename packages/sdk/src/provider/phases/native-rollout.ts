@@ -85,7 +85,7 @@ export const nativeRolloutPhase: PoolPhase<
     // A rolling replacement launches instances: the preflight checks hold it as they hold the kit's.
     const hold = await preflightHold(scope, "Rollout");
     if (hold) {
-      scope.write("rollout", { note: hold.ready.message });
+      scope.write("rollout", { note: undefined, preflight: hold.ready });
       return undefined;
     }
     const { desired } = scope.read("group");

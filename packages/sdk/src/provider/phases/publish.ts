@@ -121,9 +121,8 @@ export const publishPhase: PoolPhase<
         requeueAfterMs: Math.max(scope.options.pollMs, unreachable.retryAfterMs),
       };
     }
-    if (scale.preflight) {
-      return { ready: scale.preflight, requeueAfterMs: scope.options.pollMs };
-    }
+    const preflight = scale.preflight ?? scope.read("rollout").preflight;
+    if (preflight) return { ready: preflight, requeueAfterMs: scope.options.pollMs };
     const leaving = scope.read("machines")?.leaving.size ?? 0;
     if (
       leaving > 0 &&

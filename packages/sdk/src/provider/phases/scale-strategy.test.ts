@@ -15,6 +15,7 @@ import {
   instanceOf,
 } from "../testing.js";
 import { groupPhase } from "./group.js";
+import { nativeRolloutPhase } from "./native-rollout.js";
 import { publishPhase } from "./publish.js";
 import { scalePhase } from "./scale.js";
 
@@ -317,3 +318,69 @@ async function advanceTo(clock: { now(): number; advance(ms: number): number }, 
   const now = clock.now();
   if (at > now) clock.advance(at - now);
 }
+
+describe("preflight checks and a native rollout", () => {
+  it("hold its start while the control plane upgrades, and publish says which check", async () => {
+    const cloud = fakeCloud();
+    const calls: string[] = [];
+    const native = {
+      async get() {
+        calls.push("get");
+        return undefined;
+      },
+      async start() {
+        calls.push("start");
+      },
+      async cancel() {
+        calls.push("cancel");
+      },
+    };
+    const g = group([instanceOf("i1", { version: "1" }), instanceOf("i2")]);
+    const sections = {
+      ...inputs(g, 2),
+      desired: {
+        stamp: { specHash: "new", bootstrapHash: "b", bootstrapRef: "r" },
+        settings: { maxSize: 10 },
+      },
+      scale: {
+        strategy: { maxSurge: 1, maxUnavailable: 0, deletePolicy: "Oldest" as const },
+        plan: {
+          actions: [],
+          live: 2,
+          available: 2,
+          outdated: 0,
+          targetGroupSize: 2,
+          converged: false,
+          blockedByAvailability: false,
+          failed: 0,
+          remediationWaiting: [],
+          healthCheckFailed: 0,
+        },
+        outdated: 1,
+        provisioned: true,
+        workloadUnavailable: undefined,
+      },
+    };
+    const { rollout: _rollout, ...beforeNative } = sections;
+    const held = fakeScope({
+      driver: { ...cloud.driver, nativeRollout: native },
+      replicas: 2,
+      controlPlane: controlPlane("v1.34.1", "v1.33.5"),
+      sections: beforeNative,
+    });
+    await held.run(nativeRolloutPhase);
+    expect(calls).toEqual(["get"]);
+    const result = await held.run(publishPhase);
+    expect(result?.ready.reason).toBe("PreflightCheckFailed");
+    expect(result?.ready.message).toMatch(/^Rollout on hold because .* is upgrading/);
+
+    const released = fakeScope({
+      driver: { ...cloud.driver, nativeRollout: native },
+      replicas: 2,
+      controlPlane: controlPlane("v1.34.1", "v1.34.1"),
+      sections: beforeNative,
+    });
+    await released.run(nativeRolloutPhase);
+    expect(calls).toEqual(["get", "get", "start"]);
+  });
+});

@@ -96,15 +96,22 @@ describe("strategy OnDelete", () => {
     expect(calls(shrink)).toEqual([["deleteInstance", "i2", "shrink"]]);
   });
 
-  it("refuses an unknown strategy type, naming the field", async () => {
+  it("refuses an unknown strategy type: InvalidSpec naming the field, nothing changed; the controller's option fails when it is built", async () => {
     const cloud = fakeCloud();
-    cloud.group = group([instanceOf("i1")]);
+    cloud.group = group([instanceOf("i1", { version: "1" })]);
     const test = scope(cloud, 1, {
-      options: { strategy: { type: "Recreate" as unknown as "OnDelete" } },
+      spec: { image: "img-1", strategy: { type: "Recreate" } } as FakeSpec,
     });
-    await expect(test.run(scalePhase)).rejects.toThrow(
-      /strategy\.type must be RollingUpdate or OnDelete/,
-    );
+    const result = await test.run(scalePhase);
+    expect(result?.ready).toEqual({
+      status: "False",
+      reason: "InvalidSpec",
+      message: 'strategy.type must be RollingUpdate or OnDelete, got "Recreate"',
+    });
+    expect(calls(cloud)).toEqual([]);
+    expect(() =>
+      scope(cloud, 1, { options: { strategy: { type: "Recreate" as unknown as "OnDelete" } } }),
+    ).toThrow(/^machinePoolController: strategy\.type must be RollingUpdate or OnDelete/);
   });
 });
 
@@ -170,13 +177,15 @@ describe("strategy.rolloutAfter", () => {
     expect(calls(cloud)).toEqual([]);
   });
 
-  it("refuses a time that is not RFC 3339 with a zone", async () => {
+  it("refuses a time that is not RFC 3339 with a zone, as InvalidSpec", async () => {
     const cloud = fakeCloud();
     cloud.group = group([instanceOf("i1")]);
-    const test = scope(cloud, 1, { options: { strategy: { rolloutAfter: "2026-06-01 00:00" } } });
-    await expect(test.run(scalePhase)).rejects.toThrow(
-      /strategy\.rolloutAfter must be an RFC 3339 time/,
-    );
+    const test = scope(cloud, 1, {
+      spec: { image: "img-1", strategy: { rolloutAfter: "2026-06-01 00:00" } } as FakeSpec,
+    });
+    const result = await test.run(scalePhase);
+    expect(result?.ready.reason).toBe("InvalidSpec");
+    expect(result?.ready.message).toMatch(/^strategy\.rolloutAfter must be an RFC 3339 time/);
   });
 });
 

@@ -21,6 +21,7 @@ import {
 } from "../machines.js";
 import type { PoolPhase } from "../phase.js";
 import { type PlanAction, planPool, type RemediationWait } from "../plan.js";
+import { PoolReasons } from "../reasons.js";
 import type { PoolScope } from "../scope.js";
 import { preflightHold } from "../steps/preflight.js";
 import { predatesRollout, type ResolvedStrategy, resolveStrategy } from "../strategy.js";
@@ -241,12 +242,22 @@ export const scalePhase: PoolPhase<
     const { isUpToDate } = scope.read("template");
     const machines = scope.read("machines");
     const options = scope.options;
-    const strategy = resolveStrategy(
-      desired,
-      external,
-      options.strategy,
-      options.strategyOf(scope.read("spec").spec),
-    );
+    let strategy: ResolvedStrategy;
+    try {
+      strategy = resolveStrategy(
+        desired,
+        external,
+        options.strategy,
+        options.strategyOf(scope.read("spec").spec),
+      );
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      // The controller's option is checked when it is built: what is left is the pool's own.
+      return {
+        ready: { status: "False", reason: PoolReasons.InvalidSpec, message: error.message },
+        requeueAfterMs: scope.options.resyncMs,
+      };
+    }
     const native = options.useNativeRollout ? scope.driver.nativeRollout : undefined;
     const { available, unavailable } = await availability(scope, group.instances);
     const instances = machines

@@ -61,6 +61,7 @@ export {
   type IntOrPercent,
   type MachinePoolStrategy,
   machinePoolStrategySchema,
+  type StrategyType,
 } from "./provider/strategy.js";
 export {
   HelpRequested,

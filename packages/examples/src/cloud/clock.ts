@@ -47,6 +47,14 @@ export class RealClock implements Clock {
     return this.#start + (Date.now() - this.#realStart) * this.#speed;
   }
 
+  /**
+   * The wall time at which the cloud's clock read `cloudMs`: what a real cloud reports as a launch
+   * time, which users compare with wall-clock times (a pool's `strategy.rolloutAfter`).
+   */
+  wallTimeOf(cloudMs: number): number {
+    return this.#realStart + (cloudMs - this.#start) / this.#speed;
+  }
+
   /** Runs `callback` once, `delayMs` of cloud time from now (a negative delay counts as 0). */
   setTimer(callback: () => void, delayMs: number): unknown {
     if (!Number.isFinite(delayMs)) {

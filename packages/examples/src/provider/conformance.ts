@@ -113,7 +113,11 @@ export function fakeCloudConformance(
           canJoin: bootstrapTokenCheck(env.kubeConfig),
         }),
       });
-      const driverOptions = { defaultZones: ["zone-a", "zone-b"], busyRetryMs: 100 };
+      const driverOptions = {
+        defaultZones: ["zone-a", "zone-b"],
+        busyRetryMs: 100,
+        launchTime: (ms: number) => clock.wallTimeOf(ms),
+      };
       const scaleSet = options.shape === "scaleSet";
       const plain = fakeCloudDriver(cloud.client, driverOptions);
       const driver = scaleSet

@@ -49,6 +49,12 @@ export interface FakeCloudDriverOptions {
   nativeRollout?: boolean;
   /** How long to wait before retrying when the cloud is busy. Default 10 s. */
   busyRetryMs?: number;
+  /**
+   * Maps the cloud's launch times to wall time (`RealClock.wallTimeOf`): a sped-up demo cloud runs
+   * ahead of wall time, and the kit compares launch times with wall-clock ones (`rolloutAfter`).
+   * Default: as the cloud reports them.
+   */
+  launchTime?: (cloudMs: number) => number;
 }
 
 /** Tag naming the pool that owns a resource (`<namespace>/<name>`). */
@@ -271,7 +277,7 @@ export function fakeCloudDriver(
       const group = await cloud.describeGroup(name(ctx));
       if (!group) return undefined;
       assertOwned("group", group.name, group.tags, ctx.pool);
-      return toPoolGroup(group);
+      return toPoolGroup(group, options.launchTime);
     },
 
     async createGroup(ctx, { replicas, templateVersion, settings, bounds = groupBounds(ctx) }) {
@@ -361,7 +367,10 @@ export function fakeCloudDriver(
 }
 
 /** The cloud's group as the kit sees it: settings in the same shape as `groupSettings`. */
-function toPoolGroup(group: Group): PoolGroup<FakeCloudGroupSettings> {
+function toPoolGroup(
+  group: Group,
+  launchTime: (cloudMs: number) => number = (ms) => ms,
+): PoolGroup<FakeCloudGroupSettings> {
   return {
     id: group.id,
     status: group.status,
@@ -377,7 +386,7 @@ function toPoolGroup(group: Group): PoolGroup<FakeCloudGroupSettings> {
       providerID: fakeProviderId(instance.zone, instance.id),
       state: instance.state,
       templateVersion: String(instance.templateVersion),
-      createdAt: instance.launchedAt,
+      createdAt: launchTime(instance.launchedAt),
       zone: instance.zone,
       healthy: instance.health === "healthy",
       ...(instance.lifecycle === "spot" ? { interruptible: true } : {}),

@@ -71,7 +71,7 @@ export function fakeScaleSetDriver(
           `scale set "${set.name}" belongs to ${set.tags[POOL_TAG] ?? "no pool"}; delete or rename it, or use another pool name`,
         );
       }
-      return toPoolGroup(set);
+      return toPoolGroup(set, options.launchTime);
     },
 
     async createGroup(ctx, { replicas, settings, model, bounds = groupBounds(ctx) }) {
@@ -125,7 +125,10 @@ export function fakeScaleSetDriver(
   };
 }
 
-function toPoolGroup(set: ScaleSet): PoolGroup<FakeCloudGroupSettings> {
+function toPoolGroup(
+  set: ScaleSet,
+  launchTime: (cloudMs: number) => number = (ms) => ms,
+): PoolGroup<FakeCloudGroupSettings> {
   return {
     id: set.id,
     status: set.status,
@@ -141,7 +144,7 @@ function toPoolGroup(set: ScaleSet): PoolGroup<FakeCloudGroupSettings> {
       providerID: fakeProviderId(vm.zone, vm.id),
       state: vm.state,
       templateVersion: undefined,
-      createdAt: vm.launchedAt,
+      createdAt: launchTime(vm.launchedAt),
       zone: vm.zone,
       healthy: vm.health === "healthy",
       latestModel: vm.latestModelApplied,

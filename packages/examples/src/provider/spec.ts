@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { type MachinePoolStrategy, machinePoolStrategySchema } from "@capi-ts/sdk";
 import { z } from "zod";
 
 /** `FakeCloudMachinePool.spec`. */
@@ -23,6 +24,12 @@ export interface FakeCloudMachinePoolSpec {
    * MachinePool Machines core labels the Nodes `cluster.x-k8s.io/interruptible`.
    */
   spot?: boolean;
+  /**
+   * How the pool rolls out and shrinks: `maxSurge`, `maxUnavailable`, `deletePolicy`, `type`
+   * (`RollingUpdate` or `OnDelete`) and `rolloutAfter` (the kit's `spec.strategy`). Changing it
+   * replaces no instance by itself (but a `rolloutAfter` that has passed does).
+   */
+  strategy?: MachinePoolStrategy;
 }
 
 /** Zod schema of {@link FakeCloudMachinePoolSpec} (a zod object, so `defineInfraMachinePool` takes it). */
@@ -34,6 +41,7 @@ export const FakeCloudMachinePoolSpecSchema = z
     maxSize: z.number().int().min(0),
     zones: z.array(z.string().min(1)).min(1).optional(),
     spot: z.boolean().optional(),
+    strategy: machinePoolStrategySchema.optional(),
   })
   .refine((spec) => spec.minSize <= spec.maxSize, {
     message: "minSize must not be greater than maxSize",

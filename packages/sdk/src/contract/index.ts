@@ -70,6 +70,17 @@ export {
   updatePausedCondition,
 } from "./pause.js";
 export {
+  evaluatePreflight,
+  type KubernetesVersion,
+  type PreflightCheck,
+  PreflightChecks,
+  type PreflightFailure,
+  type PreflightInput,
+  parseKubernetesVersion,
+  SKIP_PREFLIGHT_CHECKS_ANNOTATION,
+  skippedPreflightChecks,
+} from "./preflight.js";
+export {
   type AnyObject,
   type ClusterView,
   type ContractReference,

@@ -57,7 +57,7 @@ export interface ComponentsOptions {
   defaulting?: boolean;
   /** Serve validating webhooks (a ValidatingWebhookConfiguration). Default true. */
   validating?: boolean;
-  /** What the kit touches (Nodes). */
+  /** What the kit touches (Nodes, the groups of control plane kinds the preflight checks read). */
   kit?: KitPermissionOptions;
   /** Rules the provider's own code needs on top of the kit's (e.g. reading a credentials Secret). */
   extraRules?: readonly PolicyRule[];

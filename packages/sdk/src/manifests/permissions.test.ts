@@ -34,3 +34,35 @@ describe("kitPermissions with MachinePool Machines", () => {
     });
   });
 });
+
+describe("kitPermissions for the preflight checks", () => {
+  const definition = defineInfraMachinePool({
+    group: "infrastructure.foo.com",
+    kind: "FooMachinePool",
+    versions: ["v1beta2"],
+    spec: z.object({ size: z.string() }),
+  });
+
+  it("reads CRDs and the control plane kinds of controlplane.cluster.x-k8s.io, get only", () => {
+    const rules = kitPermissions(definition);
+    expect(rules).toContainEqual({
+      apiGroups: ["apiextensions.k8s.io"],
+      resources: ["customresourcedefinitions"],
+      verbs: ["get"],
+    });
+    expect(rules).toContainEqual({
+      apiGroups: ["controlplane.cluster.x-k8s.io"],
+      resources: ["*"],
+      verbs: ["get"],
+    });
+  });
+
+  it("reads the control plane groups it is given instead", () => {
+    const rules = kitPermissions(definition, {
+      controlPlaneGroups: ["infrastructure.cluster.x-k8s.io"],
+    });
+    expect(rules.filter((r) => r.resources.includes("*")).map((r) => r.apiGroups)).toEqual([
+      ["infrastructure.cluster.x-k8s.io"],
+    ]);
+  });
+});

@@ -17,6 +17,13 @@ export interface KitPermissionOptions {
    * (`readiness: "node"`) with the credentials of its `<cluster>-kubeconfig` Secret, not with this role.
    */
   nodes?: boolean;
+  /**
+   * API groups of the control plane kinds a Cluster may reference (`spec.controlPlaneRef`), which
+   * the preflight checks read. Default `["controlplane.cluster.x-k8s.io"]` (kubeadm's, EKS's, the
+   * hosted control planes'); add the group of any other (e.g. `infrastructure.cluster.x-k8s.io` for
+   * AKS's). Without `get` on it, launches wait with `PreflightCheckFailed` naming the refusal.
+   */
+  controlPlaneGroups?: readonly string[];
 }
 
 /**
@@ -64,6 +71,17 @@ export function kitPermissions(
     },
     { apiGroups: [""], resources: ["secrets"], verbs: ["get", "list", "watch"] },
     { apiGroups: [""], resources: ["events"], verbs: ["create", "patch", "update"] },
+    // Preflight checks: the Cluster's control plane object, found through its CRD's contract label.
+    {
+      apiGroups: ["apiextensions.k8s.io"],
+      resources: ["customresourcedefinitions"],
+      verbs: ["get"],
+    },
+    ...(options.controlPlaneGroups ?? ["controlplane.cluster.x-k8s.io"]).map((apiGroup) => ({
+      apiGroups: [apiGroup],
+      resources: ["*"],
+      verbs: ["get"],
+    })),
     // The diagnostics endpoint authenticates and authorises its callers through the API server.
     { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
     { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },

@@ -24,6 +24,7 @@ import type { Controller, ReconcileContext, ReconcileResult } from "../runtime/c
 import { FencedError, isNotFound } from "../runtime/errors.js";
 import { redactText } from "../runtime/redact.js";
 import { NodeResource, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
+import { readControlPlane } from "./control-plane-api.js";
 import type { AnyPoolDriver } from "./driver.js";
 import { type ErrorOutcome, errorPolicy } from "./errors.js";
 import { infraMachinesApi } from "./machines-api.js";
@@ -279,6 +280,7 @@ class PoolReconciler<Spec, Settings> {
             },
           }
         : {}),
+      readControlPlane: (ref, namespace) => readControlPlane(rc.client, ref, namespace, rc.signal),
       setMachinePoolReplicas: async (machinePool: MachinePool, replicas: number) => {
         rc.fence();
         const copy = structuredClone(machinePool);

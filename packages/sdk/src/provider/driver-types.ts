@@ -87,7 +87,11 @@ export interface PoolInstance {
   readonly state: PoolInstanceState;
   /** Template version it was launched from (as in {@link TemplateVersion.version}), if known. */
   readonly templateVersion: string | undefined;
-  /** Launch time, epoch milliseconds (for the Oldest/Newest delete policies). */
+  /**
+   * Launch time, epoch milliseconds of wall-clock time, as the cloud reports it (for the
+   * Oldest/Newest delete policies and `strategy.rolloutAfter`). A cloud that does not report one:
+   * 0, and `rolloutAfter` never replaces the instance (its replacement would not report one either).
+   */
   readonly createdAt: number;
   /** Zone / failure domain, if the cloud has one. */
   readonly zone?: string;

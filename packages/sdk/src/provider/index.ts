@@ -27,6 +27,12 @@
  * If the driver has a {@link NativeRollout}, the cloud replaces outdated instances (set
  * `useNativeRollout: false` to use the kit's engine instead); it gets the resolved limits.
  *
+ * `type: OnDelete` replaces nothing on the kit's (or the cloud's rollout's) own: an out-of-date
+ * instance stays until it is deleted, and its replacement launches from the current template.
+ * `rolloutAfter` (an RFC 3339 time) makes every instance launched before it out of date once it has
+ * passed ({@link predatesRollout}). Before the kit launches instances, core's MachineSet preflight
+ * checks run on the Cluster's control plane (`PoolReasons.PreflightCheckFailed` while one holds).
+ *
  * ## What the kit decides
  *
  * - **Outdated**: an instance whose template version's {@link TemplateStamp} differs from the target in
@@ -117,6 +123,7 @@ export {
 export type { Plan, PlanAction, RemediationWait } from "./plan.js";
 export { RUNAWAY_REASONS } from "./reasons.js";
 export type {
+  ControlPlaneObject,
   PoolApi,
   PoolConditions,
   PoolEvents,
@@ -132,6 +139,8 @@ export {
   type IntOrPercent,
   type MachinePoolStrategy,
   machinePoolStrategySchema,
+  predatesRollout,
   type ResolvedStrategy,
   rolloutPercentages,
+  type StrategyType,
 } from "./strategy.js";

@@ -9,7 +9,7 @@ import type { Manager } from "../runtime/manager.js";
 import type { InfraMachinePoolKind } from "./kind.js";
 import type { PoolPhase } from "./phase.js";
 import type { ResolvedPoolOptions } from "./resolved-options.js";
-import type { MachinePoolStrategy } from "./strategy.js";
+import { type MachinePoolStrategy, resolveStrategy } from "./strategy.js";
 
 export type { InfraMachinePoolKind, SpecIssue, SpecParseResult } from "./kind.js";
 export type { ResolvedPoolOptions } from "./resolved-options.js";
@@ -172,6 +172,13 @@ export function resolvePoolOptions<Spec>(
     throw new TypeError(
       `machinePoolController: readiness must be "instance" or "node", got ${JSON.stringify(options.readiness)}`,
     );
+  }
+  if (options.strategy) {
+    try {
+      resolveStrategy(1, false, options.strategy);
+    } catch (error) {
+      throw new RangeError(`machinePoolController: ${(error as Error).message}`);
+    }
   }
   const strategyOf = options.strategyOf;
   return {

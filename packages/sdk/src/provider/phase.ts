@@ -175,12 +175,23 @@ export interface ScaleSection {
    * does, so the pool looks again then; `undefined` when none waits.
    */
   readonly nodesAvailableInMs?: number | undefined;
+  /** A preflight check held a launch this reconcile: the `Ready` condition that names it. */
+  readonly preflight?: ReadyState | undefined;
+  /**
+   * Live instances on the target template launched before `strategy.rolloutAfter` (once it has
+   * passed): out of date, and replaced by the kit like outdated ones.
+   */
+  readonly expired?: number;
+  /** With `strategy.type: OnDelete`: out-of-date instances left alone until they are deleted. */
+  readonly onDelete?: number;
 }
 
 /** `rollout` (written by `nativeRollout`): the driver's native rollout, as the `Ready` message tells it. */
 export interface RolloutSection {
   /** A note for the `Ready` message, when a native rollout runs or was just started or cancelled. */
   readonly note: string | undefined;
+  /** A preflight check held the start of a native rollout: the `Ready` condition that names it. */
+  readonly preflight?: ReadyState | undefined;
 }
 
 /** `teardown` (written by `teardown`): the cloud resources are gone; the kit removes its finalizer. */

@@ -45,6 +45,11 @@ export interface PlanInput {
   readonly remediate?: (instance: PoolInstance) => boolean;
   /** Remediations already under way outside `instances` (Machines being deleted): they use budget. */
   readonly remediationsInFlight?: number;
+  /**
+   * Launch nothing (a preflight check holds the pool): no size increase, no delete the cloud would
+   * replace; removals that shrink the group still go ahead.
+   */
+  readonly holdCreates?: boolean;
 }
 
 /** One cloud change of a {@link Plan}, in execution order. */
@@ -100,6 +105,11 @@ export interface Plan {
   readonly remediationWaiting: readonly RemediationWait[];
   /** Members a MachineHealthCheck marked for remediation, this plan's replacements included. */
   readonly healthCheckFailed: number;
+  /**
+   * Whether the plan would launch instances (raise the size, or delete one the cloud replaces):
+   * with `holdCreates`, what it held back. Absent: false.
+   */
+  readonly creates?: boolean;
 }
 
 /**
@@ -146,7 +156,11 @@ export function planPool(input: PlanInput): Plan {
   const order = victimOrder(live, input.isUpToDate, strategy.deletePolicy, input.deleteFirst);
   const rolling = outdated.length > 0;
 
+  let creates = false;
   if (!externallyManaged && groupSize < targetGroupSize) {
+    creates = true;
+  }
+  if (!externallyManaged && groupSize < targetGroupSize && !input.holdCreates) {
     actions.push({
       kind: "setReplicas",
       replicas: targetGroupSize,
@@ -220,6 +234,10 @@ export function planPool(input: PlanInput): Plan {
       continue;
     }
     const shrink = !externallyManaged && groupSize > desired;
+    if (!shrink) {
+      creates = true;
+      if (input.holdCreates) continue;
+    }
     actions.push({
       kind: "deleteInstance",
       instance: victim,
@@ -246,6 +264,10 @@ export function planPool(input: PlanInput): Plan {
       continue;
     }
     const shrink = !externallyManaged && groupSize > desired;
+    if (!shrink) {
+      creates = true;
+      if (input.holdCreates) continue;
+    }
     actions.push({
       kind: "deleteInstance",
       instance: victim,
@@ -275,5 +297,6 @@ export function planPool(input: PlanInput): Plan {
     failed: failed.length,
     remediationWaiting: waiting,
     healthCheckFailed: marked.length,
+    ...(creates ? { creates } : {}),
   };
 }

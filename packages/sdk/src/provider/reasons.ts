@@ -28,6 +28,12 @@ export const PoolReasons = {
    * being replaced (the message says how many wait, and what holds them).
    */
   Remediating: "Remediating",
+  /**
+   * A preflight check holds a launch (a new group, a scale-up, a surge or a replacement): the
+   * control plane is provisioning or upgrading, or the pool's version breaks the version skew
+   * policy; the message names the check. A wait, retried after the poll interval; removals go on.
+   */
+  PreflightCheckFailed: "PreflightCheckFailed",
   /** Instances exist but some are not available yet. */
   InstancesNotReady: "InstancesNotReady",
   /**

@@ -34,6 +34,9 @@ export type PoolObject = KubernetesObject & {
   status?: Record<string, unknown>;
 };
 
+/** A control plane object as the preflight checks read it (any provider's kind). */
+export type ControlPlaneObject = KubernetesObject & { spec?: unknown; status?: unknown };
+
 /** The Kubernetes reads and writes a phase may make (everything else goes through the pool object). */
 export interface PoolApi {
   /** A Secret's data (base64 values), or `undefined` when it does not exist. */
@@ -57,6 +60,16 @@ export interface PoolApi {
     providerIDs: Iterable<string>,
     taintKey: string,
   ) => Promise<ReadonlySet<string>>;
+  /**
+   * The object a Cluster's `spec.controlPlaneRef` names, in the Cluster's namespace (for the
+   * preflight checks), resolved as core resolves a contract reference (the CRD named after group
+   * and kind, the version its contract label lists); `undefined` when it does not exist. Absent:
+   * the kit runs no preflight check.
+   */
+  readonly readControlPlane?: (
+    ref: { readonly apiGroup: string; readonly kind: string; readonly name: string },
+    namespace: string,
+  ) => Promise<ControlPlaneObject | undefined>;
   /** Writes `MachinePool.spec.replicas` (external autoscaler hand-back). */
   setMachinePoolReplicas(machinePool: MachinePool, replicas: number): Promise<void>;
   /** InfraMachines and Machines (MachinePool Machines only; absent otherwise). */

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { machinePoolStrategySchema, resolveStrategy, rolloutPercentages } from "./strategy.js";
+import {
+  machinePoolStrategySchema,
+  predatesRollout,
+  resolveStrategy,
+  rolloutPercentages,
+} from "./strategy.js";
 
 describe("resolveStrategy", () => {
   it("defaults to surge 1, unavailable 0, Oldest", () => {
@@ -47,6 +52,52 @@ describe("resolveStrategy", () => {
     });
     expect(machinePoolStrategySchema.safeParse({ maxSurge: -1 }).success).toBe(false);
     expect(machinePoolStrategySchema.safeParse({ deletePolicy: "Largest" }).success).toBe(false);
+  });
+
+  it("takes the type and rolloutAfter from the last layer that sets them, rolloutAfter as epoch ms", () => {
+    expect(
+      resolveStrategy(
+        3,
+        false,
+        { type: "OnDelete", rolloutAfter: "2026-01-01T00:00:00Z" },
+        { rolloutAfter: "2026-02-01T01:00:00+01:00" },
+      ),
+    ).toMatchObject({ type: "OnDelete", rolloutAfter: Date.parse("2026-02-01T00:00:00Z") });
+    expect(() => resolveStrategy(3, false, { type: "Recreate" as never })).toThrow(
+      /strategy.type must be RollingUpdate or OnDelete, got "Recreate"/,
+    );
+    for (const bad of ["2026-01-01", "2026-01-01T00:00:00", "yesterday", "2026-13-01T00:00:00Z"]) {
+      expect(() => resolveStrategy(3, false, { rolloutAfter: bad })).toThrow(
+        /strategy.rolloutAfter must be an RFC 3339 time with a zone/,
+      );
+    }
+  });
+
+  it("the spec schema takes a type and an RFC 3339 rolloutAfter, and rejects the rest", () => {
+    expect(
+      machinePoolStrategySchema.parse({ type: "OnDelete", rolloutAfter: "2026-01-01T00:00:00Z" }),
+    ).toEqual({ type: "OnDelete", rolloutAfter: "2026-01-01T00:00:00Z" });
+    expect(machinePoolStrategySchema.safeParse({ type: "Recreate" }).success).toBe(false);
+    expect(machinePoolStrategySchema.safeParse({ rolloutAfter: "2026-01-01" }).success).toBe(false);
+  });
+});
+
+describe("predatesRollout", () => {
+  const after = { rolloutAfter: Date.parse("2026-01-01T00:00:00Z") };
+  const before = after.rolloutAfter - 1;
+  it("is true only once rolloutAfter has passed, for an instance launched before it", () => {
+    expect(predatesRollout({ createdAt: before }, after, after.rolloutAfter)).toBe(true);
+    expect(predatesRollout({ createdAt: before }, after, after.rolloutAfter - 10)).toBe(false);
+    expect(predatesRollout({ createdAt: after.rolloutAfter }, after, after.rolloutAfter + 10)).toBe(
+      false,
+    );
+    expect(predatesRollout({ createdAt: before }, {}, after.rolloutAfter)).toBe(false);
+  });
+
+  it("never counts an instance without a launch time", () => {
+    for (const createdAt of [0, -1, Number.NaN]) {
+      expect(predatesRollout({ createdAt }, after, after.rolloutAfter + 1)).toBe(false);
+    }
   });
 });
 

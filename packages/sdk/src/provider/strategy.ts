@@ -18,6 +18,14 @@ export type DeletePolicy = "Oldest" | "Newest" | "Random";
 export type IntOrPercent = number | `${number}%`;
 
 /**
+ * Who replaces an out-of-date instance: `RollingUpdate` (default) — the kit, within `maxSurge` and
+ * `maxUnavailable` (or the driver's native rollout); `OnDelete` — nobody until it is deleted (its
+ * Machine with MachinePool Machines, or the instance itself in the cloud): its replacement then
+ * launches from the current template. A MachineDeployment's `OnDelete`, for a pool.
+ */
+export type StrategyType = "RollingUpdate" | "OnDelete";
+
+/**
  * How a pool rolls out a template change and shrinks — the `spec.strategy` of an InfraMachinePool
  * (see {@link machinePoolStrategySchema}) or the controller-wide default
  * (`MachinePoolControllerOptions.strategy`).
@@ -35,6 +43,15 @@ export interface MachinePoolStrategy {
   maxUnavailable?: IntOrPercent;
   /** Victim order on scale-down, after unhealthy, outdated and pending instances. Default `Oldest`. */
   deletePolicy?: DeletePolicy;
+  /** Who replaces out-of-date instances (see {@link StrategyType}). Default `RollingUpdate`. */
+  type?: StrategyType;
+  /**
+   * An RFC 3339 time (`2026-01-02T15:04:05Z`): once it has passed, every instance launched before it
+   * is out of date and replaced like one on an old template, within the rollout budget, as a
+   * MachineDeployment's `spec.rollout.after`. Instances launched after it are left alone, so the
+   * rollout happens once; set a later time to roll again. A time in the future waits for it.
+   */
+  rolloutAfter?: string;
 }
 
 /** A {@link MachinePoolStrategy} resolved against a desired replica count. */
@@ -45,10 +62,14 @@ export interface ResolvedStrategy {
   readonly maxUnavailable: number;
   /** Victim order. */
   readonly deletePolicy: DeletePolicy;
+  /** Who replaces out-of-date instances; absent: `RollingUpdate`. */
+  readonly type?: StrategyType;
+  /** `rolloutAfter` in epoch milliseconds, when set. */
+  readonly rolloutAfter?: number;
 }
 
 /** The built-in strategy: surge one at a time, never below the desired count, oldest first. */
-export const DEFAULT_STRATEGY: Required<MachinePoolStrategy> = {
+export const DEFAULT_STRATEGY: Required<Omit<MachinePoolStrategy, "type" | "rolloutAfter">> = {
   maxSurge: 1,
   maxUnavailable: 0,
   deletePolicy: "Oldest",
@@ -72,6 +93,8 @@ export const machinePoolStrategySchema: z.ZodObject<{
   maxSurge: z.ZodOptional<z.ZodNumber>;
   maxUnavailable: z.ZodOptional<z.ZodNumber>;
   deletePolicy: z.ZodOptional<z.ZodEnum<{ Oldest: "Oldest"; Newest: "Newest"; Random: "Random" }>>;
+  type: z.ZodOptional<z.ZodEnum<{ RollingUpdate: "RollingUpdate"; OnDelete: "OnDelete" }>>;
+  rolloutAfter: z.ZodOptional<z.ZodISODateTime>;
 }> = z.object({
   maxSurge: z
     .number()
@@ -89,7 +112,62 @@ export const machinePoolStrategySchema: z.ZodObject<{
     .enum(["Oldest", "Newest", "Random"])
     .optional()
     .describe("Which instances go first on scale-down: Oldest (default), Newest or Random."),
+  type: z
+    .enum(["RollingUpdate", "OnDelete"])
+    .optional()
+    .describe(
+      "RollingUpdate (default): out-of-date instances are replaced within maxSurge and maxUnavailable. OnDelete: an out-of-date instance is replaced only once it is deleted, from the current template.",
+    ),
+  rolloutAfter: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe(
+      "Once this time has passed, every instance launched before it is replaced within the rollout budget (as a MachineDeployment's spec.rollout.after).",
+    ),
 });
+
+/** Which strategy types exist, for the error that names them. */
+const STRATEGY_TYPES: readonly StrategyType[] = ["RollingUpdate", "OnDelete"];
+
+/** An RFC 3339 date-time with a zone (`Z` or `±hh:mm`), as a CRD's `format: date-time` accepts. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * `rolloutAfter` as epoch milliseconds; a value that is not an RFC 3339 time with a zone is refused
+ * (a time without one would mean a different instant on every machine).
+ */
+function parseRolloutAfter(value: unknown): number {
+  const text = typeof value === "string" ? value : "";
+  const ms = RFC3339.test(text) ? Date.parse(text) : Number.NaN;
+  if (!Number.isFinite(ms)) {
+    throw new RangeError(
+      `strategy.rolloutAfter must be an RFC 3339 time with a zone, e.g. "2026-01-02T15:04:05Z", got ${JSON.stringify(value).slice(0, 80)}`,
+    );
+  }
+  return ms;
+}
+
+/**
+ * Whether `instance` is out of date because of `rolloutAfter`: the time has passed (`now`) and the
+ * instance launched before it. An instance whose launch time the cloud does not report (`createdAt`
+ * not a positive number) never is: its replacement would not report one either, and would be
+ * replaced again and again.
+ *
+ * @example
+ * ```ts
+ * predatesRollout({ createdAt: Date.parse("2026-01-01T00:00:00Z") }, { rolloutAfter: Date.parse("2026-02-01T00:00:00Z") }, Date.now()); // true
+ * ```
+ */
+export function predatesRollout(
+  instance: { readonly createdAt: number },
+  strategy: Pick<ResolvedStrategy, "rolloutAfter">,
+  now: number,
+): boolean {
+  const after = strategy.rolloutAfter;
+  if (after === undefined || now < after) return false;
+  const created = instance.createdAt;
+  return Number.isFinite(created) && created > 0 && created < after;
+}
 
 function resolveIntOrPercent(
   value: IntOrPercent,
@@ -129,12 +207,23 @@ export function resolveStrategy(
   externallyManaged: boolean,
   ...layers: readonly (MachinePoolStrategy | undefined)[]
 ): ResolvedStrategy {
-  const merged: Required<MachinePoolStrategy> = { ...DEFAULT_STRATEGY };
+  const merged: Required<Omit<MachinePoolStrategy, "type" | "rolloutAfter">> = {
+    ...DEFAULT_STRATEGY,
+  };
+  let type: StrategyType = "RollingUpdate";
+  let rolloutAfter: string | undefined;
   for (const layer of layers) {
     if (!layer) continue;
     if (layer.maxSurge !== undefined) merged.maxSurge = layer.maxSurge;
     if (layer.maxUnavailable !== undefined) merged.maxUnavailable = layer.maxUnavailable;
     if (layer.deletePolicy !== undefined) merged.deletePolicy = layer.deletePolicy;
+    if (layer.type !== undefined) type = layer.type;
+    if (layer.rolloutAfter !== undefined) rolloutAfter = layer.rolloutAfter;
+  }
+  if (!STRATEGY_TYPES.includes(type)) {
+    throw new RangeError(
+      `strategy.type must be RollingUpdate or OnDelete, got ${JSON.stringify(type).slice(0, 80)}`,
+    );
   }
   if (!["Oldest", "Newest", "Random"].includes(merged.deletePolicy)) {
     throw new RangeError(
@@ -146,7 +235,14 @@ export function resolveStrategy(
     : resolveIntOrPercent(merged.maxSurge, desired, true, "maxSurge");
   let maxUnavailable = resolveIntOrPercent(merged.maxUnavailable, desired, false, "maxUnavailable");
   if (maxSurge === 0 && maxUnavailable === 0) maxUnavailable = 1;
-  return { maxSurge, maxUnavailable, deletePolicy: merged.deletePolicy };
+  return {
+    maxSurge,
+    maxUnavailable,
+    deletePolicy: merged.deletePolicy,
+    // Only the non-default type is spelled out: a strategy of before it reads the same.
+    ...(type === "OnDelete" ? { type } : {}),
+    ...(rolloutAfter !== undefined ? { rolloutAfter: parseRolloutAfter(rolloutAfter) } : {}),
+  };
 }
 
 /**

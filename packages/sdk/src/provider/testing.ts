@@ -47,7 +47,7 @@ import {
   type PoolSections,
 } from "./phase.js";
 import { contextFor, createPoolScope } from "./pool-scope.js";
-import type { PoolObject, PoolScope, ReadyState } from "./scope.js";
+import type { ControlPlaneObject, PoolObject, PoolScope, ReadyState } from "./scope.js";
 import { PRELOADED, runPhase, sectionsOf } from "./sections.js";
 import { type FakeMachines, fakeMachineKind } from "./testing-machines.js";
 
@@ -239,6 +239,12 @@ export interface TestScope<Spec, Settings> {
   /** The Node patches made through `scope.api.nodes`, in order. */
   readonly nodePatches: { readonly name: string; readonly patch: NodeMetadataPatch }[];
   /**
+   * The Cluster's control plane object as `scope.api.readControlPlane` returns it (set `current`
+   * to change it between runs; `undefined`: it does not exist), and how often it was read. Only
+   * with the `controlPlane` option does the Cluster reference one.
+   */
+  readonly controlPlane: { current: ControlPlaneObject | undefined; reads: number };
+  /**
    * Runs one phase as the pipeline does: on a view limited to its declared sections, refusing a
    * phase that goes on without writing what it declared.
    */
@@ -288,6 +294,13 @@ export interface TestScopeOptions<Spec, Settings> {
   readonly machinesApi?: PoolMachinesApi;
   /** What the kit remembers about the pool from earlier reconciles (default: nothing). */
   readonly memory?: TestScopeMemory;
+  /**
+   * A control plane object for the Cluster's `spec.controlPlaneRef` (the preflight checks read it);
+   * default: the Cluster has none.
+   */
+  readonly controlPlane?: ControlPlaneObject;
+  /** Annotations of the pool object (e.g. the preflight checks' skip annotation). */
+  readonly poolAnnotations?: Readonly<Record<string, string>>;
 }
 
 /** What the kit remembered about a pool, carried from one {@link createTestScope} to the next. */
@@ -314,6 +327,14 @@ export function createTestScope<Spec, Settings>(
   const workloadNodes = new Map<string, PoolNode>();
   const nodePatches: { name: string; patch: NodeMetadataPatch }[] = [];
   const template = options.machinePoolTemplate;
+  const controlPlane = { current: options.controlPlane, reads: 0 };
+  const cpRef = options.controlPlane
+    ? {
+        apiGroup: (options.controlPlane.apiVersion ?? "").split("/")[0] ?? "",
+        kind: options.controlPlane.kind ?? "",
+        name: options.controlPlane.metadata?.name ?? "",
+      }
+    : undefined;
   const pool: PoolObject = {
     apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
     kind: "FakeMachinePool",
@@ -322,6 +343,7 @@ export function createTestScope<Spec, Settings>(
       name: "pool-1",
       uid: "uid-1",
       labels: { "cluster.x-k8s.io/cluster-name": "c1" },
+      ...(options.poolAnnotations ? { annotations: { ...options.poolAnnotations } } : {}),
     },
     spec: { ...(options.spec as Record<string, unknown>) },
     ...options.pool,
@@ -359,7 +381,7 @@ export function createTestScope<Spec, Settings>(
     apiVersion: "cluster.x-k8s.io/v1beta2",
     kind: "Cluster",
     metadata: { namespace: "default", name: "c1" },
-    spec: {},
+    spec: cpRef ? { controlPlaneRef: cpRef } : {},
     status: { initialization: { infrastructureProvisioned: true } },
   } as unknown as Cluster;
   const secret = options.bootstrapData ?? { value: "#cloud-config\n" };
@@ -388,6 +410,14 @@ export function createTestScope<Spec, Settings>(
         new Set([...providerIDs].filter((id) => readyNodes.has(id))),
       taintedNodeProviderIDs: async (providerIDs, taintKey) =>
         new Set([...providerIDs].filter((id) => nodeTaints.get(id)?.includes(taintKey))),
+      ...(cpRef
+        ? {
+            readControlPlane: async () => {
+              controlPlane.reads++;
+              return controlPlane.current && structuredClone(controlPlane.current);
+            },
+          }
+        : {}),
       setMachinePoolReplicas: async (_mp, replicas) => {
         replicaWrites.push(replicas);
       },
@@ -461,6 +491,7 @@ export function createTestScope<Spec, Settings>(
     nodeTaints,
     workloadNodes,
     nodePatches,
+    controlPlane,
     // The kit's own phases are typed over any spec (`unknown`); they run on this scope unchanged.
     run: (phase) => runPhase(phase as PoolPhase<Spec, Settings>, scope),
     section: (name) => sectionsOf(scope).peek(name),

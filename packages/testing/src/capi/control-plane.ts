@@ -44,10 +44,12 @@ export function externalControlPlaneCrd(): Record<string, unknown> {
                 apiVersion: { type: "string" },
                 kind: { type: "string" },
                 metadata: { type: "object" },
-                spec: { type: "object" },
+                // The contract's versions, which core's preflight checks (and the kit's) read.
+                spec: { type: "object", properties: { version: { type: "string" } } },
                 status: {
                   type: "object",
                   properties: {
+                    version: { type: "string" },
                     externalManagedControlPlane: { type: "boolean" },
                     // The v1beta2 contract's field real core's Cluster controller reads.
                     initialization: {
@@ -68,7 +70,8 @@ export function externalControlPlaneCrd(): Record<string, unknown> {
 /**
  * Gives a Cluster an externally managed control plane that is up: creates `<cluster>-control-plane`
  * (an {@link ExternalControlPlanes} object, `status.externalManagedControlPlane: true` and
- * `status.initialization.controlPlaneInitialized: true`, carrying `labels`)
+ * `status.initialization.controlPlaneInitialized: true`, carrying `labels`; no `spec.version`, so
+ * that no preflight check applies until a test sets one)
  * and sets it as the Cluster's `spec.controlPlaneRef`. Install {@link externalControlPlaneCrd} first.
  *
  * @example

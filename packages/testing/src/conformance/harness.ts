@@ -34,8 +34,10 @@ import {
   NODE_SCENARIOS,
   REAL_CORE_SCENARIOS,
   SCALE_FROM_ZERO_SCENARIOS,
+  STRATEGY_SCENARIOS,
   WORKLOAD_CLUSTER_SCENARIOS,
 } from "./scenario-ids.js";
+import { type StrategyScenarioHost, strategyScenarios } from "./strategies.js";
 import { scaled } from "./time-scale.js";
 import type {
   ConformanceCore,
@@ -83,6 +85,7 @@ export const CONFORMANCE_SCENARIOS: readonly {
   ...REAL_CORE_SCENARIOS,
   ...SCALE_FROM_ZERO_SCENARIOS,
   ...NODE_SCENARIOS,
+  ...STRATEGY_SCENARIOS,
   { id: "watchFilter", title: "a pool outside the watch filter is never touched (R20)" },
   { id: "cleanup", title: "every pool deleted leaves nothing behind" },
 ];
@@ -555,6 +558,16 @@ export class MachinePoolConformance {
         () => n.skipReason(),
         () => n.run(),
       ]),
+      ...strategyScenarios(() => this.#strategyHost(), {
+        hasTemplateChange: o.templateChange !== undefined,
+        canTerminate: () => actors()?.terminateInstance !== undefined,
+        machinePoolMachines: o.kind.machine !== undefined,
+      }).map((s): [string, string, () => string | undefined, () => Promise<void>] => [
+        s.id,
+        s.title,
+        () => s.skipReason(),
+        () => s.run(),
+      ]),
       [
         "watchFilter",
         "a pool outside the watch filter is never touched (R20)",
@@ -731,6 +744,32 @@ export class MachinePoolConformance {
               (r.fieldManager === provider.identity ||
                 r.userAgent?.includes(provider.identity) === true),
           ),
+    };
+  }
+
+  /** What the rollout-control and preflight scenarios get. */
+  #strategyHost(): StrategyScenarioHost {
+    const { client, provider } = this.#env;
+    const change = this.#options.templateChange;
+    return {
+      client,
+      pools: this.#pools,
+      provider,
+      core: this.core,
+      poolSpec: this.#options.poolSpec,
+      templateChange: (spec) => (change ? change(spec) : spec),
+      machinePoolMachines: this.#options.kind.machine !== undefined,
+      rolloutMaxUnavailable: this.#options.rolloutMaxUnavailable ?? 0,
+      cluster: { namespace: NAMESPACE, name: CLUSTER },
+      settleMs: this.#t.settleMs,
+      createPool: (replicas, spec) => this.#createPool(replicas, spec),
+      setReplicas: (pool, replicas) => this.#setReplicas(pool, replicas),
+      converged: (pool, replicas) => this.#converged(pool, replicas),
+      steadyState: (pool, replicas) => this.#steadyState(pool, replicas),
+      deletePool: (pool) => this.#deletePool(pool),
+      until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),
+      readyNodes: (pool) => this.#readyNodes(pool),
+      quiet: (pool) => this.#quiet(pool),
     };
   }
 

@@ -25,6 +25,8 @@ export {
   type RealCoreScenario,
   SCALE_FROM_ZERO_SCENARIOS,
   type ScaleFromZeroScenario,
+  STRATEGY_SCENARIOS,
+  type StrategyScenario,
   WORKLOAD_CLUSTER_SCENARIOS,
   type WorkloadClusterScenario,
 } from "./scenario-ids.js";

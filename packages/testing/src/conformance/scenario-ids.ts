@@ -1,6 +1,6 @@
 // A leaf of conformance/: the ids of the scenario groups that live in their own modules. The option
 // types (types.ts) name them and the scenario bodies (machines.ts, workload.ts, scale-from-zero.ts,
-// autoscaler-actions.ts) use the option types, so the ids sit below both rather than in either.
+// autoscaler-actions.ts, strategies.ts) use the option types, so the ids sit below both rather than in either.
 
 /** The ids of the workload-cluster scenarios, in the order they run. */
 export const WORKLOAD_CLUSTER_SCENARIOS = [
@@ -122,3 +122,25 @@ export const NODE_SCENARIOS = [
 
 /** A Node scenario id. */
 export type NodeScenario = (typeof NODE_SCENARIOS)[number]["id"];
+
+/** The ids of the rollout-control and preflight scenarios (strategies.ts), in the order they run. */
+export const STRATEGY_SCENARIOS = [
+  {
+    id: "onDelete",
+    title:
+      "strategy OnDelete: a template change replaces nothing; a deleted instance comes back on the new template",
+  },
+  {
+    id: "rolloutAfter",
+    title:
+      "strategy.rolloutAfter set to now: every older instance is replaced within the budget, then nothing more",
+  },
+  {
+    id: "preflightHoldsScaleUp",
+    title:
+      "a control plane upgrading holds a scale-up with a condition naming ControlPlaneIsStable; done, it proceeds",
+  },
+] as const;
+
+/** A rollout-control or preflight scenario id. */
+export type StrategyScenario = (typeof STRATEGY_SCENARIOS)[number]["id"];

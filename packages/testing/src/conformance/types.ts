@@ -5,6 +5,7 @@ import type {
   NodeScenario,
   RealCoreScenario,
   ScaleFromZeroScenario,
+  StrategyScenario,
   WorkloadClusterScenario,
 } from "./scenario-ids.js";
 
@@ -169,6 +170,7 @@ export type ConformanceScenario =
   | RealCoreScenario
   | ScaleFromZeroScenario
   | NodeScenario
+  | StrategyScenario
   | "watchFilter"
   | "cleanup";
 

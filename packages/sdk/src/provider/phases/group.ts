@@ -19,6 +19,7 @@ import {
 import type { PoolScope } from "../scope.js";
 import { stableStringify } from "../stamp.js";
 import { modelInGroup } from "../steps/driver-shape.js";
+import { preflightHold } from "../steps/preflight.js";
 import { publishInstances } from "../steps/publish-instances.js";
 import { userDataFor } from "../steps/user-data.js";
 
@@ -51,6 +52,9 @@ export const groupPhase: PoolPhase<
       if (replicas !== undefined && bounds.wanted && outside(replicas, bounds.wanted)) {
         return outOfRange(scope, replicas, bounds.wanted);
       }
+      // A group launches its instances as it is created: the preflight checks come first.
+      const hold = replicas === 0 ? undefined : await preflightHold(scope, "Scale up");
+      if (hold) return { ready: hold.ready, requeueAfterMs: scope.options.pollMs };
       const model = modelInGroup(scope.driver)
         ? await userDataFor(scope, "createGroup", bootstrap, stamp)
         : undefined;

@@ -10,6 +10,7 @@ import type { PoolPhase } from "../phase.js";
 import { PoolReasons } from "../reasons.js";
 import { stampIsCurrent } from "../stamp.js";
 import { modelInGroup } from "../steps/driver-shape.js";
+import { preflightHold } from "../steps/preflight.js";
 import { rolloutPercentages } from "../strategy.js";
 
 /** Starts, watches or cancels the driver's native rollout while instances are outdated. */
@@ -82,6 +83,12 @@ export const nativeRolloutPhase: PoolPhase<
       }
     }
     scope.memory.failedRollout = undefined;
+    // A rolling replacement launches instances: the preflight checks hold it as they hold the kit's.
+    const hold = await preflightHold(scope, "Rollout");
+    if (hold) {
+      scope.write("rollout", { note: undefined, preflight: hold.ready });
+      return undefined;
+    }
     const { desired } = scope.read("group");
     await scope.call("nativeRollout.start", (ctx) =>
       native.start(ctx, {

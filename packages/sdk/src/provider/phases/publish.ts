@@ -78,6 +78,12 @@ function remediationMessage(plan: Plan): string {
   return `${plural(plan.healthCheckFailed, "Machine", "Machines")} found unhealthy by a MachineHealthCheck wait for remediation${started > 0 ? `; replacing ${started}` : ""}${held.length > 0 ? `; ${held.join(", ")}` : ""}`;
 }
 
+/** The resync period, or sooner when a `rolloutAfter` still to come falls within it. */
+function untilRolloutAfter(rolloutAfter: number | undefined, now: number, resyncMs: number) {
+  if (rolloutAfter === undefined || rolloutAfter <= now) return resyncMs;
+  return Math.min(resyncMs, rolloutAfter - now + 1);
+}
+
 /** Publishes the pool's status and decides `Ready`. */
 export const publishPhase: PoolPhase<
   unknown,
@@ -90,7 +96,10 @@ export const publishPhase: PoolPhase<
   writes: [],
   run(scope) {
     const { group, desired } = scope.read("group");
-    const { plan, outdated, provisioned, workloadUnavailable: unreachable } = scope.read("scale");
+    const scale = scope.read("scale");
+    const { plan, provisioned, workloadUnavailable: unreachable } = scale;
+    // Instances rolloutAfter dates roll like outdated ones.
+    const outdated = scale.outdated + (scale.expired ?? 0);
     const lingering = publishInstances(scope, group, provisioned);
     if (group.status === "failed") {
       return {
@@ -112,6 +121,8 @@ export const publishPhase: PoolPhase<
         requeueAfterMs: Math.max(scope.options.pollMs, unreachable.retryAfterMs),
       };
     }
+    const preflight = scale.preflight ?? scope.read("rollout").preflight;
+    if (preflight) return { ready: preflight, requeueAfterMs: scope.options.pollMs };
     const leaving = scope.read("machines")?.leaving.size ?? 0;
     if (
       leaving > 0 &&
@@ -136,9 +147,21 @@ export const publishPhase: PoolPhase<
         const { retryAfterMs, ...ready } = capacity;
         return { ready, requeueAfterMs: retryAfterMs };
       }
+      const held = scale.onDelete ?? 0;
       return {
-        ready: { status: "True", reason: PoolReasons.Ready, message: "" },
-        requeueAfterMs: scope.options.resyncMs,
+        ready: {
+          status: "True",
+          reason: PoolReasons.Ready,
+          message:
+            held > 0
+              ? `${held} of ${plan.live} instances out of date; strategy OnDelete replaces each once it is deleted`
+              : "",
+        },
+        requeueAfterMs: untilRolloutAfter(
+          scale.strategy.rolloutAfter,
+          scope.clock.now(),
+          scope.options.resyncMs,
+        ),
       };
     }
     // minReadySeconds: look again when the next Ready Node counts as available, if that comes sooner.

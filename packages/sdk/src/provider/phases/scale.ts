@@ -21,9 +21,11 @@ import {
 } from "../machines.js";
 import type { PoolPhase } from "../phase.js";
 import { type PlanAction, planPool, type RemediationWait } from "../plan.js";
+import { PoolReasons } from "../reasons.js";
 import type { PoolScope } from "../scope.js";
 import { nodeAvailability } from "../steps/node-availability.js";
-import { type ResolvedStrategy, resolveStrategy } from "../strategy.js";
+import { preflightHold } from "../steps/preflight.js";
+import { predatesRollout, type ResolvedStrategy, resolveStrategy } from "../strategy.js";
 
 /**
  * Running and healthy; with `readiness: "node"` also a Ready Node with the instance's providerID in
@@ -225,6 +227,17 @@ function machinesApiOf<Spec, Settings>(scope: PoolScope<Spec, Settings>) {
   return api;
 }
 
+/** What a launch of `actions` is, in the words of core's preflight message. */
+function launchAction(actions: readonly PlanAction[]): string {
+  const first = actions.find(
+    (a) =>
+      (a.kind === "setReplicas" && a.reason !== "ScaleDown") ||
+      (a.kind === "deleteInstance" && a.mode === "replace"),
+  );
+  if (first?.kind === "setReplicas") return first.reason === "ScaleUp" ? "Scale up" : "Rollout";
+  return first?.reason === "Remediation" ? "Remediation" : "Rollout";
+}
+
 /** Plans and executes scaling, rolling and remediation. */
 export const scalePhase: PoolPhase<
   unknown,
@@ -240,12 +253,22 @@ export const scalePhase: PoolPhase<
     const { isUpToDate } = scope.read("template");
     const machines = scope.read("machines");
     const options = scope.options;
-    const strategy = resolveStrategy(
-      desired,
-      external,
-      options.strategy,
-      options.strategyOf(scope.read("spec").spec),
-    );
+    let strategy: ResolvedStrategy;
+    try {
+      strategy = resolveStrategy(
+        desired,
+        external,
+        options.strategy,
+        options.strategyOf(scope.read("spec").spec),
+      );
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      // The controller's option is checked when it is built: what is left is the pool's own.
+      return {
+        ready: { status: "False", reason: PoolReasons.InvalidSpec, message: error.message },
+        requeueAfterMs: scope.options.resyncMs,
+      };
+    }
     const native = options.useNativeRollout ? scope.driver.nativeRollout : undefined;
     const { available, unavailable, nextInMs } = await availability(scope, group.instances);
     const instances = machines
@@ -254,7 +277,15 @@ export const scalePhase: PoolPhase<
     const marked = machines
       ? undefined
       : await autoscalerMarked(scope, instances, desired, external);
-    const plan = planPool({
+    const now = scope.clock.now();
+    const onDelete = strategy.type === "OnDelete";
+    const expired = (i: PoolInstance) => predatesRollout(i, strategy, now);
+    const current = (i: PoolInstance) => isUpToDate(i) && !expired(i);
+    const live = liveInstances(instances);
+    // A native rollout replaces what runs an old template; instances only rolloutAfter dates are
+    // on the current one, which the cloud's rollout does not touch: the kit replaces those itself.
+    const nativeExpired = native !== undefined && !onDelete && live.some(expired);
+    const planInput = {
       desired,
       groupDesired: (machines?.groupSize ?? group.desiredReplicas) - (machines?.pendingShrink ?? 0),
       instances,
@@ -267,16 +298,20 @@ export const scalePhase: PoolPhase<
         : marked && marked.size > 0
           ? { deleteFirst: (i: PoolInstance) => marked.has(i.providerID) }
           : {}),
-      isUpToDate,
+      isUpToDate: nativeExpired ? (i: PoolInstance) => !expired(i) : current,
       // Unknown availability: scale and provision on instance state (no deadlock on a cluster whose
       // Nodes core has not initialized yet), but roll nothing.
       isAvailable: available ?? isInstanceAvailable,
       holdRollout: available === undefined,
       strategy,
       externallyManaged: external,
-      skipReplacement: native !== undefined,
-    });
-    const live = liveInstances(instances);
+      // OnDelete: out-of-date instances are still the first to go on a scale-down, never replaced.
+      skipReplacement: onDelete || (native !== undefined && !nativeExpired),
+    };
+    let plan = planPool(planInput);
+    // The control plane is read only when the plan launches something: never at steady state.
+    const hold = plan.creates ? await preflightHold(scope, launchAction(plan.actions)) : undefined;
+    if (hold) plan = planPool({ ...planInput, holdCreates: true });
     for (const action of plan.actions) {
       await executeAction(scope, action, { desired, strategy, machines, marked });
     }
@@ -285,7 +320,12 @@ export const scalePhase: PoolPhase<
     scope.write("scale", {
       strategy,
       plan,
-      outdated: live.filter((i) => !isUpToDate(i)).length,
+      outdated: onDelete ? 0 : live.filter((i) => !isUpToDate(i)).length,
+      ...(strategy.rolloutAfter !== undefined && !onDelete
+        ? { expired: live.filter((i) => isUpToDate(i) && expired(i)).length }
+        : {}),
+      ...(onDelete ? { onDelete: live.filter((i) => !current(i)).length } : {}),
+      ...(hold ? { preflight: hold.ready } : {}),
       // Provisioned counts instances, never Nodes: core links Nodes only once the pool is provisioned.
       provisioned:
         live.filter(isInstanceAvailable).length >= desired && group.status !== "creating",

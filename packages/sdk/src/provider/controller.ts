@@ -24,6 +24,7 @@ import type { Controller, ReconcileContext, ReconcileResult } from "../runtime/c
 import { FencedError, isNotFound } from "../runtime/errors.js";
 import { redactText } from "../runtime/redact.js";
 import { type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
+import { workloadDrainApi } from "./drain-api.js";
 import type { AnyPoolDriver } from "./driver.js";
 import { type ErrorOutcome, errorPolicy } from "./errors.js";
 import { infraMachinesApi } from "./machines-api.js";
@@ -225,6 +226,7 @@ class PoolReconciler<Spec, Settings> {
         }
         return ready;
       },
+      ...(clusterCache && !machineKind ? { drain: workloadDrainApi(clusterCache, cluster) } : {}),
       ...(clusterCache
         ? {
             // Same index as readiness: the pool's own instances, never a scan of every Node.
@@ -383,6 +385,24 @@ class PoolReconciler<Spec, Settings> {
         deleteCondition(pool, PoolConditionTypes.AutoscalerBounds);
       }
     }
+    const scaled = sections.peek("scale");
+    if (scaled) {
+      // Its own condition: Ready already says the pool is scaling or rolling; this says which Node
+      // holds it and why.
+      if (scaled.draining) {
+        setCondition(
+          pool,
+          {
+            type: PoolConditionTypes.Draining,
+            ...scaled.draining,
+            message: redactText(scaled.draining.message),
+          },
+          { clock },
+        );
+      } else {
+        deleteCondition(pool, PoolConditionTypes.Draining);
+      }
+    }
     if (sections.peek("teardown")?.deleted) {
       removeFinalizer(pool, this.#finalizer);
       this.#memories.drop(key);
@@ -408,6 +428,7 @@ class PoolReconciler<Spec, Settings> {
         ConditionTypes.Ready,
         ConditionTypes.Paused,
         PoolConditionTypes.AutoscalerBounds,
+        PoolConditionTypes.Draining,
         ...this.#resolved.conditionTypes,
       ],
       clock,

@@ -155,6 +155,12 @@ export interface ScaleSection {
   readonly provisioned: boolean;
   /** Why the workload cluster's Nodes could not be read (`readiness: "node"`): rollouts hold. */
   readonly workloadUnavailable: WorkloadClusterUnavailableError | undefined;
+  /**
+   * The `Draining` condition to publish (pools without MachinePool Machines): which Nodes are
+   * drained before their instances go, the Pods left and the budgets that block them; `undefined`
+   * when no drain runs (the kit removes the condition).
+   */
+  readonly draining?: ReadyState | undefined;
 }
 
 /** `rollout` (written by `nativeRollout`): the driver's native rollout, as the `Ready` message tells it. */

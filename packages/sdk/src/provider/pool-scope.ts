@@ -32,7 +32,12 @@ const KIT_STATUS_FIELDS = new Set([
   "capacity",
   "nodeInfo",
 ]);
-const KIT_CONDITIONS = new Set(["Ready", "Paused", PoolConditionTypes.AutoscalerBounds]);
+const KIT_CONDITIONS = new Set([
+  "Ready",
+  "Paused",
+  PoolConditionTypes.AutoscalerBounds,
+  PoolConditionTypes.Draining,
+]);
 
 /** Everything {@link createPoolScope} needs; `api`, `events` and `log` have inert defaults for tests. */
 export interface PoolScopeInit<Spec, Settings> {

@@ -15,6 +15,7 @@ import type { RuntimeLogger } from "../runtime/logging.js";
 import type { AnyPoolDriver, DriverFailure, PoolContext } from "./driver.js";
 import type { PoolMachinesApi } from "./machines.js";
 import type { PoolMemory } from "./memory.js";
+import type { NodeDrainApi } from "./node-drain.js";
 import type { ResolvedPoolOptions } from "./resolved-options.js";
 
 /** A condition as a phase sets it. */
@@ -60,6 +61,11 @@ export interface PoolApi {
   setMachinePoolReplicas(machinePool: MachinePool, replicas: number): Promise<void>;
   /** InfraMachines and Machines (MachinePool Machines only; absent otherwise). */
   readonly machines?: PoolMachinesApi;
+  /**
+   * The workload cluster's Nodes and Pods, to drain a Node before its instance is terminated (pools
+   * without MachinePool Machines). Absent when the kit has no `ClusterCache` (it cannot see Nodes).
+   */
+  readonly drain?: NodeDrainApi;
 }
 
 /** Records Events on the pool, with a log line each. */

@@ -35,6 +35,7 @@ import type {
 } from "./driver.js";
 import type { InfraMachinePoolKind } from "./kind.js";
 import type { PoolMachinesApi } from "./machines.js";
+import type { NodeDrainApi } from "./node-drain.js";
 import { PoolMemory } from "./memory.js";
 import { type MachinePoolControllerOptions, resolvePoolOptions } from "./options.js";
 import {
@@ -50,6 +51,7 @@ import { PRELOADED, runPhase, sectionsOf } from "./sections.js";
 import { type FakeMachines, fakeMachineKind } from "./testing-machines.js";
 
 export { type FakeMachines, fakeMachineKind, fakeMachines } from "./testing-machines.js";
+export { type FakeWorkloadDrain, fakeWorkloadDrain } from "./testing-drain.js";
 
 /** The fake's spec and settings. */
 export interface FakeSpec {
@@ -270,6 +272,10 @@ export interface TestScopeOptions<Spec, Settings> {
   readonly machinesApi?: PoolMachinesApi;
   /** What the kit remembers about the pool from earlier reconciles (default: nothing). */
   readonly memory?: TestScopeMemory;
+  /** The workload cluster a drain reaches (default: none, so nothing is drained), e.g. {@link fakeWorkloadDrain}`().api`. */
+  readonly drainApi?: NodeDrainApi;
+  /** The MachinePool's `spec.template.spec.deletion.nodeDrainTimeoutSeconds` (default: unset). */
+  readonly nodeDrainTimeoutSeconds?: number;
 }
 
 /** What the kit remembered about a pool, carried from one {@link createTestScope} to the next. */
@@ -323,6 +329,9 @@ export function createTestScope<Spec, Settings>(
           clusterName: "c1",
           version: "v1.34.1",
           bootstrap: { dataSecretName: "pool-1-bootstrap" },
+          ...(options.nodeDrainTimeoutSeconds !== undefined
+            ? { deletion: { nodeDrainTimeoutSeconds: options.nodeDrainTimeoutSeconds } }
+            : {}),
           infrastructureRef: {
             apiGroup: "infrastructure.cluster.x-k8s.io",
             kind: "FakeMachinePool",
@@ -369,6 +378,7 @@ export function createTestScope<Spec, Settings>(
         replicaWrites.push(replicas);
       },
       ...(options.machinesApi ? { machines: options.machinesApi } : {}),
+      ...(options.drainApi ? { drain: options.drainApi } : {}),
     },
     recordEvent: (type, reason, message) => events.push({ type, reason, message }),
     log: silentLogger(),

@@ -22,6 +22,7 @@ import {
 import type { PoolPhase } from "../phase.js";
 import { type PlanAction, planPool, type RemediationWait } from "../plan.js";
 import type { PoolScope } from "../scope.js";
+import { DrainRound } from "../steps/drain.js";
 import { type ResolvedStrategy, resolveStrategy } from "../strategy.js";
 
 /**
@@ -89,20 +90,30 @@ interface ActionContext {
   readonly machines: MachinesState | null;
   /** ProviderIDs whose Node the cluster-autoscaler marked for deletion (no MachinePool Machines). */
   readonly marked: ReadonlySet<string> | undefined;
+  /** The drains of this reconcile (no MachinePool Machines): an instance goes once its Node is drained. */
+  readonly drain: DrainRound<unknown, unknown>;
+  /** The group's desired size as the cloud reports it. */
+  readonly groupDesired: number;
 }
 
 /** Executes one planned action. */
 async function executeAction<Spec, Settings>(
   scope: PoolScope<Spec, Settings>,
   action: PlanAction,
-  { desired, strategy, machines, marked }: ActionContext,
+  { desired, strategy, machines, marked, drain, groupDesired }: ActionContext,
 ): Promise<void> {
   if (action.kind === "setReplicas") {
     // The plan sees the group without the instances being drained that will shrink it when they go;
     // they still run, so they count against the surge: the group never exceeds desired + maxSurge.
     const ceiling = Math.max(action.replicas, desired + strategy.maxSurge);
-    const replicas = Math.min(action.replicas + (machines?.pendingShrink ?? 0), ceiling);
+    // Likewise instances whose Node is still being drained: lowering the size under them would let
+    // the cloud pick what to terminate, undrained.
+    const replicas = Math.min(
+      action.replicas + (machines?.pendingShrink ?? 0) + drain.heldShrinks,
+      ceiling,
+    );
     if (machines && replicas === machines.groupSize) return;
+    if (drain.heldShrinks > 0 && replicas >= groupDesired) return;
     await scope.call("updateGroup", (ctx) => scope.driver.updateGroup(ctx, { replicas }));
     const verb =
       action.reason === "Surge"
@@ -148,6 +159,8 @@ async function executeAction<Spec, Settings>(
     }
     return;
   }
+  // Without MachinePool Machines the kit drains the Node itself; the instance waits until it is.
+  if (!(await drain.mayDelete(instance, action.mode))) return;
   try {
     await scope.call("deleteInstance", (ctx) =>
       scope.driver.deleteInstance(ctx, instance, action.mode),
@@ -158,6 +171,7 @@ async function executeAction<Spec, Settings>(
     scope.log.debug({ instance: instance.id }, "instance to delete is already gone");
   }
   scope.memory.forget(instance.providerID, scope.clock.now());
+  drain.deleted(instance);
   scope.events.normal(EVENT_OF_DELETE[action.reason], `${why} (${action.mode})`, {
     instance: instance.id,
     mode: action.mode,
@@ -243,6 +257,8 @@ export const scalePhase: PoolPhase<
     const marked = machines
       ? undefined
       : await autoscalerMarked(scope, instances, desired, external);
+    const drain = new DrainRound<unknown, unknown>(scope, machines === null);
+    const draining = drain.draining;
     const plan = planPool({
       desired,
       groupDesired: (machines?.groupSize ?? group.desiredReplicas) - (machines?.pendingShrink ?? 0),
@@ -253,8 +269,12 @@ export const scalePhase: PoolPhase<
             remediate: (i: PoolInstance) => machines.remediate.has(i.id),
             remediationsInFlight: machines.remediationsInFlight,
           }
-        : marked && marked.size > 0
-          ? { deleteFirst: (i: PoolInstance) => marked.has(i.providerID) }
+        : (marked && marked.size > 0) || draining.size > 0
+          ? {
+              // A Node half drained is finished before another one is started.
+              deleteFirst: (i: PoolInstance) =>
+                marked?.has(i.providerID) === true || draining.has(i.providerID),
+            }
           : {}),
       isUpToDate,
       // Unknown availability: scale and provision on instance state (no deadlock on a cluster whose
@@ -266,9 +286,18 @@ export const scalePhase: PoolPhase<
       skipReplacement: native !== undefined,
     });
     const live = liveInstances(instances);
+    const groupDesired = machines?.groupSize ?? group.desiredReplicas;
     for (const action of plan.actions) {
-      await executeAction(scope, action, { desired, strategy, machines, marked });
+      await executeAction(scope, action, {
+        desired,
+        strategy,
+        machines,
+        marked,
+        drain,
+        groupDesired,
+      });
     }
+    const drainState = await drain.finish(live);
     if (machines)
       await markDeferredRemediations(scope, plan.remediationWaiting, machines, desired, strategy);
     scope.write("scale", {
@@ -279,6 +308,7 @@ export const scalePhase: PoolPhase<
       provisioned:
         live.filter(isInstanceAvailable).length >= desired && group.status !== "creating",
       workloadUnavailable: unavailable,
+      draining: drainState,
     });
     return undefined;
   },

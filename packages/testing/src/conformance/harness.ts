@@ -19,6 +19,7 @@ import {
 import { type RealCapiCore, startControlPlane } from "../controlplane/index.js";
 import { capiCrdsFolder } from "../crds.js";
 import { type AutoscalerScenarioHost, autoscalerScenarios } from "./autoscaler-actions.js";
+import { drainScenarios } from "./drain.js";
 import { realCoreScenarios } from "./core-controllers.js";
 import { ConformanceError, InvariantMonitor, type PoolObject } from "./invariants.js";
 import {
@@ -29,6 +30,7 @@ import {
 import { type ScaleFromZeroHost, scaleFromZeroScenarios } from "./scale-from-zero.js";
 import {
   AUTOSCALER_SCENARIOS,
+  DRAIN_SCENARIOS,
   MACHINE_POOL_MACHINES_SCENARIOS,
   REAL_CORE_SCENARIOS,
   SCALE_FROM_ZERO_SCENARIOS,
@@ -80,6 +82,7 @@ export const CONFORMANCE_SCENARIOS: readonly {
   ...AUTOSCALER_SCENARIOS,
   ...REAL_CORE_SCENARIOS,
   ...SCALE_FROM_ZERO_SCENARIOS,
+  ...DRAIN_SCENARIOS,
   { id: "watchFilter", title: "a pool outside the watch filter is never touched (R20)" },
   { id: "cleanup", title: "every pool deleted leaves nothing behind" },
 ];
@@ -305,7 +308,13 @@ export class MachinePoolConformance {
       // Bootstrap tokens give the workload scenarios credentials they can revoke.
       const [management, workload] = await Promise.allSettled([
         startControlPlane({ capiCore: true, requestLog: true }),
-        startControlPlane({ apiServerArgs: ["--enable-bootstrap-token-auth=true"] }),
+        startControlPlane({
+          apiServerArgs: ["--enable-bootstrap-token-auth=true"],
+          // The disruption controller keeps PodDisruptionBudgets' status, which evictions read.
+          controllerManagerArgs: [
+            "--controllers=garbage-collector-controller,namespace-controller,disruption-controller",
+          ],
+        }),
       ]);
       if (management.status === "rejected" || workload.status === "rejected") {
         if (management.status === "fulfilled") await management.value.stop();
@@ -537,6 +546,14 @@ export class MachinePoolConformance {
         () => z.skipReason(),
         () => z.run(),
       ]),
+      ...drainScenarios(() => this.#autoscalerHost()).map(
+        (d): [string, string, () => string | undefined, () => Promise<void>] => [
+          d.id,
+          d.title,
+          () => d.skipReason(),
+          () => d.run(),
+        ],
+      ),
       [
         "watchFilter",
         "a pool outside the watch filter is never touched (R20)",

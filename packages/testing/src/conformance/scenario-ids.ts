@@ -105,3 +105,15 @@ export const SCALE_FROM_ZERO_SCENARIOS = [
 
 /** A scale-from-zero scenario id. */
 export type ScaleFromZeroScenario = (typeof SCALE_FROM_ZERO_SCENARIOS)[number]["id"];
+
+/** The ids of the drain scenarios (pools without MachinePool Machines), in the order they run. */
+export const DRAIN_SCENARIOS = [
+  {
+    id: "drainBeforeTerminate",
+    title:
+      "scale-down without MachinePool Machines: the victim's Node is cordoned and drained, a PodDisruptionBudget holds the termination until it allows",
+  },
+] as const;
+
+/** A drain scenario id. */
+export type DrainScenario = (typeof DRAIN_SCENARIOS)[number]["id"];

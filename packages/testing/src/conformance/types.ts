@@ -1,6 +1,7 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type {
   AutoscalerScenario,
+  DrainScenario,
   MachinePoolMachinesScenario,
   RealCoreScenario,
   ScaleFromZeroScenario,
@@ -163,6 +164,7 @@ export type ConformanceScenario =
   | AutoscalerScenario
   | RealCoreScenario
   | ScaleFromZeroScenario
+  | DrainScenario
   | "watchFilter"
   | "cleanup";
 

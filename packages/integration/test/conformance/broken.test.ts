@@ -362,9 +362,7 @@ describe("conformance: deliberately broken providers fail with the invariant nam
       { controller: { readiness: "instance" } },
       "no drain before terminate",
     );
-    expect(error.message).toMatch(
-      /^\[drain\.(heldWhileBlocked|cordoned)\] /,
-    );
+    expect(error.message).toMatch(/^\[drain\.(heldWhileBlocked|cordoned)\] /);
   });
 
   it("finalizer never removed (the group delete is dropped, so the pool waits forever)", async () => {

@@ -84,16 +84,24 @@ export function workloadDrainApi(
       const { nodes } = await clusterCache.connect(cluster);
       const node = nodes.byIndex(NODE_PROVIDER_ID_INDEX, providerID)[0];
       const name = node?.metadata?.name;
-      return name ? { name, unschedulable: node.spec?.unschedulable === true } : undefined;
+      return name ? { name, unschedulable: node?.spec?.unschedulable === true } : undefined;
     },
     cordon: (name) =>
       client(async (c) => {
-        await c.mergePatch(NodeResource, { name: checkedName(name) }, { spec: { unschedulable: true } });
+        await c.mergePatch(
+          NodeResource,
+          { name: checkedName(name) },
+          { spec: { unschedulable: true } },
+        );
       }),
     uncordon: (name) =>
       client(async (c) => {
         try {
-          await c.mergePatch(NodeResource, { name: checkedName(name) }, { spec: { unschedulable: null } });
+          await c.mergePatch(
+            NodeResource,
+            { name: checkedName(name) },
+            { spec: { unschedulable: null } },
+          );
         } catch (error) {
           if (!(error instanceof NotFoundError)) throw error;
         }

@@ -35,8 +35,8 @@ import type {
 } from "./driver.js";
 import type { InfraMachinePoolKind } from "./kind.js";
 import type { PoolMachinesApi } from "./machines.js";
-import type { NodeDrainApi } from "./node-drain.js";
 import { PoolMemory } from "./memory.js";
+import type { NodeDrainApi } from "./node-drain.js";
 import { type MachinePoolControllerOptions, resolvePoolOptions } from "./options.js";
 import {
   type PhaseResult,
@@ -50,8 +50,8 @@ import type { PoolObject, PoolScope, ReadyState } from "./scope.js";
 import { PRELOADED, runPhase, sectionsOf } from "./sections.js";
 import { type FakeMachines, fakeMachineKind } from "./testing-machines.js";
 
-export { type FakeMachines, fakeMachineKind, fakeMachines } from "./testing-machines.js";
 export { type FakeWorkloadDrain, fakeWorkloadDrain } from "./testing-drain.js";
+export { type FakeMachines, fakeMachineKind, fakeMachines } from "./testing-machines.js";
 
 /** The fake's spec and settings. */
 export interface FakeSpec {

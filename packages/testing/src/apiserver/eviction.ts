@@ -16,7 +16,9 @@ interface LabelSelector {
 }
 
 /** A metav1.LabelSelector as requirements; `undefined` for a null selector (it selects nothing). */
-function requirementsOf(selector: LabelSelector | null | undefined): LabelRequirement[] | undefined {
+function requirementsOf(
+  selector: LabelSelector | null | undefined,
+): LabelRequirement[] | undefined {
   if (selector === undefined || selector === null) return undefined;
   const out: LabelRequirement[] = [];
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
@@ -101,7 +103,9 @@ export function evictPod(
   if (pod.metadata.deletionTimestamp) return success;
   if (phase === "Succeeded" || phase === "Failed" || phase === "Pending") return remove();
 
-  const inNamespace = core.list(pods, { namespace, labels: [], fields: [] }).items.map((s) => s.obj);
+  const inNamespace = core
+    .list(pods, { namespace, labels: [], fields: [] })
+    .items.map((s) => s.obj);
   const covering = core
     .list(budgets, { namespace, labels: [], fields: [] })
     .items.map((s) => s.obj)
@@ -121,11 +125,13 @@ export function evictPod(
   const requirements = requirementsOf((budget.spec as { selector?: LabelSelector }).selector) ?? [];
   const selected = inNamespace.filter((p) => matchesLabels(requirements, p.metadata.labels));
   const status = budgetStatus(budget, selected);
-  const policy = (budget.spec as { unhealthyPodEvictionPolicy?: string }).unhealthyPodEvictionPolicy;
+  const policy = (budget.spec as { unhealthyPodEvictionPolicy?: string })
+    .unhealthyPodEvictionPolicy;
   if (!isReady(pod)) {
     // An unhealthy Pod costs no disruption (IfHealthyBudget: while the budget is met).
     if (policy === "AlwaysAllow") return remove();
-    if (status.currentHealthy >= status.desiredHealthy && status.desiredHealthy > 0) return remove();
+    if (status.currentHealthy >= status.desiredHealthy && status.desiredHealthy > 0)
+      return remove();
   }
   if (status.disruptionsAllowed <= 0) {
     throw new ApiError(

@@ -123,7 +123,9 @@ async function runPod(host: DrainScenarioHost, name: string, node: string, app: 
     {
       status: {
         phase: "Running",
-        conditions: [{ type: "Ready", status: "True", lastTransitionTime: new Date().toISOString() }],
+        conditions: [
+          { type: "Ready", status: "True", lastTransitionTime: new Date().toISOString() },
+        ],
       },
     },
   );
@@ -166,7 +168,7 @@ async function drainScenario(host: DrainScenarioHost): Promise<void> {
     });
 
     await host.setReplicas(pool, 2);
-    let victim: V1Node | undefined;
+    const seen: { victim?: V1Node } = {};
     const stillThree = async (what: string) => {
       const live = await host.provider.cloud.liveProviderIds(pool);
       if (live.length < before.length) {
@@ -182,7 +184,7 @@ async function drainScenario(host: DrainScenarioHost): Promise<void> {
       if (cordoned.length !== 1) {
         return `drain.cordoned: ${cordoned.length} of the pool's Nodes are cordoned after a scale-down by one (${cordoned.map((n) => n.metadata?.name).join(", ")}); cordon exactly the victim's Node before evicting its Pods`;
       }
-      victim = cordoned[0];
+      seen.victim = cordoned[0];
       const condition = await draining(host, pool);
       if (!condition?.message?.includes(app)) {
         return `drain.budgetNamed: the pool's Draining condition ${condition ? `says ${condition.status} ${condition.reason ?? ""}: "${condition.message ?? ""}"` : "is absent"}; name the PodDisruptionBudget (${NAMESPACE}/${app}) that refuses the eviction`;
@@ -201,8 +203,8 @@ async function drainScenario(host: DrainScenarioHost): Promise<void> {
       { namespace: NAMESPACE, name: app },
       { spec: { minAvailable: before.length - 1 } },
     );
-    const victimID = victim?.spec?.providerID ?? "";
-    const victimNode = victim?.metadata?.name ?? "";
+    const victimID = seen.victim?.spec?.providerID ?? "";
+    const victimNode = seen.victim?.metadata?.name ?? "";
     await host.until(`${pool.name} to terminate the drained instance`, async () => {
       const live = [...(await host.provider.cloud.liveProviderIds(pool))].sort();
       if (live.length > 2) return `${live.length} instances, 2 wanted`;

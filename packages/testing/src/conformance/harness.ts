@@ -19,8 +19,8 @@ import {
 import { type RealCapiCore, startControlPlane } from "../controlplane/index.js";
 import { capiCrdsFolder } from "../crds.js";
 import { type AutoscalerScenarioHost, autoscalerScenarios } from "./autoscaler-actions.js";
-import { drainScenarios } from "./drain.js";
 import { realCoreScenarios } from "./core-controllers.js";
+import { drainScenarios } from "./drain.js";
 import { ConformanceError, InvariantMonitor, type PoolObject } from "./invariants.js";
 import {
   type MachinesScenarioHost,
@@ -1021,10 +1021,7 @@ export class MachinePoolConformance {
     await sleep(this.#t.steadyStateMs);
     const writes = this.#writesSince(since);
     if (writes.length > 0) {
-      const list = writes
-        .slice(0, 5)
-        .map(describeWrite)
-        .join("; ");
+      const list = writes.slice(0, 5).map(describeWrite).join("; ");
       throw new ConformanceError(
         "steadyState.zeroWrites",
         `expected 0 API writes at steady state (${pool.name}, ${replicas} replicas), got ${writes.length} in ${this.#t.steadyStateMs} ms: ${list}`,
@@ -1052,10 +1049,7 @@ export class MachinePoolConformance {
     await this.#until(`writes around ${pool.name} to settle`, async () => {
       const writes = this.#writesSince(Date.now() - windowMs);
       if (writes.length === 0) return undefined;
-      const list = writes
-        .slice(-3)
-        .map(describeWrite)
-        .join("; ");
+      const list = writes.slice(-3).map(describeWrite).join("; ");
       return `steadyState.zeroWrites: ${writes.length} writes in the last ${windowMs} ms after convergence: ${list}`;
     });
   }

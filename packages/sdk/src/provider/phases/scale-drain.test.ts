@@ -84,11 +84,7 @@ describe("scale: drain before terminate", () => {
     expect(first?.draining?.message).toContain("PodDisruptionBudget default/web");
 
     // i3 turns unhealthy (the delete policy would now pick it): the half-drained i1 stays the victim.
-    cloud.group = group([
-      instanceOf("i1"),
-      instanceOf("i2"),
-      instanceOf("i3", { healthy: false }),
-    ]);
+    cloud.group = group([instanceOf("i1"), instanceOf("i2"), instanceOf("i3", { healthy: false })]);
     await reconcile();
     expect(deletes(cloud)).toEqual([]);
     expect(workload.cordoned("node-i3")).toBe(false);
@@ -129,7 +125,11 @@ describe("scale: drain before terminate", () => {
       machines,
       sections: {
         group: { group: cloud.group, desired: 1, external: false },
-        template: { version: { version: "2", stamp: undefined }, versions: [], isUpToDate: () => true },
+        template: {
+          version: { version: "2", stamp: undefined },
+          versions: [],
+          isUpToDate: () => true,
+        },
         machines: {
           leaving: new Set(),
           machineOf: new Map(),

@@ -73,7 +73,10 @@ describe("DrainRound", () => {
       pod("static", { metadata: { annotations: { "kubernetes.io/config.mirror": "abc" } } }),
     );
     workload.addPod("node-1", pod("done", { status: { phase: "Succeeded" } }));
-    workload.addPod("node-1", pod("kept", { metadata: { labels: { "cluster.x-k8s.io/drain": "skip" } } }));
+    workload.addPod(
+      "node-1",
+      pod("kept", { metadata: { labels: { "cluster.x-k8s.io/drain": "skip" } } }),
+    );
     const { round } = next();
     expect(await round.mayDelete(victim, "shrink")).toBe(true);
     expect(workload.writes.filter((w) => w.verb === "evict")).toEqual([]);
@@ -200,10 +203,16 @@ describe("DrainRound", () => {
 describe("the drain's pure rules", () => {
   it("takes only a valid budget name from a refusal", () => {
     const cause = (message: string) => [{ reason: "DisruptionBudget", message }];
-    expect(budgetOfRefusal(cause("The disruption budget web needs 1 healthy pods and has 1 currently"))).toBe("web");
-    expect(budgetOfRefusal(cause("The disruption budget web is still being processed by the server."))).toBe("web");
+    expect(
+      budgetOfRefusal(cause("The disruption budget web needs 1 healthy pods and has 1 currently")),
+    ).toBe("web");
+    expect(
+      budgetOfRefusal(cause("The disruption budget web is still being processed by the server.")),
+    ).toBe("web");
     expect(budgetOfRefusal(cause("The disruption budget $(rm -rf) needs 1"))).toBeUndefined();
-    expect(budgetOfRefusal([{ reason: "Other", message: "The disruption budget web needs 1" }])).toBeUndefined();
+    expect(
+      budgetOfRefusal([{ reason: "Other", message: "The disruption budget web needs 1" }]),
+    ).toBeUndefined();
     expect(budgetOfRefusal(undefined)).toBeUndefined();
   });
 

@@ -183,7 +183,8 @@ export class DrainRound<Spec, Settings> {
           { node: node.name, instance: progress.instance },
         );
       }
-      let { evict, left } = sortPods(await api.podsOn(node.name), now);
+      const { evict, left: before } = sortPods(await api.podsOn(node.name), now);
+      let left = before;
       if (left === 0) return true;
       const timeoutMs = nodeDrainTimeoutMs(scope.machinePool);
       if (timeoutMs > 0 && now - (progress.since ?? now) >= timeoutMs) {
@@ -220,7 +221,7 @@ export class DrainRound<Spec, Settings> {
         }
         progress.budgets = [...budgets].sort();
         // Pods with no grace period are gone at once: look again, so such a Node is done now.
-        if (accepted > 0) ({ evict, left } = sortPods(await api.podsOn(node.name), now));
+        if (accepted > 0) left = sortPods(await api.podsOn(node.name), now).left;
         if (left === 0) return true;
       }
       report({ podsLeft: left });

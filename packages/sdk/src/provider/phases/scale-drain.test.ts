@@ -98,6 +98,18 @@ describe("scale: drain before terminate", () => {
     ]);
   });
 
+  it("takes the instance whose Node is cordoned first (a drain a restart forgot, or a user's)", async () => {
+    const cloud = fakeCloud();
+    cloud.group = group([instanceOf("i1"), instanceOf("i2"), instanceOf("i3")]);
+    const { workload, reconcile } = pool(cloud, 2);
+    for (const id of ["i1", "i2", "i3"]) workload.addNode(`fake:///zone-a/${id}`, `node-${id}`);
+    await workload.api.cordon("node-i2");
+    await reconcile();
+    // Not i1, the oldest: the cordoned Node's instance goes, and its Node is not cordoned again.
+    expect(deletes(cloud)).toEqual(["i2"]);
+    expect(workload.writes).toEqual([{ verb: "cordon", name: "node-i2" }]);
+  });
+
   it("never lowers the group's size under an instance still being drained", async () => {
     const cloud = fakeCloud();
     // Desired 3 in the cloud, 2 launched; the pool wants 1.

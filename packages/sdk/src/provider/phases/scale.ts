@@ -258,7 +258,11 @@ export const scalePhase: PoolPhase<
       ? undefined
       : await autoscalerMarked(scope, instances, desired, external);
     const drain = new DrainRound<unknown, unknown>(scope, machines === null);
-    const draining = drain.draining;
+    const members = liveInstances(instances);
+    const draining = await drain.firstToGo(
+      members,
+      members.length > desired || members.some((i) => !isUpToDate(i)),
+    );
     const plan = planPool({
       desired,
       groupDesired: (machines?.groupSize ?? group.desiredReplicas) - (machines?.pendingShrink ?? 0),

@@ -104,7 +104,9 @@ describe("DrainRound", () => {
     // Soon after (another event): no second cordon, no eviction storm; still held and named.
     clock.advance(10);
     const second = next().round;
-    expect(second.draining).toEqual(new Set([victim.providerID]));
+    expect(await second.firstToGo([victim, instanceOf("i2")], true)).toEqual(
+      new Set([victim.providerID]),
+    );
     expect(await second.mayDelete(victim, "shrink")).toBe(false);
     expect((await second.finish([victim]))?.message).toContain("default/web");
     expect(workload.writes).toEqual([

@@ -78,11 +78,25 @@ export class DrainRound<Spec, Settings> {
   }
 
   /**
-   * The providerIDs of instances being drained: the plan takes them first when one must go, so a
-   * half-drained Node is finished rather than another one started.
+   * The providerIDs of instances to take first when one must go (`leaving`: the pool has more
+   * members than it wants, or outdated ones): those being drained, so a half-drained Node is
+   * finished rather than another one started, and those whose Node is cordoned — by a drain a
+   * restart interrupted, or by a user who wants it emptied. Nodes are looked up in the cache, and
+   * only when one must go; an unreachable workload cluster leaves the drains the kit remembers.
    */
-  get draining(): ReadonlySet<string> {
-    return new Set(this.#api ? this.#scope.memory.drains.keys() : []);
+  async firstToGo(live: readonly PoolInstance[], leaving: boolean): Promise<ReadonlySet<string>> {
+    const api = this.#api;
+    const first = new Set<string>(api ? this.#scope.memory.drains.keys() : []);
+    if (!api || !leaving) return first;
+    try {
+      for (const instance of live) {
+        if (instance.providerID === "") continue;
+        if ((await api.nodeOf(instance.providerID))?.unschedulable) first.add(instance.providerID);
+      }
+    } catch (error) {
+      if (!(error instanceof WorkloadClusterUnavailableError)) throw error;
+    }
+    return first;
   }
 
   /**

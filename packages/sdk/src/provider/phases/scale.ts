@@ -4,7 +4,8 @@
  * the instance is gone: done. Without MachinePool Machines, an instance whose Node the
  * cluster-autoscaler tainted `ToBeDeletedByClusterAutoscaler` goes first when one must go: for such a
  * pool the autoscaler only lowers the replicas (its `DeleteNodes`), and the taint is the only sign of
- * the Node it drained.
+ * the Node it drained. Without MachinePool Machines the kit also drains each Node before its instance
+ * is terminated (`steps/drain.ts`); with them core's Machine controller does.
  *
  * @module
  */
@@ -258,10 +259,10 @@ export const scalePhase: PoolPhase<
       ? undefined
       : await autoscalerMarked(scope, instances, desired, external);
     const drain = new DrainRound<unknown, unknown>(scope, machines === null);
-    const members = liveInstances(instances);
+    const live = liveInstances(instances);
     const draining = await drain.firstToGo(
-      members,
-      members.length > desired || members.some((i) => !isUpToDate(i)),
+      live,
+      live.length > desired || live.some((i) => !isUpToDate(i)),
     );
     const plan = planPool({
       desired,
@@ -289,7 +290,6 @@ export const scalePhase: PoolPhase<
       externallyManaged: external,
       skipReplacement: native !== undefined,
     });
-    const live = liveInstances(instances);
     const groupDesired = machines?.groupSize ?? group.desiredReplicas;
     for (const action of plan.actions) {
       await executeAction(scope, action, {

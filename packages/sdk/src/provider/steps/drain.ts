@@ -10,7 +10,8 @@
  * answers whether the instance may go now) and the pool is requeued while Pods are left. What it
  * did is remembered by providerID (`PoolMemory.drains`), so a Node is cordoned once, refused
  * evictions are retried at most twice per poll interval, and an instance being drained is the first
- * victim of the next reconcile (the plan does not switch to another one half way).
+ * victim of the next reconcile (the plan does not switch to another one half way), as is one whose
+ * Node is cordoned ({@link DrainRound.firstToGo}: a drain a restart forgot is finished).
  *
  * An unreachable workload cluster holds the termination, whatever the timeout: the kit never
  * terminates a Node it could not drain because it could not reach it.

@@ -376,6 +376,15 @@ describe("conformance: deliberately broken providers fail with the invariant nam
     );
   });
 
+  it("no drain before terminate (readiness: instance, so the kit sees no Node)", async () => {
+    const error = await failureOf(
+      "drainBeforeTerminate",
+      { controller: { readiness: "instance" } },
+      "no drain before terminate",
+    );
+    expect(error.message).toMatch(/^\[drain\.(heldWhileBlocked|cordoned)\] /);
+  });
+
   it("finalizer never removed (the group delete is dropped, so the pool waits forever)", async () => {
     const error = await failureOf(
       "deletionInFlight",

@@ -25,6 +25,7 @@ import { FencedError, isNotFound } from "../runtime/errors.js";
 import { redactText } from "../runtime/redact.js";
 import { NodeResource, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
 import { readControlPlane } from "./control-plane-api.js";
+import { workloadDrainApi } from "./drain-api.js";
 import type { AnyPoolDriver } from "./driver.js";
 import { type ErrorOutcome, errorPolicy } from "./errors.js";
 import { infraMachinesApi } from "./machines-api.js";
@@ -228,6 +229,7 @@ class PoolReconciler<Spec, Settings> {
         }
         return ready;
       },
+      ...(clusterCache && !machineKind ? { drain: workloadDrainApi(clusterCache, cluster) } : {}),
       ...(clusterCache
         ? {
             // Same index as readiness: the pool's own instances, never a scan of every Node.
@@ -439,6 +441,24 @@ class PoolReconciler<Spec, Settings> {
         deleteCondition(pool, PoolConditionTypes.NodeMetadata);
       }
     }
+    const scaled = sections.peek("scale");
+    if (scaled) {
+      // Its own condition: Ready already says the pool is scaling or rolling; this says which Node
+      // holds it and why.
+      if (scaled.draining) {
+        setCondition(
+          pool,
+          {
+            type: PoolConditionTypes.Draining,
+            ...scaled.draining,
+            message: redactText(scaled.draining.message),
+          },
+          { clock },
+        );
+      } else {
+        deleteCondition(pool, PoolConditionTypes.Draining);
+      }
+    }
     if (sections.peek("teardown")?.deleted) {
       removeFinalizer(pool, this.#finalizer);
       this.#memories.drop(key);
@@ -465,6 +485,7 @@ class PoolReconciler<Spec, Settings> {
         ConditionTypes.Paused,
         PoolConditionTypes.AutoscalerBounds,
         PoolConditionTypes.NodeMetadata,
+        PoolConditionTypes.Draining,
         ...this.#resolved.conditionTypes,
       ],
       clock,

@@ -58,15 +58,20 @@
  *   cluster-autoscaler builds an empty pool's Node from), at every replica count; nothing without it.
  * - Conditions `Paused` and `Ready` (reasons: {@link PoolReasons}, or the driver's failure reason),
  *   `AutoscalerBounds` ({@link PoolConditionTypes}) while the MachinePool carries the
- *   cluster-autoscaler's min-size or max-size annotation, and `NodeMetadata` while it asks for taints
- *   or Node labels.
+ *   cluster-autoscaler's min-size or max-size annotation, `NodeMetadata` while it asks for taints
+ *   or Node labels, and `Draining` while a Node is drained before its instance is terminated (no
+ *   MachinePool Machines).
  * - In the workload cluster, on the pool's Nodes: the MachinePool's taints and Node labels, with
- *   what the kit applied recorded in {@link NodeMetadataAnnotations} (the `nodes` phase).
+ *   what the kit applied recorded in {@link NodeMetadataAnnotations} (the `nodes` phase); without
+ *   MachinePool Machines, a cordon of each Node whose instance it terminates, and Evictions of its
+ *   Pods (`pods/eviction`, honouring PodDisruptionBudgets), before the instance goes
+ *   ({@link NodeDrainApi}).
  * - Events, one per cloud change (Normal): `TemplateVersionCreated`, `GroupCreated`, `GroupUpdated`,
- *   `ScalingUp`, `ScalingDown`, `InstanceDeleted`, `InstanceReplaced`, `InstanceRemediated`,
+ *   `ScalingUp`, `ScalingDown`, `DrainingNode`, `NodeUncordoned`, `InstanceDeleted`, `InstanceReplaced`, `InstanceRemediated`,
  *   `RolloutStarted`, `RolloutCancelled`, `TemplateVersionsPruned`, `ReplicasSynced`,
  *   `GroupDeleting`, `Deleted`; Warning Events for terminal failures, transient failures that
- *   persist, driver bugs (`DriverBug`) and stopped runaways ({@link RUNAWAY_REASONS}).
+ *   persist, driver bugs (`DriverBug`), drains that ran past `nodeDrainTimeoutSeconds`
+ *   (`NodeDrainTimedOut`) and stopped runaways ({@link RUNAWAY_REASONS}).
  *
  * ## The pipeline
  *
@@ -91,7 +96,19 @@ export type {
   OwnerRemediatedState,
   PoolMachinesApi,
 } from "./machines.js";
-export type { PoolMemory, StoppedRunaway } from "./memory.js";
+export type { DrainProgress, PoolMemory, StoppedRunaway } from "./memory.js";
+export {
+  budgetOfRefusal,
+  DRAIN_LABEL,
+  type DrainNode,
+  type EvictionOutcome,
+  MAX_DRAIN_PODS,
+  MIRROR_POD_ANNOTATION,
+  type NodeDrainApi,
+  nodeDrainTimeoutMs,
+  type PodDrainAction,
+  podDrainAction,
+} from "./node-drain.js";
 export {
   availableInMs,
   describeRefusals,

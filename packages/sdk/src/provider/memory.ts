@@ -17,6 +17,29 @@ export interface StoppedRunaway {
 }
 
 /**
+ * A drain the kit runs before an instance is terminated (pools without MachinePool Machines), by
+ * the instance's providerID. A restart forgets it: the drain starts again (its timeout too), and a
+ * Node already cordoned is not cordoned again.
+ */
+export interface DrainProgress {
+  /** The instance. */
+  readonly instance: string;
+  /**
+   * When the kit first reached its Node (the timeout counts from here, so time the workload cluster
+   * could not be reached never counts toward it).
+   */
+  since?: number;
+  /** Its Node, once found. */
+  node?: string;
+  /** Whether the kit cordoned the Node (it uncordons it if the instance stays after all). */
+  cordonedByKit?: boolean;
+  /** When the kit last asked the Eviction API, to space out retries of refused evictions. */
+  lastEvictionAt?: number;
+  /** The PodDisruptionBudgets that refused the last evictions (`namespace/name`, a few). */
+  budgets?: readonly string[];
+}
+
+/**
  * What the kit remembers about one pool.
  *
  * @example
@@ -53,6 +76,8 @@ export class PoolMemory {
   tokenOnlyCurrent: ReadonlySet<string> | undefined;
   /** A runaway stopped on this pool. */
   stopped: StoppedRunaway | undefined;
+  /** Drains in progress, by providerID (pools without MachinePool Machines). */
+  readonly drains = new Map<string, DrainProgress>();
 
   /** Marks an ID as departed (deleted by the kit, or seen terminating): no grace when it vanishes. */
   forget(providerID: string, now: number): void {

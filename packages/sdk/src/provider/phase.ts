@@ -184,6 +184,12 @@ export interface ScaleSection {
   readonly expired?: number;
   /** With `strategy.type: OnDelete`: out-of-date instances left alone until they are deleted. */
   readonly onDelete?: number;
+  /**
+   * The `Draining` condition to publish (pools without MachinePool Machines): which Nodes are
+   * drained before their instances go, the Pods left and the budgets that block them; `undefined`
+   * when no drain runs (the kit removes the condition).
+   */
+  readonly draining?: ReadyState | undefined;
 }
 
 /** `rollout` (written by `nativeRollout`): the driver's native rollout, as the `Ready` message tells it. */

@@ -37,6 +37,7 @@ const KIT_CONDITIONS = new Set([
   "Paused",
   PoolConditionTypes.AutoscalerBounds,
   PoolConditionTypes.NodeMetadata,
+  PoolConditionTypes.Draining,
 ]);
 
 /** Everything {@link createPoolScope} needs; `api`, `events` and `log` have inert defaults for tests. */

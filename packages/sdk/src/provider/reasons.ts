@@ -159,6 +159,22 @@ export const PoolReasons = {
    * whether it runs the group's model, so it changes nothing. Report `latestModel` for every instance.
    */
   InstanceModelUnknown: "InstanceModelUnknown",
+  /**
+   * `Draining=True`: a Node is being drained before its instance is terminated (no MachinePool
+   * Machines): cordoned, its Pods evicted; the message names the Node, the Pods left and the
+   * PodDisruptionBudgets that refuse an eviction.
+   */
+  DrainingNode: "DrainingNode",
+  /**
+   * `Draining=True`: a drain cannot go on because the workload cluster cannot be reached (or refused
+   * a request; the message says which): the instance is not terminated until its Node is drained.
+   */
+  DrainHeld: "DrainHeld",
+  /**
+   * `Draining=True`: a drain ran past the MachinePool's `nodeDrainTimeoutSeconds`; the instance was
+   * terminated with the Pods that were left (named with the budgets that held them).
+   */
+  NodeDrainTimedOut: "NodeDrainTimedOut",
 } as const;
 
 /**
@@ -178,6 +194,12 @@ export const PoolConditionTypes = {
    * into `Ready`: the pool serves; it tells a user what to fix.
    */
   NodeMetadata: "NodeMetadata",
+  /**
+   * Present while the kit drains a Node before terminating its instance (pools without MachinePool
+   * Machines; with them core drains): which Node, how many Pods are left, which PodDisruptionBudget
+   * blocks, or why the drain is held. Removed once no drain runs.
+   */
+  Draining: "Draining",
 } as const;
 
 /** One of the {@link PoolReasons}. */

@@ -15,6 +15,7 @@ import type { RuntimeLogger } from "../runtime/logging.js";
 import type { AnyPoolDriver, DriverFailure, PoolContext } from "./driver.js";
 import type { PoolMachinesApi } from "./machines.js";
 import type { PoolMemory } from "./memory.js";
+import type { NodeDrainApi } from "./node-drain.js";
 import type { PoolNodesApi } from "./nodes.js";
 import type { ResolvedPoolOptions } from "./resolved-options.js";
 
@@ -79,6 +80,11 @@ export interface PoolApi {
    * them (the `nodes` phase; `minReadySeconds`). Absent when the kit has no `ClusterCache`.
    */
   readonly nodes?: PoolNodesApi;
+  /**
+   * The workload cluster's Nodes and Pods, to drain a Node before its instance is terminated (pools
+   * without MachinePool Machines). Absent when the kit has no `ClusterCache` (it cannot see Nodes).
+   */
+  readonly drain?: NodeDrainApi;
 }
 
 /** Records Events on the pool, with a log line each. */

@@ -37,6 +37,7 @@ import type {
 import type { InfraMachinePoolKind } from "./kind.js";
 import type { PoolMachinesApi } from "./machines.js";
 import { PoolMemory } from "./memory.js";
+import type { NodeDrainApi } from "./node-drain.js";
 import type { NodeMetadataPatch, PoolNode } from "./nodes.js";
 import { type MachinePoolControllerOptions, resolvePoolOptions } from "./options.js";
 import {
@@ -51,6 +52,7 @@ import type { ControlPlaneObject, PoolObject, PoolScope, ReadyState } from "./sc
 import { PRELOADED, runPhase, sectionsOf } from "./sections.js";
 import { type FakeMachines, fakeMachineKind } from "./testing-machines.js";
 
+export { type FakeWorkloadDrain, fakeWorkloadDrain } from "./testing-drain.js";
 export { type FakeMachines, fakeMachineKind, fakeMachines } from "./testing-machines.js";
 
 /** The fake's spec and settings. */
@@ -301,6 +303,10 @@ export interface TestScopeOptions<Spec, Settings> {
   readonly controlPlane?: ControlPlaneObject;
   /** Annotations of the pool object (e.g. the preflight checks' skip annotation). */
   readonly poolAnnotations?: Readonly<Record<string, string>>;
+  /** The workload cluster a drain reaches (default: none, so nothing is drained), e.g. {@link fakeWorkloadDrain}`().api`. */
+  readonly drainApi?: NodeDrainApi;
+  /** The MachinePool's `spec.template.spec.deletion.nodeDrainTimeoutSeconds` (default: unset). */
+  readonly nodeDrainTimeoutSeconds?: number;
 }
 
 /** What the kit remembered about a pool, carried from one {@link createTestScope} to the next. */
@@ -367,6 +373,9 @@ export function createTestScope<Spec, Settings>(
           clusterName: "c1",
           version: "v1.34.1",
           bootstrap: { dataSecretName: "pool-1-bootstrap" },
+          ...(options.nodeDrainTimeoutSeconds !== undefined
+            ? { deletion: { nodeDrainTimeoutSeconds: options.nodeDrainTimeoutSeconds } }
+            : {}),
           infrastructureRef: {
             apiGroup: "infrastructure.cluster.x-k8s.io",
             kind: "FakeMachinePool",
@@ -462,6 +471,7 @@ export function createTestScope<Spec, Settings>(
         },
       },
       ...(options.machinesApi ? { machines: options.machinesApi } : {}),
+      ...(options.drainApi ? { drain: options.drainApi } : {}),
     },
     recordEvent: (type, reason, message) => events.push({ type, reason, message }),
     log: silentLogger(),

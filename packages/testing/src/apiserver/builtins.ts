@@ -234,6 +234,37 @@ export const leases = builtin({
   namespaced: true,
 });
 
+/**
+ * Pods, as far as a drain needs them: bound by `spec.nodeName` (no scheduler, no kubelet), listed by
+ * the field selectors kube-apiserver supports for a drain, evicted through `pods/eviction`
+ * (eviction.ts). A delete removes a Pod at once, whatever its grace period (DIVERGENCES.md).
+ */
+export const pods = builtin({
+  group: "",
+  version: "v1",
+  plural: "pods",
+  singular: "pod",
+  kind: "Pod",
+  namespaced: true,
+  shortNames: ["po"],
+  statusSubresource: true,
+  returnDeletedObject: true,
+  fieldSelectors: [...META_FIELDS, "spec.nodeName", "spec.restartPolicy", "status.phase"],
+});
+
+/** policy/v1 PodDisruptionBudgets; the eviction path computes their status (eviction.ts). */
+export const podDisruptionBudgets = builtin({
+  group: "policy",
+  version: "v1",
+  plural: "poddisruptionbudgets",
+  singular: "poddisruptionbudget",
+  kind: "PodDisruptionBudget",
+  namespaced: true,
+  shortNames: ["pdb"],
+  statusSubresource: true,
+  generation: "spec",
+});
+
 /** The built-in types other than CustomResourceDefinition (which lives in crd.ts). */
 export const BUILTIN_TYPES: ResourceType[] = [
   namespaces,
@@ -243,4 +274,6 @@ export const BUILTIN_TYPES: ResourceType[] = [
   coreEvents,
   eventsV1,
   leases,
+  pods,
+  podDisruptionBudgets,
 ];

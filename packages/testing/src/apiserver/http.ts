@@ -17,10 +17,11 @@ import {
   unservedPath,
   unsupportedMediaType,
 } from "./errors.js";
+import { evictPod } from "./eviction.js";
 import type { FaultRules, FaultTarget } from "./faults.js";
 import { compareKubeVersions, groupVersion, type ResolvedResource } from "./registry.js";
 import { parseFieldSelector, parseLabelSelector } from "./selectors.js";
-import type { KubeObject } from "./types.js";
+import type { KubeObject, ResourceType } from "./types.js";
 import { WatchHub, type WatchRequest } from "./watch.js";
 
 /** One request as the server saw it (`api.requests()`). */
@@ -425,6 +426,17 @@ export class HttpFrontend {
         verbs: ["get", "patch", "update"],
       });
     }
+    if (isPods(rt)) {
+      out.push({
+        name: "pods/eviction",
+        singularName: "",
+        namespaced: true,
+        group: "policy",
+        version: "v1",
+        kind: "Eviction",
+        verbs: ["create"],
+      });
+    }
     if (rt.scale) {
       out.push({
         name: `${rt.plural}/scale`,
@@ -525,7 +537,8 @@ export class HttpFrontend {
     if (
       route.subresource !== undefined &&
       !(route.subresource === "status" && rt.statusSubresource) &&
-      !(route.subresource === "scale" && rt.scale)
+      !(route.subresource === "scale" && rt.scale) &&
+      !(route.subresource === "eviction" && isPods(rt))
     ) {
       throw pageNotFound();
     }
@@ -612,6 +625,11 @@ export class HttpFrontend {
       this.scale(resolved, namespace, name, method, contentType, body, write, res);
       return;
     }
+    if (route.subresource === "eviction") {
+      if (method !== "POST") throw methodNotSupported();
+      sendJson(res, 201, JSON.stringify(evictPod(this.core, namespace, name, body)));
+      return;
+    }
     switch (method) {
       case "GET":
         sendJson(res, 200, this.core.render(resolved, this.core.get(resolved, namespace, name)));
@@ -666,6 +684,11 @@ export class HttpFrontend {
         throw methodNotSupported();
     }
   }
+}
+
+/** Core Pods: the only kind with an `eviction` subresource. */
+function isPods(rt: ResourceType): boolean {
+  return rt.group === "" && rt.plural === "pods";
 }
 
 function kubeVerb(method: string, route: Route, query: Record<string, string>): string {

@@ -20,6 +20,7 @@ import { type RealCapiCore, startControlPlane } from "../controlplane/index.js";
 import { capiCrdsFolder } from "../crds.js";
 import { type AutoscalerScenarioHost, autoscalerScenarios } from "./autoscaler-actions.js";
 import { realCoreScenarios } from "./core-controllers.js";
+import { drainScenarios } from "./drain.js";
 import { ConformanceError, InvariantMonitor, type PoolObject } from "./invariants.js";
 import {
   type MachinesScenarioHost,
@@ -30,6 +31,7 @@ import { type NodeScenarioHost, nodeScenarios, type PoolMachinePool } from "./no
 import { type ScaleFromZeroHost, scaleFromZeroScenarios } from "./scale-from-zero.js";
 import {
   AUTOSCALER_SCENARIOS,
+  DRAIN_SCENARIOS,
   MACHINE_POOL_MACHINES_SCENARIOS,
   NODE_SCENARIOS,
   REAL_CORE_SCENARIOS,
@@ -86,6 +88,7 @@ export const CONFORMANCE_SCENARIOS: readonly {
   ...SCALE_FROM_ZERO_SCENARIOS,
   ...NODE_SCENARIOS,
   ...STRATEGY_SCENARIOS,
+  ...DRAIN_SCENARIOS,
   { id: "watchFilter", title: "a pool outside the watch filter is never touched (R20)" },
   { id: "cleanup", title: "every pool deleted leaves nothing behind" },
 ];
@@ -316,6 +319,10 @@ export class MachinePoolConformance {
         startControlPlane({
           apiServerArgs: ["--enable-bootstrap-token-auth=true"],
           requestLog: true,
+          // The disruption controller keeps PodDisruptionBudgets' status, which evictions read.
+          controllerManagerArgs: [
+            "--controllers=garbage-collector-controller,namespace-controller,disruption-controller",
+          ],
         }),
       ]);
       if (management.status === "rejected" || workload.status === "rejected") {
@@ -568,6 +575,14 @@ export class MachinePoolConformance {
         () => s.skipReason(),
         () => s.run(),
       ]),
+      ...drainScenarios(() => this.#autoscalerHost()).map(
+        (d): [string, string, () => string | undefined, () => Promise<void>] => [
+          d.id,
+          d.title,
+          () => d.skipReason(),
+          () => d.run(),
+        ],
+      ),
       [
         "watchFilter",
         "a pool outside the watch filter is never touched (R20)",

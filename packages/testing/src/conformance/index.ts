@@ -17,6 +17,8 @@ export {
 export {
   AUTOSCALER_SCENARIOS,
   type AutoscalerScenario,
+  DRAIN_SCENARIOS,
+  type DrainScenario,
   MACHINE_POOL_MACHINES_SCENARIOS,
   type MachinePoolMachinesScenario,
   NODE_SCENARIOS,

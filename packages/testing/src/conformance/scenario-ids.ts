@@ -144,3 +144,15 @@ export const STRATEGY_SCENARIOS = [
 
 /** A rollout-control or preflight scenario id. */
 export type StrategyScenario = (typeof STRATEGY_SCENARIOS)[number]["id"];
+
+/** The ids of the drain scenarios (pools without MachinePool Machines), in the order they run. */
+export const DRAIN_SCENARIOS = [
+  {
+    id: "drainBeforeTerminate",
+    title:
+      "scale-down without MachinePool Machines: the victim's Node is cordoned and drained, a PodDisruptionBudget holds the termination until it allows",
+  },
+] as const;
+
+/** A drain scenario id. */
+export type DrainScenario = (typeof DRAIN_SCENARIOS)[number]["id"];

@@ -1,6 +1,7 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type {
   AutoscalerScenario,
+  DrainScenario,
   MachinePoolMachinesScenario,
   NodeScenario,
   RealCoreScenario,
@@ -171,6 +172,7 @@ export type ConformanceScenario =
   | ScaleFromZeroScenario
   | NodeScenario
   | StrategyScenario
+  | DrainScenario
   | "watchFilter"
   | "cleanup";
 

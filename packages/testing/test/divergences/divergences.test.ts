@@ -510,6 +510,108 @@ pin(
   },
 );
 
+/** A Pod bound to `node` (no scheduler or kubelet runs), Running and Ready, as a kubelet reports it. */
+async function boundPod(
+  target: Target,
+  name: string,
+  grace: number,
+  labels: Record<string, string> = {},
+) {
+  const base = "/api/v1/namespaces/default/pods";
+  await raw(target, "POST", base, {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, labels },
+    spec: {
+      nodeName: "no-kubelet",
+      terminationGracePeriodSeconds: grace,
+      containers: [{ name: "app", image: "registry.k8s.io/pause:3.10" }],
+    },
+  });
+  await raw(
+    target,
+    "PATCH",
+    `${base}/${name}/status`,
+    { status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] } },
+    "application/merge-patch+json",
+  );
+}
+
+const evict = (target: Target, name: string) =>
+  raw(target, "POST", `/api/v1/namespaces/default/pods/${name}/eviction`, {
+    apiVersion: "policy/v1",
+    kind: "Eviction",
+    metadata: { name, namespace: "default" },
+  });
+
+pin(
+  "D14 an evicted Pod bound to a Node, with a grace period, is gone at once in memory, terminating on real",
+  async (target) => {
+    const name = unique("d14");
+    await boundPod(target, name, 30);
+    const evicted = await evict(target, name);
+    const after = await raw(target, "GET", `/api/v1/namespaces/default/pods/${name}`);
+    await raw(target, "DELETE", `/api/v1/namespaces/default/pods/${name}?gracePeriodSeconds=0`);
+    const meta = (after.body as { metadata?: { deletionTimestamp?: string } }).metadata;
+    return {
+      evicted: evicted.status,
+      after: after.status,
+      terminating: Boolean(meta?.deletionTimestamp),
+    };
+  },
+  {
+    real: { evicted: 201, after: 200, terminating: true },
+    memory: { evicted: 201, after: 404, terminating: false },
+  },
+);
+
+pin(
+  "D15 a PodDisruptionBudget at its minimum refuses an eviction with a 429 that names it (its status: computed in memory, by the disruption controller on real)",
+  async (target) => {
+    const name = unique("d15");
+    await raw(target, "POST", "/apis/policy/v1/namespaces/default/poddisruptionbudgets", {
+      apiVersion: "policy/v1",
+      kind: "PodDisruptionBudget",
+      metadata: { name },
+      spec: { minAvailable: 1, selector: { matchLabels: { app: name } } },
+    });
+    await boundPod(target, name, 0, { app: name });
+    const refused = await evict(target, name);
+    await raw(target, "DELETE", `/api/v1/namespaces/default/pods/${name}?gracePeriodSeconds=0`);
+    await raw(target, "DELETE", `/apis/policy/v1/namespaces/default/poddisruptionbudgets/${name}`);
+    const body = refused.body as {
+      reason?: string;
+      message?: string;
+      details?: { causes?: { reason?: string; message?: string }[] };
+    };
+    const cause = body.details?.causes?.[0];
+    return {
+      code: refused.status,
+      reason: body.reason,
+      message: body.message,
+      cause: cause?.reason,
+      budget: cause?.message?.replace(name, "<name>"),
+    };
+  },
+  {
+    // The test bed's control plane runs no disruption controller: the budget is never observed.
+    real: {
+      code: 429,
+      reason: "TooManyRequests",
+      message: "Cannot evict pod as it would violate the pod's disruption budget.",
+      cause: "DisruptionBudget",
+      budget: "The disruption budget <name> is still being processed by the server.",
+    },
+    memory: {
+      code: 429,
+      reason: "TooManyRequests",
+      message: "Cannot evict pod as it would violate the pod's disruption budget.",
+      cause: "DisruptionBudget",
+      budget: "The disruption budget <name> needs 1 healthy pods and has 1 currently",
+    },
+  },
+);
+
 /**
  * Creates a CRD with raw calls and waits only for what a client can see before the resource's storage
  * is set up: Established, and the plural in discovery. (`installCRDs` also waits for a LIST that

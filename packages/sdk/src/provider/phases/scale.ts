@@ -4,7 +4,8 @@
  * the instance is gone: done. Without MachinePool Machines, an instance whose Node the
  * cluster-autoscaler tainted `ToBeDeletedByClusterAutoscaler` goes first when one must go: for such a
  * pool the autoscaler only lowers the replicas (its `DeleteNodes`), and the taint is the only sign of
- * the Node it drained.
+ * the Node it drained. Without MachinePool Machines the kit also drains each Node before its instance
+ * is terminated (`steps/drain.ts`); with them core's Machine controller does.
  *
  * @module
  */
@@ -23,6 +24,7 @@ import type { PoolPhase } from "../phase.js";
 import { type PlanAction, planPool, type RemediationWait } from "../plan.js";
 import { PoolReasons } from "../reasons.js";
 import type { PoolScope } from "../scope.js";
+import { DrainRound } from "../steps/drain.js";
 import { nodeAvailability } from "../steps/node-availability.js";
 import { preflightHold } from "../steps/preflight.js";
 import { predatesRollout, type ResolvedStrategy, resolveStrategy } from "../strategy.js";
@@ -102,20 +104,30 @@ interface ActionContext {
   readonly machines: MachinesState | null;
   /** ProviderIDs whose Node the cluster-autoscaler marked for deletion (no MachinePool Machines). */
   readonly marked: ReadonlySet<string> | undefined;
+  /** The drains of this reconcile (no MachinePool Machines): an instance goes once its Node is drained. */
+  readonly drain: DrainRound<unknown, unknown>;
+  /** The group's desired size as the cloud reports it. */
+  readonly groupDesired: number;
 }
 
 /** Executes one planned action. */
 async function executeAction<Spec, Settings>(
   scope: PoolScope<Spec, Settings>,
   action: PlanAction,
-  { desired, strategy, machines, marked }: ActionContext,
+  { desired, strategy, machines, marked, drain, groupDesired }: ActionContext,
 ): Promise<void> {
   if (action.kind === "setReplicas") {
     // The plan sees the group without the instances being drained that will shrink it when they go;
     // they still run, so they count against the surge: the group never exceeds desired + maxSurge.
     const ceiling = Math.max(action.replicas, desired + strategy.maxSurge);
-    const replicas = Math.min(action.replicas + (machines?.pendingShrink ?? 0), ceiling);
+    // Likewise instances whose Node is still being drained: lowering the size under them would let
+    // the cloud pick what to terminate, undrained.
+    const replicas = Math.min(
+      action.replicas + (machines?.pendingShrink ?? 0) + drain.heldShrinks,
+      ceiling,
+    );
     if (machines && replicas === machines.groupSize) return;
+    if (drain.heldShrinks > 0 && replicas >= groupDesired) return;
     await scope.call("updateGroup", (ctx) => scope.driver.updateGroup(ctx, { replicas }));
     const verb =
       action.reason === "Surge"
@@ -161,6 +173,8 @@ async function executeAction<Spec, Settings>(
     }
     return;
   }
+  // Without MachinePool Machines the kit drains the Node itself; the instance waits until it is.
+  if (!(await drain.mayDelete(instance, action.mode))) return;
   try {
     await scope.call("deleteInstance", (ctx) =>
       scope.driver.deleteInstance(ctx, instance, action.mode),
@@ -171,6 +185,7 @@ async function executeAction<Spec, Settings>(
     scope.log.debug({ instance: instance.id }, "instance to delete is already gone");
   }
   scope.memory.forget(instance.providerID, scope.clock.now());
+  drain.deleted(instance);
   scope.events.normal(EVENT_OF_DELETE[action.reason], `${why} (${action.mode})`, {
     instance: instance.id,
     mode: action.mode,
@@ -285,6 +300,11 @@ export const scalePhase: PoolPhase<
     // A native rollout replaces what runs an old template; instances only rolloutAfter dates are
     // on the current one, which the cloud's rollout does not touch: the kit replaces those itself.
     const nativeExpired = native !== undefined && !onDelete && live.some(expired);
+    const drain = new DrainRound<unknown, unknown>(scope, machines === null);
+    const draining = await drain.firstToGo(
+      live,
+      live.length > desired || (!onDelete && live.some((i) => !current(i))),
+    );
     const planInput = {
       desired,
       groupDesired: (machines?.groupSize ?? group.desiredReplicas) - (machines?.pendingShrink ?? 0),
@@ -295,8 +315,12 @@ export const scalePhase: PoolPhase<
             remediate: (i: PoolInstance) => machines.remediate.has(i.id),
             remediationsInFlight: machines.remediationsInFlight,
           }
-        : marked && marked.size > 0
-          ? { deleteFirst: (i: PoolInstance) => marked.has(i.providerID) }
+        : (marked && marked.size > 0) || draining.size > 0
+          ? {
+              // A Node half drained is finished before another one is started.
+              deleteFirst: (i: PoolInstance) =>
+                marked?.has(i.providerID) === true || draining.has(i.providerID),
+            }
           : {}),
       isUpToDate: nativeExpired ? (i: PoolInstance) => !expired(i) : current,
       // Unknown availability: scale and provision on instance state (no deadlock on a cluster whose
@@ -312,9 +336,18 @@ export const scalePhase: PoolPhase<
     // The control plane is read only when the plan launches something: never at steady state.
     const hold = plan.creates ? await preflightHold(scope, launchAction(plan.actions)) : undefined;
     if (hold) plan = planPool({ ...planInput, holdCreates: true });
+    const groupDesired = machines?.groupSize ?? group.desiredReplicas;
     for (const action of plan.actions) {
-      await executeAction(scope, action, { desired, strategy, machines, marked });
+      await executeAction(scope, action, {
+        desired,
+        strategy,
+        machines,
+        marked,
+        drain,
+        groupDesired,
+      });
     }
+    const drainState = await drain.finish(live);
     if (machines)
       await markDeferredRemediations(scope, plan.remediationWaiting, machines, desired, strategy);
     scope.write("scale", {
@@ -331,6 +364,7 @@ export const scalePhase: PoolPhase<
         live.filter(isInstanceAvailable).length >= desired && group.status !== "creating",
       workloadUnavailable: unavailable,
       nodesAvailableInMs: nextInMs,
+      draining: drainState,
     });
     return undefined;
   },

@@ -17,6 +17,7 @@ import {
   UpdateAutoScalingGroupCommand,
 } from "@aws-sdk/client-auto-scaling";
 import {
+  type _InstanceType,
   CreateLaunchTemplateCommand,
   CreateLaunchTemplateVersionCommand,
   DeleteLaunchTemplateCommand,
@@ -198,16 +199,15 @@ const LIFECYCLE: Record<string, PoolInstanceState> = {
 };
 
 /** What one instance of a type offers (scale from zero). A table: asking EC2 costs a call per reconcile. */
-const INSTANCE_TYPES: Record<string, { cpu: number; memoryGi: number; arch: "amd64" | "arm64" }> =
-  {
-    "t3.small": { cpu: 2, memoryGi: 2, arch: "amd64" },
-    "t3.medium": { cpu: 2, memoryGi: 4, arch: "amd64" },
-    "t3.large": { cpu: 2, memoryGi: 8, arch: "amd64" },
-    "m5.large": { cpu: 2, memoryGi: 8, arch: "amd64" },
-    "m5.xlarge": { cpu: 4, memoryGi: 16, arch: "amd64" },
-    "m6g.medium": { cpu: 1, memoryGi: 4, arch: "arm64" },
-    "m6g.large": { cpu: 2, memoryGi: 8, arch: "arm64" },
-  };
+const INSTANCE_TYPES: Record<string, { cpu: number; memoryGi: number; arch: "amd64" | "arm64" }> = {
+  "t3.small": { cpu: 2, memoryGi: 2, arch: "amd64" },
+  "t3.medium": { cpu: 2, memoryGi: 4, arch: "amd64" },
+  "t3.large": { cpu: 2, memoryGi: 8, arch: "amd64" },
+  "m5.large": { cpu: 2, memoryGi: 8, arch: "amd64" },
+  "m5.xlarge": { cpu: 4, memoryGi: 16, arch: "amd64" },
+  "m6g.medium": { cpu: 1, memoryGi: 4, arch: "arm64" },
+  "m6g.large": { cpu: 2, memoryGi: 8, arch: "arm64" },
+};
 
 /**
  * What one instance of `instanceType` offers, from the driver's table; `undefined` for a type the
@@ -271,7 +271,7 @@ export function asgDriver(
   const templateData = (ctx: Ctx, userData: string, stamp: Record<string, string>) =>
     ({
       ImageId: ctx.spec.imageId,
-      InstanceType: ctx.spec.instanceType,
+      InstanceType: ctx.spec.instanceType as _InstanceType,
       UserData: Buffer.from(userData, "utf8").toString("base64"),
       TagSpecifications: [
         { ResourceType: "instance", Tags: toTagList({ ...ownerTags(ctx.pool), ...stamp }) },
@@ -522,7 +522,9 @@ function toPoolInstance(instance: GroupInstance, ec2: Ec2Instance | undefined): 
   const id = instance.InstanceId ?? "";
   const zone = instance.AvailabilityZone ?? "";
   const addresses = [
-    ...(ec2?.PrivateIpAddress ? [{ type: "InternalIP" as const, address: ec2.PrivateIpAddress }] : []),
+    ...(ec2?.PrivateIpAddress
+      ? [{ type: "InternalIP" as const, address: ec2.PrivateIpAddress }]
+      : []),
     ...(ec2?.PrivateDnsName ? [{ type: "InternalDNS" as const, address: ec2.PrivateDnsName }] : []),
   ];
   return {
@@ -550,6 +552,8 @@ function toPoolGroup(group: Group, details: Map<string, Ec2Instance>): PoolGroup
     ...(group.MaxSize === undefined ? {} : { maxReplicas: group.MaxSize }),
     templateVersion: version === undefined || version.startsWith("$") ? undefined : version,
     settings: { availabilityZones: [...(group.AvailabilityZones ?? [])].sort() },
-    instances: (group.Instances ?? []).map((i) => toPoolInstance(i, details.get(i.InstanceId ?? ""))),
+    instances: (group.Instances ?? []).map((i) =>
+      toPoolInstance(i, details.get(i.InstanceId ?? "")),
+    ),
   };
 }

@@ -22,5 +22,6 @@ export const ASGMachinePool = defineInfraMachinePool({
   versions: ["v1beta2"],
   spec: ASGMachinePoolSpecSchema,
   shortNames: ["asgmp"],
-  description: "A pool of EC2 instances managed as one AWS Auto Scaling group with a launch template.",
+  description:
+    "A pool of EC2 instances managed as one AWS Auto Scaling group with a launch template.",
 });

@@ -26,7 +26,9 @@ export interface ASGMachinePoolSpec {
 /** Zod schema of {@link ASGMachinePoolSpec}. */
 export const ASGMachinePoolSpecSchema = z
   .object({
-    instanceType: z.string().regex(/^[a-z0-9-]+\.[a-z0-9-]+$/, "an EC2 instance type, e.g. t3.medium"),
+    instanceType: z
+      .string()
+      .regex(/^[a-z0-9-]+\.[a-z0-9-]+$/, "an EC2 instance type, e.g. t3.medium"),
     imageId: z.string().regex(/^ami-[0-9a-f]{8,17}$/, "an AMI ID, e.g. ami-0123456789abcdef0"),
     minSize: z.number().int().min(0),
     maxSize: z.number().int().min(0),

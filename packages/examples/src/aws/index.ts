@@ -9,5 +9,6 @@ export * from "./conformance.js";
 export * from "./driver.js";
 export * from "./kind.js";
 export * from "./moto.js";
+export * from "./run.js";
 export * from "./spec.js";
 export * from "./testbed.js";

@@ -22,6 +22,8 @@
  *   call that may launch) and reports that.
  * - A second `CreateAutoScalingGroup` for an existing name replaces the group silently (AWS answers
  *   `AlreadyExists`): refused here as AWS does.
+ * - `TerminateInstanceInAutoScalingGroup` of an instance no group has fails with HTTP 500 (AWS
+ *   answers a `ValidationError`, "Instance Id not found"): answered here as AWS does.
  * - `DescribeLaunchTemplateVersions` without `MaxResults` stops at 15 versions with no `NextToken`:
  *   not stood in; the driver asks for pages of 200, as it should against AWS anyway.
  * - `StartInstanceRefresh` is not implemented: not stood in; the driver uses the kit's rollouts.
@@ -36,6 +38,7 @@
 import {
   AutoScalingClient,
   DescribeAutoScalingGroupsCommand,
+  DescribeAutoScalingInstancesCommand,
   type Instance as GroupInstance,
   paginateDescribeAutoScalingGroups,
   SetDesiredCapacityCommand,
@@ -217,6 +220,19 @@ export class MotoTestBed {
       }
       case "DeleteLaunchTemplateVersionsCommand":
         return await this.#deleteVersions(input);
+      case "TerminateInstanceInAutoScalingGroupCommand": {
+        const id = String(input.InstanceId);
+        const { AutoScalingInstances = [] } = await this.inspect.autoScaling.send(
+          new DescribeAutoScalingInstancesCommand({ InstanceIds: [id] }),
+        );
+        if (AutoScalingInstances.length === 0) {
+          throw awsError(
+            "ValidationError",
+            `Instance Id not found - No managed instance found for instance ID: ${id}`,
+          );
+        }
+        return undefined;
+      }
       default:
         return undefined;
     }

@@ -12,7 +12,7 @@ import {
   type MachinePoolConformanceOptions,
 } from "@capi-ts/testing";
 import { asgDriver, asgResourceName } from "./driver.js";
-import { ASGMachinePool } from "./kind.js";
+import { ASGMachinePool, asgKind } from "./kind.js";
 import type { ASGMachinePoolSpec } from "./spec.js";
 import { followMotoInstances, type MotoTestBed, startMotoTestBed } from "./testbed.js";
 
@@ -22,6 +22,11 @@ export interface AsgConformanceOptions {
   controller?: Partial<Omit<MachinePoolControllerOptions<ASGMachinePoolSpec>, "manager" | "kind">>;
   /** Suite options to override (scenarios, timeouts, core). */
   suite?: Partial<MachinePoolConformanceOptions>;
+  /**
+   * MachinePool Machines: the kit keeps an `ASGMachinePoolMachine` per instance and deletes
+   * instances through core's Machines; the suite adds its MachinePool Machines scenarios.
+   */
+  machinePoolMachines?: boolean;
   /** Called with the test bed once it runs (a test reads moto's version or the calls from it). */
   onTestBed?: (bed: MotoTestBed) => void;
 }
@@ -42,9 +47,10 @@ const IMAGE = "ami-0123456789abcdef0";
  */
 export function asgConformance(options: AsgConformanceOptions = {}): MachinePoolConformanceOptions {
   const identity = "asg-provider";
+  const kind = asgKind({ machinePoolMachines: options.machinePoolMachines ?? false });
   return {
-    name: `${ASGMachinePool.kind} on moto`,
-    kind: ASGMachinePool,
+    name: `${ASGMachinePool.kind} on moto${options.machinePoolMachines ? " with MachinePool Machines" : ""}`,
+    kind,
     poolSpec: { instanceType: "t3.small", imageId: IMAGE, minSize: 0, maxSize: 10 },
     templateChange: (spec) => ({ ...spec, instanceType: "t3.medium" }),
     // Another size and architecture: what the autoscaler reads of an empty pool changes with it.
@@ -77,7 +83,7 @@ export function asgConformance(options: AsgConformanceOptions = {}): MachinePool
           readiness: "node",
           ...options.controller,
           manager,
-          kind: ASGMachinePool,
+          kind,
         },
       );
       const running = manager.start();

@@ -45,11 +45,12 @@ function context(overrides: Partial<ASGMachinePoolSpec> = {}): PoolContext<ASGMa
   };
 }
 
-describe.skipIf(!haveMoto)("asgDriver on moto", () => {
+// Generous limits: Python starts slowly on a busy machine, and each test is a few dozen HTTP calls.
+describe.skipIf(!haveMoto)("asgDriver on moto", { timeout: 60_000 }, () => {
   let bed: MotoTestBed;
   beforeAll(async () => {
     bed = await startMotoTestBed();
-  });
+  }, 120_000);
   afterAll(async () => {
     await bed?.stop();
   });
@@ -108,6 +109,11 @@ describe.skipIf(!haveMoto)("asgDriver on moto", () => {
       expect.stringMatching(/^aws:\/\/\/us-east-1a\/i-[0-9a-f]+$/),
       expect.stringMatching(/^aws:\/\/\/us-east-1a\/i-[0-9a-f]+$/),
     ]);
+    // Launch time and addresses come from EC2, in one call for the group.
+    for (const instance of group?.instances ?? []) {
+      expect(instance.addresses).toContainEqual(expect.objectContaining({ type: "InternalIP" }));
+      expect(instance.createdAt).toBeLessThanOrEqual(Date.now());
+    }
     // A retry after a lost response succeeds (the test bed answers AlreadyExists, as AWS does).
     await driver.createGroup(ctx, {
       replicas: 2,

@@ -24,12 +24,12 @@ import {
   DeleteLaunchTemplateVersionsCommand,
   DescribeInstancesCommand,
   DescribeLaunchTemplatesCommand,
+  DescribeLaunchTemplateVersionsCommand,
   type EC2Client,
   type Instance as Ec2Instance,
   type LaunchTemplate,
   type LaunchTemplateVersion,
   ModifyLaunchTemplateCommand,
-  paginateDescribeLaunchTemplateVersions,
   type RequestLaunchTemplateData,
   type Tag,
 } from "@aws-sdk/client-ec2";
@@ -173,7 +173,13 @@ const THROTTLING = [
   "RequestThrottled",
   "TooManyRequestsException",
 ];
-const BUSY = ["ScalingActivityInProgress", "ResourceInUse", "ResourceContention"];
+const BUSY = [
+  "ScalingActivityInProgress",
+  "ResourceInUse",
+  "ResourceContention",
+  // Another writer created the template between our look and our create: look again.
+  "InvalidLaunchTemplateName.AlreadyExistsException",
+];
 const CREDENTIALS = [
   "AuthFailure",
   "InvalidClientTokenId",
@@ -278,19 +284,27 @@ export function asgDriver(
       ],
     }) satisfies RequestLaunchTemplateData;
 
-  /** Launch times and addresses are EC2's: one call for the whole group, not one per instance. */
+  /**
+   * Launch times and addresses are EC2's: one call per 200 instances, not one per instance. A filter,
+   * not `InstanceIds`: an ID EC2 does not list yet (eventual consistency) fails the whole call there.
+   */
   const describeInstances = async (ctx: Ctx, ids: string[]): Promise<Map<string, Ec2Instance>> => {
     const found = new Map<string, Ec2Instance>();
-    for (let i = 0; i < ids.length; i += 1000) {
-      const { Reservations } = await ec2.send(
-        new DescribeInstancesCommand({ InstanceIds: ids.slice(i, i + 1000) }),
-        signal(ctx),
-      );
-      for (const r of Reservations ?? []) {
-        for (const instance of r.Instances ?? []) {
-          if (instance.InstanceId) found.set(instance.InstanceId, instance);
+    for (let i = 0; i < ids.length; i += 200) {
+      const Filters = [{ Name: "instance-id", Values: ids.slice(i, i + 200) }];
+      let NextToken: string | undefined;
+      do {
+        const page = await ec2.send(
+          new DescribeInstancesCommand({ Filters, NextToken }),
+          signal(ctx),
+        );
+        for (const r of page.Reservations ?? []) {
+          for (const instance of r.Instances ?? []) {
+            if (instance.InstanceId) found.set(instance.InstanceId, instance);
+          }
         }
-      }
+        NextToken = page.NextToken;
+      } while (NextToken);
     }
     return found;
   };
@@ -312,11 +326,17 @@ export function asgDriver(
     async getTemplate(ctx) {
       if (!(await describeTemplate(ctx))) return [];
       const versions: TemplateVersion[] = [];
-      const pages = paginateDescribeLaunchTemplateVersions(
-        { client: ec2, pageSize: 200 },
-        { LaunchTemplateName: name(ctx) },
-      );
-      for await (const page of pages) {
+      let NextToken: string | undefined;
+      do {
+        const page = await ec2.send(
+          new DescribeLaunchTemplateVersionsCommand({
+            LaunchTemplateName: name(ctx),
+            MaxResults: 200,
+            NextToken,
+          }),
+          signal(ctx),
+        );
+        NextToken = page.NextToken;
         for (const v of page.LaunchTemplateVersions ?? []) {
           if (v.VersionNumber === undefined) continue;
           versions.push({
@@ -325,7 +345,7 @@ export function asgDriver(
             ...(v.CreateTime ? { createdAt: v.CreateTime.getTime() } : {}),
           });
         }
-      }
+      } while (NextToken);
       return versions.sort((a, b) => Number(a.version) - Number(b.version));
     },
 

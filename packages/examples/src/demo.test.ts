@@ -1,6 +1,7 @@
 // `./dev demo` as a person runs it: a subprocess that must exit 0 and show every phase, on the
 // in-memory API server with the emulator, on real CAPI core (when built), and with --kubeconfig
-// against a cluster that only has the CAPI CRDs (refused without core, run with --core emulator).
+// against a cluster that only has the CAPI CRDs (refused without core, run with --core emulator), and
+// with --cloud aws on moto (when installed).
 import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -12,6 +13,7 @@ import {
   startApiServer,
 } from "@capi-ts/testing";
 import { describe, expect, it } from "vitest";
+import { findMoto, MOTO_INSTALL_COMMAND } from "./aws/index.js";
 
 const DEMO = resolve(import.meta.dirname, "demo.ts");
 const PHASES = [
@@ -54,8 +56,15 @@ if (!haveRealCore) {
   );
 }
 
-function expectEveryPhase(stdout: string): void {
-  const positions = PHASES.map((phase) => stdout.indexOf(phase));
+const haveMoto = findMoto()?.installed === true;
+if (!haveMoto) {
+  console.warn(
+    `\n!!! SKIPPED BACKEND: \`./dev demo --cloud aws\` is NOT checked (no moto server; run \`${MOTO_INSTALL_COMMAND}\`, which needs Python 3.9+).\n`,
+  );
+}
+
+function expectEveryPhase(stdout: string, phases = PHASES): void {
+  const positions = phases.map((phase) => stdout.indexOf(phase));
   expect(positions.every((p) => p >= 0)).toBe(true);
   expect([...positions].sort((a, b) => a - b)).toEqual(positions);
   expect(stdout).toMatch(/instances replaced: 0/);
@@ -84,6 +93,26 @@ describe("./dev demo", { timeout: 120_000 }, () => {
       expectEveryPhase(stdout);
       // The provider's writes are counted from the real server's audit log.
       expect(stdout).toMatch(/provider API writes: [1-9]\d*/);
+    },
+  );
+
+  it.skipIf(!haveMoto)(
+    "runs every phase with --cloud aws (the AWS reference provider on the AWS SDK, against moto)",
+    async () => {
+      const { code, stdout, stderr } = await runDemo(["--cloud", "aws"]);
+      expect(stderr).not.toMatch(/demo failed/);
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/moto \d+\.\d+\.\d+ \(EC2 and Auto Scaling APIs\)/);
+      expectEveryPhase(
+        stdout,
+        PHASES.map((phase) =>
+          phase
+            .replace("FakeCloudMachinePool", "ASGMachinePool")
+            .replace("small -> medium", "t3.small -> t3.medium"),
+        ),
+      );
+      // Every providerID is the AWS cloud-controller-manager's.
+      expect(stdout).toMatch(/providerIDList: us-east-1[ab]\/i-[0-9a-f]+/);
     },
   );
 

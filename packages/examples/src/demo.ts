@@ -8,14 +8,18 @@
  *   the release the SDK targets), built on first use by `./dev controlplane --capi`.
  * - `--kubeconfig <file>`: a cluster that runs CAPI core (as `clusterctl init` installs it); with
  *   `--core emulator` the emulator plays core there instead (the cluster then needs only the CRDs).
+ * - `--cloud aws`: the AWS reference provider (`ASGMachinePool`) on the AWS SDK against moto's server
+ *   (installed on first use by `./dev moto --install`), instead of the fake cloud.
  * In every mode the bootstrap stand-in plays the kubeadm bootstrap provider for the demo's own
  * KubeadmConfig, and the workload cluster is the cluster itself (its kubeconfig in `demo-kubeconfig`).
  *
  * @module
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
+import { DescribeAutoScalingGroupsCommand } from "@aws-sdk/client-auto-scaling";
+import { DescribeLaunchTemplatesCommand } from "@aws-sdk/client-ec2";
 import { clusterv1beta2 } from "@capi-ts/sdk/api";
 import { KubeClient, NodeResource, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import {
@@ -24,12 +28,22 @@ import {
   capiRelease,
   findCapiCoreBinary,
   findControlPlaneBinaries,
+  kubeletStandIn,
   markWorkloadClusterReady,
   startApiServer,
   startCapiCore,
   startControlPlane,
 } from "@capi-ts/testing";
 import { ApiextensionsV1Api, KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
+import {
+  ASGMachinePool,
+  asgResourceName,
+  findMoto,
+  followMotoInstances,
+  MOTO_INSTALL_COMMAND,
+  startAsgProvider,
+  startMotoTestBed,
+} from "./aws/index.js";
 import { bootstrapTokenCheck, FakeScalingCloud, nodeRegistrar, RealClock } from "./cloud/index.js";
 import {
   FakeCloudMachinePool,
@@ -41,8 +55,7 @@ import {
 const NAMESPACE = "default";
 const CLUSTER = "demo";
 const POOL = "demo-pool";
-const PROVIDER = "fakecloud-provider";
-const GROUP = resourceName({ namespace: NAMESPACE, name: POOL, clusterName: CLUSTER, uid: "" });
+const POOL_ID = { namespace: NAMESPACE, name: POOL, clusterName: CLUSTER, uid: "" };
 const SPEED = 20;
 const PHASE_TIMEOUT_MS = 20_000;
 
@@ -54,14 +67,6 @@ type Obj = KubernetesObject & {
   };
 };
 
-const Pools: ResourceDescriptor<Obj> = {
-  group: FakeCloudMachinePool.group,
-  version: FakeCloudMachinePool.storageVersion,
-  kind: FakeCloudMachinePool.kind,
-  plural: FakeCloudMachinePool.plural,
-  scope: "Namespaced",
-  subresources: { status: true },
-};
 const MachinePools = clusterv1beta2.MachinePoolResource as unknown as ResourceDescriptor<Obj>;
 const Machines = clusterv1beta2.MachineResource;
 const Clusters = clusterv1beta2.ClusterResource as unknown as ResourceDescriptor<Obj>;
@@ -80,20 +85,56 @@ const say = (line: string): void => void process.stdout.write(`${elapsed()}  ${l
 const heading = (title: string): void => void process.stdout.write(`\n== ${title} ==\n`);
 
 type CoreChoice = "emulator" | "real";
+type CloudChoice = "fake" | "aws";
 
 interface DemoArgs {
   kubeconfig?: string;
   core?: CoreChoice;
+  cloud?: CloudChoice;
   machinePoolMachines?: boolean;
 }
 
-const USAGE = `usage: ./dev demo [--core emulator|real] [--kubeconfig FILE] [--machine-pool-machines]
+/** The provider's kind, as far as the demo needs it. */
+type DemoKind = Pick<
+  typeof ASGMachinePool,
+  "group" | "storageVersion" | "kind" | "plural" | "apiVersion" | "crd" | "crdName"
+>;
+
+/** What the demo reads of the cloud behind the provider, and how it stops it. */
+interface DemoCloud {
+  /** providerIDs of the pool's live instances, sorted. */
+  providerIds(): Promise<string[]>;
+  /** The pool's live instances: state and template version. */
+  instances(): Promise<{ state: string; version: string }[]>;
+  /** How many template versions the pool has had. */
+  templateVersions(): Promise<number>;
+  /** The template version of the pool's group. */
+  groupVersion(): Promise<string | undefined>;
+  /** The provider's cloud calls so far. */
+  calls(): { total: number; mutating: number };
+  /** Groups and templates left in the cloud. */
+  left(): Promise<{ groups: number; templates: number }>;
+  stop(): Promise<void>;
+}
+
+/** One cloud the demo runs on: the provider's kind, a pool of it, and how to start both. */
+interface DemoTarget {
+  kind: DemoKind;
+  poolSpec: Record<string, unknown>;
+  change: { from: string; to: string; patch: Record<string, unknown> };
+  provider: string;
+  start(kubeConfig: KubeConfig, machinePoolMachines: boolean): Promise<DemoCloud>;
+}
+
+const USAGE = `usage: ./dev demo [--core emulator|real] [--kubeconfig FILE] [--cloud fake|aws] [--machine-pool-machines]
   (no flags)             in-memory API server, CAPI core emulator
   --core real            real kube-apiserver + etcd + CAPI core ${capiRelease()} with its webhooks
                          (built by ./dev controlplane --capi on first use; needs Go)
   --kubeconfig FILE      a cluster running CAPI core (clusterctl init); the demo adds its CRD
   --kubeconfig FILE --core emulator
                          a cluster with only the CAPI CRDs; the emulator plays core there
+  --cloud aws            the AWS reference provider (ASGMachinePool, AWS SDK v3) against moto's
+                         server instead of the fake cloud (moto installed by ./dev moto on first use)
   --machine-pool-machines
                          MachinePool Machines: an InfraMachine per instance, a Machine for each,
                          instances deleted through their Machine (core drains the Node first)
@@ -113,6 +154,11 @@ function parseArgs(argv: string[]): DemoArgs {
       if (core !== "emulator" && core !== "real")
         throw new Error(`--core takes "emulator" or "real", not ${JSON.stringify(core)}\n${USAGE}`);
       out.core = core;
+    } else if (arg === "--cloud") {
+      const cloud = argv[++i];
+      if (cloud !== "fake" && cloud !== "aws")
+        throw new Error(`--cloud takes "fake" or "aws", not ${JSON.stringify(cloud)}\n${USAGE}`);
+      out.cloud = cloud;
     } else if (arg === "--machine-pool-machines") {
       out.machinePoolMachines = true;
     } else if (arg === "--help" || arg === "-h") {
@@ -121,6 +167,11 @@ function parseArgs(argv: string[]): DemoArgs {
     } else {
       throw new Error(`unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
     }
+  }
+  if (out.cloud === "aws" && out.machinePoolMachines) {
+    throw new Error(
+      "--machine-pool-machines runs on the fake cloud only (ASGMachinePool has no InfraMachine kind)",
+    );
   }
   if (out.kubeconfig && out.core === "real") {
     throw new Error(
@@ -198,15 +249,15 @@ async function coreAnswers(client: KubeClient): Promise<boolean> {
 }
 
 /** Installs the example CRD on a real cluster (the in-memory server takes it via `installCRDs`). */
-async function installCrdOnCluster(kubeConfig: KubeConfig): Promise<void> {
+async function installCrdOnCluster(kubeConfig: KubeConfig, kind: DemoKind): Promise<void> {
   const api = kubeConfig.makeApiClient(ApiextensionsV1Api);
   try {
-    await api.createCustomResourceDefinition({ body: FakeCloudMachinePool.crd as never });
+    await api.createCustomResourceDefinition({ body: kind.crd as never });
   } catch (error) {
     if ((error as { code?: number }).code !== 409) throw error;
   }
-  await waitFor("the FakeCloudMachinePool CRD to be established", async () => {
-    const crd = await api.readCustomResourceDefinition({ name: FakeCloudMachinePool.crdName });
+  await waitFor(`the ${kind.kind} CRD to be established`, async () => {
+    const crd = await api.readCustomResourceDefinition({ name: kind.crdName });
     return crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True");
   });
 }
@@ -242,10 +293,162 @@ interface Snapshot {
   machines: string;
 }
 
+/** The fake cloud on a sped-up clock, with a kubelet that registers Nodes. */
+const FAKE_TARGET: DemoTarget = {
+  kind: FakeCloudMachinePool,
+  poolSpec: { instanceType: "small", minSize: 0, maxSize: 10 },
+  change: { from: "small", to: "medium", patch: { instanceType: "medium" } },
+  provider: "fakecloud-provider",
+  async start(kubeConfig, machinePoolMachines) {
+    const group = resourceName(POOL_ID);
+    const clock = new RealClock({ speed: SPEED });
+    const cloud = new FakeScalingCloud({
+      clock,
+      seed: 1,
+      timing: { lingerMs: 10_000 },
+      kubelet: nodeRegistrar({ kubeConfig, canJoin: bootstrapTokenCheck(kubeConfig) }),
+    });
+    say(`fake cloud running at ${SPEED}x speed (boot ${cloud.timing.bootMs / 1000}s cloud time)`);
+    const provider = await startFakeCloudProvider({
+      kubeConfig,
+      cloud: cloud.client,
+      name: this.provider,
+      logger: { level: process.env.DEMO_LOG ?? "silent" } as never,
+      driver: { defaultZones: ["zone-a", "zone-b"], busyRetryMs: 200 },
+      controller: { pollIntervalMs: 100, resyncPeriodMs: 2000, readiness: "node" },
+      machinePoolMachines,
+    });
+    say(
+      `FakeCloudMachinePool provider running${machinePoolMachines ? " with MachinePool Machines (a FakeCloudMachinePoolMachine per instance)" : ""}`,
+    );
+    return {
+      providerIds: async () => cloud.inspect.providerIds(group),
+      instances: async () =>
+        cloud.inspect
+          .instances({ group })
+          .filter((i) => i.state !== "terminated")
+          .map((i) => ({ state: i.state, version: String(i.templateVersion) })),
+      templateVersions: async () =>
+        cloud.inspect.templates().find((t) => t.name === group)?.versions.length ?? 0,
+      groupVersion: async () => {
+        const found = cloud.inspect.group(group);
+        return found && String(found.template.version);
+      },
+      calls: () => {
+        const calls = cloud.calls();
+        return { total: calls.length, mutating: calls.filter((c) => c.mutating).length };
+      },
+      left: async () => ({
+        groups: cloud.inspect.groups().length,
+        templates: cloud.inspect.templates().length,
+      }),
+      async stop() {
+        await provider.stop();
+        clock.dispose();
+        await cloud.flush();
+      },
+    };
+  },
+};
+
+/** The AWS reference provider on the AWS SDK against moto's server, installed on first use. */
+const AWS_TARGET: DemoTarget = {
+  kind: ASGMachinePool,
+  poolSpec: { instanceType: "t3.small", imageId: "ami-0123456789abcdef0", minSize: 0, maxSize: 10 },
+  change: { from: "t3.small", to: "t3.medium", patch: { instanceType: "t3.medium" } },
+  provider: "asg-provider",
+  async start(kubeConfig) {
+    if (!findMoto()?.installed) {
+      say(`installing moto's server (first use only): ${MOTO_INSTALL_COMMAND}`);
+      const dev = resolve(import.meta.dirname, "..", "..", "..", "dev");
+      const install = spawnSync("bash", [dev, "moto", "--install"], { stdio: "inherit" });
+      if (install.status !== 0) {
+        throw new Error(
+          `--cloud aws needs moto's server: ${MOTO_INSTALL_COMMAND} failed (needs Python 3.9+)`,
+        );
+      }
+    }
+    const group = asgResourceName(POOL_ID);
+    const bed = await startMotoTestBed();
+    say(`moto ${bed.moto.version} (EC2 and Auto Scaling APIs) at ${bed.moto.endpoint}`);
+    const kubelet = kubeletStandIn({ kubeConfig });
+    const tokenCheck = bootstrapTokenCheck(kubeConfig);
+    const follower = followMotoInstances({
+      bed,
+      kubelet,
+      joinDelayMs: 500,
+      canJoin: (userData) =>
+        tokenCheck({
+          instanceId: "",
+          providerID: "",
+          zone: "",
+          groupName: group,
+          templateVersion: 0,
+          userData,
+          at: Date.now(),
+        }),
+    });
+    const provider = await startAsgProvider({
+      kubeConfig,
+      clients: bed.providerClients(),
+      name: this.provider,
+      logger: { level: process.env.DEMO_LOG ?? "silent" } as never,
+      driver: { defaultZones: ["us-east-1a", "us-east-1b"], busyRetryMs: 200 },
+      controller: { pollIntervalMs: 100, resyncPeriodMs: 2000, readiness: "node" },
+    });
+    say(
+      "ASGMachinePool provider running on the AWS SDK v3 (Nodes join 500 ms after moto launches)",
+    );
+    return {
+      providerIds: async () => (await bed.instances(group)).map((i) => i.providerID).sort(),
+      instances: async () =>
+        (await bed.instances(group)).map((i) => ({ state: "running", version: i.version ?? "?" })),
+      templateVersions: async () => (await bed.template(group))?.latest ?? 0,
+      groupVersion: async () => {
+        const { AutoScalingGroups } = await bed.inspect.autoScaling.send(
+          new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [group] }),
+        );
+        return AutoScalingGroups?.[0]?.LaunchTemplate?.Version;
+      },
+      calls: () => ({
+        total: bed.calls.length,
+        mutating: bed.calls.filter((c) => c.mutating).length,
+      }),
+      left: async () => {
+        const { AutoScalingGroups = [] } = await bed.inspect.autoScaling.send(
+          new DescribeAutoScalingGroupsCommand({}),
+        );
+        const { LaunchTemplates = [] } = await bed.inspect.ec2.send(
+          new DescribeLaunchTemplatesCommand({}),
+        );
+        return { groups: AutoScalingGroups.length, templates: LaunchTemplates.length };
+      },
+      async stop() {
+        await provider.stop();
+        await follower.stop();
+        kubelet.stop();
+        await bed.stop();
+      },
+    };
+  },
+};
+
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  const machinesKind = fakeCloudKind({ machinePoolMachines: true }).machine;
-  const providerCrds = [FakeCloudMachinePool.crd, ...(machinesKind ? [machinesKind.crd] : [])];
+  const target = args.cloud === "aws" ? AWS_TARGET : FAKE_TARGET;
+  const PROVIDER = target.provider;
+  const Pools: ResourceDescriptor<Obj> = {
+    group: target.kind.group,
+    version: target.kind.storageVersion,
+    kind: target.kind.kind,
+    plural: target.kind.plural,
+    scope: "Namespaced",
+    subresources: { status: true },
+  };
+  // The fake cloud's InfraMachine CRD is always installed, so the flag needs nothing more.
+  const machinesKind =
+    args.cloud === "aws" ? undefined : fakeCloudKind({ machinePoolMachines: true }).machine;
+  const providerCrds = [target.kind.crd, ...(machinesKind ? [machinesKind.crd] : [])];
   heading("setup");
   let kubeConfig: KubeConfig;
   let stopApi: () => Promise<void> = async () => undefined;
@@ -259,7 +462,7 @@ async function main(): Promise<void> {
   if (args.kubeconfig) {
     kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(args.kubeconfig);
-    await installCrdOnCluster(kubeConfig);
+    await installCrdOnCluster(kubeConfig, target.kind);
     say(`using the cluster in ${args.kubeconfig} (${kubeConfig.getCurrentCluster()?.server})`);
     emulate = args.core === "emulator";
     if (!emulate && !(await coreAnswers(new KubeClient(kubeConfig)))) {
@@ -276,7 +479,7 @@ async function main(): Promise<void> {
     providerWrites = () => cp.requests().filter(isProviderWrite).length;
     emulate = false;
     say(
-      `real kube-apiserver ${cp.version} at ${cp.url} with CAPI core ${cp.capiCore?.release} (MachinePool + Machine controllers, webhooks) and ${FakeCloudMachinePool.crdName}`,
+      `real kube-apiserver ${cp.version} at ${cp.url} with CAPI core ${cp.capiCore?.release} (MachinePool + Machine controllers, webhooks) and ${target.kind.crdName}`,
     );
   } else {
     // HTTPS: the cluster is its own workload cluster, and the kit refuses a plain-HTTP kubeconfig.
@@ -287,9 +490,7 @@ async function main(): Promise<void> {
     stopApi = () => api.stop();
     providerWrites = () => api.requests(isProviderWrite).length;
     emulate = true;
-    say(
-      `in-memory API server at ${api.url} with the CAPI CRDs and ${FakeCloudMachinePool.crdName}`,
-    );
+    say(`in-memory API server at ${api.url} with the CAPI CRDs and ${target.kind.crdName}`);
   }
   const core: CapiCore = await startCapiCore({ kubeConfig, machinePools: emulate });
   say(
@@ -297,27 +498,7 @@ async function main(): Promise<void> {
       ? `CAPI core emulator running (MachinePool controller, ${capiRelease()} semantics) + bootstrap stand-in`
       : "real CAPI core judges; the bootstrap stand-in plays the kubeadm bootstrap provider",
   );
-  const clock = new RealClock({ speed: SPEED });
-  const tokenCheck = bootstrapTokenCheck(kubeConfig);
-  const cloud = new FakeScalingCloud({
-    clock,
-    seed: 1,
-    timing: { lingerMs: 10_000 },
-    kubelet: nodeRegistrar({ kubeConfig, canJoin: tokenCheck }),
-  });
-  say(`fake cloud running at ${SPEED}x speed (boot ${cloud.timing.bootMs / 1000}s cloud time)`);
-  const provider = await startFakeCloudProvider({
-    kubeConfig,
-    cloud: cloud.client,
-    name: PROVIDER,
-    logger: { level: process.env.DEMO_LOG ?? "silent" } as never,
-    driver: { defaultZones: ["zone-a", "zone-b"], busyRetryMs: 200 },
-    controller: { pollIntervalMs: 100, resyncPeriodMs: 2000, readiness: "node" },
-    machinePoolMachines: args.machinePoolMachines ?? false,
-  });
-  say(
-    `FakeCloudMachinePool provider running${args.machinePoolMachines ? " with MachinePool Machines (a FakeCloudMachinePoolMachine per instance)" : ""}`,
-  );
+  const cloud = await target.start(kubeConfig, args.machinePoolMachines ?? false);
   say(
     "legend: desired = MachinePool.spec.replicas; observed = status.replicas of pool/MachinePool;",
   );
@@ -338,16 +519,16 @@ async function main(): Promise<void> {
         : Promise.resolve([]),
     ]);
     const ids = pool?.spec?.providerIDList ?? [];
-    const live = cloud.inspect.instances({ group: GROUP }).filter((i) => i.state !== "terminated");
+    const live = await cloud.instances();
     const cond = (type: string) => pool?.status?.conditions?.find((c) => c.type === type);
     const snap: Snapshot = {
       desired: `${mp?.spec?.replicas ?? "-"}`,
       observed: `${pool?.status?.replicas ?? "-"}/${mp?.status?.replicas ?? "-"}`,
-      ids: ids.map((id) => id.replace("fake:///", "")).join(" ") || "none",
+      ids: ids.map((id) => id.replace(/^[a-z]+:\/\/\//, "")).join(" ") || "none",
       nodes: `${nodes.items.filter((n) => ids.includes(n.spec?.providerID ?? "")).length}`,
       ready: cond("Ready") ? `${cond("Ready")?.status}/${cond("Ready")?.reason}` : "-",
       paused: cond("Paused")?.status ?? "-",
-      instances: live.map((i) => `${i.state[0]}v${i.templateVersion}`).join(",") || "none",
+      instances: live.map((i) => `${i.state[0]}v${i.version}`).join(",") || "none",
       machines: machines
         .map(
           (m) =>
@@ -387,7 +568,7 @@ async function main(): Promise<void> {
     waitFor(`the pool to converge at ${replicas} replicas`, async () => {
       const pool = await client.get(Pools, key);
       const mp = await client.get(MachinePools, key);
-      const ids = cloud.inspect.providerIds(GROUP);
+      const ids = await cloud.providerIds();
       const ready = pool.status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
       const coreView = mp.status as { phase?: string; nodeRefs?: unknown[] } | undefined;
       return (
@@ -404,7 +585,7 @@ async function main(): Promise<void> {
   const setReplicas = (replicas: number) =>
     client.mergePatch(MachinePools, key, { spec: { replicas } });
 
-  heading("create a Cluster, a MachinePool (3 replicas) and its FakeCloudMachinePool");
+  heading(`create a Cluster, a MachinePool (3 replicas) and its ${target.kind.kind}`);
   await client.create(Clusters, {
     apiVersion: "cluster.x-k8s.io/v1beta2",
     kind: "Cluster",
@@ -427,10 +608,10 @@ async function main(): Promise<void> {
     spec: { format: "cloud-config" },
   });
   await client.create(Pools, {
-    apiVersion: FakeCloudMachinePool.apiVersion,
-    kind: FakeCloudMachinePool.kind,
+    apiVersion: target.kind.apiVersion,
+    kind: target.kind.kind,
     metadata: { name: POOL, namespace: NAMESPACE },
-    spec: { instanceType: "small", minSize: 0, maxSize: 10 },
+    spec: target.poolSpec,
   });
   await client.create(MachinePools, {
     apiVersion: "cluster.x-k8s.io/v1beta2",
@@ -451,8 +632,8 @@ async function main(): Promise<void> {
             },
           },
           infrastructureRef: {
-            apiGroup: FakeCloudMachinePool.group,
-            kind: FakeCloudMachinePool.kind,
+            apiGroup: target.kind.group,
+            kind: target.kind.kind,
             name: POOL,
           },
         },
@@ -467,33 +648,31 @@ async function main(): Promise<void> {
   await converged(5);
 
   heading("rotate the bootstrap token");
-  const before = cloud.inspect.providerIds(GROUP);
-  const versionsBefore =
-    cloud.inspect.templates().find((t) => t.name === GROUP)?.versions.length ?? 0;
+  const before = await cloud.providerIds();
+  const versionsBefore = await cloud.templateVersions();
   await core.bootstrap?.rotateToken(key);
-  await waitFor("a new launch template version with the new token", () => {
-    const versions = cloud.inspect.templates().find((t) => t.name === GROUP)?.versions.length ?? 0;
-    return versions > versionsBefore;
-  });
+  await waitFor(
+    "a new launch template version with the new token",
+    async () => (await cloud.templateVersions()) > versionsBefore,
+  );
   await new Promise((r) => setTimeout(r, 500));
-  const replaced = before.filter((id) => !cloud.inspect.providerIds(GROUP).includes(id)).length;
+  const after = await cloud.providerIds();
+  const replaced = before.filter((id) => !after.includes(id)).length;
   say(
     `new template version created; instances replaced: ${replaced} (a token-only rotation rolls nothing)`,
   );
 
-  heading("roll a template change (instanceType small -> medium)");
-  await client.mergePatch(Pools, key, { spec: { instanceType: "medium" } });
+  heading(`roll a template change (instanceType ${target.change.from} -> ${target.change.to})`);
+  await client.mergePatch(Pools, key, { spec: target.change.patch });
   await waitFor(
     "every instance to run the new template version",
     async () => {
-      const group = cloud.inspect.group(GROUP);
-      const live = cloud.inspect
-        .instances({ group: GROUP })
-        .filter((i) => i.state !== "terminated");
+      const version = await cloud.groupVersion();
+      const live = await cloud.instances();
       return (
-        group !== undefined &&
+        version !== undefined &&
         live.length === 5 &&
-        live.every((i) => i.state === "running" && i.templateVersion === group.template.version)
+        live.every((i) => i.state === "running" && i.version === version)
       );
     },
     40_000,
@@ -511,10 +690,10 @@ async function main(): Promise<void> {
     const pool = await client.get(Pools, key);
     return pool.status?.conditions?.some((c) => c.type === "Paused" && c.status === "True");
   });
-  const mark = cloud.lastCallSeq();
+  const mark = cloud.calls().total;
   await setReplicas(4);
   await new Promise((r) => setTimeout(r, 1000));
-  const pausedCalls = cloud.calls({ afterSeq: mark }).length;
+  const pausedCalls = cloud.calls().total - mark;
   say(`paused for 1s with replicas changed to 4: ${pausedCalls} cloud calls`);
   if (pausedCalls !== 0)
     throw new Error(`the provider called the cloud ${pausedCalls} times while paused`);
@@ -537,11 +716,9 @@ async function main(): Promise<void> {
         () => false,
         () => true,
       );
+    const left = await cloud.left();
     return (
-      (await gone(MachinePools)) &&
-      (await gone(Pools)) &&
-      cloud.inspect.group(GROUP) === undefined &&
-      !cloud.inspect.templates().some((t) => t.name === GROUP)
+      (await gone(MachinePools)) && (await gone(Pools)) && left.groups === 0 && left.templates === 0
     );
   });
   await observe();
@@ -551,16 +728,13 @@ async function main(): Promise<void> {
   heading("summary");
   const calls = cloud.calls();
   const nodes = await client.list(NodeResource);
-  say(`cloud calls: ${calls.length} (${calls.filter((c) => c.mutating).length} mutating)`);
+  say(`cloud calls: ${calls.total} (${calls.mutating} mutating)`);
   say(`provider API writes: ${providerWrites()}`);
   say(`Nodes left registered: ${nodes.items.length} (instances terminated, Nodes removed by core)`);
-  say(
-    `cloud groups left: ${cloud.inspect.groups().length}, templates left: ${cloud.inspect.templates().length}`,
-  );
-  await provider.stop();
+  const left = await cloud.left();
+  say(`cloud groups left: ${left.groups}, templates left: ${left.templates}`);
+  await cloud.stop();
   await core.stop();
-  clock.dispose();
-  await cloud.flush();
   await stopApi();
   say("demo finished");
 }

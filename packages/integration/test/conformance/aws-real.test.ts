@@ -1,0 +1,30 @@
+// The AWS reference provider passes the conformance suite against moto's server with real CAPI core
+// as the judge (a real kube-apiserver + etcd, core's controllers and webhooks of the release the SDK
+// targets). Skipped, loudly, without moto (`./dev moto --install`) or without core
+// (`./dev controlplane --capi`).
+import { asgConformance, findMoto, MOTO_INSTALL_COMMAND } from "@capi-ts/examples";
+import { findCapiCoreBinary, findControlPlaneBinaries } from "@capi-ts/testing";
+import { runMachinePoolConformance } from "@capi-ts/testing/vitest";
+
+const binaries = findControlPlaneBinaries();
+const missing = [
+  ...(findMoto()?.installed ? [] : [`no moto server; run \`${MOTO_INSTALL_COMMAND}\``]),
+  ...(binaries && findCapiCoreBinary(binaries)
+    ? []
+    : ["no kube-apiserver/etcd or no CAPI manager; run `./dev controlplane --capi`"]),
+];
+if (missing.length === 0) {
+  runMachinePoolConformance(
+    asgConformance({
+      suite: { core: "real", timeouts: { steadyStateMs: 800, settleMs: 250, scenarioMs: 120_000 } },
+    }),
+  );
+} else {
+  console.warn(
+    `\n!!! SKIPPED BACKEND: the AWS reference provider's conformance suite on real CAPI core is NOT run (${missing.join("; ")}).\n`,
+  );
+  const { describe, it } = await import("vitest");
+  describe("ASGMachinePool conformance on moto and real CAPI core", () => {
+    it.skip(missing.join("; "), () => undefined);
+  });
+}

@@ -41,6 +41,7 @@ function context(overrides: Partial<ASGMachinePoolSpec> = {}): PoolContext<ASGMa
     spec: { ...spec, ...overrides },
     version: "v1.34.1",
     failureDomains: [],
+    replicas: 1,
     signal: new AbortController().signal,
   };
 }
@@ -61,11 +62,13 @@ describe.skipIf(!haveMoto)("asgDriver on moto", { timeout: 60_000 }, () => {
     expect(await driver.getTemplate(ctx)).toEqual([]);
     const first = await driver.createTemplateVersion(ctx, {
       userData: "#cloud-config\n",
+      userDataBase64: Buffer.from("#cloud-config\n").toString("base64"),
       format: "cloud-config",
       stamp: stamp(1),
     });
     const second = await driver.createTemplateVersion(ctx, {
       userData: "#cloud-config\n# v2\n",
+      userDataBase64: Buffer.from("#cloud-config\n# v2\n").toString("base64"),
       format: "cloud-config",
       stamp: stamp(2),
     });
@@ -90,6 +93,7 @@ describe.skipIf(!haveMoto)("asgDriver on moto", { timeout: 60_000 }, () => {
     const ctx = context();
     const { version } = await driver.createTemplateVersion(ctx, {
       userData: "x",
+      userDataBase64: Buffer.from("x").toString("base64"),
       format: "cloud-config",
       stamp: stamp(1),
     });
@@ -129,6 +133,7 @@ describe.skipIf(!haveMoto)("asgDriver on moto", { timeout: 60_000 }, () => {
     const ctx = context();
     const v1 = await driver.createTemplateVersion(ctx, {
       userData: "one",
+      userDataBase64: Buffer.from("one").toString("base64"),
       format: "cloud-config",
       stamp: stamp(1),
     });
@@ -140,6 +145,7 @@ describe.skipIf(!haveMoto)("asgDriver on moto", { timeout: 60_000 }, () => {
     });
     const v2 = await driver.createTemplateVersion(ctx, {
       userData: "two",
+      userDataBase64: Buffer.from("two").toString("base64"),
       format: "cloud-config",
       stamp: stamp(2),
     });
@@ -188,13 +194,14 @@ describe.skipIf(!haveMoto)("asgDriver on moto", { timeout: 60_000 }, () => {
     await expect(driver.deleteTemplate(ctx)).rejects.toThrow(/belongs to other\/pool/);
   });
 
-  it("prunes the default version by moving the default to the newest first", async () => {
+  it("reports the default version as not deletable, so the kit never prunes it", async () => {
     const clients = bed.providerClients();
     const driver = asgDriver(clients);
     const ctx = context();
     for (const n of [1, 2, 3]) {
       await driver.createTemplateVersion(ctx, {
         userData: `v${n}`,
+        userDataBase64: Buffer.from(`v${n}`).toString("base64"),
         format: "cloud-config",
         stamp: stamp(n),
       });
@@ -207,12 +214,14 @@ describe.skipIf(!haveMoto)("asgDriver on moto", { timeout: 60_000 }, () => {
     expect(direct.UnsuccessfullyDeletedLaunchTemplateVersions?.[0]?.ResponseError?.Code).toBe(
       "launchTemplateVersionIsDefault",
     );
-    await driver.deleteTemplate(ctx, ["1", "2"]);
-    expect((await driver.getTemplate(ctx)).map((v) => v.version)).toEqual(["3"]);
-    const { LaunchTemplates } = await bed.inspect.ec2.send(
-      new DescribeLaunchTemplatesCommand({ LaunchTemplateNames: [name] }),
-    );
-    expect(LaunchTemplates?.[0]?.DefaultVersionNumber).toBe(3);
+    const listed = await driver.getTemplate(ctx);
+    expect(listed.map((v) => [v.version, v.deletable ?? true])).toEqual([
+      ["1", false],
+      ["2", true],
+      ["3", true],
+    ]);
+    await driver.deleteTemplate(ctx, ["2"]);
+    expect((await driver.getTemplate(ctx)).map((v) => v.version)).toEqual(["1", "3"]);
     // Pruning what is already gone is done, not an error.
     await driver.deleteTemplate(ctx, ["2"]);
     await driver.deleteTemplate(ctx);

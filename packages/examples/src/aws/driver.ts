@@ -29,11 +29,11 @@ import {
   type Instance as Ec2Instance,
   type LaunchTemplate,
   type LaunchTemplateVersion,
-  ModifyLaunchTemplateCommand,
   type RequestLaunchTemplateData,
   type Tag,
 } from "@aws-sdk/client-ec2";
 import {
+  assertPoolOwns,
   DriverError,
   type DriverFailure,
   type PoolCapacity,
@@ -43,6 +43,7 @@ import {
   type PoolIdentity,
   type PoolInstance,
   type PoolInstanceState,
+  poolOwnerTags,
   type TemplateVersion,
   templateStampFromTags,
   templateStampToTags,
@@ -108,7 +109,7 @@ export function awsProviderId(zone: string, instanceId: string): string {
 }
 
 function ownerTags(pool: PoolIdentity): Record<string, string> {
-  return { [ASG_POOL_TAG]: `${pool.namespace}/${pool.name}`, [ASG_CLUSTER_TAG]: pool.clusterName };
+  return poolOwnerTags(pool);
 }
 
 function toTagList(tags: Record<string, string>): Tag[] {
@@ -123,14 +124,7 @@ function fromTagList(tags: readonly { Key?: string; Value?: string }[] | undefin
 
 /** Refuse to adopt (or later delete) a resource that carries another pool's tag. */
 function assertOwned(kind: string, name: string, tags: Record<string, string>, pool: PoolIdentity) {
-  const owner = ownerTags(pool)[ASG_POOL_TAG];
-  if (tags[ASG_POOL_TAG] !== owner) {
-    throw DriverError.terminal(
-      "ResourceNotOwned",
-      `${kind} "${name}" exists but belongs to ${tags[ASG_POOL_TAG] ?? "no pool"}, not ${owner}; ` +
-        `delete or rename the ${kind}, or use another pool name`,
-    );
-  }
+  assertPoolOwns({ kind, name, tags }, pool);
 }
 
 /**
@@ -274,11 +268,11 @@ export function asgDriver(
     }
   };
 
-  const templateData = (ctx: Ctx, userData: string, stamp: Record<string, string>) =>
+  const templateData = (ctx: Ctx, userDataBase64: string, stamp: Record<string, string>) =>
     ({
       ImageId: ctx.spec.imageId,
       InstanceType: ctx.spec.instanceType as _InstanceType,
-      UserData: Buffer.from(userData, "utf8").toString("base64"),
+      UserData: userDataBase64,
       TagSpecifications: [
         { ResourceType: "instance", Tags: toTagList({ ...ownerTags(ctx.pool), ...stamp }) },
       ],
@@ -322,9 +316,13 @@ export function asgDriver(
     }),
     groupBounds: bounds,
     capacity: (ctx) => asgCapacity(ctx.spec.instanceType),
+    // EC2 takes 16 KiB of user data before base64; cloud-init reads gzip, which kubeadm's fits in.
+    userData: { limitBytes: 16_384, compress: "gzip" },
 
     async getTemplate(ctx) {
-      if (!(await describeTemplate(ctx))) return [];
+      const template = await describeTemplate(ctx);
+      if (!template) return [];
+      const defaultVersion = template.DefaultVersionNumber;
       const versions: TemplateVersion[] = [];
       let NextToken: string | undefined;
       do {
@@ -343,14 +341,16 @@ export function asgDriver(
             version: String(v.VersionNumber),
             stamp: templateStampFromTags(versionStampTags(v)),
             ...(v.CreateTime ? { createdAt: v.CreateTime.getTime() } : {}),
+            // AWS refuses to delete the default version while the template exists: never pruned.
+            ...(v.VersionNumber === defaultVersion ? { deletable: false } : {}),
           });
         }
       } while (NextToken);
       return versions.sort((a, b) => Number(a.version) - Number(b.version));
     },
 
-    async createTemplateVersion(ctx, { userData, stamp }) {
-      const data = templateData(ctx, userData, templateStampToTags(stamp));
+    async createTemplateVersion(ctx, { userDataBase64, stamp }) {
+      const data = templateData(ctx, userDataBase64, templateStampToTags(stamp));
       try {
         const { LaunchTemplateVersion: created } = await ec2.send(
           new CreateLaunchTemplateVersionCommand({
@@ -393,21 +393,6 @@ export function asgDriver(
           signal(ctx),
         );
         return;
-      }
-      // AWS refuses to delete the default version, and the kit prunes whatever no instance uses
-      // (the default is the first version, which a rollout leaves behind). Move the default to the
-      // newest version, which the kit never prunes, before deleting. The SDK should let a driver
-      // mark a version as not deletable instead (or skip the cloud's default when it prunes).
-      const defaultVersion = String(template.DefaultVersionNumber);
-      if (versions.includes(defaultVersion) && template.LatestVersionNumber !== undefined) {
-        await ec2.send(
-          new ModifyLaunchTemplateCommand({
-            LaunchTemplateId: template.LaunchTemplateId,
-            DefaultVersion: String(template.LatestVersionNumber),
-          }),
-          signal(ctx),
-        );
-        ctx.signal.throwIfAborted();
       }
       const { UnsuccessfullyDeletedLaunchTemplateVersions: failed = [] } = await ec2.send(
         new DeleteLaunchTemplateVersionsCommand({

@@ -272,18 +272,19 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
       return [...seen].reduce((sum, file) => sum + statSync(file).size, 0);
     };
     const kib = 1024;
-    // Budgets sit ~15% above what the entries weigh today (the root: 446 KiB, against 1.47 MB when
-    // everything was on it; most of it is the cluster.x-k8s.io/v1beta2 types the kit's options name).
+    // Budgets sit a few percent above what the entries weigh (the root: 582 KiB after the drain, Node
+    // metadata, preflight and user-data contracts, against 1.47 MB when everything was on it; most of
+    // it is the cluster.x-k8s.io/v1beta2 types the kit's options name). Raise one with the reason.
     const budgets: Array<[string, string, number]> = [
-      ["@capi-ts/sdk", "dist/index.d.ts", 570 * kib],
+      ["@capi-ts/sdk", "dist/index.d.ts", 610 * kib],
       // The runtime grew by the secure diagnostics server; the ClusterCache left it for its own
       // subpath, which names the runtime's client, informer and controller host: 124 KiB with them.
       ["@capi-ts/sdk/runtime", "dist/runtime/index.d.ts", 125 * kib],
       ["@capi-ts/sdk/clustercache", "dist/clustercache/index.d.ts", 145 * kib],
-      ["@capi-ts/sdk/provider", "dist/provider/index.d.ts", 570 * kib],
+      ["@capi-ts/sdk/provider", "dist/provider/index.d.ts", 600 * kib],
       // The test kit names the provider contract it builds scopes of: about what /provider weighs,
       // plus its fakes of Node taints, group bounds and MachineHealthCheck marks (582 KiB).
-      ["@capi-ts/sdk/provider/testing", "dist/provider/testing.d.ts", 600 * kib],
+      ["@capi-ts/sdk/provider/testing", "dist/provider/testing.d.ts", 650 * kib],
       // MachinePool Machines (the InfraMachine kind, its object type, the kit's machines API) grew
       // crd to 59 KiB, manifests to 65, provider and the root to 496 / 494, webhook to 511.
       ["@capi-ts/sdk/crd", "dist/crd/index.d.ts", 68 * kib],
@@ -292,7 +293,7 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
       ["@capi-ts/sdk/contract", "dist/contract/index.d.ts", 215 * kib],
       ["@capi-ts/sdk/patch", "dist/patch/index.d.ts", 175 * kib],
       ["@capi-ts/sdk/conditions", "dist/conditions/index.d.ts", 40 * kib],
-      ["@capi-ts/sdk/webhook", "dist/webhook/index.d.ts", 590 * kib],
+      ["@capi-ts/sdk/webhook", "dist/webhook/index.d.ts", 630 * kib],
       ["@capi-ts/sdk/manifests", "dist/manifests/index.d.ts", 75 * kib],
       ["@capi-ts/sdk/api", "dist/api/index.d.ts", 1600 * kib],
       ...apiVersions.map((path): [string, string, number] => [

@@ -35,6 +35,7 @@
  *
  * @module
  */
+import { gunzipSync } from "node:zlib";
 import {
   AutoScalingClient,
   DescribeAutoScalingGroupsCommand,
@@ -56,6 +57,12 @@ import type { KubeletStandIn } from "@capi-ts/testing";
 import type { InitializeMiddleware } from "@smithy/types";
 import { type AwsClients, awsProviderId } from "./driver.js";
 import { type MotoServer, startMoto } from "./moto.js";
+
+/** User data as an instance's cloud-init reads it: base64, then gunzipped when it is gzip. */
+function decodeUserData(base64: string): string {
+  const bytes = Buffer.from(base64, "base64");
+  return (bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes).toString("utf8");
+}
 
 /** The region of the test bed. */
 export const MOTO_REGION = "us-east-1";
@@ -431,12 +438,12 @@ export class MotoTestBed {
     const launch = this.#launches.get(instanceId);
     if (!launch) return undefined;
     const kept = this.#userData.get(`${launch.templateId}#${launch.version}`);
-    if (kept !== undefined) return Buffer.from(kept, "base64").toString("utf8");
+    if (kept !== undefined) return decodeUserData(kept);
     const [version] = (await this.#versions(launch.templateId)).filter(
       (v) => String(v.VersionNumber) === launch.version,
     );
     const data = version?.LaunchTemplateData?.UserData;
-    return data === undefined ? undefined : Buffer.from(data, "base64").toString("utf8");
+    return data === undefined ? undefined : decodeUserData(data);
   }
 
   /** The newest version of a launch template that is not deleted, `undefined` without the template. */

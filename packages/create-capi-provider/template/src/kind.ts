@@ -2,7 +2,7 @@
  * The provider's kind, defined once: the CRDs, the template CRD, the aggregated ClusterRole and the
  * finalizer all come from this definition.
  */
-import { defineInfraMachinePool } from "@capi-ts/sdk";
+import { defineInfraMachinePool, machinePoolStrategySchema } from "@capi-ts/sdk";
 import { z } from "zod";
 
 /** What a user writes in `spec` (the contract fields such as providerIDList are added by the SDK). */
@@ -15,6 +15,11 @@ export const FooMachinePoolSpecSchema = z.object({
   maxSize: z.number().int().min(0),
   /** Zones to spread over (default: the MachinePool's failure domains, else the cloud's default). */
   zones: z.array(z.string().min(1)).optional(),
+  /**
+   * How the kit rolls out and shrinks the pool: maxSurge, maxUnavailable, deletePolicy, type
+   * (RollingUpdate or OnDelete) and rolloutAfter. Changing it replaces no instance by itself.
+   */
+  strategy: machinePoolStrategySchema.optional(),
 });
 
 /** The spec as the driver reads it. */

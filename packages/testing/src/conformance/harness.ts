@@ -39,7 +39,7 @@ import {
   STRATEGY_SCENARIOS,
   WORKLOAD_CLUSTER_SCENARIOS,
 } from "./scenario-ids.js";
-import { type StrategyScenarioHost, strategyScenarios } from "./strategies.js";
+import { crdHasStrategyField, type StrategyScenarioHost, strategyScenarios } from "./strategies.js";
 import { scaled } from "./time-scale.js";
 import type {
   ConformanceCore,
@@ -569,6 +569,7 @@ export class MachinePoolConformance {
         hasTemplateChange: o.templateChange !== undefined,
         canTerminate: () => actors()?.terminateInstance !== undefined,
         machinePoolMachines: o.kind.machine !== undefined,
+        hasStrategyField: crdHasStrategyField(o.kind.crd),
       }).map((s): [string, string, () => string | undefined, () => Promise<void>] => [
         s.id,
         s.title,

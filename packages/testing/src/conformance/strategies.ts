@@ -96,25 +96,31 @@ export function strategyScenarios(
     /** Whether a user can delete an instance out of band (`cloud.actors.terminateInstance`). */
     readonly canTerminate: () => boolean;
     readonly machinePoolMachines: boolean;
+    /** Whether the kind's spec has the kit's `strategy` field (the CRD would prune it otherwise). */
+    readonly hasStrategyField: boolean;
   },
 ): StrategyScenarioDef[] {
   const [onDeleteIds, rolloutAfterIds, preflightIds] = STRATEGY_SCENARIOS;
+  const noStrategy = options.hasStrategyField
+    ? undefined
+    : "the kind's spec has no strategy field (add strategy: machinePoolStrategySchema.optional() to offer OnDelete and rolloutAfter)";
   return [
     {
       id: onDeleteIds.id,
       title: onDeleteIds.title,
       skipReason: () =>
-        !options.hasTemplateChange
+        noStrategy ??
+        (!options.hasTemplateChange
           ? "no templateChange option"
           : options.machinePoolMachines || options.canTerminate()
             ? undefined
-            : "cloud.actors.terminateInstance missing (and no MachinePool Machines to delete)",
+            : "cloud.actors.terminateInstance missing (and no MachinePool Machines to delete)"),
       run: () => onDelete(host()),
     },
     {
       id: rolloutAfterIds.id,
       title: rolloutAfterIds.title,
-      skipReason: () => undefined,
+      skipReason: () => noStrategy,
       run: () => rolloutAfter(host()),
     },
     {
@@ -307,4 +313,20 @@ async function preflightHoldsScaleUp(host: StrategyScenarioHost): Promise<void> 
     await setControlPlaneVersion(host, null, null);
   }
   await host.deletePool(pool);
+}
+
+/**
+ * Whether a kind's CRD has `spec.strategy` in every served version: where the kit reads `type` and
+ * `rolloutAfter`.
+ */
+export function crdHasStrategyField(crd: Record<string, unknown>): boolean {
+  const versions = (crd.spec as { versions?: unknown } | undefined)?.versions;
+  if (!Array.isArray(versions) || versions.length === 0) return false;
+  return versions.every((version) => {
+    const schema = (version as { schema?: { openAPIV3Schema?: unknown } }).schema
+      ?.openAPIV3Schema as
+      | { properties?: { spec?: { properties?: Record<string, unknown> } } }
+      | undefined;
+    return schema?.properties?.spec?.properties?.strategy !== undefined;
+  });
 }

@@ -20,6 +20,7 @@ import { type RealCapiCore, startControlPlane } from "../controlplane/index.js";
 import { capiCrdsFolder } from "../crds.js";
 import { type AutoscalerScenarioHost, autoscalerScenarios } from "./autoscaler-actions.js";
 import { realCoreScenarios } from "./core-controllers.js";
+import { isTransientCoreError } from "./core-errors.js";
 import { drainScenarios } from "./drain.js";
 import { ConformanceError, InvariantMonitor, type PoolObject } from "./invariants.js";
 import {
@@ -138,34 +139,6 @@ const KubeadmConfigs = {
   scope: "Namespaced",
   subresources: { status: true },
 } as ResourceDescriptor<Obj>;
-
-/**
- * Errors real core logs for a pool that are part of its normal life, not a broken contract: before
- * its ClusterCache has connected to a new workload cluster, before its cache has seen a new Cluster,
- * optimistic-concurrency conflicts it retries by itself, and a Machine whose deletion finished while
- * core still had it in its cache.
- */
-const TRANSIENT_CORE_ERRORS: readonly (string | RegExp | ((error: string) => boolean))[] = [
-  "connection to the workload cluster is down",
-  "the object has been modified",
-  // Its cache has not seen a Cluster the suite created a moment before the pool.
-  'Cluster.cluster.x-k8s.io "conformance',
-  // MachinePool Machines: core's MachinePool controller patches the UpToDate condition of every
-  // Machine in its cache, and one whose deletion finished a moment before is gone (it retries).
-  // Several at once come as one aggregate ("[a, b]"), and the NotFound names the kind or the resource.
-  (error) => {
-    const prefix = "failed to set machines up to date: ";
-    if (!error.startsWith(prefix)) return false;
-    const list = error.slice(prefix.length).replace(/^\[(.*)\]$/, "$1");
-    return list
-      .split(/, (?=failed to patch Machine )/)
-      .every((item) =>
-        /^failed to patch Machine \S+: failed to patch status conditions: (Machine\.cluster\.x-k8s\.io|machines\.cluster\.x-k8s\.io) "[^"]+" not found$/.test(
-          item,
-        ),
-      );
-  },
-];
 
 /** The API server the suite runs on, whichever core judges. */
 interface SuiteBackend {
@@ -979,13 +952,7 @@ export class MachinePoolConformance {
         (e) =>
           e.at.getTime() >= since - 1_000 &&
           (names.has(e.name) || (e.kind === "Cluster" && this.#clusters.has(e.name))) &&
-          !TRANSIENT_CORE_ERRORS.some((transient) =>
-            typeof transient === "string"
-              ? e.error.includes(transient)
-              : transient instanceof RegExp
-                ? transient.test(e.error)
-                : transient(e.error),
-          ),
+          !isTransientCoreError(e.error),
       );
     if (errors.length > 0) {
       const list = errors

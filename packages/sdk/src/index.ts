@@ -54,6 +54,11 @@ export {
   type PoolReason,
   PoolReasons,
 } from "./provider/controller.js";
+export {
+  type CredentialsRequest,
+  CredentialsUnavailableError,
+  type PoolCredentials,
+} from "./provider/credentials.js";
 export * from "./provider/driver.js";
 export {
   DEFAULT_STRATEGY,

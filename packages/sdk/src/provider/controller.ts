@@ -6,7 +6,9 @@
  *
  * @module
  */
+import type { KubernetesObject } from "@kubernetes/client-node";
 import {
+  type Cluster,
   ClusterResource,
   type MachinePool,
   MachinePoolResource,
@@ -25,9 +27,10 @@ import { FencedError, isNotFound } from "../runtime/errors.js";
 import { redactText } from "../runtime/redact.js";
 import { NodeResource, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
 import { readControlPlane } from "./control-plane-api.js";
+import { type CredentialsReader, PoolCredentialsCache } from "./credentials.js";
 import { workloadDrainApi } from "./drain-api.js";
-import type { AnyPoolDriver } from "./driver.js";
-import { type ErrorOutcome, errorPolicy } from "./errors.js";
+import type { AnyPoolDriver, InfrastructureClusterObject, PoolEnvironment } from "./driver.js";
+import { type ErrorOutcome, errorPolicy, StepFailure } from "./errors.js";
 import { infraMachinesApi } from "./machines-api.js";
 import { PoolMemories } from "./memory.js";
 import { type PoolNode, poolNodeOf } from "./nodes.js";
@@ -39,7 +42,7 @@ import {
 import type { PoolPhase } from "./phase.js";
 import { defaultDeletePhases, defaultPoolPhases, runPhases } from "./pipeline.js";
 import { createPoolScope } from "./pool-scope.js";
-import { PoolConditionTypes } from "./reasons.js";
+import { PoolConditionTypes, PoolReasons } from "./reasons.js";
 import type { PoolApi, PoolObject, ReadyState } from "./scope.js";
 import { checkPhaseOrder, sectionsOf } from "./sections.js";
 import { checkDriverModel } from "./steps/driver-shape.js";
@@ -78,11 +81,20 @@ const MIN_DELAY_MS = 1;
  * await manager.start();
  * ```
  */
-export function machinePoolController<Spec, Settings>(
-  driver: AnyPoolDriver<Spec, Settings>,
-  options: MachinePoolControllerOptions<Spec>,
+export function machinePoolController<
+  Spec,
+  Settings,
+  Env extends PoolEnvironment = PoolEnvironment,
+>(
+  driver: AnyPoolDriver<Spec, Settings, Env>,
+  options: MachinePoolControllerOptions<Spec, NoInfer<Env>>,
 ): Controller {
-  return new PoolReconciler(driver, options).register();
+  // The kit passes `ctx.credentials` and `ctx.infrastructureCluster` through untouched: what the
+  // hook returned and the object of the kind the options name, which is what `Env` declares.
+  return new PoolReconciler(
+    driver as AnyPoolDriver<Spec, Settings>,
+    options as MachinePoolControllerOptions<Spec>,
+  ).register();
 }
 
 class PoolReconciler<Spec, Settings> {
@@ -95,6 +107,7 @@ class PoolReconciler<Spec, Settings> {
   readonly #apiVersion: string;
   readonly #memories = new PoolMemories();
   readonly #clusterCache: ClusterCache | undefined;
+  readonly #credentials: PoolCredentialsCache | undefined;
   readonly #phases: readonly PoolPhase<Spec, Settings>[];
   readonly #deletePhases: readonly PoolPhase<Spec, Settings>[];
 
@@ -139,6 +152,9 @@ class PoolReconciler<Spec, Settings> {
       (this.#resolved.readiness === "node"
         ? new ClusterCache(options.manager, { name: `${this.#name}-clustercache` })
         : undefined);
+    this.#credentials = options.credentials
+      ? new PoolCredentialsCache(options.credentials)
+      : undefined;
     const defaults = defaultPoolPhases<Spec, Settings>();
     this.#phases = options.phases
       ? (options.phases(defaults as PoolPhase<Spec, unknown>[]) as PoolPhase<Spec, Settings>[])
@@ -170,6 +186,10 @@ class PoolReconciler<Spec, Settings> {
         nodes: this.#clusterCache,
         machines: this.#resolved.machines?.resource,
         secrets: this.#resolved.bootstrapData !== "none",
+        poolsReadingSecret: this.#credentials
+          ? (namespace, name) => this.#credentials?.poolsReadingSecret(namespace, name) ?? []
+          : undefined,
+        infrastructureCluster: this.#options.infrastructureCluster,
         controllerOptions: {
           reconcileTimeoutMs,
           ...(this.#options.maxConcurrentReconciles !== undefined
@@ -187,10 +207,13 @@ class PoolReconciler<Spec, Settings> {
     cluster: { namespace: string; name: string },
     pool: PoolObject,
     machinePool: MachinePool | undefined,
+    clusterObject: Cluster | undefined,
   ): PoolApi {
     const machineKind = this.#resolved.machines;
     const clusterCache = this.#clusterCache;
+    const resolveAccess = this.#accessResolver(rc, cluster, pool, clusterObject);
     return {
+      ...(resolveAccess ? { resolveAccess } : {}),
       ...(machineKind
         ? {
             machines: infraMachinesApi(rc, machineKind, {
@@ -293,6 +316,52 @@ class PoolReconciler<Spec, Settings> {
     };
   }
 
+  /**
+   * `PoolApi.resolveAccess`: the InfraCluster the pool's Cluster names (from the cache) and the
+   * pool's credentials (cached by {@link PoolCredentialsCache}); `undefined` when the controller has
+   * neither option.
+   */
+  #accessResolver(
+    rc: ReconcileContext,
+    cluster: { namespace: string; name: string },
+    pool: PoolObject,
+    clusterObject: Cluster | undefined,
+  ): PoolApi["resolveAccess"] {
+    const infraKind = this.#options.infrastructureCluster;
+    const credentials = this.#credentials;
+    if (!infraKind && !credentials) return undefined;
+    return async () => {
+      let infrastructureCluster: InfrastructureClusterObject | undefined;
+      const ref = clusterObject?.spec?.infrastructureRef;
+      if (
+        infraKind &&
+        ref?.name &&
+        ref.apiGroup === infraKind.group &&
+        ref.kind === infraKind.kind
+      ) {
+        infrastructureCluster = await rc.cache.get(infraKind, {
+          namespace: cluster.namespace,
+          name: ref.name,
+        });
+      }
+      if (!credentials) return { credentials: undefined, infrastructureCluster };
+      const meta = pool.metadata ?? {};
+      const value = await credentials.resolve({
+        pool: {
+          namespace: meta.namespace ?? "",
+          name: meta.name ?? "",
+          uid: meta.uid ?? "",
+          clusterName: cluster.name,
+        },
+        infrastructureCluster,
+        now: this.#options.manager.clock.now(),
+        signal: rc.signal,
+        reader: credentialsReader(rc),
+      });
+      return { credentials: value, infrastructureCluster };
+    };
+  }
+
   async reconcile(
     key: { namespace: string; name: string },
     rc: ReconcileContext,
@@ -300,6 +369,7 @@ class PoolReconciler<Spec, Settings> {
     const cached = await rc.cache.get(this.#resource, key);
     if (!cached) {
       this.#memories.drop(key);
+      this.#credentials?.forget(key);
       return undefined;
     }
     // R20: events of other kinds (Secrets, Nodes) are not filtered by label; the pool is.
@@ -380,7 +450,13 @@ class PoolReconciler<Spec, Settings> {
       options: this.#resolved,
       clock,
       memory,
-      api: this.#api(rc, { namespace: key.namespace, name: clusterName ?? "" }, pool, machinePool),
+      api: this.#api(
+        rc,
+        { namespace: key.namespace, name: clusterName ?? "" },
+        pool,
+        machinePool,
+        cluster,
+      ),
       recordEvent: (type, reason, message) => rc.recorder.event(involved, type, reason, message),
       log,
       signal: rc.signal,
@@ -402,6 +478,12 @@ class PoolReconciler<Spec, Settings> {
         toleranceMs: this.#resolved.transientToleranceMs,
       });
       memory.transientStreak = failed.streak;
+      if (
+        error instanceof StepFailure &&
+        error.failure.reason === PoolReasons.CredentialsRejected
+      ) {
+        this.#credentials?.forget(key);
+      }
       const step = error instanceof Error && "step" in error ? error.step : undefined;
       log[failed.log]({ err: error, step, reason: failed.ready?.reason }, "reconcile failed");
       if (failed.warning) scope.events.warning(failed.warning.reason, failed.warning.message);
@@ -520,4 +602,41 @@ function summarise(ready: ReadyState, conditions: ReadonlyMap<string, ReadyState
     }
   }
   return ready;
+}
+
+/**
+ * What the credentials cache reads through: Secrets from the manager's cache when its Secret watch
+ * holds them (labelled `cluster.x-k8s.io/cluster-name`), else with a GET; other objects with a GET.
+ */
+function credentialsReader(rc: ReconcileContext): CredentialsReader {
+  const cachedSecret = async (namespace: string, name: string) => {
+    try {
+      return await rc.cache.get(SecretResource, { namespace, name });
+    } catch {
+      // No Secret watch (bootstrap data "none" and no credentials watch yet): read it directly.
+      return undefined;
+    }
+  };
+  const get = async <T extends KubernetesObject>(
+    resource: ResourceDescriptor<T>,
+    key: { namespace?: string; name: string },
+  ): Promise<T | undefined> => {
+    try {
+      return await rc.client.get(resource, key, { signal: rc.signal });
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  };
+  return {
+    async secret(namespace, name) {
+      return (
+        (await cachedSecret(namespace, name)) ?? (await get(SecretResource, { namespace, name }))
+      );
+    },
+    async cachedSecretVersion(namespace, name) {
+      return (await cachedSecret(namespace, name))?.metadata?.resourceVersion;
+    },
+    object: (resource, key) => get(resource, key),
+  };
 }

@@ -149,6 +149,18 @@ export class DriverError extends Error {
     return new DriverError({ kind: "terminal", reason, message }, { cause });
   }
 
+  /**
+   * The cloud rejected the pool's credentials (expired, revoked, not allowed): a transient failure
+   * with reason `CredentialsRejected`. The kit forgets the credentials its `credentials` hook
+   * resolved and resolves them again at the next attempt, so a fixed Secret is picked up.
+   */
+  static credentialsRejected(message: string, cause?: unknown): DriverError {
+    return new DriverError(
+      { kind: "transient", reason: "CredentialsRejected", message },
+      { cause },
+    );
+  }
+
   /** The resource does not exist. */
   static notFound(reason: string, message: string, cause?: unknown): DriverError {
     return new DriverError({ kind: "notFound", reason, message }, { cause });

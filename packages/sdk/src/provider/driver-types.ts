@@ -31,12 +31,57 @@ export interface PoolIdentity {
 }
 
 /**
+ * What the controller resolves for a pool besides its spec, as a driver's type declares it: the
+ * credentials its `credentials` hook returns and the kind of the Cluster's infrastructure object
+ * (`MachinePoolControllerOptions.infrastructureCluster`). One type parameter for both, so a driver
+ * names it once (`PoolDriver<Spec, Settings, MyEnv>`) and every method's `ctx` is typed by it.
+ *
+ * @example
+ * ```ts
+ * interface AcmeEnv {
+ *   credentials: { client: AcmeClient; region: string };
+ *   infrastructureCluster: AcmeCluster;
+ * }
+ * const driver: PoolDriver<AcmeSpec, AcmeSettings, AcmeEnv> = {
+ *   getGroup: (ctx) => ctx.credentials.client.describeGroup(ctx.pool.name),
+ *   …
+ * };
+ * ```
+ */
+export interface PoolEnvironment {
+  /** What the `credentials` hook returns (`unknown` without one: the kit then passes `undefined`). */
+  readonly credentials?: unknown;
+  /** The Cluster's infrastructure object (e.g. `AWSCluster`), as the provider's kind types it. */
+  readonly infrastructureCluster?: InfrastructureClusterObject;
+}
+
+/** A Cluster's infrastructure object (`Cluster.spec.infrastructureRef`) as the kit reads it. */
+export interface InfrastructureClusterObject {
+  /** `group/version`. */
+  readonly apiVersion?: string;
+  /** Its kind. */
+  readonly kind?: string;
+  /** Its metadata. */
+  readonly metadata?: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly uid?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
+  };
+  /** Its spec. */
+  readonly spec?: unknown;
+  /** Its status. */
+  readonly status?: unknown;
+}
+
+/**
  * Everything a driver method may read. It is built by the kit for each reconcile; the driver keeps no
  * state between calls.
  *
  * @typeParam Spec - the provider's InfraMachinePool `spec` type
  */
-export interface PoolContext<Spec> {
+export interface PoolCallContext<Spec> {
   /** The pool this call is for. */
   readonly pool: PoolIdentity;
   /** The InfraMachinePool's spec (validated against its schema). */
@@ -55,6 +100,44 @@ export interface PoolContext<Spec> {
   /** Aborted when the reconcile times out or the controller stops; pass it to the cloud SDK. */
   readonly signal: AbortSignal;
 }
+
+/**
+ * What a driver's {@link PoolEnvironment} adds to its context. `credentials` is required when the
+ * environment declares a type for it, optional otherwise (so a context built by hand in a test needs
+ * none).
+ */
+export type PoolAccess<Env extends PoolEnvironment> = (unknown extends Env["credentials"]
+  ? {
+      /** What the controller's `credentials` hook resolved; `undefined` without one. */
+      readonly credentials?: unknown;
+    }
+  : {
+      /**
+       * The pool's cloud credentials as the controller's `credentials` hook resolved them for this
+       * pool (cached until a Secret or object it read changes). Never log them: the Secret values
+       * the hook read are redacted from logs, Events and conditions.
+       */
+      readonly credentials: Env["credentials"];
+    }) & {
+  /**
+   * The Cluster's infrastructure object when the controller was told its kind
+   * (`infrastructureCluster` option) and the Cluster's `spec.infrastructureRef` names one of that
+   * kind; else `undefined`. Read once per reconcile, from the manager's cache.
+   */
+  readonly infrastructureCluster?: Env["infrastructureCluster"] | undefined;
+};
+
+/**
+ * Everything a driver method may read: the call's context ({@link PoolCallContext}) and what the
+ * driver's environment adds ({@link PoolAccess}: credentials, the Cluster's infrastructure object).
+ *
+ * @typeParam Spec - the provider's InfraMachinePool `spec` type
+ * @typeParam Env - what the controller resolves besides the spec ({@link PoolEnvironment})
+ */
+export type PoolContext<
+  Spec,
+  Env extends PoolEnvironment = PoolEnvironment,
+> = PoolCallContext<Spec> & PoolAccess<Env>;
 
 // ── observations ────────────────────────────────────────────────────────────────────────────────
 
@@ -359,14 +442,15 @@ export interface RolloutStatus {
  * it the kit rolls pools itself with {@link PoolDriver.deleteInstance}.
  *
  * @typeParam Spec - the provider's InfraMachinePool `spec` type
+ * @typeParam Env - what the controller resolves besides the spec ({@link PoolEnvironment})
  */
-export interface NativeRollout<Spec> {
+export interface NativeRollout<Spec, Env extends PoolEnvironment = PoolEnvironment> {
   /** Starts replacing every instance not on the group's current template version. */
-  start(ctx: PoolContext<Spec>, options: RolloutOptions): Promise<void>;
+  start(ctx: PoolContext<Spec, Env>, options: RolloutOptions): Promise<void>;
   /** The running rollout, else the most recent one, else `undefined`. */
-  get(ctx: PoolContext<Spec>): Promise<RolloutStatus | undefined>;
+  get(ctx: PoolContext<Spec, Env>): Promise<RolloutStatus | undefined>;
   /** Cancels the running rollout (may complete asynchronously; "nothing to cancel" is not an error). */
-  cancel(ctx: PoolContext<Spec>): Promise<void>;
+  cancel(ctx: PoolContext<Spec, Env>): Promise<void>;
 }
 
 // ── bootstrap data ──────────────────────────────────────────────────────────────────────────────
@@ -376,15 +460,16 @@ export interface NativeRollout<Spec> {
  * read (S3, a storage account, a bucket), one object per distinct payload.
  *
  * @typeParam Spec - the provider's InfraMachinePool `spec` type
+ * @typeParam Env - what the controller resolves besides the spec ({@link PoolEnvironment})
  */
-export interface BootstrapDataStore<Spec> {
+export interface BootstrapDataStore<Spec, Env extends PoolEnvironment = PoolEnvironment> {
   /**
    * Stores `data` under `key` (a hash of the payload: the same payload is put once) and returns the
    * small user data that makes an instance fetch it (an Ignition config whose `ignition.config.replace`
    * names the object, a cloud-init `#include` of a signed URL, …). Idempotent.
    */
   put(
-    ctx: PoolContext<Spec>,
+    ctx: PoolContext<Spec, Env>,
     input: {
       readonly key: string;
       readonly data: string;
@@ -395,7 +480,7 @@ export interface BootstrapDataStore<Spec> {
    * Deletes the stored payloads of this pool whose key is not in `keep`: after template versions were
    * pruned (`keep` holds the keys their stamps still name) and when the pool is deleted (`keep` empty).
    */
-  prune(ctx: PoolContext<Spec>, keep: ReadonlySet<string>): Promise<void>;
+  prune(ctx: PoolContext<Spec, Env>, keep: ReadonlySet<string>): Promise<void>;
 }
 
 /**
@@ -405,8 +490,9 @@ export interface BootstrapDataStore<Spec> {
  * Ignition with files can exceed AWS's.
  *
  * @typeParam Spec - the provider's InfraMachinePool `spec` type
+ * @typeParam Env - what the controller resolves besides the spec ({@link PoolEnvironment})
  */
-export interface UserDataOptions<Spec> {
+export interface UserDataOptions<Spec, Env extends PoolEnvironment = PoolEnvironment> {
   /**
    * The cloud's limit in bytes of what is sent ({@link NewTemplateVersion.userDataBase64} decoded).
    * Over it, the kit creates nothing and sets `Ready=False` with reason `BootstrapDataTooLarge`,
@@ -419,5 +505,5 @@ export interface UserDataOptions<Spec> {
    */
   readonly compress?: "gzip";
   /** Keep the payload in a store and send only what fetches it. */
-  readonly store?: BootstrapDataStore<Spec>;
+  readonly store?: BootstrapDataStore<Spec, Env>;
 }

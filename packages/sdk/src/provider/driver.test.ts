@@ -83,6 +83,28 @@ describe("the driver contract module", () => {
     expectTypeOf<Parameters<PoolDriver<Spec>["getGroup"]>[0]>().toEqualTypeOf<PoolContext<Spec>>();
   });
 
+  it("types ctx.credentials and ctx.infrastructureCluster from one environment parameter", () => {
+    interface Env {
+      credentials: { readonly token: string };
+      infrastructureCluster: { metadata?: { name?: string }; spec?: { region: string } };
+    }
+    type Ctx = Parameters<PoolDriver<Spec, Settings, Env>["getGroup"]>[0];
+    expectTypeOf<Ctx["credentials"]>().toEqualTypeOf<{ readonly token: string }>();
+    expectTypeOf<NonNullable<Ctx["infrastructureCluster"]>["spec"]>().toEqualTypeOf<
+      { region: string } | undefined
+    >();
+    // Without a declared type, a context built by hand needs neither.
+    const bare: PoolContext<Spec> = {
+      pool: { namespace: "ns", name: "p", uid: "u", clusterName: "c" },
+      spec: { image: "i" },
+      version: undefined,
+      failureDomains: [],
+      replicas: 1,
+      signal: new AbortController().signal,
+    };
+    expect(bare.credentials).toBeUndefined();
+  });
+
   it("classifies through the driver's classifyError, reached from the driver module", () => {
     const failure = driverModule.classifyDriverError(templateDriver, new RangeError("size 9"));
     expect(failure).toEqual({ kind: "terminal", reason: "BadRange", message: "size 9" });

@@ -17,6 +17,7 @@ import type {
   NewTemplateVersion,
   PoolCapacity,
   PoolContext,
+  PoolEnvironment,
   PoolGroup,
   PoolInstance,
   TemplateVersion,
@@ -91,6 +92,8 @@ export { TEMPLATE_STAMP_TAG_KEYS, templateStampFromTags, templateStampToTags } f
  * @typeParam Spec - the provider's InfraMachinePool `spec` type
  * @typeParam Settings - the JSON-serialisable group settings the driver manages besides size and
  *   template (bounds, zones, …)
+ * @typeParam Env - the credentials and infrastructure cluster the controller resolves
+ *   ({@link PoolEnvironment}); one parameter, so `ctx` is typed in every method
  *
  * @example A complete driver, in outline (see the example provider for a real one)
  * ```ts
@@ -122,9 +125,12 @@ export { TEMPLATE_STAMP_TAG_KEYS, templateStampFromTags, templateStampToTags } f
  *   },
  * };
  * ```
- *
  */
-export interface PoolDriver<Spec = unknown, Settings = unknown> {
+export interface PoolDriver<
+  Spec = unknown,
+  Settings = unknown,
+  Env extends PoolEnvironment = PoolEnvironment,
+> {
   /**
    * `"template"` (the default): the model lives in launch template versions. A cloud whose model
    * lives in the group writes a {@link GroupModelPoolDriver} instead.
@@ -142,7 +148,7 @@ export interface PoolDriver<Spec = unknown, Settings = unknown> {
    * templateInputs: (ctx) => ({ image: ctx.spec.image ?? imageFor(ctx.version), type: ctx.spec.instanceType }),
    * ```
    */
-  templateInputs(ctx: PoolContext<Spec>): unknown;
+  templateInputs(ctx: PoolContext<Spec, Env>): unknown;
 
   /**
    * The group settings the driver manages besides desired size and template (bounds, zones, policies),
@@ -155,7 +161,7 @@ export interface PoolDriver<Spec = unknown, Settings = unknown> {
    * groupSettings: (ctx) => ({ minSize: ctx.spec.minSize, maxSize: ctx.spec.maxSize, zones: [...ctx.failureDomains].sort() }),
    * ```
    */
-  groupSettings(ctx: PoolContext<Spec>): Settings;
+  groupSettings(ctx: PoolContext<Spec, Env>): Settings;
 
   /**
    * The pool's own bounds of the group's desired size (e.g. from `spec.minSize`/`spec.maxSize`), a pure
@@ -173,7 +179,7 @@ export interface PoolDriver<Spec = unknown, Settings = unknown> {
    * groupBounds: (ctx) => ({ min: ctx.spec.minSize, max: ctx.spec.maxSize }),
    * ```
    */
-  groupBounds?(ctx: PoolContext<Spec>): GroupBounds;
+  groupBounds?(ctx: PoolContext<Spec, Env>): GroupBounds;
 
   /**
    * The pool's template versions, oldest first; `[]` when the template does not exist.
@@ -186,7 +192,7 @@ export interface PoolDriver<Spec = unknown, Settings = unknown> {
    * }
    * ```
    */
-  getTemplate(ctx: PoolContext<Spec>): Promise<readonly TemplateVersion[]>;
+  getTemplate(ctx: PoolContext<Spec, Env>): Promise<readonly TemplateVersion[]>;
 
   /**
    * Creates the template (tagged with the pool's identity) if it does not exist, else adds a version.
@@ -194,7 +200,7 @@ export interface PoolDriver<Spec = unknown, Settings = unknown> {
    * and return the new version.
    */
   createTemplateVersion(
-    ctx: PoolContext<Spec>,
+    ctx: PoolContext<Spec, Env>,
     input: NewTemplateVersion,
   ): Promise<TemplateVersion>;
 
@@ -203,38 +209,42 @@ export interface PoolDriver<Spec = unknown, Settings = unknown> {
    * no live instance and no group uses), or, without `versions`, the whole template (teardown, after
    * the group is gone). Only ever the pool's own template.
    */
-  deleteTemplate(ctx: PoolContext<Spec>, versions?: readonly string[]): Promise<void>;
+  deleteTemplate(ctx: PoolContext<Spec, Env>, versions?: readonly string[]): Promise<void>;
 
   /**
    * The pool's group with its instances, or `undefined` when it does not exist (or is completely gone
    * after a delete). Throw `DriverError.terminal(…)` if a group by that name belongs to another pool.
    */
-  getGroup(ctx: PoolContext<Spec>): Promise<PoolGroup<Settings> | undefined>;
+  getGroup(ctx: PoolContext<Spec, Env>): Promise<PoolGroup<Settings> | undefined>;
 
   /**
    * Creates the group, tagged with the pool's identity. Return as soon as the cloud accepted it.
    * If it already exists and is this pool's, succeed.
    */
-  createGroup(ctx: PoolContext<Spec>, intent: GroupIntent<Settings>): Promise<void>;
+  createGroup(ctx: PoolContext<Spec, Env>, intent: GroupIntent<Settings>): Promise<void>;
 
   /** Applies the fields present in `update` to the group, in one cloud call where possible. */
-  updateGroup(ctx: PoolContext<Spec>, update: GroupUpdate<Settings>): Promise<void>;
+  updateGroup(ctx: PoolContext<Spec, Env>, update: GroupUpdate<Settings>): Promise<void>;
 
   /**
    * Starts deleting the group and its instances (force). Returns at once; the kit polls
    * {@link PoolDriver.getGroup} until it is `undefined`. Deleting a group that is already being
    * deleted succeeds; a group that is gone may throw NotFound.
    */
-  deleteGroup(ctx: PoolContext<Spec>): Promise<void>;
+  deleteGroup(ctx: PoolContext<Spec, Env>): Promise<void>;
 
   /**
    * Terminates one instance of the group; see {@link DeleteMode} for `shrink` vs `replace`. An
    * instance that is already terminating or gone is not an error.
    */
-  deleteInstance(ctx: PoolContext<Spec>, instance: PoolInstance, mode: DeleteMode): Promise<void>;
+  deleteInstance(
+    ctx: PoolContext<Spec, Env>,
+    instance: PoolInstance,
+    mode: DeleteMode,
+  ): Promise<void>;
 
   /** The cloud's native rolling replacement, if it has one and the provider wants it. */
-  readonly nativeRollout?: NativeRollout<Spec>;
+  readonly nativeRollout?: NativeRollout<Spec, Env>;
 
   /**
    * How bootstrap data fits the cloud's user data: its size limit, gzip, a store for payloads too large
@@ -245,7 +255,7 @@ export interface PoolDriver<Spec = unknown, Settings = unknown> {
    * userData: { limitBytes: 16_384, compress: "gzip" }, // AWS: 16 KiB before base64
    * ```
    */
-  readonly userData?: UserDataOptions<Spec>;
+  readonly userData?: UserDataOptions<Spec, Env>;
 
   /**
    * Scale from zero: what one instance of the pool offers — its Node's `status.capacity` (`cpu`
@@ -278,7 +288,9 @@ export interface PoolDriver<Spec = unknown, Settings = unknown> {
    * },
    * ```
    */
-  capacity?(ctx: PoolContext<Spec>): PoolCapacity | undefined | Promise<PoolCapacity | undefined>;
+  capacity?(
+    ctx: PoolContext<Spec, Env>,
+  ): PoolCapacity | undefined | Promise<PoolCapacity | undefined>;
 
   /**
    * Says what a cloud error means. Return `undefined` for errors you don't recognise (they count as
@@ -313,8 +325,12 @@ export interface PoolDriver<Spec = unknown, Settings = unknown> {
  * };
  * ```
  */
-export type GroupModelPoolDriver<Spec = unknown, Settings = unknown> = Omit<
-  PoolDriver<Spec, Settings>,
+export type GroupModelPoolDriver<
+  Spec = unknown,
+  Settings = unknown,
+  Env extends PoolEnvironment = PoolEnvironment,
+> = Omit<
+  PoolDriver<Spec, Settings, Env>,
   "getTemplate" | "createTemplateVersion" | "deleteTemplate" | "model"
 > & {
   /** The model lives in the group. */
@@ -325,6 +341,8 @@ export type GroupModelPoolDriver<Spec = unknown, Settings = unknown> = Omit<
  * Either driver shape the kit runs: a template-shaped {@link PoolDriver} or a
  * {@link GroupModelPoolDriver}.
  */
-export type AnyPoolDriver<Spec = unknown, Settings = unknown> =
-  | PoolDriver<Spec, Settings>
-  | GroupModelPoolDriver<Spec, Settings>;
+export type AnyPoolDriver<
+  Spec = unknown,
+  Settings = unknown,
+  Env extends PoolEnvironment = PoolEnvironment,
+> = PoolDriver<Spec, Settings, Env> | GroupModelPoolDriver<Spec, Settings, Env>;

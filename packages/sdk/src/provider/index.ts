@@ -87,6 +87,11 @@
  * @module
  */
 export * from "./controller.js";
+export {
+  type CredentialsRequest,
+  CredentialsUnavailableError,
+  type PoolCredentials,
+} from "./credentials.js";
 export * from "./driver.js";
 export { isFailureOf, StepFailure } from "./errors.js";
 export { isInstanceAvailable, liveInstances } from "./instances.js";

@@ -4,8 +4,12 @@
  *
  * @module
  */
+import type { KubernetesObject } from "@kubernetes/client-node";
 import type { ClusterCache } from "../clustercache/clustercache.js";
 import type { Manager } from "../runtime/manager.js";
+import type { ResourceDescriptor } from "../runtime/resource.js";
+import type { PoolCredentials } from "./credentials.js";
+import type { PoolEnvironment } from "./driver-types.js";
 import type { InfraMachinePoolKind } from "./kind.js";
 import type { PoolPhase } from "./phase.js";
 import type { ResolvedPoolOptions } from "./resolved-options.js";
@@ -20,8 +24,10 @@ export type { ResolvedPoolOptions } from "./resolved-options.js";
  * keeps 10 s).
  *
  * @typeParam Spec - the provider's InfraMachinePool `spec` type
+ * @typeParam Env - the credentials and infrastructure cluster the driver's `ctx` carries
+ *   ({@link PoolEnvironment}), inferred from the driver
  */
-export interface MachinePoolControllerOptions<Spec> {
+export interface MachinePoolControllerOptions<Spec, Env extends PoolEnvironment = PoolEnvironment> {
   /** The manager that runs the controller (its cache, client, event recorder, logger and clock). */
   readonly manager: Manager;
   /** The provider's kind. */
@@ -36,6 +42,24 @@ export interface MachinePoolControllerOptions<Spec> {
   readonly bootstrapData?: "required" | "none";
   /** Wait for `Cluster.status.initialization.infrastructureProvisioned`. Default true. */
   readonly waitForClusterInfrastructure?: boolean;
+  /**
+   * The provider's InfraCluster kind (e.g. `AWSCluster`): the kit watches it, reads the object a
+   * pool's Cluster names in `spec.infrastructureRef` once per reconcile (from the cache), passes it
+   * to the `credentials` hook and to the driver as `ctx.infrastructureCluster`, and reconciles the
+   * Cluster's pools when its spec or metadata changes. Without it, `ctx.infrastructureCluster` is
+   * `undefined`.
+   */
+  readonly infrastructureCluster?: ResourceDescriptor<
+    NonNullable<Env["infrastructureCluster"]> & KubernetesObject
+  >;
+  /**
+   * Per-pool cloud credentials (see {@link PoolCredentials}): resolved before any cloud call, passed
+   * as `ctx.credentials`, cached until what they were read from changes. A pool whose credentials
+   * cannot be resolved waits with `Ready=False`, reason `CredentialsUnavailable`; a driver that sees
+   * them rejected throws `DriverError.credentialsRejected` (reason `CredentialsRejected`), and the
+   * kit resolves them again at the next attempt.
+   */
+  readonly credentials?: PoolCredentials<NoInfer<Env>>;
   /**
    * Default rollout strategy for every pool. A pool's own `spec.strategy` (see
    * `machinePoolStrategySchema`) wins field by field; built-in defaults fill the rest.

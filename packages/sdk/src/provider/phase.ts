@@ -15,6 +15,7 @@ import type { WorkloadClusterUnavailableError } from "../clustercache/clustercac
 import type { AutoscalerBounds } from "../contract/autoscaler.js";
 import type {
   GroupBounds,
+  InfrastructureClusterObject,
   PoolCapacity,
   PoolContext,
   PoolGroup,
@@ -36,6 +37,17 @@ export interface PhaseResult {
   readonly ready: ReadyState;
   /** Reconcile again after this long. */
   readonly requeueAfterMs?: number;
+}
+
+/**
+ * `access` (written by `cloudAccess`): what the driver's context carries besides the spec — the
+ * Cluster's infrastructure object and the pool's credentials (see `PoolCredentials`). Never logged.
+ */
+export interface AccessSection {
+  /** What the controller's `credentials` hook resolved; `undefined` without one. */
+  readonly credentials: unknown;
+  /** The Cluster's infrastructure object, when the controller was told its kind. */
+  readonly infrastructureCluster: InfrastructureClusterObject | undefined;
 }
 
 /** `spec` (written by `validateSpec`): the validated spec and the driver's context built from it. */
@@ -214,6 +226,8 @@ export interface TeardownSection {
  * @typeParam Settings - the driver's group settings
  */
 export interface PoolSections<Spec, Settings> {
+  /** By `cloudAccess`. */
+  readonly access: AccessSection;
   /** By `validateSpec`. */
   readonly spec: SpecSection<Spec>;
   /** By `capacity`. */
@@ -247,6 +261,7 @@ export type PoolSectionName = keyof PoolSections<unknown, unknown>;
 
 /** Every section name, in the order the default pipeline writes them. */
 export const POOL_SECTION_NAMES: readonly PoolSectionName[] = [
+  "access",
   "spec",
   "capacity",
   "bootstrap",

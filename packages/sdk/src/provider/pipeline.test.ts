@@ -130,6 +130,7 @@ describe("defaultPoolPhases", () => {
   it("lists the kit's phases in order", () => {
     expect(names(pipeline)).toEqual([
       "clusterInfrastructure",
+      "cloudAccess",
       "validateSpec",
       "capacity",
       "bootstrapData",
@@ -164,10 +165,11 @@ describe("defaultPoolPhases", () => {
 });
 
 describe("defaultDeletePhases", () => {
-  it("is teardown alone, writing the teardown section", () => {
+  it("resolves cloud access, then tears down, writing the teardown section", () => {
     const phases = defaultDeletePhases();
-    expect(names(phases)).toEqual(["teardown"]);
-    expect(phases[0]?.writes).toEqual(["teardown"]);
+    expect(names(phases)).toEqual(["cloudAccess", "teardown"]);
+    expect(phases[0]?.writes).toEqual(["access"]);
+    expect(phases[1]?.writes).toEqual(["teardown"]);
     expect(() => checkPhases(phases)).not.toThrow();
   });
 });
@@ -182,7 +184,7 @@ describe("insertPhase", () => {
     expect(names(before).slice(at, at + 3)).toEqual(["scale", "readsScale", "nativeRollout"]);
     expect(names(after)).toEqual(names(before));
     expect(names(insertPhase(pipeline, { after: "publish" }, reader)).at(-1)).toBe("readsScale");
-    expect(pipeline).toHaveLength(15);
+    expect(pipeline).toHaveLength(16);
     expect(() => checkPhases(before)).not.toThrow();
   });
 
@@ -230,7 +232,7 @@ describe("insertPhase", () => {
 
   it("refuses an unknown place and a name already taken", () => {
     expect(() => insertPhase(pipeline, { before: "nope" }, reader)).toThrow(
-      /^insertPhase: no phase named "nope" \(phases: clusterInfrastructure, validateSpec, /,
+      /^insertPhase: no phase named "nope" \(phases: clusterInfrastructure, cloudAccess, validateSpec, /,
     );
     expect(() => insertPhase(pipeline, { after: "scale" }, phase("publish", [], []))).toThrow(
       'insertPhase: a phase named "publish" is already there',

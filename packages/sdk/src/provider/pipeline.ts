@@ -17,6 +17,7 @@ import { nodesPhase } from "./phases/nodes.js";
 import { observePhase } from "./phases/observe.js";
 import {
   bootstrapDataPhase,
+  cloudAccessPhase,
   clusterInfrastructurePhase,
   desiredStatePhase,
   validateSpecPhase,
@@ -31,7 +32,7 @@ import { checkPhaseOrder, runPhase } from "./sections.js";
 
 /**
  * The phases of a pool that is not being deleted, in order: `clusterInfrastructure`,
- * `validateSpec`, `capacity` (the driver's `capacity` as `status.capacity` and `status.nodeInfo`,
+ * `cloudAccess` (the Cluster's infrastructure object and the pool's credentials), `validateSpec`, `capacity` (the driver's `capacity` as `status.capacity` and `status.nodeInfo`,
  * for scale from zero), `bootstrapData`, `desiredState` (template inputs, settings, purity), `observe`
  * (template versions and group, duplicate IDs), `template`, `autoscalerBounds` (the bounds the group
  * needs for the cluster-autoscaler's annotations), `group` (create, replicas, settings, bounds),
@@ -50,6 +51,7 @@ import { checkPhaseOrder, runPhase } from "./sections.js";
 export function defaultPoolPhases<Spec, Settings>(): PoolPhase<Spec, Settings>[] {
   return [
     clusterInfrastructurePhase,
+    cloudAccessPhase,
     validateSpecPhase,
     capacityPhase,
     bootstrapDataPhase,
@@ -68,16 +70,16 @@ export function defaultPoolPhases<Spec, Settings>(): PoolPhase<Spec, Settings>[]
 }
 
 /**
- * The phases of a pool being deleted: `teardown` (delete the group, wait until it is gone, delete
- * the template).
+ * The phases of a pool being deleted: `cloudAccess` (the pool's credentials), `teardown` (delete
+ * the group, wait until it is gone, delete the template).
  *
  * @example
  * ```ts
- * defaultDeletePhases().map((phase) => phase.name); // ["teardown"]
+ * defaultDeletePhases().map((phase) => phase.name); // ["cloudAccess", "teardown"]
  * ```
  */
 export function defaultDeletePhases<Spec, Settings>(): PoolPhase<Spec, Settings>[] {
-  return [teardownPhase] as PoolPhase<Spec, Settings>[];
+  return [cloudAccessPhase, teardownPhase] as PoolPhase<Spec, Settings>[];
 }
 
 /**

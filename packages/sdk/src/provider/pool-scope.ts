@@ -193,6 +193,7 @@ export function contextFor<Spec, Settings>(
 ): PoolContext<Spec> {
   const meta = scope.pool.metadata ?? {};
   const mp = scope.machinePool ? readMachinePool(scope.machinePool) : undefined;
+  const access = sectionsOf(scope).peek("access");
   return {
     pool: {
       namespace: meta.namespace ?? "",
@@ -206,5 +207,7 @@ export function contextFor<Spec, Settings>(
     replicas:
       mp === undefined || mp.replicasManagedByExternalAutoscaler ? undefined : (mp.replicas ?? 1),
     signal: scope.signal,
+    credentials: access?.credentials,
+    infrastructureCluster: access?.infrastructureCluster,
   };
 }

@@ -13,6 +13,17 @@ export const PoolReasons = {
   WaitingForOwner: "WaitingForOwner",
   /** The Cluster's infrastructure is not provisioned yet. */
   WaitingForClusterInfrastructure: "WaitingForClusterInfrastructure",
+  /**
+   * The controller's `credentials` hook could not resolve the pool's cloud credentials (a missing
+   * Secret or key, an identity object that does not exist); the message says what, never a value.
+   * Retried with backoff; a fixed Secret is picked up at the next attempt.
+   */
+  CredentialsUnavailable: "CredentialsUnavailable",
+  /**
+   * The cloud rejected the pool's credentials (the driver threw `DriverError.credentialsRejected`):
+   * the kit forgets them and resolves them again at the next attempt, with backoff.
+   */
+  CredentialsRejected: "CredentialsRejected",
   /** The MachinePool has no bootstrap data yet. */
   WaitingForBootstrapData: "WaitingForBootstrapData",
   /** The group is being created. */

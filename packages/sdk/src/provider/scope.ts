@@ -12,7 +12,12 @@ import type { Cluster, MachinePool } from "../api/cluster.x-k8s.io/v1beta2.js";
 import type { ConditionStatus } from "../conditions/types.js";
 import type { Clock } from "../runtime/clock.js";
 import type { RuntimeLogger } from "../runtime/logging.js";
-import type { AnyPoolDriver, DriverFailure, PoolContext } from "./driver.js";
+import type {
+  AnyPoolDriver,
+  DriverFailure,
+  InfrastructureClusterObject,
+  PoolContext,
+} from "./driver.js";
 import type { PoolMachinesApi } from "./machines.js";
 import type { PoolMemory } from "./memory.js";
 import type { NodeDrainApi } from "./node-drain.js";
@@ -71,6 +76,15 @@ export interface PoolApi {
     ref: { readonly apiGroup: string; readonly kind: string; readonly name: string },
     namespace: string,
   ) => Promise<ControlPlaneObject | undefined>;
+  /**
+   * The pool's Cluster's infrastructure object and its credentials (the controller's
+   * `infrastructureCluster` and `credentials` options), cached per pool; throws
+   * `CredentialsUnavailableError`. Absent: the context carries neither.
+   */
+  readonly resolveAccess?: () => Promise<{
+    readonly credentials: unknown;
+    readonly infrastructureCluster: InfrastructureClusterObject | undefined;
+  }>;
   /** Writes `MachinePool.spec.replicas` (external autoscaler hand-back). */
   setMachinePoolReplicas(machinePool: MachinePool, replicas: number): Promise<void>;
   /** InfraMachines and Machines (MachinePool Machines only; absent otherwise). */

@@ -24,7 +24,12 @@ import { CLUSTER_NAME_INDEX, hasWatchFilterLabel, indexByClusterName } from "../
 import type { Controller, ControllerBuilder } from "../runtime/controller.js";
 import type { Manager } from "../runtime/manager.js";
 import { anyPredicate, type Predicate } from "../runtime/predicates.js";
-import { objectKeyString, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
+import {
+  type ObjectKey,
+  objectKeyString,
+  type ResourceDescriptor,
+  SecretResource,
+} from "../runtime/resource.js";
 import { remediationOf } from "./machines.js";
 import { poolNodeOf } from "./nodes.js";
 import type { PoolObject } from "./scope.js";
@@ -88,6 +93,14 @@ export interface PoolWatchOptions {
   /** Watch bootstrap Secrets. */
   readonly secrets: boolean;
   /**
+   * The pools whose credentials were read from a Secret (the `credentials` hook): its change
+   * reconciles them (Secrets labelled `cluster.x-k8s.io/cluster-name`, which the kit's Secret watch
+   * holds). Turns the Secret watch on.
+   */
+  readonly poolsReadingSecret?: ((namespace: string, name: string) => ObjectKey[]) | undefined;
+  /** The provider's InfraCluster kind: its spec or metadata changes reconcile the Cluster's pools. */
+  readonly infrastructureCluster?: ResourceDescriptor<KubernetesObject> | undefined;
+  /**
    * MachinePool Machines: the InfraMachine kind to watch (mapped to its owner pool), and Machines
    * of MachinePools (mapped through their MachinePool).
    */
@@ -127,9 +140,24 @@ export function watchPools(
     const name = secret.metadata?.name;
     if (!namespace || !name) return [];
     const pools = await manager.cache.list(MachinePoolResource, { namespace });
-    return pools
+    const bootstrapped = pools
       .filter((mp) => readMachinePool(mp).bootstrapDataSecretName === name)
       .flatMap(poolOfMachinePool);
+    return [...bootstrapped, ...(options.poolsReadingSecret?.(namespace, name) ?? [])];
+  };
+  const poolsOfInfrastructureCluster = async (infra: KubernetesObject) => {
+    const namespace = infra.metadata?.namespace ?? "";
+    const owner = infra.metadata?.ownerReferences?.find(
+      (ref) => ref.kind === "Cluster" && ref.apiVersion.startsWith("cluster.x-k8s.io/"),
+    );
+    const clusterName = infra.metadata?.labels?.[Labels.ClusterName] ?? owner?.name;
+    if (!clusterName) return [];
+    const pools = await manager.cache.byIndex(
+      resource,
+      CLUSTER_NAME_INDEX,
+      objectKeyString({ namespace, name: clusterName }),
+    );
+    return pools.map((pool) => ({ namespace, name: pool.metadata?.name ?? "" }));
   };
   const clusterTransitions: Predicate<Cluster> = {
     update: (oldObj, newObj) => {
@@ -177,7 +205,14 @@ export function watchPools(
       }),
     );
   }
-  if (options.secrets) {
+  if (options.infrastructureCluster) {
+    builder.watches(options.infrastructureCluster, poolsOfInfrastructureCluster, {
+      // Not every InfraCluster carries the watch-filter label its Cluster does: the pool is filtered.
+      eventFilters: false,
+      predicates: [specOrMetadataChanged()],
+    });
+  }
+  if (options.secrets || options.poolsReadingSecret) {
     builder.watches(SecretResource, poolsOfSecret, {
       eventFilters: false,
       // An informer resync re-announces every Secret unchanged: without this, every pool would be

@@ -8,7 +8,8 @@ import { readBootstrapData } from "../../contract/bootstrap.js";
 import { readCluster } from "../../contract/readers.js";
 import { ApiError } from "../../runtime/errors.js";
 import { redactText, registerSecret } from "../../runtime/redact.js";
-import { describeSpecIssues } from "../errors.js";
+import { CredentialsUnavailableError } from "../credentials.js";
+import { describeSpecIssues, StepFailure } from "../errors.js";
 import type { PhaseResult, PoolPhase } from "../phase.js";
 import { contextFor } from "../pool-scope.js";
 import { PoolReasons } from "../reasons.js";
@@ -35,6 +36,39 @@ export const clusterInfrastructurePhase: PoolPhase<unknown, unknown, never, neve
       PoolReasons.WaitingForClusterInfrastructure,
       `Cluster ${cluster.name} infrastructure is not provisioned yet`,
     );
+  },
+};
+
+/**
+ * The Cluster's infrastructure object and the pool's credentials, for the driver's context: before
+ * any cloud call (in the delete pipeline too). Credentials that cannot be resolved are a transient
+ * failure (`CredentialsUnavailable`): the pool backs off and waits, naming what is missing.
+ */
+export const cloudAccessPhase: PoolPhase<unknown, unknown, never, "access"> = {
+  name: "cloudAccess",
+  reads: [],
+  writes: ["access"],
+  async run(scope) {
+    if (!scope.api.resolveAccess) {
+      scope.write("access", { credentials: undefined, infrastructureCluster: undefined });
+      return undefined;
+    }
+    try {
+      scope.write("access", await scope.api.resolveAccess());
+    } catch (error) {
+      if (!(error instanceof CredentialsUnavailableError)) throw error;
+      // Named after the phase: "credentials: …" would read as an assignment to the redactor.
+      throw new StepFailure(
+        "cloudAccess",
+        {
+          kind: "transient",
+          reason: PoolReasons.CredentialsUnavailable,
+          message: redactText(error.message),
+        },
+        error,
+      );
+    }
+    return undefined;
   },
 };
 

@@ -1,8 +1,23 @@
 /**
  * The cloud calls the driver makes. Implement `CloudClient` with your cloud's SDK (an auto scaling
  * group + launch template API, or a managed instance group + instance template API); the tests use an
- * in-memory implementation (test/memory-cloud.ts) with the same behaviour.
+ * in-memory implementation (test/memory-cloud.ts) with the same behaviour. Each pool's client is
+ * connected with the credentials its Cluster names (src/credentials.ts).
  */
+
+/** What a credentials Secret holds (keys `endpoint` and `token`). TODO: your cloud's credentials. */
+export interface CloudCredentials {
+  /** The cloud API's URL (a region endpoint, or an emulator in tests). */
+  readonly endpoint: string;
+  /** The access token. Secret: never log it. */
+  readonly token: string;
+}
+
+/** Connects a client with a pool's credentials (cheap: the kit caches the result per pool). */
+export type ConnectCloud = (credentials: CloudCredentials) => CloudClient;
+
+/** Raised by a `CloudClient` when the cloud refuses its credentials (401/403). */
+export class CloudUnauthorizedError extends Error {}
 
 /** One version of a launch template: what new instances boot from. */
 export interface CloudTemplateVersion {

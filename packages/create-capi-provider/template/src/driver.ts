@@ -13,7 +13,8 @@ import {
   templateStampFromTags,
   templateStampToTags,
 } from "@capi-ts/sdk";
-import { type CloudClient, CloudNotFoundError } from "./cloud.js";
+import { CloudNotFoundError, CloudUnauthorizedError } from "./cloud.js";
+import type { FooEnvironment } from "./credentials.js";
 import type { FooMachinePoolSpec } from "./kind.js";
 
 /** Group settings the kit keeps in sync (compared as a whole: keep lists sorted). */
@@ -48,11 +49,10 @@ const INSTANCE_TYPES: Readonly<Record<string, PoolCapacity>> = {
   },
 };
 
-/** The driver over a `CloudClient`. */
+/** The driver: every call goes through the pool's own client, `ctx.credentials` (src/credentials.ts). */
 export function fooDriver(
-  cloud: CloudClient,
   options: { defaultZones?: readonly string[] } = {},
-): PoolDriver<FooMachinePoolSpec, FooGroupSettings> {
+): PoolDriver<FooMachinePoolSpec, FooGroupSettings, FooEnvironment> {
   const zonesOf = (ctx: PoolContext<FooMachinePoolSpec>) =>
     [
       ...(ctx.spec.zones ??
@@ -60,6 +60,8 @@ export function fooDriver(
           ? ctx.failureDomains
           : (options.defaultZones ?? ["zone-a"]))),
     ].sort();
+  // The pool's own client, connected by the credentials hook with the credentials its Cluster names.
+  const cloud = (ctx: PoolContext<FooMachinePoolSpec, FooEnvironment>) => ctx.credentials;
   return {
     // What makes instances outdated when it changes (a rollout replaces them).
     templateInputs: (ctx) => ({ instanceType: ctx.spec.instanceType }),
@@ -71,7 +73,7 @@ export function fooDriver(
 
     async getTemplate(ctx) {
       const name = groupNameOf(ctx);
-      const template = await cloud.describeTemplate(name);
+      const template = await cloud(ctx).describeTemplate(name);
       if (!template) return [];
       // Owned resources only: a template of this name made by anyone else is never used or deleted.
       assertPoolOwns({ kind: "launch template", name, tags: template.tags }, ctx.pool);
@@ -89,7 +91,7 @@ export function fooDriver(
           message: `bootstrap format ${input.format} is not supported; use cloud-config`,
         });
       }
-      const created = await cloud.createTemplateVersion(groupNameOf(ctx), {
+      const created = await cloud(ctx).createTemplateVersion(groupNameOf(ctx), {
         instanceType: ctx.spec.instanceType,
         userData: input.userData,
         tags: templateStampToTags(input.stamp),
@@ -99,14 +101,14 @@ export function fooDriver(
     },
     async deleteTemplate(ctx, versions) {
       const name = groupNameOf(ctx);
-      const template = await cloud.describeTemplate(name);
+      const template = await cloud(ctx).describeTemplate(name);
       if (!template) return;
       assertPoolOwns({ kind: "launch template", name, tags: template.tags }, ctx.pool);
-      await cloud.deleteTemplate(name, versions);
+      await cloud(ctx).deleteTemplate(name, versions);
     },
 
     async getGroup(ctx) {
-      const group = await cloud.describeGroup(groupNameOf(ctx));
+      const group = await cloud(ctx).describeGroup(groupNameOf(ctx));
       if (!group) return undefined;
       // The kit deletes, scales and replaces only what getGroup reports: check ownership here.
       assertPoolOwns({ kind: "group", name: group.name, tags: group.tags }, ctx.pool);
@@ -131,7 +133,7 @@ export function fooDriver(
       };
     },
     createGroup: (ctx, intent) =>
-      cloud.createGroup(groupNameOf(ctx), {
+      cloud(ctx).createGroup(groupNameOf(ctx), {
         // No replicas: an external autoscaler manages them, so send no desired size at all.
         ...(intent.replicas !== undefined ? { desired: intent.replicas } : {}),
         templateVersion: intent.templateVersion,
@@ -139,22 +141,26 @@ export function fooDriver(
         tags: poolOwnerTags(ctx.pool),
       }),
     updateGroup: (ctx, update) =>
-      cloud.updateGroup(groupNameOf(ctx), {
+      cloud(ctx).updateGroup(groupNameOf(ctx), {
         ...(update.replicas !== undefined ? { desired: update.replicas } : {}),
         ...(update.templateVersion !== undefined
           ? { templateVersion: update.templateVersion }
           : {}),
         ...(update.settings ? { zones: update.settings.zones } : {}),
       }),
-    deleteGroup: (ctx) => cloud.deleteGroup(groupNameOf(ctx)),
+    deleteGroup: (ctx) => cloud(ctx).deleteGroup(groupNameOf(ctx)),
     deleteInstance: (ctx, instance, mode) =>
-      cloud.terminateInstance(groupNameOf(ctx), instance.id, mode === "shrink"),
+      cloud(ctx).terminateInstance(groupNameOf(ctx), instance.id, mode === "shrink"),
 
     classifyError(error) {
       // TODO: map your cloud SDK's errors: throttling → "throttled" (with retryAfterMs), quota and
       // invalid input → "terminal", missing → "notFound"; anything else stays transient.
       if (error instanceof CloudNotFoundError) {
         return { kind: "notFound", reason: "NotFound", message: error.message };
+      }
+      // The kit forgets the pool's client and resolves its credentials again at the next attempt.
+      if (error instanceof CloudUnauthorizedError) {
+        return { kind: "transient", reason: "CredentialsRejected", message: error.message };
       }
       return undefined;
     },

@@ -13,20 +13,29 @@ import {
   parseManagerFlags,
 } from "@capi-ts/sdk";
 import { infraMachinePoolWebhooks, WebhookServer } from "@capi-ts/sdk/webhook";
-import type { CloudClient } from "./cloud.js";
+import type { CloudClient, CloudCredentials } from "./cloud.js";
+import { fooCredentials } from "./credentials.js";
 import { fooDriver } from "./driver.js";
 import { FooMachinePool, validateFooMachinePoolSpec } from "./kind.js";
 
 const NAME = "foo-provider";
 
 /**
- * TODO: build the real cloud client. The release mounts the credentials Secret (src/manifests.ts) at
- * /home/.foo/credentials; read it here and pass every secret value to registerSecret() so that it never
- * shows up in a log line, condition or Event.
+ * TODO: build the real cloud client from a pool's credentials (the kit reads them from the Secret
+ * its Cluster names, or the default one below, and redacts their values from every log line,
+ * condition and Event).
  */
-function connectCloud(): CloudClient {
-  throw new Error("connectCloud() is not written yet: create your cloud SDK client in src/main.ts");
+function connectCloud(credentials: CloudCredentials): CloudClient {
+  throw new Error(
+    `connectCloud() is not written yet: create your cloud SDK client for ${credentials.endpoint} in src/main.ts`,
+  );
 }
+
+/** Pools whose Cluster names no identity of its own use this Secret (keys endpoint and token). */
+const DEFAULT_CREDENTIALS = {
+  namespace: process.env.POD_NAMESPACE ?? "foo-provider-system",
+  name: "foo-provider-credentials",
+};
 
 async function main(): Promise<void> {
   const flags = parseManagerFlags(process.argv.slice(2), managerFlagsCommand(NAME));
@@ -35,7 +44,11 @@ async function main(): Promise<void> {
     name: NAME,
     processMetrics: true,
   });
-  machinePoolController(fooDriver(connectCloud()), { manager, kind: FooMachinePool });
+  machinePoolController(fooDriver(), {
+    manager,
+    kind: FooMachinePool,
+    credentials: fooCredentials({ connect: connectCloud, defaultSecret: DEFAULT_CREDENTIALS }),
+  });
   manager.add(
     new WebhookServer({
       port: flags.webhookPort,

@@ -15,14 +15,14 @@ export function components(image: string) {
     image,
     // TODO: rules your own code needs beyond the kit's.
     extraRules: [],
-    // The cloud credentials, from a clusterctl variable at `clusterctl init` (base64, as
-    // `export FOO_B64ENCODED_CREDENTIALS=$(base64 -w0 < credentials-file)`), mounted read-only where
-    // connectCloud() in src/main.ts reads them. Rename the key and path to what your cloud SDK expects.
+    // The default cloud credentials (foo-provider-credentials in the provider's namespace), from
+    // clusterctl variables at `clusterctl init` (base64, as `export FOO_B64ENCODED_TOKEN=$(printf %s
+    // "$TOKEN" | base64 -w0)`). The credentials hook (src/credentials.ts) reads it through the API for
+    // pools whose Cluster names no identity of its own. Rename the keys to what your cloud needs.
     secrets: [
       {
         name: "credentials",
-        data: { credentials: "${FOO_B64ENCODED_CREDENTIALS}" },
-        mountPath: "/home/.foo",
+        data: { endpoint: "${FOO_B64ENCODED_ENDPOINT}", token: "${FOO_B64ENCODED_TOKEN}" },
       },
     ],
     // Scale from zero: the cluster-autoscaler reads the pools' status.capacity. Pass

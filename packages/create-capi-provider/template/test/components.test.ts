@@ -43,7 +43,8 @@ it.skipIf(!binaries)(
         substituteClusterctlVariables(
           componentsYAML(components("ghcr.io/acme/foo-provider:v0.1.0")),
           {
-            FOO_B64ENCODED_CREDENTIALS: Buffer.from("test-credentials").toString("base64"),
+            FOO_B64ENCODED_ENDPOINT: Buffer.from("https://api.foo.example").toString("base64"),
+            FOO_B64ENCODED_TOKEN: Buffer.from("test-token").toString("base64"),
           },
         ),
       ) as ManifestObject[];

@@ -1,14 +1,38 @@
 // The InfraMachinePool conformance suite (from @capi-ts/testing) against this provider, with the
 // in-memory cloud and the CAPI core emulator; every pool version is checked against the contract.
 import { Manager, machinePoolController } from "@capi-ts/sdk";
+import { KubeClient, NamespaceResource, SecretResource } from "@capi-ts/sdk/runtime";
 import type { ConformancePool } from "@capi-ts/testing";
 import { runMachinePoolConformance } from "@capi-ts/testing/vitest";
+import { fooCredentials } from "../src/credentials.js";
 import { fooDriver, groupNameOf, providerIdOf } from "../src/driver.js";
 import { FooMachinePool } from "../src/kind.js";
 import { MemoryCloud } from "./memory-cloud.js";
 import { joiningNodes } from "./nodes.js";
 
 const group = (pool: ConformancePool) => groupNameOf({ pool: { ...pool, uid: "" } });
+
+/** The provider's default credentials, as a release would have them in its own namespace. */
+const CREDENTIALS = { namespace: "foo-system", name: "foo-credentials" };
+
+/** Writes the credentials Secret the provider reads (kept if a previous run made it). */
+async function writeCredentials(client: KubeClient, token: string): Promise<void> {
+  const namespace = {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: CREDENTIALS.namespace },
+  };
+  await client.create(NamespaceResource, namespace).catch(() => undefined);
+  const secret = {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { ...CREDENTIALS },
+    stringData: { endpoint: "memory://foo", token },
+  };
+  await client.create(SecretResource, secret).catch(async () => {
+    await client.mergePatch(SecretResource, CREDENTIALS, { stringData: secret.stringData });
+  });
+}
 
 runMachinePoolConformance({
   name: "FooMachinePool",
@@ -20,6 +44,11 @@ runMachinePoolConformance({
   timeouts: { steadyStateMs: 800, settleMs: 250 },
   async startProvider(env) {
     const cloud = new MemoryCloud(joiningNodes(env.workloadKubeConfig));
+    // The cloud is reached only through the credentials hook: the Secret names its endpoint and token.
+    await writeCredentials(
+      new KubeClient(env.kubeConfig, { fieldManager: "foo-test" }),
+      cloud.token,
+    );
     const manager = new Manager({
       kubeConfig: env.kubeConfig,
       name: "foo-provider",
@@ -28,9 +57,13 @@ runMachinePoolConformance({
       // The suite labels its objects and checks that a pool of another team is never touched (R20).
       watchFilterValue: env.watchFilterValue,
     });
-    machinePoolController(fooDriver(cloud, { defaultZones: ["zone-a", "zone-b"] }), {
+    machinePoolController(fooDriver({ defaultZones: ["zone-a", "zone-b"] }), {
       manager,
       kind: FooMachinePool,
+      credentials: fooCredentials({
+        connect: (credentials) => cloud.connect(credentials),
+        defaultSecret: CREDENTIALS,
+      }),
       pollIntervalMs: 50,
       resyncPeriodMs: 500,
       readiness: "node",

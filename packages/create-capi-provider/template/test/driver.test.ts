@@ -1,11 +1,14 @@
 // The driver against the in-memory cloud, without Kubernetes: each call does what the kit expects.
 import type { PoolContext } from "@capi-ts/sdk";
 import { describe, expect, it } from "vitest";
+import type { CloudClient } from "../src/cloud.js";
+import type { FooEnvironment } from "../src/credentials.js";
 import { fooDriver, providerIdOf } from "../src/driver.js";
 import type { FooMachinePoolSpec } from "../src/kind.js";
 import { MemoryCloud } from "./memory-cloud.js";
 
-const ctx: PoolContext<FooMachinePoolSpec> = {
+type Ctx = PoolContext<FooMachinePoolSpec, FooEnvironment>;
+const base: Omit<Ctx, "credentials"> = {
   pool: { namespace: "default", name: "pool-a", uid: "u-1", clusterName: "c1" },
   spec: { instanceType: "small", minSize: 0, maxSize: 5 },
   version: "v1.35.0",
@@ -13,12 +16,15 @@ const ctx: PoolContext<FooMachinePoolSpec> = {
   replicas: 1,
   signal: new AbortController().signal,
 };
+/** The context of a pool whose credentials connected `cloud`. */
+const contextWith = (cloud: CloudClient): Ctx => ({ ...base, credentials: cloud });
 const stamp = { specHash: "s1", bootstrapHash: "b1", bootstrapRef: "r1" };
 
 describe("fooDriver", () => {
   it("creates a template version, a group that launches instances, and reports them", async () => {
     const cloud = new MemoryCloud();
-    const driver = fooDriver(cloud, { defaultZones: ["zone-a"] });
+    const driver = fooDriver({ defaultZones: ["zone-a"] });
+    const ctx = contextWith(cloud);
     const version = await driver.createTemplateVersion(ctx, {
       userData: "#cloud-config",
       userDataBase64: Buffer.from("#cloud-config").toString("base64"),
@@ -43,7 +49,8 @@ describe("fooDriver", () => {
 
   it("shrinks on delete in shrink mode and replaces in replace mode", async () => {
     const cloud = new MemoryCloud();
-    const driver = fooDriver(cloud);
+    const driver = fooDriver();
+    const ctx = contextWith(cloud);
     await driver.createGroup(ctx, {
       replicas: 2,
       templateVersion: "1",
@@ -59,7 +66,8 @@ describe("fooDriver", () => {
 
   it("tags what it creates with the pool and refuses a group or template another pool owns", async () => {
     const cloud = new MemoryCloud();
-    const driver = fooDriver(cloud);
+    const driver = fooDriver();
+    const ctx = contextWith(cloud);
     await driver.createTemplateVersion(ctx, {
       userData: "#cloud-config",
       userDataBase64: Buffer.from("#cloud-config").toString("base64"),
@@ -94,7 +102,8 @@ describe("fooDriver", () => {
 
   it("sends no desired size when an external autoscaler manages the replicas", async () => {
     const cloud = new MemoryCloud();
-    const driver = fooDriver(cloud);
+    const driver = fooDriver();
+    const ctx = contextWith(cloud);
     await driver.createGroup(ctx, {
       replicas: undefined,
       templateVersion: "1",
@@ -104,13 +113,27 @@ describe("fooDriver", () => {
   });
 
   it("says a missing group is not found, so deletion completes", async () => {
-    const driver = fooDriver(new MemoryCloud());
+    const driver = fooDriver();
+    const ctx = contextWith(new MemoryCloud());
     const error = await driver.updateGroup(ctx, { replicas: 1 }).catch((e: unknown) => e);
     expect(driver.classifyError?.(error)).toMatchObject({ kind: "notFound" });
   });
 
+  it("says refused credentials are CredentialsRejected, so the kit resolves them again", async () => {
+    const cloud = new MemoryCloud();
+    const driver = fooDriver();
+    const ctx = contextWith(cloud.connect({ endpoint: "memory://foo", token: "old-token" }));
+    const error = await driver.getGroup(ctx).catch((e: unknown) => e);
+    expect(driver.classifyError?.(error)).toMatchObject({
+      kind: "transient",
+      reason: "CredentialsRejected",
+    });
+    expect(String((error as Error).message)).not.toContain("old-token");
+  });
+
   it("tells what an instance type offers, for scale from zero, and nothing for an unknown one", async () => {
-    const driver = fooDriver(new MemoryCloud());
+    const driver = fooDriver();
+    const ctx = contextWith(new MemoryCloud());
     expect(await driver.capacity?.(ctx)).toMatchObject({
       capacity: { cpu: "2", memory: "4Gi" },
       nodeInfo: { architecture: "amd64", operatingSystem: "linux" },

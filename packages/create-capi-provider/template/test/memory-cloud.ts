@@ -5,11 +5,13 @@
  */
 import {
   type CloudClient,
+  type CloudCredentials,
   type CloudGroup,
   type CloudInstance,
   CloudNotFoundError,
   type CloudTemplate,
   type CloudTemplateVersion,
+  CloudUnauthorizedError,
 } from "../src/cloud.js";
 
 interface Group {
@@ -39,7 +41,31 @@ export class MemoryCloud implements CloudClient {
   private nextId = 1;
   private pending: Promise<unknown>[] = [];
 
+  /** The one token this cloud accepts (a test rotates it to see refused credentials). */
+  token = "memory-cloud-token";
+
   constructor(private readonly hooks: MemoryCloudHooks = {}) {}
+
+  /**
+   * A client holding `credentials`, as the provider's `ConnectCloud` makes one: each call is refused
+   * (`CloudUnauthorizedError`) while its token is not the cloud's.
+   */
+  connect(credentials: CloudCredentials): CloudClient {
+    return new Proxy(this, {
+      get: (target, property, receiver) => {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (typeof value !== "function") return value;
+        return async (...args: unknown[]) => {
+          if (credentials.token !== this.token) {
+            throw new CloudUnauthorizedError(
+              `${credentials.endpoint}: the token was refused (401)`,
+            );
+          }
+          return value.apply(target, args);
+        };
+      },
+    });
+  }
 
   async describeTemplate(name: string): Promise<CloudTemplate | undefined> {
     this.record("describeTemplate", false);

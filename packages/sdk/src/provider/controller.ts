@@ -93,7 +93,7 @@ export function machinePoolController<
   // hook returned and the object of the kind the options name, which is what `Env` declares.
   return new PoolReconciler(
     driver as AnyPoolDriver<Spec, Settings>,
-    options as MachinePoolControllerOptions<Spec>,
+    options as unknown as MachinePoolControllerOptions<Spec>,
   ).register();
 }
 

@@ -10,7 +10,12 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import { isNotFound } from "../runtime/errors.js";
 import { registerSecret } from "../runtime/redact.js";
 import { type ObjectKey, objectKeyString, type ResourceDescriptor } from "../runtime/resource.js";
-import type { PoolEnvironment, PoolIdentity } from "./driver-types.js";
+import type {
+  CredentialsOf,
+  InfrastructureClusterOf,
+  PoolEnvironment,
+  PoolIdentity,
+} from "./driver-types.js";
 
 /** What a {@link PoolCredentials.resolve} call may read. Every read is recorded for the cache. */
 export interface CredentialsRequest<Env extends PoolEnvironment = PoolEnvironment> {
@@ -21,7 +26,7 @@ export interface CredentialsRequest<Env extends PoolEnvironment = PoolEnvironmen
    * the identity (CAPA's `spec.identityRef`, CAPZ's `spec.identityRef`); `undefined` when the
    * controller was not told its kind or the Cluster names another kind.
    */
-  readonly infrastructureCluster: Env["infrastructureCluster"] | undefined;
+  readonly infrastructureCluster: InfrastructureClusterOf<Env> | undefined;
   /**
    * A Secret's data, decoded as UTF-8; `undefined` when it does not exist. Every value is registered
    * as a secret: redacted from logs, Events, conditions and errors from now on.
@@ -71,7 +76,7 @@ export interface CredentialsRequest<Env extends PoolEnvironment = PoolEnvironmen
  */
 export interface PoolCredentials<Env extends PoolEnvironment = PoolEnvironment> {
   /** Resolves the pool's credentials. */
-  resolve(request: CredentialsRequest<Env>): Promise<Env["credentials"]> | Env["credentials"];
+  resolve(request: CredentialsRequest<Env>): Promise<CredentialsOf<Env>> | CredentialsOf<Env>;
   /**
    * Resolve again at least this often, for credentials that expire (STS sessions, workload identity
    * tokens) or objects read with `readObject` (not watched). Default 15 minutes.

@@ -106,7 +106,7 @@ export interface PoolCallContext<Spec> {
  * environment declares a type for it, optional otherwise (so a context built by hand in a test needs
  * none).
  */
-export type PoolAccess<Env extends PoolEnvironment> = (unknown extends Env["credentials"]
+export type PoolAccess<Env extends PoolEnvironment> = (unknown extends CredentialsOf<Env>
   ? {
       /** What the controller's `credentials` hook resolved; `undefined` without one. */
       readonly credentials?: unknown;
@@ -117,15 +117,26 @@ export type PoolAccess<Env extends PoolEnvironment> = (unknown extends Env["cred
        * pool (cached until a Secret or object it read changes). Never log them: the Secret values
        * the hook read are redacted from logs, Events and conditions.
        */
-      readonly credentials: Env["credentials"];
+      readonly credentials: CredentialsOf<Env>;
     }) & {
   /**
    * The Cluster's infrastructure object when the controller was told its kind
    * (`infrastructureCluster` option) and the Cluster's `spec.infrastructureRef` names one of that
    * kind; else `undefined`. Read once per reconcile, from the manager's cache.
    */
-  readonly infrastructureCluster?: Env["infrastructureCluster"] | undefined;
+  readonly infrastructureCluster?: InfrastructureClusterOf<Env> | undefined;
 };
+
+/** The credentials an environment declares (`unknown` when it declares none). */
+export type CredentialsOf<Env extends PoolEnvironment> = "credentials" extends keyof Env
+  ? Env["credentials"]
+  : unknown;
+
+/** The infrastructure cluster kind an environment declares ({@link InfrastructureClusterObject} when none). */
+export type InfrastructureClusterOf<Env extends PoolEnvironment> =
+  "infrastructureCluster" extends keyof Env
+    ? NonNullable<Env["infrastructureCluster"]>
+    : InfrastructureClusterObject;
 
 /**
  * Everything a driver method may read: the call's context ({@link PoolCallContext}) and what the

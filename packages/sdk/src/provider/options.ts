@@ -9,7 +9,7 @@ import type { ClusterCache } from "../clustercache/clustercache.js";
 import type { Manager } from "../runtime/manager.js";
 import type { ResourceDescriptor } from "../runtime/resource.js";
 import type { PoolCredentials } from "./credentials.js";
-import type { PoolEnvironment } from "./driver-types.js";
+import type { InfrastructureClusterOf, PoolEnvironment } from "./driver-types.js";
 import type { InfraMachinePoolKind } from "./kind.js";
 import type { PoolPhase } from "./phase.js";
 import type { ResolvedPoolOptions } from "./resolved-options.js";
@@ -50,7 +50,7 @@ export interface MachinePoolControllerOptions<Spec, Env extends PoolEnvironment 
    * `undefined`.
    */
   readonly infrastructureCluster?: ResourceDescriptor<
-    NonNullable<Env["infrastructureCluster"]> & KubernetesObject
+    InfrastructureClusterOf<Env> & KubernetesObject
   >;
   /**
    * Per-pool cloud credentials (see {@link PoolCredentials}): resolved before any cloud call, passed

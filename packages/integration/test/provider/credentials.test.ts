@@ -8,8 +8,8 @@ import {
   type PoolContext,
   type PoolDriver,
 } from "@capi-ts/sdk";
-import { EventResource, type ResourceDescriptor, SecretResource } from "@capi-ts/sdk/runtime";
-import type { KubernetesObject } from "@kubernetes/client-node";
+import { EventResource, SecretResource } from "@capi-ts/sdk/runtime";
+import { DevClusterResource } from "@capi-ts/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Bed,
@@ -24,13 +24,6 @@ import {
   startBed,
 } from "./support.js";
 
-const DevClusters: ResourceDescriptor<KubernetesObject> = {
-  group: "infrastructure.cluster.x-k8s.io",
-  version: "v1beta2",
-  kind: "DevCluster",
-  plural: "devclusters",
-  scope: "Namespaced",
-};
 const SECRET_ANNOTATION = "test.capi-ts.io/credentials-secret";
 const SECRET = "cloud-credentials";
 const FIRST_TOKEN = "first-token-0123456789";
@@ -102,7 +95,7 @@ beforeAll(async () => {
   bed = await startBed({
     wrapDriver: tokenChecked,
     controller: {
-      infrastructureCluster: DevClusters,
+      infrastructureCluster: DevClusterResource,
       credentials: {
         async resolve({ infrastructureCluster, readSecret, pool }) {
           resolutions++;
@@ -126,7 +119,7 @@ beforeAll(async () => {
   // The bed made the Cluster's DevCluster provisioned; it now names the Secret, as an InfraCluster's
   // identity reference would.
   await bed.client.mergePatch(
-    DevClusters,
+    DevClusterResource,
     { namespace: ns, name: CLUSTER },
     { metadata: { annotations: { [SECRET_ANNOTATION]: SECRET } } },
   );

@@ -26,6 +26,7 @@ export {
   validateMachinePool,
 } from "./webhook.js";
 export {
+  DevClusterResource,
   kubeconfigYaml,
   markWorkloadClusterReady,
   type WorkloadClusterOptions,

@@ -50,8 +50,11 @@ function fileData(path: string | undefined): string | undefined {
   return path ? readFileSync(path).toString("base64") : undefined;
 }
 
-/** CAPD's test infrastructure kind (its CRD ships with this package), the InfraCluster stand-in. */
-const DevClusters: ResourceDescriptor<KubernetesObject> = {
+/**
+ * CAPD's test infrastructure kind (its CRD ships with this package): the InfraCluster of the
+ * Clusters {@link markWorkloadClusterReady} provisions.
+ */
+export const DevClusterResource: ResourceDescriptor<KubernetesObject> = {
   group: "infrastructure.cluster.x-k8s.io",
   version: "v1beta2",
   kind: "DevCluster",
@@ -65,7 +68,7 @@ const DevClusters: ResourceDescriptor<KubernetesObject> = {
  * DevCluster exists, its `spec.controlPlaneEndpoint` is the workload cluster's API server, and it
  * reports `status.initialization.provisioned`. Real core's Cluster controller reads it (a Cluster whose
  * provisioned infrastructure went missing is a reconcile error there). Nothing happens for another kind,
- * or where DevClusters are not served.
+ * or where DevClusterResource are not served.
  */
 async function standInInfrastructure(
   client: KubeClient,
@@ -74,8 +77,8 @@ async function standInInfrastructure(
   workload: KubeConfig,
 ): Promise<void> {
   if (
-    infrastructureRef?.apiGroup !== DevClusters.group ||
-    infrastructureRef.kind !== DevClusters.kind ||
+    infrastructureRef?.apiGroup !== DevClusterResource.group ||
+    infrastructureRef.kind !== DevClusterResource.kind ||
     !infrastructureRef.name
   ) {
     return;
@@ -83,9 +86,9 @@ async function standInInfrastructure(
   const server = new URL(workload.getCurrentCluster()?.server ?? "https://127.0.0.1:6443");
   const key = { namespace, name: infrastructureRef.name };
   try {
-    await client.create(DevClusters, {
-      apiVersion: `${DevClusters.group}/${DevClusters.version}`,
-      kind: DevClusters.kind,
+    await client.create(DevClusterResource, {
+      apiVersion: `${DevClusterResource.group}/${DevClusterResource.version}`,
+      kind: DevClusterResource.kind,
       metadata: key,
       spec: {
         backend: { docker: {} },
@@ -99,7 +102,7 @@ async function standInInfrastructure(
     if (isNotFound(error)) return; // the kind is not served here
     if (!isAlreadyExists(error)) throw error;
   }
-  await client.mergePatchStatus(DevClusters, key, {
+  await client.mergePatchStatus(DevClusterResource, key, {
     status: { initialization: { provisioned: true } },
   });
 }

@@ -1,8 +1,17 @@
 export {
+  ConversionError,
+  ConversionFunctionError,
+  type ConvertibleContent,
+  type KindConversion,
+  type SpokeVersion,
+  type ToHubContext,
+} from "./conversion.js";
+export {
   type DefinedResource,
   defineInfraMachinePool,
   generateInfraMachinePoolTypes,
   type InfraMachinePoolContractSpec,
+  type InfraMachinePoolContent,
   type InfraMachinePoolContractStatus,
   type InfraMachinePoolDefinition,
   type InfraMachinePoolInput,

@@ -9,6 +9,7 @@ import {
 import { conversionWebhook } from "../webhook/conversion.js";
 import { ConversionError } from "./conversion.js";
 import { defineInfraMachinePool, type InfraMachinePoolContent } from "./define.js";
+import type { Manifest } from "./manifest.js";
 
 const hubSpec = z.object({
   instanceType: z.string().min(1),
@@ -20,8 +21,10 @@ const poolStatus = z.object({ asgName: z.string().optional() });
 type Hub = InfraMachinePoolContent<z.output<typeof hubSpec>, z.output<typeof poolStatus>>;
 type V1beta1 = {
   spec: z.output<typeof v1beta1Spec> & Record<string, unknown>;
-  status?: Record<string, unknown>;
+  status?: Hub["status"];
 };
+const crdSpec = (crd: Manifest) =>
+  crd.spec as { versions: unknown[]; conversion?: Record<string, unknown> };
 
 function defineFoo(lossy = false, throwing?: Error) {
   return defineInfraMachinePool({
@@ -82,7 +85,7 @@ const hubPool = {
 
 describe("defineInfraMachinePool with spokes", () => {
   it("writes a schema per version, storage on the hub only, and a webhook conversion", () => {
-    const versions = Foo.crd.spec.versions as Array<{
+    const versions = crdSpec(Foo.crd).versions as Array<{
       name: string;
       storage: boolean;
       schema: {
@@ -100,14 +103,14 @@ describe("defineInfraMachinePool with spokes", () => {
       ).sort();
     expect(fields("v1beta1")).toEqual(["instanceType", "providerID", "providerIDList", "subnet"]);
     expect(fields("v1beta2")).toContain("spot");
-    expect(Foo.crd.spec.conversion).toMatchObject({
+    expect(crdSpec(Foo.crd).conversion).toMatchObject({
       strategy: "Webhook",
       webhook: {
         conversionReviewVersions: ["v1"],
         clientConfig: { service: { path: "/convert" } },
       },
     });
-    expect(Foo.templateCrd.spec.conversion).toMatchObject({ strategy: "Webhook" });
+    expect(crdSpec(Foo.templateCrd).conversion).toMatchObject({ strategy: "Webhook" });
     expect(Foo.crd.metadata.labels?.["cluster.x-k8s.io/v1beta2"]).toBe("v1beta1_v1beta2");
   });
 
@@ -119,7 +122,7 @@ describe("defineInfraMachinePool with spokes", () => {
       spec: hubSpec,
     });
     expect(single.conversion).toBeUndefined();
-    expect(single.crd.spec.conversion).toBeUndefined();
+    expect(crdSpec(single.crd).conversion).toBeUndefined();
   });
 
   it("refuses spokes that miss a version or name the hub", () => {
@@ -129,7 +132,11 @@ describe("defineInfraMachinePool with spokes", () => {
       versions: ["v1alpha1", "v1beta1", "v1beta2"],
       spec: hubSpec,
     };
-    const spoke = { spec: v1beta1Spec, toHub: () => ({ spec: {} }), fromHub: () => ({ spec: {} }) };
+    const spoke = {
+      spec: v1beta1Spec,
+      toHub: () => ({ spec: { instanceType: "x" } }),
+      fromHub: () => ({ spec: {} }),
+    };
     expect(() => defineInfraMachinePool({ ...base, spokes: { v1beta1: spoke } })).toThrow(
       /version v1alpha1 has no entry in spokes/,
     );
@@ -260,7 +267,7 @@ describe("renderComponents with a converting kind", () => {
       expect(crd.metadata.annotations).toEqual({
         "cert-manager.io/inject-ca-from": "foo-provider-system/foo-provider-serving-cert",
       });
-      expect(crd.spec.conversion).toMatchObject({
+      expect(crdSpec(crd).conversion).toMatchObject({
         strategy: "Webhook",
         webhook: {
           clientConfig: {

@@ -15,6 +15,17 @@ export interface ConvertibleContent {
   status?: Record<string, unknown>;
 }
 
+/**
+ * The content of an object at a spoke as `SpokeVersion` sees it by default: any spec and status. A
+ * conversion may declare its own, narrower type for it (`{ spec: z.output<typeof v1beta1Spec> }`).
+ */
+export interface SpokeContent {
+  /** The spec at the spoke, contract fields included. */
+  spec: object;
+  /** The status at the spoke, contract fields included. */
+  status?: object;
+}
+
 /** What a spoke → hub conversion is told besides the spoke's content. */
 export interface ToHubContext<Hub> {
   /**
@@ -33,7 +44,7 @@ export interface ToHubContext<Hub> {
  * with a generic message. Contract fields (`spec.providerIDList`, `status.conditions`, …) exist at every
  * version: the SDK carries those a conversion leaves unset.
  */
-export interface SpokeVersion<Hub = ConvertibleContent, Spoke = ConvertibleContent> {
+export interface SpokeVersion<Hub = ConvertibleContent, Spoke = SpokeContent> {
   /** The provider's own spec fields at this version (the contract fields are added). */
   readonly spec: z.ZodObject;
   /** The provider's own status fields at this version (the contract fields are added). */
@@ -90,7 +101,7 @@ export interface KindConversionInput {
   readonly hub: string;
   readonly versions: readonly string[];
   readonly hubSchemas: { readonly spec: z.ZodObject; readonly status: z.ZodObject | undefined };
-  readonly spokes: Readonly<Record<string, SpokeVersion>>;
+  readonly spokes: Readonly<Record<string, SpokeVersion<ConvertibleContent, ConvertibleContent>>>;
 }
 
 type JsonObject = Record<string, unknown>;
@@ -210,7 +221,8 @@ export function kindConversion(input: KindConversionInput): KindConversion {
     return result as unknown as ConvertibleContent;
   };
 
-  const spokeOf = (version: string): SpokeVersion => spokes[version] as SpokeVersion;
+  const spokeOf = (version: string) =>
+    spokes[version] as SpokeVersion<ConvertibleContent, ConvertibleContent>;
 
   const dropConversionData = (object: JsonObject): void => {
     const metadata = object.metadata;

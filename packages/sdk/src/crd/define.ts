@@ -13,7 +13,12 @@ import {
   contractStatusProperties,
   contractStatusZod,
 } from "./contract-fields.js";
-import { type KindConversion, kindConversion, type SpokeVersion } from "./conversion.js";
+import {
+  type ConvertibleContent,
+  type KindConversion,
+  kindConversion,
+  type SpokeVersion,
+} from "./conversion.js";
 import { type InfraMachineDefinition, infraMachineDefinition } from "./machine.js";
 import type { Manifest } from "./manifest.js";
 import {
@@ -652,7 +657,9 @@ export function defineInfraMachinePool<
           hub: storageVersion,
           versions,
           hubSchemas: { spec: input.spec, status: input.status },
-          spokes: spokes as Readonly<Record<string, SpokeVersion>>,
+          spokes: spokes as unknown as Readonly<
+            Record<string, SpokeVersion<ConvertibleContent, ConvertibleContent>>
+          >,
         })
       : undefined,
     crd,

@@ -3,6 +3,7 @@ export {
   ConversionFunctionError,
   type ConvertibleContent,
   type KindConversion,
+  type SpokeContent,
   type SpokeVersion,
   type ToHubContext,
 } from "./conversion.js";

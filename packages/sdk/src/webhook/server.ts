@@ -176,6 +176,11 @@ export class WebhookServer implements Runnable {
    * server.register("/validate-foo", (request) => ({ allowed: true }));
    * ```
    */
+  register(path: string, handler: AdmissionHandler): this;
+  /** Serves a conversion handler (`conversionWebhook`) at `path`, usually `/convert`. */
+  register(path: string, handler: ConversionHandler): this;
+  /** Serves every entry of a path → handler map (`infraMachinePoolWebhooks`). */
+  register(handlers: Readonly<Record<string, AdmissionHandler | ConversionHandler>>): this;
   register(
     path: string | Readonly<Record<string, AdmissionHandler | ConversionHandler>>,
     handler?: AdmissionHandler | ConversionHandler,

@@ -8,7 +8,11 @@ import {
 } from "../provider/testing-conversion.js";
 import { conversionWebhook } from "../webhook/conversion.js";
 import { ConversionError } from "./conversion.js";
-import { defineInfraMachinePool, type InfraMachinePoolContent } from "./define.js";
+import {
+  defineInfraMachinePool,
+  generateInfraMachinePoolTypes,
+  type InfraMachinePoolContent,
+} from "./define.js";
 import type { Manifest } from "./manifest.js";
 
 const hubSpec = z.object({
@@ -112,6 +116,14 @@ describe("defineInfraMachinePool with spokes", () => {
     });
     expect(crdSpec(Foo.templateCrd).conversion).toMatchObject({ strategy: "Webhook" });
     expect(Foo.crd.metadata.labels?.["cluster.x-k8s.io/v1beta2"]).toBe("v1beta1_v1beta2");
+  });
+
+  it("generates the types of every version from the CRDs", async () => {
+    const files = await generateInfraMachinePoolTypes(Foo, { runtime: "source" });
+    const text = files.map((file) => file.content).join("\n");
+    expect(files.map((file) => file.path).join(" ")).toMatch(/v1beta1/);
+    expect(text).toContain("subnet");
+    expect(text).toContain("spot");
   });
 
   it("keeps the single-schema form as it was (no conversion)", () => {

@@ -32,7 +32,8 @@ export interface ToHubContext<Hub> {
    * The hub content this object had when it was last converted from the hub to this spoke, read back
    * from the `cluster.x-k8s.io/conversion-data` annotation (`undefined` when there is none: the object
    * was written at this version, or the spoke held everything). Copy from it only the fields the spoke
-   * cannot hold: the others may have been changed since, through this version.
+   * cannot hold: the others may have been changed since, through this version. Anyone who may edit the
+   * object may edit the annotation too: check what you copy as you would the spec.
    */
   readonly restored: Hub | undefined;
 }

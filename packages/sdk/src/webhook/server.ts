@@ -101,6 +101,7 @@ const LARGE_BODY_BYTES = 1024 * 1024;
 const LARGE_SHARE = 0.75;
 
 class BadRequest extends Error {}
+class ConversionTimeout extends Error {}
 class BodyTooLarge extends Error {}
 
 /**
@@ -434,7 +435,7 @@ export class WebhookServer implements Runnable {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new Error(`the conversion did not finish within ${timeoutMs} ms`)),
+        () => reject(new ConversionTimeout(`the conversion did not finish within ${timeoutMs} ms`)),
         timeoutMs,
       );
     });
@@ -446,10 +447,9 @@ export class WebhookServer implements Runnable {
     } catch (error) {
       // The handler answers its own failures; this is a hang or a bug, whose message is not echoed.
       this.logger.error({ err: error, path }, "conversion webhook failed");
-      const timedOut = error instanceof Error && error.message.startsWith("the conversion did not");
       return conversionFailure(
-        timedOut
-          ? (error as Error).message
+        error instanceof ConversionTimeout
+          ? error.message
           : `webhook ${path} failed (the provider's log has the error)`,
       );
     } finally {

@@ -71,7 +71,8 @@ export interface ConvertibleKind {
  * writes point. It converts each object of a review to `desiredAPIVersion` through the hub. A review
  * it cannot answer (malformed, an unknown group, kind or version, a conversion that throws) is answered
  * `result.status: Failure` with a message naming the object and what went wrong, never its content;
- * the error a conversion threw is logged.
+ * the error a conversion threw is logged. Kinds without `spokes` are accepted and left out (their CRDs
+ * call no webhook).
  *
  * @example
  * ```ts
@@ -81,12 +82,10 @@ export interface ConvertibleKind {
 export function conversionWebhook(kinds: readonly ConvertibleKind[]): ConversionHandler {
   const byGroupKind = new Map<string, KindConversion>();
   for (const kind of kinds) {
+    // A kind with one schema needs no conversion (its CRD names no webhook): serving /convert anyway
+    // lets a provider register it once and add a version later without touching its main.
     const conversion = kind.conversion;
-    if (!conversion) {
-      throw new TypeError(
-        `conversionWebhook: ${kind.kind} has one schema for every version (no spokes); it needs no conversion webhook`,
-      );
-    }
+    if (!conversion) continue;
     for (const name of conversion.kinds) byGroupKind.set(`${conversion.group}/${name}`, conversion);
   }
   const handler = (request: ConversionRequest, logger?: RuntimeLogger): ConversionResult => {

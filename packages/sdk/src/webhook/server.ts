@@ -118,7 +118,9 @@ class BodyTooLarge extends Error {}
  * `headerReadTimeoutMs`, a slow request after `requestTimeoutMs`, an idle connection after
  * `idleTimeoutMs`, and connections past `maxConnections` are closed (defaults:
  * {@link DEFAULT_WEBHOOK_SERVER_LIMITS}). A review of a kind its handler does not judge is denied (see
- * `forKinds`).
+ * `forKinds`). A conversion handler (`conversionWebhook`, at `/convert`) is served with the same bounds
+ * and speaks ConversionReview: a malformed review, an unknown version or a failed conversion is answered
+ * `result.status: Failure` (HTTP 200, as the API server expects), a body past `maxBodyBytes` 413.
  *
  * @example
  * ```ts

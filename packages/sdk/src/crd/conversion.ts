@@ -94,14 +94,21 @@ export interface KindConversion {
   convert(object: Readonly<Record<string, unknown>>, toVersion: string): Record<string, unknown>;
 }
 
-/** What {@link kindConversion} builds from. */
+/** What {@link kindConversion} builds from: the checked input of `defineInfraMachinePool`. */
 export interface KindConversionInput {
+  /** API group of the kinds. */
   readonly group: string;
+  /** The pool kind. */
   readonly kind: string;
+  /** `<Kind>Template`. */
   readonly templateKind: string;
+  /** The storage version. */
   readonly hub: string;
+  /** Every served version, hub included. */
   readonly versions: readonly string[];
+  /** The hub's own schemas (`spec`, `status` of the input). */
   readonly hubSchemas: { readonly spec: z.ZodObject; readonly status: z.ZodObject | undefined };
+  /** Every other version, with its schemas and conversions. */
   readonly spokes: Readonly<Record<string, SpokeVersion<ConvertibleContent, ConvertibleContent>>>;
 }
 
@@ -120,7 +127,7 @@ function isObject(value: unknown): value is JsonObject {
 }
 
 /** JSON-equal: what the API server would store for both is the same (undefined fields dropped). */
-export function sameJson(a: unknown, b: unknown): boolean {
+function sameJson(a: unknown, b: unknown): boolean {
   return isDeepStrictEqual(
     JSON.parse(JSON.stringify(a ?? null)),
     JSON.parse(JSON.stringify(b ?? null)),

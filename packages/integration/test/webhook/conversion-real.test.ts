@@ -266,5 +266,30 @@ describe.skipIf(!binaries)("webhook conversion on a real kube-apiserver", () => 
       spec: Record<string, unknown>;
     };
     expect(plain.spec).toEqual({ instanceType: "small", subnets: ["z"] });
+
+    // The template converts with the same functions, on spec.template.spec.
+    const templates = (version: string, name = "") =>
+      `/apis/${GROUP}/${version}/namespaces/default/convmachinepooltemplates${name ? `/${name}` : ""}`;
+    await client.request({
+      method: "POST",
+      path: templates("v1beta2"),
+      body: {
+        apiVersion: `${GROUP}/v1beta2`,
+        kind: "ConvMachinePoolTemplate",
+        metadata: { name: "tpl", namespace: "default" },
+        spec: { template: { spec: hubPool.spec } },
+      },
+    });
+    const template = (await client.request({
+      method: "GET",
+      path: templates("v1beta1", "tpl"),
+    })) as {
+      metadata: { annotations?: Record<string, string> };
+      spec: { template: { spec: Record<string, unknown> } };
+    };
+    expect(template.spec.template.spec).toEqual({ instanceType: "large", subnet: "a" });
+    expect(
+      JSON.parse(template.metadata.annotations?.["cluster.x-k8s.io/conversion-data"] ?? "{}").spec,
+    ).toEqual(hubPool.spec);
   }, 90_000);
 });

@@ -12,7 +12,12 @@ import {
   managerOptionsFromFlags,
   parseManagerFlags,
 } from "@capi-ts/sdk";
-import { infraMachinePoolWebhooks, WebhookServer } from "@capi-ts/sdk/webhook";
+import {
+  CONVERSION_WEBHOOK_PATH,
+  conversionWebhook,
+  infraMachinePoolWebhooks,
+  WebhookServer,
+} from "@capi-ts/sdk/webhook";
 import type { CloudClient, CloudCredentials } from "./cloud.js";
 import { fooCredentials } from "./credentials.js";
 import { fooDriver } from "./driver.js";
@@ -54,7 +59,10 @@ async function main(): Promise<void> {
       port: flags.webhookPort,
       certDir: flags.webhookCertDir,
       logger: manager.logger,
-    }).register(infraMachinePoolWebhooks(FooMachinePool, { validate: validateFooMachinePoolSpec })),
+    })
+      .register(infraMachinePoolWebhooks(FooMachinePool, { validate: validateFooMachinePoolSpec }))
+      // Converts between API versions once the kind has spokes (see "Changing your API").
+      .register(CONVERSION_WEBHOOK_PATH, conversionWebhook([FooMachinePool])),
   );
   await manager.start();
 }

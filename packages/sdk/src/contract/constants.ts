@@ -65,6 +65,11 @@ export const Annotations = {
   TopologyDryRun: "topology.cluster.x-k8s.io/dry-run",
   /** InfraCluster only: managed by something other than the provider. */
   ManagedBy: "cluster.x-k8s.io/managed-by",
+  /**
+   * On an object read at an older API version: the JSON of the hub (storage) version's fields that
+   * version cannot hold, so converting back restores them (CAPI's `util/conversion` keeps the same).
+   */
+  ConversionData: "cluster.x-k8s.io/conversion-data",
 } as const;
 
 /**

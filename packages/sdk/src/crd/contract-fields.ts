@@ -268,3 +268,21 @@ export const contractStatusZod = {
     )
     .optional(),
 };
+
+/** The spec fields the contract owns; a provider's schema must not declare them. */
+export const CONTRACT_SPEC_KEYS: readonly string[] = ["providerIDList", "providerID"];
+
+/** The status fields the contract owns (and the two core panics on, G4). */
+export const CONTRACT_STATUS_KEYS: readonly string[] = [
+  "ready",
+  "initialization",
+  "replicas",
+  "conditions",
+  "capacity",
+  "nodeInfo",
+  "observedGeneration",
+  "infrastructureMachineKind",
+  "instances",
+  "failureReason",
+  "failureMessage",
+];

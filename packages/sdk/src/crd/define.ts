@@ -6,11 +6,19 @@ import { calculateCRDName } from "../contract/format.js";
 import type { OwnerReference } from "../contract/owners.js";
 import type { KubeObject, ResourceRef } from "../patch/transport.js";
 import {
+  CONTRACT_SPEC_KEYS,
+  CONTRACT_STATUS_KEYS,
   contractSpecProperties,
   contractSpecZod,
   contractStatusProperties,
   contractStatusZod,
 } from "./contract-fields.js";
+import {
+  type ConvertibleContent,
+  type KindConversion,
+  kindConversion,
+  type SpokeVersion,
+} from "./conversion.js";
 import { type InfraMachineDefinition, infraMachineDefinition } from "./machine.js";
 import type { Manifest } from "./manifest.js";
 import {
@@ -45,14 +53,30 @@ export interface InfraMachinePoolInput<
   group: string;
   /** Kind, by convention `<Env>MachinePool`. */
   kind: string;
-  /** Served versions (all with the same schema); they make the contract label value (R4). */
+  /**
+   * Served versions; they make the contract label value (R4). Without `spokes` all have the schema of
+   * `spec` and `status`; with `spokes`, the storage version has it and each other version its own.
+   */
   versions: readonly string[];
-  /** Storage version (default: the last of `versions`). */
+  /**
+   * Storage version (default: the last of `versions`). With `spokes` it is the hub every other version
+   * converts through.
+   */
   storageVersion?: string;
-  /** The provider's own spec fields; the contract fields are added (do not declare them). */
+  /** The provider's own spec fields (of the storage version); the contract fields are added (do not declare them). */
   spec: Spec;
-  /** The provider's own status fields; the contract fields are added (do not declare them). */
+  /** The provider's own status fields (of the storage version); the contract fields are added (do not declare them). */
   status?: Status;
+  /**
+   * Versions with a schema of their own: every served version but the storage one (the hub), with its
+   * schemas and its conversions to and from the hub. The CRDs then carry one schema per version and
+   * `conversion.strategy: Webhook` (the manager serves it, `conversionWebhook`); what a version cannot
+   * hold is kept in the `cluster.x-k8s.io/conversion-data` annotation, so a round trip loses nothing.
+   * Check each with `expectLosslessConversion` of `@capi-ts/sdk/provider/testing`.
+   */
+  spokes?: Readonly<
+    Record<string, SpokeVersion<InfraMachinePoolContent<z.output<Spec>, z.output<Status>>>>
+  >;
   /**
    * MachinePool Machines (R11): `true` (or `{ kind }`) defines the InfraMachine kind of the pool
    * (default `<Kind>Machine`, in the same group and versions; see {@link InfraMachineDefinition}),
@@ -127,6 +151,20 @@ export interface InfraMachinePoolContractStatus {
   }>;
 }
 
+/**
+ * What a conversion of an InfraMachinePool rewrites, typed at the hub: its spec and status, contract
+ * fields included (a template's `spec.template.spec` comes as `spec`, with no status).
+ */
+export interface InfraMachinePoolContent<
+  Spec = Record<string, unknown>,
+  Status = Record<string, unknown>,
+> {
+  /** Provider spec plus contract fields. */
+  spec: Spec & InfraMachinePoolContractSpec;
+  /** Provider status plus contract fields. */
+  status?: Status & InfraMachinePoolContractStatus;
+}
+
 /** An InfraMachinePool object of a provider kind. */
 export interface InfraMachinePoolObject<
   Spec = Record<string, unknown>,
@@ -184,6 +222,11 @@ export interface InfraMachinePoolDefinition<Spec extends z.ZodObject, Status ext
   readonly templateResource: ResourceRef & DefinedResource;
   /** The conventional finalizer `<kind-lowercase>.<group>` (R23). */
   readonly finalizer: string;
+  /**
+   * How objects convert between versions (given `spokes`), or `undefined` when every version has the
+   * same schema. The conversion webhook and the round-trip checks use it.
+   */
+  readonly conversion: KindConversion | undefined;
   /** The InfraMachinePool CRD, with the contract label core uses to pick the served version. */
   readonly crd: Manifest;
   /** The `<Kind>Template` CRD (R18). */
@@ -202,21 +245,6 @@ export interface InfraMachinePoolDefinition<Spec extends z.ZodObject, Status ext
   /** The manifests as a multi-document YAML string. */
   toYAML(): string;
 }
-
-const CONTRACT_SPEC_KEYS = ["providerIDList", "providerID"];
-const CONTRACT_STATUS_KEYS = [
-  "ready",
-  "initialization",
-  "replicas",
-  "conditions",
-  "capacity",
-  "nodeInfo",
-  "observedGeneration",
-  "infrastructureMachineKind",
-  "instances",
-  "failureReason",
-  "failureMessage",
-];
 
 function check(condition: boolean, message: string): void {
   if (!condition) throw new Error(`defineInfraMachinePool: ${message}`);
@@ -317,6 +345,36 @@ export function defineInfraMachinePool<
     );
   }
 
+  const spokes = input.spokes;
+  if (spokes !== undefined) {
+    for (const version of Object.keys(spokes)) {
+      check(
+        versions.includes(version),
+        `spokes.${version} is not one of the served versions ${versions.join(", ")}`,
+      );
+      check(
+        version !== storageVersion,
+        `spokes.${version} is the storage version, the hub: its schema is spec and status, and it converts to nothing`,
+      );
+      const spoke = spokes[version] as SpokeVersion;
+      check(
+        spoke.spec instanceof z.ZodObject &&
+          (spoke.status === undefined || spoke.status instanceof z.ZodObject),
+        `spokes.${version}: spec (and status, if given) must be z.object({...}) of that version's own fields`,
+      );
+      check(
+        typeof spoke.toHub === "function" && typeof spoke.fromHub === "function",
+        `spokes.${version} needs toHub and fromHub conversions`,
+      );
+    }
+    for (const version of versions) {
+      check(
+        version === storageVersion || Object.hasOwn(spokes, version),
+        `version ${version} has no entry in spokes: with spokes, every served version but the storage version ${storageVersion} needs its schemas and conversions`,
+      );
+    }
+  }
+
   const plural = pluralize(kind.toLowerCase());
   const crdName = calculateCRDName(group, kind);
   const templateKind = `${kind}Template`;
@@ -335,21 +393,59 @@ export function defineInfraMachinePool<
       })
     : undefined;
 
-  const ownSpec = objectProperties(zodToStructuralSchema(input.spec, "spec"), "spec");
-  const ownStatus = input.status
-    ? objectProperties(zodToStructuralSchema(input.status, "status"), "status")
-    : ({ type: "object" } as StructuralSchema);
-  const specSchema = injectFields(ownSpec, contractSpecProperties(), CONTRACT_SPEC_KEYS, "spec");
-  const statusSchema = injectFields(
-    ownStatus,
-    contractStatusProperties({ machinePoolMachines, instances }),
-    CONTRACT_STATUS_KEYS,
-    "status",
+  // The CRD schemas of one version: the provider's fields plus the contract's.
+  const structuralSchemas = (spec: z.ZodObject, status: z.ZodObject | undefined, at: string) => {
+    const prefix = at ? `${at}.` : "";
+    const ownSpec = objectProperties(zodToStructuralSchema(spec, `${prefix}spec`), `${prefix}spec`);
+    const ownStatus = status
+      ? objectProperties(zodToStructuralSchema(status, `${prefix}status`), `${prefix}status`)
+      : ({ type: "object" } as StructuralSchema);
+    const specSchema = injectFields(
+      ownSpec,
+      contractSpecProperties(),
+      CONTRACT_SPEC_KEYS,
+      `${prefix}spec`,
+    );
+    const statusSchema = injectFields(
+      ownStatus,
+      contractStatusProperties({ machinePoolMachines, instances }),
+      CONTRACT_STATUS_KEYS,
+      `${prefix}status`,
+    );
+    if (!specSchema.description)
+      specSchema.description = `spec defines the desired state of ${kind}.`;
+    if (!statusSchema.description)
+      statusSchema.description = `status defines the observed state of ${kind}.`;
+    return { specSchema, statusSchema };
+  };
+  const schemasByVersion = new Map(
+    versions.map((version) => {
+      const spoke = spokes?.[version];
+      return [
+        version,
+        spoke
+          ? structuralSchemas(spoke.spec, spoke.status, `spokes.${version}`)
+          : structuralSchemas(input.spec, input.status, ""),
+      ] as const;
+    }),
   );
-  if (!specSchema.description)
-    specSchema.description = `spec defines the desired state of ${kind}.`;
-  if (!statusSchema.description)
-    statusSchema.description = `status defines the observed state of ${kind}.`;
+  const schemasOf = (version: string) =>
+    schemasByVersion.get(version) as ReturnType<typeof structuralSchemas>;
+  // Conversion goes through a webhook the manager serves; renderComponents points the placeholder
+  // Service (kubebuilder's names) at the provider's own and has cert-manager inject its CA.
+  const conversionSpec = spokes
+    ? {
+        conversion: {
+          strategy: "Webhook",
+          webhook: {
+            conversionReviewVersions: ["v1"],
+            clientConfig: {
+              service: { name: "webhook-service", namespace: "system", path: "/convert" },
+            },
+          },
+        },
+      }
+    : {};
 
   const labels = { [contractLabel("v1beta2")]: versions.join("_") };
   const categories = ["cluster-api", ...(input.categories ?? [])];
@@ -421,39 +517,46 @@ export function defineInfraMachinePool<
         name,
         served: true,
         storage: name === storageVersion,
-        schema: { openAPIV3Schema: rootSchema(specSchema, statusSchema) },
+        schema: {
+          openAPIV3Schema: rootSchema(schemasOf(name).specSchema, schemasOf(name).statusSchema),
+        },
         subresources: { status: {} },
         additionalPrinterColumns: columns,
       })),
+      ...structuredClone(conversionSpec),
     },
   };
 
-  const templateSpec: StructuralSchema = {
-    type: "object",
-    description: `spec defines the desired state of ${templateKind}.`,
-    properties: {
-      template: {
-        type: "object",
-        description: `template is the ${kind} to create from this template.`,
-        properties: {
-          metadata: {
-            type: "object",
-            description: "metadata is the standard object metadata (labels and annotations only).",
-            minProperties: 1,
-            properties: {
-              labels: { type: "object", additionalProperties: { type: "string" } },
-              annotations: { type: "object", additionalProperties: { type: "string" } },
+  const templateRootOf = (specSchema: StructuralSchema): StructuralSchema => {
+    const templateSpec: StructuralSchema = {
+      type: "object",
+      description: `spec defines the desired state of ${templateKind}.`,
+      properties: {
+        template: {
+          type: "object",
+          description: `template is the ${kind} to create from this template.`,
+          properties: {
+            metadata: {
+              type: "object",
+              description:
+                "metadata is the standard object metadata (labels and annotations only).",
+              minProperties: 1,
+              properties: {
+                labels: { type: "object", additionalProperties: { type: "string" } },
+                annotations: { type: "object", additionalProperties: { type: "string" } },
+              },
             },
+            spec: specSchema,
           },
-          spec: specSchema,
+          required: ["spec"],
         },
-        required: ["spec"],
       },
-    },
-    required: ["template"],
+      required: ["template"],
+    };
+    const templateRoot = rootSchema(templateSpec);
+    templateRoot.required = ["spec"];
+    return templateRoot;
   };
-  const templateRoot = rootSchema(templateSpec);
-  templateRoot.required = ["spec"];
   const templateCrd: Manifest = {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
@@ -472,8 +575,9 @@ export function defineInfraMachinePool<
         name,
         served: true,
         storage: name === storageVersion,
-        schema: { openAPIV3Schema: templateRoot },
+        schema: { openAPIV3Schema: templateRootOf(schemasOf(name).specSchema) },
       })),
+      ...structuredClone(conversionSpec),
     },
   };
 
@@ -545,6 +649,19 @@ export function defineInfraMachinePool<
     },
     finalizer: finalizerFor(kind, group),
     machine,
+    conversion: spokes
+      ? kindConversion({
+          group,
+          kind,
+          templateKind,
+          hub: storageVersion,
+          versions,
+          hubSchemas: { spec: input.spec, status: input.status },
+          spokes: spokes as unknown as Readonly<
+            Record<string, SpokeVersion<ConvertibleContent, ConvertibleContent>>
+          >,
+        })
+      : undefined,
     crd,
     templateCrd,
     clusterRole,

@@ -1,7 +1,17 @@
 export {
+  ConversionError,
+  ConversionFunctionError,
+  type ConvertibleContent,
+  type KindConversion,
+  type SpokeContent,
+  type SpokeVersion,
+  type ToHubContext,
+} from "./conversion.js";
+export {
   type DefinedResource,
   defineInfraMachinePool,
   generateInfraMachinePoolTypes,
+  type InfraMachinePoolContent,
   type InfraMachinePoolContractSpec,
   type InfraMachinePoolContractStatus,
   type InfraMachinePoolDefinition,

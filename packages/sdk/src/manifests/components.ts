@@ -2,6 +2,7 @@ import { dump } from "js-yaml";
 import { Labels } from "../contract/constants.js";
 import type { InfraMachinePoolDefinition } from "../crd/define.js";
 import type { Manifest } from "../crd/manifest.js";
+import { CONVERSION_WEBHOOK_PATH } from "../webhook/conversion.js";
 import { webhookPath } from "../webhook/handlers.js";
 import { DEFAULT_WEBHOOK_CERT_DIR } from "../webhook/server.js";
 import {
@@ -26,7 +27,7 @@ export type ComponentKind = Pick<
   | "clusterRole"
   | "templateResource"
 > &
-  Partial<Pick<InfraMachinePoolDefinition<never, never>, "machine">>;
+  Partial<Pick<InfraMachinePoolDefinition<never, never>, "machine" | "conversion">>;
 
 /** Options of {@link ComponentsOptions.autoscalerRole}. */
 export interface AutoscalerRoleOptions {
@@ -314,7 +315,9 @@ export function renderComponents(options: ComponentsOptions): Manifest[] {
   const certSecret = `${prefix}-webhook-service-cert`;
   const validating = options.validating ?? true;
   const defaulting = options.defaulting ?? false;
-  const webhooks = validating || defaulting;
+  // A kind with several schemas needs the conversion webhook, so the webhook Service and certificate too.
+  const converting = options.kinds.some((kind) => kind.conversion !== undefined);
+  const webhooks = validating || defaulting || converting;
   const extra = podVolumes(options, prefix, webhooks);
 
   const objects: Manifest[] = [
@@ -326,7 +329,7 @@ export function renderComponents(options: ComponentsOptions): Manifest[] {
   ];
   for (const kind of options.kinds) {
     for (const crd of [kind.crd, kind.templateCrd, ...(kind.machine ? [kind.machine.crd] : [])])
-      objects.push(structuredClone(crd));
+      objects.push(withConversionWebhook(structuredClone(crd)));
     objects.push(structuredClone(kind.clusterRole));
   }
   const rules = mergeRules([
@@ -431,6 +434,25 @@ export function renderComponents(options: ComponentsOptions): Manifest[] {
     object.metadata.labels = { ...object.metadata.labels, ...providerLabel };
   }
   return objects;
+
+  /** Points a CRD's conversion webhook at the provider's Service; cert-manager injects the CA. */
+  function withConversionWebhook(crd: Manifest): Manifest {
+    const spec = crd.spec as {
+      conversion?: { strategy?: string; webhook?: Record<string, unknown> };
+    };
+    if (spec.conversion?.strategy !== "Webhook") return crd;
+    spec.conversion.webhook = {
+      ...spec.conversion.webhook,
+      clientConfig: {
+        service: { name: serviceName, namespace, path: CONVERSION_WEBHOOK_PATH },
+      },
+    };
+    crd.metadata.annotations = {
+      ...crd.metadata.annotations,
+      "cert-manager.io/inject-ca-from": `${namespace}/${certificate}`,
+    };
+    return crd;
+  }
 
   function webhookConfiguration(type: "mutate" | "validate"): Manifest {
     const mutating = type === "mutate";

@@ -5,7 +5,8 @@
  * {@link TestScope.nodeTaints}, {@link TestScope.replicaWrites}), recorded Events and the sections
  * earlier phases would have written; {@link TestScope.run} runs a phase with the same checks as the pipeline. {@link fakeCloud}
  * is a small in-memory cloud behind a {@link PoolDriver}, {@link fakeMachines} in-memory MachinePool
- * Machines.
+ * Machines. {@link expectLosslessConversion} checks a kind's conversions between API versions lose
+ * nothing.
  *
  * @example
  * ```ts
@@ -52,6 +53,13 @@ import type { ControlPlaneObject, PoolObject, PoolScope, ReadyState } from "./sc
 import { PRELOADED, runPhase, sectionsOf } from "./sections.js";
 import { type FakeMachines, fakeMachineKind } from "./testing-machines.js";
 
+export {
+  ConversionRoundTripError,
+  type ConvertedKind,
+  expectLosslessConversion,
+  firstDifference,
+  type LosslessConversionOptions,
+} from "./testing-conversion.js";
 export { type FakeWorkloadDrain, fakeWorkloadDrain } from "./testing-drain.js";
 export { type FakeMachines, fakeMachineKind, fakeMachines } from "./testing-machines.js";
 

@@ -3,7 +3,8 @@
  * cert-manager mounts them, a {@link Runnable} for `Manager.add`), the defaulting and validating
  * webhooks of an InfraMachinePool kind and its template ({@link infraMachinePoolWebhooks}: your rules,
  * plus the template immutability rule with the topology dry-run exemption of contract R19), and
- * building blocks for other kinds.
+ * building blocks for other kinds; and the conversion webhook of kinds with several schemas
+ * ({@link conversionWebhook}, at {@link CONVERSION_WEBHOOK_PATH}).
  *
  * @example
  * ```ts
@@ -19,6 +20,15 @@
  * @packageDocumentation
  */
 export type { Runnable } from "../runtime/runnable.js";
+export {
+  CONVERSION_WEBHOOK_PATH,
+  type ConversionHandler,
+  type ConversionRequest,
+  type ConversionResponse,
+  type ConversionResult,
+  type ConvertibleKind,
+  conversionWebhook,
+} from "./conversion.js";
 export {
   allowed,
   defaultingWebhook,

@@ -16,6 +16,13 @@ import {
   type ServingLimits,
   servingOptions,
 } from "../runtime/serving.js";
+import {
+  type ConversionHandler,
+  type ConversionRequest,
+  type ConversionResult,
+  conversionFailure,
+  isConversionHandler,
+} from "./conversion.js";
 import type {
   AdmissionHandler,
   AdmissionRequest,
@@ -94,6 +101,7 @@ const LARGE_BODY_BYTES = 1024 * 1024;
 const LARGE_SHARE = 0.75;
 
 class BadRequest extends Error {}
+class ConversionTimeout extends Error {}
 class BodyTooLarge extends Error {}
 
 /**
@@ -110,7 +118,9 @@ class BodyTooLarge extends Error {}
  * `headerReadTimeoutMs`, a slow request after `requestTimeoutMs`, an idle connection after
  * `idleTimeoutMs`, and connections past `maxConnections` are closed (defaults:
  * {@link DEFAULT_WEBHOOK_SERVER_LIMITS}). A review of a kind its handler does not judge is denied (see
- * `forKinds`).
+ * `forKinds`). A conversion handler (`conversionWebhook`, at `/convert`) is served with the same bounds
+ * and speaks ConversionReview: a malformed review, an unknown version or a failed conversion is answered
+ * `result.status: Failure` (HTTP 200, as the API server expects), a body past `maxBodyBytes` 413.
  *
  * @example
  * ```ts
@@ -124,7 +134,7 @@ export class WebhookServer implements Runnable {
   readonly name = "webhook-server";
   /** Webhook servers run on every replica (the API server may call any of them). */
   readonly needLeaderElection = false;
-  private readonly handlers = new Map<string, AdmissionHandler>();
+  private readonly handlers = new Map<string, AdmissionHandler | ConversionHandler>();
   private readonly options: WebhookServerOptions;
   private readonly limits: WebhookServerLimits;
   private readonly logger: RuntimeLogger;
@@ -161,17 +171,24 @@ export class WebhookServer implements Runnable {
 
   /**
    * Serves `handler` at `path`, or every entry of a path → handler map. Returns the server for chaining.
+   * An admission handler speaks AdmissionReview; a conversion handler (`conversionWebhook`, at
+   * `/convert`) speaks ConversionReview, with the same bounds.
    *
    * @example
    * ```ts
    * server.register("/validate-foo", (request) => ({ allowed: true }));
    * ```
    */
+  register(path: string, handler: AdmissionHandler): this;
+  /** Serves a conversion handler (`conversionWebhook`) at `path`, usually `/convert`. */
+  register(path: string, handler: ConversionHandler): this;
+  /** Serves every entry of a path → handler map (`infraMachinePoolWebhooks`). */
+  register(handlers: Readonly<Record<string, AdmissionHandler | ConversionHandler>>): this;
   register(
-    path: string | Readonly<Record<string, AdmissionHandler>>,
-    handler?: AdmissionHandler,
+    path: string | Readonly<Record<string, AdmissionHandler | ConversionHandler>>,
+    handler?: AdmissionHandler | ConversionHandler,
   ): this {
-    const entries: [string, AdmissionHandler][] =
+    const entries: [string, AdmissionHandler | ConversionHandler][] =
       typeof path === "string" ? [[path, handler ?? missingHandler(path)]] : Object.entries(path);
     for (const [route, serve] of entries) {
       if (!route.startsWith("/"))
@@ -325,7 +342,9 @@ export class WebhookServer implements Runnable {
     }
     this.bytesInFlight += reserved;
     try {
-      await this.answer(request, response, path, handler, Math.min(reserved, maxBodyBytes));
+      const limit = Math.min(reserved, maxBodyBytes);
+      if (isConversionHandler(handler)) await this.convert(request, response, path, handler, limit);
+      else await this.answer(request, response, path, handler, limit);
     } finally {
       this.bytesInFlight -= reserved;
     }
@@ -364,6 +383,80 @@ export class WebhookServer implements Runnable {
       response: answer,
     });
     response.writeHead(200, { "content-type": "application/json" }).end(body);
+  }
+
+  /**
+   * Answers a ConversionReview. Anything wrong with the review or its objects is a `Failure` result
+   * (HTTP 200, the API server shows its message), except a body past the size bound (413).
+   */
+  private async convert(
+    request: IncomingMessage,
+    response: ServerResponse,
+    path: string,
+    handler: ConversionHandler,
+    limit: number,
+  ): Promise<void> {
+    let review: { apiVersion?: unknown; request?: Partial<ConversionRequest> } | undefined;
+    let text: string;
+    try {
+      text = await readBody(request, limit);
+    } catch (error) {
+      if (error instanceof BodyTooLarge) refuse(response, 413, error.message);
+      else refuse(response, 400, (error as Error).message);
+      return;
+    }
+    let result: ConversionResult;
+    try {
+      review = JSON.parse(text) as typeof review;
+    } catch {
+      review = undefined;
+    }
+    const conversion = review?.request;
+    const uid = typeof conversion?.uid === "string" ? conversion.uid : "";
+    if (typeof review !== "object" || review === null || typeof conversion !== "object" || !uid) {
+      result = conversionFailure(
+        "the body is not a ConversionReview (apiextensions.k8s.io/v1) with a request.uid",
+      );
+    } else {
+      result = await this.decideConversion(path, handler, conversion as ConversionRequest);
+    }
+    const body = JSON.stringify({
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "ConversionReview",
+      response: { ...result, uid },
+    });
+    response.writeHead(200, { "content-type": "application/json" }).end(body);
+  }
+
+  private async decideConversion(
+    path: string,
+    handler: ConversionHandler,
+    request: ConversionRequest,
+  ): Promise<ConversionResult> {
+    const timeoutMs = this.options.handlerTimeoutMs ?? 9000;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new ConversionTimeout(`the conversion did not finish within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([
+        Promise.resolve().then(() => handler(request, this.logger)),
+        timeout,
+      ]);
+    } catch (error) {
+      // The handler answers its own failures; this is a hang or a bug, whose message is not echoed.
+      this.logger.error({ err: error, path }, "conversion webhook failed");
+      return conversionFailure(
+        error instanceof ConversionTimeout
+          ? error.message
+          : `webhook ${path} failed (the provider's log has the error)`,
+      );
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Denies a review of a kind the handler does not serve (a webhook configuration's rules gone wrong). */

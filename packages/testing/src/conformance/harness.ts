@@ -21,6 +21,7 @@ import { capiCrdsFolder } from "../crds.js";
 import { type AutoscalerScenarioHost, autoscalerScenarios } from "./autoscaler-actions.js";
 import { realCoreScenarios } from "./core-controllers.js";
 import { isTransientCoreError } from "./core-errors.js";
+import { crdVersionProblem } from "./crd-versions.js";
 import { drainScenarios } from "./drain.js";
 import { ConformanceError, InvariantMonitor, type PoolObject } from "./invariants.js";
 import {
@@ -1223,6 +1224,10 @@ export class MachinePoolConformance {
           `version ${v.name}: status.conditions must be a list-map keyed by type`,
         );
       }
+    }
+    for (const definition of [kind.crd, kind.templateCrd]) {
+      const problem = definition ? crdVersionProblem(definition) : undefined;
+      if (problem) fail(problem.check, problem.message);
     }
     if (kind.templateCrd) {
       const names = (kind.templateCrd as { spec?: { names?: { kind?: string } } }).spec?.names;

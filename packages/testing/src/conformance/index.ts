@@ -29,9 +29,12 @@ export {
   type ScaleFromZeroScenario,
   STRATEGY_SCENARIOS,
   type StrategyScenario,
+  TOPOLOGY_SCENARIOS,
+  type TopologyScenario,
   WORKLOAD_CLUSTER_SCENARIOS,
   type WorkloadClusterScenario,
 } from "./scenario-ids.js";
 export { scaled, timeScale } from "./time-scale.js";
+export { renderedFlavor } from "./topology.js";
 export type * from "./types.js";
 export { LATE_NODE_JOIN_MS } from "./workload.js";

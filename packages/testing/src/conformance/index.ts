@@ -35,6 +35,5 @@ export {
   type WorkloadClusterScenario,
 } from "./scenario-ids.js";
 export { scaled, timeScale } from "./time-scale.js";
-export { renderedFlavor } from "./topology.js";
 export type * from "./types.js";
 export { LATE_NODE_JOIN_MS } from "./workload.js";

@@ -706,6 +706,7 @@ export class MachinePoolConformance {
       kind: this.#options.kind,
       provider,
       poolSpec: this.#options.poolSpec,
+      versionRollout: this.#options.versionRollout ?? true,
       core: this.core,
       namespace: NAMESPACE,
       watchFilter: { label: WATCH_FILTER_LABEL, value: WATCH_FILTER_VALUE },

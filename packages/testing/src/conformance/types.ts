@@ -269,6 +269,12 @@ export interface MachinePoolConformanceOptions {
    * that scenario is skipped.
    */
   capacityChange?: (spec: Record<string, unknown>) => Record<string, unknown>;
+  /**
+   * Whether a change of the MachinePool's Kubernetes version alone rolls the pool (the driver's
+   * `templateInputs` read `ctx.version`, e.g. to pick the image). Default true; `false` (a pool whose
+   * spec pins the image) skips `topologyUpgrade`, which a version change that rolls nothing fails.
+   */
+  versionRollout?: boolean;
   /** Starts the provider against the suite's API server. Called once, before the scenarios. */
   startProvider(env: ConformanceEnvironment): Promise<ConformanceProvider>;
   /**

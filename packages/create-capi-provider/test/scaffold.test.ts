@@ -30,6 +30,8 @@ describe("scaffold", () => {
         "src/main.ts",
         "src/manifests.ts",
         "templates/cluster-template.yaml",
+        "templates/cluster-template-clusterclass.yaml",
+        "templates/clusterclass-acme-cloud-default.yaml",
         "test/conformance.test.ts",
         "config/samples/acmecloudmachinepool.yaml",
       ]),

@@ -383,6 +383,7 @@ const AWS_TARGET: DemoTarget = {
           providerID: "",
           zone: "",
           groupName: group,
+          image: "",
           templateVersion: 0,
           userData,
           at: Date.now(),

@@ -41,9 +41,15 @@ async function main(): Promise<void> {
     "out/metadata.yaml",
     metadataYAML([{ major: Number(match[1]), minor: Number(match[2]), contract: "v1beta2" }]),
   );
-  await copyFile("templates/cluster-template.yaml", "out/cluster-template.yaml");
+  for (const file of [
+    "cluster-template.yaml",
+    "cluster-template-clusterclass.yaml",
+    "clusterclass-foo-default.yaml",
+  ]) {
+    await copyFile(`templates/${file}`, `out/${file}`);
+  }
   console.log(
-    `wrote out/infrastructure-components.yaml, out/metadata.yaml and out/cluster-template.yaml for ${image}`,
+    `wrote out/infrastructure-components.yaml, out/metadata.yaml and the cluster templates (plain and clusterclass) for ${image}`,
   );
 }
 

@@ -6,7 +6,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import type { Manifest } from "@capi-ts/sdk";
-import { componentsYAML } from "@capi-ts/sdk/manifests";
+import { clusterClassFlavor, componentsYAML } from "@capi-ts/sdk/manifests";
 import { FooMachinePool, type FooMachinePoolSpec, FooMachinePoolSpecSchema } from "./kind.js";
 
 /** The example spec both files show. TODO: keep it a pool a user would start from. */
@@ -16,6 +16,13 @@ export const sampleSpec: FooMachinePoolSpec = { instanceType: "small", minSize: 
 export const SAMPLE_FILE = `config/samples/${FooMachinePool.kind.toLowerCase()}.yaml`;
 /** The cluster template clusterctl generate reads. */
 export const CLUSTER_TEMPLATE_FILE = "templates/cluster-template.yaml";
+
+/** The ClusterClass flavor's class: `clusterctl generate cluster --flavor clusterclass` adds its file. */
+export const CLUSTER_CLASS_NAME = "foo-default";
+/** The ClusterClass and the templates it names. */
+export const CLUSTER_CLASS_FILE = `templates/clusterclass-${CLUSTER_CLASS_NAME}.yaml`;
+/** A Cluster of that class (the `clusterclass` flavor). */
+export const CLUSTER_TEMPLATE_CLUSTERCLASS_FILE = "templates/cluster-template-clusterclass.yaml";
 
 /** config/samples/<kind>.yaml: one pool to `kubectl apply`. */
 export function sampleYAML(): string {
@@ -97,10 +104,61 @@ export function clusterTemplateYAML(): string {
 ${unquoteVariables(componentsYAML(objects).replace(/^---\n/, ""))}`;
 }
 
+/**
+ * The ClusterClass flavor, from the kind: its worker MachinePool class stamps out pools from a
+ * FooMachinePoolTemplate of the sample spec (the same function renders it for the conformance suite's
+ * topology scenarios, which judge the provider under core's topology controller).
+ */
+function flavor() {
+  return clusterClassFlavor({
+    kind: FooMachinePool,
+    className: CLUSTER_CLASS_NAME,
+    poolSpec: {
+      ...FooMachinePoolSpecSchema.parse(sampleSpec),
+      instanceType: `\${FOO_INSTANCE_TYPE:=${sampleSpec.instanceType}}`,
+    },
+    templates: {
+      // TODO: your cloud's InfraCluster template (the cluster's network, load balancer …).
+      infrastructureCluster: {
+        apiVersion: `${FooMachinePool.group}/${FooMachinePool.storageVersion}`,
+        kind: "FooClusterTemplate",
+        metadata: { name: "" },
+        spec: { template: { spec: {} } },
+      },
+      controlPlane: {
+        apiVersion: "controlplane.cluster.x-k8s.io/v1beta2",
+        kind: "KubeadmControlPlaneTemplate",
+        metadata: { name: "" },
+        spec: { template: { spec: { kubeadmConfigSpec: {} } } },
+      },
+    },
+  });
+}
+
+/** templates/clusterclass-<class>.yaml: the ClusterClass and its templates, in clusterctl variables. */
+export function clusterClassYAML(): string {
+  return `# The ClusterClass ${CLUSTER_CLASS_NAME} and the templates it names (written by \`npm run samples\` from src/samples.ts).
+# Variables: NAMESPACE, FOO_INSTANCE_TYPE.
+# TODO (in src/samples.ts): name your cloud's InfraCluster template instead of FooClusterTemplate.
+${unquoteVariables(componentsYAML(flavor().clusterClass).replace(/^---\n/, ""))}`;
+}
+
+/** templates/cluster-template-clusterclass.yaml: a Cluster of that class, its workers one pool of this kind. */
+export function clusterTemplateClusterClassYAML(): string {
+  return `# A workload cluster of the ClusterClass ${CLUSTER_CLASS_NAME} (written by \`npm run samples\` from src/samples.ts).
+# clusterctl generate cluster --flavor clusterclass adds templates/clusterclass-${CLUSTER_CLASS_NAME}.yaml.
+# Variables: CLUSTER_NAME, NAMESPACE, KUBERNETES_VERSION, WORKER_MACHINE_COUNT.
+${unquoteVariables(componentsYAML([flavor().cluster]).replace(/^---\n/, ""))}`;
+}
+
 async function main(): Promise<void> {
   await writeFile(SAMPLE_FILE, sampleYAML());
   await writeFile(CLUSTER_TEMPLATE_FILE, clusterTemplateYAML());
-  console.log(`wrote ${SAMPLE_FILE} and ${CLUSTER_TEMPLATE_FILE}`);
+  await writeFile(CLUSTER_CLASS_FILE, clusterClassYAML());
+  await writeFile(CLUSTER_TEMPLATE_CLUSTERCLASS_FILE, clusterTemplateClusterClassYAML());
+  console.log(
+    `wrote ${SAMPLE_FILE}, ${CLUSTER_TEMPLATE_FILE}, ${CLUSTER_CLASS_FILE} and ${CLUSTER_TEMPLATE_CLUSTERCLASS_FILE}`,
+  );
 }
 
 if (process.argv[1]?.endsWith("samples.js")) {

@@ -10,7 +10,11 @@ import {
   validateFooMachinePoolSpec,
 } from "../src/kind.js";
 import {
+  CLUSTER_CLASS_FILE,
+  CLUSTER_TEMPLATE_CLUSTERCLASS_FILE,
   CLUSTER_TEMPLATE_FILE,
+  clusterClassYAML,
+  clusterTemplateClusterClassYAML,
   clusterTemplateYAML,
   SAMPLE_FILE,
   sampleYAML,
@@ -22,6 +26,8 @@ describe("samples", () => {
   it.each([
     [SAMPLE_FILE, sampleYAML],
     [CLUSTER_TEMPLATE_FILE, clusterTemplateYAML],
+    [CLUSTER_CLASS_FILE, clusterClassYAML],
+    [CLUSTER_TEMPLATE_CLUSTERCLASS_FILE, clusterTemplateClusterClassYAML],
   ])("%s is what src/samples.ts renders", async (file, render) => {
     const onDisk = await readFile(file, "utf8");
     expect(onDisk === render(), `${file} ${STALE}`).toBe(true);
@@ -47,5 +53,43 @@ describe("samples", () => {
       spec: { replicas: unknown };
     };
     expect(machinePool.spec.replicas).toBe(3);
+  });
+
+  it("holds a ClusterClass whose worker pool class names a template of the kind the kind accepts", () => {
+    const values = {
+      CLUSTER_NAME: "demo",
+      NAMESPACE: "default",
+      KUBERNETES_VERSION: "v1.35.0",
+    };
+    const objects = [
+      ...loadAll(substituteClusterctlVariables(clusterClassYAML(), values)),
+      ...loadAll(substituteClusterctlVariables(clusterTemplateClusterClassYAML(), values)),
+    ] as Array<{ kind: string; metadata: { name: string }; spec: Record<string, unknown> }>;
+    const template = objects.find((o) => o.kind === `${FooMachinePool.kind}Template`);
+    if (!template) throw new Error(`no ${FooMachinePool.kind}Template in ${CLUSTER_CLASS_FILE}`);
+    const pool = (template.spec as { template: { spec: unknown } }).template.spec;
+    expect(validateFooMachinePoolSpec(FooMachinePoolSpecSchema.parse(pool))).toEqual([]);
+    const clusterClass = objects.find((o) => o.kind === "ClusterClass") as {
+      spec: {
+        workers: { machinePools: { class: string; infrastructure: { templateRef: unknown } }[] };
+      };
+    };
+    expect(clusterClass.spec.workers.machinePools[0]?.infrastructure.templateRef).toEqual({
+      apiVersion: FooMachinePool.apiVersion,
+      kind: `${FooMachinePool.kind}Template`,
+      name: template.metadata.name,
+    });
+    const cluster = objects.find((o) => o.kind === "Cluster") as {
+      spec: {
+        topology: {
+          classRef: { name: string };
+          workers: { machinePools: { replicas: unknown }[] };
+        };
+      };
+    };
+    expect(cluster.spec.topology.classRef.name).toBe(
+      objects.find((o) => o.kind === "ClusterClass")?.metadata.name,
+    );
+    expect(cluster.spec.topology.workers.machinePools[0]?.replicas).toBe(3);
   });
 });

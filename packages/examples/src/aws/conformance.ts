@@ -53,6 +53,8 @@ export function asgConformance(options: AsgConformanceOptions = {}): MachinePool
     kind,
     poolSpec: { instanceType: "t3.small", imageId: IMAGE, minSize: 0, maxSize: 10 },
     templateChange: (spec) => ({ ...spec, instanceType: "t3.medium" }),
+    // The pool's spec names its AMI: a Kubernetes version change alone rolls nothing.
+    versionRollout: false,
     // Another size and architecture: what the autoscaler reads of an empty pool changes with it.
     capacityChange: (spec) => ({ ...spec, instanceType: "m6g.medium" }),
     async startProvider(env): Promise<ConformanceProvider> {

@@ -239,6 +239,8 @@ export interface InstanceBoot {
   templateVersion: number;
   /** The userData of that version — the bootstrap data, token included. */
   userData: string;
+  /** The image of that version (what the kubelet inside runs: its version, for one). */
+  image: string;
   /** Cloud time of the event, epoch ms. */
   at: number;
 }
@@ -390,6 +392,7 @@ interface InstanceRecord {
   templateId: string;
   templateVersion: number;
   userData: string;
+  image: string;
   spot: boolean;
   launchedAt: number;
   visibleAt: number;
@@ -1423,6 +1426,7 @@ export class FakeScalingCloud {
         templateId: group.template.id,
         templateVersion: version.version,
         userData: version.userData,
+        image: version.image,
         spot: version.marketType === "spot",
         launchedAt: now,
         visibleAt: now + this.timing.listLagMs,
@@ -1514,6 +1518,7 @@ export class FakeScalingCloud {
       groupName: instance.groupName,
       templateVersion: instance.templateVersion,
       userData: instance.userData,
+      image: instance.image,
       at: this.clock.now(),
     };
   }

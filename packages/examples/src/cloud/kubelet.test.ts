@@ -106,6 +106,8 @@ describe("nodeRegistrar", () => {
       ]);
       expect(node.metadata?.labels).toMatchObject({ "example.com/pool": "a" });
       expect(node.metadata?.labels?.["topology.kubernetes.io/zone"]).toMatch(/^zone-[ab]$/);
+      // The image the driver picked for the pool's version (fake-k8s-v1.31.0) runs that kubelet.
+      expect(node.status?.nodeInfo?.kubeletVersion).toBe("v1.31.0");
     }
   });
 
@@ -199,6 +201,7 @@ describe("bootstrapTokenCheck", () => {
     groupName: "pool",
     templateVersion: 1,
     userData,
+    image: "fake-k8s-v1.34.1",
     at,
   });
   const at = Date.UTC(2026, 0, 1, 12);

@@ -35,6 +35,42 @@ export interface NodeRegistrarOptions {
    * does; core CAPI removes it once the providerID matches. Default true.
    */
   uninitializedTaint?: boolean;
+  /**
+   * The kubelet version an instance reports on its Node (`status.nodeInfo.kubeletVersion`, which core's
+   * topology controller compares with the MachinePool's version). Default {@link fakeKubeletVersion}:
+   * the version an image named `fake-k8s-<version>` carries, else none.
+   */
+  kubeletVersion?: (boot: InstanceBoot) => string | undefined;
+}
+
+/**
+ * The kubelet version of an instance of the fake cloud: the `<version>` of an image named
+ * `fake-k8s-<version>` (the image the example driver picks for a Kubernetes version), else undefined.
+ *
+ * @example
+ * ```ts
+ * fakeKubeletVersion({ ...boot, image: "fake-k8s-v1.35.0" }); // "v1.35.0"
+ * ```
+ */
+export function fakeKubeletVersion(boot: Pick<InstanceBoot, "image">): string | undefined {
+  const match = /^fake-k8s-(v\d+\.\d+\.\d+[^\s]*)$/.exec(boot.image);
+  return match?.[1];
+}
+
+/** The Node's `status.nodeInfo` as a kubelet of `version` reports it (the fake cloud's images are Linux). */
+function nodeInfo(version: string) {
+  return {
+    architecture: "amd64",
+    bootID: "",
+    containerRuntimeVersion: "containerd://2.0.0",
+    kernelVersion: "6.8.0",
+    kubeProxyVersion: "",
+    kubeletVersion: version,
+    machineID: "",
+    operatingSystem: "linux",
+    osImage: "fake-k8s",
+    systemUUID: "",
+  };
 }
 
 const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
@@ -64,10 +100,13 @@ export function nodeRegistrar(options: NodeRegistrarOptions): KubeletHooks {
   const core = options.kubeConfig.makeApiClient(CoreV1Api);
   const nodeName = options.nodeName ?? ((boot: InstanceBoot) => boot.instanceId);
   const taint = options.uninitializedTaint ?? true;
+  const kubeletVersion = options.kubeletVersion ?? fakeKubeletVersion;
 
-  const setReady = async (name: string, ready: boolean): Promise<void> => {
+  const setReady = async (name: string, ready: boolean, boot?: InstanceBoot): Promise<void> => {
     const conditions = kubeletConditions(ready);
-    await core.patchNodeStatus({ name, body: { status: { conditions } } }, mergePatch);
+    const version = boot && kubeletVersion(boot);
+    const status = version ? { conditions, nodeInfo: nodeInfo(version) } : { conditions };
+    await core.patchNodeStatus({ name, body: { status } }, mergePatch);
   };
 
   return {
@@ -97,7 +136,7 @@ export function nodeRegistrar(options: NodeRegistrarOptions): KubeletHooks {
       } catch (error) {
         if (!isStatus(error, 409)) throw error;
       }
-      await setReady(name, true);
+      await setReady(name, true, boot);
     },
 
     async onLeave(boot) {

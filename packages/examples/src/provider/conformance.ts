@@ -4,6 +4,10 @@
  *
  * @module
  */
+
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   type MachinePoolControllerOptions,
   Manager,
@@ -11,12 +15,19 @@ import {
   type PoolDriver,
 } from "@capi-ts/sdk";
 import { ClusterCache, type ClusterCacheTimings } from "@capi-ts/sdk/clustercache";
-import type {
-  ConformanceEnvironment,
-  ConformancePool,
-  ConformanceProvider,
-  MachinePoolConformanceOptions,
+import { renderComponents } from "@capi-ts/sdk/manifests";
+import { KubeClient, silentLogger } from "@capi-ts/sdk/runtime";
+import { infraMachinePoolWebhooks, WebhookServer } from "@capi-ts/sdk/webhook";
+import {
+  applyManifests,
+  type ConformanceEnvironment,
+  type ConformancePool,
+  type ConformanceProvider,
+  createTestCertificates,
+  type MachinePoolConformanceOptions,
+  type ManifestObject,
 } from "@capi-ts/testing";
+import type { KubernetesObject } from "@kubernetes/client-node";
 import {
   bootstrapTokenCheck,
   type FakeCloudOptions,
@@ -72,8 +83,95 @@ export interface FakeCloudConformanceOptions {
    * deletes instances through core's Machines; the suite adds its MachinePool Machines scenarios.
    */
   machinePoolMachines?: boolean;
+  /**
+   * Serve the kind's admission webhooks (`infraMachinePoolWebhooks`: validation, `minSize` ≤ `maxSize`,
+   * and the template's immutability with the topology dry-run exception, R19) from this process, and
+   * register them with the suite's API server through the rendered ValidatingWebhookConfiguration,
+   * pointed at 127.0.0.1. Only a real kube-apiserver calls webhooks (`core: "real"`): there, every
+   * write of the kind and its template (core's topology controller's server-side applies and their dry
+   * runs included) goes through them.
+   */
+  webhooks?: boolean;
   /** Suite options to override (scenarios, timeouts). */
   suite?: Partial<MachinePoolConformanceOptions>;
+}
+
+/** A webhook server for the kind, registered with the API server of `env`; returns its stop function. */
+async function serveWebhooks(env: ConformanceEnvironment): Promise<() => Promise<void>> {
+  const dir = await mkdtemp(join(tmpdir(), "capi-ts-fakecloud-webhooks-"));
+  const certs = await createTestCertificates({ ipAddresses: ["127.0.0.1"] });
+  await certs.writeTo(dir);
+  const server = new WebhookServer({
+    certDir: dir,
+    port: 0,
+    host: "127.0.0.1",
+    logger: silentLogger(),
+  });
+  server.register(
+    infraMachinePoolWebhooks(FakeCloudMachinePool, {
+      validate: (spec) =>
+        spec.minSize > spec.maxSize
+          ? [
+              `spec.minSize: Invalid value: ${spec.minSize}: must not exceed spec.maxSize (${spec.maxSize})`,
+            ]
+          : [],
+    }),
+  );
+  await server.start();
+  const port = server.address()?.port;
+  const configuration = structuredClone(
+    renderComponents({
+      name: "fakecloud",
+      kinds: [FakeCloudMachinePool],
+      image: "ghcr.io/capi-ts/fakecloud-provider:test",
+    }).find((object) => object.kind === "ValidatingWebhookConfiguration") as ManifestObject,
+  );
+  for (const webhook of configuration.webhooks as Array<{
+    clientConfig: Record<string, unknown>;
+  }>) {
+    const { path } = webhook.clientConfig.service as { path: string };
+    webhook.clientConfig = { url: `https://127.0.0.1:${port}${path}`, caBundle: certs.caBundle };
+  }
+  await applyManifests(env.kubeConfig, [configuration]);
+  // The configuration takes a moment to reach the API server's admission chain: wait until a pool the
+  // webhook refuses is refused (a dry run: nothing is stored).
+  const client = new KubeClient(env.kubeConfig, { fieldManager: "fakecloud-webhooks" });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const refused = await client
+      .create(
+        FakeCloudMachinePool.resource,
+        {
+          apiVersion: FakeCloudMachinePool.apiVersion,
+          kind: FakeCloudMachinePool.kind,
+          metadata: { name: "webhook-probe", namespace: "default" },
+          spec: { instanceType: "small", minSize: 3, maxSize: 1 },
+        } as KubernetesObject,
+        { dryRun: true },
+      )
+      .then(
+        () => false,
+        (error: unknown) => String(error).includes("must not exceed"),
+      );
+    if (refused) break;
+    if (Date.now() > deadline) {
+      throw new Error(
+        "fakeCloudConformance: the API server never called the kind's webhooks within 30 s",
+      );
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const name = configuration.metadata.name;
+  return async () => {
+    await client
+      .request({
+        method: "DELETE",
+        path: `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${name}`,
+      })
+      .catch(() => undefined);
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
 }
 
 const group = (pool: ConformancePool): string => resourceName({ ...pool, uid: "" });
@@ -103,6 +201,8 @@ export function fakeCloudConformance(
     // Another size and architecture: the capacity and nodeInfo the autoscaler reads both change.
     capacityChange: (spec) => ({ ...spec, instanceType: "arm-medium" }),
     async startProvider(env): Promise<ConformanceProvider> {
+      const stopWebhooks =
+        options.webhooks && env.core === "real" ? await serveWebhooks(env) : undefined;
       const clock = new RealClock({ speed: options.speed ?? 40 });
       const cloud = new FakeScalingCloud({
         clock,
@@ -207,6 +307,7 @@ export function fakeCloudConformance(
           await running.catch(() => undefined);
           clock.dispose();
           await cloud.flush();
+          await stopWebhooks?.();
         },
       };
     },

@@ -16,6 +16,12 @@
  * @packageDocumentation
  */
 export {
+  type ClusterClassFlavor,
+  type ClusterClassFlavorOptions,
+  type ClusterClassTemplates,
+  clusterClassFlavor,
+} from "./clusterclass.js";
+export {
   type AutoscalerRoleOptions,
   type ComponentKind,
   type ComponentsEnvVar,

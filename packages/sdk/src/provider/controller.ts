@@ -507,6 +507,23 @@ class PoolReconciler<Spec, Settings> {
         deleteCondition(pool, PoolConditionTypes.AutoscalerBounds);
       }
     }
+    const desired = sections.peek("desired");
+    if (desired) {
+      // Its own condition: the pool serves; an upgrade that rolls nothing must not wait unexplained.
+      if (desired.versionCondition) {
+        setCondition(
+          pool,
+          {
+            type: PoolConditionTypes.VersionRollout,
+            ...desired.versionCondition,
+            message: redactText(desired.versionCondition.message),
+          },
+          { clock },
+        );
+      } else {
+        deleteCondition(pool, PoolConditionTypes.VersionRollout);
+      }
+    }
     const nodeSync = sections.peek("nodes");
     if (nodeSync) {
       if (nodeSync.condition) {
@@ -568,6 +585,7 @@ class PoolReconciler<Spec, Settings> {
         PoolConditionTypes.AutoscalerBounds,
         PoolConditionTypes.NodeMetadata,
         PoolConditionTypes.Draining,
+        PoolConditionTypes.VersionRollout,
         ...this.#resolved.conditionTypes,
       ],
       clock,

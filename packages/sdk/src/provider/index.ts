@@ -59,8 +59,9 @@
  * - Conditions `Paused` and `Ready` (reasons: {@link PoolReasons}, or the driver's failure reason),
  *   `AutoscalerBounds` ({@link PoolConditionTypes}) while the MachinePool carries the
  *   cluster-autoscaler's min-size or max-size annotation, `NodeMetadata` while it asks for taints
- *   or Node labels, and `Draining` while a Node is drained before its instance is terminated (no
- *   MachinePool Machines).
+ *   or Node labels, `Draining` while a Node is drained before its instance is terminated (no
+ *   MachinePool Machines), and `VersionRollout` while a MachinePool version change rolls nothing
+ *   because the driver's template inputs did not change with it.
  * - In the workload cluster, on the pool's Nodes: the MachinePool's taints and Node labels, with
  *   what the kit applied recorded in {@link NodeMetadataAnnotations} (the `nodes` phase); without
  *   MachinePool Machines, a cordon of each Node whose instance it terminates, and Evictions of its

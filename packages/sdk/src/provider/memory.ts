@@ -64,6 +64,16 @@ export class PoolMemory {
   templateCreates: { target: string; versions: string[] } | undefined;
   /** The last template-inputs hash per context fingerprint (purity check). */
   lastInputs: { context: string; specHash: string; settings: string } | undefined;
+  /** The MachinePool version and template-inputs hash of the last reconcile (version-rollout check). */
+  lastVersion: { version: string | undefined; specHash: string } | undefined;
+  /**
+   * A MachinePool version change that left the template inputs as they were, so that no instance
+   * rolls for it: from, to, and the inputs' hash (a change of them ends it). A restart forgets it;
+   * the `VersionRollout` condition it set stays until the inputs change.
+   */
+  versionNotRolled:
+    | { from: string | undefined; to: string | undefined; specHash: string }
+    | undefined;
   /** `updateGroup(settings)` calls for the same desired settings that the cloud never reported back. */
   settingsUpdates: { desired: string; count: number } | undefined;
   /** `updateGroup(bounds)` calls for the same bounds that the cloud never reported back. */

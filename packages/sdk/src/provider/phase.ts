@@ -91,6 +91,11 @@ export interface DesiredSection<Settings> {
   readonly stamp: TemplateStamp;
   /** The settings the group must have (`groupSettings`). */
   readonly settings: Settings;
+  /**
+   * The `VersionRollout` condition to publish (reason `VersionNotRolled`): a version change that
+   * leaves the template inputs as they were. `undefined` removes it.
+   */
+  readonly versionCondition?: ReadyState | undefined;
 }
 
 /** `observed` (written by `observe`): the cloud as this reconcile read it, once. */

@@ -38,6 +38,7 @@ const KIT_CONDITIONS = new Set([
   PoolConditionTypes.AutoscalerBounds,
   PoolConditionTypes.NodeMetadata,
   PoolConditionTypes.Draining,
+  PoolConditionTypes.VersionRollout,
 ]);
 
 /** Everything {@link createPoolScope} needs; `api`, `events` and `log` have inert defaults for tests. */

@@ -98,6 +98,14 @@ export const PoolReasons = {
    * Forbidden: the kubeconfig's user needs `patch` on Nodes); retried.
    */
   NodeMetadataNotApplied: "NodeMetadataNotApplied",
+  /**
+   * `VersionRollout=False`: the MachinePool's Kubernetes version changed (a ClusterClass upgrade, a
+   * user's edit) but the driver's `templateInputs` did not (the pool's spec pins what instances run,
+   * an image say), so the kit rolls no instance for it and the Nodes keep their kubelet version; the
+   * message names both versions. Change the spec with the version (or make `templateInputs` read
+   * `ctx.version`). Cleared once the template inputs change or the version is set back.
+   */
+  VersionNotRolled: "VersionNotRolled",
   /** The group reports a failure (e.g. a partial scale-up). */
   GroupFailed: "GroupFailed",
   /** The group was deleted behind our back and is still going away. */
@@ -211,6 +219,12 @@ export const PoolConditionTypes = {
    * blocks, or why the drain is held. Removed once no drain runs.
    */
   Draining: "Draining",
+  /**
+   * Present while a MachinePool version change rolls nothing because the driver's template inputs
+   * did not change with it (reason `VersionNotRolled`): an upgrade, a ClusterClass's too, would
+   * otherwise wait for new kubelets that never come. Not folded into `Ready`: the pool serves.
+   */
+  VersionRollout: "VersionRollout",
 } as const;
 
 /** One of the {@link PoolReasons}. */

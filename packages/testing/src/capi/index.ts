@@ -6,7 +6,12 @@ export type {
 export { CLUSTER_NOT_CONNECTED, type ClusterCacheTimings } from "./clustercache.js";
 export {
   ExternalControlPlanes,
+  ExternalControlPlaneTemplates,
   externalControlPlaneCrd,
+  externalControlPlaneTemplate,
+  externalControlPlaneTemplateCrd,
+  type ManagedControlPlaneStandIn,
+  playManagedControlPlanes,
   setExternalControlPlane,
 } from "./control-plane.js";
 export {

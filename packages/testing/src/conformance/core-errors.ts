@@ -1,8 +1,8 @@
 /**
  * Errors real core logs for a pool that are part of its normal life, not a broken contract: before
  * its ClusterCache has connected to a new workload cluster, before its cache has seen a new Cluster,
- * optimistic-concurrency conflicts it retries by itself, and a Machine whose deletion finished while
- * core still had it in its cache.
+ * optimistic-concurrency conflicts it retries by itself, a Machine whose deletion finished while
+ * core still had it in its cache, and a rolled pool's Node gone before core's `nodeRefs` followed.
  *
  * Each pattern is as narrow as the message core writes, so that the same words about a live object
  * (a Machine that exists under another uid, a Machine core fails to patch for any other reason) still
@@ -28,6 +28,14 @@ const GONE_MACHINE_ITEMS: readonly { prefix: RegExp; item: RegExp; separator: Re
   },
 ];
 
+/**
+ * Core's topology controller reads the Node of every `status.nodeRefs` entry of a MachinePool to tell
+ * whether it is upgrading (`IsMachinePoolUpgrading`); during a rollout a replaced instance's Node is
+ * deleted a reconcile before core's MachinePool controller drops it from `nodeRefs`.
+ */
+const GONE_NODE_OF_UPGRADING_POOL =
+  /^error computing the desired state of the Cluster topology: failed to check if any MachinePool is upgrading: failed to list upgrading MachinePools: failed to check if MachinePool \S+ is upgrading: failed to get Node \S+$/;
+
 const TRANSIENT_SUBSTRINGS: readonly string[] = [
   "connection to the workload cluster is down",
   "the object has been modified",
@@ -38,6 +46,7 @@ const TRANSIENT_SUBSTRINGS: readonly string[] = [
 /** Whether one reconcile error real core logged is a transient of a healthy cluster. */
 export function isTransientCoreError(error: string): boolean {
   if (TRANSIENT_SUBSTRINGS.some((text) => error.includes(text))) return true;
+  if (GONE_NODE_OF_UPGRADING_POOL.test(error)) return true;
   return GONE_MACHINE_ITEMS.some(({ prefix, item, separator }) => {
     const match = prefix.exec(error);
     if (!match) return false;

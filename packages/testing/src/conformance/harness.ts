@@ -12,6 +12,7 @@ import { startApiServer } from "../apiserver/index.js";
 import {
   type CapiCore,
   externalControlPlaneCrd,
+  externalControlPlaneTemplateCrd,
   markWorkloadClusterReady,
   setExternalControlPlane,
   startCapiCore,
@@ -39,10 +40,12 @@ import {
   REAL_CORE_SCENARIOS,
   SCALE_FROM_ZERO_SCENARIOS,
   STRATEGY_SCENARIOS,
+  TOPOLOGY_SCENARIOS,
   WORKLOAD_CLUSTER_SCENARIOS,
 } from "./scenario-ids.js";
 import { crdHasStrategyField, type StrategyScenarioHost, strategyScenarios } from "./strategies.js";
 import { scaled } from "./time-scale.js";
+import { type TopologyScenarioHost, topologyScenarios } from "./topology.js";
 import type {
   ConformanceCore,
   ConformancePool,
@@ -87,6 +90,7 @@ export const CONFORMANCE_SCENARIOS: readonly {
   ...MACHINE_POOL_MACHINES_SCENARIOS,
   ...AUTOSCALER_SCENARIOS,
   ...REAL_CORE_SCENARIOS,
+  ...TOPOLOGY_SCENARIOS,
   ...SCALE_FROM_ZERO_SCENARIOS,
   ...NODE_SCENARIOS,
   ...STRATEGY_SCENARIOS,
@@ -280,6 +284,7 @@ export class MachinePoolConformance {
     const kind = this.#options.kind;
     const providerCrds = [
       externalControlPlaneCrd(),
+      externalControlPlaneTemplateCrd(),
       kind.crd,
       ...(kind.templateCrd ? [kind.templateCrd] : []),
       ...(kind.machine ? [kind.machine.crd] : []),
@@ -523,6 +528,14 @@ export class MachinePoolConformance {
           () => r.run(),
         ],
       ),
+      ...topologyScenarios(() => this.#topologyHost()).map(
+        (t): [string, string, () => string | undefined, () => Promise<void>] => [
+          t.id,
+          t.title,
+          () => t.skipReason(),
+          () => t.run(),
+        ],
+      ),
       ...scaleFromZeroScenarios(() => this.#scaleFromZeroHost(), {
         hasCapacityChange: o.capacityChange !== undefined,
       }).map((z): [string, string, () => string | undefined, () => Promise<void>] => [
@@ -676,6 +689,33 @@ export class MachinePoolConformance {
       setReplicas: (pool, replicas) => this.#setReplicas(pool, replicas),
       converged: (pool, replicas) => this.#converged(pool, replicas),
       deletePool: (pool) => this.#deletePool(pool),
+      until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),
+    };
+  }
+
+  /** What the ClusterClass scenarios get. */
+  #topologyHost(): TopologyScenarioHost {
+    const { api, client, provider } = this.#env;
+    this.#workloadClient ??= new KubeClient(api.workloadKubeConfig, {
+      fieldManager: FIELD_MANAGER,
+    });
+    return {
+      client,
+      kubeConfig: api.kubeConfig,
+      workload: this.#workloadClient,
+      workloadKubeConfig: api.workloadKubeConfig,
+      kind: this.#options.kind,
+      provider,
+      poolSpec: this.#options.poolSpec,
+      versionRollout: this.#options.versionRollout ?? true,
+      core: this.core,
+      namespace: NAMESPACE,
+      watchFilter: { label: WATCH_FILTER_LABEL, value: WATCH_FILTER_VALUE },
+      convergeMs: this.#t.convergeMs,
+      trackCluster: (name) => this.#clusters.add(name),
+      trackPool: (pool) => this.#created.push(pool),
+      converged: (pool, replicas, timeoutMs) => this.#converged(pool, replicas, timeoutMs),
+      notConverged: (pool, replicas) => this.#notConverged(pool, replicas),
       until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),
     };
   }
@@ -873,8 +913,13 @@ export class MachinePoolConformance {
     return { namespace: pool.namespace, name: pool.name };
   }
 
+  /** The MachinePool of `pool` (a topology-managed pool's has its own name). */
+  #mpKey(pool: ConformancePool) {
+    return { namespace: pool.namespace, name: pool.machinePoolName ?? pool.name };
+  }
+
   async #setReplicas(pool: ConformancePool, replicas: number): Promise<void> {
-    await this.#env.client.mergePatch(MachinePools, this.#key(pool), { spec: { replicas } });
+    await this.#env.client.mergePatch(MachinePools, this.#mpKey(pool), { spec: { replicas } });
   }
 
   async #setClusterPaused(paused: boolean): Promise<void> {
@@ -971,7 +1016,7 @@ export class MachinePoolConformance {
   async #notConverged(pool: ConformancePool, replicas: number): Promise<string | undefined> {
     const { client, provider } = this.#env;
     const imp = await client.get(this.#pools, this.#key(pool));
-    const mp = await client.get(MachinePools, this.#key(pool));
+    const mp = await client.get(MachinePools, this.#mpKey(pool));
     const live = [...(await provider.cloud.liveProviderIds(pool))].sort();
     const ids = [...(imp.spec?.providerIDList ?? [])].sort();
     if (live.length !== replicas) {
@@ -1126,13 +1171,13 @@ export class MachinePoolConformance {
 
   async #deletePool(pool: ConformancePool): Promise<void> {
     const { client, provider } = this.#env;
-    await client.delete(MachinePools, this.#key(pool)).catch(() => undefined);
+    await client.delete(MachinePools, this.#mpKey(pool)).catch(() => undefined);
     await this.#until(`${pool.name} to be deleted`, async () => {
       const imp = await client.get(this.#pools, this.#key(pool)).catch(() => undefined);
       if (imp) {
         return `deletion.completes: the InfraMachinePool still exists (deletionTimestamp ${imp.metadata?.deletionTimestamp ?? "unset"}, finalizers ${JSON.stringify(imp.metadata?.finalizers ?? [])})`;
       }
-      const mp = await client.get(MachinePools, this.#key(pool)).catch(() => undefined);
+      const mp = await client.get(MachinePools, this.#mpKey(pool)).catch(() => undefined);
       if (mp)
         return `deletion.completes: the MachinePool still exists (finalizers ${JSON.stringify(mp.metadata?.finalizers ?? [])})`;
       const left = await provider.cloud.resourcesLeft(pool);
@@ -1376,7 +1421,7 @@ export class MachinePoolConformance {
     if (!setDesired) return;
     const pool = await this.#createPool(2);
     await this.#converged(pool, 2);
-    await client.mergePatch(MachinePools, this.#key(pool), {
+    await client.mergePatch(MachinePools, this.#mpKey(pool), {
       metadata: { annotations: { [REPLICAS_MANAGED_BY]: "external-autoscaler" } },
     });
     await sleep(this.#t.settleMs);
@@ -1385,7 +1430,7 @@ export class MachinePoolConformance {
     await this.#until(
       `MachinePool ${pool.name} spec.replicas to follow the cloud's 4`,
       async () => {
-        const mp = await client.get(MachinePools, this.#key(pool));
+        const mp = await client.get(MachinePools, this.#mpKey(pool));
         return mp.spec?.replicas === 4
           ? this.#notConverged(pool, 4)
           : `replicas.externallyManaged: MachinePool.spec.replicas is ${mp.spec?.replicas}, the cloud's desired size is 4`;
@@ -1399,7 +1444,7 @@ export class MachinePoolConformance {
         `the provider set the group's desired size ${resized} time(s) while an autoscaler manages it`,
       );
     }
-    await client.mergePatch(MachinePools, this.#key(pool), {
+    await client.mergePatch(MachinePools, this.#mpKey(pool), {
       metadata: { annotations: { [REPLICAS_MANAGED_BY]: null } },
     });
     await this.#setReplicas(pool, 2);

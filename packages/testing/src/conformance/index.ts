@@ -29,6 +29,8 @@ export {
   type ScaleFromZeroScenario,
   STRATEGY_SCENARIOS,
   type StrategyScenario,
+  TOPOLOGY_SCENARIOS,
+  type TopologyScenario,
   WORKLOAD_CLUSTER_SCENARIOS,
   type WorkloadClusterScenario,
 } from "./scenario-ids.js";

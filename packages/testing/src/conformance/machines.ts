@@ -147,7 +147,9 @@ async function observe(host: MachinesScenarioHost, pool: ConformancePool) {
   const machines = (
     await host.client.list(MachineResource, { namespace: pool.namespace })
   ).items.filter(
-    (m) => m.metadata?.labels?.[Labels.MachinePoolName] === formatLabelValue(pool.name),
+    (m) =>
+      m.metadata?.labels?.[Labels.MachinePoolName] ===
+      formatLabelValue(pool.machinePoolName ?? pool.name),
   );
   const live = [...(await host.provider.cloud.liveProviderIds(pool))].sort();
   return { infraMachines, machines, live };
@@ -180,9 +182,9 @@ export async function machinesProblem(
     const labels = im.metadata?.labels ?? {};
     if (
       labels[Labels.ClusterName] !== pool.clusterName ||
-      labels[Labels.MachinePoolName] !== formatLabelValue(pool.name)
+      labels[Labels.MachinePoolName] !== formatLabelValue(pool.machinePoolName ?? pool.name)
     ) {
-      return `mpm.infraMachineLabels: InfraMachine ${im.metadata?.name} is labelled ${JSON.stringify(labels)}; it needs ${Labels.ClusterName}=${pool.clusterName} and ${Labels.MachinePoolName}=${formatLabelValue(pool.name)} (core selects by both)`;
+      return `mpm.infraMachineLabels: InfraMachine ${im.metadata?.name} is labelled ${JSON.stringify(labels)}; it needs ${Labels.ClusterName}=${pool.clusterName} and ${Labels.MachinePoolName}=${formatLabelValue(pool.machinePoolName ?? pool.name)} (core selects by both)`;
     }
   }
   const byName = new Map(machines.map((m) => [m.spec?.infrastructureRef?.name ?? "", m]));

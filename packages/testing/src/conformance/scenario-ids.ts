@@ -94,6 +94,26 @@ export const REAL_CORE_SCENARIOS = [
 /** A real-core-only scenario id. */
 export type RealCoreScenario = (typeof REAL_CORE_SCENARIOS)[number]["id"];
 
+/**
+ * The ids of the ClusterClass scenarios (topology.ts), in the order they run: real core only (its
+ * topology controller), skipped when the emulator judges.
+ */
+export const TOPOLOGY_SCENARIOS = [
+  {
+    id: "topologyCreate",
+    title:
+      "a Cluster of the kind's ClusterClass flavor: core's topology controller creates the pool from the <Kind>Template, it converges",
+  },
+  {
+    id: "topologyUpgrade",
+    title:
+      "spec.topology.version changes: the control plane, then the MachinePool's version; every instance rolls, Nodes report the new kubelet, the topology is reconciled",
+  },
+] as const;
+
+/** A ClusterClass scenario id. */
+export type TopologyScenario = (typeof TOPOLOGY_SCENARIOS)[number]["id"];
+
 /** The ids of the cluster-autoscaler's scale-from-zero scenarios, in the order they run. */
 export const SCALE_FROM_ZERO_SCENARIOS = [
   {

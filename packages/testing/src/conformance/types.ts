@@ -7,15 +7,21 @@ import type {
   RealCoreScenario,
   ScaleFromZeroScenario,
   StrategyScenario,
+  TopologyScenario,
   WorkloadClusterScenario,
 } from "./scenario-ids.js";
 
-/** A pool the suite created: the InfraMachinePool and its MachinePool share this name. */
+/**
+ * A pool the suite created: the InfraMachinePool and its MachinePool share this name, except for a
+ * pool core's topology controller made from a ClusterClass (`machinePoolName`).
+ */
 export interface ConformancePool {
   /** Namespace of both objects: `default`, shared by every scenario (each pool has its own name). */
   readonly namespace: string;
-  /** Name of the InfraMachinePool and of its MachinePool. */
+  /** Name of the InfraMachinePool (and of its MachinePool unless `machinePoolName` says otherwise). */
   readonly name: string;
+  /** Name of the MachinePool when it differs from the InfraMachinePool's (topology-managed pools). */
+  readonly machinePoolName?: string;
   /** The Cluster it belongs to. */
   readonly clusterName: string;
 }
@@ -169,6 +175,7 @@ export type ConformanceScenario =
   | MachinePoolMachinesScenario
   | AutoscalerScenario
   | RealCoreScenario
+  | TopologyScenario
   | ScaleFromZeroScenario
   | NodeScenario
   | StrategyScenario
@@ -262,6 +269,12 @@ export interface MachinePoolConformanceOptions {
    * that scenario is skipped.
    */
   capacityChange?: (spec: Record<string, unknown>) => Record<string, unknown>;
+  /**
+   * Whether a change of the MachinePool's Kubernetes version alone rolls the pool (the driver's
+   * `templateInputs` read `ctx.version`, e.g. to pick the image). Default true; `false` (a pool whose
+   * spec pins the image) skips `topologyUpgrade`, which a version change that rolls nothing fails.
+   */
+  versionRollout?: boolean;
   /** Starts the provider against the suite's API server. Called once, before the scenarios. */
   startProvider(env: ConformanceEnvironment): Promise<ConformanceProvider>;
   /**

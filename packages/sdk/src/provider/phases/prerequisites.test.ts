@@ -345,6 +345,86 @@ describe("desiredState", () => {
     expect(sc?.bootstrapHash).toBe(sa?.bootstrapHash);
   });
 
+  describe("a version change that the template inputs do not follow", () => {
+    /** A scope at MachinePool version `version` over a driver whose inputs read only the spec. */
+    const at = (version: string, memory: PoolMemory, spec: FakeSpec = { image: "img-1" }) =>
+      fakeScope({
+        memory,
+        spec,
+        machinePoolTemplate: { spec: { version } },
+        sections: { bootstrap: BOOTSTRAP },
+      });
+
+    it("says so on VersionRollout, with both versions, until the inputs change", async () => {
+      const memory = new PoolMemory();
+      const first = at("v1.34.1", memory);
+      await first.run(desiredStatePhase);
+      expect(first.section("desired")?.versionCondition).toBeUndefined();
+      const upgraded = at("v1.35.0", memory);
+      expect(await upgraded.run(desiredStatePhase)).toBeUndefined();
+      expect(upgraded.section("desired")?.versionCondition).toMatchObject({
+        status: "False",
+        reason: "VersionNotRolled",
+        message: expect.stringMatching(
+          /from v1\.34\.1 to v1\.35\.0 but the driver's template inputs did not/,
+        ),
+      });
+      expect(upgraded.events).toMatchObject([{ type: "Warning", reason: "VersionNotRolled" }]);
+      // Still so on the next reconcile, without a second Event.
+      const again = at("v1.35.0", memory);
+      await again.run(desiredStatePhase);
+      expect(again.section("desired")?.versionCondition?.reason).toBe("VersionNotRolled");
+      expect(again.events).toEqual([]);
+      // The user changes the image with the version: the inputs roll the pool, the condition goes.
+      const fixed = at("v1.35.0", memory, { image: "img-2" });
+      await fixed.run(desiredStatePhase);
+      expect(fixed.section("desired")?.versionCondition).toBeUndefined();
+    });
+
+    it("says nothing when the inputs change with the version", async () => {
+      const cloud = fakeCloud();
+      const following = {
+        ...cloud.driver,
+        templateInputs: (ctx: { version: string | undefined }) => ({ image: `k8s-${ctx.version}` }),
+      };
+      const memory = new PoolMemory();
+      const scopeAt = (version: string) =>
+        fakeScope({
+          driver: following,
+          memory,
+          spec: { image: "img-1" },
+          machinePoolTemplate: { spec: { version } },
+          sections: { bootstrap: BOOTSTRAP },
+        });
+      await scopeAt("v1.34.1").run(desiredStatePhase);
+      const upgraded = scopeAt("v1.35.0");
+      await upgraded.run(desiredStatePhase);
+      expect(upgraded.section("desired")?.versionCondition).toBeUndefined();
+      expect(upgraded.events).toEqual([]);
+    });
+
+    it("keeps a condition found on the pool after a restart while the inputs stay", async () => {
+      const memory = new PoolMemory();
+      const restarted = at("v1.35.0", memory);
+      restarted.scope.pool.status = {
+        conditions: [
+          {
+            type: "VersionRollout",
+            status: "False",
+            reason: "VersionNotRolled",
+            message: "the MachinePool's version changed from v1.34.1 to v1.35.0 …",
+            lastTransitionTime: "2026-01-01T00:00:00Z",
+          },
+        ],
+      };
+      await restarted.run(desiredStatePhase);
+      expect(restarted.section("desired")?.versionCondition?.reason).toBe("VersionNotRolled");
+      const fixed = at("v1.35.0", memory, { image: "img-2" });
+      await fixed.run(desiredStatePhase);
+      expect(fixed.section("desired")?.versionCondition).toBeUndefined();
+    });
+  });
+
   it("stops when templateInputs are not pure, before any cloud call", async () => {
     const cloud = fakeCloud();
     let n = 0;

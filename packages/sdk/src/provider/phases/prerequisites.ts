@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { getCondition } from "../../conditions/v1beta2.js";
 import { readBootstrapData } from "../../contract/bootstrap.js";
 import { readCluster } from "../../contract/readers.js";
 import { ApiError } from "../../runtime/errors.js";
@@ -12,8 +13,9 @@ import { CredentialsUnavailableError } from "../credentials.js";
 import { describeSpecIssues, StepFailure } from "../errors.js";
 import type { PhaseResult, PoolPhase } from "../phase.js";
 import { contextFor } from "../pool-scope.js";
-import { PoolReasons } from "../reasons.js";
+import { PoolConditionTypes, PoolReasons } from "../reasons.js";
 import { inputsFingerprint, latchedRunaway, stopRunaway } from "../runaway.js";
+import type { ReadyState } from "../scope.js";
 import { shortHash, stableStringify, targetStamp } from "../stamp.js";
 
 function waiting(reason: string, message: string, requeueAfterMs?: number): PhaseResult {
@@ -149,6 +151,49 @@ export const bootstrapDataPhase: PoolPhase<unknown, unknown, never, "bootstrap">
 };
 
 /**
+ * The `VersionRollout` condition: False (`VersionNotRolled`) from the reconcile that sees the
+ * MachinePool's version change while the template inputs' hash stays the same — nothing rolls for it —
+ * until the inputs change or the version is set back. After a restart the kit has no earlier version
+ * to compare with: a condition already on the pool is kept while the inputs stay as they are.
+ */
+function versionRollout(
+  scope: Parameters<typeof desiredStatePhase.run>[0],
+  version: string | undefined,
+  specHash: string,
+): ReadyState | undefined {
+  const memory = scope.memory;
+  const last = memory.lastVersion;
+  memory.lastVersion = { version, specHash };
+  const held = memory.versionNotRolled;
+  if (held && (held.specHash !== specHash || held.from === version)) {
+    memory.versionNotRolled = undefined;
+  } else if (last && last.version !== version && last.specHash === specHash) {
+    memory.versionNotRolled = { from: held?.from ?? last.version, to: version, specHash };
+    scope.events.warning(
+      PoolReasons.VersionNotRolled,
+      versionMessage(memory.versionNotRolled.from, version),
+    );
+  } else if (!last && !held) {
+    const previous = getCondition(scope.pool, PoolConditionTypes.VersionRollout);
+    if (previous?.reason === PoolReasons.VersionNotRolled) {
+      memory.versionNotRolled = { from: undefined, to: version, specHash };
+      return { status: "False", reason: previous.reason, message: previous.message ?? "" };
+    }
+  }
+  const notRolled = memory.versionNotRolled;
+  if (!notRolled) return undefined;
+  return {
+    status: "False",
+    reason: PoolReasons.VersionNotRolled,
+    message: versionMessage(notRolled.from, notRolled.to),
+  };
+}
+
+function versionMessage(from: string | undefined, to: string | undefined): string {
+  return `the MachinePool's version changed from ${from ?? "unset"} to ${to ?? "unset"} but the driver's template inputs did not, so no instance is replaced and the Nodes keep their kubelet version; change the pool's spec with the version (its image), or make templateInputs read the version`;
+}
+
+/**
  * Computes the target template stamp and group settings from the driver's pure functions, and
  * stops a runaway: `templateInputs` that differ for the same inputs would roll the pool forever.
  */
@@ -175,9 +220,11 @@ export const desiredStatePhase: PoolPhase<unknown, unknown, "spec" | "bootstrap"
       );
     }
     scope.memory.lastInputs = { context, specHash, settings: stableStringify(settings) };
+    const versionCondition = versionRollout(scope, ctx.version, specHash);
     scope.write("desired", {
       stamp: targetStamp(inputs, bootstrap.userData, bootstrap.secretRef),
       settings,
+      ...(versionCondition ? { versionCondition } : {}),
     });
     return undefined;
   },

@@ -60,7 +60,12 @@ export function asgConformance(options: AsgConformanceOptions = {}): MachinePool
     async startProvider(env): Promise<ConformanceProvider> {
       const bed = await startMotoTestBed();
       options.onTestBed?.(bed);
-      const kubelet = kubeletStandIn({ kubeConfig: env.workloadKubeConfig });
+      // The suite's pools run v1.34.1 and name one AMI: the kubelet it boots reports that version
+      // (core's topology controller waits for it before it calls a topology Cluster reconciled).
+      const kubelet = kubeletStandIn({
+        kubeConfig: env.workloadKubeConfig,
+        kubeletVersion: "v1.34.1",
+      });
       const follower = followMotoInstances({
         bed,
         kubelet,

@@ -21,6 +21,12 @@ export interface KubeletStandInOptions {
   readonly uninitializedTaint?: boolean;
   /** Labels of every Node. */
   readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * The kubelet version every Node reports (`status.nodeInfo.kubeletVersion`), as the machine image
+   * it boots would: core's topology controller counts a MachinePool as upgraded only when its Nodes
+   * report its version. Default: none reported.
+   */
+  readonly kubeletVersion?: string;
 }
 
 /** A running kubelet stand-in. */
@@ -269,7 +275,12 @@ export function kubeletStandIn(options: KubeletStandInOptions): KubeletStandIn {
       NodeResource,
       { name: nodeName },
       {
-        status: { conditions: kubeletConditions(true) },
+        status: {
+          conditions: kubeletConditions(true),
+          ...(options.kubeletVersion
+            ? { nodeInfo: { kubeletVersion: options.kubeletVersion } }
+            : {}),
+        },
       },
     );
   };

@@ -64,7 +64,7 @@ describe("samples", () => {
     const objects = [
       ...loadAll(substituteClusterctlVariables(clusterClassYAML(), values)),
       ...loadAll(substituteClusterctlVariables(clusterTemplateClusterClassYAML(), values)),
-    ] as Array<{ kind: string; metadata: { name: string }; spec: Record<string, unknown> }>;
+    ] as Array<{ kind: string; metadata: { name: string }; spec: unknown }>;
     const template = objects.find((o) => o.kind === `${FooMachinePool.kind}Template`);
     if (!template) throw new Error(`no ${FooMachinePool.kind}Template in ${CLUSTER_CLASS_FILE}`);
     const pool = (template.spec as { template: { spec: unknown } }).template.spec;

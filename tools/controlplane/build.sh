@@ -5,8 +5,8 @@
 #
 # With --capi it also builds CAPI's own manager (the main package of sigs.k8s.io/cluster-api, every
 # controller and webhook clusterctl deploys) of the release capi-ts targets, from the capi/ module
-# whose go.mod names it, into bin/capi/<release>/: the binary `manager`, the release's CRDs (crds/,
-# from its Go modules), its webhook manifests (webhooks.yaml) and release.json (the feature gates of
+# whose go.mod names it, into bin/capi/<release>/: the binaries `manager` and (for the target release)
+# `clusterctl`, the release's CRDs (crds/, from its Go modules), its webhook manifests (webhooks.yaml) and release.json (the feature gates of
 # clusterctl's default deployment, with MachinePool and ClusterTopology on). --capi-release R builds
 # release R as well, from the module folder capi-R/ (each release with the dependency versions it was
 # released with). A release that fails to build leaves bin/capi/<R>/build-error.txt saying why, and no
@@ -58,9 +58,10 @@ mkdir -p "$out"
 CGO_ENABLED=0 nice -n 10 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out/" \
   ./cmd/kube-apiserver ./cmd/kube-controller-manager ./cmd/etcd ./cmd/serving-cert
 
-# build_capi RELEASE MODULE_DIR: CAPI's manager of RELEASE and what it runs with, into bin/capi/RELEASE/.
+# build_capi RELEASE MODULE_DIR [clusterctl]: CAPI's manager of RELEASE and what it runs with (and its
+# clusterctl when asked), into bin/capi/RELEASE/.
 build_capi() {
-  local release="$1" module_dir="$2" dest="$out/capi/$1"
+  local release="$1" module_dir="$2" with_clusterctl="${3:-}" dest="$out/capi/$1"
   local log version dir main_pkg config minor_capi gates
   rm -rf "$dest" && mkdir -p "$dest"
   log="$dest/build.log"
@@ -94,6 +95,18 @@ build_capi() {
     rm -f "$dest/manager.partial"
     fail_release "go build of $main_pkg@$release failed: $(grep -v '^#' "$log" | tail -3 | paste -sd' ' -)" || return 1
   fi
+  # clusterctl of the same release (move and upgrade are judged by the real one), beside the manager.
+  if [[ "$with_clusterctl" == clusterctl ]]; then
+    [[ -f "$dir/cmd/clusterctl/main.go" ]] ||
+      { fail_release "sigs.k8s.io/cluster-api@$release has no cmd/clusterctl" || return 1; }
+    say "building clusterctl $release"
+    if ! (cd "$module_dir" && CGO_ENABLED=0 nice -n 10 go build -trimpath -buildvcs=false \
+      -ldflags "-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$release -X sigs.k8s.io/cluster-api/version.gitMajor=1 -X sigs.k8s.io/cluster-api/version.gitMinor=$minor_capi" \
+      -o "$dest/clusterctl.partial" sigs.k8s.io/cluster-api/cmd/clusterctl) >>"$log" 2>&1; then
+      rm -f "$dest/manager.partial" "$dest/clusterctl.partial"
+      fail_release "go build of sigs.k8s.io/cluster-api/cmd/clusterctl@$release failed: $(grep -v '^#' "$log" | tail -3 | paste -sd' ' -)" || return 1
+    fi
+  fi
   # clusterctl's default deployment: the --feature-gates argument of the release's manager.yaml with
   # each ${VARIABLE:=default} at its default; then MachinePool and ClusterTopology on.
   gates="$(sed -n 's/.*"--feature-gates=\([^"]*\)".*/\1/p' "$config/manager/manager.yaml" | sed 's/\${[A-Z_]*:=\([a-z]*\)}/\1/g')"
@@ -115,6 +128,7 @@ build_capi() {
   "note": "Written by ./dev controlplane --capi; the CRDs in crds/ and webhooks.yaml come from sigs.k8s.io/cluster-api@$release."
 }
 JSON
+  [[ -f "$dest/clusterctl.partial" ]] && mv "$dest/clusterctl.partial" "$dest/clusterctl"
   mv "$dest/manager.partial" "$dest/manager"
   say "CAPI $release: bin/capi/$release/manager (feature gates $gates)"
 }
@@ -123,7 +137,7 @@ capi_failed=()
 if [[ "$with_capi" == true ]]; then
   command -v node >/dev/null || { say "--capi renders each release's CRDs with Node: run it as ./dev controlplane --capi"; exit 1; }
   target="$(cd capi && go list -m -f '{{.Version}}' sigs.k8s.io/cluster-api)"
-  build_capi "$target" "$here/capi" || capi_failed+=("$target")
+  build_capi "$target" "$here/capi" clusterctl || capi_failed+=("$target")
   for release in "${releases[@]}"; do
     [[ "$release" == "$target" ]] && continue
     [[ "$release" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]] || { say "--capi-release takes a release such as v1.13.6, not '$release'"; capi_failed+=("$release"); continue; }

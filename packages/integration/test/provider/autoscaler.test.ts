@@ -125,16 +125,20 @@ describe("machinePoolController under the cluster-autoscaler", { timeout: 60_000
       .sort();
     // Neither the oldest nor the first by ID: a kit that ignores the taint takes another.
     const victim = live[1] as string;
-    const node = await bed.client.get(NodeResource, { name: victim });
-    await bed.client.update(NodeResource, {
-      ...node,
-      spec: {
-        ...node.spec,
-        taints: [
-          ...(node.spec?.taints ?? []),
-          { key: TAINT, value: String(Math.floor(Date.now() / 1000)), effect: "NoSchedule" },
-        ],
-      },
+    // Other writers (the Node's status updater, the kit's labels) race this update: a 409
+    // means the read was stale, so read again and retry, as the autoscaler itself does.
+    await eventually(async () => {
+      const node = await bed.client.get(NodeResource, { name: victim });
+      await bed.client.update(NodeResource, {
+        ...node,
+        spec: {
+          ...node.spec,
+          taints: [
+            ...(node.spec?.taints ?? []).filter((t) => t.key !== TAINT),
+            { key: TAINT, value: String(Math.floor(Date.now() / 1000)), effect: "NoSchedule" },
+          ],
+        },
+      });
     });
     // The autoscaler drains the Node between the taint and the decrement.
     await eventually(async () => {

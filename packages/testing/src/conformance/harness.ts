@@ -134,8 +134,6 @@ type Obj = KubernetesObject & {
   status?: Record<string, unknown> & { replicas?: number };
 };
 
-const TOPOLOGY_IDS: ReadonlySet<string> = new Set(TOPOLOGY_SCENARIOS.map((s) => s.id));
-
 const MachinePools = clusterv1beta2.MachinePoolResource as unknown as ResourceDescriptor<Obj>;
 const Clusters = clusterv1beta2.ClusterResource as unknown as ResourceDescriptor<Obj>;
 const KubeadmConfigs = {
@@ -607,12 +605,6 @@ export class MachinePoolConformance {
         id,
         title: `${id}: ${title}`,
         get skipReason() {
-          // After the suite's other scenarios on real core v1.14.2 the topology-created MachinePool
-          // never got bootstrap data (CI, every real-core suite): until that is understood they run
-          // only when a suite lists them, on a control plane of their own (example-topology-real).
-          if (TOPOLOGY_IDS.has(id) && !o.scenarios?.includes(id)) {
-            return "runs only when listed in `scenarios` (after the other scenarios its pool waits for bootstrap data; known issue)";
-          }
           return skip();
         },
         run: async () => {
@@ -722,6 +714,7 @@ export class MachinePoolConformance {
       convergeMs: this.#t.convergeMs,
       trackCluster: (name) => this.#clusters.add(name),
       trackPool: (pool) => this.#created.push(pool),
+      steadyState: (pool, replicas) => this.#steadyState(pool, replicas),
       converged: (pool, replicas, timeoutMs) => this.#converged(pool, replicas, timeoutMs),
       notConverged: (pool, replicas) => this.#notConverged(pool, replicas),
       until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),

@@ -59,6 +59,11 @@ export interface TopologyScenarioHost {
   trackPool(pool: ConformancePool): void;
   /** Waits until the pool is converged at `replicas` as core sees it. */
   converged(pool: ConformancePool, replicas: number, timeoutMs?: number): Promise<void>;
+  /**
+   * `steadyState.zeroWrites`: waits for convergence and quiet, then fails on any API write or
+   * mutating cloud call in the suite's steady-state window.
+   */
+  steadyState(pool: ConformancePool, replicas: number): Promise<void>;
   /** Why the pool is not converged at `replicas`, or undefined. */
   notConverged(pool: ConformancePool, replicas: number): Promise<string | undefined>;
   /** Polls `check` (undefined when satisfied, else why not) until it passes; throws naming the last reason. */
@@ -103,13 +108,14 @@ const TOPOLOGY_POOL_LABEL = "topology.cluster.x-k8s.io/pool-name";
  *   worker MachinePool of 2 replicas is created; core's topology controller creates the MachinePool
  *   and the InfraMachinePool from the `<Kind>Template` (`topology.poolCreated`); the provider
  *   provisions it and it converges as every other pool (`converge`, the suite's invariants); the
- *   Cluster reports `TopologyReconciled=True` (`topology.reconciled`).
+ *   Cluster reports `TopologyReconciled=True` (`topology.reconciled`); then nobody writes
+ *   (`steadyState.zeroWrites`).
  * - `topologyUpgrade`: the same at `v1.34.1`, then `spec.topology.version` goes to `v1.35.0`; the
  *   control plane upgrades first (the stand-in), then the topology controller sets the MachinePool's
  *   version (`topology.versionPropagated`), the provider replaces every instance
  *   (`topology.instancesRolled`), every Node of the pool reports kubelet `v1.35.0`
  *   (`topology.kubeletVersion`) and the Cluster reports `TopologyReconciled=True` again, the pool no
- *   longer upgrading (`topology.upgraded`).
+ *   longer upgrading (`topology.upgraded`), and nobody writes (`steadyState.zeroWrites`).
  *
  * Each ends by deleting its Cluster and waiting for the pool and its cloud resources to go.
  */
@@ -231,10 +237,26 @@ async function startTopologyCluster(host: TopologyScenarioHost, seq: number): Pr
   }
   const workers = (
     flavor.cluster.spec as {
-      topology: { workers: { machinePools: { replicas?: unknown }[] } };
+      topology: {
+        workers: {
+          machinePools: {
+            replicas?: unknown;
+            metadata?: { labels?: Record<string, string> };
+          }[];
+        };
+      };
     }
   ).topology.workers.machinePools;
-  for (const pool of workers) pool.replicas = replicas;
+  for (const pool of workers) {
+    pool.replicas = replicas;
+    // The MachinePool the topology controller makes carries the topology's labels, not the
+    // Cluster's: without the filter label a provider filtering its watches (R20) never hears of
+    // core setting the pool's bootstrap data, and the pool waits for it until an unrelated event.
+    pool.metadata = {
+      ...pool.metadata,
+      labels: { ...pool.metadata?.labels, [watchFilter.label]: watchFilter.value },
+    };
+  }
   flavor.cluster.metadata = {
     ...flavor.cluster.metadata,
     labels: { ...flavor.cluster.metadata?.labels, [watchFilter.label]: watchFilter.value },
@@ -354,6 +376,8 @@ async function topologyCreate(host: TopologyScenarioHost, seq: number): Promise<
     await host.until(`Cluster ${run.cluster}'s topology to be reconciled`, () =>
       topologyNotReconciled(host, run.cluster),
     );
+    // Nothing changes now: neither the kit nor core (topology controller included) may write.
+    await host.steadyState(run.pool, run.replicas);
   } finally {
     await run.stop();
   }
@@ -412,6 +436,7 @@ async function topologyUpgrade(host: TopologyScenarioHost, seq: number): Promise
       },
       host.convergeMs * 3,
     );
+    await host.steadyState(pool, replicas);
   } finally {
     await run.stop();
   }

@@ -10,3 +10,4 @@ export * from "./kind.js";
 export * from "./run.js";
 export * from "./scaleset-driver.js";
 export * from "./spec.js";
+export * from "./upgrade.js";

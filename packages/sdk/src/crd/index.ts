@@ -28,6 +28,13 @@ export {
 } from "./machine.js";
 export type { Manifest } from "./manifest.js";
 export {
+  CRD_MIGRATION_OBSERVED_GENERATION,
+  type MigratedKind,
+  migrateStorageVersion,
+  type StorageVersionMigratorOptions,
+  storageVersionMigrator,
+} from "./storage-migration.js";
+export {
   KUBERNETES_STRING_FORMATS,
   NonStructuralSchemaError,
   type StructuralSchema,

@@ -73,7 +73,9 @@ export interface ComponentsOptions {
   autoscalerRole?: boolean | AutoscalerRoleOptions;
   /**
    * clusterctl variable prefix (upper-case) for the knobs users set at `clusterctl init`:
-   * `${<P>_WATCH_FILTER:=}`, `${<P>_WATCH_NAMESPACE:=}`, `${<P>_LOG_LEVEL:=info}`. Default: the name upper-cased.
+   * `${<P>_LOG_LEVEL:=info}` (a variable with an empty default is one clusterctl refuses as unset, so
+   * a watch filter or namespace goes into `args`, e.g. `--watch-filter=${<P>_WATCH_FILTER:=none}`).
+   * Default: the name upper-cased.
    */
   variablePrefix?: string;
   /** Extra manager arguments. */
@@ -522,8 +524,8 @@ export function renderComponents(options: ComponentsOptions): Manifest[] {
                   `--leader-election-id=${prefix}-leader-election`,
                   "--diagnostics-address=:8443",
                   "--health-probe-bind-address=:9440",
-                  `--watch-filter=\${${vars}_WATCH_FILTER:=}`,
-                  `--namespace=\${${vars}_WATCH_NAMESPACE:=}`,
+                  // No --watch-filter / --namespace knob: clusterctl counts a variable with an empty
+                  // default (`${X:=}`) as unset and refuses to install the release without it.
                   `--log-level=\${${vars}_LOG_LEVEL:=info}`,
                   ...(webhooks
                     ? ["--webhook-port=9443", `--webhook-cert-dir=${DEFAULT_WEBHOOK_CERT_DIR}`]

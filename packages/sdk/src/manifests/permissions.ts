@@ -45,7 +45,7 @@ export function kitPermissions(
     InfraMachinePoolDefinition<never, never>,
     "group" | "plural" | "templateResource"
   > &
-    Partial<Pick<InfraMachinePoolDefinition<never, never>, "machine">>,
+    Partial<Pick<InfraMachinePoolDefinition<never, never>, "machine" | "versions">>,
   options: KitPermissionOptions = {},
 ): PolicyRule[] {
   const { group, plural } = definition;
@@ -111,6 +111,28 @@ export function kitPermissions(
         apiGroups: ["cluster.x-k8s.io"],
         resources: ["machines/status"],
         verbs: ["get", "patch"],
+      },
+    );
+  }
+  if ((definition.versions?.length ?? 1) > 1) {
+    // The storage version migration (`storageVersionMigrator`): it watches the kind's CRDs, rewrites
+    // every object at the storage version (pools through /status, templates directly) and trims the
+    // CRD's status.storedVersions.
+    rules.push(
+      {
+        apiGroups: ["apiextensions.k8s.io"],
+        resources: ["customresourcedefinitions"],
+        verbs: ["list", "watch", "patch"],
+      },
+      {
+        apiGroups: ["apiextensions.k8s.io"],
+        resources: ["customresourcedefinitions/status"],
+        verbs: ["patch"],
+      },
+      {
+        apiGroups: [group],
+        resources: [definition.templateResource.plural],
+        verbs: ["patch"],
       },
     );
   }

@@ -18,7 +18,7 @@ import {
   startCapiCore,
 } from "../capi/index.js";
 import { type RealCapiCore, startControlPlane } from "../controlplane/index.js";
-import { capiCrdsFolder } from "../crds.js";
+import { capiCrdsFolder, certManagerStandInCrdsFolder } from "../crds.js";
 import { type AutoscalerScenarioHost, autoscalerScenarios } from "./autoscaler-actions.js";
 import { realCoreScenarios } from "./core-controllers.js";
 import { isTransientCoreError } from "./core-errors.js";
@@ -31,12 +31,14 @@ import {
   machinesProblem,
 } from "./machines.js";
 import { type NodeScenarioHost, nodeScenarios, type PoolMachinePool } from "./nodes.js";
+import { type ProviderUpgradeHost, providerUpgradeScenarios } from "./provider-upgrade.js";
 import { type ScaleFromZeroHost, scaleFromZeroScenarios } from "./scale-from-zero.js";
 import {
   AUTOSCALER_SCENARIOS,
   DRAIN_SCENARIOS,
   MACHINE_POOL_MACHINES_SCENARIOS,
   NODE_SCENARIOS,
+  PROVIDER_LIFECYCLE_SCENARIOS,
   REAL_CORE_SCENARIOS,
   SCALE_FROM_ZERO_SCENARIOS,
   STRATEGY_SCENARIOS,
@@ -91,6 +93,7 @@ export const CONFORMANCE_SCENARIOS: readonly {
   ...AUTOSCALER_SCENARIOS,
   ...REAL_CORE_SCENARIOS,
   ...TOPOLOGY_SCENARIOS,
+  ...PROVIDER_LIFECYCLE_SCENARIOS,
   ...SCALE_FROM_ZERO_SCENARIOS,
   ...NODE_SCENARIOS,
   ...STRATEGY_SCENARIOS,
@@ -133,6 +136,8 @@ type Obj = KubernetesObject & {
   spec?: Record<string, unknown> & { replicas?: number; paused?: boolean };
   status?: Record<string, unknown> & { replicas?: number };
 };
+
+const LIFECYCLE_IDS: ReadonlySet<string> = new Set(PROVIDER_LIFECYCLE_SCENARIOS.map((s) => s.id));
 
 const MachinePools = clusterv1beta2.MachinePoolResource as unknown as ResourceDescriptor<Obj>;
 const Clusters = clusterv1beta2.ClusterResource as unknown as ResourceDescriptor<Obj>;
@@ -235,6 +240,8 @@ export class MachinePoolConformance {
   #client: KubeClient | undefined;
   #workloadClient: KubeClient | undefined;
   #provider: ConformanceProvider | undefined;
+  /** Whether the provider was stopped by a scenario that replaces it (`providerUpgrade`). */
+  #providerStopped = false;
   #watch: AbortController | undefined;
   #seq = 0;
   readonly #created: ConformancePool[] = [];
@@ -330,6 +337,8 @@ export class MachinePoolConformance {
         },
       };
       await cp.installCRDs(providerCrds);
+      // clusterctl finds cert-manager installed when its Issuer and Certificate kinds are served.
+      if (this.#options.providerUpgrade) await cp.installCRDs([certManagerStandInCrdsFolder]);
       // Real core has no bootstrap provider: the stand-in answers the pools' KubeadmConfigs.
       this.#core = await startCapiCore({ kubeConfig: cp.kubeConfig, machinePools: false });
     } else {
@@ -402,7 +411,8 @@ export class MachinePoolConformance {
   /** Stops the provider, the emulator and the API server (whatever was started). */
   async stop(): Promise<void> {
     this.#watch?.abort();
-    await this.#provider?.stop().catch(() => undefined);
+    if (!this.#providerStopped) await this.#provider?.stop().catch(() => undefined);
+    await this.#options.providerUpgrade?.dispose?.().catch(() => undefined);
     await this.#core?.stop().catch(() => undefined);
     await this.#api?.stop().catch(() => undefined);
   }
@@ -536,6 +546,14 @@ export class MachinePoolConformance {
           () => t.run(),
         ],
       ),
+      ...providerUpgradeScenarios(() => this.#providerUpgradeHost()).map(
+        (u): [string, string, () => string | undefined, () => Promise<void>] => [
+          u.id,
+          u.title,
+          () => u.skipReason(),
+          () => u.run(),
+        ],
+      ),
       ...scaleFromZeroScenarios(() => this.#scaleFromZeroHost(), {
         hasCapacityChange: o.capacityChange !== undefined,
       }).map((z): [string, string, () => string | undefined, () => Promise<void>] => [
@@ -605,6 +623,11 @@ export class MachinePoolConformance {
         id,
         title: `${id}: ${title}`,
         get skipReason() {
+          // The upgrade replaces the kind's CRDs with the releases' and the suite's provider with the
+          // second release's: it runs only when a suite lists it.
+          if (LIFECYCLE_IDS.has(id) && !o.scenarios?.includes(id)) {
+            return "runs only when listed in `scenarios` (it replaces the kind's CRDs and the provider with the releases')";
+          }
           return skip();
         },
         run: async () => {
@@ -717,6 +740,40 @@ export class MachinePoolConformance {
       steadyState: (pool, replicas) => this.#steadyState(pool, replicas),
       converged: (pool, replicas, timeoutMs) => this.#converged(pool, replicas, timeoutMs),
       notConverged: (pool, replicas) => this.#notConverged(pool, replicas),
+      until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),
+    };
+  }
+
+  /** What the provider upgrade scenario gets. */
+  #providerUpgradeHost(): ProviderUpgradeHost {
+    const { api, client } = this.#env;
+    const core = this.#core;
+    return {
+      client,
+      kubeConfig: api.kubeConfig,
+      env: {
+        kubeConfig: api.kubeConfig,
+        workloadKubeConfig: api.workloadKubeConfig,
+        core: this.core,
+        watchFilterValue: WATCH_FILTER_VALUE,
+        isTokenValid: (token) => core?.bootstrap?.isTokenValid(token) ?? true,
+      },
+      kind: this.#options.kind,
+      core: this.core,
+      upgrade: this.#options.providerUpgrade,
+      stopProvider: async () => {
+        const provider = this.#provider;
+        this.#providerStopped = true;
+        await provider?.stop();
+      },
+      adoptProvider: (provider) => {
+        this.#provider = provider;
+        this.#providerStopped = false;
+      },
+      createPool: (replicas) => this.#createPool(replicas),
+      setReplicas: (pool, replicas) => this.#setReplicas(pool, replicas),
+      converged: (pool, replicas) => this.#converged(pool, replicas),
+      deletePool: (pool) => this.#deletePool(pool),
       until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),
     };
   }

@@ -23,6 +23,8 @@ export {
   type MachinePoolMachinesScenario,
   NODE_SCENARIOS,
   type NodeScenario,
+  PROVIDER_LIFECYCLE_SCENARIOS,
+  type ProviderLifecycleScenario,
   REAL_CORE_SCENARIOS,
   type RealCoreScenario,
   SCALE_FROM_ZERO_SCENARIOS,

@@ -176,3 +176,18 @@ export const DRAIN_SCENARIOS = [
 
 /** A drain scenario id. */
 export type DrainScenario = (typeof DRAIN_SCENARIOS)[number]["id"];
+
+/**
+ * The ids of the provider lifecycle scenarios (provider-upgrade.ts): real core only (the real
+ * `clusterctl`), and only when listed in `scenarios`, since they replace the kind's CRDs.
+ */
+export const PROVIDER_LIFECYCLE_SCENARIOS = [
+  {
+    id: "providerUpgrade",
+    title:
+      "clusterctl upgrade apply from one release to the next with a pool live: no instance replaced, no status lost, readable at every version, storage version migrated, still scales",
+  },
+] as const;
+
+/** A provider lifecycle scenario id. */
+export type ProviderLifecycleScenario = (typeof PROVIDER_LIFECYCLE_SCENARIOS)[number]["id"];

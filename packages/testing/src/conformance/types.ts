@@ -4,6 +4,7 @@ import type {
   DrainScenario,
   MachinePoolMachinesScenario,
   NodeScenario,
+  ProviderLifecycleScenario,
   RealCoreScenario,
   ScaleFromZeroScenario,
   StrategyScenario,
@@ -156,6 +157,47 @@ export interface ConformanceProvider {
   readonly cloud: ConformanceCloud;
   /** Stops the provider (and its cloud). */
   stop(): Promise<void>;
+  /**
+   * Where the API server reaches the provider's webhook server (`https://127.0.0.1:<port>`) and the
+   * CA that signed its certificate, when it serves one outside the cluster. The `providerUpgrade`
+   * scenario points the webhooks of the applied components (admission and CRD conversion) here.
+   */
+  readonly webhookServer?: { readonly url: string; readonly caBundle: string };
+}
+
+/**
+ * One release of a provider for the `providerUpgrade` scenario: what `clusterctl` installs (its
+ * components and metadata) and how to start the provider at that release.
+ */
+export interface ProviderRelease {
+  /** Its version, `vMAJOR.MINOR.PATCH`, covered by a series of its `metadata`. */
+  readonly version: string;
+  /** The kind at this release (its CRDs are in `components`). */
+  readonly kind: ConformanceKind;
+  /** `infrastructure-components.yaml` (`renderComponents`, `componentsYAML`). */
+  readonly components: string;
+  /** `metadata.yaml` (`metadataYAML`), naming every release's series. */
+  readonly metadata: string;
+  /**
+   * Starts the provider at this release. The second release must run on the cloud the first ran on:
+   * the scenario checks that the upgrade replaced no instance. It must serve its webhooks at
+   * `webhookServer` (the components' conversion webhook included).
+   */
+  startProvider(env: ConformanceEnvironment): Promise<ConformanceProvider>;
+}
+
+/** Option {@link MachinePoolConformanceOptions.providerUpgrade}: two releases of the provider. */
+export interface ProviderUpgradeOptions {
+  /** The provider's name for clusterctl (`clusterctl init --infrastructure <name>`). */
+  readonly provider: string;
+  /** The release installed first (`clusterctl init`). */
+  readonly from: ProviderRelease;
+  /** The release upgraded to (`clusterctl upgrade apply`). */
+  readonly to: ProviderRelease;
+  /** Values of the components' clusterctl variables without a default. */
+  readonly variables?: Readonly<Record<string, string>>;
+  /** Releases what the releases share (their cloud), after the scenario. */
+  dispose?(): Promise<void>;
 }
 
 /** Scenario names, for {@link MachinePoolConformanceOptions.scenarios}. */
@@ -177,6 +219,7 @@ export type ConformanceScenario =
   | RealCoreScenario
   | TopologyScenario
   | ScaleFromZeroScenario
+  | ProviderLifecycleScenario
   | NodeScenario
   | StrategyScenario
   | DrainScenario
@@ -275,6 +318,13 @@ export interface MachinePoolConformanceOptions {
    * spec pins the image) skips `topologyUpgrade`, which a version change that rolls nothing fails.
    */
   versionRollout?: boolean;
+  /**
+   * Two releases of the provider, for the `providerUpgrade` scenario (real core, the real `clusterctl`
+   * of the target release): `from` is installed with `clusterctl init` and runs a pool, then
+   * `clusterctl upgrade apply` moves to `to` and the provider restarts at `to`. The first release's
+   * kind must be the kind under test. Without it that scenario is skipped.
+   */
+  providerUpgrade?: ProviderUpgradeOptions;
   /** Starts the provider against the suite's API server. Called once, before the scenarios. */
   startProvider(env: ConformanceEnvironment): Promise<ConformanceProvider>;
   /**

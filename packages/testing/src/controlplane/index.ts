@@ -13,6 +13,15 @@ export {
   realCapiRelease,
 } from "./capi-core.js";
 export {
+  type ClusterctlRelease,
+  type ClusterctlRepository,
+  type ClusterctlRepositoryOptions,
+  findClusterctlBinary,
+  type RunClusterctlOptions,
+  runClusterctl,
+  writeClusterctlRepository,
+} from "./clusterctl-upgrade.js";
+export {
   type BackendCapabilities,
   type ControlPlane,
   type ControlPlaneOptions,

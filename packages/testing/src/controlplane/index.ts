@@ -13,6 +13,18 @@ export {
   realCapiRelease,
 } from "./capi-core.js";
 export {
+  CLUSTERCTL_LABEL,
+  type ClusterctlMoveOptions,
+  type ClusterctlProvider,
+  ClusterctlProviders,
+  type ClusterctlResult,
+  type ClusterctlRun,
+  clusterctlMove,
+  findClusterctlBinary,
+  PROVIDER_LABEL,
+  prepareForClusterctl,
+} from "./clusterctl.js";
+export {
   type BackendCapabilities,
   type ControlPlane,
   type ControlPlaneOptions,

@@ -2,7 +2,8 @@
 // tools/controlplane/capi/go.mod, the module real core is built from) into packages/testing/crds/capi,
 // labelled as CAPI's kustomizations label them; and the reference CRDs of another provider (AWS's, at the
 // pinned CAPA release below) that the codegen and schema tests and the codegen benchmark read, into
-// reference/aws/crds. With --check it writes nothing and exits 1 when a committed folder differs from what
+// reference/aws/crds; and clusterctl's inventory CRD of the same release into
+// packages/testing/crds/clusterctl. With --check it writes nothing and exits 1 when a committed folder differs from what
 // its release holds. With --release R --out DIR it renders only the CRDs of another CAPI release R into
 // DIR (what `./dev controlplane --capi-release R` runs that release's manager with).
 //
@@ -261,6 +262,27 @@ function renderAws(): Map<string, string> {
 }
 
 /**
+ * clusterctl's inventory CRD (`providers.clusterctl.cluster.x-k8s.io`, which `clusterctl init` installs
+ * and `clusterctl move` reads on both clusters), as the release's clusterctl embeds it, into
+ * packages/testing/crds/clusterctl: the test beds that run the real clusterctl install it with the
+ * Provider objects `clusterctl init` would have written.
+ */
+function renderClusterctl(release: string): Map<string, string> {
+  const module = "sigs.k8s.io/cluster-api";
+  const dir = moduleDirs([module], release).get(module) as string;
+  const file = "clusterctl.cluster.x-k8s.io_providers.yaml";
+  return new Map([
+    [
+      `clusterctl/${file}`,
+      readFileSync(
+        join(dir, "cmd", "clusterctl", "config", "manifest", "clusterctl-api.yaml"),
+        "utf8",
+      ),
+    ],
+  ]);
+}
+
+/**
  * The files the script writes under `dir`: each of `wanted`, and nothing else in the `owned` folders
  * (relative to `dir`; "" is `dir` itself). Files beside them, such as the hand-written cert-manager
  * stand-in next to capi/, are not the script's.
@@ -316,6 +338,12 @@ const outputs: Output[] = [
     dir: outDir,
     owned: ["capi"],
     wanted: render(release),
+  },
+  {
+    label: `packages/testing/crds/clusterctl (clusterctl ${release})`,
+    dir: outDir,
+    owned: ["clusterctl"],
+    wanted: renderClusterctl(release),
   },
   {
     label: `reference/aws (CAPA ${AWS_RELEASE})`,

@@ -65,3 +65,15 @@ export function capiRelease(): string {
   ).release;
   return release;
 }
+
+/**
+ * clusterctl's inventory CRD (`providers.clusterctl.cluster.x-k8s.io`) of the release
+ * {@link capiRelease} names, taken by `./dev crds` from that release's clusterctl: what
+ * `clusterctl init` installs and `clusterctl move` reads on both management clusters.
+ *
+ * @example
+ * ```ts
+ * await controlPlane.installCRDs([clusterctlCrdsFolder]);
+ * ```
+ */
+export const clusterctlCrdsFolder: string = join(packageRoot, "crds", "clusterctl");

@@ -35,5 +35,11 @@ export {
 } from "./certs.js";
 export * from "./conformance/index.js";
 export * from "./controlplane/index.js";
-export { capiCrdFile, capiCrdsFolder, capiRelease, certManagerStandInCrdsFolder } from "./crds.js";
+export {
+  capiCrdFile,
+  capiCrdsFolder,
+  capiRelease,
+  certManagerStandInCrdsFolder,
+  clusterctlCrdsFolder,
+} from "./crds.js";
 export * from "./kubelet/index.js";

@@ -70,6 +70,17 @@ export const Annotations = {
    * version cannot hold, so converting back restores them (CAPI's `util/conversion` keeps the same).
    */
   ConversionData: "cluster.x-k8s.io/conversion-data",
+  /**
+   * Set by a provider while an operation that must not be interrupted is in flight: `clusterctl move`
+   * waits (about two minutes, with backoff) for it to be gone from every object it moves, once it
+   * has paused the Cluster and before it copies anything (presence only).
+   */
+  BlockMove: "clusterctl.cluster.x-k8s.io/block-move",
+  /**
+   * Set by `clusterctl move` on a source object just before it deletes it (and then removes its
+   * finalizers): the object lives on in the target cluster, so its cloud resources must stay.
+   */
+  DeleteForMove: "clusterctl.cluster.x-k8s.io/delete-for-move",
 } as const;
 
 /**

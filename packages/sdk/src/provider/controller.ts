@@ -16,7 +16,7 @@ import {
 import { ClusterCache, isNodeReady, NODE_PROVIDER_ID_INDEX } from "../clustercache/clustercache.js";
 import { ConditionTypes } from "../conditions/constants.js";
 import { deleteCondition, getCondition, setCondition } from "../conditions/v1beta2.js";
-import { finalizerFor, Labels } from "../contract/constants.js";
+import { Annotations, finalizerFor, Labels } from "../contract/constants.js";
 import { ensureFinalizer, hasFinalizer, removeFinalizer } from "../contract/finalizers.js";
 import { findOwnerMachinePoolRef } from "../contract/owners.js";
 import { updatePausedCondition } from "../contract/pause.js";
@@ -33,6 +33,7 @@ import type { AnyPoolDriver, InfrastructureClusterObject, PoolEnvironment } from
 import { type ErrorOutcome, errorPolicy, StepFailure } from "./errors.js";
 import { infraMachinesApi } from "./machines-api.js";
 import { PoolMemories } from "./memory.js";
+import { BLOCK_MOVE_VALUE_PREFIX, deletedForMove, hasKitBlockMove } from "./move.js";
 import { type PoolNode, poolNodeOf } from "./nodes.js";
 import {
   type MachinePoolControllerOptions,
@@ -208,11 +209,13 @@ class PoolReconciler<Spec, Settings> {
     pool: PoolObject,
     machinePool: MachinePool | undefined,
     clusterObject: Cluster | undefined,
+    blockMove: (step: string) => Promise<void>,
   ): PoolApi {
     const machineKind = this.#resolved.machines;
     const clusterCache = this.#clusterCache;
     const resolveAccess = this.#accessResolver(rc, cluster, pool, clusterObject);
     return {
+      blockMove,
       ...(resolveAccess ? { resolveAccess } : {}),
       ...(machineKind
         ? {
@@ -419,6 +422,36 @@ class PoolReconciler<Spec, Settings> {
       return undefined;
     }
 
+    // A mark of ours that outlived its reconcile (the process died mid-call) would hold every move
+    // for good: one reconcile of a key runs at a time, so none of our calls is in flight now.
+    if (hasKitBlockMove(pool.metadata?.annotations)) {
+      rc.fence();
+      await rc.client.mergePatch(this.#resource, key, {
+        metadata: { annotations: { [Annotations.BlockMove]: null } },
+      });
+      const { [Annotations.BlockMove]: _stale, ...rest } = pool.metadata?.annotations ?? {};
+      pool.metadata = { ...pool.metadata, annotations: rest };
+      log.info("cleared a block-move mark left by an earlier reconcile");
+    }
+    // clusterctl move deletes the source copy (then removes its finalizers): the pool lives on in
+    // the target cluster, and so must its cloud resources. Nothing to do, not even a write.
+    if (deleting && deletedForMove(pool.metadata?.annotations)) {
+      log.info("deleted by clusterctl move; its cloud resources stay for the target cluster");
+      return undefined;
+    }
+
+    // Pause before the finalizer: a paused pool gets no write but its Paused condition (clusterctl
+    // move removes finalizers of paused objects; one put back would outlive the move).
+    const patch = PatchHelper.snapshot(pool, { resource: this.#resource });
+    const paused = updatePausedCondition(cluster ?? null, pool);
+    if (paused.mustPersistNow) {
+      await patch.apply(rc.client, pool, { ownedConditions: [ConditionTypes.Paused], clock });
+      log.info({ paused: paused.isPaused }, paused.isPaused ? "paused" : "unpaused");
+      // Our own status write is filtered out of the watch: come back ourselves.
+      return paused.isPaused ? undefined : { requeueAfter: MIN_DELAY_MS };
+    }
+    if (paused.isPaused) return undefined;
+
     // Finalizer first, persisted before any cloud call.
     if (
       !deleting &&
@@ -429,15 +462,15 @@ class PoolReconciler<Spec, Settings> {
     }
     if (deleting && !hasFinalizer(pool, this.#finalizer)) return undefined;
 
-    const patch = PatchHelper.snapshot(pool, { resource: this.#resource });
-    const paused = updatePausedCondition(cluster ?? null, pool);
-    if (paused.mustPersistNow) {
-      await patch.apply(rc.client, pool, { ownedConditions: [ConditionTypes.Paused], clock });
-      log.info({ paused: paused.isPaused }, paused.isPaused ? "paused" : "unpaused");
-      // Our own status write is filtered out of the watch: come back ourselves.
-      return paused.isPaused ? undefined : { requeueAfter: MIN_DELAY_MS };
-    }
-    if (paused.isPaused) return undefined;
+    let moveBlocked = false;
+    const blockMove = async (step: string) => {
+      if (moveBlocked) return;
+      rc.fence();
+      await rc.client.mergePatch(this.#resource, key, {
+        metadata: { annotations: { [Annotations.BlockMove]: `${BLOCK_MOVE_VALUE_PREFIX}${step}` } },
+      });
+      moveBlocked = true;
+    };
 
     const memory = this.#memories.of(key);
     const involved = { ...pool, apiVersion: this.#apiVersion, kind: this.#resource.kind };
@@ -456,6 +489,7 @@ class PoolReconciler<Spec, Settings> {
         pool,
         machinePool,
         cluster,
+        blockMove,
       ),
       recordEvent: (type, reason, message) => rc.recorder.event(involved, type, reason, message),
       log,
@@ -590,6 +624,17 @@ class PoolReconciler<Spec, Settings> {
       ],
       clock,
     });
+    if (moveBlocked) {
+      // The status now says what the calls did: a move may copy the pool. (A failure here leaves the
+      // mark to the next reconcile, which clears a stale one first.)
+      await rc.client
+        .mergePatch(this.#resource, key, {
+          metadata: { annotations: { [Annotations.BlockMove]: null } },
+        })
+        .catch((error: unknown) => {
+          if (!isNotFound(error)) throw error;
+        });
+    }
     if (outcome.retry) throw outcome.retry;
     const requeueAfterMs = minDefined(outcome.requeueAfterMs, nodeSync?.retryAfterMs);
     return requeueAfterMs !== undefined

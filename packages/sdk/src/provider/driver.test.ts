@@ -60,9 +60,13 @@ describe("the driver contract module", () => {
   });
 
   it("exports no hashing or planning helper: a driver makes no decisions", () => {
-    // Tags (stamp, ownership) are what a driver stores and checks; nothing here decides.
+    // Tags (stamp, ownership) are what a driver stores and checks, the move names what it may
+    // declare; nothing here decides.
     expect(Object.keys(driverModule).sort()).toEqual([
+      "BLOCK_MOVE_VALUE_PREFIX",
+      "DEFAULT_MOVE_BLOCKING_CALLS",
       "DriverError",
+      "MoveAnnotations",
       "OWNER_TAG_PREFIX",
       "TEMPLATE_STAMP_TAG_KEYS",
       "assertPoolOwns",

@@ -26,6 +26,11 @@ import type {
 
 export * from "./driver-error.js";
 export * from "./driver-types.js";
+export {
+  BLOCK_MOVE_VALUE_PREFIX,
+  DEFAULT_MOVE_BLOCKING_CALLS,
+  MoveAnnotations,
+} from "./move.js";
 export { assertPoolOwns, OWNER_TAG_PREFIX, poolOwnerTags } from "./ownership.js";
 export { TEMPLATE_STAMP_TAG_KEYS, templateStampFromTags, templateStampToTags } from "./stamp.js";
 
@@ -297,6 +302,21 @@ export interface PoolDriver<
    * `transient`). {@link DriverError}s never reach this function.
    */
   classifyError?(error: unknown): DriverFailure | undefined;
+
+  /**
+   * The calls during which `clusterctl move` must wait: before the first of them in a reconcile the
+   * kit sets `clusterctl.cluster.x-k8s.io/block-move` on the pool, and it removes it once the
+   * reconcile has written the pool's status. Names are the kit's steps (`createGroup`, `updateGroup`,
+   * `deleteInstance`, `createTemplateVersion`, `nativeRollout.start`, `nativeRollout.cancel`,
+   * `userData.store.put`, `getGroup`, …). Default: every one of those that launches, terminates or
+   * re-points instances ({@link DEFAULT_MOVE_BLOCKING_CALLS}); `[]` never blocks a move.
+   *
+   * @example A cloud whose group creation is a long, non-idempotent sequence, and nothing else
+   * ```ts
+   * moveBlockingCalls: ["createGroup"],
+   * ```
+   */
+  readonly moveBlockingCalls?: readonly string[];
 }
 
 /**

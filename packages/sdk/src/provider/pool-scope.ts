@@ -13,6 +13,7 @@ import type { RuntimeLogger } from "../runtime/logging.js";
 import type { AnyPoolDriver, PoolContext } from "./driver.js";
 import { callDriver } from "./errors.js";
 import type { PoolMemory } from "./memory.js";
+import { DEFAULT_MOVE_BLOCKING_CALLS } from "./move.js";
 import { PoolConditionTypes } from "./reasons.js";
 import type { ResolvedPoolOptions } from "./resolved-options.js";
 import type { PoolApi, PoolObject, PoolScope } from "./scope.js";
@@ -90,6 +91,7 @@ export function createPoolScope<Spec, Settings>(
   const log = init.log;
   const record = init.recordEvent ?? (() => undefined);
   const store = new SectionStore<Spec, Settings>();
+  const moveBlocking = new Set(init.driver.moveBlockingCalls ?? DEFAULT_MOVE_BLOCKING_CALLS);
   const clusterName =
     init.clusterName ??
     meta.labels?.[Labels.ClusterName] ??
@@ -167,8 +169,9 @@ export function createPoolScope<Spec, Settings>(
       },
     },
     fence,
-    call: (step, run) => {
+    call: async (step, run) => {
       fence();
+      if (init.api.blockMove && moveBlocking.has(step)) await init.api.blockMove(step);
       return callDriver(init.driver, step, () => run(contextOf(scope)));
     },
   };

@@ -110,6 +110,15 @@ export const PoolReasons = {
   GroupFailed: "GroupFailed",
   /** The group was deleted behind our back and is still going away. */
   GroupDeleting: "GroupDeleting",
+  /**
+   * The pool records that the kit created its group (annotation `capi-ts.io/group-created`), its
+   * status is empty (it was moved by `clusterctl move` or restored from a backup) and the driver finds
+   * no group by the pool's name and namespace: nothing is created, so a pool moved to a management
+   * cluster that looks at another account or region never gets a second set of instances. The message
+   * names the group the record holds. Point the provider at the cloud that has it, or remove the
+   * annotation to create a new group.
+   */
+  GroupNotFound: "GroupNotFound",
   /** The pool is being deleted. */
   Deleting: "Deleting",
   /** The driver's native rollout failed on the target template version (retried after a resync). */

@@ -45,6 +45,13 @@ export type ControlPlaneObject = KubernetesObject & { spec?: unknown; status?: u
 
 /** The Kubernetes reads and writes a phase may make (everything else goes through the pool object). */
 export interface PoolApi {
+  /**
+   * Marks the pool `clusterctl.cluster.x-k8s.io/block-move` (value `capi-ts: <step>`), persisted at
+   * once, before a driver call that must not be interrupted by `clusterctl move`; the controller
+   * clears it when the reconcile ends, after the pool's status says what the calls did. Idempotent
+   * within a reconcile. Absent (test scopes): no mark.
+   */
+  readonly blockMove?: (step: string) => Promise<void>;
   /** A Secret's data (base64 values), or `undefined` when it does not exist. */
   readSecret(
     namespace: string,

@@ -16,11 +16,22 @@ export {
   type ClusterctlRelease,
   type ClusterctlRepository,
   type ClusterctlRepositoryOptions,
-  findClusterctlBinary,
   type RunClusterctlOptions,
   runClusterctl,
   writeClusterctlRepository,
-} from "./clusterctl-upgrade.js";
+} from "./clusterctl-repository.js";
+export {
+  CLUSTERCTL_LABEL,
+  type ClusterctlMoveOptions,
+  type ClusterctlProvider,
+  ClusterctlProviders,
+  type ClusterctlResult,
+  type ClusterctlRun,
+  clusterctlMove,
+  findClusterctlBinary,
+  PROVIDER_LABEL,
+  prepareForClusterctl,
+} from "./clusterctl.js";
 export {
   type BackendCapabilities,
   type ControlPlane,

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { writeClusterctlRepository } from "../../src/controlplane/clusterctl-upgrade.js";
+import { writeClusterctlRepository } from "../../src/controlplane/clusterctl-repository.js";
 
 let dir: string;
 beforeEach(async () => {

@@ -619,3 +619,50 @@ describe("group: the bounds the autoscalerBounds phase chose", () => {
     expect(events.at(-1)).toMatchObject({ type: "Warning", reason: "BoundsNotConverging" });
   });
 });
+
+describe("group: the record that survives clusterctl move", () => {
+  const RECORD = "capi-ts.io/group-created";
+
+  it("records the group it observes on the pool", async () => {
+    const cloud = fakeCloud();
+    cloud.group = group();
+    const test = groupScope(cloud, { replicas: 2 });
+    await test.run(groupPhase);
+    expect(test.scope.pool.metadata?.annotations?.[RECORD]).toBe("group-1");
+  });
+
+  it("does not record a group it has only asked for (the cloud may list it late)", async () => {
+    const cloud = fakeCloud();
+    const test = groupScope(cloud, { replicas: 2 });
+    await test.run(groupPhase);
+    expect(cloud.mutating().map((c) => c.op)).toEqual(["createGroup"]);
+    expect(test.scope.pool.metadata?.annotations?.[RECORD]).toBeUndefined();
+  });
+
+  it("creates nothing for a recorded group that is missing from a pool with empty status (moved)", async () => {
+    const cloud = fakeCloud();
+    const test = groupScope(cloud, { replicas: 2 });
+    test.scope.pool.metadata = {
+      ...test.scope.pool.metadata,
+      annotations: { [RECORD]: "group-1" },
+    };
+    test.scope.pool.status = {};
+    const result = await test.run(groupPhase);
+    expect(cloud.mutating()).toEqual([]);
+    expect(result?.ready).toMatchObject({ status: "False", reason: "GroupNotFound" });
+    expect(result?.ready?.message).toContain("group-1");
+    expect(result?.ready?.message).toContain("remove the annotation");
+  });
+
+  it("recreates a recorded group deleted out of band on this cluster (the status says it was provisioned)", async () => {
+    const cloud = fakeCloud();
+    const test = groupScope(cloud, { replicas: 2 });
+    test.scope.pool.metadata = {
+      ...test.scope.pool.metadata,
+      annotations: { [RECORD]: "group-1" },
+    };
+    test.scope.pool.status = { ready: true, initialization: { provisioned: true } };
+    await test.run(groupPhase);
+    expect(cloud.mutating().map((c) => c.op)).toEqual(["createGroup"]);
+  });
+});

@@ -9,6 +9,7 @@
  */
 import { readMachinePool } from "../../contract/readers.js";
 import type { GroupBounds, GroupUpdate, PoolGroup } from "../driver.js";
+import { lostGroupRecord, MoveAnnotations } from "../move.js";
 import type { BoundsSection, PoolPhase } from "../phase.js";
 import { PoolReasons } from "../reasons.js";
 import {
@@ -48,6 +49,19 @@ export const groupPhase: PoolPhase<
     const external = mp.replicasManagedByExternalAutoscaler;
 
     if (!observed) {
+      const lost = lostGroupRecord(scope.pool);
+      if (lost !== undefined) {
+        // Moved (or restored) without its group: a second set of instances is the one thing that
+        // must not happen. Say what is missing; a resync looks again.
+        return {
+          ready: {
+            status: "False",
+            reason: PoolReasons.GroupNotFound,
+            message: `the pool's group ${lost} (annotation ${MoveAnnotations.GroupCreated}) was not found by the pool's name and namespace, and the pool's status is empty (moved by clusterctl move or restored from a backup): nothing was created. Point the provider at the cloud account and region that hold the group, or remove the annotation to create a new group`,
+          },
+          requeueAfterMs: scope.options.resyncMs,
+        };
+      }
       const replicas = external ? undefined : (mp.replicas ?? 1);
       if (replicas !== undefined && bounds.wanted && outside(replicas, bounds.wanted)) {
         return outOfRange(scope, replicas, bounds.wanted);
@@ -78,6 +92,7 @@ export const groupPhase: PoolPhase<
       };
     }
     let group = observed;
+    recordGroup(scope.pool, group.id);
 
     const desired = external ? group.desiredReplicas : (mp.replicas ?? 1);
     if (external && mp.replicas !== group.desiredReplicas) {
@@ -178,6 +193,19 @@ export const groupPhase: PoolPhase<
     return undefined;
   },
 };
+
+/**
+ * Records the group on the pool once the driver reports it (not when created: a cloud that lists a
+ * new group late would otherwise make a new pool look moved). The record survives `clusterctl move`.
+ */
+function recordGroup(pool: { metadata?: { annotations?: Record<string, string> } }, id: string) {
+  const annotations = pool.metadata?.annotations ?? {};
+  if (annotations[MoveAnnotations.GroupCreated] === id) return;
+  pool.metadata = {
+    ...pool.metadata,
+    annotations: { ...annotations, [MoveAnnotations.GroupCreated]: id },
+  };
+}
 
 function outside(size: number, limits: { min?: number | undefined; max?: number | undefined }) {
   return (

@@ -16,10 +16,9 @@
  */
 import { execFile } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { type ControlPlaneBinaries, isExecutableFile } from "./binaries.js";
-import { findCapiCoreBinary, realCapiRelease } from "./capi-core.js";
+import { realCapiRelease } from "./capi-core.js";
 
 /** One release of a provider in a local clusterctl repository. */
 export interface ClusterctlRelease {
@@ -125,26 +124,6 @@ export async function writeClusterctlRepository(
     ].join("\n"),
   );
   return { config, dir };
-}
-
-/**
- * The `clusterctl` executable of `release`, built beside CAPI's manager by `./dev controlplane
- * --capi` (`bin/capi/<release>/clusterctl`), or undefined.
- *
- * @example
- * ```ts
- * const clusterctl = findClusterctlBinary(findControlPlaneBinaries());
- * if (!clusterctl) console.warn("!!! SKIPPED: no clusterctl (./dev controlplane --capi)");
- * ```
- */
-export function findClusterctlBinary(
-  binaries: Pick<ControlPlaneBinaries, "kubeApiServer"> | undefined,
-  release: string = realCapiRelease(),
-): string | undefined {
-  const manager = findCapiCoreBinary(binaries, undefined, release);
-  if (!manager) return undefined;
-  const clusterctl = join(dirname(manager), "clusterctl");
-  return isExecutableFile(clusterctl) ? clusterctl : undefined;
 }
 
 /** Options of {@link runClusterctl}. */

@@ -1,9 +1,11 @@
-// ./dev conformance [--core emulator|real] [--capi-release vX.Y.Z] [--rate-limit-ms N] [vitest args]:
+// ./dev conformance [--core emulator|real] [--capi-release vX.Y.Z] [--rate-limit-ms N] [--test-beds N]
+// [vitest args]:
 // runs the example provider's conformance suite with the chosen CAPI core as the judge and ends with
 // "conformance: N/N scenarios passed" (exit 1 otherwise). Real core needs `./dev controlplane --capi`
 // (and `--capi-release vX.Y.Z` for a release other than the target, which --capi-release picks here).
 // --rate-limit-ms sets the emulator's per-object reconcile interval (core's 1000 by default; 0
-// measures the provider alone).
+// measures the provider alone). --test-beds spreads the scenarios over N environments side by side
+// (default 4 on the emulator, 1 with real core; 1 runs them in a row).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -49,6 +51,19 @@ if (rateAt >= 0) {
   if (!/^\d+$/.test(rateLimitMs)) {
     console.error(
       `conformance: --rate-limit-ms takes a whole number of ms (1000 is core's, 0 measures the provider alone), not ${JSON.stringify(rateLimitMs)}`,
+    );
+    process.exit(2);
+  }
+}
+let testBeds: string | undefined;
+const bedsAt = args.findIndex((arg) => arg === "--test-beds" || arg.startsWith("--test-beds="));
+if (bedsAt >= 0) {
+  const arg = args[bedsAt] as string;
+  testBeds = arg.includes("=") ? arg.slice("--test-beds=".length) : (args[bedsAt + 1] ?? "");
+  args.splice(bedsAt, arg.includes("=") ? 1 : 2);
+  if (!/^[1-9]\d*$/.test(testBeds)) {
+    console.error(
+      `conformance: --test-beds takes a whole number ≥ 1 (1 runs every scenario in a row on one bed), not ${JSON.stringify(testBeds)}`,
     );
     process.exit(2);
   }
@@ -103,6 +118,7 @@ const run = spawnSync(
       CAPI_TS_CONFORMANCE_CORE: core,
       ...(core === "real" ? { CAPI_TS_CAPI_RELEASE: release } : {}),
       ...(rateLimitMs === undefined ? {} : { CAPI_TS_CONFORMANCE_RATE_LIMIT_MS: rateLimitMs }),
+      ...(testBeds === undefined ? {} : { CAPI_TS_CONFORMANCE_TEST_BEDS: testBeds }),
     },
   },
 );
@@ -126,7 +142,9 @@ if (skipped.length > 0) {
 }
 const seconds = Math.round((Date.now() - started) / 1000);
 const ok = run.status === 0 && ran.length > 0 && passed === ran.length;
-const pace = rateLimitMs === undefined ? "" : `, rate limit ${rateLimitMs} ms`;
+const pace =
+  (rateLimitMs === undefined ? "" : `, rate limit ${rateLimitMs} ms`) +
+  (testBeds === undefined ? "" : `, ${testBeds} test bed${testBeds === "1" ? "" : "s"}`);
 console.log(
   `conformance: ${passed}/${ran.length} scenarios passed (${core} core${core === "real" ? ` ${release}` : ""}${pace}, ${seconds} s)`,
 );

@@ -36,6 +36,12 @@ export {
   WORKLOAD_CLUSTER_SCENARIOS,
   type WorkloadClusterScenario,
 } from "./scenario-ids.js";
+export {
+  type ConformanceTestBed,
+  type ConformanceTestBedPlan,
+  chosenTestBeds,
+  planConformanceTestBeds,
+} from "./test-beds.js";
 export { scaled, timeScale } from "./time-scale.js";
 export type * from "./types.js";
 export { LATE_NODE_JOIN_MS } from "./workload.js";

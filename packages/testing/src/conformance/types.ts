@@ -368,6 +368,18 @@ export interface MachinePoolConformanceOptions {
    * Default: the `CAPI_TS_CONFORMANCE_RATE_LIMIT_MS` environment variable, else 1,000.
    */
   emulatorRateLimitMs?: number;
+  /**
+   * How many test beds the scenarios are spread over, side by side: each bed is a whole environment
+   * (API servers, core, `startProvider` called once per bed) that runs its share of the scenarios one
+   * after another, so the checks that account for a whole API server (zero writes at steady state, no
+   * writes while paused) still see one scenario at a time. `1` runs every scenario in a row on one
+   * bed. Only `runMachinePoolConformance` and `planConformanceTestBeds` read it; a
+   * {@link MachinePoolConformance} you drive yourself is one bed.
+   *
+   * Default: the `CAPI_TS_CONFORMANCE_TEST_BEDS` environment variable, else 4 on the emulator (2 per
+   * core on a smaller machine) and 1 with real core.
+   */
+  testBeds?: number;
 }
 
 /** Which CAPI core runs the conformance suite: see {@link MachinePoolConformanceOptions.core}. */

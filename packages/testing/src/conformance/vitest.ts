@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, test } from "vitest";
-import { MachinePoolConformance } from "./harness.js";
+import { type ConformanceTestBed, planConformanceTestBeds } from "./test-beds.js";
 import { scaled } from "./time-scale.js";
 import type { MachinePoolConformanceOptions } from "./types.js";
 
@@ -9,7 +9,9 @@ import type { MachinePoolConformanceOptions } from "./types.js";
  * out-of-band deletion, spot interruption, cloud throttling, API server faults, cleanup). Every stored
  * version of every pool is checked against the contract's invariants while the scenarios run; a
  * failure names the broken invariant, e.g. `[status.providerIDList] providerIDList must be sorted: got …`.
- * Scenarios whose cloud actor the provider does not offer are reported as skipped.
+ * Scenarios whose cloud actor the provider does not offer are reported as skipped. The scenarios are
+ * spread over test beds that run side by side (`testBeds`, see {@link planConformanceTestBeds}), one
+ * `describe` per bed; `cleanup` runs last, over every bed.
  *
  * @example
  * ```ts
@@ -24,15 +26,14 @@ import type { MachinePoolConformanceOptions } from "./types.js";
  * ```
  */
 export function runMachinePoolConformance(options: MachinePoolConformanceOptions): void {
-  const suite = new MachinePoolConformance(options);
+  const plan = planConformanceTestBeds(options);
   // A scenario's waits stretch on a busy machine (see timeScale), so its test timeout does too.
   const scenarioMs = scaled(options.timeouts?.scenarioMs ?? 60_000) * 2;
-  describe(`InfraMachinePool conformance: ${options.name}`, () => {
+  const registerBed = (bed: ConformanceTestBed) => {
     // Real core starts a kube-apiserver, etcd and CAPI core with its webhooks first.
-    beforeAll(() => suite.start(), scaled(suite.core === "real" ? 180_000 : 60_000));
-    afterAll(() => suite.stop(), scaled(30_000));
-    for (const scenario of suite.scenarios()) {
-      test(scenario.title, { timeout: scenarioMs }, async (context) => {
+    beforeAll(() => bed.suite.start(), scaled(bed.suite.core === "real" ? 180_000 : 60_000));
+    for (const scenario of bed.scenarios) {
+      test(scenario.title, { concurrent: false, timeout: scenarioMs }, async (context) => {
         const skip = scenario.skipReason;
         if (skip) {
           context.skip(skip);
@@ -41,5 +42,21 @@ export function runMachinePoolConformance(options: MachinePoolConformanceOptions
         await scenario.run();
       });
     }
+  };
+  describe(`InfraMachinePool conformance: ${options.name}`, () => {
+    afterAll(() => plan.stop(), scaled(30_000));
+    const [only] = plan.beds;
+    if (plan.beds.length === 1 && only) registerBed(only);
+    else {
+      // The beds' suites run side by side (concurrent); the scenarios of one bed one after another.
+      for (const bed of plan.beds) {
+        describe(`test bed ${bed.number} of ${plan.beds.length}`, { concurrent: true }, () =>
+          registerBed(bed),
+        );
+      }
+    }
+    // Not concurrent, so vitest runs it once every bed's suite has ended.
+    const cleanup = plan.cleanup;
+    if (cleanup) test(cleanup.title, { timeout: scenarioMs }, () => cleanup.run());
   });
 }

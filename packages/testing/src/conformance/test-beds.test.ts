@@ -1,0 +1,54 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { CONFORMANCE_SCENARIOS } from "./harness.js";
+import { assignScenarios, chosenTestBeds } from "./test-beds.js";
+
+const ids = CONFORMANCE_SCENARIOS.map((s) => s.id as string).filter((id) => id !== "cleanup");
+
+describe("assignScenarios", () => {
+  it("puts every scenario on exactly one bed, in the suite's order within each", () => {
+    const lanes = assignScenarios(ids, 4);
+    expect(lanes).toHaveLength(4);
+    expect(lanes.flat().sort()).toEqual([...ids].sort());
+    for (const lane of lanes) {
+      expect(lane.length).toBeGreaterThan(0);
+      const positions = lane.map((id) => ids.indexOf(id));
+      expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    }
+  });
+
+  it("balances the beds by the scenarios' usual durations", () => {
+    // The three heaviest (16, 15 and 13 s) go onto three different beds; the lightest joins the
+    // bed with the least work, which runs it in the suite's order (crd before onDelete).
+    const lanes = assignScenarios(["scale", "minReadySeconds", "crd", "onDelete"], 3);
+    expect(lanes).toEqual([["scale"], ["minReadySeconds"], ["crd", "onDelete"]]);
+  });
+
+  it("keeps one bed's order when there is one bed", () => {
+    expect(assignScenarios(ids, 1)).toEqual([ids]);
+  });
+});
+
+describe("chosenTestBeds", () => {
+  const saved = process.env.CAPI_TS_CONFORMANCE_TEST_BEDS;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.CAPI_TS_CONFORMANCE_TEST_BEDS;
+    else process.env.CAPI_TS_CONFORMANCE_TEST_BEDS = saved;
+  });
+
+  it("takes the option over the environment, one bed for real core by default", () => {
+    delete process.env.CAPI_TS_CONFORMANCE_TEST_BEDS;
+    expect(chosenTestBeds(undefined, "real")).toBe(1);
+    expect(chosenTestBeds(undefined, "emulator")).toBeGreaterThan(1);
+    process.env.CAPI_TS_CONFORMANCE_TEST_BEDS = "3";
+    expect(chosenTestBeds(undefined, "emulator")).toBe(3);
+    expect(chosenTestBeds(2, "emulator")).toBe(2);
+  });
+
+  it("refuses a count that is not a whole number ≥ 1, naming where it came from", () => {
+    process.env.CAPI_TS_CONFORMANCE_TEST_BEDS = "many";
+    expect(() => chosenTestBeds(undefined, "emulator")).toThrow(
+      /whole number ≥ 1.*"many".*CAPI_TS_CONFORMANCE_TEST_BEDS/,
+    );
+    expect(() => chosenTestBeds(0, "emulator")).toThrow(/got 0/);
+  });
+});

@@ -8,6 +8,7 @@ import {
   type ClusterCacheHost,
   indexNodeByProviderID,
   isNodeReady,
+  projectWorkloadNode,
 } from "./clustercache.js";
 
 /** A manager that is never started: constructing a cache talks to no API server. */
@@ -119,5 +120,45 @@ describe("workload Node helpers", () => {
     expect(isNodeReady(node(undefined, "False"))).toBe(false);
     expect(isNodeReady(node(undefined, "Unknown"))).toBe(false);
     expect(isNodeReady(node(undefined, undefined))).toBe(false);
+  });
+
+  it("projects a workload cluster's Node onto what it keeps, dropping fields of the wrong type", () => {
+    // The workload cluster's answer is whoever controls that cluster's: nothing is trusted by type.
+    const hostile = {
+      metadata: {
+        name: "n",
+        uid: 7,
+        labels: { ok: "yes", nested: { a: 1 } },
+        annotations: ["capi-ts.io/x"],
+        managedFields: [{ manager: "kubelet" }],
+      },
+      spec: { providerID: { toString: "x" }, unschedulable: "true", taints: [null, { key: "k" }] },
+      status: {
+        conditions: "Ready",
+        nodeInfo: { kubeletVersion: 1 },
+        images: [{ names: ["big"] }],
+      },
+    } as unknown as V1Node;
+    expect(projectWorkloadNode(hostile)).toEqual({
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name: "n", labels: { ok: "yes" } },
+      spec: {},
+      status: {},
+    });
+    expect(
+      projectWorkloadNode({
+        metadata: {
+          name: "n",
+          annotations: {
+            "node.cluster.x-k8s.io/owner": "o",
+            "capi-ts.io/labels-from-pool": "a",
+            "notcapi-ts.io/x": "dropped",
+            "capi-ts.io.evil.example/x": "dropped",
+            "no-domain": "dropped",
+          },
+        },
+      }).metadata?.annotations,
+    ).toEqual({ "node.cluster.x-k8s.io/owner": "o", "capi-ts.io/labels-from-pool": "a" });
   });
 });

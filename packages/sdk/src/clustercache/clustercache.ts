@@ -6,7 +6,16 @@
  *
  * @module
  */
-import type { KubeConfig, V1Node, V1Secret } from "@kubernetes/client-node";
+import type {
+  KubeConfig,
+  KubernetesObject,
+  V1NodeCondition,
+  V1NodeSpec,
+  V1NodeSystemInfo,
+  V1ObjectMeta,
+  V1Secret,
+  V1Taint,
+} from "@kubernetes/client-node";
 import type { Counter, Gauge } from "prom-client";
 import { type Cluster, ClusterResource } from "../api/cluster.x-k8s.io/v1beta2.js";
 import { Labels } from "../contract/constants.js";
@@ -33,6 +42,7 @@ import {
   NodeResource,
   type ObjectKey,
   objectKeyString,
+  type ResourceDescriptor,
   SecretResource,
 } from "../runtime/resource.js";
 import type { RawSource, ReconcileRequest } from "../runtime/source.js";
@@ -83,9 +93,11 @@ export interface WorkloadClusterConnection {
   /**
    * The workload cluster's Node informer (synced), indexed by `spec.providerID` under
    * {@link NODE_PROVIDER_ID_INDEX} (as CAPI's ClusterCache indexes Nodes), so a reconcile looks up
-   * the Nodes of its own instances instead of listing every Node.
+   * the Nodes of its own instances instead of listing every Node. It holds each Node's
+   * {@link WorkloadNode} projection, never the whole object: read anything else (addresses,
+   * capacity, images) with `client`.
    */
-  readonly nodes: Informer<V1Node>;
+  readonly nodes: Informer<WorkloadNode>;
 }
 
 /** An event of a workload cluster, as {@link ClusterCache.source} hands it to a map function. */
@@ -94,10 +106,10 @@ export interface WorkloadClusterEvent {
   readonly cluster: ObjectKey;
   /** `node`: a Node was added, changed or deleted; `connected` / `disconnected`: the connection. */
   readonly type: "node" | "connected" | "disconnected";
-  /** The Node (for `node` events). */
-  readonly node?: V1Node;
-  /** The Node before the change (for `node` updates). */
-  readonly oldNode?: V1Node;
+  /** The Node (for `node` events), as the cache holds it. */
+  readonly node?: WorkloadNode;
+  /** The Node before the change (for `node` updates), as the cache holds it. */
+  readonly oldNode?: WorkloadNode;
 }
 
 /** Timings of a {@link ClusterCache} (CAPI core's defaults in brackets where they differ). */
@@ -588,7 +600,8 @@ export class ClusterCache {
       informerDefaults: { ...this.options.informer },
       logger: this.log.child({ cluster: objectKeyString(cluster) }),
     });
-    const nodes = cache.informerFor(NodeResource, {
+    const nodes = cache.informerFor(WorkloadNodeResource, {
+      transform: projectWorkloadNode,
       indexers: { [NODE_PROVIDER_ID_INDEX]: indexNodeByProviderID },
     });
     // Probe first: an informer retries forever, a connection attempt must fail with a reason.
@@ -776,12 +789,154 @@ function positive(name: string, value: number | undefined, fallback: number): nu
 export const NODE_PROVIDER_ID_INDEX = "spec.providerID";
 
 /** Index function: a Node's `spec.providerID`, if it has one. */
-export function indexNodeByProviderID(node: V1Node): readonly string[] {
+export function indexNodeByProviderID(node: WorkloadNode): readonly string[] {
   const id = node.spec?.providerID;
   return id ? [id] : [];
 }
 
 /** A Node is Ready: its `Ready` condition is `True`. */
-export function isNodeReady(node: V1Node): boolean {
+export function isNodeReady(node: WorkloadNode): boolean {
   return node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+}
+
+/**
+ * A workload cluster's Node as the {@link ClusterCache} keeps it: what the kit and CAPI's contract
+ * read (name, providerID, Ready, taints, cordon, labels, the SDK's and CAPI's annotations, the
+ * kubelet version), not the whole object. A real Node is mostly its image list, addresses,
+ * capacity, daemon endpoints and heartbeats, and a manager holds every Node of every workload
+ * cluster it reaches. A `V1Node` is a `WorkloadNode`, so helpers taking one take both.
+ */
+export interface WorkloadNode extends KubernetesObject {
+  /** Name, uid and resourceVersion; all labels; only annotations of {@link WORKLOAD_NODE_ANNOTATION_DOMAINS}. */
+  metadata?: Pick<V1ObjectMeta, "name" | "uid" | "resourceVersion" | "labels" | "annotations">;
+  /** `providerID`, `unschedulable` (cordon) and `taints`. */
+  spec?: Pick<V1NodeSpec, "providerID" | "unschedulable" | "taints">;
+  /** The conditions (without heartbeats) and the kubelet's version. */
+  status?: {
+    /** Type, status, reason, message and transition time of each condition. */
+    conditions?: V1NodeCondition[];
+    /** Only the kubelet's version. */
+    nodeInfo?: Pick<V1NodeSystemInfo, "kubeletVersion">;
+  };
+}
+
+/**
+ * The domains whose Node annotations a {@link WorkloadNode} keeps (each with its subdomains): the
+ * SDK's own records on a Node (`capi-ts.io/labels-from-pool`, `capi-ts.io/taints-from-pool`) and
+ * CAPI core's (`cluster.x-k8s.io/machine`, `cluster.x-k8s.io/cluster-name`, …). Others (a CNI's,
+ * the volume controllers') are dropped at ingest.
+ */
+export const WORKLOAD_NODE_ANNOTATION_DOMAINS: readonly string[] = [
+  "capi-ts.io",
+  "cluster.x-k8s.io",
+];
+
+/** Core v1 Node, read into the {@link WorkloadNode} shape by the ClusterCache's transform. */
+const WorkloadNodeResource: ResourceDescriptor<WorkloadNode> = NodeResource;
+
+/**
+ * The {@link WorkloadNode} of a Node as the workload cluster's API server sent it: new objects of
+ * the kept fields only, so nothing else of the response stays reachable. The answer is the
+ * workload cluster's, which whoever controls that cluster writes: a field of the wrong type is
+ * dropped, not trusted.
+ *
+ * @example
+ * ```ts
+ * const slim = projectWorkloadNode(await client.get(NodeResource, { name: "node-1" }));
+ * ```
+ */
+export function projectWorkloadNode(node: WorkloadNode): WorkloadNode {
+  const metadata = node.metadata;
+  const spec = node.spec;
+  const status = node.status;
+  const projected: WorkloadNode = {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: {
+      ...stringField("name", metadata?.name),
+      ...stringField("uid", metadata?.uid),
+      ...stringField("resourceVersion", metadata?.resourceVersion),
+      ...mapField("labels", metadata?.labels, () => true),
+      ...mapField("annotations", metadata?.annotations, isKeptAnnotation),
+    },
+  };
+  if (spec !== undefined && spec !== null) {
+    const taints = Array.isArray(spec.taints) ? spec.taints.filter(isTaint).map(copyTaint) : [];
+    projected.spec = {
+      ...stringField("providerID", spec.providerID),
+      ...(spec.unschedulable === true ? { unschedulable: true } : {}),
+      ...(taints.length > 0 ? { taints } : {}),
+    };
+  }
+  if (status !== undefined && status !== null) {
+    const conditions = Array.isArray(status.conditions)
+      ? status.conditions.filter(isCondition).map(copyCondition)
+      : [];
+    const kubeletVersion = status.nodeInfo?.kubeletVersion;
+    projected.status = {
+      ...(conditions.length > 0 ? { conditions } : {}),
+      ...(typeof kubeletVersion === "string" ? { nodeInfo: { kubeletVersion } } : {}),
+    };
+  }
+  return projected;
+}
+
+function stringField<K extends string>(key: K, value: unknown): { [P in K]?: string } {
+  return (typeof value === "string" ? { [key]: value } : {}) as { [P in K]?: string };
+}
+
+function mapField<K extends string>(
+  key: K,
+  value: unknown,
+  keep: (key: string) => boolean,
+): { [P in K]?: Record<string, string> } {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return {};
+  const copy: Record<string, string> = {};
+  let kept = 0;
+  for (const [k, v] of Object.entries(value)) {
+    if (typeof v === "string" && keep(k)) {
+      copy[k] = v;
+      kept++;
+    }
+  }
+  return (kept > 0 ? { [key]: copy } : {}) as { [P in K]?: Record<string, string> };
+}
+
+function isKeptAnnotation(key: string): boolean {
+  const slash = key.indexOf("/");
+  if (slash < 0) return false;
+  const domain = key.slice(0, slash);
+  return WORKLOAD_NODE_ANNOTATION_DOMAINS.some((d) => domain === d || domain.endsWith(`.${d}`));
+}
+
+function isTaint(taint: unknown): taint is V1Taint {
+  const t = taint as V1Taint | null;
+  return typeof t?.key === "string" && typeof t.effect === "string";
+}
+
+function copyTaint(taint: V1Taint): V1Taint {
+  return {
+    key: taint.key,
+    effect: taint.effect,
+    ...(typeof taint.value === "string" ? { value: taint.value } : {}),
+    ...(taint.timeAdded !== undefined ? { timeAdded: taint.timeAdded } : {}),
+  };
+}
+
+function isCondition(condition: unknown): condition is V1NodeCondition {
+  const c = condition as V1NodeCondition | null;
+  return typeof c?.type === "string" && typeof c.status === "string";
+}
+
+/** Without `lastHeartbeatTime`: the kubelet bumps it every few seconds and nothing reads it. */
+function copyCondition(condition: V1NodeCondition): V1NodeCondition {
+  return {
+    type: condition.type,
+    status: condition.status,
+    ...stringField("reason", condition.reason),
+    ...stringField("message", condition.message),
+    ...(condition.lastTransitionTime !== undefined
+      ? { lastTransitionTime: condition.lastTransitionTime }
+      : {}),
+  };
 }

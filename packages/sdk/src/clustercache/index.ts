@@ -24,8 +24,11 @@ export {
   indexNodeByProviderID,
   isNodeReady,
   NODE_PROVIDER_ID_INDEX,
+  projectWorkloadNode,
+  WORKLOAD_NODE_ANNOTATION_DOMAINS,
   type WorkloadClusterConnection,
   type WorkloadClusterEvent,
   WorkloadClusterUnavailableError,
   type WorkloadClusterUnavailableReason,
+  type WorkloadNode,
 } from "./clustercache.js";

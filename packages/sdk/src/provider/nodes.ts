@@ -13,8 +13,9 @@
  *
  * @module
  */
-import type { V1Node } from "@kubernetes/client-node";
+
 import type { MachinePool } from "../api/cluster.x-k8s.io/v1beta2.js";
+import type { WorkloadNode } from "../clustercache/clustercache.js";
 import { ClusterAutoscalerTaint } from "../contract/autoscaler.js";
 import { NodeUninitializedTaint } from "../contract/constants.js";
 
@@ -547,7 +548,7 @@ function timeOf(value: unknown): number {
  * const view = poolNodeOf(nodes.byIndex(NODE_PROVIDER_ID_INDEX, providerID)[0]);
  * ```
  */
-export function poolNodeOf(node: V1Node): PoolNode {
+export function poolNodeOf(node: WorkloadNode): PoolNode {
   const labels: Record<string, string> = {};
   for (const [key, value] of Object.entries(node.metadata?.labels ?? {})) {
     if (isSyncedNodeLabel(key)) labels[key] = value;

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { KubernetesObject, V1Node, V1Secret } from "@kubernetes/client-node";
+import type { KubernetesObject, V1Secret } from "@kubernetes/client-node";
 import {
   type Cluster,
   ClusterResource,
@@ -17,7 +17,7 @@ import {
   MachinePoolResource,
   MachineResource,
 } from "../api/cluster.x-k8s.io/v1beta2.js";
-import { type ClusterCache, isNodeReady } from "../clustercache/clustercache.js";
+import { type ClusterCache, isNodeReady, type WorkloadNode } from "../clustercache/clustercache.js";
 import { Labels } from "../contract/constants.js";
 import { readCluster, readMachinePool } from "../contract/readers.js";
 import { CLUSTER_NAME_INDEX, hasWatchFilterLabel, indexByClusterName } from "../contract/watch.js";
@@ -68,7 +68,7 @@ function resourceVersionChanged(oldObj: KubernetesObject, newObj: KubernetesObje
  * uninitialized taint, someone removing one of the pool's) or the synced labels. A kubelet's status
  * update, the bulk of a Node's updates, changes neither; nor does the kit's own record on the Node.
  */
-function nodeMetadataChanged(oldNode: V1Node, node: V1Node): boolean {
+function nodeMetadataChanged(oldNode: WorkloadNode, node: WorkloadNode): boolean {
   const before = poolNodeOf(oldNode);
   const after = poolNodeOf(node);
   return (

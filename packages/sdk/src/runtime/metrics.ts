@@ -58,6 +58,16 @@ export class RuntimeMetrics {
   private readonly longestRunning: Gauge<"name" | "controller">;
   private readonly informerLists: Counter<"resource">;
   private readonly informerRestarts: Counter<"resource" | "reason">;
+  /**
+   * Reconciles and busy workers counted in plain numbers and handed to prom-client when a metric is
+   * read (its `collect` hook runs on every scrape and `get()`): prom-client hashes the label set on
+   * every `inc`, which was the largest share of a no-op reconcile.
+   */
+  private readonly pendingReconciles = new Map<
+    string,
+    { controller: string; result: string; count: number }
+  >();
+  private readonly busyWorkers = new Map<string, number>();
 
   /** Creates the metrics in a fresh registry; `processMetrics` adds Node's default process metrics. */
   constructor(options: { processMetrics?: boolean } = {}) {
@@ -65,11 +75,19 @@ export class RuntimeMetrics {
     const registry = new Registry();
     this.registry = registry;
     const registers = [registry];
+    const pendingReconciles = this.pendingReconciles;
     this.reconcileTotal = new Counter({
       name: "controller_runtime_reconcile_total",
       help: "Total number of reconciliations per controller",
       labelNames: ["controller", "result"],
       registers,
+      collect() {
+        for (const entry of pendingReconciles.values()) {
+          if (entry.count === 0) continue;
+          this.inc({ controller: entry.controller, result: entry.result }, entry.count);
+          entry.count = 0;
+        }
+      },
     });
     this.reconcileErrors = new Counter({
       name: "controller_runtime_reconcile_errors_total",
@@ -102,11 +120,15 @@ export class RuntimeMetrics {
       labelNames: ["controller"],
       registers,
     });
+    const busyWorkers = this.busyWorkers;
     this.activeWorkers = new Gauge({
       name: "controller_runtime_active_workers",
       help: "Number of currently used workers per controller",
       labelNames: ["controller"],
       registers,
+      collect() {
+        for (const [controller, busy] of busyWorkers) this.set({ controller }, busy);
+      },
     });
     this.leaderStatus = new Gauge({
       name: "leader_election_master_status",
@@ -171,6 +193,26 @@ export class RuntimeMetrics {
       registers,
     });
     if (options.processMetrics) collectDefaultMetrics({ register: registry });
+  }
+
+  /**
+   * Counts one reconcile of `controller` with its `result` in `controller_runtime_reconcile_total`
+   * (`success`, `error`, `requeue`, `requeue_after`), without prom-client's per-call label hashing:
+   * the count reaches the counter when it is read.
+   */
+  countReconcile(controller: string, result: string): void {
+    const key = `${controller}\u0000${result}`;
+    const entry = this.pendingReconciles.get(key);
+    if (entry) entry.count++;
+    else this.pendingReconciles.set(key, { controller, result, count: 1 });
+  }
+
+  /**
+   * Moves `controller_runtime_active_workers` of `controller` by `delta` (+1 when a worker starts a
+   * reconcile, -1 when it ends), read by the gauge when it is collected.
+   */
+  moveActiveWorkers(controller: string, delta: number): void {
+    this.busyWorkers.set(controller, (this.busyWorkers.get(controller) ?? 0) + delta);
   }
 
   /** Work-queue hooks labelled for one controller (`name` and `controller` are both its name). */

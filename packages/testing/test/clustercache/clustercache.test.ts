@@ -6,6 +6,7 @@ import {
   NODE_PROVIDER_ID_INDEX,
   WorkloadClusterUnavailableError,
 } from "@capi-ts/sdk/clustercache";
+import { poolNodeOf } from "@capi-ts/sdk/provider";
 import { KubeClient, Manager, NodeResource, SecretResource } from "@capi-ts/sdk/runtime";
 import type { V1Node } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -153,6 +154,137 @@ describe("ClusterCache (workload cluster access through the kubeconfig Secret)",
           status: "success",
         }),
       ).toBeGreaterThan(0),
+    );
+  });
+
+  it("caches each Node's projection, never the whole object, and keeps it current", async () => {
+    const connection = await clusters.connect({ namespace: ns, name: "wl-a" });
+    const heartbeat = "2026-01-01T00:00:00Z";
+    const kubeletConditions = ["MemoryPressure", "DiskPressure", "PIDPressure"].map((type) => ({
+      type,
+      status: "False",
+      reason: `KubeletHasNo${type}`,
+      message: `kubelet has no ${type}`,
+      lastHeartbeatTime: heartbeat,
+      lastTransitionTime: heartbeat,
+    }));
+    const whole = {
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: {
+        name: "n-fat",
+        labels: { "kubernetes.io/hostname": "n-fat", "node-role.kubernetes.io/worker": "" },
+        annotations: {
+          "capi-ts.io/taints-from-pool": "gpu:NoSchedule",
+          "cluster.x-k8s.io/machine": "m-1",
+          "flannel.alpha.coreos.com/public-ip": "10.0.0.9",
+          "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+        },
+      },
+      spec: {
+        providerID: "fake:///n-fat",
+        podCIDR: "10.244.9.0/24",
+        unschedulable: true,
+        taints: [{ key: "gpu", value: "true", effect: "NoSchedule" }],
+      },
+      status: {
+        conditions: [
+          ...kubeletConditions,
+          {
+            type: "Ready",
+            status: "True",
+            reason: "KubeletReady",
+            message: "kubelet is posting ready status",
+            lastHeartbeatTime: heartbeat,
+            lastTransitionTime: heartbeat,
+          },
+        ],
+        addresses: [{ type: "InternalIP", address: "10.0.0.9" }],
+        capacity: { cpu: "4", memory: "16Gi", pods: "110" },
+        allocatable: { cpu: "3800m", memory: "15Gi", pods: "110" },
+        images: Array.from({ length: 20 }, (_, i) => ({
+          names: [`registry.example/image-${i}@sha256:${"0".repeat(64)}`],
+          sizeBytes: 1e8,
+        })),
+        nodeInfo: {
+          kubeletVersion: "v1.34.1",
+          machineID: "m",
+          systemUUID: "s",
+          bootID: "b",
+          kernelVersion: "6.1",
+          osImage: "Linux",
+          containerRuntimeVersion: "containerd://2.0",
+          kubeProxyVersion: "v1.34.1",
+          operatingSystem: "linux",
+          architecture: "amd64",
+        },
+      },
+    } as unknown as V1Node;
+    const created = await workloadClient.create(NodeResource, whole);
+    await eventually(() => expect(delivered).toContain("node:wl-a:n-fat"));
+    const [cached] = connection.nodes.byIndex(NODE_PROVIDER_ID_INDEX, "fake:///n-fat");
+    // Exactly the projection: what the kit and CAPI's contract read, and nothing else of the Node.
+    expect(cached).toEqual({
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: {
+        name: "n-fat",
+        uid: created.metadata?.uid,
+        resourceVersion: created.metadata?.resourceVersion,
+        labels: { "kubernetes.io/hostname": "n-fat", "node-role.kubernetes.io/worker": "" },
+        annotations: {
+          "capi-ts.io/taints-from-pool": "gpu:NoSchedule",
+          "cluster.x-k8s.io/machine": "m-1",
+        },
+      },
+      spec: {
+        providerID: "fake:///n-fat",
+        unschedulable: true,
+        taints: [{ key: "gpu", value: "true", effect: "NoSchedule" }],
+      },
+      status: {
+        conditions: [
+          ...kubeletConditions.map(({ lastHeartbeatTime: _dropped, ...kept }) => kept),
+          {
+            type: "Ready",
+            status: "True",
+            reason: "KubeletReady",
+            message: "kubelet is posting ready status",
+            lastTransitionTime: heartbeat,
+          },
+        ],
+        nodeInfo: { kubeletVersion: "v1.34.1" },
+      },
+    });
+    expect(JSON.stringify(cached).length).toBeLessThan(JSON.stringify(whole).length / 3);
+    // The kit's readers work on it: Ready and its time, taints, cordon, its own annotation.
+    expect(cached && isNodeReady(cached)).toBe(true);
+    const view = cached && poolNodeOf(cached);
+    expect(view?.taints).toEqual([{ key: "gpu", value: "true", effect: "NoSchedule" }]);
+    expect(view?.annotations).toEqual({ "capi-ts.io/taints-from-pool": "gpu:NoSchedule" });
+    expect(view?.readySince).toBe(Date.parse(heartbeat));
+
+    // An update (the kubelet reporting NotReady) replaces the projection, still slim.
+    const seen = delivered.length;
+    await workloadClient.mergePatchStatus(NodeResource, created, {
+      status: { conditions: [{ type: "Ready", status: "False", reason: "KubeletNotReady" }] },
+    });
+    await eventually(() =>
+      expect(
+        connection.nodes.byIndex(NODE_PROVIDER_ID_INDEX, "fake:///n-fat").some(isNodeReady),
+      ).toBe(false),
+    );
+    expect(delivered.length).toBeGreaterThan(seen);
+    const [updated] = connection.nodes.byIndex(NODE_PROVIDER_ID_INDEX, "fake:///n-fat");
+    expect(Object.keys(updated?.status ?? {}).sort()).toEqual(["conditions", "nodeInfo"]);
+    expect(Object.keys(updated?.spec ?? {}).sort()).toEqual([
+      "providerID",
+      "taints",
+      "unschedulable",
+    ]);
+    await workloadClient.delete(NodeResource, { name: "n-fat" });
+    await eventually(() =>
+      expect(connection.nodes.byIndex(NODE_PROVIDER_ID_INDEX, "fake:///n-fat")).toEqual([]),
     );
   });
 

@@ -1,0 +1,161 @@
+/**
+ * The manager process of `./dev bench scale` (see `scale.ts`): the example provider's manager alone,
+ * as a provider runs in production, with the fake cloud it drives. The kubelets of the cloud's
+ * instances live in the harness, beside the workload clusters they join: each kubelet hook is sent
+ * to the harness over IPC and awaited, so the Nodes are written by the harness's clients and every
+ * socket of this process to a workload server is the manager's own.
+ *
+ * Messages from the harness: `start` (management kubeconfig and settings), `kubelet-done` (a hook's
+ * answer), `stats` (reply with reconciles, cloud calls, CPU, memory and the heap after a full GC),
+ * `stop`. Not run on its own.
+ *
+ * @module
+ */
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { Manager, machinePoolController } from "@capi-ts/sdk";
+import { KubeConfig } from "@kubernetes/client-node";
+import {
+  FakeScalingCloud,
+  type InstanceBoot,
+  type KubeletHooks,
+  RealClock,
+} from "../cloud/index.js";
+import { FakeCloudMachinePool, fakeCloudDriver } from "../provider/index.js";
+
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
+
+/** What the harness sends to start the manager. */
+export interface ScaleManagerStart {
+  readonly type: "start";
+  readonly kubeConfig: string;
+  readonly provider: string;
+  readonly speed: number;
+  readonly syncPeriodMs: number;
+  readonly concurrency: number;
+}
+
+/** The manager's figures, as the harness asks for them. */
+export interface ScaleManagerStats {
+  readonly type: "stats";
+  readonly reconciles: number;
+  readonly cloudCalls: number;
+  readonly cloudMutations: number;
+  readonly cloudTimeMs: number;
+  readonly cpuUserMs: number;
+  readonly cpuSystemMs: number;
+  readonly rssBytes: number;
+  readonly peakRssBytes: number;
+  readonly heapAfterGcBytes: number;
+  readonly hookErrors: number;
+}
+
+type HookName = "onJoin" | "onLeave" | "onTerminated";
+type FromHarness =
+  | ScaleManagerStart
+  | { type: "kubelet-done"; id: number; error?: string }
+  | { type: "stats" }
+  | { type: "stop" };
+
+const send = (message: unknown) => process.send?.(message);
+const pendingHooks = new Map<number, { resolve(): void; reject(error: Error): void }>();
+let nextHook = 0;
+
+/** A kubelet hook run by the harness: the boot goes over IPC, the answer comes back. */
+function remoteHook(hook: HookName): (boot: InstanceBoot) => Promise<void> {
+  return (boot) =>
+    new Promise<void>((resolve, reject) => {
+      const id = nextHook++;
+      pendingHooks.set(id, { resolve, reject });
+      send({ type: "kubelet", id, hook, boot });
+    });
+}
+
+let manager: Manager | undefined;
+let running: Promise<void> | undefined;
+let cloud: FakeScalingCloud | undefined;
+let clock: RealClock | undefined;
+
+async function start(settings: ScaleManagerStart): Promise<void> {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(settings.kubeConfig);
+  clock = new RealClock({ speed: settings.speed });
+  const kubelet: KubeletHooks = {
+    onJoin: remoteHook("onJoin"),
+    onLeave: remoteHook("onLeave"),
+    onTerminated: remoteHook("onTerminated"),
+  };
+  cloud = new FakeScalingCloud({ clock, seed: 1, kubelet });
+  manager = new Manager({
+    kubeConfig,
+    name: settings.provider,
+    logger: { level: "silent" },
+    clock,
+    syncPeriodMs: settings.syncPeriodMs,
+    maxConcurrentReconciles: settings.concurrency,
+    gracefulShutdownTimeoutMs: 2000,
+  });
+  machinePoolController(fakeCloudDriver(cloud.client, { defaultZones: ["zone-a", "zone-b"] }), {
+    manager,
+    kind: FakeCloudMachinePool,
+    readiness: "node",
+  });
+  running = manager.start();
+  await Promise.race([manager.elected(), running]);
+  send({ type: "ready" });
+}
+
+async function stats(): Promise<ScaleManagerStats> {
+  const metric = await manager?.metrics.reconcileTotal.get();
+  const calls = cloud?.calls() ?? [];
+  gc();
+  const cpu = process.cpuUsage();
+  return {
+    type: "stats",
+    reconciles: metric?.values.reduce((sum, v) => sum + v.value, 0) ?? 0,
+    cloudCalls: calls.length,
+    cloudMutations: calls.filter((c) => c.mutating).length,
+    cloudTimeMs: clock?.now() ?? 0,
+    cpuUserMs: cpu.user / 1000,
+    cpuSystemMs: cpu.system / 1000,
+    rssBytes: process.memoryUsage().rss,
+    // maxRSS is in KiB.
+    peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    heapAfterGcBytes: process.memoryUsage().heapUsed,
+    hookErrors: cloud?.hookErrors.length ?? 0,
+  };
+}
+
+async function stop(): Promise<void> {
+  await manager?.stop();
+  await running?.catch(() => undefined);
+  clock?.dispose();
+  process.exit(0);
+}
+
+process.on("message", (message: FromHarness) => {
+  switch (message.type) {
+    case "start":
+      void start(message).catch((error: unknown) => {
+        console.error("scale manager: start failed", error);
+        process.exit(1);
+      });
+      return;
+    case "kubelet-done": {
+      const pending = pendingHooks.get(message.id);
+      pendingHooks.delete(message.id);
+      if (message.error === undefined) pending?.resolve();
+      else pending?.reject(new Error(message.error));
+      return;
+    }
+    case "stats":
+      void stats().then(send);
+      return;
+    case "stop":
+      void stop();
+      return;
+  }
+});
+// The harness going away ends the manager too: a benchmark leaves no process behind.
+process.on("disconnect", () => process.exit(0));

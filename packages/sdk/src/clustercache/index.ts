@@ -24,6 +24,7 @@ export {
   indexNodeByProviderID,
   isNodeReady,
   NODE_PROVIDER_ID_INDEX,
+  WORKLOAD_MAX_CONNECTIONS_PER_SERVER,
   type WorkloadClusterConnection,
   type WorkloadClusterEvent,
   WorkloadClusterUnavailableError,

@@ -68,6 +68,7 @@ export {
   machinePoolStrategySchema,
   type StrategyType,
 } from "./provider/strategy.js";
+export type { KubeconfigSource } from "./runtime/credentials.js";
 export {
   HelpRequested,
   type ManagerFlags,
@@ -75,6 +76,7 @@ export {
   managerOptionsFromFlags,
   parseManagerFlags,
 } from "./runtime/flags.js";
+export { Kubeconfig, loadKubeconfig } from "./runtime/kubeconfig-loader.js";
 export { createLogger, type LoggerOptions, type RuntimeLogger } from "./runtime/logging.js";
 export {
   type HealthCheck,

@@ -7,7 +7,6 @@
  * @module
  */
 import type {
-  KubeConfig,
   KubernetesObject,
   V1NodeCondition,
   V1NodeSpec,
@@ -36,6 +35,7 @@ import {
   MAX_KUBECONFIG_BYTES,
   parseWorkloadKubeconfig,
 } from "../runtime/kubeconfig.js";
+import type { Kubeconfig } from "../runtime/kubeconfig-loader.js";
 import type { RuntimeLogger } from "../runtime/logging.js";
 import { promClient } from "../runtime/promclient.js";
 import {
@@ -163,7 +163,20 @@ export interface ClusterCacheOptions extends ClusterCacheTimings {
    * answers. Only for development clusters without a CA the Secret could carry.
    */
   readonly allowInsecureSkipTLSVerify?: boolean;
+  /**
+   * Most connections to one workload cluster's server for requests (the Node watch holds one more),
+   * shared by the clusters whose kubeconfigs name the same server and TLS identity. Default
+   * {@link WORKLOAD_MAX_CONNECTIONS_PER_SERVER}: a workload cluster is read through its Node
+   * informer, its requests are few (probes, Node patches, evictions).
+   */
+  readonly maxConnectionsPerServer?: number;
 }
+
+/**
+ * Default of {@link ClusterCacheOptions.maxConnectionsPerServer}: one connection for requests and
+ * one for the Node watch, so two sockets per workload cluster.
+ */
+export const WORKLOAD_MAX_CONNECTIONS_PER_SERVER = 1;
 
 interface Connection extends WorkloadClusterConnection {
   readonly cache: InformerCache;
@@ -574,7 +587,7 @@ export class ClusterCache {
         secretVersion,
       );
     }
-    let kubeConfig: KubeConfig;
+    let kubeConfig: Kubeconfig;
     try {
       kubeConfig = parseWorkloadKubeconfig(
         Buffer.from(encoded, "base64").toString("utf8"),
@@ -594,6 +607,8 @@ export class ClusterCache {
       fieldManager: this.options.fieldManager ?? this.host.client.fieldManager,
       requestTimeoutMs: this.timeoutMs,
       maxThrottleRetries: 0,
+      maxConnectionsPerServer:
+        this.options.maxConnectionsPerServer ?? WORKLOAD_MAX_CONNECTIONS_PER_SERVER,
     });
     const cache = new InformerCache({
       client,
@@ -613,13 +628,17 @@ export class ClusterCache {
         signal,
       });
     } catch (error) {
+      client.close();
       throw unavailable(
         "WorkloadClusterUnreachable",
         `the workload cluster's API server ${server} (from ${where}) did not answer a Node list: ${describeWorkloadFailure(error, this.timeoutMs)}`,
         secretVersion,
       );
     }
-    if (signal.aborted) throw new Error("connection attempt timed out");
+    if (signal.aborted) {
+      client.close();
+      throw new Error("connection attempt timed out");
+    }
     cache.start();
     const stopOnAbort = () => void cache.stop();
     signal.addEventListener("abort", stopOnAbort, { once: true });
@@ -627,6 +646,7 @@ export class ClusterCache {
       await cache.waitForSync(this.timeoutMs);
     } catch {
       await cache.stop();
+      client.close();
       throw unavailable(
         "WorkloadClusterUnreachable",
         `the Node cache of the workload cluster ${server} (from ${where}) did not sync within ${this.timeoutMs} ms`,
@@ -637,6 +657,7 @@ export class ClusterCache {
     }
     if (this.stopped || signal.aborted) {
       await cache.stop();
+      client.close();
       throw new Error(this.stopped ? "ClusterCache is stopped" : "connection attempt timed out");
     }
     const connection: Connection = {
@@ -700,6 +721,7 @@ export class ClusterCache {
     if (connection.probeTimer) clearTimeout(connection.probeTimer);
     for (const stop of connection.stopHandlers) stop();
     await connection.cache.stop();
+    connection.client.close();
     this.metrics.connectionUp.set(labelsOf(connection.cluster), 0);
     return true;
   }

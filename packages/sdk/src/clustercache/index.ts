@@ -26,6 +26,7 @@ export {
   NODE_PROVIDER_ID_INDEX,
   projectWorkloadNode,
   WORKLOAD_NODE_ANNOTATION_DOMAINS,
+  WORKLOAD_MAX_CONNECTIONS_PER_SERVER,
   type WorkloadClusterConnection,
   type WorkloadClusterEvent,
   WorkloadClusterUnavailableError,

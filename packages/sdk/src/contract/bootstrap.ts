@@ -1,7 +1,9 @@
 import { createHash } from "node:crypto";
 import { inspect } from "node:util";
-import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { httpStatusOf } from "../patch/transport.js";
+import { KubeClient } from "../runtime/client.js";
+import { isKubeconfigSource, type KubeconfigSource } from "../runtime/credentials.js";
+import { SecretResource } from "../runtime/resource.js";
 import { type AnyObject, readMachinePool } from "./readers.js";
 
 /** Reads a Secret's `data` (base64 values, as the API returns them); `undefined` when it does not exist. */
@@ -81,12 +83,20 @@ export class BootstrapData {
   }
 }
 
-function secretReaderFor(source: KubeConfig | SecretReader): SecretReader {
-  if (!(source instanceof KubeConfig)) return source;
-  const core = source.makeApiClient(CoreV1Api);
+// One client per kubeconfig, as the patch helper keeps one: its connections are reused.
+const clients = new WeakMap<KubeconfigSource, KubeClient>();
+
+function secretReaderFor(source: KubeconfigSource | SecretReader): SecretReader {
+  if (!isKubeconfigSource(source)) return source as SecretReader;
+  let client = clients.get(source);
+  if (!client) {
+    client = new KubeClient(source, { fieldManager: "capi-ts-bootstrap" });
+    clients.set(source, client);
+  }
+  const reader = client;
   return async (namespace, name) => {
     try {
-      const secret = await core.readNamespacedSecret({ namespace, name });
+      const secret = await reader.get(SecretResource, { namespace, name });
       return secret.data ? { data: secret.data } : {};
     } catch (error) {
       if (httpStatusOf(error) === 404) return undefined;
@@ -112,7 +122,7 @@ function secretReaderFor(source: KubeConfig | SecretReader): SecretReader {
  * ```
  */
 export async function readBootstrapData(
-  source: KubeConfig | SecretReader,
+  source: KubeconfigSource | SecretReader,
   machinePool: AnyObject,
 ): Promise<BootstrapData | undefined> {
   const mp = readMachinePool(machinePool);

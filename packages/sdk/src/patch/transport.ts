@@ -1,5 +1,5 @@
-import { KubeConfig } from "@kubernetes/client-node";
 import { KubeClient } from "../runtime/client.js";
+import { isKubeconfigSource, type KubeconfigSource } from "../runtime/credentials.js";
 import { ApiError } from "../runtime/errors.js";
 import type { ObjectKey, ResourceDescriptor } from "../runtime/resource.js";
 
@@ -78,10 +78,10 @@ export interface PatchTransport {
 
 /**
  * What the patch helper writes through: the runtime's {@link KubeClient} (typed errors, and its writes
- * feed the informer cache's read-your-own-writes), a `KubeConfig` (a `KubeClient` is made for it, one
- * per KubeConfig), or a {@link PatchTransport} of your own.
+ * feed the informer cache's read-your-own-writes), a kubeconfig (the SDK's `Kubeconfig` or
+ * client-node's `KubeConfig`: a `KubeClient` is made for it, one per kubeconfig), or a {@link PatchTransport} of your own.
  */
-export type PatchClient = KubeClient | KubeConfig | PatchTransport;
+export type PatchClient = KubeClient | KubeconfigSource | PatchTransport;
 
 /**
  * The HTTP status of an error thrown by a transport, when it has one: the `code` of the runtime's
@@ -149,14 +149,14 @@ function kubeClientTransport(client: KubeClient): PatchTransport {
 }
 
 const byClient = new WeakMap<KubeClient, PatchTransport>();
-const byKubeConfig = new WeakMap<KubeConfig, KubeClient>();
+const byKubeConfig = new WeakMap<KubeconfigSource, KubeClient>();
 
 /**
  * The transport for what {@link PatchClient} the caller passed: a KubeClient's (cached per client), a
  * KubeClient made for a KubeConfig (cached per KubeConfig), or the caller's own transport.
  */
 export function toTransport(target: PatchClient): PatchTransport {
-  if (target instanceof KubeConfig) {
+  if (!(target instanceof KubeClient) && isKubeconfigSource(target)) {
     let client = byKubeConfig.get(target);
     if (!client) {
       client = new KubeClient(target);
@@ -164,7 +164,7 @@ export function toTransport(target: PatchClient): PatchTransport {
     }
     return toTransport(client);
   }
-  if (!(target instanceof KubeClient)) return target;
+  if (!(target instanceof KubeClient)) return target as PatchTransport;
   let transport = byClient.get(target);
   if (!transport) {
     transport = kubeClientTransport(target);

@@ -1,5 +1,11 @@
-import { type KubeConfig, type KubernetesObject, RequestContext } from "@kubernetes/client-node";
+import type { KubernetesObject } from "@kubernetes/client-node";
 import { type Dispatcher, request as undiciRequest } from "undici";
+import { leasePool, type PoolLease } from "./connections.js";
+import {
+  type KubeconfigSource,
+  type ResolvedCredentials,
+  resolveCredentials,
+} from "./credentials.js";
 import {
   ApiError,
   type ApiStatus,
@@ -167,7 +173,17 @@ export interface KubeClientOptions {
   maxThrottleRetries?: number;
   /** Longest single Retry-After wait honoured by the client, in ms. Default 10,000. */
   maxRetryAfterMs?: number;
+  /**
+   * Most connections to the server for requests other than watches, shared by every client of the
+   * same server and TLS identity (requests beyond it wait for a free connection). Each open watch
+   * holds one connection more of its own, as HTTP/1.1 cannot multiplex a stream. Default
+   * {@link DEFAULT_MAX_CONNECTIONS_PER_SERVER}; a `ClusterCache` gives its workload clients 1.
+   */
+  maxConnectionsPerServer?: number;
 }
+
+/** Default of {@link KubeClientOptions.maxConnectionsPerServer}. */
+export const DEFAULT_MAX_CONNECTIONS_PER_SERVER = 4;
 
 /** A raw request for {@link KubeClient.request}. */
 export interface RawRequest {
@@ -298,14 +314,16 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 /**
  * A typed Kubernetes client for any kind, addressed by a {@link ResourceDescriptor} (no discovery).
  *
- * Built on `@kubernetes/client-node`'s `KubeConfig` for authentication and TLS (its
- * `applySecurityAuthentication` gives the headers and the undici dispatcher), with requests sent
- * through `undici.request` directly: client-node's generic `KubernetesObjectApi` needs discovery, has
- * no status subresource and fixes the patch content type, and its generated APIs are per-kind.
+ * Built from the SDK's `Kubeconfig` (`loadKubeconfig`) or `@kubernetes/client-node`'s
+ * `KubeConfig` (read through its own methods; client-node is never imported), with requests sent
+ * through `undici.request` directly.
  *
- * One dispatcher (connection pool) per client, and the authentication headers are computed once:
- * for a static token, client certificate or basic auth they never change; with an exec plugin or an
- * auth provider (in-cluster token file, OIDC) they are refreshed every 10 s and at once after a 401.
+ * Connections are shared by every client of the same server and TLS identity, at most
+ * {@link KubeClientOptions.maxConnectionsPerServer} for requests plus one per open watch; call
+ * {@link KubeClient.close} when a client is done. The authentication headers are computed once for a
+ * static token, client certificate or basic auth; a token file is read again every minute, an exec
+ * plugin's credential is kept until its `expirationTimestamp`, and both are resolved again at once
+ * after a 401.
  *
  * Errors are typed ({@link NotFoundError}, {@link ConflictError}, …) and carry the parsed `Status`.
  *
@@ -319,7 +337,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  */
 export class KubeClient {
   /** The kubeconfig this client talks through. */
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: KubeconfigSource;
   /** Default field manager of writes. */
   readonly fieldManager: string;
   private readonly userAgent: string;
@@ -328,15 +346,17 @@ export class KubeClient {
   private readonly maxWatchEventBytes: number;
   private readonly maxThrottleRetries: number;
   private readonly maxRetryAfterMs: number;
+  private readonly maxConnectionsPerServer: number;
+  private closed = false;
   private readonly listeners = new Set<WriteListener>();
   private transport: Transport | undefined;
   private transportPending: Promise<Transport> | undefined;
 
   /** Creates a client; throws if the kubeconfig has no current cluster. */
-  constructor(kubeConfig: KubeConfig, options: KubeClientOptions = {}) {
+  constructor(kubeConfig: KubeconfigSource, options: KubeClientOptions = {}) {
     if (!kubeConfig.getCurrentCluster()) {
       throw new Error(
-        "KubeClient: the kubeconfig has no current cluster; load one (loadFromDefault, loadFromFile) and set current-context",
+        "KubeClient: the kubeconfig has no current cluster; load one (loadKubeconfig) and set current-context",
       );
     }
     this.kubeConfig = kubeConfig;
@@ -351,6 +371,27 @@ export class KubeClient {
     );
     this.maxThrottleRetries = options.maxThrottleRetries ?? 3;
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? 10_000;
+    this.maxConnectionsPerServer = positiveOption(
+      "maxConnectionsPerServer",
+      options.maxConnectionsPerServer,
+      DEFAULT_MAX_CONNECTIONS_PER_SERVER,
+    );
+    if (!Number.isInteger(this.maxConnectionsPerServer)) {
+      throw new RangeError(
+        `KubeClient: maxConnectionsPerServer must be a whole number, got ${this.maxConnectionsPerServer}`,
+      );
+    }
+  }
+
+  /**
+   * Lets go of this client's connections (the shared pool closes with its last client); requests
+   * after it fail. Idempotent.
+   */
+  close(): void {
+    this.closed = true;
+    this.transport?.requests.release();
+    this.transport?.watches.release();
+    this.transport = undefined;
   }
 
   /** Registers a listener called after every successful write; returns a function removing it. */
@@ -770,57 +811,74 @@ export class KubeClient {
   }
 
   /**
-   * The server URL, headers and dispatcher of the current context. Static credentials are resolved
-   * once; credentials that can change (exec plugins, auth providers such as the in-cluster token
-   * file) are resolved again after {@link DYNAMIC_AUTH_TTL_MS} or when `refresh` is set (after a 401).
+   * The server URL, headers and dispatchers of the current context. Static credentials are resolved
+   * once; credentials that can change (a token file, an exec plugin, a client-node auth provider) are
+   * resolved again when they expire or when `refresh` is set (after a 401).
    */
   private async resolveTransport(refresh: boolean): Promise<Transport> {
+    if (this.closed) throw new Error("KubeClient: the client was closed");
     const current = this.transport;
     const context = this.kubeConfig.getCurrentContext();
     if (
       !refresh &&
       current !== undefined &&
       current.context === context &&
-      performance.now() < current.expiresAt
+      performance.now() < current.credentials.expiresAt
     ) {
       return current;
     }
     // One resolution at a time: a burst of requests after expiry waits for the same one.
-    this.transportPending ??= this.buildTransport(context, current).finally(() => {
+    this.transportPending ??= this.buildTransport(context, refresh).finally(() => {
       this.transportPending = undefined;
     });
     return this.transportPending;
   }
 
-  private async buildTransport(
-    context: string,
-    previous: Transport | undefined,
-  ): Promise<Transport> {
-    const cluster = this.kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error("KubeClient: the kubeconfig has no current cluster");
-    const server = cluster.server.replace(/\/+$/, "");
-    const requestContext = new RequestContext(`${server}/`, "GET");
-    await this.kubeConfig.applySecurityAuthentication(requestContext);
-    const user = this.kubeConfig.getCurrentUser();
-    const dynamic = user?.exec !== undefined || user?.authProvider !== undefined;
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(requestContext.getHeaders())) {
-      headers[name.toLowerCase()] = value;
+  private async buildTransport(context: string, refresh: boolean): Promise<Transport> {
+    const credentials = await resolveCredentials(this.kubeConfig, refresh);
+    const headers: Record<string, string> = {
+      ...credentials.headers,
+      accept: "application/json",
+      "user-agent": this.userAgent,
+    };
+    const previous = this.transport;
+    // A credential refresh that keeps the TLS identity keeps the pools (and their connections).
+    const sameTls = previous !== undefined && sameConnection(previous.credentials, credentials);
+    const origin = new URL(credentials.server).origin;
+    const requests = sameTls
+      ? previous.requests
+      : leasePool(
+          origin,
+          credentials.tls,
+          credentials.proxyUrl,
+          "requests",
+          this.maxConnectionsPerServer,
+        );
+    const watches = sameTls
+      ? previous.watches
+      : leasePool(
+          origin,
+          credentials.tls,
+          credentials.proxyUrl,
+          "watches",
+          this.maxConnectionsPerServer,
+        );
+    if (previous !== undefined && !sameTls) {
+      previous.requests.release();
+      previous.watches.release();
     }
-    headers.accept = "application/json";
-    headers["user-agent"] = this.userAgent;
-    // client-node builds a new undici Agent on every call; keep one per context so connections are
-    // reused (TLS settings come from the cluster entry, which a credential refresh does not change).
-    const dispatcher =
-      previous?.context === context
-        ? previous.dispatcher
-        : (requestContext.getDispatcher() as Dispatcher | undefined);
+    if (this.closed) {
+      requests.release();
+      watches.release();
+      throw new Error("KubeClient: the client was closed");
+    }
     const transport: Transport = {
       context,
-      server,
+      server: credentials.server,
       headers,
-      dispatcher,
-      expiresAt: dynamic ? performance.now() + DYNAMIC_AUTH_TTL_MS : Number.POSITIVE_INFINITY,
+      credentials,
+      requests,
+      watches,
     };
     this.transport = transport;
     return transport;
@@ -950,7 +1008,7 @@ export class KubeClient {
     streaming: boolean,
     signal: AbortSignal | undefined,
   ): Promise<"refresh" | "retry"> {
-    if (response.statusCode === 401 && !refreshedAuth && this.transport?.expiresAt !== Infinity) {
+    if (response.statusCode === 401 && !refreshedAuth && this.transport?.credentials.refreshable) {
       // A credential of an exec plugin or auth provider expired within its cache window.
       await this.resolveTransport(true);
       return "refresh";
@@ -1036,7 +1094,7 @@ export class KubeClient {
         method: spec.method,
         headers,
         body,
-        dispatcher: transport.dispatcher,
+        dispatcher: (streaming ? transport.watches : transport.requests).dispatcher,
         signal,
         headersTimeout: this.requestTimeoutMs,
         // A watch may stay quiet for minutes; the informer's watchdog judges it, not the socket.
@@ -1057,14 +1115,29 @@ function positiveOption(name: string, value: number | undefined, fallback: numbe
   return value;
 }
 
-/** How long headers from an exec plugin or auth provider are reused before they are asked again. */
-const DYNAMIC_AUTH_TTL_MS = 10_000;
-
 interface Transport {
   /** The kubeconfig context these settings belong to. */
   context: string;
   server: string;
   headers: Record<string, string>;
-  dispatcher: Dispatcher | undefined;
-  expiresAt: number;
+  credentials: ResolvedCredentials;
+  requests: PoolLease;
+  watches: PoolLease;
+}
+
+function sameConnection(a: ResolvedCredentials, b: ResolvedCredentials): boolean {
+  return (
+    a.server === b.server &&
+    a.proxyUrl === b.proxyUrl &&
+    a.tls.rejectUnauthorized === b.tls.rejectUnauthorized &&
+    a.tls.servername === b.tls.servername &&
+    sameBytes(a.tls.ca, b.tls.ca) &&
+    sameBytes(a.tls.cert, b.tls.cert) &&
+    sameBytes(a.tls.key, b.tls.key)
+  );
+}
+
+function sameBytes(a: string | Buffer | undefined, b: string | Buffer | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return Buffer.from(a).equals(Buffer.from(b));
 }

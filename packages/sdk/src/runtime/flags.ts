@@ -1,12 +1,12 @@
-import { KubeConfig } from "@kubernetes/client-node";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import type { LevelWithSilent } from "pino";
 import { parseGoDuration } from "./duration.js";
+import { loadKubeconfig } from "./kubeconfig-loader.js";
 import type { ManagerOptions } from "./manager.js";
 
 /** The standard flags of a provider binary, parsed. Durations are in milliseconds. */
 export interface ManagerFlags {
-  /** `--kubeconfig`: path; absent means in-cluster or `$KUBECONFIG` / `~/.kube/config`. */
+  /** `--kubeconfig`: path; absent means `$KUBECONFIG`, in-cluster, then `~/.kube/config`. */
   kubeconfig?: string;
   /** `--namespace`: watch only this namespace. */
   namespace?: string;
@@ -91,7 +91,10 @@ export function managerFlagsCommand(name = "manager"): Command {
   return new Command(name)
     .exitOverride()
     .configureOutput({ writeErr: () => {}, writeOut: () => {} })
-    .option("--kubeconfig <path>", "path to a kubeconfig; default in-cluster or $KUBECONFIG")
+    .option(
+      "--kubeconfig <path>",
+      "path to a kubeconfig; default $KUBECONFIG, in-cluster, ~/.kube/config",
+    )
     .option("--namespace <namespace>", "watch and reconcile only this namespace")
     .option(
       "--watch-filter <value>",
@@ -270,13 +273,12 @@ export function parseManagerFlags(
 }
 
 /**
- * Turns parsed flags into {@link ManagerOptions}, loading the kubeconfig (`--kubeconfig`, else the
- * default chain: `$KUBECONFIG`, `~/.kube/config`, in-cluster).
+ * Turns parsed flags into {@link ManagerOptions}, loading the kubeconfig with the SDK's loader
+ * (`loadKubeconfig`: `--kubeconfig`, else `$KUBECONFIG`, in-cluster, `~/.kube/config`, as
+ * controller-runtime).
  */
 export function managerOptionsFromFlags(flags: ManagerFlags): ManagerOptions {
-  const kubeConfig = new KubeConfig();
-  if (flags.kubeconfig) kubeConfig.loadFromFile(flags.kubeconfig);
-  else kubeConfig.loadFromDefault();
+  const kubeConfig = loadKubeconfig({ path: flags.kubeconfig });
   const options: ManagerOptions = {
     kubeConfig,
     diagnosticsAddress: flags.diagnosticsAddress,

@@ -6,6 +6,7 @@ export {
 } from "./cache.js";
 export {
   type ApplyOptions,
+  DEFAULT_MAX_CONNECTIONS_PER_SERVER,
   type DeleteOptions,
   type HttpVerb,
   type JsonPatchOperation,
@@ -33,6 +34,15 @@ export {
   type Reconciler,
   type SourceOptions,
 } from "./controller.js";
+export {
+  type ExecResult,
+  isKubeconfigSource,
+  type KubeconfigSource,
+  parseExecCredential,
+  type ResolvedCredentials,
+  resolveCredentials,
+  type TlsMaterial,
+} from "./credentials.js";
 export {
   DEFAULT_DIAGNOSTICS_LIMITS,
   type DiagnosticsLimits,
@@ -85,6 +95,19 @@ export {
   indexByOwnerUID,
   OWNER_UID_INDEX,
 } from "./informer.js";
+export {
+  inClusterKubeconfig,
+  Kubeconfig,
+  type KubeconfigCluster,
+  type KubeconfigContext,
+  type KubeconfigExec,
+  type KubeconfigInit,
+  type KubeconfigUser,
+  kubeconfigFromFiles,
+  type LoadKubeconfigOptions,
+  loadKubeconfig,
+  SERVICE_ACCOUNT_DIR,
+} from "./kubeconfig-loader.js";
 export { type LabelSelector, parseLabelSelector } from "./labels.js";
 export { type LeaderElectionOptions, LeaderElector } from "./leaderelection.js";
 export {

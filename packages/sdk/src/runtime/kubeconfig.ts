@@ -2,13 +2,14 @@
  * A workload cluster's kubeconfig, as a `<cluster>-kubeconfig` Secret carries it, read as data: whoever
  * can write that Secret (in CAPI, often a tenant) must not make the manager run a program, read one of
  * its files, use a proxy, or send a credential in clear. The kubeconfig is parsed here (never by
- * `@kubernetes/client-node`, whose loader reads `token-file` while parsing) and a fresh `KubeConfig`
- * is built from the embedded fields of its current context only.
+ * `@kubernetes/client-node`, whose loader reads `token-file` while parsing) and a fresh
+ * {@link Kubeconfig} is built from the embedded fields of its current context only, marked so that
+ * the client refuses files and exec plugins even if one slipped through.
  *
  * @module
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import { CORE_SCHEMA, constructFromEvents, EVENT_ID, parseEvents } from "js-yaml";
+import { Kubeconfig } from "./kubeconfig-loader.js";
 
 /** Largest kubeconfig accepted, in bytes (the API server's own limit of a Secret). */
 export const MAX_KUBECONFIG_BYTES = 1024 * 1024;
@@ -55,7 +56,8 @@ const USER_FIX =
   "write a token or client certificate (token, client-certificate-data and client-key-data) into the Secret";
 
 /**
- * Parses a workload cluster's kubeconfig and returns a `KubeConfig` with only its current context's
+ * Parses a workload cluster's kubeconfig and returns a {@link Kubeconfig} (without local
+ * credentials: no file, no exec plugin) with only its current context's
  * server, `certificate-authority-data`, `tls-server-name`, token, `client-certificate-data` /
  * `client-key-data` and basic-auth fields. Throws {@link KubeconfigRefusedError} (its message starts
  * with `where`) when the text is over {@link MAX_KUBECONFIG_BYTES}, uses YAML anchors or aliases, is
@@ -67,7 +69,7 @@ export function parseWorkloadKubeconfig(
   text: string,
   where: string,
   policy: WorkloadKubeconfigPolicy = {},
-): KubeConfig {
+): Kubeconfig {
   const refuse = (what: string): never => {
     throw new KubeconfigRefusedError(`kubeconfig ${where}: ${what}`);
   };
@@ -159,8 +161,8 @@ export function parseWorkloadKubeconfig(
   const username = optionalString(u, "username", userLabel, refuse);
   const password = optionalString(u, "password", userLabel, refuse);
 
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
+  return new Kubeconfig({
+    localCredentials: false,
     clusters: [
       {
         name: "workload",
@@ -170,7 +172,6 @@ export function parseWorkloadKubeconfig(
         ...(tlsServerName !== undefined ? { tlsServerName } : {}),
       },
     ],
-    // Always a user entry: client-node applies the cluster's CA only when the context has one.
     users: [
       {
         name: "workload",
@@ -184,7 +185,6 @@ export function parseWorkloadKubeconfig(
     contexts: [{ name: "workload", cluster: "workload", user: "workload" }],
     currentContext: "workload",
   });
-  return kubeConfig;
 }
 
 /**

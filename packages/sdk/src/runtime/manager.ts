@@ -1,11 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import type { KubeConfig } from "@kubernetes/client-node";
 import { InformerCache, type SharedInformerDefaults } from "./cache.js";
 import { KubeClient, type KubeClientOptions } from "./client.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type Controller, ControllerBuilder, type ControllerHost } from "./controller.js";
+import type { KubeconfigSource } from "./credentials.js";
 import {
   createDiagnosticsServer,
   type DiagnosticsLimits,
@@ -50,8 +50,11 @@ export interface ManagerLeaderElectionOptions {
 
 /** Options of {@link Manager}. */
 export interface ManagerOptions {
-  /** Cluster access. */
-  kubeConfig: KubeConfig;
+  /**
+   * Cluster access: the SDK's `Kubeconfig` (`loadKubeconfig()`, what `managerOptionsFromFlags` loads)
+   * or `@kubernetes/client-node`'s `KubeConfig`.
+   */
+  kubeConfig: KubeconfigSource;
   /** Manager name: field manager of writes, Event source, Lease name prefix. Default `capi-ts`. */
   name?: string;
   /** Watch and reconcile only this namespace (`--namespace`). */

@@ -4,11 +4,12 @@ import {
   isAlreadyExists,
   isNotFound,
   type KubeClient,
+  type KubeconfigSource,
   type ObjectKey,
   type ResourceDescriptor,
   SecretResource,
 } from "@capi-ts/sdk/runtime";
-import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
+import type { KubernetesObject } from "@kubernetes/client-node";
 import { dump } from "js-yaml";
 import { ClusterResource } from "./types.js";
 
@@ -19,7 +20,7 @@ const CLUSTER_SECRET_TYPE = "cluster.x-k8s.io/secret";
  * A kubeconfig (YAML) that reaches the current context of `kubeConfig` with its credentials, as a
  * control plane provider writes into `<cluster>-kubeconfig`.
  */
-export function kubeconfigYaml(kubeConfig: KubeConfig, name = "workload"): string {
+export function kubeconfigYaml(kubeConfig: KubeconfigSource, name = "workload"): string {
   const cluster = kubeConfig.getCurrentCluster();
   const user = kubeConfig.getCurrentUser();
   if (!cluster) throw new Error("kubeconfigYaml: the KubeConfig has no current cluster");
@@ -74,7 +75,7 @@ async function standInInfrastructure(
   client: KubeClient,
   namespace: string,
   infrastructureRef: { apiGroup?: string; kind?: string; name?: string } | undefined,
-  workload: KubeConfig,
+  workload: KubeconfigSource,
 ): Promise<void> {
   if (
     infrastructureRef?.apiGroup !== DevClusterResource.group ||
@@ -143,7 +144,7 @@ export interface WorkloadClusterOptions {
 export async function markWorkloadClusterReady(
   client: KubeClient,
   cluster: ObjectKey,
-  workload: KubeConfig,
+  workload: KubeconfigSource,
   options: WorkloadClusterOptions = {},
 ): Promise<void> {
   const namespace = cluster.namespace ?? "default";

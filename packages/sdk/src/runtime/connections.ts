@@ -1,0 +1,106 @@
+/**
+ * Connection pools shared by every client of one server: one undici `Agent` per server and TLS
+ * identity (CA, client certificate, verification, proxy) and connection cap, counted by its users and
+ * closed when the last one lets go. HTTP/1.1 has no multiplexing, so a watch holds its connection for
+ * as long as it streams: watches get a pool of their own (one connection each) and the cap bounds the
+ * connections of every other request.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { Agent, type Dispatcher, ProxyAgent } from "undici";
+import type { TlsMaterial } from "./credentials.js";
+
+/** What a pool is for: requests (capped) or watch streams (one connection each). */
+export type PoolPurpose = "requests" | "watches";
+
+interface SharedPool {
+  readonly dispatcher: Dispatcher;
+  users: number;
+}
+
+const pools = new Map<string, SharedPool>();
+
+/** A lease on a shared pool; `release` once, when the client is done with it. */
+export interface PoolLease {
+  /** The dispatcher to send through. */
+  readonly dispatcher: Dispatcher;
+  /** Gives the lease back; the last one closes the pool. */
+  release(): void;
+}
+
+/** How many shared pools are open (for tests and diagnostics). */
+export function openPoolCount(): number {
+  return pools.size;
+}
+
+/**
+ * The shared pool of `origin` with these TLS settings: requests capped at `maxConnections`
+ * connections, watches uncapped (each open watch is one connection).
+ */
+export function leasePool(
+  origin: string,
+  tls: TlsMaterial,
+  proxyUrl: string | undefined,
+  purpose: PoolPurpose,
+  maxConnections: number,
+): PoolLease {
+  const connections = purpose === "requests" ? maxConnections : null;
+  const key = poolKey(origin, tls, proxyUrl, connections);
+  let pool = pools.get(key);
+  if (!pool) {
+    const connect = {
+      rejectUnauthorized: tls.rejectUnauthorized,
+      ...(tls.ca !== undefined ? { ca: tls.ca } : {}),
+      ...(tls.cert !== undefined ? { cert: tls.cert } : {}),
+      ...(tls.key !== undefined ? { key: tls.key } : {}),
+      ...(tls.servername !== undefined ? { servername: tls.servername } : {}),
+    };
+    const dispatcher =
+      proxyUrl !== undefined
+        ? new ProxyAgent({ uri: proxyUrl, requestTls: connect, connections })
+        : new Agent({ connect, connections });
+    pool = { dispatcher, users: 0 };
+    pools.set(key, pool);
+  }
+  pool.users++;
+  const shared = pool;
+  let released = false;
+  return {
+    dispatcher: shared.dispatcher,
+    release() {
+      if (released) return;
+      released = true;
+      shared.users--;
+      if (shared.users === 0 && pools.get(key) === shared) {
+        pools.delete(key);
+        // In-flight requests finish; nothing new can be sent through it.
+        void shared.dispatcher.close().catch(() => {});
+      }
+    },
+  };
+}
+
+function poolKey(
+  origin: string,
+  tls: TlsMaterial,
+  proxyUrl: string | undefined,
+  connections: number | null,
+): string {
+  // Hashed so the key (which lives as long as the pool) holds no credential material.
+  const hash = createHash("sha256");
+  for (const part of [
+    origin,
+    tls.ca,
+    tls.cert,
+    tls.key,
+    String(tls.rejectUnauthorized),
+    tls.servername,
+    proxyUrl,
+    String(connections),
+  ]) {
+    hash.update(part === undefined ? "\u0000" : `${part.length}:`);
+    if (part !== undefined) hash.update(part);
+  }
+  return hash.digest("hex");
+}

@@ -24,8 +24,8 @@ import type { KubeClient } from "@capi-ts/sdk/runtime";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { findControlPlaneBinaries } from "../controlplane/binaries.js";
 import { realCapiRelease } from "../controlplane/capi-core.js";
-import { runClusterctl, writeClusterctlRepository } from "../controlplane/clusterctl-repository.js";
 import { findClusterctlBinary } from "../controlplane/clusterctl.js";
+import { runClusterctl, writeClusterctlRepository } from "../controlplane/clusterctl-repository.js";
 import { PROVIDER_LIFECYCLE_SCENARIOS, type ProviderLifecycleScenario } from "./scenario-ids.js";
 import type {
   ConformanceEnvironment,

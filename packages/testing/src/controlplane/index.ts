@@ -13,14 +13,6 @@ export {
   realCapiRelease,
 } from "./capi-core.js";
 export {
-  type ClusterctlRelease,
-  type ClusterctlRepository,
-  type ClusterctlRepositoryOptions,
-  type RunClusterctlOptions,
-  runClusterctl,
-  writeClusterctlRepository,
-} from "./clusterctl-repository.js";
-export {
   CLUSTERCTL_LABEL,
   type ClusterctlMoveOptions,
   type ClusterctlProvider,
@@ -32,6 +24,14 @@ export {
   PROVIDER_LABEL,
   prepareForClusterctl,
 } from "./clusterctl.js";
+export {
+  type ClusterctlRelease,
+  type ClusterctlRepository,
+  type ClusterctlRepositoryOptions,
+  type RunClusterctlOptions,
+  runClusterctl,
+  writeClusterctlRepository,
+} from "./clusterctl-repository.js";
 export {
   type BackendCapabilities,
   type ControlPlane,

@@ -159,7 +159,13 @@ async function releaseIM(name: string): Promise<void> {
 describe("core's Machine controller on MachinePool Machines (R11)", () => {
   it("takes the InfraMachine over, copies providerID, sets nodeRef, Ready and Available, and the pool counts it", async () => {
     const { pool, im, nodeName, providerID } = await poolWithInstance();
-    const machine = await waitForRunning(im);
+    await waitForRunning(im);
+    // UpToDate is the MachinePool controller's, not the Machine controller's: it may come later.
+    const machine = await eventually(async () => {
+      const m = await getMachine(im);
+      expect(condition(m, "UpToDate")?.status).toBe("True");
+      return m as Obj;
+    }, 20_000);
     const imp = await client.get(TestMachinePools, { namespace: ns, name: pool });
 
     expect(machine.metadata?.finalizers).toEqual(["machine.cluster.x-k8s.io"]);

@@ -189,6 +189,52 @@ export function fakeCloudConformance(
 ): MachinePoolConformanceOptions {
   const identity = "fakecloud-provider";
   const kind = fakeCloudKind({ machinePoolMachines: options.machinePoolMachines ?? false });
+  /** Starts the example's manager on `env`'s management cluster, driving `cloud`; resolves to its stop. */
+  const startManager = async (
+    env: ConformanceEnvironment,
+    cloud: FakeScalingCloud,
+    clock: RealClock,
+  ): Promise<() => Promise<void>> => {
+    const driverOptions = {
+      defaultZones: ["zone-a", "zone-b"],
+      busyRetryMs: 100,
+      launchTime: (ms: number) => clock.wallTimeOf(ms),
+    };
+    const scaleSet = options.shape === "scaleSet";
+    const plain = fakeCloudDriver(cloud.client, driverOptions);
+    const driver = scaleSet
+      ? fakeScaleSetDriver(scaleSetClient(cloud), driverOptions)
+      : options.wrapDriver
+        ? options.wrapDriver(plain, cloud)
+        : plain;
+    const manager = new Manager({
+      kubeConfig: env.kubeConfig,
+      name: identity,
+      logger: { level: "silent" },
+      ...(options.ignoreWatchFilter ? {} : { watchFilterValue: env.watchFilterValue }),
+      gracefulShutdownTimeoutMs: 2000,
+    });
+    machinePoolController(driver, {
+      pollIntervalMs: 50,
+      resyncPeriodMs: 500,
+      // Count an instance available once its Node is Ready, so a rollout never drops Ready Nodes.
+      readiness: "node",
+      ...(options.clusterCache
+        ? { clusterCache: new ClusterCache(manager, options.clusterCache) }
+        : {}),
+      ...options.controller,
+      manager,
+      kind,
+    });
+    const running = manager.start();
+    await manager.elected();
+    return async () => {
+      await manager.stop();
+      await running.catch(() => undefined);
+    };
+  };
+  /** The cloud of each provider the suite started, for the target of a move. */
+  const clouds = new WeakMap<ConformanceProvider, { cloud: FakeScalingCloud; clock: RealClock }>();
   return {
     name: `${FakeCloudMachinePool.kind}${options.shape === "scaleSet" ? " (scale-set cloud)" : ""}${options.machinePoolMachines ? " with MachinePool Machines" : ""}`,
     kind,
@@ -213,41 +259,10 @@ export function fakeCloudConformance(
           canJoin: bootstrapTokenCheck(env.kubeConfig),
         }),
       });
-      const driverOptions = {
-        defaultZones: ["zone-a", "zone-b"],
-        busyRetryMs: 100,
-        launchTime: (ms: number) => clock.wallTimeOf(ms),
-      };
+      const stopManager = await startManager(env, cloud, clock);
       const scaleSet = options.shape === "scaleSet";
-      const plain = fakeCloudDriver(cloud.client, driverOptions);
-      const driver = scaleSet
-        ? fakeScaleSetDriver(scaleSetClient(cloud), driverOptions)
-        : options.wrapDriver
-          ? options.wrapDriver(plain, cloud)
-          : plain;
-      const manager = new Manager({
-        kubeConfig: env.kubeConfig,
-        name: identity,
-        logger: { level: "silent" },
-        ...(options.ignoreWatchFilter ? {} : { watchFilterValue: env.watchFilterValue }),
-        gracefulShutdownTimeoutMs: 2000,
-      });
-      machinePoolController(driver, {
-        pollIntervalMs: 50,
-        resyncPeriodMs: 500,
-        // Count an instance available once its Node is Ready, so a rollout never drops Ready Nodes.
-        readiness: "node",
-        ...(options.clusterCache
-          ? { clusterCache: new ClusterCache(manager, options.clusterCache) }
-          : {}),
-        ...options.controller,
-        manager,
-        kind,
-      });
-      const running = manager.start();
-      await manager.elected();
       const stopSidecar = options.sidecar?.(env, cloud);
-      return {
+      const provider: ConformanceProvider = {
         identity,
         cloud: {
           liveProviderIds: (pool) => cloud.inspect.providerIds(group(pool)),
@@ -303,13 +318,27 @@ export function fakeCloudConformance(
         },
         async stop() {
           stopSidecar?.();
-          await manager.stop();
-          await running.catch(() => undefined);
+          await stopManager();
           clock.dispose();
           await cloud.flush();
           await stopWebhooks?.();
         },
       };
+      clouds.set(provider, { cloud, clock });
+      return provider;
+    },
+    // The target of a move runs the example's manager on the source's cloud; it stops only itself.
+    move: {
+      async startTargetProvider(env, source): Promise<ConformanceProvider> {
+        const shared = clouds.get(source);
+        if (!shared) {
+          throw new Error(
+            "fakeCloudConformance: the move's source is not a provider these options started",
+          );
+        }
+        const stopManager = await startManager(env, shared.cloud, shared.clock);
+        return { identity, cloud: source.cloud, stop: stopManager };
+      },
     },
     timeouts: { steadyStateMs: 800, settleMs: 250 },
     ...options.suite,

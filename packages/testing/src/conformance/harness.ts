@@ -17,6 +17,7 @@ import {
   setExternalControlPlane,
   startCapiCore,
 } from "../capi/index.js";
+import type { CRDSource } from "../controlplane/crds.js";
 import { type RealCapiCore, startControlPlane } from "../controlplane/index.js";
 import { capiCrdsFolder, certManagerStandInCrdsFolder } from "../crds.js";
 import { type AutoscalerScenarioHost, autoscalerScenarios } from "./autoscaler-actions.js";
@@ -30,6 +31,7 @@ import {
   machinePoolMachinesScenarios,
   machinesProblem,
 } from "./machines.js";
+import { type MoveScenarioHost, moveScenarios } from "./move.js";
 import { type NodeScenarioHost, nodeScenarios, type PoolMachinePool } from "./nodes.js";
 import { type ProviderUpgradeHost, providerUpgradeScenarios } from "./provider-upgrade.js";
 import { type ScaleFromZeroHost, scaleFromZeroScenarios } from "./scale-from-zero.js";
@@ -105,6 +107,8 @@ export const CONFORMANCE_SCENARIOS: readonly {
 const NAMESPACE = "default";
 /** How long nobody may write before a steady-state window starts, with MachinePool Machines. */
 const MACHINES_QUIET_MS = 2_000;
+/** The same quiet window against the emulator, whose writes follow each other without rate limits. */
+const EMULATOR_QUIET_MS = 1_000;
 const CLUSTER = "conformance";
 /** The watch filter of the suite's objects; the provider must run with it (R20). */
 const WATCH_FILTER_VALUE = "capi-ts-conformance";
@@ -127,8 +131,30 @@ function describeWrite(write: RequestRecord): string {
     const type = typeof event.type === "string" ? event.type : "";
     const reason = typeof event.reason === "string" ? event.reason : "";
     if (type || reason) what = ` (${[type, reason].filter(Boolean).join(" ").slice(0, 80)})`;
+  } else if (write.verb === "patch" && typeof write.body === "object" && write.body !== null) {
+    // Which fields a patch touched (never their values) tells a late write's cause apart.
+    const fields = patchedFields(write.body, "", 3).slice(0, 6);
+    if (fields.length > 0) what = ` (${fields.join(", ").slice(0, 160)})`;
   }
   return `${write.verb} ${write.resource}${subresource} ${write.name ?? ""}${what} by ${writer}`;
+}
+/** Dotted paths of a patch body's fields, `depth` levels deep (lists and metadata bookkeeping end a path). */
+function patchedFields(body: object, prefix: string, depth: number): string[] {
+  const paths: string[] = [];
+  for (const [key, value] of Object.entries(body)) {
+    if (prefix === "" && (key === "apiVersion" || key === "kind")) continue;
+    if (
+      prefix === "metadata." &&
+      (key === "resourceVersion" || key === "name" || key === "namespace")
+    )
+      continue;
+    const path = `${prefix}${key}`;
+    if (depth > 1 && typeof value === "object" && value !== null && !Array.isArray(value)) {
+      const inner = patchedFields(value, `${path}.`, depth - 1);
+      paths.push(...(inner.length > 0 ? inner : [path]));
+    } else paths.push(path);
+  }
+  return paths;
 }
 const REPLICAS_MANAGED_BY = "cluster.x-k8s.io/replicas-managed-by";
 
@@ -165,6 +191,8 @@ interface SuiteBackend {
   readonly faults: ApiServer["faults"] | undefined;
   /** Real core, when it judges. */
   readonly realCore: RealCapiCore | undefined;
+  /** Installs CRDs on the management cluster. */
+  installCRDs(crds: readonly CRDSource[]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -288,14 +316,7 @@ export class MachinePoolConformance {
    * creates the suite's Cluster with a reachable workload cluster, and starts the provider.
    */
   async start(): Promise<void> {
-    const kind = this.#options.kind;
-    const providerCrds = [
-      externalControlPlaneCrd(),
-      externalControlPlaneTemplateCrd(),
-      kind.crd,
-      ...(kind.templateCrd ? [kind.templateCrd] : []),
-      ...(kind.machine ? [kind.machine.crd] : []),
-    ];
+    const providerCrds = this.#providerCrds();
     if (this.core === "real") {
       // The workload cluster is a second kube-apiserver + etcd (no core, no CRDs): Nodes live only
       // there, and core and the provider reach it only through the <cluster>-kubeconfig Secret.
@@ -331,6 +352,7 @@ export class MachinePoolConformance {
         workloadRequests: () => wl.requests(),
         faults: undefined,
         realCore: cp.capiCore,
+        installCRDs: (crds) => cp.installCRDs(crds),
         stop: async () => {
           await cp.stop();
           await wl.stop();
@@ -355,6 +377,9 @@ export class MachinePoolConformance {
         workloadRequests: () => workload.requests(),
         faults: api.faults,
         realCore: undefined,
+        installCRDs: async (crds) => {
+          await api.installCRDs([...crds]);
+        },
         stop: async () => {
           await api.stop();
           await workload.stop();
@@ -406,6 +431,18 @@ export class MachinePoolConformance {
       }
       await sleep(200);
     }
+  }
+
+  /** The CRDs the suite installs for the provider: its kinds' and the control plane stand-in's. */
+  #providerCrds(): Record<string, unknown>[] {
+    const kind = this.#options.kind;
+    return [
+      externalControlPlaneCrd(),
+      externalControlPlaneTemplateCrd(),
+      kind.crd,
+      ...(kind.templateCrd ? [kind.templateCrd] : []),
+      ...(kind.machine ? [kind.machine.crd] : []),
+    ];
   }
 
   /** Stops the provider, the emulator and the API server (whatever was started). */
@@ -554,6 +591,14 @@ export class MachinePoolConformance {
           () => u.run(),
         ],
       ),
+      ...moveScenarios(() => this.#moveHost()).map(
+        (m): [string, string, () => string | undefined, () => Promise<void>] => [
+          m.id,
+          m.title,
+          () => m.skipReason(),
+          () => m.run(),
+        ],
+      ),
       ...scaleFromZeroScenarios(() => this.#scaleFromZeroHost(), {
         hasCapacityChange: o.capacityChange !== undefined,
       }).map((z): [string, string, () => string | undefined, () => Promise<void>] => [
@@ -626,7 +671,7 @@ export class MachinePoolConformance {
           // The upgrade replaces the kind's CRDs with the releases' and the suite's provider with the
           // second release's: it runs only when a suite lists it.
           if (LIFECYCLE_IDS.has(id) && !o.scenarios?.includes(id)) {
-            return "runs only when listed in `scenarios` (it replaces the kind's CRDs and the provider with the releases')";
+            return "runs only when listed in `scenarios` (clusterctl changes the management cluster's components or moves objects out of it)";
           }
           return skip();
         },
@@ -774,6 +819,33 @@ export class MachinePoolConformance {
       setReplicas: (pool, replicas) => this.#setReplicas(pool, replicas),
       converged: (pool, replicas) => this.#converged(pool, replicas),
       deletePool: (pool) => this.#deletePool(pool),
+      until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),
+    };
+  }
+
+  /** What the move scenario gets. */
+  #moveHost(): MoveScenarioHost {
+    const { api, client, provider } = this.#env;
+    const core = this.#core;
+    return {
+      kubeConfig: api.kubeConfig,
+      client,
+      env: {
+        kubeConfig: api.kubeConfig,
+        workloadKubeConfig: api.workloadKubeConfig,
+        core: this.core,
+        watchFilterValue: WATCH_FILTER_VALUE,
+        isTokenValid: (token) => core?.bootstrap?.isTokenValid(token) ?? true,
+      },
+      kind: this.#options.kind,
+      poolSpec: this.#options.poolSpec,
+      core: this.core,
+      provider,
+      move: this.#options.move,
+      providerCrds: this.#providerCrds(),
+      watchFilter: { label: WATCH_FILTER_LABEL, value: WATCH_FILTER_VALUE },
+      installCRDs: (crds) => api.installCRDs(crds),
+      steadyStateMs: this.#t.steadyStateMs,
       until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),
     };
   }
@@ -1186,9 +1258,10 @@ export class MachinePoolConformance {
   async #steadyState(pool: ConformancePool, replicas: number): Promise<void> {
     await this.#converged(pool, replicas);
     await sleep(this.#t.settleMs);
-    // Real core's Cluster controller sums the pools up into the Cluster's status a reconcile (rate
-    // limited: a second or more) after they changed; wait for that as for core's Machine writes.
-    if (this.#options.kind.machine || this.core === "real") await this.#quiet(pool);
+    // Converged is what the suite can see; the provider may still be finishing the reconcile that got
+    // there (an Event, a last status patch), and real core's Cluster controller sums the pools up into
+    // the Cluster's status a rate-limited reconcile later: wait until nobody writes, then measure.
+    await this.#quiet(pool);
     const since = Date.now();
     const mutating = this.#env.provider.cloud.callCount({ mutating: true });
     await sleep(this.#t.steadyStateMs);
@@ -1212,13 +1285,18 @@ export class MachinePoolConformance {
   /**
    * With MachinePool Machines, core's Machine controller goes on writing its Machines for a while after
    * the pool converged (conditions it computes from the Node, the InfraMachine and its own clock), and
-   * real core's Cluster controller writes the Cluster's status after its pools changed: wait
-   * until nobody but the suite has written for 2 s (or `settleMs`, if longer). A provider that keeps writing, or that makes
-   * core keep writing, never gets quiet and fails here with the writes it made.
+   * real core's Cluster controller writes the Cluster's status after its pools changed: wait until
+   * nobody but the suite has written for 2 s there (1 s against the emulator; `settleMs`, if longer).
+   * A provider that keeps writing, or that makes core keep writing, never gets quiet and fails here
+   * with the writes it made.
    */
   async #quiet(pool: ConformancePool): Promise<void> {
-    // Core's Machine writes come in bursts a second or more apart (and the audit log trails them).
-    const windowMs = Math.max(this.#t.settleMs, MACHINES_QUIET_MS);
+    // Core's Machine writes come in bursts a second or more apart (and the audit log trails them);
+    // the emulator and a provider finishing a reconcile write within one busy-machine pause.
+    const windowMs = Math.max(
+      this.#t.settleMs,
+      this.#options.kind.machine || this.core === "real" ? MACHINES_QUIET_MS : EMULATOR_QUIET_MS,
+    );
     await this.#until(`writes around ${pool.name} to settle`, async () => {
       const writes = this.#writesSince(Date.now() - windowMs);
       if (writes.length === 0) return undefined;

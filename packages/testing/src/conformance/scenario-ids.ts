@@ -187,6 +187,11 @@ export const PROVIDER_LIFECYCLE_SCENARIOS = [
     title:
       "clusterctl upgrade apply from one release to the next with a pool live: no instance replaced, no status lost, readable at every version, storage version migrated, still scales",
   },
+  {
+    id: "move",
+    title:
+      "clusterctl move of a live pool to a second management cluster: block-move while instances launch, status rebuilt on the target from the cloud, no cloud change, still scales",
+  },
 ] as const;
 
 /** A provider lifecycle scenario id. */

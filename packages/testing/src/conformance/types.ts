@@ -186,6 +186,20 @@ export interface ProviderRelease {
   startProvider(env: ConformanceEnvironment): Promise<ConformanceProvider>;
 }
 
+/** Option {@link MachinePoolConformanceOptions.move}: the provider on the target of a move. */
+export interface ProviderMoveOptions {
+  /**
+   * Starts the provider against the target management cluster of the move (`env.kubeConfig`; the
+   * workload cluster and watch filter are the suite's), on the cloud `source` runs on: the suite's
+   * provider, which keeps running on the source, as a provider does until its cluster is retired.
+   * The scenario judges both against that one cloud: nothing may change in it during the move.
+   */
+  startTargetProvider(
+    env: ConformanceEnvironment,
+    source: ConformanceProvider,
+  ): Promise<ConformanceProvider>;
+}
+
 /** Option {@link MachinePoolConformanceOptions.providerUpgrade}: two releases of the provider. */
 export interface ProviderUpgradeOptions {
   /** The provider's name for clusterctl (`clusterctl init --infrastructure <name>`). */
@@ -325,6 +339,11 @@ export interface MachinePoolConformanceOptions {
    * kind must be the kind under test. Without it that scenario is skipped.
    */
   providerUpgrade?: ProviderUpgradeOptions;
+  /**
+   * How to start the provider on a second management cluster, for the `move` scenario (real core, the
+   * real `clusterctl move` of the target release). Without it that scenario is skipped.
+   */
+  move?: ProviderMoveOptions;
   /** Starts the provider against the suite's API server. Called once, before the scenarios. */
   startProvider(env: ConformanceEnvironment): Promise<ConformanceProvider>;
   /**

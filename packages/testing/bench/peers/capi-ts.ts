@@ -1,8 +1,7 @@
 // The capi-ts peer of `./dev bench peers`: a Manager with one controller, 8 workers, reading the
 // Gadget from the manager's cache and merge-patching status only when it differs.
 
-import { Manager, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
-import { KubeConfig } from "@kubernetes/client-node";
+import { Manager, kubeconfigFromFiles, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import {
   GADGET_GROUP,
   GADGET_PLURAL,
@@ -24,8 +23,8 @@ const GadgetResource: ResourceDescriptor<Gadget & { metadata: object }> = {
 
 reportBootHeap();
 const args = peerArgs(process.argv);
-const kubeConfig = new KubeConfig();
-kubeConfig.loadFromFile(args.kubeconfig);
+// The SDK's own loader, as a provider's main does: client-node stays out of the process.
+const kubeConfig = kubeconfigFromFiles([args.kubeconfig]);
 const counted = reconcileCounter(args.expect);
 const manager = new Manager({
   kubeConfig,

@@ -276,27 +276,35 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
     // metadata, preflight and user-data contracts, against 1.47 MB when everything was on it; most of
     // it is the cluster.x-k8s.io/v1beta2 types the kit's options name). Raise one with the reason.
     const budgets: Array<[string, string, number]> = [
-      ["@capi-ts/sdk", "dist/index.d.ts", 610 * kib],
+      // The block-move and template-stamp contracts of the kit grew the root to 622 KiB.
+      ["@capi-ts/sdk", "dist/index.d.ts", 640 * kib],
       // The runtime grew by the secure diagnostics server; the ClusterCache left it for its own
       // subpath, which names the runtime's client, informer and controller host: 124 KiB with them.
-      ["@capi-ts/sdk/runtime", "dist/runtime/index.d.ts", 125 * kib],
-      ["@capi-ts/sdk/clustercache", "dist/clustercache/index.d.ts", 145 * kib],
-      ["@capi-ts/sdk/provider", "dist/provider/index.d.ts", 600 * kib],
+      // The SDK's own kubeconfig loader (Kubeconfig, loadKubeconfig, kubeconfigFromFiles): 129 KiB.
+      ["@capi-ts/sdk/runtime", "dist/runtime/index.d.ts", 135 * kib],
+      ["@capi-ts/sdk/clustercache", "dist/clustercache/index.d.ts", 150 * kib],
+      ["@capi-ts/sdk/provider", "dist/provider/index.d.ts", 625 * kib],
       // The test kit names the provider contract it builds scopes of: about what /provider weighs,
       // plus its fakes of Node taints, group bounds and MachineHealthCheck marks (582 KiB).
-      ["@capi-ts/sdk/provider/testing", "dist/provider/testing.d.ts", 650 * kib],
+      ["@capi-ts/sdk/provider/testing", "dist/provider/testing.d.ts", 690 * kib],
       // MachinePool Machines (the InfraMachine kind, its object type, the kit's machines API) grew
       // crd to 59 KiB, manifests to 65, provider and the root to 496 / 494, webhook to 511.
       // API versions with conversion (spokes, KindConversion, the conversion types) grew crd to 68 KiB
       // and manifests, whose ComponentKind names the definition's conversion, to 82.
-      ["@capi-ts/sdk/crd", "dist/crd/index.d.ts", 74 * kib],
+      // The storage version migrator names the runtime's client, logger and Runnable (re-exported by
+      // crd so that they come from their chunks, not through the root): crd 86 KiB, manifests 103.
+      // An entry re-exports the other entries' types its declarations name: the bundler otherwise
+      // imports them from the first entry, by file name, that re-exports them (the root, 600 KiB).
+      ["@capi-ts/sdk/crd", "dist/crd/index.d.ts", 92 * kib],
       // The contract layer took over CAPI's watch pieces from the runtime (watch filter, paused
       // predicate, cluster-name index), which name the runtime's controller types: 187 KiB.
-      ["@capi-ts/sdk/contract", "dist/contract/index.d.ts", 215 * kib],
-      ["@capi-ts/sdk/patch", "dist/patch/index.d.ts", 175 * kib],
+      // The bootstrap readers take the SDK's KubeconfigSource: 223 KiB.
+      ["@capi-ts/sdk/contract", "dist/contract/index.d.ts", 235 * kib],
+      ["@capi-ts/sdk/patch", "dist/patch/index.d.ts", 185 * kib],
       ["@capi-ts/sdk/conditions", "dist/conditions/index.d.ts", 40 * kib],
-      ["@capi-ts/sdk/webhook", "dist/webhook/index.d.ts", 630 * kib],
-      ["@capi-ts/sdk/manifests", "dist/manifests/index.d.ts", 86 * kib],
+      // The webhook took its logger type through the root (630 KiB) until crd re-exported it: 197.
+      ["@capi-ts/sdk/webhook", "dist/webhook/index.d.ts", 210 * kib],
+      ["@capi-ts/sdk/manifests", "dist/manifests/index.d.ts", 110 * kib],
       ["@capi-ts/sdk/api", "dist/api/index.d.ts", 1600 * kib],
       ...apiVersions.map((path): [string, string, number] => [
         `@capi-ts/sdk/${path}`,

@@ -16,6 +16,10 @@
  *
  * @packageDocumentation
  */
+
+// The runtime client the cache hands out. Re-exported so that this entry's declarations import it
+// from its shared chunk rather than through another entry (see crd/index.ts).
+export type { KubeClient } from "../runtime/client.js";
 export {
   ClusterCache,
   type ClusterCacheHost,

@@ -1,3 +1,6 @@
+// The runtime type the bootstrap readers take. Re-exported so that this entry's declarations import
+// it from its shared chunk rather than through the package root (see crd/index.ts).
+export type { KubeconfigSource } from "../runtime/credentials.js";
 export {
   type AutoscalerBounds,
   ClusterAutoscalerTaint,

@@ -1,7 +1,7 @@
 // The capi-ts peer of `./dev bench peers`: a Manager with one controller, 8 workers, reading the
 // Gadget from the manager's cache and merge-patching status only when it differs.
 
-import { Manager, kubeconfigFromFiles, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
+import { kubeconfigFromFiles, Manager, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import {
   GADGET_GROUP,
   GADGET_PLURAL,

@@ -14,14 +14,14 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { Manager, machinePoolController } from "@capi-ts/sdk";
-import { KubeConfig } from "@kubernetes/client-node";
-import {
-  FakeScalingCloud,
-  type InstanceBoot,
-  type KubeletHooks,
-  RealClock,
-} from "../cloud/index.js";
-import { FakeCloudMachinePool, fakeCloudDriver } from "../provider/index.js";
+import { loadKubeconfig } from "@capi-ts/sdk/runtime";
+// The modules themselves, not the packages' indexes: those also export the test-bed side (the
+// kubelet on client-node, the conformance wiring on @capi-ts/testing), which a provider's
+// manager does not load.
+import { RealClock } from "../cloud/clock.js";
+import { FakeScalingCloud, type InstanceBoot, type KubeletHooks } from "../cloud/cloud.js";
+import { fakeCloudDriver } from "../provider/driver.js";
+import { FakeCloudMachinePool } from "../provider/kind.js";
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
@@ -29,7 +29,8 @@ const gc = runInNewContext("gc") as () => void;
 /** What the harness sends to start the manager. */
 export interface ScaleManagerStart {
   readonly type: "start";
-  readonly kubeConfig: string;
+  /** The management cluster's kubeconfig file, read as a provider reads `--kubeconfig`. */
+  readonly kubeconfigPath: string;
   readonly provider: string;
   readonly speed: number;
   readonly syncPeriodMs: number;
@@ -48,6 +49,10 @@ export interface ScaleManagerStats {
   readonly rssBytes: number;
   readonly peakRssBytes: number;
   readonly heapAfterGcBytes: number;
+  /** V8's heap as committed after that GC: what of the RSS the JavaScript heap holds. */
+  readonly heapCommittedBytes: number;
+  /** Memory outside the V8 heap held by JavaScript objects (Buffers, TLS), after that GC. */
+  readonly externalBytes: number;
   readonly hookErrors: number;
 }
 
@@ -78,8 +83,7 @@ let cloud: FakeScalingCloud | undefined;
 let clock: RealClock | undefined;
 
 async function start(settings: ScaleManagerStart): Promise<void> {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromString(settings.kubeConfig);
+  const kubeConfig = loadKubeconfig({ path: settings.kubeconfigPath });
   clock = new RealClock({ speed: settings.speed });
   const kubelet: KubeletHooks = {
     onJoin: remoteHook("onJoin"),
@@ -111,6 +115,7 @@ async function stats(): Promise<ScaleManagerStats> {
   const calls = cloud?.calls() ?? [];
   gc();
   const cpu = process.cpuUsage();
+  const memory = process.memoryUsage();
   return {
     type: "stats",
     reconciles: metric?.values.reduce((sum, v) => sum + v.value, 0) ?? 0,
@@ -119,10 +124,12 @@ async function stats(): Promise<ScaleManagerStats> {
     cloudTimeMs: clock?.now() ?? 0,
     cpuUserMs: cpu.user / 1000,
     cpuSystemMs: cpu.system / 1000,
-    rssBytes: process.memoryUsage().rss,
+    rssBytes: memory.rss,
     // maxRSS is in KiB.
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
-    heapAfterGcBytes: process.memoryUsage().heapUsed,
+    heapAfterGcBytes: memory.heapUsed,
+    heapCommittedBytes: memory.heapTotal,
+    externalBytes: memory.external,
     hookErrors: cloud?.hookErrors.length ?? 0,
   };
 }

@@ -17,8 +17,16 @@
  * @module
  */
 import { type ChildProcess, fork } from "node:child_process";
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { availableParallelism, loadavg } from "node:os";
+import {
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -33,6 +41,7 @@ import {
   startCapiCore,
 } from "@capi-ts/testing";
 import type { KubernetesObject } from "@kubernetes/client-node";
+import { build } from "tsup";
 import { type InstanceBoot, type KubeletHooks, nodeRegistrar } from "../cloud/index.js";
 import { FakeCloudMachinePool } from "../provider/index.js";
 import type { ScaleManagerStart, ScaleManagerStats } from "./scale-manager.js";
@@ -141,13 +150,40 @@ interface Manager {
   stop(): Promise<void>;
 }
 
+// The manager is bundled as a provider ships it: the SDK and the example from their sources, every
+// npm dependency external and loaded from node_modules. The bundle sits inside packages/sdk so that
+// it resolves the SDK's dependencies (the example's own are a subset of them).
+const sdkRoot = fileURLToPath(new URL("../../../sdk/", import.meta.url));
+const managerBundle = join(sdkRoot, ".tmp", "bench-scale", "scale-manager.js");
+async function buildManager(): Promise<void> {
+  const manifest = JSON.parse(readFileSync(join(sdkRoot, "package.json"), "utf8"));
+  await build({
+    entry: { "scale-manager": fileURLToPath(new URL("./scale-manager.ts", import.meta.url)) },
+    outDir: join(sdkRoot, ".tmp", "bench-scale"),
+    format: ["esm"],
+    platform: "node",
+    target: "node22",
+    splitting: false,
+    dts: false,
+    silent: true,
+    config: false,
+    noExternal: [/^@capi-ts\//],
+    external: Object.keys(manifest.dependencies ?? {}),
+    esbuildOptions(options) {
+      options.conditions = ["capi-ts-source"];
+    },
+  });
+}
+
 /** Forks the manager process; its kubelet hooks run here, against the instance's workload server. */
 async function startManager(
-  managementKubeConfig: string,
+  kubeconfigPath: string,
   kubelets: Map<string, KubeletHooks>,
 ): Promise<Manager> {
-  const child = fork(fileURLToPath(new URL("./scale-manager.ts", import.meta.url)), [], {
-    execArgv: ["--conditions=capi-ts-source", "--import", "tsx"],
+  await buildManager();
+  // No tsx and no source conditions: the bundle runs on plain Node, as a provider's image does.
+  const child = fork(managerBundle, [], {
+    execArgv: [],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   let statsWaiter: ((stats: ScaleManagerStats) => void) | undefined;
@@ -175,7 +211,7 @@ async function startManager(
   });
   const start: ScaleManagerStart = {
     type: "start",
-    kubeConfig: managementKubeConfig,
+    kubeconfigPath,
     provider: PROVIDER,
     speed,
     syncPeriodMs: SYNC_PERIOD_MS,
@@ -232,7 +268,11 @@ for (let c = 0; c < clusterCount; c++) {
 }
 const portOf = new Map([...workloads].map(([name, w]) => [Number(new URL(w.url).port), name]));
 
-const manager = await startManager(api.kubeConfig.exportConfig(), kubelets);
+// The manager reads the management cluster's kubeconfig from a file, as a provider reads --kubeconfig.
+const work = mkdtempSync(join(tmpdir(), "capi-ts-bench-scale-"));
+const kubeconfigPath = join(work, "kubeconfig");
+writeFileSync(kubeconfigPath, api.kubeConfig.exportConfig(), { mode: 0o600 });
+const manager = await startManager(kubeconfigPath, kubelets);
 const pid = manager.child.pid ?? 0;
 const before = await manager.stats();
 const started = performance.now();
@@ -365,6 +405,7 @@ await manager.stop();
 await core.stop();
 for (const w of workloads.values()) await w.stop();
 await api.stop();
+rmSync(work, { recursive: true, force: true });
 
 const cpuS = (s: ScaleManagerStats) => (s.cpuUserMs + s.cpuSystemMs) / 1000;
 const maxLoad = Math.max(...loads, loadavg()[0] ?? 0);
@@ -383,6 +424,11 @@ const rows: [string, string, string][] = [
     `${verdict(MiB(steady.rssBytes) <= TARGET_STEADY_RSS_MIB)} (≤ ${TARGET_STEADY_RSS_MIB} MiB)`,
   ],
   ["manager heap after GC, steady", `${fixed(MiB(steady.heapAfterGcBytes), 1)} MiB`, "–"],
+  [
+    "manager heap committed / external memory after GC, steady",
+    `${fixed(MiB(steady.heapCommittedBytes), 1)} / ${fixed(MiB(steady.externalBytes), 1)} MiB`,
+    "–",
+  ],
   ["sockets per workload server while converging, max", String(peakConvergeSockets), "–"],
   [
     "sockets per workload server at steady state, max (mean)",

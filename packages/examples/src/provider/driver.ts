@@ -7,7 +7,6 @@
  */
 import {
   assertPoolOwns,
-  DriverError,
   type DriverFailure,
   type DriverFailureKind,
   type PoolCapacity,
@@ -20,16 +19,12 @@ import {
   templateStampFromTags,
   templateStampToTags,
 } from "@capi-ts/sdk";
-import {
-  CloudError,
-  type CloudErrorCode,
-  fakeInstanceType,
-  type Group,
-  isCloudError,
-  type LaunchTemplateVersion,
-  type ScalingCloudClient,
-  type Tags,
-} from "../cloud/index.js";
+// The cloud's own modules, not its index: the index also exports the test bed's kubelet (on
+// client-node and @capi-ts/testing), which a provider's manager must not load.
+import type { ScalingCloudClient } from "../cloud/cloud.js";
+import { CloudError, type CloudErrorCode, isCloudError } from "../cloud/errors.js";
+import { fakeInstanceType } from "../cloud/instance-types.js";
+import type { Group, LaunchTemplateVersion, Tags } from "../cloud/schemas.js";
 import type { FakeCloudMachinePoolSpec } from "./spec.js";
 
 /**

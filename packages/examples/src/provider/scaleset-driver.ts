@@ -14,7 +14,10 @@ import {
   templateStampFromTags,
   templateStampToTags,
 } from "@capi-ts/sdk";
-import { isCloudError, type ScaleSet, type ScaleSetClient, type Tags } from "../cloud/index.js";
+// The cloud's own modules, not its index (which also exports the test bed's kubelet).
+import { isCloudError } from "../cloud/errors.js";
+import type { ScaleSet, ScaleSetClient } from "../cloud/scaleset.js";
+import type { Tags } from "../cloud/schemas.js";
 import {
   CLUSTER_TAG,
   type FakeCloudDriverOptions,

@@ -27,6 +27,7 @@ import {
   isNotFound,
   ResponseTooLargeError,
   TimeoutError,
+  TlsMaterialError,
   UnauthorizedError,
 } from "../runtime/errors.js";
 import { compareResourceVersions, type Informer } from "../runtime/informer.js";
@@ -629,6 +630,13 @@ export class ClusterCache {
       });
     } catch (error) {
       client.close();
+      if (error instanceof TlsMaterialError) {
+        throw unavailable(
+          "KubeconfigSecretInvalid",
+          `kubeconfig ${where}: ${error.message}`,
+          secretVersion,
+        );
+      }
       throw unavailable(
         "WorkloadClusterUnreachable",
         `the workload cluster's API server ${server} (from ${where}) did not answer a Node list: ${describeWorkloadFailure(error, this.timeoutMs)}`,

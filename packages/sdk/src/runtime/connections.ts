@@ -7,9 +7,11 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
+import { createHash, X509Certificate } from "node:crypto";
+import { createSecureContext, type SecureContext } from "node:tls";
 import { Agent, type Dispatcher, ProxyAgent } from "undici";
 import type { TlsMaterial } from "./credentials.js";
+import { TlsMaterialError } from "./errors.js";
 
 /** What a pool is for: requests (capped) or watch streams (one connection each). */
 export type PoolPurpose = "requests" | "watches";
@@ -49,11 +51,13 @@ export function leasePool(
   const key = poolKey(origin, tls, proxyUrl, connections);
   let pool = pools.get(key);
   if (!pool) {
+    // One parsed context per pool: without it every connection would parse the CA, certificate and
+    // key again (node builds a fresh context per tls.connect), which at 100 workload clusters is CPU
+    // and native memory spent on every reconnect.
+    const secureContext = parsedContext(origin, tls);
     const connect = {
       rejectUnauthorized: tls.rejectUnauthorized,
-      ...(tls.ca !== undefined ? { ca: tls.ca } : {}),
-      ...(tls.cert !== undefined ? { cert: tls.cert } : {}),
-      ...(tls.key !== undefined ? { key: tls.key } : {}),
+      secureContext,
       ...(tls.servername !== undefined ? { servername: tls.servername } : {}),
     };
     const dispatcher =
@@ -79,6 +83,49 @@ export function leasePool(
       }
     },
   };
+}
+
+/**
+ * The TLS context of `tls`, or an error that names the kubeconfig fields to fix. OpenSSL's reason
+ * (e.g. "no start line") is kept; it never quotes the material.
+ */
+function parsedContext(origin: string, tls: TlsMaterial): SecureContext {
+  try {
+    // OpenSSL skips a CA block it cannot parse; client-go refuses a bundle without one certificate.
+    if (tls.ca !== undefined && !holdsCertificate(tls.ca)) {
+      throw new Error("no certificate in the CA bundle");
+    }
+    return createSecureContext({
+      ...(tls.ca !== undefined ? { ca: tls.ca } : {}),
+      ...(tls.cert !== undefined ? { cert: tls.cert } : {}),
+      ...(tls.key !== undefined ? { key: tls.key } : {}),
+    });
+  } catch (error) {
+    const fields = [
+      tls.ca !== undefined ? "certificate-authority(-data)" : undefined,
+      tls.cert !== undefined ? "client-certificate(-data)" : undefined,
+      tls.key !== undefined ? "client-key(-data)" : undefined,
+    ].filter((field) => field !== undefined);
+    const reason = error instanceof Error ? error.message.replace(/^error:[0-9A-F]+:/, "") : "";
+    throw new TlsMaterialError(
+      `the kubeconfig's TLS material for ${origin} is not usable (${reason}): check that ${fields.join(", ")} ${fields.length === 1 ? "holds" : "hold"} PEM data (base64-encoded in the -data fields) and that the key matches the certificate`,
+    );
+  }
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
+
+function holdsCertificate(bundle: string | Buffer): boolean {
+  const text = typeof bundle === "string" ? bundle : bundle.toString("latin1");
+  for (const [block] of text.matchAll(PEM_CERTIFICATE)) {
+    try {
+      new X509Certificate(block);
+      return true;
+    } catch {
+      // The next block may parse.
+    }
+  }
+  return false;
 }
 
 function poolKey(

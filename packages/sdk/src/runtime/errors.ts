@@ -125,6 +125,15 @@ export class TimeoutError extends ApiError {}
 export class ConnectionError extends ApiError {}
 
 /**
+ * The kubeconfig's CA, client certificate or key is not usable PEM (or the key does not match the
+ * certificate): nothing was sent. The message names the fields to fix and OpenSSL's reason, never the
+ * material itself. Retrying does not help; a new kubeconfig does.
+ */
+export class TlsMaterialError extends Error {
+  override readonly name = "TlsMaterialError";
+}
+
+/**
  * The response was larger than the client accepts (`maxResponseBytes`, or `maxWatchEventBytes` for one
  * watch event): it was refused by its `Content-Length` or cut once it passed the cap.
  */

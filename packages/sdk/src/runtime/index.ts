@@ -72,6 +72,7 @@ export {
   type StatusCause,
   TerminalError,
   TimeoutError,
+  TlsMaterialError,
   TooManyRequestsError,
   UnauthorizedError,
 } from "./errors.js";

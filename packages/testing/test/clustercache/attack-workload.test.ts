@@ -397,6 +397,34 @@ describe("a hostile <cluster>-kubeconfig Secret", { timeout: 20_000 }, () => {
     }
   });
 
+  it("refuses TLS material that is not PEM, naming the field and quoting none of it", async () => {
+    const workload = await hostile(true);
+    try {
+      const garbage = Buffer.from(`-----BEGIN CERTIFICATE-----\n${CANARY}\n`).toString("base64");
+      const badCa = await clusterWith(
+        kubeconfig({ server: workload.url, "certificate-authority-data": garbage }, { token: "t" }),
+      );
+      const caRefusal = await refusal(badCa);
+      expect(caRefusal.reason).toBe("KubeconfigSecretInvalid");
+      expect(caRefusal.message).toContain("certificate-authority(-data)");
+      expectSafe(caRefusal, garbage);
+      const badKey = await clusterWith(
+        kubeconfig(
+          { server: workload.url, "certificate-authority-data": caData },
+          { "client-certificate-data": caData, "client-key-data": garbage },
+        ),
+      );
+      const keyRefusal = await refusal(badKey);
+      expect(keyRefusal.reason).toBe("KubeconfigSecretInvalid");
+      expect(keyRefusal.message).toContain("client-key(-data)");
+      expectSafe(keyRefusal, garbage);
+      // Nothing was sent: the material is checked before a connection opens.
+      expect(workload.received).toEqual([]);
+    } finally {
+      await workload.close();
+    }
+  });
+
   it("connects once the refused Secret is replaced by a kubeconfig of embedded data", async () => {
     const workload = await startApiServer({ tls: true });
     const workloadCa = workload.kubeConfig.getCurrentCluster()?.caData;

@@ -27,8 +27,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { KubeClient, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import { KubeConfig } from "@kubernetes/client-node";
-import { build } from "tsup";
 import { type ControlPlane, startControlPlane } from "../src/index.js";
+import { bundleAsShipped } from "./bundle.js";
 import {
   GADGET_GROUP,
   GADGET_PLURAL,
@@ -101,30 +101,12 @@ function buildGoPeer(): void {
   if (result.status !== 0) throw new Error("tools/peers/build.sh failed (see above)");
 }
 
-// The TypeScript peers are bundled as a provider ships: the SDK from its sources, every npm
-// dependency left external and loaded from node_modules (the bundle sits inside packages/sdk so it
-// resolves the SDK's dependencies).
+// The TypeScript peers run bundled, as a provider ships.
 const tsOut = join(root, "packages", "sdk", ".tmp", "bench-peers");
 async function buildTsPeers(): Promise<void> {
-  const manifest = JSON.parse(readFileSync(join(root, "packages", "sdk", "package.json"), "utf8"));
-  await build({
-    entry: {
-      "capi-ts": join(import.meta.dirname, "peers", "capi-ts.ts"),
-      "client-node": join(import.meta.dirname, "peers", "client-node.ts"),
-    },
-    outDir: tsOut,
-    format: ["esm"],
-    platform: "node",
-    target: "node22",
-    splitting: false,
-    dts: false,
-    silent: true,
-    config: false,
-    noExternal: [/^@capi-ts\//],
-    external: Object.keys(manifest.dependencies ?? {}),
-    esbuildOptions(options) {
-      options.conditions = ["capi-ts-source"];
-    },
+  await bundleAsShipped("bench-peers", {
+    "capi-ts": join(import.meta.dirname, "peers", "capi-ts.ts"),
+    "client-node": join(import.meta.dirname, "peers", "client-node.ts"),
   });
 }
 

@@ -37,8 +37,8 @@ import {
   startCapiCore,
 } from "@capi-ts/testing";
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { FakeScalingCloud, nodeRegistrar, RealClock } from "../cloud/index.js";
-import { FakeCloudMachinePool, fakeCloudDriver } from "../provider/index.js";
+import { FakeScalingCloud, nodeRegistrar, RealClock } from "../src/cloud/index.js";
+import { FakeCloudMachinePool, fakeCloudDriver } from "../src/provider/index.js";
 
 const PROVIDER = "fakecloud-provider";
 const NAMESPACE = "default";

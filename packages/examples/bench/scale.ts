@@ -41,9 +41,9 @@ import {
   startCapiCore,
 } from "@capi-ts/testing";
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { build } from "tsup";
-import { type InstanceBoot, type KubeletHooks, nodeRegistrar } from "../cloud/index.js";
-import { FakeCloudMachinePool } from "../provider/index.js";
+import { bundleAsShipped } from "../../testing/bench/bundle.js";
+import { type InstanceBoot, type KubeletHooks, nodeRegistrar } from "../src/cloud/index.js";
+import { FakeCloudMachinePool } from "../src/provider/index.js";
 import type { ScaleManagerStart, ScaleManagerStats } from "./scale-manager.js";
 
 const PROVIDER = "fakecloud-provider";
@@ -150,29 +150,12 @@ interface Manager {
   stop(): Promise<void>;
 }
 
-// The manager is bundled as a provider ships it: the SDK and the example from their sources, every
-// npm dependency external and loaded from node_modules. The bundle sits inside packages/sdk so that
-// it resolves the SDK's dependencies (the example's own are a subset of them).
-const sdkRoot = fileURLToPath(new URL("../../../sdk/", import.meta.url));
-const managerBundle = join(sdkRoot, ".tmp", "bench-scale", "scale-manager.js");
-async function buildManager(): Promise<void> {
-  const manifest = JSON.parse(readFileSync(join(sdkRoot, "package.json"), "utf8"));
-  await build({
-    entry: { "scale-manager": fileURLToPath(new URL("./scale-manager.ts", import.meta.url)) },
-    outDir: join(sdkRoot, ".tmp", "bench-scale"),
-    format: ["esm"],
-    platform: "node",
-    target: "node22",
-    splitting: false,
-    dts: false,
-    silent: true,
-    config: false,
-    noExternal: [/^@capi-ts\//],
-    external: Object.keys(manifest.dependencies ?? {}),
-    esbuildOptions(options) {
-      options.conditions = ["capi-ts-source"];
-    },
+// The manager runs bundled, as a provider ships it.
+async function buildManager(): Promise<string> {
+  const outDir = await bundleAsShipped("bench-scale", {
+    "scale-manager": fileURLToPath(new URL("./scale-manager.ts", import.meta.url)),
   });
+  return join(outDir, "scale-manager.js");
 }
 
 /** Forks the manager process; its kubelet hooks run here, against the instance's workload server. */
@@ -180,7 +163,7 @@ async function startManager(
   kubeconfigPath: string,
   kubelets: Map<string, KubeletHooks>,
 ): Promise<Manager> {
-  await buildManager();
+  const managerBundle = await buildManager();
   // No tsx and no source conditions: the bundle runs on plain Node, as a provider's image does.
   const child = fork(managerBundle, [], {
     execArgv: [],

@@ -10,7 +10,7 @@
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { ManualClock } from "@capi-ts/sdk/runtime";
-import { FakeScalingCloud } from "../cloud/cloud.js";
+import { FakeScalingCloud } from "../src/cloud/cloud.js";
 
 const { values } = parseArgs({ options: { sizes: { type: "string", default: "100,1000,5000" } } });
 const sizes = values.sizes.split(",").map((s) => {

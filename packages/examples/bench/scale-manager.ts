@@ -18,10 +18,10 @@ import { loadKubeconfig } from "@capi-ts/sdk/runtime";
 // The modules themselves, not the packages' indexes: those also export the test-bed side (the
 // kubelet on client-node, the conformance wiring on @capi-ts/testing), which a provider's
 // manager does not load.
-import { RealClock } from "../cloud/clock.js";
-import { FakeScalingCloud, type InstanceBoot, type KubeletHooks } from "../cloud/cloud.js";
-import { fakeCloudDriver } from "../provider/driver.js";
-import { FakeCloudMachinePool } from "../provider/kind.js";
+import { RealClock } from "../src/cloud/clock.js";
+import { FakeScalingCloud, type InstanceBoot, type KubeletHooks } from "../src/cloud/cloud.js";
+import { fakeCloudDriver } from "../src/provider/driver.js";
+import { FakeCloudMachinePool } from "../src/provider/kind.js";
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { setFlagsFromString } from "node:v8";
+import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { Manager, machinePoolController } from "@capi-ts/sdk";
 import { loadKubeconfig } from "@capi-ts/sdk/runtime";
@@ -53,6 +53,11 @@ export interface ScaleManagerStats {
   readonly heapCommittedBytes: number;
   /** Memory outside the V8 heap held by JavaScript objects (Buffers, TLS), after that GC. */
   readonly externalBytes: number;
+  /** V8's young generation (new space) as committed after that GC: sized by the semi-space limit. */
+  readonly youngCommittedBytes: number;
+  /** The old generation (old, code and large-object spaces) committed and used after that GC. */
+  readonly oldCommittedBytes: number;
+  readonly oldUsedBytes: number;
   readonly hookErrors: number;
 }
 
@@ -116,6 +121,11 @@ async function stats(): Promise<ScaleManagerStats> {
   gc();
   const cpu = process.cpuUsage();
   const memory = process.memoryUsage();
+  const spaces = getHeapSpaceStatistics();
+  const young = spaces.filter((s) => s.space_name.startsWith("new_"));
+  const old = spaces.filter((s) => !s.space_name.startsWith("new_"));
+  const sum = (list: typeof spaces, field: "physical_space_size" | "space_used_size") =>
+    list.reduce((total, s) => total + s[field], 0);
   return {
     type: "stats",
     reconciles: metric?.values.reduce((sum, v) => sum + v.value, 0) ?? 0,
@@ -130,6 +140,9 @@ async function stats(): Promise<ScaleManagerStats> {
     heapAfterGcBytes: memory.heapUsed,
     heapCommittedBytes: memory.heapTotal,
     externalBytes: memory.external,
+    youngCommittedBytes: sum(young, "physical_space_size"),
+    oldCommittedBytes: sum(old, "physical_space_size"),
+    oldUsedBytes: sum(old, "space_used_size"),
     hookErrors: cloud?.hookErrors.length ?? 0,
   };
 }

@@ -412,6 +412,11 @@ const rows: [string, string, string][] = [
     `${fixed(MiB(steady.heapCommittedBytes), 1)} / ${fixed(MiB(steady.externalBytes), 1)} MiB`,
     "–",
   ],
+  [
+    "of which young generation / old generation committed (used), after GC",
+    `${fixed(MiB(steady.youngCommittedBytes), 1)} / ${fixed(MiB(steady.oldCommittedBytes), 1)} (${fixed(MiB(steady.oldUsedBytes), 1)}) MiB`,
+    "–",
+  ],
   ["sockets per workload server while converging, max", String(peakConvergeSockets), "–"],
   [
     "sockets per workload server at steady state, max (mean)",

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { readFileSync } from "node:fs";
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { Manager, machinePoolController } from "@capi-ts/sdk";
@@ -58,6 +59,12 @@ export interface ScaleManagerStats {
   /** The old generation (old, code and large-object spaces) committed and used after that GC. */
   readonly oldCommittedBytes: number;
   readonly oldUsedBytes: number;
+  /**
+   * The RSS split as the kernel counts it (Linux only, else undefined): anonymous memory (heaps, V8,
+   * the allocator's arenas) and file-backed pages (the Node binary and its libraries).
+   */
+  readonly rssAnonBytes: number | undefined;
+  readonly rssFileBytes: number | undefined;
   readonly hookErrors: number;
 }
 
@@ -115,6 +122,20 @@ async function start(settings: ScaleManagerStart): Promise<void> {
   send({ type: "ready" });
 }
 
+/** A `kB` field of `/proc/self/status` in bytes, or undefined where the kernel has none. */
+function procStatusBytes(status: string | undefined, field: string): number | undefined {
+  const match = status?.match(new RegExp(`^${field}:\\s+(\\d+) kB$`, "m"));
+  return match?.[1] === undefined ? undefined : Number(match[1]) * 1024;
+}
+
+function readProcStatus(): string | undefined {
+  try {
+    return readFileSync("/proc/self/status", "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
 async function stats(): Promise<ScaleManagerStats> {
   const metric = await manager?.metrics.reconcileTotal.get();
   const calls = cloud?.calls() ?? [];
@@ -122,6 +143,7 @@ async function stats(): Promise<ScaleManagerStats> {
   const cpu = process.cpuUsage();
   const memory = process.memoryUsage();
   const spaces = getHeapSpaceStatistics();
+  const status = readProcStatus();
   const young = spaces.filter((s) => s.space_name.startsWith("new_"));
   const old = spaces.filter((s) => !s.space_name.startsWith("new_"));
   const sum = (list: typeof spaces, field: "physical_space_size" | "space_used_size") =>
@@ -143,6 +165,8 @@ async function stats(): Promise<ScaleManagerStats> {
     youngCommittedBytes: sum(young, "physical_space_size"),
     oldCommittedBytes: sum(old, "physical_space_size"),
     oldUsedBytes: sum(old, "space_used_size"),
+    rssAnonBytes: procStatusBytes(status, "RssAnon"),
+    rssFileBytes: procStatusBytes(status, "RssFile"),
     hookErrors: cloud?.hookErrors.length ?? 0,
   };
 }

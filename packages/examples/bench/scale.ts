@@ -417,6 +417,13 @@ const rows: [string, string, string][] = [
     `${fixed(MiB(steady.youngCommittedBytes), 1)} / ${fixed(MiB(steady.oldCommittedBytes), 1)} (${fixed(MiB(steady.oldUsedBytes), 1)}) MiB`,
     "–",
   ],
+  [
+    "of the steady RSS: anonymous / file-backed",
+    steady.rssAnonBytes === undefined || steady.rssFileBytes === undefined
+      ? "not reported on this system"
+      : `${fixed(MiB(steady.rssAnonBytes), 0)} / ${fixed(MiB(steady.rssFileBytes), 0)} MiB`,
+    "–",
+  ],
   ["sockets per workload server while converging, max", String(peakConvergeSockets), "–"],
   [
     "sockets per workload server at steady state, max (mean)",

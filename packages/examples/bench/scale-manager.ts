@@ -136,9 +136,19 @@ function readProcStatus(): string | undefined {
   }
 }
 
+// The fake cloud logs every call for tests to assert on; a provider's real cloud SDK keeps no such
+// log, so the manager counts the calls and empties it: left alone it held some 12 MiB of the steady
+// heap after a 1,000-pool converge.
+let cloudCalls = 0;
+let cloudMutations = 0;
+
 async function stats(): Promise<ScaleManagerStats> {
   const metric = await manager?.metrics.reconcileTotal.get();
   const calls = cloud?.calls() ?? [];
+  cloud?.clearCalls();
+  cloudCalls += calls.length;
+  cloudMutations += calls.filter((c) => c.mutating).length;
+  calls.length = 0; // still in scope: the GC below must not count the copies
   gc();
   const cpu = process.cpuUsage();
   const memory = process.memoryUsage();
@@ -151,8 +161,8 @@ async function stats(): Promise<ScaleManagerStats> {
   return {
     type: "stats",
     reconciles: metric?.values.reduce((sum, v) => sum + v.value, 0) ?? 0,
-    cloudCalls: calls.length,
-    cloudMutations: calls.filter((c) => c.mutating).length,
+    cloudCalls,
+    cloudMutations,
     cloudTimeMs: clock?.now() ?? 0,
     cpuUserMs: cpu.user / 1000,
     cpuSystemMs: cpu.system / 1000,

@@ -150,6 +150,30 @@ interface Manager {
   stop(): Promise<void>;
 }
 
+/**
+ * The environment the scaffold's image gives a provider (its Dockerfile's `ENV` lines): the manager
+ * runs with it, so the memory measured is the memory a provider ships with. A variable set in the
+ * benchmark's own environment wins, for experiments (`MALLOC_ARENA_MAX=8 ./dev bench scale`).
+ */
+function imageEnvironment(): Record<string, string> {
+  const dockerfile = readFileSync(
+    fileURLToPath(new URL("../../create-capi-provider/template/Dockerfile", import.meta.url)),
+    "utf8",
+  );
+  const env: Record<string, string> = {};
+  for (const match of dockerfile.matchAll(/^ENV ([A-Z_][A-Z0-9_]*)=(\S+)$/gm)) {
+    if (match[1] !== undefined && match[2] !== undefined) {
+      env[match[1]] = process.env[match[1]] ?? match[2];
+    }
+  }
+  return env;
+}
+const managerEnv = imageEnvironment();
+const managerEnvText =
+  Object.entries(managerEnv)
+    .map(([name, value]) => `${name}=${value}`)
+    .join(" ") || "none";
+
 // The manager runs bundled, as a provider ships it.
 async function buildManager(): Promise<string> {
   const outDir = await bundleAsShipped("bench-scale", {
@@ -167,6 +191,7 @@ async function startManager(
   // No tsx and no source conditions: the bundle runs on plain Node, as a provider's image does.
   const child = fork(managerBundle, [], {
     execArgv: [],
+    env: { ...process.env, ...managerEnv },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   let statsWaiter: ((stats: ScaleManagerStats) => void) | undefined;
@@ -219,7 +244,7 @@ async function startManager(
 }
 
 console.log(
-  `scale benchmark (node ${process.version}): ${pools} pools × ${replicas} instances over ${clusterCount} Clusters, one workload API server each; manager in its own process (example provider, readiness node, --sync-period ${SYNC_PERIOD_MS / 60_000} min, --concurrency ${CONCURRENCY}); cloud and kit clock ${speed}× wall time; ${availableParallelism()} cores, load average ${load()}`,
+  `scale benchmark (node ${process.version}): ${pools} pools × ${replicas} instances over ${clusterCount} Clusters, one workload API server each; manager in its own process (example provider, readiness node, --sync-period ${SYNC_PERIOD_MS / 60_000} min, --concurrency ${CONCURRENCY}; the image's environment: ${managerEnvText}); cloud and kit clock ${speed}× wall time; ${availableParallelism()} cores, load average ${load()}`,
 );
 const api = await startApiServer();
 await api.installCRDs([capiCrdsFolder]);

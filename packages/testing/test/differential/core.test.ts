@@ -17,6 +17,7 @@ import {
   diff,
   type FieldDifference,
   formatDifferences,
+  heartbeat,
   MachinePools,
   Machines,
   NAMESPACE,
@@ -140,6 +141,13 @@ describe.skipIf(!haveCore)(`the CAPI core emulator against real core ${capiRelea
    * Runs `act` on both sides, waits until each core got where the step leads (`until`: on the
    * MachinePool `pool` names, or any `check` of a side; a side that never gets there is compared as
    * it stands after the timeout), then until nothing changes for a while, and records what differs.
+   *
+   * `kubelets` names the Nodes whose kubelets run during the step. Real core's MachinePool controller
+   * does not requeue when no Node matches the pool's provider IDs yet: it waits for a Node event, and
+   * on a busy machine the Nodes' first events can map to no MachinePool (core's own cache does not
+   * hold the new providerIDList yet) while the reconcile that follows reads a Node cache without
+   * them. A real kubelet's heartbeats are the next events; so real core's side gets one every 5 s
+   * while it has not arrived. The emulator's side gets none: a missed event there is a bug to see.
    */
   async function step(
     name: string,
@@ -147,12 +155,18 @@ describe.skipIf(!haveCore)(`the CAPI core emulator against real core ${capiRelea
     until?:
       | { pool: string; reached: (mp: Obj | undefined) => boolean }
       | { check: (side: Side) => Promise<boolean> },
+    kubelets: readonly string[] = [],
   ): Promise<void> {
     await Promise.all([act(emulator), act(real)]);
     const arrive = async (side: Side) => {
       if (!until) return;
       const deadline = Date.now() + 45_000;
+      let nextHeartbeat = Date.now() + 5_000;
       while (Date.now() < deadline) {
+        if (side.name === "real" && kubelets.length > 0 && Date.now() >= nextHeartbeat) {
+          nextHeartbeat = Date.now() + 5_000;
+          for (const node of kubelets) await heartbeat(side, node);
+        }
         if ("check" in until) {
           if (await until.check(side)) return;
         } else {
@@ -238,6 +252,7 @@ describe.skipIf(!haveCore)(`the CAPI core emulator against real core ${capiRelea
         await registerNode(side, "pool-b", "dev:///pool-b");
       },
       { pool: "pool", reached: (mp) => status(mp).nodeRefs?.length === 2 },
+      ["pool-a", "pool-b"],
     );
     await step(
       "scaled to three",
@@ -256,6 +271,7 @@ describe.skipIf(!haveCore)(`the CAPI core emulator against real core ${capiRelea
         await registerNode(side, "pool-c", "dev:///pool-c");
       },
       { pool: "pool", reached: (mp) => status(mp).nodeRefs?.length === 3 },
+      ["pool-a", "pool-b", "pool-c"],
     );
     await step(
       "G3: the pool reports ready=false after provisioning",
@@ -348,6 +364,7 @@ describe.skipIf(!haveCore)(`the CAPI core emulator against real core ${capiRelea
         await registerNode(side, "mpm-0", "dev:///mpm-0");
       },
       { pool: "mpm", reached: (mp) => status(mp).nodeRefs?.length === 1 },
+      ["mpm-0"],
     );
 
     await step(

@@ -239,6 +239,27 @@ export async function registerNode(
   );
 }
 
+/**
+ * Posts a Node's heartbeat as its kubelet does while it runs: each condition's lastHeartbeatTime now,
+ * nothing else changed. Each post is a Node update event for the controllers that watch Nodes.
+ */
+export async function heartbeat(side: Pick<Side, "client">, name: string): Promise<void> {
+  const node = await side.client.get(NodeResource, { name });
+  const now = new Date().toISOString();
+  await side.client.mergePatchStatus(
+    NodeResource,
+    { name },
+    {
+      status: {
+        conditions: (node.status?.conditions ?? []).map((condition) => ({
+          ...condition,
+          lastHeartbeatTime: now,
+        })),
+      },
+    },
+  );
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**

@@ -27,7 +27,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 
 const root = resolve(import.meta.dirname, "..");
 const mode = process.argv[2];
@@ -253,11 +253,11 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
 
   step(".d.ts budget per public subpath", () => {
     // Everything an editor loads for one import: the entry's .d.ts and the chunks it references.
-    const closure = (entry: string): number => {
-      const seen = new Set<string>();
+    // `importer` maps each file reached to the file that first imported it, so a subpath that reaches
+    // the root entry can say through which declaration file.
+    const closure = (entry: string): { size: number; importer: Map<string, string> } => {
+      const importer = new Map<string, string>([[entry, ""]]);
       const visit = (file: string) => {
-        if (seen.has(file) || !existsSync(file)) return;
-        seen.add(file);
         for (const match of readFileSync(file, "utf8").matchAll(
           /from ['"](\.{1,2}\/[^'"]+)['"]|import\(['"](\.{1,2}\/[^'"]+)['"]\)/g,
         )) {
@@ -265,11 +265,16 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
             dirname(file),
             (match[1] ?? match[2] ?? "").replace(/\.js$/, ".d.ts"),
           );
-          visit(target.endsWith(".d.ts") ? target : `${target}.d.ts`);
+          const declaration = target.endsWith(".d.ts") ? target : `${target}.d.ts`;
+          if (importer.has(declaration) || !existsSync(declaration)) continue;
+          importer.set(declaration, file);
+          visit(declaration);
         }
       };
-      visit(entry);
-      return [...seen].reduce((sum, file) => sum + statSync(file).size, 0);
+      if (existsSync(entry)) visit(entry);
+      else importer.clear();
+      const size = [...importer.keys()].reduce((sum, file) => sum + statSync(file).size, 0);
+      return { size, importer };
     };
     const kib = 1024;
     // Budgets sit a few percent above what the entries weigh (the root: 582 KiB after the drain, Node
@@ -313,15 +318,27 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
       ]),
     ];
     let over = 0;
+    const throughRoot: string[] = [];
+    const rootEntry = join(sdkDir, "dist/index.d.ts");
     for (const [subpath, file, budget] of budgets) {
-      const size = closure(join(sdkDir, file));
+      const { size, importer } = closure(join(sdkDir, file));
       const flag = size > budget ? "  OVER BUDGET" : "";
       if (size > budget) over++;
       console.log(
         `    ${subpath.padEnd(58)} ${(size / kib).toFixed(0).padStart(6)} KiB (budget ${budget / kib} KiB)${flag}`,
       );
+      // A subpath that reaches the root's declarations loads all of them: the bundler took a type
+      // from the first entry that re-exports it. The fix is a re-export from the subpath's own entry.
+      const viaRoot = importer.get(rootEntry);
+      if (subpath !== "@capi-ts/sdk" && viaRoot !== undefined) {
+        throughRoot.push(`${subpath} (dist/index.d.ts imported by ${relative(sdkDir, viaRoot)})`);
+      }
     }
     if (over > 0) fail(`${over} subpath(s) over their .d.ts budget`);
+    if (throughRoot.length > 0)
+      fail(
+        `subpath declarations that load the package root's: ${throughRoot.join("; ")}; re-export the types they name from that subpath's entry, so the bundler imports them from a chunk`,
+      );
   });
 
   if (mode === "scaffold") {

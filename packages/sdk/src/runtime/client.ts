@@ -1,5 +1,5 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { type Dispatcher, request as undiciRequest } from "undici";
+import type { Dispatcher } from "undici";
 import { leasePool, type PoolLease } from "./connections.js";
 import {
   type KubeconfigSource,
@@ -23,6 +23,7 @@ import {
   type ObjectKey,
   type ResourceDescriptor,
 } from "./resource.js";
+import { sendThrough } from "./undici.js";
 
 /** HTTP methods the client sends. */
 export type HttpVerb = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -316,7 +317,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  *
  * Built from the SDK's `Kubeconfig` (`loadKubeconfig`) or `@kubernetes/client-node`'s
  * `KubeConfig` (read through its own methods; client-node is never imported), with requests sent
- * through `undici.request` directly.
+ * through undici's request API directly (see `undici.ts`).
  *
  * Connections are shared by every client of the same server and TLS identity, at most
  * {@link KubeClientOptions.maxConnectionsPerServer} for requests plus one per open watch; call
@@ -1090,11 +1091,11 @@ export class KubeClient {
       ? { ...transport.headers, "content-type": contentType }
       : transport.headers;
     try {
-      return await undiciRequest(transport.server + spec.path + search, {
+      const dispatcher = (streaming ? transport.watches : transport.requests).dispatcher;
+      return await sendThrough(dispatcher, transport.server + spec.path + search, {
         method: spec.method,
         headers,
         body,
-        dispatcher: (streaming ? transport.watches : transport.requests).dispatcher,
         signal,
         headersTimeout: this.requestTimeoutMs,
         // A watch may stay quiet for minutes; the informer's watchdog judges it, not the socket.

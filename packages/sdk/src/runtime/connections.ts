@@ -9,9 +9,10 @@
  */
 import { createHash, X509Certificate } from "node:crypto";
 import { createSecureContext, type SecureContext } from "node:tls";
-import { Agent, type Dispatcher, ProxyAgent } from "undici";
+import type { Dispatcher } from "undici";
 import type { TlsMaterial } from "./credentials.js";
 import { TlsMaterialError } from "./errors.js";
+import { undiciAgent, undiciProxyAgent } from "./undici.js";
 
 /** What a pool is for: requests (capped) or watch streams (one connection each). */
 export type PoolPurpose = "requests" | "watches";
@@ -62,8 +63,8 @@ export function leasePool(
     };
     const dispatcher =
       proxyUrl !== undefined
-        ? new ProxyAgent({ uri: proxyUrl, requestTls: connect, connections })
-        : new Agent({ connect, connections });
+        ? new (undiciProxyAgent())({ uri: proxyUrl, requestTls: connect, connections })
+        : new (undiciAgent())({ connect, connections });
     pool = { dispatcher, users: 0 };
     pools.set(key, pool);
   }

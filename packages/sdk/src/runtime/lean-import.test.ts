@@ -13,10 +13,39 @@ for (const specifier of JSON.parse(process.env.LEAN_IMPORTS)) await import(speci
 process.stdout.write(JSON.stringify(loaded));
 `;
 
-function modulesLoadedBy(specifiers: readonly string[]): string[] {
+// A client sends one request to a local server that answers every path with an empty list.
+const SEND = `
+import { createServer } from "node:http";
+import { registerHooks } from "node:module";
+const loaded = [];
+registerHooks({ load(url, context, next) { loaded.push(url); return next(url, context); } });
+const server = createServer((_, res) => res.end('{"kind":"List","items":[]}'));
+await new Promise((r) => server.listen(0, "127.0.0.1", r));
+const { mkdtempSync, writeFileSync } = await import("node:fs");
+const { join } = await import("node:path");
+const { tmpdir } = await import("node:os");
+const file = join(mkdtempSync(join(tmpdir(), "lean-")), "kubeconfig");
+writeFileSync(file, JSON.stringify({
+  apiVersion: "v1", kind: "Config", "current-context": "x",
+  clusters: [{ name: "c", cluster: { server: "http://127.0.0.1:" + server.address().port } }],
+  users: [{ name: "u", user: {} }], contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+}));
+const { KubeClient, kubeconfigFromFiles } = await import("@capi-ts/sdk/runtime");
+const kubeConfig = kubeconfigFromFiles([file]);
+const client = new KubeClient(kubeConfig);
+await client.request({ method: "GET", path: "/api/v1/namespaces" });
+client.close();
+server.close();
+// CommonJS modules required through createRequire reach the cache, not every load hook.
+const { createRequire } = await import("node:module");
+const required = Object.keys(createRequire(import.meta.url).cache).map((path) => "file://" + path);
+process.stdout.write(JSON.stringify([...loaded, ...required]));
+`;
+
+function modulesLoadedBy(specifiers: readonly string[], script = PROBE): string[] {
   const result = spawnSync(
     process.execPath,
-    ["--conditions=capi-ts-source", "--import", "tsx", "--input-type=module", "-e", PROBE],
+    ["--conditions=capi-ts-source", "--import", "tsx", "--input-type=module", "-e", script],
     {
       cwd: resolve(import.meta.dirname, "..", ".."),
       env: { ...process.env, LEAN_IMPORTS: JSON.stringify(specifiers) },
@@ -38,5 +67,15 @@ describe("importing the SDK", () => {
     expect(loaded.some((url) => url.endsWith("/runtime/client.ts"))).toBe(true);
     expect(loaded.some((url) => url.endsWith("/runtime/kubeconfig-loader.ts"))).toBe(true);
     expect(loaded.filter((url) => url.includes("@kubernetes/client-node"))).toEqual([]);
+  }, 60_000);
+
+  it("sends a request through undici's Agent and request API, without undici's index", () => {
+    const loaded = modulesLoadedBy([], SEND);
+    const undici = loaded.filter((url) => url.includes("/undici/"));
+    expect(undici.some((url) => url.endsWith("/undici/lib/dispatcher/agent.js"))).toBe(true);
+    expect(undici.some((url) => url.endsWith("/undici/lib/api/api-request.js"))).toBe(true);
+    // The index loads fetch, WebSocket and the mock agents too.
+    expect(undici.filter((url) => url.endsWith("/undici/index.js"))).toEqual([]);
+    expect(undici.filter((url) => url.includes("/lib/web/"))).toEqual([]);
   }, 60_000);
 });

@@ -1,3 +1,8 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer, request as httpRequest } from "node:http";
+import { connect as connectTcp } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   AlreadyExistsError,
   ConfigMapResource,
@@ -6,6 +11,7 @@ import {
   GoneError,
   InvalidError,
   KubeClient,
+  kubeconfigFromFiles,
   NotFoundError,
   SecretResource,
   TooManyRequestsError,
@@ -209,5 +215,70 @@ describe("KubeClient over HTTP", () => {
     const error = await otherClient.list(ConfigMapResource).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectionError);
     expect((error as ConnectionError).message).toMatch(/no response/);
+  });
+});
+
+describe("KubeClient through the kubeconfig's proxy-url", () => {
+  it("sends every request through the proxy", async () => {
+    // What the proxy was asked to reach: an absolute URL's host (plain HTTP) or a CONNECT target.
+    const reached: string[] = [];
+    const proxy = createServer((request, response) => {
+      const target = new URL(String(request.url));
+      reached.push(target.host);
+      const upstream = httpRequest(
+        target,
+        { method: request.method, headers: request.headers },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+        },
+      );
+      upstream.on("error", () => response.destroy());
+      request.pipe(upstream);
+    });
+    proxy.on("connect", (request, socket, head) => {
+      reached.push(String(request.url));
+      const [host = "", port = ""] = String(request.url).split(":");
+      const upstream = connectTcp(Number(port), host, () => {
+        socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+        upstream.write(head);
+        upstream.pipe(socket);
+        socket.pipe(upstream);
+      });
+      upstream.on("error", () => socket.destroy());
+      socket.on("error", () => upstream.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const address = proxy.address();
+    const proxyPort = typeof address === "object" && address ? address.port : 0;
+    const file = join(mkdtempSync(join(tmpdir(), "proxy-url-")), "kubeconfig");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        "current-context": "x",
+        clusters: [
+          { name: "c", cluster: { server: api.url, "proxy-url": `http://127.0.0.1:${proxyPort}` } },
+        ],
+        users: [{ name: "u", user: { token: "capi-ts-in-memory" } }],
+        contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+      }),
+    );
+    const proxied = new KubeClient(kubeconfigFromFiles([file]), { fieldManager: "proxied" });
+    try {
+      await proxied.create(ConfigMapResource, configMap("through-proxy", { a: "1" }));
+      const read = await proxied.get(ConfigMapResource, {
+        namespace: "default",
+        name: "through-proxy",
+      });
+      expect(read.data).toEqual({ a: "1" });
+      expect(reached.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(reached)).toEqual(new Set([new URL(api.url).host]));
+      expect(api.requests({ verb: "create" }).map((r) => r.fieldManager)).toContain("proxied");
+    } finally {
+      proxied.close();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
   });
 });

@@ -111,8 +111,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fixed = (n: number, digits = 1) => n.toFixed(digits);
 
 async function reconcileCount(manager: Manager): Promise<number> {
-  const metric = await manager.metrics.reconcileTotal.get();
-  return metric.values.reduce((sum, v) => sum + v.value, 0);
+  return manager.metrics.value("controller_runtime_reconcile_total");
 }
 
 interface Row {

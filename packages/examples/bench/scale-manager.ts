@@ -143,7 +143,7 @@ let cloudCalls = 0;
 let cloudMutations = 0;
 
 async function stats(): Promise<ScaleManagerStats> {
-  const metric = await manager?.metrics.reconcileTotal.get();
+  const reconciles = (await manager?.metrics.value("controller_runtime_reconcile_total")) ?? 0;
   const calls = cloud?.calls() ?? [];
   cloud?.clearCalls();
   cloudCalls += calls.length;
@@ -160,7 +160,7 @@ async function stats(): Promise<ScaleManagerStats> {
     list.reduce((total, s) => total + s[field], 0);
   return {
     type: "stats",
-    reconciles: metric?.values.reduce((sum, v) => sum + v.value, 0) ?? 0,
+    reconciles,
     cloudCalls,
     cloudMutations,
     cloudTimeMs: clock?.now() ?? 0,

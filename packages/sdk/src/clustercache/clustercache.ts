@@ -15,7 +15,6 @@ import type {
   V1Secret,
   V1Taint,
 } from "@kubernetes/client-node";
-import type { Counter, Gauge } from "prom-client";
 import { type Cluster, ClusterResource } from "../api/cluster.x-k8s.io/v1beta2.js";
 import { Labels } from "../contract/constants.js";
 import { InformerCache, type SharedInformerDefaults } from "../runtime/cache.js";
@@ -38,7 +37,7 @@ import {
 } from "../runtime/kubeconfig.js";
 import type { Kubeconfig } from "../runtime/kubeconfig-loader.js";
 import type { RuntimeLogger } from "../runtime/logging.js";
-import { promClient } from "../runtime/promclient.js";
+import type { CounterFamily, GaugeFamily } from "../runtime/metric-families.js";
 import {
   NodeResource,
   type ObjectKey,
@@ -133,8 +132,8 @@ export interface ClusterCacheTimings {
 
 /**
  * The management cluster's side of a {@link ClusterCache}: its client reads the kubeconfig Secrets, its
- * cache's Cluster and Secret informers tell when a Cluster goes away or its Secret changes, its metrics
- * registry gets the connection metrics. A `Manager` fits.
+ * cache's Cluster and Secret informers tell when a Cluster goes away or its Secret changes, its
+ * metrics get the connection metrics. A `Manager` fits.
  */
 export interface ClusterCacheHost
   extends Pick<ControllerHost, "client" | "cache" | "logger" | "metrics"> {
@@ -200,48 +199,33 @@ const KUBECONFIG_SUFFIX = "-kubeconfig";
 
 /** Metrics of the connections, with CAPI core's names and labels. */
 class ClusterCacheMetrics {
-  readonly connectionUp: Gauge<"cluster_name" | "cluster_namespace">;
-  readonly healthCheck: Gauge<"cluster_name" | "cluster_namespace">;
-  readonly healthChecksTotal: Counter<"cluster_name" | "cluster_namespace" | "status">;
-  readonly connectAttempts: Counter<"cluster_name" | "cluster_namespace" | "result">;
+  readonly connectionUp: GaugeFamily<"cluster_name" | "cluster_namespace">;
+  readonly healthCheck: GaugeFamily<"cluster_name" | "cluster_namespace">;
+  readonly healthChecksTotal: CounterFamily<"cluster_name" | "cluster_namespace" | "status">;
+  readonly connectAttempts: CounterFamily<"cluster_name" | "cluster_namespace" | "result">;
 
-  constructor(registry: ControllerHost["metrics"]["registry"]) {
-    const { Counter, Gauge } = promClient();
-    const registers = [registry];
-    const existing = <T>(name: string): T | undefined =>
-      registry.getSingleMetric(name) as T | undefined;
-    this.connectionUp =
-      existing("capi_cluster_cache_connection_up") ??
-      new Gauge({
-        name: "capi_cluster_cache_connection_up",
-        help: "Whether the connection to the cluster is up.",
-        labelNames: ["cluster_name", "cluster_namespace"],
-        registers,
-      });
-    this.healthCheck =
-      existing("capi_cluster_cache_healthcheck") ??
-      new Gauge({
-        name: "capi_cluster_cache_healthcheck",
-        help: "Result of the last clustercache healthcheck for a cluster.",
-        labelNames: ["cluster_name", "cluster_namespace"],
-        registers,
-      });
-    this.healthChecksTotal =
-      existing("capi_cluster_cache_healthchecks_total") ??
-      new Counter({
-        name: "capi_cluster_cache_healthchecks_total",
-        help: "Results of all clustercache healthchecks.",
-        labelNames: ["cluster_name", "cluster_namespace", "status"],
-        registers,
-      });
-    this.connectAttempts =
-      existing("capi_ts_cluster_cache_connection_attempts_total") ??
-      new Counter({
-        name: "capi_ts_cluster_cache_connection_attempts_total",
-        help: "Connection attempts to workload clusters by result (success or a WorkloadClusterUnavailableReason).",
-        labelNames: ["cluster_name", "cluster_namespace", "result"],
-        registers,
-      });
+  // The families are defined once per manager: a second ClusterCache of it shares their series.
+  constructor(metrics: ControllerHost["metrics"]) {
+    this.connectionUp = metrics.gauge({
+      name: "capi_cluster_cache_connection_up",
+      help: "Whether the connection to the cluster is up.",
+      labelNames: ["cluster_name", "cluster_namespace"],
+    });
+    this.healthCheck = metrics.gauge({
+      name: "capi_cluster_cache_healthcheck",
+      help: "Result of the last clustercache healthcheck for a cluster.",
+      labelNames: ["cluster_name", "cluster_namespace"],
+    });
+    this.healthChecksTotal = metrics.counter({
+      name: "capi_cluster_cache_healthchecks_total",
+      help: "Results of all clustercache healthchecks.",
+      labelNames: ["cluster_name", "cluster_namespace", "status"],
+    });
+    this.connectAttempts = metrics.counter({
+      name: "capi_ts_cluster_cache_connection_attempts_total",
+      help: "Connection attempts to workload clusters by result (success or a WorkloadClusterUnavailableReason).",
+      labelNames: ["cluster_name", "cluster_namespace", "result"],
+    });
   }
 }
 
@@ -335,7 +319,7 @@ export class ClusterCache {
         );
       }
     }
-    this.metrics = new ClusterCacheMetrics(host.metrics.registry);
+    this.metrics = new ClusterCacheMetrics(host.metrics);
     const cache = host.cache;
     cache.informerFor(ClusterResource).addEventHandler({
       onDelete: (cluster: Cluster) => void this.disconnect(keyOf(cluster), "Cluster deleted", true),

@@ -13,7 +13,7 @@ import type { EventRecorder } from "./events.js";
 import type { InformerHandler } from "./informer.js";
 import { type EventLoopMonitor, eventLoopTurnIfDue } from "./liveness.js";
 import type { RuntimeLogger } from "./logging.js";
-import type { RuntimeMetrics } from "./metrics.js";
+import type { ControllerMetrics, RuntimeMetrics } from "./metrics.js";
 import { evaluatePredicate, type Predicate } from "./predicates.js";
 import { QueuePriority, WorkQueue } from "./queue.js";
 import type { RateLimiter } from "./ratelimiter.js";
@@ -132,6 +132,7 @@ export class Controller {
   private workers: Promise<void>[] = [];
   private started = false;
   private metricsTimer: NodeJS.Timeout | undefined;
+  private readonly metrics: ControllerMetrics;
 
   /** Creates a stopped controller; prefer the builder. */
   constructor(
@@ -163,7 +164,8 @@ export class Controller {
     this.log = host.logger.child({ controller: name, kind: resource.kind });
     this.recorder = host.recorderFor(name);
     host.metrics.maxConcurrentReconciles.set({ controller: name }, this.concurrency);
-    host.metrics.moveActiveWorkers(name, 0);
+    this.metrics = host.metrics.controllerMetrics(name);
+    this.metrics.moveActiveWorkers(0);
   }
 
   /** Adds a request to the queue. */
@@ -347,9 +349,8 @@ export class Controller {
     const abort = new AbortController();
     if (this.halted.signal.aborted) abort.abort(this.halted.signal.reason);
     this.inFlight.set(key, abort);
-    const metrics = this.host.metrics;
-    const labels = { controller: this.name };
-    metrics.moveActiveWorkers(this.name, 1);
+    const metrics = this.metrics;
+    metrics.moveActiveWorkers(1);
     const untrack = this.host.eventLoop?.track(this.name, key);
     const started = performance.now();
     let timedOut = false;
@@ -400,8 +401,8 @@ export class Controller {
       if (timer) clearTimeout(timer);
       untrack?.();
       this.inFlight.delete(key);
-      metrics.moveActiveWorkers(this.name, -1);
-      metrics.reconcileTime.observe(labels, (performance.now() - started) / 1000);
+      metrics.moveActiveWorkers(-1);
+      metrics.reconcileTime((performance.now() - started) / 1000);
     }
   }
 
@@ -415,39 +416,38 @@ export class Controller {
     if (result?.requeueAfter !== undefined && result.requeueAfter > 0) {
       this.queue.forget(key);
       this.queue.add(key, { after: result.requeueAfter });
-      this.host.metrics.countReconcile(this.name, "requeue_after");
+      this.metrics.reconciled("requeue_after");
       if (debug)
         logOf().debug({ requeueAfterMs: result.requeueAfter }, "reconciled; requeue scheduled");
       return;
     }
     if (result?.requeue) {
       this.queue.add(key, { rateLimited: true });
-      this.host.metrics.countReconcile(this.name, "requeue");
+      this.metrics.reconciled("requeue");
       if (debug) logOf().debug("reconciled; requeue requested");
       return;
     }
     this.queue.forget(key);
-    this.host.metrics.countReconcile(this.name, "success");
+    this.metrics.reconciled("success");
     if (debug) logOf().debug("reconciled");
   }
 
   private onError(key: string, error: unknown, timedOut: boolean, log: RuntimeLogger): void {
-    const metrics = this.host.metrics;
-    const labels = { controller: this.name };
-    metrics.countReconcile(this.name, "error");
-    metrics.reconcileErrors.inc(labels);
+    const metrics = this.metrics;
+    metrics.reconciled("error");
+    const terminal = error instanceof TerminalError;
+    const deadline = !terminal && (timedOut || error instanceof ReconcileTimeoutError);
+    metrics.errored(terminal ? "terminal" : deadline ? "timeout" : "error");
     if (error instanceof FencedError && !timedOut) {
       this.queue.forget(key);
       log.warn({ err: error }, "reconcile stopped by its fence; not retrying in this process");
       return;
     }
-    if (error instanceof TerminalError) {
-      metrics.terminalReconcileErrors.inc(labels);
+    if (terminal) {
       this.queue.forget(key);
       log.error({ err: error }, "reconcile failed with a terminal error; not retrying");
       return;
     }
-    if (timedOut || error instanceof ReconcileTimeoutError) metrics.reconcileTimeouts.inc(labels);
     const retryAfterMs =
       error instanceof TooManyRequestsError && error.retryAfterSeconds !== undefined
         ? error.retryAfterSeconds * 1000

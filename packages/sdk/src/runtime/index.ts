@@ -126,7 +126,25 @@ export {
   type ManagerLeaderElectionOptions,
   type ManagerOptions,
 } from "./manager.js";
-export { RuntimeMetrics } from "./metrics.js";
+export {
+  CounterFamily,
+  type CounterSeries,
+  type GaugeDefinition,
+  GaugeFamily,
+  type GaugeSeries,
+  type HistogramDefinition,
+  HistogramFamily,
+  type HistogramSeries,
+  type LabelValues,
+  type MetricDefinition,
+  MetricFamily,
+  type MetricSample,
+} from "./metric-families.js";
+export {
+  type ControllerMetrics,
+  type ReconcileOutcome,
+  RuntimeMetrics,
+} from "./metrics.js";
 export {
   allPredicates,
   anyPredicate,

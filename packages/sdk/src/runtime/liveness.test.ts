@@ -22,7 +22,7 @@ async function waitFor<T>(check: () => T | undefined, timeoutMs = 10_000): Promi
 describe("EventLoopMonitor", () => {
   it("names the reconcile that blocked the loop, fails the check and counts the block", async () => {
     const metrics = new RuntimeMetrics();
-    const monitor = new EventLoopMonitor({ blockThresholdMs: 300, registry: metrics.registry });
+    const monitor = new EventLoopMonitor({ blockThresholdMs: 300, metrics });
     monitor.start();
     try {
       expect(monitor.healthCheck()).toBeUndefined();
@@ -38,7 +38,7 @@ describe("EventLoopMonitor", () => {
       expect(block.reconciles.some((r) => r.key === "ns/quick")).toBe(false);
       expect(monitor.healthCheck()).toMatch(/blocked for \d+\.\d s .*controller pools key ns\/hot/);
       expect(await metrics.value("capi_ts_event_loop_blocks_total")).toBe(1);
-      const text = await metrics.registry.metrics();
+      const text = await metrics.text();
       const max = /capi_ts_event_loop_delay_seconds\{quantile="1"\} (\S+)/.exec(text)?.[1];
       expect(Number(max)).toBeGreaterThanOrEqual(1);
     } finally {

@@ -5,9 +5,8 @@
  * @module
  */
 import { createHistogram, performance, type RecordableHistogram } from "node:perf_hooks";
-import type { Gauge, Registry } from "prom-client";
 import type { RuntimeLogger } from "./logging.js";
-import { promClient } from "./promclient.js";
+import type { RuntimeMetrics } from "./metrics.js";
 
 let turn: Promise<void> | undefined;
 let lastTurnAt = performance.now();
@@ -68,8 +67,8 @@ export interface EventLoopMonitorOptions {
   blockThresholdMs?: number;
   /** Where blocks are logged (warn from 1 s or the threshold if lower, error from the threshold). */
   logger?: RuntimeLogger;
-  /** Registry of the delay metrics (see {@link EventLoopMonitor}); none when absent. */
-  registry?: Registry;
+  /** Where the delay metrics go (see {@link EventLoopMonitor}); none when absent. */
+  metrics?: RuntimeMetrics;
 }
 
 // One timer does both jobs at 4 Hz: an idle manager's monitor costs ~1 ms of CPU a second (Node's
@@ -115,7 +114,7 @@ export class EventLoopMonitor {
     }
     this.blockThresholdMs = threshold;
     this.log = options.logger?.child({ component: "event-loop" });
-    if (options.registry) this.blocks = this.registerMetrics(options.registry);
+    if (options.metrics) this.blocks = this.registerMetrics(options.metrics);
   }
 
   /** Starts sampling; calling it twice does nothing. */
@@ -214,28 +213,27 @@ export class EventLoopMonitor {
     else this.log?.warn(fields, message);
   }
 
-  private registerMetrics(registry: Registry): { inc(): void } {
-    const { Counter, Gauge } = promClient();
+  private registerMetrics(metrics: RuntimeMetrics): { inc(): void } {
     const histogram = this.histogram;
-    new Gauge({
+    const seconds = (ns: number) => (Number.isFinite(ns) ? ns / 1e9 : 0);
+    metrics.gauge({
       name: "capi_ts_event_loop_delay_seconds",
       help: "Event loop delay since the manager started (how late a 250 ms heartbeat fired), by quantile; quantile 1 is the max",
       labelNames: ["quantile"],
-      registers: [registry],
-      collect(this: Gauge<"quantile">) {
-        const seconds = (ns: number) => (Number.isFinite(ns) ? ns / 1e9 : 0);
+      collect(gauge) {
         const empty = histogram.count === 0;
-        this.set({ quantile: "0.5" }, empty ? 0 : seconds(histogram.percentile(50)));
-        this.set({ quantile: "0.9" }, empty ? 0 : seconds(histogram.percentile(90)));
-        this.set({ quantile: "0.99" }, empty ? 0 : seconds(histogram.percentile(99)));
-        this.set({ quantile: "1" }, empty ? 0 : seconds(histogram.max));
+        gauge.set({ quantile: "0.5" }, empty ? 0 : seconds(histogram.percentile(50)));
+        gauge.set({ quantile: "0.9" }, empty ? 0 : seconds(histogram.percentile(90)));
+        gauge.set({ quantile: "0.99" }, empty ? 0 : seconds(histogram.percentile(99)));
+        gauge.set({ quantile: "1" }, empty ? 0 : seconds(histogram.max));
       },
     });
-    return new Counter({
-      name: "capi_ts_event_loop_blocks_total",
-      help: "Times the event loop was blocked at least the health check's threshold",
-      registers: [registry],
-    });
+    return metrics
+      .counter({
+        name: "capi_ts_event_loop_blocks_total",
+        help: "Times the event loop was blocked at least the health check's threshold",
+      })
+      .labels({});
   }
 }
 

@@ -298,7 +298,7 @@ export class Manager implements ControllerHost {
         ? { blockThresholdMs: options.eventLoopBlockThresholdMs }
         : {}),
       logger: this.logger,
-      registry: this.metrics.registry,
+      metrics: this.metrics,
     });
     this.addHealthCheck("ping", () => undefined);
     if (this.eventLoop.blockThresholdMs > 0) {
@@ -670,11 +670,9 @@ export class Manager implements ControllerHost {
             response.writeHead(404).end("not found\n");
             return;
           }
-          void this.metrics.registry.metrics().then(
+          void this.metrics.text().then(
             (text) => {
-              response
-                .writeHead(200, { "content-type": this.metrics.registry.contentType })
-                .end(text);
+              response.writeHead(200, { "content-type": this.metrics.contentType }).end(text);
             },
             (error: unknown) => {
               response.writeHead(500).end(String(error));

@@ -1,5 +1,17 @@
-import type { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Registry } from "prom-client";
 import type { InformerMetrics } from "./informer.js";
+import {
+  CounterFamily,
+  type CounterSeries,
+  type GaugeDefinition,
+  GaugeFamily,
+  type GaugeSeries,
+  type HistogramDefinition,
+  HistogramFamily,
+  type HistogramSeries,
+  type MetricDefinition,
+  type MetricFamily,
+} from "./metric-families.js";
 import { promClient } from "./promclient.js";
 import type { WorkQueueMetrics } from "./queue.js";
 
@@ -9,6 +21,21 @@ const RECONCILE_BUCKETS = [
 ];
 // client-go's workqueue buckets: 10^-8 … 10^1 seconds.
 const QUEUE_BUCKETS = Array.from({ length: 10 }, (_, i) => 10 ** (i - 8));
+
+/** The reconcile results `controller_runtime_reconcile_total` counts. */
+export type ReconcileOutcome = "success" | "error" | "requeue" | "requeue_after";
+
+/** One controller's series, bound once so that its reconciles add to plain numbers. */
+export interface ControllerMetrics {
+  /** Counts one reconcile with its outcome. */
+  reconciled(outcome: ReconcileOutcome): void;
+  /** Moves the busy-worker gauge by `delta` (+1 when a reconcile starts, -1 when it ends). */
+  moveActiveWorkers(delta: number): void;
+  /** Observes one reconcile's duration. */
+  reconcileTime(seconds: number): void;
+  /** Counts a reconcile error (`terminal`: a `TerminalError`; `timeout`: it hit its deadline). */
+  errored(kind: "error" | "terminal" | "timeout"): void;
+}
 
 /**
  * The manager's Prometheus metrics, with controller-runtime's names and labels so existing dashboards
@@ -22,211 +49,248 @@ const QUEUE_BUCKETS = Array.from({ length: 10 }, (_, i) => 10 ** (i - 8));
  * `leader_election_master_status`; plus `capi_ts_informer_lists_total` and
  * `capi_ts_informer_restarts_total{resource,reason}`.
  *
- * Each instance owns its own registry, so several managers can live in one process (tests).
+ * They are kept in plain numbers ({@link CounterFamily}, {@link GaugeFamily},
+ * {@link HistogramFamily}) and written by {@link RuntimeMetrics.text}; other parts of the SDK and a
+ * provider add families with {@link RuntimeMetrics.counter}, {@link RuntimeMetrics.gauge} and
+ * {@link RuntimeMetrics.histogram}. A provider that prefers prom-client registers its metrics in
+ * {@link RuntimeMetrics.registry}, which is created (and prom-client loaded) on first use; the
+ * scrape writes both. Each instance owns its metrics, so several managers can live in one process
+ * (tests).
  *
  * @example
  * ```ts
  * const metrics = new RuntimeMetrics();
- * const text = await metrics.registry.metrics(); // Prometheus text format
+ * const calls = metrics.counter({ name: "acme_cloud_calls_total", help: "Cloud API calls", labelNames: ["op"] });
+ * calls.inc({ op: "DescribeInstances" });
+ * const text = await metrics.text(); // Prometheus text format
  * ```
  */
 export class RuntimeMetrics {
-  /** The prom-client registry holding every metric below. */
-  readonly registry: Registry;
+  /** The content type of {@link RuntimeMetrics.text} (Prometheus text format 0.0.4). */
+  readonly contentType = "text/plain; version=0.0.4; charset=utf-8";
   /** Reconciles by controller and result (`success`, `error`, `requeue`, `requeue_after`). */
-  readonly reconcileTotal: Counter<"controller" | "result">;
+  readonly reconcileTotal: CounterFamily<"controller" | "result">;
   /** Reconciles that returned an error. */
-  readonly reconcileErrors: Counter<"controller">;
+  readonly reconcileErrors: CounterFamily<"controller">;
   /** Reconciles that threw a `TerminalError`. */
-  readonly terminalReconcileErrors: Counter<"controller">;
+  readonly terminalReconcileErrors: CounterFamily<"controller">;
   /** Reconciles that hit the reconcile timeout. */
-  readonly reconcileTimeouts: Counter<"controller">;
+  readonly reconcileTimeouts: CounterFamily<"controller">;
   /** Reconcile durations in seconds. */
-  readonly reconcileTime: Histogram<"controller">;
+  readonly reconcileTime: HistogramFamily<"controller">;
   /** Configured concurrency. */
-  readonly maxConcurrentReconciles: Gauge<"controller">;
+  readonly maxConcurrentReconciles: GaugeFamily<"controller">;
   /** Workers currently reconciling. */
-  readonly activeWorkers: Gauge<"controller">;
+  readonly activeWorkers: GaugeFamily<"controller">;
   /** 1 while this process holds the lease. */
-  readonly leaderStatus: Gauge<"name">;
-  private readonly depth: Gauge<"name" | "controller">;
-  private readonly adds: Counter<"name" | "controller">;
-  private readonly retries: Counter<"name" | "controller">;
-  private readonly queueDuration: Histogram<"name" | "controller">;
-  private readonly workDuration: Histogram<"name" | "controller">;
-  private readonly unfinishedWork: Gauge<"name" | "controller">;
-  private readonly longestRunning: Gauge<"name" | "controller">;
-  private readonly informerLists: Counter<"resource">;
-  private readonly informerRestarts: Counter<"resource" | "reason">;
-  /**
-   * Reconciles and busy workers counted in plain numbers and handed to prom-client when a metric is
-   * read (its `collect` hook runs on every scrape and `get()`): prom-client hashes the label set on
-   * every `inc`, which was the largest share of a no-op reconcile.
-   */
-  private readonly pendingReconciles = new Map<
-    string,
-    { controller: string; result: string; count: number }
-  >();
-  private readonly busyWorkers = new Map<string, number>();
+  readonly leaderStatus: GaugeFamily<"name">;
+  private readonly depth: GaugeFamily<"name" | "controller">;
+  private readonly adds: CounterFamily<"name" | "controller">;
+  private readonly retries: CounterFamily<"name" | "controller">;
+  private readonly queueDuration: HistogramFamily<"name" | "controller">;
+  private readonly workDuration: HistogramFamily<"name" | "controller">;
+  private readonly unfinishedWork: GaugeFamily<"name" | "controller">;
+  private readonly longestRunning: GaugeFamily<"name" | "controller">;
+  private readonly informerLists: CounterFamily<"resource">;
+  private readonly informerRestarts: CounterFamily<"resource" | "reason">;
+  private readonly families = new Map<string, MetricFamily<string, unknown>>();
+  private readonly controllers = new Map<string, ControllerMetrics>();
+  private promRegistry: Registry | undefined;
 
-  /** Creates the metrics in a fresh registry; `processMetrics` adds Node's default process metrics. */
+  /**
+   * Defines the runtime's families; `processMetrics` also creates {@link RuntimeMetrics.registry}
+   * with Node's default process metrics (loading prom-client at once).
+   */
   constructor(options: { processMetrics?: boolean } = {}) {
-    const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = promClient();
-    const registry = new Registry();
-    this.registry = registry;
-    const registers = [registry];
-    const pendingReconciles = this.pendingReconciles;
-    this.reconcileTotal = new Counter({
+    this.reconcileTotal = this.counter({
       name: "controller_runtime_reconcile_total",
       help: "Total number of reconciliations per controller",
       labelNames: ["controller", "result"],
-      registers,
-      collect() {
-        for (const entry of pendingReconciles.values()) {
-          if (entry.count === 0) continue;
-          this.inc({ controller: entry.controller, result: entry.result }, entry.count);
-          entry.count = 0;
-        }
-      },
     });
-    this.reconcileErrors = new Counter({
+    this.reconcileErrors = this.counter({
       name: "controller_runtime_reconcile_errors_total",
       help: "Total number of reconciliation errors per controller",
       labelNames: ["controller"],
-      registers,
     });
-    this.terminalReconcileErrors = new Counter({
+    this.terminalReconcileErrors = this.counter({
       name: "controller_runtime_terminal_reconcile_errors_total",
       help: "Total number of terminal reconciliation errors per controller",
       labelNames: ["controller"],
-      registers,
     });
-    this.reconcileTimeouts = new Counter({
+    this.reconcileTimeouts = this.counter({
       name: "controller_runtime_reconcile_timeouts_total",
       help: "Total number of reconciliation timeouts per controller",
       labelNames: ["controller"],
-      registers,
     });
-    this.reconcileTime = new Histogram({
+    this.reconcileTime = this.histogram({
       name: "controller_runtime_reconcile_time_seconds",
       help: "Length of time per reconciliation per controller",
       labelNames: ["controller"],
       buckets: RECONCILE_BUCKETS,
-      registers,
     });
-    this.maxConcurrentReconciles = new Gauge({
+    this.maxConcurrentReconciles = this.gauge({
       name: "controller_runtime_max_concurrent_reconciles",
       help: "Maximum number of concurrent reconciles per controller",
       labelNames: ["controller"],
-      registers,
     });
-    const busyWorkers = this.busyWorkers;
-    this.activeWorkers = new Gauge({
+    this.activeWorkers = this.gauge({
       name: "controller_runtime_active_workers",
       help: "Number of currently used workers per controller",
       labelNames: ["controller"],
-      registers,
-      collect() {
-        for (const [controller, busy] of busyWorkers) this.set({ controller }, busy);
-      },
     });
-    this.leaderStatus = new Gauge({
+    this.leaderStatus = this.gauge({
       name: "leader_election_master_status",
       help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
       labelNames: ["name"],
-      registers,
     });
-    this.depth = new Gauge({
+    this.depth = this.gauge({
       name: "workqueue_depth",
       help: "Current depth of workqueue",
       labelNames: ["name", "controller"],
-      registers,
     });
-    this.adds = new Counter({
+    this.adds = this.counter({
       name: "workqueue_adds_total",
       help: "Total number of adds handled by workqueue",
       labelNames: ["name", "controller"],
-      registers,
     });
-    this.retries = new Counter({
+    this.retries = this.counter({
       name: "workqueue_retries_total",
       help: "Total number of retries handled by workqueue",
       labelNames: ["name", "controller"],
-      registers,
     });
-    this.queueDuration = new Histogram({
+    this.queueDuration = this.histogram({
       name: "workqueue_queue_duration_seconds",
       help: "How long in seconds an item stays in workqueue before being requested",
       labelNames: ["name", "controller"],
       buckets: QUEUE_BUCKETS,
-      registers,
     });
-    this.workDuration = new Histogram({
+    this.workDuration = this.histogram({
       name: "workqueue_work_duration_seconds",
       help: "How long in seconds processing an item from workqueue takes",
       labelNames: ["name", "controller"],
       buckets: QUEUE_BUCKETS,
-      registers,
     });
-    this.unfinishedWork = new Gauge({
+    this.unfinishedWork = this.gauge({
       name: "workqueue_unfinished_work_seconds",
       help: "How many seconds of work has been done that is in progress and hasn't been observed by work_duration.",
       labelNames: ["name", "controller"],
-      registers,
     });
-    this.longestRunning = new Gauge({
+    this.longestRunning = this.gauge({
       name: "workqueue_longest_running_processor_seconds",
       help: "How many seconds has the longest running processor for workqueue been running.",
       labelNames: ["name", "controller"],
-      registers,
     });
-    this.informerLists = new Counter({
+    this.informerLists = this.counter({
       name: "capi_ts_informer_lists_total",
       help: "Full lists sent by informers (start-up and relists after 410 Gone)",
       labelNames: ["resource"],
-      registers,
     });
-    this.informerRestarts = new Counter({
+    this.informerRestarts = this.counter({
       name: "capi_ts_informer_restarts_total",
       help: "Informer watch restarts by reason (closed, stale, gone, error)",
       labelNames: ["resource", "reason"],
-      registers,
     });
-    if (options.processMetrics) collectDefaultMetrics({ register: registry });
+    if (options.processMetrics) {
+      promClient().collectDefaultMetrics({ register: this.registry });
+    }
   }
 
   /**
-   * Counts one reconcile of `controller` with its `result` in `controller_runtime_reconcile_total`
-   * (`success`, `error`, `requeue`, `requeue_after`), without prom-client's per-call label hashing:
-   * the count reaches the counter when it is read.
+   * A prom-client registry for a provider's own prom-client metrics, scraped after the families
+   * above. Made, and prom-client loaded, on first use. A metric named like one of the families is
+   * left out of the scrape (the family wins).
    */
-  countReconcile(controller: string, result: string): void {
-    const key = `${controller}\u0000${result}`;
-    const entry = this.pendingReconciles.get(key);
-    if (entry) entry.count++;
-    else this.pendingReconciles.set(key, { controller, result, count: 1 });
+  get registry(): Registry {
+    this.promRegistry ??= new (promClient().Registry)();
+    return this.promRegistry;
   }
 
   /**
-   * Moves `controller_runtime_active_workers` of `controller` by `delta` (+1 when a worker starts a
-   * reconcile, -1 when it ends), read by the gauge when it is collected.
+   * The counter family `definition.name`, defined on first call; a later call with the same name
+   * returns it (so two ClusterCaches of one manager share their series). Throws when the name is
+   * taken by another type or other labels.
    */
-  moveActiveWorkers(controller: string, delta: number): void {
-    this.busyWorkers.set(controller, (this.busyWorkers.get(controller) ?? 0) + delta);
+  counter<L extends string = never>(definition: MetricDefinition<L>): CounterFamily<L> {
+    return this.define(definition, CounterFamily, () => new CounterFamily(definition));
+  }
+
+  /** The gauge family `definition.name`, as {@link RuntimeMetrics.counter} defines counters. */
+  gauge<L extends string = never>(definition: GaugeDefinition<L>): GaugeFamily<L> {
+    return this.define(definition, GaugeFamily, () => new GaugeFamily(definition));
+  }
+
+  /** The histogram family `definition.name`, as {@link RuntimeMetrics.counter} defines counters. */
+  histogram<L extends string = never>(definition: HistogramDefinition<L>): HistogramFamily<L> {
+    return this.define(definition, HistogramFamily, () => new HistogramFamily(definition));
+  }
+
+  /**
+   * Every metric in Prometheus' text format: the families, then the prom-client registry's
+   * metrics if one was made.
+   */
+  async text(): Promise<string> {
+    const parts = [...this.families.values()].map((family) => family.text());
+    if (this.promRegistry) {
+      for (const metric of this.promRegistry.getMetricsAsArray()) {
+        if (this.families.has(metric.name)) continue;
+        parts.push(await this.promRegistry.getSingleMetricAsString(metric.name));
+      }
+    }
+    return `${parts.join("\n\n")}\n`;
+  }
+
+  /** One controller's series, bound once (the controller keeps it for its reconciles). */
+  controllerMetrics(controller: string): ControllerMetrics {
+    const known = this.controllers.get(controller);
+    if (known) return known;
+    const labels = { controller };
+    const outcomes = new Map<ReconcileOutcome, CounterSeries>();
+    const outcome = (result: ReconcileOutcome): CounterSeries => {
+      let series = outcomes.get(result);
+      if (!series) {
+        series = this.reconcileTotal.labels({ controller, result });
+        outcomes.set(result, series);
+      }
+      return series;
+    };
+    const active: GaugeSeries = this.activeWorkers.labels(labels);
+    const time: HistogramSeries = this.reconcileTime.labels(labels);
+    const errors = this.reconcileErrors.labels(labels);
+    const terminal = this.terminalReconcileErrors.labels(labels);
+    const timeouts = this.reconcileTimeouts.labels(labels);
+    const bound: ControllerMetrics = {
+      reconciled: (result) => outcome(result).inc(),
+      moveActiveWorkers: (delta) => active.inc(delta),
+      reconcileTime: (seconds) => time.observe(seconds),
+      errored: (kind) => {
+        errors.inc();
+        if (kind === "terminal") terminal.inc();
+        if (kind === "timeout") timeouts.inc();
+      },
+    };
+    this.controllers.set(controller, bound);
+    return bound;
   }
 
   /** Work-queue hooks labelled for one controller (`name` and `controller` are both its name). */
   queueMetrics(controller: string): WorkQueueMetrics {
     const labels = { name: controller, controller };
+    const depth = this.depth.labels(labels);
+    const adds = this.adds.labels(labels);
+    const retries = this.retries.labels(labels);
+    const queued = this.queueDuration.labels(labels);
+    const worked = this.workDuration.labels(labels);
+    const unfinished = this.unfinishedWork.labels(labels);
+    const longest = this.longestRunning.labels(labels);
     return {
-      depth: (value) => this.depth.set(labels, value),
-      added: () => this.adds.inc(labels),
-      retried: () => this.retries.inc(labels),
-      queued: (seconds) => this.queueDuration.observe(labels, seconds),
-      worked: (seconds) => this.workDuration.observe(labels, seconds),
-      unfinished: (total, longest) => {
-        this.unfinishedWork.set(labels, total);
-        this.longestRunning.set(labels, longest);
+      depth: (value) => depth.set(value),
+      added: () => adds.inc(),
+      retried: () => retries.inc(),
+      queued: (seconds) => queued.observe(seconds),
+      worked: (seconds) => worked.observe(seconds),
+      unfinished: (total, longestSeconds) => {
+        unfinished.set(total);
+        longest.set(longestSeconds);
       },
     };
   }
@@ -239,10 +303,15 @@ export class RuntimeMetrics {
     };
   }
 
-  /** Current value of a counter or gauge with the given labels (0 if never set): handy in tests. */
+  /**
+   * Current value of a metric summed over the series whose labels include `labels` (0 if none): a
+   * counter's or gauge's value, a histogram's count of observations. Handy in tests.
+   */
   async value(name: string, labels: Record<string, string> = {}): Promise<number> {
-    const metric = this.registry.getSingleMetric(name);
-    if (!metric) throw new Error(`no metric named ${name} in this registry`);
+    const family = this.families.get(name);
+    if (family) return family.value(labels);
+    const metric = this.promRegistry?.getSingleMetric(name);
+    if (!metric) throw new Error(`no metric named ${name} in this manager's metrics`);
     const data = await metric.get();
     let total = 0;
     for (const sample of data.values) {
@@ -253,5 +322,25 @@ export class RuntimeMetrics {
       }
     }
     return total;
+  }
+
+  private define<F extends MetricFamily<string, unknown>>(
+    definition: MetricDefinition<string>,
+    type: abstract new (...args: never[]) => F,
+    make: () => F,
+  ): F {
+    const existing = this.families.get(definition.name);
+    if (existing) {
+      const sameLabels = existing.labelNames.join(",") === (definition.labelNames ?? []).join(",");
+      if (!(existing instanceof type) || !sameLabels) {
+        throw new Error(
+          `metric ${definition.name} is already defined as a ${existing.type} with labels [${existing.labelNames.join(", ")}]; pick another name`,
+        );
+      }
+      return existing;
+    }
+    const family = make();
+    this.families.set(definition.name, family);
+    return family;
   }
 }

@@ -295,7 +295,7 @@ describe("logging and metrics", () => {
     expect(() => createLogger({ level: "loud" as never })).toThrow(/not one of/);
   });
 
-  it("registers controller-runtime metric names in a private registry", async () => {
+  it("keeps controller-runtime's metric names, per manager", async () => {
     const metrics = new RuntimeMetrics();
     const queue = metrics.queueMetrics("pools");
     queue.added();
@@ -304,7 +304,7 @@ describe("logging and metrics", () => {
     metrics.reconcileTotal.inc({ controller: "pools", result: "success" });
     expect(await metrics.value("workqueue_adds_total", { name: "pools" })).toBe(1);
     expect(await metrics.value("workqueue_depth", { controller: "pools" })).toBe(3);
-    const text = await metrics.registry.metrics();
+    const text = await metrics.text();
     for (const name of [
       "controller_runtime_reconcile_total",
       "controller_runtime_reconcile_errors_total",

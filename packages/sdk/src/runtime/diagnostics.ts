@@ -1,11 +1,6 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import {
-  createServer as createHttpServer,
-  type Server as HttpServer,
-  type IncomingMessage,
-  type ServerResponse,
-} from "node:http";
+import type { Server as HttpServer, IncomingMessage, ServerResponse } from "node:http";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import { join } from "node:path";
 import { createSecureContext } from "node:tls";
@@ -438,7 +433,7 @@ export async function createDiagnosticsServer(
   const resolved = resolveDiagnosticsLimits(limits);
   const bounds = servingOptions(resolved);
   if (serving.insecure) {
-    const server = createHttpServer(bounds, handler);
+    const server = httpModule().createServer(bounds, handler);
     applyServingLimits(server, resolved);
     return server;
   }
@@ -500,4 +495,13 @@ async function readServingCertificate(certDir: string): Promise<{ cert: Buffer; 
     );
   }
   return { cert, key };
+}
+
+/**
+ * node:http, taken with `process.getBuiltinModule`: an ESM import of it builds its namespace, which
+ * reads its lazy `WebSocket` and friends and so loads Node's bundled undici (some 20 ms of a
+ * manager's start), whether or not anything is served over plain HTTP.
+ */
+export function httpModule(): typeof import("node:http") {
+  return process.getBuiltinModule("node:http");
 }

@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { InformerCache, type SharedInformerDefaults } from "./cache.js";
@@ -9,6 +9,7 @@ import type { KubeconfigSource } from "./credentials.js";
 import {
   createDiagnosticsServer,
   type DiagnosticsLimits,
+  httpModule,
   resolveDiagnosticsLimits,
 } from "./diagnostics.js";
 import {
@@ -632,7 +633,7 @@ export class Manager implements ControllerHost {
     );
     if (health) {
       const limits = resolveDiagnosticsLimits(this.options.diagnosticsLimits);
-      const server = createServer(servingOptions(limits), (request, response) => {
+      const server = httpModule().createServer(servingOptions(limits), (request, response) => {
         const path = (request.url ?? "/").split("?")[0];
         const checks =
           path === "/healthz" || path === "/livez"

@@ -23,7 +23,7 @@ afterAll(async () => {
 
 // What a manager loads is start-up time on every restart: what it does not use stays unloaded.
 describe("a manager's start", () => {
-  it("reconciles and serves /metrics without prom-client, undici's index or client-node", async () => {
+  it("reconciles and serves /metrics without prom-client, either undici's index or client-node", async () => {
     const kubeconfig = join(dir, "kubeconfig");
     await api.writeKubeconfig(kubeconfig);
     await new KubeClient(api.kubeConfig).create(GadgetResource, gadget("lean", 1));
@@ -58,6 +58,7 @@ describe("a manager's start", () => {
       undiciIndex: false,
       undiciAgent: true,
       clientNode: false,
+      nodeUndici: false,
     });
   }, 60_000);
 });

@@ -161,4 +161,41 @@ describe("workload Node helpers", () => {
       }).metadata?.annotations,
     ).toEqual({ "node.cluster.x-k8s.io/owner": "o", "capi-ts.io/labels-from-pool": "a" });
   });
+
+  it("hands the texts that repeat from Node to Node to the intern table, and changes nothing else", () => {
+    const kubelet = {
+      metadata: { name: "n", labels: { "kubernetes.io/arch": "amd64" } },
+      spec: { providerID: "aws:///i-1" },
+      status: {
+        conditions: [
+          {
+            type: "Ready",
+            status: "True",
+            reason: "KubeletReady",
+            message: "kubelet is posting ready status",
+            lastTransitionTime: "2026-12-06T10:00:00Z",
+            lastHeartbeatTime: "2026-12-06T10:05:00Z",
+          },
+        ],
+        nodeInfo: { kubeletVersion: "v1.35.4" },
+      },
+    } as unknown as V1Node;
+    const seen: string[] = [];
+    const projected = projectWorkloadNode(kubelet, (value) => {
+      seen.push(value);
+      return value;
+    });
+    expect(projected).toEqual(projectWorkloadNode(kubelet));
+    expect(seen.sort()).toEqual(
+      [
+        "amd64",
+        "Ready",
+        "True",
+        "KubeletReady",
+        "kubelet is posting ready status",
+        "2026-12-06T10:00:00Z",
+        "v1.35.4",
+      ].sort(),
+    );
+  });
 });

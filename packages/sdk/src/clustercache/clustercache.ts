@@ -601,7 +601,11 @@ export class ClusterCache {
       logger: this.log.child({ cluster: objectKeyString(cluster) }),
     });
     const nodes = cache.informerFor(WorkloadNodeResource, {
-      transform: projectWorkloadNode,
+      // One table per workload cluster: what one cluster's Nodes send never crowds out another's.
+      transform: (
+        (intern) => (node: WorkloadNode) =>
+          projectWorkloadNode(node, intern)
+      )(stringInterner()),
       indexers: { [NODE_PROVIDER_ID_INDEX]: indexNodeByProviderID },
     });
     // Probe first: an informer retries forever, a connection attempt must fail with a reason.
@@ -852,14 +856,18 @@ const WorkloadNodeResource: ResourceDescriptor<WorkloadNode> = NodeResource;
  * The {@link WorkloadNode} of a Node as the workload cluster's API server sent it: new objects of
  * the kept fields only, so nothing else of the response stays reachable. The answer is the
  * workload cluster's, which whoever controls that cluster writes: a field of the wrong type is
- * dropped, not trusted.
+ * dropped, not trusted. `intern` maps the label values and the condition texts, which repeat from
+ * Node to Node, to one copy each (the ClusterCache passes a bounded table per workload cluster).
  *
  * @example
  * ```ts
  * const slim = projectWorkloadNode(await client.get(NodeResource, { name: "node-1" }));
  * ```
  */
-export function projectWorkloadNode(node: WorkloadNode): WorkloadNode {
+export function projectWorkloadNode(
+  node: WorkloadNode,
+  intern: (value: string) => string = (value) => value,
+): WorkloadNode {
   const metadata = node.metadata;
   const spec = node.spec;
   const status = node.status;
@@ -870,8 +878,8 @@ export function projectWorkloadNode(node: WorkloadNode): WorkloadNode {
       ...stringField("name", metadata?.name),
       ...stringField("uid", metadata?.uid),
       ...stringField("resourceVersion", metadata?.resourceVersion),
-      ...mapField("labels", metadata?.labels, () => true),
-      ...mapField("annotations", metadata?.annotations, isKeptAnnotation),
+      ...mapField("labels", metadata?.labels, () => true, intern),
+      ...mapField("annotations", metadata?.annotations, isKeptAnnotation, intern),
     },
   };
   if (spec !== undefined && spec !== null) {
@@ -884,12 +892,14 @@ export function projectWorkloadNode(node: WorkloadNode): WorkloadNode {
   }
   if (status !== undefined && status !== null) {
     const conditions = Array.isArray(status.conditions)
-      ? status.conditions.filter(isCondition).map(copyCondition)
+      ? status.conditions.filter(isCondition).map((c) => copyCondition(c, intern))
       : [];
     const kubeletVersion = status.nodeInfo?.kubeletVersion;
     projected.status = {
       ...(conditions.length > 0 ? { conditions } : {}),
-      ...(typeof kubeletVersion === "string" ? { nodeInfo: { kubeletVersion } } : {}),
+      ...(typeof kubeletVersion === "string"
+        ? { nodeInfo: { kubeletVersion: intern(kubeletVersion) } }
+        : {}),
     };
   }
   return projected;
@@ -903,13 +913,14 @@ function mapField<K extends string>(
   key: K,
   value: unknown,
   keep: (key: string) => boolean,
+  intern: (value: string) => string,
 ): { [P in K]?: Record<string, string> } {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return {};
   const copy: Record<string, string> = {};
   let kept = 0;
   for (const [k, v] of Object.entries(value)) {
     if (typeof v === "string" && keep(k)) {
-      copy[k] = v;
+      copy[k] = intern(v);
       kept++;
     }
   }
@@ -943,14 +954,42 @@ function isCondition(condition: unknown): condition is V1NodeCondition {
 }
 
 /** Without `lastHeartbeatTime`: the kubelet bumps it every few seconds and nothing reads it. */
-function copyCondition(condition: V1NodeCondition): V1NodeCondition {
+function copyCondition(
+  condition: V1NodeCondition,
+  intern: (value: string) => string,
+): V1NodeCondition {
+  const text = (value: unknown) => (typeof value === "string" ? intern(value) : undefined);
+  const reason = text(condition.reason);
+  const message = text(condition.message);
+  const since = condition.lastTransitionTime;
   return {
-    type: condition.type,
-    status: condition.status,
-    ...stringField("reason", condition.reason),
-    ...stringField("message", condition.message),
-    ...(condition.lastTransitionTime !== undefined
-      ? { lastTransitionTime: condition.lastTransitionTime }
+    type: intern(condition.type),
+    status: intern(condition.status),
+    ...(reason !== undefined ? { reason } : {}),
+    ...(message !== undefined ? { message } : {}),
+    // Typed a Date by client-node; on the wire (and so here) it is the RFC 3339 text.
+    ...(since !== undefined
+      ? { lastTransitionTime: (typeof since === "string" ? intern(since) : since) as Date }
       : {}),
+  };
+}
+
+/** Most distinct strings one workload cluster's table keeps, and the longest it keeps. */
+const INTERN_LIMIT = 4096;
+const INTERN_MAX_LENGTH = 512;
+
+/**
+ * A table that hands back one copy of each string it has seen. Bounded, since the strings are the
+ * workload cluster's: past {@link INTERN_LIMIT} entries, or for a string longer than
+ * {@link INTERN_MAX_LENGTH}, the string is returned as it came (only the saving is lost).
+ */
+function stringInterner(): (value: string) => string {
+  const table = new Map<string, string>();
+  return (value) => {
+    if (value.length > INTERN_MAX_LENGTH) return value;
+    const known = table.get(value);
+    if (known !== undefined) return known;
+    if (table.size < INTERN_LIMIT) table.set(value, value);
+    return value;
   };
 }

@@ -23,24 +23,6 @@ describe("assignScenarios", () => {
     expect(lanes).toEqual([["scale"], ["minReadySeconds"], ["crd", "onDelete"]]);
   });
 
-  it("weighs a skipped scenario as nothing", () => {
-    // Weighed (15 s), the skipped minReadySeconds would take the second bed and push pause onto the
-    // first beside scale; weighing nothing, it joins the lighter bed and onDelete and pause share one.
-    const lanes = assignScenarios(
-      ["scale", "minReadySeconds", "onDelete", "pause"],
-      2,
-      new Set(["minReadySeconds"]),
-    );
-    expect(lanes).toEqual([
-      ["scale", "minReadySeconds"],
-      ["onDelete", "pause"],
-    ]);
-    expect(assignScenarios(["scale", "minReadySeconds", "onDelete", "pause"], 2)).toEqual([
-      ["scale", "pause"],
-      ["minReadySeconds", "onDelete"],
-    ]);
-  });
-
   it("keeps one bed's order when there is one bed", () => {
     expect(assignScenarios(ids, 1)).toEqual([ids]);
   });

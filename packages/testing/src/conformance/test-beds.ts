@@ -121,17 +121,7 @@ export function planConformanceTestBeds(
     .map((s) => s.id)
     .filter((id) => id !== "cleanup");
   const hasCleanup = first.scenarios().some((s) => s.id === "cleanup");
-  const skipped = new Set(
-    first
-      .scenarios()
-      .filter((s) => s.skipReason !== undefined)
-      .map((s) => s.id),
-  );
-  const runnable = ids.filter((id) => !skipped.has(id)).length;
-  // A lane left empty (only scenarios that weigh nothing to spread) would start a bed for nothing.
-  const lanes = assignScenarios(ids, Math.max(1, Math.min(wanted, runnable)), skipped).filter(
-    (lane, i) => i === 0 || lane.length > 0,
-  );
+  const lanes = assignScenarios(ids, Math.max(1, Math.min(wanted, ids.length)));
   const suites = lanes.map((_, i) => (i === 0 ? first : new MachinePoolConformance(options)));
   const beds = lanes.map((lane, i): ConformanceTestBed => {
     const suite = suites[i] as MachinePoolConformance;
@@ -173,16 +163,9 @@ export function planConformanceTestBeds(
 /**
  * Longest processing time first: each scenario, heaviest first, onto the lane with the least work so
  * far (ties to the lower lane, so the plan is the same on every run); each lane keeps the suite's order.
- * A skipped scenario weighs nothing (it only reports its reason), so the provider's own skips, such as
- * the cloud actors its fake cloud does not offer, do not leave a bed with less to do than its weights say.
  */
-export function assignScenarios(
-  ids: readonly string[],
-  lanes: number,
-  skipped: ReadonlySet<string> = new Set(),
-): string[][] {
-  const seconds = (id: string) =>
-    skipped.has(id) ? 0 : (SCENARIO_SECONDS[id] ?? UNKNOWN_SCENARIO_SECONDS);
+export function assignScenarios(ids: readonly string[], lanes: number): string[][] {
+  const seconds = (id: string) => SCENARIO_SECONDS[id] ?? UNKNOWN_SCENARIO_SECONDS;
   const load = Array.from({ length: lanes }, () => 0);
   const laneOf = new Map<string, number>();
   const heaviestFirst = ids

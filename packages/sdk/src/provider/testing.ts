@@ -53,6 +53,17 @@ import type { ControlPlaneObject, PoolObject, PoolScope, ReadyState } from "./sc
 import { PRELOADED, runPhase, sectionsOf } from "./sections.js";
 import { type FakeMachines, fakeMachineKind } from "./testing-machines.js";
 
+// The kit's types this module's declarations name, re-exported so that a test imports them from
+// here and the declaration bundler takes them from a shared chunk, not from the package root's.
+export type { AnyPoolDriver, PoolDriver } from "./driver.js";
+export type {
+  PoolGroup,
+  PoolInstance,
+  PoolInstanceState,
+  TemplateVersion,
+} from "./driver-types.js";
+export type { InfraMachinePoolKind } from "./kind.js";
+export type { MachinePoolControllerOptions } from "./options.js";
 export {
   ConversionRoundTripError,
   type ConvertedKind,

@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CONFORMANCE_SCENARIOS } from "./harness.js";
-import { assignScenarios, chosenTestBeds } from "./test-beds.js";
+import {
+  assignScenarios,
+  type ConformanceTestBed,
+  chosenTestBeds,
+  heaviestFirst,
+  TestBedPool,
+} from "./test-beds.js";
 
 const ids = CONFORMANCE_SCENARIOS.map((s) => s.id as string).filter((id) => id !== "cleanup");
 
@@ -50,5 +56,51 @@ describe("chosenTestBeds", () => {
       /whole number ≥ 1.*"many".*CAPI_TS_CONFORMANCE_TEST_BEDS/,
     );
     expect(() => chosenTestBeds(0, "emulator")).toThrow(/got 0/);
+  });
+});
+
+describe("TestBedPool", () => {
+  const bed = (number: number) => ({ number }) as unknown as ConformanceTestBed;
+
+  it("hands each bed to one scenario at a time, the waiting ones first come first served", async () => {
+    const pool = new TestBedPool([bed(1), bed(2)]);
+    const first = await pool.take();
+    const second = await pool.take();
+    expect([first.number, second.number]).toEqual([1, 2]);
+    const order: number[] = [];
+    const third = pool.take().then((b) => {
+      order.push(3);
+      return b;
+    });
+    const fourth = pool.take().then((b) => {
+      order.push(4);
+      return b;
+    });
+    pool.give(second);
+    expect((await third).number).toBe(2);
+    pool.give(first);
+    expect((await fourth).number).toBe(1);
+    expect(order).toEqual([3, 4]);
+  });
+
+  it("fails the waiting scenarios at once when every bed is retired", async () => {
+    const pool = new TestBedPool([bed(1)]);
+    await pool.take();
+    const waiting = pool.take();
+    pool.retire();
+    await expect(waiting).rejects.toThrow(/every test bed is still running a scenario/);
+    await expect(pool.take()).rejects.toThrow(/overran its deadline/);
+  });
+});
+
+describe("heaviestFirst", () => {
+  it("orders by measured seconds, unknown scenarios at the typical weight, ties in the given order", () => {
+    expect(heaviestFirst(["crd", "mine", "scale", "pause", "rolloutAfter"])).toEqual([
+      "scale",
+      "pause",
+      "mine",
+      "rolloutAfter",
+      "crd",
+    ]);
   });
 });

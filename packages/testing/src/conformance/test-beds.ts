@@ -181,3 +181,63 @@ export function assignScenarios(ids: readonly string[], lanes: number): string[]
   }
   return Array.from({ length: lanes }, (_, lane) => ids.filter((id) => laneOf.get(id) === lane));
 }
+
+/** The scenario ids, heaviest first by their measured seconds (ties keep the given order). */
+export function heaviestFirst(ids: readonly string[]): string[] {
+  const seconds = (id: string) => SCENARIO_SECONDS[id] ?? UNKNOWN_SCENARIO_SECONDS;
+  return ids
+    .map((id, order) => ({ id, order }))
+    .sort((a, b) => seconds(b.id) - seconds(a.id) || a.order - b.order)
+    .map(({ id }) => id);
+}
+
+/**
+ * Hands out started test beds, one scenario at a time each, first come first served: a bed that
+ * finishes a scenario takes the next waiting one, so the beds stay busy whatever the provider skips
+ * (a skip is known only once a bed has started its provider, after the plan is made).
+ */
+export class TestBedPool {
+  private readonly free: ConformanceTestBed[];
+  private readonly waiting: Array<{
+    resolve: (bed: ConformanceTestBed) => void;
+    reject: (error: Error) => void;
+  }> = [];
+  private usable: number;
+
+  /** A pool of `beds`, all free. */
+  constructor(beds: readonly ConformanceTestBed[]) {
+    this.free = [...beds];
+    this.usable = beds.length;
+  }
+
+  /** The next free bed, once there is one. */
+  take(): Promise<ConformanceTestBed> {
+    const bed = this.free.shift();
+    if (bed) return Promise.resolve(bed);
+    if (this.usable === 0) return Promise.reject(this.exhausted());
+    return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
+  }
+
+  /** Gives a bed back after its scenario ended. */
+  give(bed: ConformanceTestBed): void {
+    const next = this.waiting.shift();
+    if (next) next.resolve(bed);
+    else this.free.push(bed);
+  }
+
+  /**
+   * Takes a bed out for good: its scenario overran and may still be acting on it. When none is left,
+   * every waiting scenario fails at once instead of waiting for its test timeout.
+   */
+  retire(): void {
+    this.usable--;
+    if (this.usable > 0) return;
+    for (const waiter of this.waiting.splice(0)) waiter.reject(this.exhausted());
+  }
+
+  private exhausted(): Error {
+    return new Error(
+      "conformance: every test bed is still running a scenario that overran its deadline; see the failures above",
+    );
+  }
+}

@@ -164,8 +164,12 @@ export abstract class MetricFamily<L extends string, S> {
   }
 }
 
-class CounterValue implements CounterSeries {
+/** A counter's or gauge's series: one number. */
+class ScalarValue {
   value = 0;
+}
+
+class CounterValue extends ScalarValue implements CounterSeries {
   inc(by = 1): void {
     if (!(by >= 0) || by === Number.POSITIVE_INFINITY) {
       throw new RangeError(`a counter only goes up by a finite amount (got ${by})`);
@@ -174,8 +178,27 @@ class CounterValue implements CounterSeries {
   }
 }
 
+class GaugeValue extends ScalarValue implements GaugeSeries {
+  set(value: number): void {
+    this.value = value;
+  }
+  inc(by = 1): void {
+    this.value += by;
+  }
+}
+
+/** What counters and gauges share: one sample per series, its number. */
+abstract class ScalarFamily<L extends string, S> extends MetricFamily<L, S> {
+  protected samples(series: S, labels: string): MetricSample[] {
+    return [{ suffix: "", labels, value: (series as ScalarValue).value }];
+  }
+  protected valueOf(series: S): number {
+    return (series as ScalarValue).value;
+  }
+}
+
 /** A counter family (`controller_runtime_reconcile_total{controller,result}`). */
-export class CounterFamily<L extends string = never> extends MetricFamily<L, CounterSeries> {
+export class CounterFamily<L extends string = never> extends ScalarFamily<L, CounterSeries> {
   /** Always `counter`. */
   readonly type = "counter";
   /** Adds `by` (default 1) to the series of `labels`. */
@@ -184,22 +207,6 @@ export class CounterFamily<L extends string = never> extends MetricFamily<L, Cou
   }
   protected makeSeries(): CounterSeries {
     return new CounterValue();
-  }
-  protected samples(series: CounterSeries, labels: string): MetricSample[] {
-    return [{ suffix: "", labels, value: (series as CounterValue).value }];
-  }
-  protected valueOf(series: CounterSeries): number {
-    return (series as CounterValue).value;
-  }
-}
-
-class GaugeValue implements GaugeSeries {
-  value = 0;
-  set(value: number): void {
-    this.value = value;
-  }
-  inc(by = 1): void {
-    this.value += by;
   }
 }
 
@@ -210,7 +217,7 @@ export interface GaugeDefinition<L extends string = never> extends MetricDefinit
 }
 
 /** A gauge family (`workqueue_depth{name,controller}`). */
-export class GaugeFamily<L extends string = never> extends MetricFamily<L, GaugeSeries> {
+export class GaugeFamily<L extends string = never> extends ScalarFamily<L, GaugeSeries> {
   /** Always `gauge`. */
   readonly type = "gauge";
   private readonly collect: ((gauge: GaugeFamily<L>) => void) | undefined;
@@ -228,12 +235,6 @@ export class GaugeFamily<L extends string = never> extends MetricFamily<L, Gauge
   }
   protected makeSeries(): GaugeSeries {
     return new GaugeValue();
-  }
-  protected samples(series: GaugeSeries, labels: string): MetricSample[] {
-    return [{ suffix: "", labels, value: (series as GaugeValue).value }];
-  }
-  protected valueOf(series: GaugeSeries): number {
-    return (series as GaugeValue).value;
   }
 }
 

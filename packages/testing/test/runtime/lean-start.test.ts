@@ -1,14 +1,11 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { KubeClient } from "@capi-ts/sdk/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiServer, startApiServer } from "../../src/index.js";
-import { GadgetResource, gadget, gadgetCrd } from "./support.js";
+import { GadgetResource, gadget, gadgetCrd, runFixture } from "./support.js";
 
-const here = dirname(fileURLToPath(import.meta.url));
 let api: ApiServer;
 let dir: string;
 
@@ -27,26 +24,7 @@ describe("a manager's start", () => {
     const kubeconfig = join(dir, "kubeconfig");
     await api.writeKubeconfig(kubeconfig);
     await new KubeClient(api.kubeConfig).create(GadgetResource, gadget("lean", 1));
-    const child = spawn(
-      process.execPath,
-      [
-        "--conditions=capi-ts-source",
-        "--import",
-        "tsx",
-        join(here, "fixtures", "lean-manager.ts"),
-        kubeconfig,
-      ],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const { code, stdout, stderr } = await runFixture("lean-manager.ts", [kubeconfig]);
     expect(code, stderr).toBe(0);
     const report = JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}");
     expect(report).toEqual({

@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { join } from "node:path";
 import type { ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { until } from "../support/eventually.js";
@@ -87,4 +89,35 @@ export async function eventually(
 /** Sleeps. */
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Runs a fixture of `test/runtime/fixtures` in a child process (from source, as the tests import
+ * the SDK) to its end; what it printed and its exit code.
+ */
+export async function runFixture(
+  fixture: string,
+  args: readonly string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(
+    process.execPath,
+    [
+      "--conditions=capi-ts-source",
+      "--import",
+      "tsx",
+      join(import.meta.dirname, "fixtures", fixture),
+      ...args,
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  return { code, stdout, stderr };
 }

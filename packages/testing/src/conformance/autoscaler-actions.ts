@@ -206,24 +206,43 @@ async function deleteNodes(
     );
   }
   const found = await findMachineByProviderID(host, pool, providerID);
-  if (found) {
-    const machine = await host.client.get(MachineResource, {
-      namespace: found.metadata?.namespace ?? pool.namespace,
-      name: found.metadata?.name ?? "",
-    });
-    await host.client.update(MachineResource, {
-      ...machine,
-      metadata: {
-        ...machine.metadata,
-        annotations: {
-          ...machine.metadata?.annotations,
-          [Annotations.DeleteMachine]: new Date().toString(),
-        },
-      },
-    });
-  }
+  if (found) await markMachineForDeletion(host, found, pool.namespace);
   await setSize(host, pool, replicas - 1);
   return { machine: found?.metadata?.name };
+}
+
+/**
+ * `MarkMachineForDeletion`: the Machine read again and updated with the `delete-machine`
+ * annotation. A conflict (core or the kit wrote the Machine in between) fails the autoscaler's
+ * `DeleteNodes`, and its next loop tries again; here the next attempt follows at once.
+ */
+async function markMachineForDeletion(
+  host: AutoscalerScenarioHost,
+  found: Machine,
+  namespace: string,
+): Promise<void> {
+  const key = {
+    namespace: found.metadata?.namespace ?? namespace,
+    name: found.metadata?.name ?? "",
+  };
+  for (let attempt = 0; ; attempt++) {
+    const machine = await host.client.get(MachineResource, key);
+    try {
+      await host.client.update(MachineResource, {
+        ...machine,
+        metadata: {
+          ...machine.metadata,
+          annotations: {
+            ...machine.metadata?.annotations,
+            [Annotations.DeleteMachine]: new Date().toString(),
+          },
+        },
+      });
+      return;
+    } catch (error) {
+      if (!isConflict(error) || attempt >= 10) throw error;
+    }
+  }
 }
 
 const show = (b: { min?: number | undefined; max?: number | undefined } | undefined) =>

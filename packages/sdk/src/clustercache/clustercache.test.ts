@@ -9,6 +9,7 @@ import {
   indexNodeByProviderID,
   isNodeReady,
   projectWorkloadNode,
+  StringTable,
 } from "./clustercache.js";
 
 /** A manager that is never started: constructing a cache talks to no API server. */
@@ -197,5 +198,31 @@ describe("workload Node helpers", () => {
         "v1.35.4",
       ].sort(),
     );
+  });
+
+  it("keeps a bounded string table, and starts it over when a cluster sends too many strings", () => {
+    const strings = new StringTable();
+    expect(strings.intern("kubelet is posting ready status")).toBe(
+      "kubelet is posting ready status",
+    );
+    strings.intern("kubelet is posting ready status");
+    expect(strings.size).toEqual({ strings: 1, characters: 31 });
+    // A hostile cluster's endless unique values: the table never holds more than its bounds.
+    let most = { strings: 0, characters: 0 };
+    for (let i = 0; i < 20_000; i++) {
+      strings.intern(`node-${i}-${"x".repeat(i % 100)}`);
+      const { strings: count, characters } = strings.size;
+      most = {
+        strings: Math.max(most.strings, count),
+        characters: Math.max(most.characters, characters),
+      };
+    }
+    expect(most.strings).toBeLessThanOrEqual(4096);
+    expect(most.characters).toBeLessThanOrEqual(128 * 1024);
+    expect(most.strings).toBeGreaterThan(1000);
+    // Too long to keep: handed back, not held.
+    const before = strings.size;
+    expect(strings.intern("y".repeat(600))).toHaveLength(600);
+    expect(strings.size).toEqual(before);
   });
 });

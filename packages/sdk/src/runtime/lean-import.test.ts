@@ -21,10 +21,11 @@ const loaded = [];
 registerHooks({ load(url, context, next) { loaded.push(url); return next(url, context); } });
 const server = createServer((_, res) => res.end('{"kind":"List","items":[]}'));
 await new Promise((r) => server.listen(0, "127.0.0.1", r));
-const { mkdtempSync, writeFileSync } = await import("node:fs");
+const { mkdtempSync, rmSync, writeFileSync } = await import("node:fs");
 const { join } = await import("node:path");
 const { tmpdir } = await import("node:os");
-const file = join(mkdtempSync(join(tmpdir(), "lean-")), "kubeconfig");
+const folder = mkdtempSync(join(tmpdir(), "lean-"));
+const file = join(folder, "kubeconfig");
 writeFileSync(file, JSON.stringify({
   apiVersion: "v1", kind: "Config", "current-context": "x",
   clusters: [{ name: "c", cluster: { server: "http://127.0.0.1:" + server.address().port } }],
@@ -36,6 +37,7 @@ const client = new KubeClient(kubeConfig);
 await client.request({ method: "GET", path: "/api/v1/namespaces" });
 client.close();
 server.close();
+rmSync(folder, { recursive: true, force: true });
 // CommonJS modules required through createRequire reach the cache, not every load hook.
 const { createRequire } = await import("node:module");
 const required = Object.keys(createRequire(import.meta.url).cache).map((path) => "file://" + path);

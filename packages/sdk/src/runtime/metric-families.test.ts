@@ -77,7 +77,7 @@ describe("metric families", () => {
     );
     expect(() =>
       new HistogramFamily({ name: "h", help: "", buckets: [1] }).observe({}, Number.NaN),
-    ).toThrow(/NaN/);
+    ).toThrow(/finite numbers only \(got NaN\)/);
     counter.remove({ queue: "pools" });
     expect(counter.text()).toBe("# HELP adds_total Adds\n# TYPE adds_total counter");
   });

@@ -110,9 +110,8 @@ export abstract class MetricFamily<L extends string, S> {
       `# HELP ${this.name} ${escapeHelp(this.help)}`,
       `# TYPE ${this.name} ${this.type}`,
     ];
-    const series = [...this.series.values()];
     // A family without labels has its one series from the start, as Prometheus clients do.
-    if (series.length === 0 && this.labelNames.length === 0) this.labels({} as LabelValues<L>);
+    if (this.series.size === 0 && this.labelNames.length === 0) this.labels({} as LabelValues<L>);
     for (const entry of this.series.values()) {
       for (const sample of this.samples(entry.series, entry.text)) {
         lines.push(`${this.name}${sample.suffix}${sample.labels} ${formatNumber(sample.value)}`);
@@ -246,7 +245,9 @@ class HistogramValue implements HistogramSeries {
     this.counts = new Float64Array(bounds.length);
   }
   observe(value: number): void {
-    if (Number.isNaN(value)) throw new TypeError("a histogram cannot observe NaN");
+    if (!Number.isFinite(value)) {
+      throw new TypeError(`a histogram observes finite numbers only (got ${value})`);
+    }
     this.sum += value;
     this.count++;
     const bounds = this.bounds;

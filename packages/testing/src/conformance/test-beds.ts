@@ -165,18 +165,14 @@ export function planConformanceTestBeds(
  * far (ties to the lower lane, so the plan is the same on every run); each lane keeps the suite's order.
  */
 export function assignScenarios(ids: readonly string[], lanes: number): string[][] {
-  const seconds = (id: string) => SCENARIO_SECONDS[id] ?? UNKNOWN_SCENARIO_SECONDS;
   const load = Array.from({ length: lanes }, () => 0);
   const laneOf = new Map<string, number>();
-  const heaviestFirst = ids
-    .map((id, order) => ({ id, order }))
-    .sort((a, b) => seconds(b.id) - seconds(a.id) || a.order - b.order);
-  for (const { id } of heaviestFirst) {
+  for (const id of heaviestFirst(ids)) {
     let lightest = 0;
     for (let lane = 1; lane < lanes; lane++) {
       if ((load[lane] as number) < (load[lightest] as number)) lightest = lane;
     }
-    load[lightest] = (load[lightest] as number) + seconds(id);
+    load[lightest] = (load[lightest] as number) + scenarioSeconds(id);
     laneOf.set(id, lightest);
   }
   return Array.from({ length: lanes }, (_, lane) => ids.filter((id) => laneOf.get(id) === lane));
@@ -184,11 +180,14 @@ export function assignScenarios(ids: readonly string[], lanes: number): string[]
 
 /** The scenario ids, heaviest first by their measured seconds (ties keep the given order). */
 export function heaviestFirst(ids: readonly string[]): string[] {
-  const seconds = (id: string) => SCENARIO_SECONDS[id] ?? UNKNOWN_SCENARIO_SECONDS;
   return ids
     .map((id, order) => ({ id, order }))
-    .sort((a, b) => seconds(b.id) - seconds(a.id) || a.order - b.order)
+    .sort((a, b) => scenarioSeconds(b.id) - scenarioSeconds(a.id) || a.order - b.order)
     .map(({ id }) => id);
+}
+
+function scenarioSeconds(id: string): number {
+  return SCENARIO_SECONDS[id] ?? UNKNOWN_SCENARIO_SECONDS;
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   resourceName,
 } from "@capi-ts/examples";
 import { clusterv1beta2 } from "@capi-ts/sdk/api";
+import { type PoolPhase, type ReadyState, replacePhase } from "@capi-ts/sdk/provider";
 import { EventResource, KubeClient, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import {
   type ConformanceScenario,
@@ -104,6 +105,36 @@ const MAX_FAILURE_MS = 25_000;
  * Runs one scenario against a broken variant of the example provider; returns its failure, and
  * records the time from the scenario's start to it and the mutating cloud calls made meanwhile.
  */
+/**
+ * The kit's `autoscalerBounds` phase with a bug: once it has reported a condition, a reconcile that
+ * has none to report keeps the last one (the complaint outlives the annotations).
+ */
+function sticky<Spec>(defaults: readonly PoolPhase<Spec, unknown>[]): PoolPhase<Spec, unknown> {
+  const original = defaults.find((p) => p.name === "autoscalerBounds");
+  if (!original) throw new Error("no autoscalerBounds phase");
+  const last = new Map<string, ReadyState>();
+  return {
+    ...original,
+    run(scope) {
+      const pool = scope.pool.metadata?.name ?? "";
+      const remembering = new Proxy(scope, {
+        get(target, property) {
+          if (property !== "write") {
+            const value: unknown = Reflect.get(target, property, target);
+            return typeof value === "function" ? value.bind(target) : value;
+          }
+          return (section: never, value: { condition?: ReadyState }) => {
+            if (value.condition) last.set(pool, value.condition);
+            const condition = value.condition ?? last.get(pool);
+            target.write(section, { ...value, condition } as never);
+          };
+        },
+      });
+      return original.run(remembering);
+    },
+  };
+}
+
 async function failureOf(
   scenario: ConformanceScenario,
   broken: FakeCloudConformanceOptions,
@@ -362,6 +393,21 @@ describe("conformance: deliberately broken providers fail with the invariant nam
     );
     expect(error.message).toMatch(
       /^\[autoscaler\.boundsWidened\] the provider refuses the size 11 the autoscaler set \(Ready=False ReplicasOutOfRange: MachinePool replicas 11 is outside the group's bounds \[0, 10\]; .*\); the group's bounds are \[0, 10\], the autoscaler's \[0, 12\]/,
+    );
+  });
+
+  it("an invalid-bounds complaint never cleared (the autoscalerBounds phase remembers it)", async () => {
+    const error = await failureOf(
+      "autoscalerBounds",
+      {
+        controller: {
+          phases: (defaults) => replacePhase(defaults, "autoscalerBounds", sticky(defaults)),
+        },
+      },
+      "invalid-bounds complaint never cleared",
+    );
+    expect(error.message).toMatch(
+      /^\[autoscaler\.invalidBoundsCleared\] timed out after \d+ ms waiting for conf-1 to drop its InvalidAutoscalerBounds complaint .*: the condition AutoscalerBounds still has reason InvalidAutoscalerBounds after the autoscaler's annotations were removed/,
     );
   });
 

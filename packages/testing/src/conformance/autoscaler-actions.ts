@@ -68,8 +68,9 @@ export interface AutoscalerScenarioDef {
  *   group's bounds cover the annotations (`autoscaler.boundsWidened`), then stays at rest
  *   (`steadyState.zeroWrites`: no write of the bounds on every reconcile). Back at 2, a min-size of
  *   `"two"` is named on one of the pool's conditions with reason `InvalidAutoscalerBounds` while the
- *   pool stays converged, and the group's bounds stay valid (`autoscaler.invalidBoundsNamed`).
- *   Skipped without `cloud.groupBounds`.
+ *   pool stays converged, and the group's bounds stay valid (`autoscaler.invalidBoundsNamed`); once
+ *   the annotations are removed the complaint goes (`autoscaler.invalidBoundsCleared`) and the pool
+ *   is at rest again. Skipped without `cloud.groupBounds`.
  * - `autoscalerDeleteMachine` (MachinePool Machines): in a pool of 3 with bounds [1, 5], the Node of
  *   one instance (not the first by ID) is tainted, its Machine annotated `delete-machine` and the
  *   replicas lowered to 2, as `DeleteNodes` does: exactly that instance goes
@@ -311,6 +312,17 @@ async function boundsScenario(host: AutoscalerScenarioHost): Promise<void> {
   }
   await host.converged(pool, 2);
   await annotateBounds(host, pool, null, null);
+  // The pool reacts to the annotations' removal with a status write: wait for it, or the steady
+  // window below may open before the provider has seen the change (a slow watch under load).
+  await host.until(`${pool.name} to drop its InvalidAutoscalerBounds complaint`, async () => {
+    const object = await host.client.get(host.pools, key(pool));
+    const stale = (object.status?.conditions ?? []).find(
+      (c) => c.reason === "InvalidAutoscalerBounds" && c.status !== "True",
+    );
+    return stale
+      ? `autoscaler.invalidBoundsCleared: the condition ${stale.type} still has reason InvalidAutoscalerBounds after the autoscaler's annotations were removed; clear the complaint once the annotations are gone or valid`
+      : undefined;
+  });
   await host.steadyState(pool, 2);
   await host.deletePool(pool);
 }

@@ -135,8 +135,27 @@ function describeWrite(write: RequestRecord): string {
     // Which fields a patch touched (never their values) tells a late write's cause apart.
     const fields = patchedFields(write.body, "", 3).slice(0, 6);
     if (fields.length > 0) what = ` (${fields.join(", ").slice(0, 160)})`;
+    // A late condition patch names its conditions: type, status and reason (never the message).
+    const conditions = patchedConditions(write.body);
+    if (conditions) what += ` [conditions: ${conditions}]`;
   }
   return `${write.verb} ${write.resource}${subresource} ${write.name ?? ""}${what} by ${writer}`;
+}
+/** `Type=Status Reason` of each condition in a patch body's `status.conditions`, bounded. */
+function patchedConditions(body: object): string | undefined {
+  const status = (body as { status?: unknown }).status;
+  if (typeof status !== "object" || status === null) return undefined;
+  const list = (status as { conditions?: unknown }).conditions;
+  if (!Array.isArray(list)) return undefined;
+  const word = (v: unknown) =>
+    typeof v === "string" ? v.replace(/[^\w.-]/g, "").slice(0, 60) : "?";
+  return list
+    .slice(0, 8)
+    .map((c: unknown) => {
+      const { type, status: value, reason } = (c ?? {}) as Record<string, unknown>;
+      return `${word(type)}=${word(value)} ${word(reason)}`;
+    })
+    .join(", ");
 }
 /** Dotted paths of a patch body's fields, `depth` levels deep (lists and metadata bookkeeping end a path). */
 function patchedFields(body: object, prefix: string, depth: number): string[] {

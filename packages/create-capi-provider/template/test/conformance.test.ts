@@ -81,6 +81,9 @@ runMachinePoolConformance({
               (filter.mutating === undefined || call.mutating === filter.mutating) &&
               (!filter.resizes || call.resize),
           ).length,
+        // The pool's latest template version (numbers only grow): a token rotation must make one.
+        templateVersionCount: (pool) =>
+          Number(cloud.templates.get(group(pool))?.versions.at(-1)?.version ?? 0),
         resourcesLeft: (pool) => [
           ...(cloud.groups.has(group(pool)) ? [`group ${group(pool)}`] : []),
           ...(cloud.templates.has(group(pool)) ? [`template ${group(pool)}`] : []),

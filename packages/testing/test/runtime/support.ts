@@ -118,6 +118,10 @@ export async function runFixture(
   child.stderr.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  // "close", not "exit": the child's output may still be in its pipes when it exits.
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", resolve);
+  });
   return { code, stdout, stderr };
 }

@@ -42,6 +42,7 @@ import {
 } from "./options.js";
 import type { PoolPhase } from "./phase.js";
 import { defaultDeletePhases, defaultPoolPhases, runPhases } from "./pipeline.js";
+import { PoolRedactions } from "./pool-redaction.js";
 import { createPoolScope } from "./pool-scope.js";
 import { PoolConditionTypes, PoolReasons } from "./reasons.js";
 import type { PoolApi, PoolObject, ReadyState } from "./scope.js";
@@ -107,6 +108,7 @@ class PoolReconciler<Spec, Settings> {
   readonly #name: string;
   readonly #apiVersion: string;
   readonly #memories = new PoolMemories();
+  readonly #redactions = new PoolRedactions();
   readonly #clusterCache: ClusterCache | undefined;
   readonly #credentials: PoolCredentialsCache | undefined;
   readonly #phases: readonly PoolPhase<Spec, Settings>[];
@@ -360,19 +362,29 @@ class PoolReconciler<Spec, Settings> {
         now: this.#options.manager.clock.now(),
         signal: rc.signal,
         reader: credentialsReader(rc),
+        redaction: this.#redactions.of({ namespace: meta.namespace ?? "", name: meta.name ?? "" }),
       });
       return { credentials: value, infrastructureCluster };
     };
   }
 
-  async reconcile(
+  reconcile(
+    key: { namespace: string; name: string },
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult | undefined> {
+    // Every text of this reconcile (conditions, Events, logs) also hides the pool's short secrets.
+    return this.#redactions.of(key).run(() => this.#reconcilePool(key, rc));
+  }
+
+  async #reconcilePool(
     key: { namespace: string; name: string },
     rc: ReconcileContext,
   ): Promise<ReconcileResult | undefined> {
     const cached = await rc.cache.get(this.#resource, key);
     if (!cached) {
       this.#memories.drop(key);
-      this.#credentials?.forget(key);
+      this.#credentials?.release(key);
+      this.#redactions.drop(key);
       return undefined;
     }
     // R20: events of other kinds (Secrets, Nodes) are not filtered by label; the pool is.

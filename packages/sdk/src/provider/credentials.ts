@@ -8,7 +8,8 @@
  */
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { isNotFound } from "../runtime/errors.js";
-import { registerSecret } from "../runtime/redact.js";
+import { objectNameProblem, pathSegmentNameProblem } from "../runtime/object-name.js";
+import { RedactionScope } from "../runtime/redaction-scope.js";
 import { type ObjectKey, objectKeyString, type ResourceDescriptor } from "../runtime/resource.js";
 import type {
   CredentialsOf,
@@ -28,8 +29,12 @@ export interface CredentialsRequest<Env extends PoolEnvironment = PoolEnvironmen
    */
   readonly infrastructureCluster: InfrastructureClusterOf<Env> | undefined;
   /**
-   * A Secret's data, decoded as UTF-8; `undefined` when it does not exist. Every value is registered
-   * as a secret: redacted from logs, Events, conditions and errors from now on.
+   * A Secret's data, decoded as UTF-8; `undefined` when it does not exist. Every value is held for
+   * redaction before the hook sees it, for as long as the pool uses what it resolves: hidden from
+   * logs, Events, conditions and errors (values of 4 to 7 characters only in the pool's own texts;
+   * shorter ones are not secrets). Throws {@link CredentialsUnavailableError}, before any request,
+   * for a name or namespace that is not a valid object name (`.`, `..`, `/`, `%`, over 253
+   * characters…), and after reading, for a Secret of more than 256 values or 1 MiB.
    */
   readSecret(
     namespace: string,
@@ -38,7 +43,8 @@ export interface CredentialsRequest<Env extends PoolEnvironment = PoolEnvironmen
   /**
    * Any object (an identity kind such as `AWSClusterStaticIdentity`, cluster-scoped or not);
    * `undefined` when it does not exist. Its content is not treated as secret: read Secrets with
-   * {@link CredentialsRequest.readSecret}.
+   * {@link CredentialsRequest.readSecret}. A name that is not one path segment (`.`, `..`, `/`, `%`,
+   * empty, over 253 characters) is refused with {@link CredentialsUnavailableError} before any request.
    */
   readObject<T extends KubernetesObject>(
     resource: ResourceDescriptor<T>,
@@ -90,7 +96,13 @@ export class CredentialsUnavailableError extends Error {
 }
 
 const DEFAULT_MAX_AGE_MS = 15 * 60_000;
-const MAX_SECRET_BYTES = 1 << 20;
+/** The API server's own limit on a Secret's data (decoded bytes). */
+export const MAX_CREDENTIALS_SECRET_BYTES = 1 << 20;
+/** The most values (keys of `data`) a Secret read as credentials may have. */
+export const MAX_CREDENTIALS_SECRET_VALUES = 256;
+/** The redaction slot of what the last finished resolution read, and of the one in progress. */
+const RESOLVED = "credentials";
+const RESOLVING = "credentials-resolving";
 
 /** What one resolution read: Secrets by key with their resourceVersion (`null` when missing). */
 interface CredentialsEntry {
@@ -125,6 +137,7 @@ export interface CredentialsReader {
  */
 export class PoolCredentialsCache {
   readonly #entries = new Map<string, CredentialsEntry>();
+  readonly #scopes = new Map<string, RedactionScope>();
   readonly #hook: PoolCredentials<PoolEnvironment>;
   readonly #maxAgeMs: number;
 
@@ -154,9 +167,20 @@ export class PoolCredentialsCache {
     return pools;
   }
 
-  /** Forgets a pool's credentials: the cloud rejected them, or the pool is gone. */
+  /**
+   * Forgets a pool's credentials (the cloud rejected them): the next reconcile resolves them again.
+   * Their values stay redacted until that resolution replaces them.
+   */
   forget(pool: ObjectKey): void {
     this.#entries.delete(objectKeyString(pool));
+  }
+
+  /** The pool is gone: forgets its credentials and releases the values held for their redaction. */
+  release(pool: ObjectKey): void {
+    const key = objectKeyString(pool);
+    this.#entries.delete(key);
+    this.#scopes.get(key)?.close();
+    this.#scopes.delete(key);
   }
 
   /**
@@ -169,6 +193,11 @@ export class PoolCredentialsCache {
     readonly reader: CredentialsReader;
     readonly now: number;
     readonly signal: AbortSignal;
+    /**
+     * Where the values of the Secrets read are held for redaction (the pool's scope); default, a
+     * scope of this cache's own for the pool, released by {@link PoolCredentialsCache.release}.
+     */
+    readonly redaction?: RedactionScope;
   }): Promise<unknown> {
     const key = objectKeyString(input.pool);
     const infrastructureVersion = input.infrastructureCluster?.metadata?.resourceVersion;
@@ -176,20 +205,34 @@ export class PoolCredentialsCache {
     if (cached && (await this.#fresh(cached, infrastructureVersion, input))) return cached.value;
 
     const secrets = new Map<string, string | null>();
+    const redaction = input.redaction ?? this.#ownScope(key);
+    const read: string[] = [];
     const request: CredentialsRequest<PoolEnvironment> = {
       pool: input.pool,
       infrastructureCluster: input.infrastructureCluster,
       signal: input.signal,
       readSecret: async (namespace, name) => {
+        checkName("Secret", "namespace", namespace, objectNameProblem);
+        checkName("Secret", "name", name, objectNameProblem);
         const secret = await input.reader.secret(namespace, name);
         secrets.set(
           objectKeyString({ namespace, name }),
           secret?.metadata?.resourceVersion ?? null,
         );
         if (!secret) return undefined;
-        return decodeSecretData(secret.data ?? {}, `${namespace}/${name}`);
+        const data = decodeSecretData(secret.data ?? {}, `${namespace}/${name}`);
+        // Held before the hook sees them: whatever it throws or logs is redacted.
+        read.push(...Object.values(data));
+        redaction.set(RESOLVING, read);
+        return data;
       },
-      readObject: (resource, objectKey) => input.reader.object(resource, objectKey),
+      readObject: (resource, objectKey) => {
+        if (objectKey.namespace !== undefined && objectKey.namespace !== "") {
+          checkName(resource.kind, "namespace", objectKey.namespace, pathSegmentNameProblem);
+        }
+        checkName(resource.kind, "name", objectKey.name, pathSegmentNameProblem);
+        return input.reader.object(resource, objectKey);
+      },
     };
     let value: unknown;
     try {
@@ -209,9 +252,23 @@ export class PoolCredentialsCache {
         `the credentials hook failed: ${error instanceof Error ? error.message : String(error)}`,
         { cause: error },
       );
+    } finally {
+      // The values of this resolution replace the last one's; the pool's texts of this reconcile
+      // (a refusal quoting them, a driver error) are written while they are held.
+      redaction.set(RESOLVED, read);
+      redaction.set(RESOLVING, []);
     }
     this.#entries.set(key, { value, secrets, infrastructureVersion, resolvedAt: input.now });
     return value;
+  }
+
+  #ownScope(key: string): RedactionScope {
+    let scope = this.#scopes.get(key);
+    if (!scope) {
+      scope = new RedactionScope();
+      this.#scopes.set(key, scope);
+    }
+    return scope;
   }
 
   async #fresh(
@@ -234,20 +291,55 @@ export class PoolCredentialsCache {
   }
 }
 
-/** Decodes base64 Secret data (bounded), registering every value as a secret before returning it. */
+/** Refuses a name that is not one path segment (or not an object name) before any request. */
+function checkName(
+  kind: string,
+  field: "name" | "namespace",
+  name: string,
+  problemOf: (name: unknown) => string | undefined,
+): void {
+  const problem = problemOf(name);
+  if (problem) {
+    throw new CredentialsUnavailableError(
+      `the credentials name a ${kind} whose ${field} is invalid: ${problem}; name an existing ${kind} by a valid name`,
+    );
+  }
+}
+
+/** Decoded bytes of a base64 text, as the API server counts a Secret's size, without decoding it. */
+function decodedLength(base64: string): number {
+  let padding = 0;
+  if (base64.endsWith("==")) padding = 2;
+  else if (base64.endsWith("=")) padding = 1;
+  return Math.floor((base64.length * 3) / 4) - padding;
+}
+
+/**
+ * Decodes base64 Secret data, refusing (before any per-value work) a Secret with more than
+ * {@link MAX_CREDENTIALS_SECRET_VALUES} values or more than {@link MAX_CREDENTIALS_SECRET_BYTES}.
+ */
 function decodeSecretData(data: Record<string, string>, name: string): Record<string, string> {
-  const decoded: Record<string, string> = {};
+  const fields = Object.keys(data);
+  if (fields.length > MAX_CREDENTIALS_SECRET_VALUES) {
+    throw new CredentialsUnavailableError(
+      `Secret ${name} has ${fields.length} values, more than the ${MAX_CREDENTIALS_SECRET_VALUES} a Secret read as credentials may have: not read as credentials; keep only the keys the credentials need`,
+    );
+  }
   let total = 0;
-  for (const [field, base64] of Object.entries(data)) {
-    total += base64.length;
-    if (total > MAX_SECRET_BYTES * 2) {
-      throw new CredentialsUnavailableError(
-        `Secret ${name} is larger than ${MAX_SECRET_BYTES} bytes: not read as credentials`,
-      );
-    }
-    const value = Buffer.from(base64, "base64").toString("utf8");
-    registerSecret(value);
-    decoded[field] = value;
+  for (const field of fields) {
+    const base64 = data[field];
+    total += typeof base64 === "string" ? decodedLength(base64) : 0;
+  }
+  if (total > MAX_CREDENTIALS_SECRET_BYTES) {
+    throw new CredentialsUnavailableError(
+      `Secret ${name} holds ${total} bytes, more than ${MAX_CREDENTIALS_SECRET_BYTES} (1 MiB): not read as credentials; keep only the keys the credentials need`,
+    );
+  }
+  const decoded: Record<string, string> = {};
+  for (const field of fields) {
+    const base64 = data[field];
+    decoded[field] =
+      typeof base64 === "string" ? Buffer.from(base64, "base64").toString("utf8") : "";
   }
   return decoded;
 }

@@ -15,6 +15,7 @@ import {
   TimeoutError,
   TooManyRequestsError,
 } from "./errors.js";
+import { pathSegmentNameProblem } from "./object-name.js";
 import {
   apiVersionOf,
   hasStatusSubresource,
@@ -240,6 +241,19 @@ export function resourcePath(
   }
   if (target.name !== undefined && target.name === "") {
     throw new TypeError(`${resource.kind}: the object name is empty; set metadata.name`);
+  }
+  // As client-go: a name that is not one path segment would address another path (`..`: a list).
+  const nameProblem = target.name === undefined ? undefined : pathSegmentNameProblem(target.name);
+  if (nameProblem) {
+    throw new TypeError(
+      `${resource.kind}: ${nameProblem}; an object name must be a single path segment (no request was sent)`,
+    );
+  }
+  const namespaceProblem = namespace ? pathSegmentNameProblem(namespace) : undefined;
+  if (namespaceProblem) {
+    throw new TypeError(
+      `${resource.kind}: namespace: ${namespaceProblem}; a namespace must be a single path segment (no request was sent)`,
+    );
   }
   if (subresource !== undefined && target.name === undefined) {
     throw new TypeError(`${resource.kind}: the ${subresource} subresource needs an object name`);

@@ -4,8 +4,10 @@
  * bootstrap tokens and cloud credentials never show there.
  *
  * It removes, wherever they appear in text:
- * - every value registered with {@link registerSecret} (and its base64 form): the kit registers the
- *   bootstrap data it reads; a driver registers its cloud credentials;
+ * - every value registered with {@link registerSecret} (and its base64 form): a driver registers its
+ *   cloud credentials; and every value the kit holds for a pool (the Secrets its credentials hook
+ *   read, its bootstrap data), for as long as the pool needs it — short ones (4 to 7 characters) only
+ *   in that pool's own texts (see `redaction-scope.ts`);
  * - what looks like a credential whatever its origin: kubeadm bootstrap tokens (`abcdef.0123456789abcdef`),
  *   JWTs, `Bearer …`/`Basic …` values, and `token=`/`password=`/`secret=`-style assignments;
  *
@@ -16,19 +18,18 @@
  *
  * @module
  */
+import { registerProcessSecret, secretRanges } from "./redaction-scope.js";
+import { replaceRanges } from "./secret-index.js";
 
 /** What replaces a secret. */
 export const REDACTED = "[REDACTED]";
 
-const MIN_SECRET_LENGTH = 8;
-const MAX_KNOWN_SECRETS = 1024;
-const known = new Map<string, true>();
-let knownSorted: string[] = [];
-
 /**
  * Registers a secret value (a credential, bootstrap data): from now on it, and its base64 form, are
  * replaced by `[REDACTED]` in every log line, condition, Event and error the SDK writes. Values shorter
- * than 8 characters are ignored (they would redact ordinary words). The newest 1,024 values are kept.
+ * than 8 characters are ignored (they would redact ordinary words). The newest 1,024 values registered
+ * this way are kept; registering is O(1). What the kit reads for a pool (the Secrets its credentials
+ * hook reads, its bootstrap data) is held apart, per pool, and never evicted by these.
  *
  * @example
  * ```ts
@@ -36,17 +37,7 @@ let knownSorted: string[] = [];
  * ```
  */
 export function registerSecret(value: string): void {
-  if (typeof value !== "string" || value.length < MIN_SECRET_LENGTH) return;
-  for (const form of [value, Buffer.from(value, "utf8").toString("base64")]) {
-    known.delete(form);
-    known.set(form, true);
-  }
-  while (known.size > MAX_KNOWN_SECRETS) {
-    const oldest = known.keys().next().value;
-    if (oldest === undefined) break;
-    known.delete(oldest);
-  }
-  knownSorted = [...known.keys()].sort((a, b) => b.length - a.length);
+  registerProcessSecret(value);
 }
 
 const CREDENTIAL_PATTERNS: RegExp[] = [
@@ -69,10 +60,7 @@ const CREDENTIAL_PATTERNS: RegExp[] = [
  * ```
  */
 export function redactText(text: string): string {
-  let out = text;
-  for (const secret of knownSorted) {
-    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-  }
+  let out = replaceRanges(text, secretRanges(text), REDACTED);
   for (const pattern of CREDENTIAL_PATTERNS) {
     out = out.replace(pattern, (match: string, prefix?: string) =>
       typeof prefix === "string" && match.startsWith(prefix) && prefix !== match

@@ -8,7 +8,8 @@ import { getCondition } from "../../conditions/v1beta2.js";
 import { readBootstrapData } from "../../contract/bootstrap.js";
 import { readCluster } from "../../contract/readers.js";
 import { ApiError } from "../../runtime/errors.js";
-import { redactText, registerSecret } from "../../runtime/redact.js";
+import { redactText } from "../../runtime/redact.js";
+import { holdSecret } from "../../runtime/redaction-scope.js";
 import { CredentialsUnavailableError } from "../credentials.js";
 import { describeSpecIssues, StepFailure } from "../errors.js";
 import type { PhaseResult, PoolPhase } from "../phase.js";
@@ -140,7 +141,7 @@ export const bootstrapDataPhase: PoolPhase<unknown, unknown, never, "bootstrap">
       );
     }
     const userData = data.text();
-    registerSecret(userData);
+    holdSecret(userData);
     scope.write("bootstrap", {
       userData,
       format: format === "ignition" ? "ignition" : "cloud-config",

@@ -6,7 +6,7 @@
  * @module
  */
 import { gzipSync } from "node:zlib";
-import { registerSecret } from "../../runtime/redact.js";
+import { holdSecret } from "../../runtime/redaction-scope.js";
 import type { NewTemplateVersion, TemplateStamp, TemplateVersion } from "../driver-types.js";
 import { StepFailure } from "../errors.js";
 import { PoolReasons } from "../reasons.js";
@@ -45,7 +45,7 @@ export async function userDataFor<Spec, Settings>(
       }),
     );
     // The stub usually carries a signed URL or a token: as secret as the payload it points at.
-    registerSecret(userData);
+    holdSecret(userData);
   }
   const raw = Buffer.from(userData, "utf8");
   const compressed = options?.compress === "gzip" && bootstrap.format === "cloud-config";
@@ -69,7 +69,7 @@ export async function userDataFor<Spec, Settings>(
     );
   }
   const userDataBase64 = sent.toString("base64");
-  registerSecret(userDataBase64);
+  holdSecret(userDataBase64);
   return { userData, userDataBase64, format: bootstrap.format, stamp };
 }
 

@@ -158,7 +158,107 @@ describe("PoolCredentialsCache", () => {
       data: { key: "A".repeat(3 << 20) },
       resourceVersion: "1",
     });
-    await expect(cache.resolve(input)).rejects.toThrow(/larger than 1048576 bytes/);
+    await expect(cache.resolve(input)).rejects.toThrow(
+      /Secret acme-system\/big holds \d+ bytes, more than 1048576/,
+    );
     expect(() => new PoolCredentialsCache({ resolve: () => 1, maxAgeMs: 0 })).toThrow(/maxAgeMs/);
+  });
+
+  it("refuses a Secret of 1.4 MiB (decoded, as the API server counts) and one of more than 256 values", async () => {
+    const read = new PoolCredentialsCache({
+      async resolve({ readSecret }) {
+        return readSecret("acme-system", "creds");
+      },
+    });
+    const state = {
+      secrets: new Map([
+        // Two values of 0.7 MiB: 1.87 MB of base64, which the old check (base64 over 2 MiB) let in.
+        [
+          "acme-system/creds",
+          {
+            data: { a: b64("a".repeat(734_003)), b: b64("b".repeat(734_003)) },
+            resourceVersion: "1",
+          },
+        ],
+      ]),
+      identities: new Map(),
+      cached: new Set<string>(),
+    };
+    const input = { pool, infrastructureCluster: undefined, reader: reader(state), signal, now: 0 };
+    await expect(read.resolve(input)).rejects.toThrow(
+      "Secret acme-system/creds holds 1468006 bytes, more than 1048576 (1 MiB): not read as credentials",
+    );
+    state.secrets.set("acme-system/creds", {
+      data: Object.fromEntries(Array.from({ length: 257 }, (_, i) => [`k${i}`, b64(`v${i}`)])),
+      resourceVersion: "2",
+    });
+    const error = await read.resolve({ ...input, now: 1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CredentialsUnavailableError);
+    expect((error as Error).message).toBe(
+      "Secret acme-system/creds has 257 values, more than the 256 a Secret read as credentials may have: not read as credentials; keep only the keys the credentials need",
+    );
+  });
+
+  it.each([".", "..", "a/b", "a%2Fb", "", "x".repeat(254), "Upper"])(
+    "refuses the identity name %j before any request",
+    async (name) => {
+      const requested: string[] = [];
+      const cache = new PoolCredentialsCache({
+        async resolve({ readSecret, readObject }) {
+          await readObject(Identities, { name }).catch(() => undefined);
+          return readSecret(pool.namespace, name);
+        },
+      });
+      const error = await cache
+        .resolve({
+          pool,
+          infrastructureCluster: undefined,
+          signal,
+          now: 0,
+          reader: {
+            async secret(namespace, secret) {
+              requested.push(`${namespace}/${secret}`);
+              return undefined;
+            },
+            cachedSecretVersion: async () => undefined,
+            async object(_resource, key) {
+              requested.push(key.name);
+              return undefined;
+            },
+          },
+        })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CredentialsUnavailableError);
+      expect((error as Error).message).toMatch(
+        /^the credentials name a Secret whose name is invalid: /,
+      );
+      // "Upper" is a valid path segment (readObject lets it through) but no Secret's name.
+      expect(requested).toEqual(name === "Upper" ? ["Upper"] : []);
+    },
+  );
+
+  it("holds what it read for redaction until the pool is released, and not after", async () => {
+    const state = {
+      secrets: new Map([
+        ["acme-system/creds", { data: { key: b64("released-key-0123") }, resourceVersion: "1" }],
+      ]),
+      identities: new Map([
+        ["shared", { metadata: { name: "shared" }, spec: { secretRef: "creds" } }],
+      ]),
+      cached: new Set<string>(),
+    };
+    const cache = new PoolCredentialsCache(hook);
+    await cache.resolve({
+      pool,
+      infrastructureCluster: undefined,
+      reader: reader(state),
+      signal,
+      now: 0,
+    });
+    cache.forget(pool);
+    // Rejected credentials stay hidden: the texts saying so are written after.
+    expect(redactText("key released-key-0123")).toBe("key [REDACTED]");
+    cache.release(pool);
+    expect(redactText("key released-key-0123")).toBe("key released-key-0123");
   });
 });

@@ -226,7 +226,7 @@ export class PoolCredentialsCache {
         redaction.set(RESOLVING, read);
         return data;
       },
-      readObject: (resource, objectKey) => {
+      readObject: async (resource, objectKey) => {
         if (objectKey.namespace !== undefined && objectKey.namespace !== "") {
           checkName(resource.kind, "namespace", objectKey.namespace, pathSegmentNameProblem);
         }

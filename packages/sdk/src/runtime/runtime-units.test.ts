@@ -42,8 +42,8 @@ describe("resourcePath", () => {
       "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases",
     );
     expect(resourcePath(NodeResource, { name: "n1" }, "status")).toBe("/api/v1/nodes/n1/status");
-    expect(resourcePath(ConfigMapResource, { namespace: "a b", name: "x/y" })).toBe(
-      "/api/v1/namespaces/a%20b/configmaps/x%2Fy",
+    expect(resourcePath(ConfigMapResource, { namespace: "a b", name: "x:y" })).toBe(
+      "/api/v1/namespaces/a%20b/configmaps/x%3Ay",
     );
   });
 

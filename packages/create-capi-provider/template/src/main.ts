@@ -19,7 +19,8 @@ import {
   WebhookServer,
 } from "@capi-ts/sdk/webhook";
 import type { CloudClient, CloudCredentials } from "./cloud.js";
-import { fooCredentials } from "./credentials.js";
+import { FooCluster } from "./cluster.js";
+import { fooCredentials, parseNamespaceList } from "./credentials.js";
 import { fooDriver } from "./driver.js";
 import { FooMachinePool, validateFooMachinePoolSpec } from "./kind.js";
 
@@ -36,14 +37,23 @@ function connectCloud(credentials: CloudCredentials): CloudClient {
   );
 }
 
-/** Pools whose Cluster names no identity of its own use this Secret (keys endpoint and token). */
+/**
+ * Pools whose Cluster names no identity of its own use this Secret (keys endpoint and token), in the
+ * namespaces of --default-credentials-namespaces only (none by default, as CAPA's allowedNamespaces).
+ */
 const DEFAULT_CREDENTIALS = {
   namespace: process.env.POD_NAMESPACE ?? "foo-provider-system",
   name: "foo-provider-credentials",
 };
 
 async function main(): Promise<void> {
-  const flags = parseManagerFlags(process.argv.slice(2), managerFlagsCommand(NAME));
+  const command = managerFlagsCommand(NAME).option(
+    "--default-credentials-namespaces <list>",
+    "comma-separated namespaces whose pools may use the default credentials when their Cluster names no identity ('*': every namespace); default none",
+    process.env.DEFAULT_CREDENTIALS_NAMESPACES ?? "",
+  );
+  const flags = parseManagerFlags(process.argv.slice(2), command);
+  const { defaultCredentialsNamespaces } = command.opts<{ defaultCredentialsNamespaces: string }>();
   const manager = new Manager({
     ...managerOptionsFromFlags(flags),
     name: NAME,
@@ -52,7 +62,13 @@ async function main(): Promise<void> {
   machinePoolController(fooDriver(), {
     manager,
     kind: FooMachinePool,
-    credentials: fooCredentials({ connect: connectCloud, defaultSecret: DEFAULT_CREDENTIALS }),
+    // Each Cluster's FooCluster names its identity (spec.identityRef.name), as CAPA's AWSCluster does.
+    infrastructureCluster: FooCluster,
+    credentials: fooCredentials({
+      connect: connectCloud,
+      defaultSecret: DEFAULT_CREDENTIALS,
+      defaultCredentialsNamespaces: parseNamespaceList(defaultCredentialsNamespaces),
+    }),
   });
   manager.add(
     new WebhookServer({

@@ -13,8 +13,15 @@ export function components(image: string) {
     name: "foo",
     kinds: [FooMachinePool],
     image,
-    // TODO: rules your own code needs beyond the kit's.
-    extraRules: [],
+    // TODO: rules your own code needs beyond the kit's. The kit watches FooClusters (src/cluster.ts)
+    // for the identity each Cluster names.
+    extraRules: [
+      {
+        apiGroups: ["infrastructure.foo.example.com"],
+        resources: ["fooclusters"],
+        verbs: ["get", "list", "watch"],
+      },
+    ],
     // The default cloud credentials (foo-provider-credentials in the provider's namespace), from
     // clusterctl variables at `clusterctl init` (base64, as `export FOO_B64ENCODED_TOKEN=$(printf %s
     // "$TOKEN" | base64 -w0)`). The credentials hook (src/credentials.ts) reads it through the API for

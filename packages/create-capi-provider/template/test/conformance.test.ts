@@ -63,6 +63,9 @@ runMachinePoolConformance({
       credentials: fooCredentials({
         connect: (credentials) => cloud.connect(credentials),
         defaultSecret: CREDENTIALS,
+        // The default credentials serve only listed namespaces: the suite makes its Clusters in
+        // "default" (and the move scenario in "conf-move"), none of which names an identity.
+        defaultCredentialsNamespaces: ["default", "conf-move"],
       }),
       pollIntervalMs: 50,
       resyncPeriodMs: 500,

@@ -171,7 +171,7 @@ describe("PoolCredentialsCache", () => {
       },
     });
     const state = {
-      secrets: new Map([
+      secrets: new Map<string, { data: Record<string, string>; resourceVersion: string }>([
         // Two values of 0.7 MiB: 1.87 MB of base64, which the old check (base64 over 2 MiB) let in.
         [
           "acme-system/creds",

@@ -126,3 +126,11 @@ export const ConditionReasons = {
   /** Default merge reason when all merged conditions report info. */
   InfoReported: "InfoReported",
 } as const;
+
+/**
+ * The longest condition message the kit and these setters write, in characters: CAPI's deprecated
+ * v1beta1 conditions allow 10,240 (its v1beta2 conditions and `metav1.Condition` 32,768), so a
+ * message cut to this fits every condition schema. `setCondition` and
+ * `setV1Beta1Condition` cut longer ones, ending `… (N more characters)`.
+ */
+export const MAX_CONDITION_MESSAGE_LENGTH = 10_240;

@@ -1,4 +1,4 @@
-export { ConditionReasons, ConditionTypes } from "./constants.js";
+export { ConditionReasons, ConditionTypes, MAX_CONDITION_MESSAGE_LENGTH } from "./constants.js";
 export {
   type LayoutOptions,
   type StatusLayout,

@@ -1,4 +1,6 @@
 import { systemClock } from "../runtime/clock.js";
+import { cutText } from "../runtime/text.js";
+import { MAX_CONDITION_MESSAGE_LENGTH } from "./constants.js";
 import {
   type LayoutOptions,
   readConditionList,
@@ -166,7 +168,8 @@ export function setV1Beta1Condition(
     status: input.status,
     severity: input.severity ?? "",
     reason: input.reason ?? "",
-    message: input.message ?? "",
+    // Longer would make the API server refuse every status write of the object.
+    message: cutText(input.message ?? "", MAX_CONDITION_MESSAGE_LENGTH),
     lastTransitionTime: input.lastTransitionTime ? toConditionTime(input.lastTransitionTime) : now,
   });
   const index = list.findIndex((c) => c.type === condition.type);

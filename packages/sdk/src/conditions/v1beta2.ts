@@ -1,4 +1,6 @@
 import { systemClock } from "../runtime/clock.js";
+import { cutText } from "../runtime/text.js";
+import { MAX_CONDITION_MESSAGE_LENGTH } from "./constants.js";
 import {
   type LayoutOptions,
   readConditionList,
@@ -233,7 +235,11 @@ export function upsertCondition(list: Condition[], condition: Condition): boolea
   return changed;
 }
 
-/** Completes a condition input: time (now when absent) truncated to seconds, message default. */
+/**
+ * Completes a condition input: time (now when absent) truncated to seconds, message default, a
+ * message longer than {@link MAX_CONDITION_MESSAGE_LENGTH} cut (a longer one would make the API server
+ * refuse every status write of the object).
+ */
 export function completeCondition(
   input: ConditionInput | Condition,
   clock: ConditionClock,
@@ -244,7 +250,7 @@ export function completeCondition(
     status: input.status,
     lastTransitionTime: toConditionTime(time),
     reason: input.reason,
-    message: input.message ?? "",
+    message: cutText(input.message ?? "", MAX_CONDITION_MESSAGE_LENGTH),
   };
   if ("observedGeneration" in input && input.observedGeneration !== undefined) {
     condition.observedGeneration = input.observedGeneration;

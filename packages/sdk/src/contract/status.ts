@@ -1,4 +1,5 @@
 import { compareBytewise } from "../conditions/sort.js";
+import { hasUnsafeCharacters, quoteText } from "../runtime/text.js";
 import { MAX_PROVIDER_ID_LENGTH, MAX_PROVIDER_IDS } from "./constants.js";
 import { ContractViolationError } from "./errors.js";
 
@@ -65,10 +66,10 @@ export function canonicalProviderIDs(ids: Iterable<string>): string[] {
         `providerIDList[${index}] is ${id === null ? "null" : typeof id}, expected a string`,
       );
     }
-    if (/[\s\p{Cc}]/u.test(id)) {
+    if (/\s/u.test(id) || hasUnsafeCharacters(id)) {
       throw new ContractViolationError(
         "R8",
-        `providerIDList[${index}] is ${JSON.stringify(id.slice(0, 60))}: a provider ID has no whitespace or control characters; pass the ID exactly as the Node's spec.providerID spells it`,
+        `providerIDList[${index}] is ${quoteText(id, 60)}: a provider ID has no whitespace or control characters, nor format characters (bidi overrides, zero-width characters); pass the ID exactly as the Node's spec.providerID spells it`,
       );
     }
     const characters = id.length > MAX_PROVIDER_ID_LENGTH ? [...id].length : id.length;
@@ -243,11 +244,12 @@ export function setPoolStatus(objInput: InfraMachinePoolLike, update: PoolStatus
     if (
       characters < 1 ||
       characters > MAX_PROVIDER_ID_LENGTH ||
-      /[\s\p{Cc}]/u.test(update.providerID)
+      /\s/u.test(update.providerID) ||
+      hasUnsafeCharacters(update.providerID)
     ) {
       throw new ContractViolationError(
         "R12",
-        `spec.providerID must be 1–512 characters without whitespace or control characters, got ${JSON.stringify(String(update.providerID).slice(0, 60))} (${characters} characters)`,
+        `spec.providerID must be 1–512 characters without whitespace or control characters (format characters included), got ${quoteText(String(update.providerID), 60)} (${characters} characters)`,
       );
     }
   }

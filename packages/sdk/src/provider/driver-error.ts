@@ -5,6 +5,8 @@
  *
  * @module
  */
+import { safeText } from "../runtime/text.js";
+
 // ── errors ──────────────────────────────────────────────────────────────────────────────────────
 
 /**
@@ -186,6 +188,20 @@ export class DriverError extends Error {
  * ```
  */
 export function classifyDriverError(
+  driver: { classifyError?(error: unknown): DriverFailure | undefined },
+  error: unknown,
+): DriverFailure {
+  const failure = classify(driver, error);
+  // The message is the cloud's text: it reaches a condition, an Event and a log line, so it loses
+  // its control and format characters and is cut here, once for all three.
+  const message = safeText(String(failure.message), MAX_FAILURE_MESSAGE);
+  return message === failure.message ? failure : { ...failure, message };
+}
+
+/** The longest driver failure message the kit keeps, in characters. */
+const MAX_FAILURE_MESSAGE = 2048;
+
+function classify(
   driver: { classifyError?(error: unknown): DriverFailure | undefined },
   error: unknown,
 ): DriverFailure {

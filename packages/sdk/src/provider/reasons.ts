@@ -177,6 +177,12 @@ export const PoolReasons = {
    */
   DuplicateProviderIDs: "DuplicateProviderIDs",
   /**
+   * Runaway stopped: an instance reports a providerID with whitespace, control or format characters
+   * (bidi overrides, zero-width characters): no Node spells its ID so, and a reader of the list would
+   * be misled. Nothing is published until the driver reports it exactly as the Node does.
+   */
+  InvalidProviderID: "InvalidProviderID",
+  /**
    * Runaway stopped (`model: "group"`): the group's model was updated with a stamp that `getGroup`
    * never reports back in `modelStamp`, so every reconcile would update the model again. Store the
    * stamp with the group's model (tags) and return it.
@@ -246,6 +252,7 @@ export const RUNAWAY_REASONS: ReadonlySet<string> = new Set([
   PoolReasons.SettingsNotConverging,
   PoolReasons.BoundsNotConverging,
   PoolReasons.DuplicateProviderIDs,
+  PoolReasons.InvalidProviderID,
   PoolReasons.ModelStampNotStored,
   PoolReasons.InstanceModelUnknown,
 ]);

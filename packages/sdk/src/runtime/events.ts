@@ -7,6 +7,7 @@ import { NotFoundError } from "./errors.js";
 import { type RuntimeLogger, silentLogger } from "./logging.js";
 import { redactText } from "./redact.js";
 import { EventResource } from "./resource.js";
+import { cutText, safeText } from "./text.js";
 
 /** `Normal` for routine, `Warning` for something the user should look at. */
 export type EventType = "Normal" | "Warning";
@@ -54,6 +55,10 @@ const SPAM_BURST = 25;
 const SPAM_REFILL_MS = 5 * 60_000;
 const COMBINED = "(combined from similar events): ";
 
+/**
+ * The longest Event message recorded, in characters: events.k8s.io/v1 refuses a `note` over 1 KiB,
+ * and a message is read in `kubectl describe`, where a longer one only hides the next.
+ */
 const MAX_MESSAGE = 1024;
 
 /**
@@ -97,15 +102,15 @@ export class EventRecorder {
 
   /** Records an event about `obj` (fire and forget). */
   event(obj: KubernetesObject, type: EventType, reason: string, rawMessage: string): void {
-    // Events are readable by anyone who can list them: the redaction layer runs on every message.
-    const message = redactText(rawMessage);
+    // Events are readable by anyone who can list them: the redaction layer runs on every message,
+    // and what a cloud or tenant wrote loses its control and format characters (ANSI escapes, bidi
+    // overrides) before anyone's terminal shows it.
+    const trimmed = safeText(redactText(rawMessage), MAX_MESSAGE);
     const meta = obj.metadata ?? {};
     if (!meta.name) {
       this.log.warn({ reason }, "cannot record an event for an object without metadata.name");
       return;
     }
-    const trimmed =
-      message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 3)}...` : message;
     const objectKey = [obj.apiVersion, obj.kind, meta.namespace, meta.name, meta.uid].join(NUL);
     const nowMs = this.clock.now();
     const now = new Date(nowMs).toISOString();
@@ -121,7 +126,7 @@ export class EventRecorder {
     }
     similar.messages.add(trimmed);
     const combined = similar.messages.size > MAX_SIMILAR;
-    const shown = combined ? `${COMBINED}${trimmed}`.slice(0, MAX_MESSAGE) : trimmed;
+    const shown = combined ? cutText(`${COMBINED}${trimmed}`, MAX_MESSAGE) : trimmed;
     const key = combined ? `${similarKey}${NUL}${COMBINED}` : `${similarKey}${NUL}${trimmed}`;
     let aggregate = this.aggregates.get(key);
     if (aggregate === undefined) {

@@ -8,6 +8,7 @@
  * @module
  */
 import { readMachinePool } from "../../contract/readers.js";
+import { characterCount, hasUnsafeCharacters } from "../../runtime/text.js";
 import type { GroupBounds, GroupUpdate, PoolGroup } from "../driver.js";
 import { lostGroupRecord, MoveAnnotations } from "../move.js";
 import type { BoundsSection, PoolPhase } from "../phase.js";
@@ -57,7 +58,7 @@ export const groupPhase: PoolPhase<
           ready: {
             status: "False",
             reason: PoolReasons.GroupNotFound,
-            message: `the pool's group ${lost} (annotation ${MoveAnnotations.GroupCreated}) was not found by the pool's name and namespace, and the pool's status is empty (moved by clusterctl move or restored from a backup): nothing was created. Point the provider at the cloud account and region that hold the group, or remove the annotation to create a new group`,
+            message: `the pool's group ${describeRecord(lost)} (annotation ${MoveAnnotations.GroupCreated}) was not found by the pool's name and namespace, and the pool's status is empty (moved by clusterctl move or restored from a backup): nothing was created. Point the provider at the cloud account and region that hold the group, or remove the annotation to create a new group`,
           },
           requeueAfterMs: scope.options.resyncMs,
         };
@@ -249,4 +250,15 @@ function differingKeys(wanted: unknown, reported: unknown): string {
     .filter((key) => stableStringify(a[key]) !== stableStringify(b[key]))
     .sort();
   return keys.length > 0 ? keys.join(", ") : "the whole value";
+}
+
+/**
+ * The group-created record as a message shows it: anyone who may edit the pool writes it, so a long
+ * or unprintable one is described by its length, never quoted.
+ */
+function describeRecord(record: string): string {
+  const characters = characterCount(record);
+  return characters <= 128 && !hasUnsafeCharacters(record)
+    ? record
+    : `(a record of ${characters} characters)`;
 }

@@ -110,9 +110,39 @@ describe("observe", () => {
     const result = await run(observePhase);
     expect(result?.ready.reason).toBe("DuplicateProviderIDs");
     expect(result?.ready.message).toContain(
-      "i-1, i-2, i-3 report the same providerID fake:///same",
+      '3 instances report the same providerID "fake:///same" ("i-1", "i-2", "i-3")',
     );
     expect(events.map((e) => e.type)).toEqual(["Warning"]);
+    expect(scope.pool.spec?.providerIDList).toBeUndefined();
+  });
+
+  it("names three instances of a duplicated ID and counts the rest, in one pass", async () => {
+    const cloud = fakeCloud();
+    cloud.group = group(
+      Array.from({ length: 100_000 }, (_, i) =>
+        fakeInstance({ id: `i-${i}`, providerID: "fake:///same" }),
+      ),
+    );
+    const result = await fakeScope({ driver: cloud.driver }).run(observePhase);
+    expect(result?.ready.message).toMatch(
+      /^100000 instances report the same providerID "fake:\/\/\/same" \("i-0", "i-1", "i-2" and 99997 more\);/,
+    );
+  });
+
+  it("refuses a providerID with a bidi override, zero-width or control character, escaped", async () => {
+    const cloud = fakeCloud();
+    cloud.group = group([
+      fakeInstance({ id: "i-1", providerID: "fake:///a\u202e" }),
+      fakeInstance({ id: "i-2", providerID: "fake:///b\u200b" }),
+      fakeInstance({ id: "i-3\u001b[2J", providerID: "fake:///c\u0007" }),
+      fakeInstance({ id: "i-4", providerID: "fake:///d\ufeff" }),
+    ]);
+    const { scope, run } = fakeScope({ driver: cloud.driver });
+    const result = await run(observePhase);
+    expect(result?.ready.reason).toBe("InvalidProviderID");
+    expect(result?.ready.message).toContain('"i-1" reports "fake:///a\\u{202e}"');
+    expect(result?.ready.message).toContain('"i-3\\u{001b}[2J" reports "fake:///c\\u{0007}"');
+    expect(result?.ready.message).toContain(" and 1 more:");
     expect(scope.pool.spec?.providerIDList).toBeUndefined();
   });
 
@@ -129,7 +159,7 @@ describe("observe", () => {
     const test = fakeScope({ driver: cloud.driver, memory });
     const result = await test.run(observePhase);
     expect(result?.ready.message).toBe(
-      "instances i-1, i-2 report the same providerID fake:///a (and 1 more duplicated IDs); each instance needs its own, byte for byte as on its Node; the kit makes no cloud change to this pool until this is fixed",
+      '2 instances report the same providerID "fake:///a" ("i-1", "i-2") (and 1 more duplicated providerIDs); each instance needs its own, byte for byte as on its Node; the kit makes no cloud change to this pool until this is fixed',
     );
     expect(result?.requeueAfterMs).toBe(test.scope.options.resyncMs);
     // Not latched: the next read decides again (the cloud may fix its IDs on its own).

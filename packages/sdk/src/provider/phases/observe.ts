@@ -1,11 +1,13 @@
 /**
  * Reads the cloud once per reconcile: template versions and the group with its instances. Stops on
- * duplicate providerIDs (one Node would stand for several instances) and publishes a group that is
- * being deleted out of band.
+ * duplicate providerIDs (one Node would stand for several instances) and on providerIDs no Node can
+ * carry (whitespace, control or format characters), and publishes a group that is being deleted out
+ * of band.
  *
  * @module
  */
 
+import { duplicateProviderIDs, invalidProviderIDs } from "../instance-checks.js";
 import { liveInstances } from "../instances.js";
 import type { PoolPhase } from "../phase.js";
 import { PoolReasons } from "../reasons.js";
@@ -13,7 +15,7 @@ import { stopRunaway } from "../runaway.js";
 import { instanceWithoutModelState, modelInGroup, templateMethods } from "../steps/driver-shape.js";
 import { publishInstances } from "../steps/publish-instances.js";
 
-/** Reads template versions and the group; refuses duplicate providerIDs. */
+/** Reads template versions and the group; refuses duplicate and unprintable providerIDs. */
 export const observePhase: PoolPhase<unknown, unknown, never, "observed"> = {
   name: "observe",
   reads: [],
@@ -32,20 +34,15 @@ export const observePhase: PoolPhase<unknown, unknown, never, "observed"> = {
         scope.memory.forget(instance.providerID, now);
       }
     }
-    const owners = new Map<string, string[]>();
-    for (const instance of liveInstances(group.instances)) {
-      if (instance.providerID === "") continue;
-      owners.set(instance.providerID, [...(owners.get(instance.providerID) ?? []), instance.id]);
+    const live = liveInstances(group.instances);
+    const duplicates = duplicateProviderIDs(live);
+    if (duplicates !== undefined) {
+      return stopRunaway(scope, PoolReasons.DuplicateProviderIDs, duplicates, false);
     }
-    const duplicates = [...owners].filter(([, ids]) => ids.length > 1);
-    if (duplicates.length > 0) {
-      const [id, ids] = duplicates[0] as [string, string[]];
-      return stopRunaway(
-        scope,
-        PoolReasons.DuplicateProviderIDs,
-        `instances ${ids.join(", ")} report the same providerID ${id}${duplicates.length > 1 ? ` (and ${duplicates.length - 1} more duplicated IDs)` : ""}; each instance needs its own, byte for byte as on its Node`,
-        false,
-      );
+    // Published, such an ID would reach core, the Nodes' index and every message that names it.
+    const invalid = invalidProviderIDs(live);
+    if (invalid !== undefined) {
+      return stopRunaway(scope, PoolReasons.InvalidProviderID, invalid, false);
     }
     const unknown = instanceWithoutModelState(driver, group);
     if (unknown !== undefined) {

@@ -17,6 +17,7 @@ import {
   ns,
   type Obj,
   Pools,
+  sleep,
   startBed,
 } from "./support.js";
 
@@ -27,13 +28,28 @@ let bed: Bed;
 const answers = new Map<string, (group: Group) => Group>();
 /** Per pool name: what `getGroup` throws instead of answering. */
 const failures = new Map<string, () => unknown>();
+/** Per pool name: `getGroup` calls. */
+const calls = new Map<string, number>();
 
 beforeAll(async () => {
   bed = await startBed({
     controller: { readiness: "instance" },
     wrapDriver: (driver) => ({
       ...driver,
+      classifyError(error) {
+        // As a driver maps a cloud's `Retry-After` header, whatever it says.
+        if (error instanceof Throttle) {
+          return {
+            kind: "throttled",
+            reason: "CloudThrottling",
+            message: "slow down",
+            retryAfterMs: error.retryAfterMs,
+          };
+        }
+        return driver.classifyError?.(error);
+      },
       async getGroup(ctx) {
+        calls.set(ctx.pool.name, (calls.get(ctx.pool.name) ?? 0) + 1);
         const fail = failures.get(ctx.pool.name);
         if (fail) throw fail();
         const group = await driver.getGroup(ctx);
@@ -46,6 +62,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await bed?.stop();
 });
+
+class Throttle extends Error {
+  constructor(readonly retryAfterMs: number) {
+    super("429 Too Many Requests");
+  }
+}
 
 const ESC = "\u001b";
 const RLO = "\u202e";
@@ -183,4 +205,27 @@ describe("machinePoolController: cloud answers", { timeout: 60_000 }, () => {
     expect(ready?.message.length).toBeLessThan(1024);
     expect(ready?.message).toContain("40001 characters");
   });
+
+  for (const hint of [0, -1, Number.NaN]) {
+    it(`backs off a pool the cloud throttles with retryAfterMs ${hint}, and says so on Ready`, async () => {
+      const name = await createPool(bed, { replicas: 1 });
+      await converged(bed, name, 1);
+      failures.set(name, () => new Throttle(hint));
+      try {
+        calls.set(name, 0);
+        // The pool's own backoff (1 s, 2 s, 4 s, …) on top of the hint: a handful of calls, not thousands.
+        await sleep(3000);
+        expect(calls.get(name)).toBeLessThanOrEqual(5);
+        await eventually(async () => {
+          expect(condition(await getPool(bed, name), "Ready")).toMatchObject({
+            status: "False",
+            reason: "CloudThrottling",
+          });
+        });
+      } finally {
+        failures.delete(name);
+      }
+      await converged(bed, name, 1);
+    });
+  }
 });

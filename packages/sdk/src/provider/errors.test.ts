@@ -19,19 +19,63 @@ describe("errorPolicy", () => {
     let streak: ReturnType<typeof errorPolicy>["streak"];
     const seen: (string | undefined)[] = [];
     const warnings: string[] = [];
+    const delays: (number | undefined)[] = [];
     for (const now of [1000, 1500, 2000]) {
       const outcome = errorPolicy(throttled, { ...base, now, steadyState: true, streak });
       streak = outcome.streak;
       seen.push(outcome.ready?.reason);
       if (outcome.warning) warnings.push(outcome.warning.message);
-      expect(outcome.requeueAfterMs).toBe(500);
+      delays.push(outcome.requeueAfterMs);
       expect(outcome.retry).toBeUndefined();
     }
+    // The hint of 500 ms is below the 1 s floor; the pool's backoff doubles on top of it.
+    expect(delays).toEqual([1000, 2000, 4000]);
     expect(seen).toEqual([undefined, undefined, "CloudThrottling"]);
     expect(warnings).toEqual(["getGroup: slow down (failing for 1s, 3 attempts)"]);
     // Reported once per streak: the next failure changes nothing more.
     const next = errorPolicy(throttled, { ...base, now: 2500, steadyState: false, streak });
     expect(next.warning).toBeUndefined();
+  });
+
+  it("treats a throttle hint that is not a number of milliseconds ≥ 0 as none, and bounds the rest", () => {
+    const outcomeFor = (retryAfterMs: number, count = 0) =>
+      errorPolicy(
+        new StepFailure(
+          "getGroup",
+          { kind: "throttled", reason: "CloudThrottling", message: "slow down", retryAfterMs },
+          undefined,
+        ),
+        {
+          ...base,
+          now: 0,
+          steadyState: true,
+          streak: count ? { since: 0, count, reported: false } : undefined,
+        },
+      ).requeueAfterMs;
+    for (const hint of [0, -1, Number.NaN, Number.NEGATIVE_INFINITY]) {
+      expect(outcomeFor(hint)).toBe(1000);
+      expect(outcomeFor(hint, 3)).toBe(8000);
+    }
+    expect(outcomeFor(1e11)).toBe(15 * 60_000);
+    expect(outcomeFor(Number.POSITIVE_INFINITY)).toBe(1000);
+    expect(outcomeFor(30_000)).toBe(30_000);
+    // The backoff stops at the ceiling too: a pool is looked at least every 15 minutes.
+    expect(outcomeFor(0, 100)).toBe(15 * 60_000);
+    const waiting = (retryAfterMs: number) =>
+      errorPolicy(
+        new StepFailure(
+          "getGroup",
+          { kind: "waiting", reason: "Busy", message: "busy", retryAfterMs },
+          undefined,
+        ),
+        { ...base, now: 0, steadyState: false, streak: undefined },
+      ).requeueAfterMs;
+    expect([waiting(0), waiting(Number.NaN), waiting(-5), waiting(1e11)]).toEqual([
+      100,
+      1000,
+      1000,
+      15 * 60_000,
+    ]);
   });
 
   it("needs the time bound too: 3 quick failures at steady state are still tolerated", () => {

@@ -104,7 +104,35 @@ export interface ErrorOutcome {
 /** Transient failures in a row before steady state is given up (with the time bound). */
 export const TRANSIENT_FAILURES_TO_REPORT = 3;
 
-const MIN_DELAY_MS = 1;
+/**
+ * The bounds of a cloud's retry hint (`retryAfterMs` of a `throttled` or `transient` failure): a
+ * `Retry-After: 0` must not requeue a pool every millisecond, and a huge one must not stop checking it.
+ */
+export const RETRY_HINT_BOUNDS = { minMs: 1000, maxMs: 15 * 60_000 } as const;
+/** The shortest wait of a `waiting` failure (the cloud is busy with something that takes time). */
+const MIN_WAITING_MS = 100;
+/** The wait of a `waiting` failure whose `retryAfterMs` is no number of milliseconds. */
+const DEFAULT_WAITING_MS = 1000;
+
+/** A hint that is a finite, non-negative number; anything else means "no hint", never "now". */
+function validHint(ms: unknown): number | undefined {
+  return typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+}
+
+function clamp(ms: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, ms));
+}
+
+/**
+ * The delay after the `count`-th throttled (or hinted transient) failure in a row: the cloud's hint
+ * or the pool's own exponential backoff (1 s doubling), whichever is longer, within
+ * {@link RETRY_HINT_BOUNDS}. A pool the cloud keeps throttling slows down even when each answer
+ * says "retry now".
+ */
+function hintedDelay(hint: number | undefined, count: number): number {
+  const backoff = RETRY_HINT_BOUNDS.minMs * 2 ** Math.min(30, Math.max(0, count - 1));
+  return clamp(Math.max(hint ?? 0, backoff), RETRY_HINT_BOUNDS.minMs, RETRY_HINT_BOUNDS.maxMs);
+}
 
 function seconds(ms: number): string {
   return `${Math.round(ms / 100) / 10}s`;
@@ -115,8 +143,8 @@ function seconds(ms: number): string {
  *
  * | failure | `Ready` | retry | Event |
  * | --- | --- | --- | --- |
- * | `waiting` | False, driver's reason | after `retryAfterMs` | — |
- * | `throttled`, `transient` at steady state | unchanged until 3 failures in a row over `toleranceMs` | after `retryAfterMs`, else backoff | Warning once it persists |
+ * | `waiting` | False, driver's reason | after `retryAfterMs` (100 ms .. 15 min; 1 s when not a number ≥ 0) | — |
+ * | `throttled`, `transient` at steady state | unchanged until 3 failures in a row over `toleranceMs` | after the longer of `retryAfterMs` and the pool's backoff (1 s doubling), within 1 s .. 15 min; a `transient` without a valid hint: the runtime's backoff | Warning once it persists |
  * | `throttled`, `transient` while converging | False, driver's reason | same | Warning once it persists |
  * | `transient` with reason `DriverBug` | False, `DriverBug` | backoff | Warning at once |
  * | `terminal` | False, driver's reason | after the resync period | Warning (repeats aggregated) |
@@ -153,7 +181,11 @@ export function errorPolicy(error: unknown, input: ErrorPolicyInput): ErrorOutco
     case "waiting":
       return {
         ready,
-        requeueAfterMs: Math.max(MIN_DELAY_MS, failure.retryAfterMs),
+        requeueAfterMs: clamp(
+          validHint(failure.retryAfterMs) ?? DEFAULT_WAITING_MS,
+          MIN_WAITING_MS,
+          RETRY_HINT_BOUNDS.maxMs,
+        ),
         streak: undefined,
         log: "info",
       };
@@ -187,9 +219,15 @@ export function errorPolicy(error: unknown, input: ErrorPolicyInput): ErrorOutco
         };
       }
       const keep = input.steadyState && !persisted && !bug;
-      const retryAfterMs =
+      // A throttled failure always waits (its hint, else the backoff); a transient one only with a
+      // valid hint, else the runtime's backoff.
+      const hint =
         failure.kind === "throttled" || failure.kind === "transient"
-          ? failure.retryAfterMs
+          ? validHint(failure.retryAfterMs)
+          : undefined;
+      const retryAfterMs =
+        failure.kind === "throttled" || hint !== undefined
+          ? hintedDelay(hint, streak.count)
           : undefined;
       const base = {
         ready: keep ? undefined : ready,
@@ -198,7 +236,7 @@ export function errorPolicy(error: unknown, input: ErrorPolicyInput): ErrorOutco
         ...(warning ? { warning } : {}),
       };
       return retryAfterMs !== undefined
-        ? { ...base, requeueAfterMs: Math.max(MIN_DELAY_MS, retryAfterMs) }
+        ? { ...base, requeueAfterMs: retryAfterMs }
         : { ...base, retry: new TransientPoolError(error.message, { cause: error.original }) };
     }
   }

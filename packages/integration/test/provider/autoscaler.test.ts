@@ -116,6 +116,31 @@ describe("machinePoolController under the cluster-autoscaler", { timeout: 60_000
     expect(bed.cloud.calls({ afterSeq: mark, mutating: true })).toEqual([]);
   });
 
+  it("refuses a bound beyond int32 without sending it, and describes a 40,000-digit one by its length", async () => {
+    const name = await createPool(bed, { replicas: 2 });
+    await converged(bed, name, 2);
+    const mark = bed.cloud.lastCallSeq();
+    await annotate(name, { [MIN]: "1", [MAX]: String(2 ** 53 - 1) });
+    await eventually(async () => {
+      expect(condition(await getPool(bed, name), "AutoscalerBounds")).toMatchObject({
+        status: "False",
+        reason: "InvalidAutoscalerBounds",
+        message: expect.stringContaining("above 2147483647 (replicas are an int32"),
+      });
+    });
+    await annotate(name, { [MIN]: "1", [MAX]: "7".repeat(40_000) });
+    await eventually(async () => {
+      const message = condition(await getPool(bed, name), "AutoscalerBounds")?.message ?? "";
+      expect(message).toContain(
+        `annotation ${MAX} is a value of 40000 characters, above 2147483647`,
+      );
+      expect(message.length).toBeLessThan(1024);
+    });
+    expect(bounds(name)).toEqual([0, 10]);
+    expect(bed.cloud.calls({ afterSeq: mark, mutating: true })).toEqual([]);
+    expect(await eventReasons(bed, name)).not.toContain("BoundsNotConverging");
+  });
+
   it("removes exactly the instance whose Node the autoscaler tainted when it decrements", async () => {
     const name = await createPool(bed, { replicas: 3, annotations: { [MIN]: "1", [MAX]: "5" } });
     await converged(bed, name, 3);

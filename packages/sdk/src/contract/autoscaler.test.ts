@@ -47,7 +47,7 @@ describe("readAutoscalerBounds", () => {
     });
   });
 
-  it.each([["two"], [""], ["-1"], ["1.5"], [" 3"], ["1e3"], ["99999999999999999999"]])(
+  it.each([["two"], [""], ["-1"], ["1.5"], [" 3"], ["1e3"]])(
     "refuses the minimum %j, naming the annotation and an example",
     (text) => {
       const bounds = readAutoscalerBounds(pool({ [MIN]: text, [MAX]: "5" }));
@@ -57,6 +57,32 @@ describe("readAutoscalerBounds", () => {
       });
     },
   );
+
+  it.each([["2147483648"], [String(2 ** 53 - 1)], ["99999999999999999999"]])(
+    "refuses the maximum %s, above int32, naming the bound",
+    (text) => {
+      expect(readAutoscalerBounds(pool({ [MIN]: "1", [MAX]: text }))).toEqual({
+        state: "invalid",
+        problem: `annotation ${MAX} is ${JSON.stringify(text)}, above 2147483647 (replicas are an int32 in Cluster API): set it to the node group's maximum size, at most 2147483647`,
+      });
+    },
+  );
+
+  it("accepts 2147483647, and describes a long or unprintable value by its length", () => {
+    expect(readAutoscalerBounds(pool({ [MIN]: "0", [MAX]: "2147483647" }))).toEqual({
+      state: "valid",
+      min: 0,
+      max: 2_147_483_647,
+    });
+    const long = readAutoscalerBounds(pool({ [MIN]: "1", [MAX]: "9".repeat(40_000) }));
+    expect(long.state === "invalid" && long.problem).toMatch(
+      /is a value of 40000 characters, above/,
+    );
+    const escape = readAutoscalerBounds(pool({ [MIN]: "x\u001b[2J", [MAX]: "5" }));
+    expect(escape.state === "invalid" && escape.problem).toMatch(
+      /is a value of 5 characters, not a whole/,
+    );
+  });
 
   it("names every bad annotation at once", () => {
     const bounds = readAutoscalerBounds(pool({ [MIN]: "x", [MAX]: "-3" }));

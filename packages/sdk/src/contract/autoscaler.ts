@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { hasUnsafeCharacters } from "../runtime/text.js";
 import { Annotations } from "./constants.js";
 import type { AnyObject } from "./readers.js";
 
@@ -37,6 +38,17 @@ export type AutoscalerBounds =
 
 /** What Go's `strconv.Atoi` accepts, which the autoscaler parses the annotations with. */
 const INTEGER = /^[+-]?\d+$/;
+/** The largest bound a node group can have: replicas are an int32 in Cluster API. */
+const MAX_AUTOSCALER_BOUND = 2_147_483_647;
+/** The longest annotation value a message quotes; a longer one is described by its length. */
+const QUOTED_VALUE_CHARACTERS = 32;
+
+/** An annotation value as a message shows it: anyone who may edit the MachinePool wrote it. */
+function describeValue(text: string): string {
+  return text.length <= QUOTED_VALUE_CHARACTERS && !hasUnsafeCharacters(text)
+    ? JSON.stringify(text)
+    : `a value of ${text.length} characters`;
+}
 
 function parseSize(
   annotations: Readonly<Record<string, string>>,
@@ -44,11 +56,19 @@ function parseSize(
 ): { value: number | undefined; problem?: string } {
   if (!Object.hasOwn(annotations, key)) return { value: undefined };
   const text = annotations[key] as string;
+  const size = key === Annotations.AutoscalerMinSize ? "minimum" : "maximum";
   const value = INTEGER.test(text) ? Number(text) : Number.NaN;
+  if (value > MAX_AUTOSCALER_BOUND) {
+    // Never sent to the cloud: replicas beyond an int32 cannot be a MachinePool's.
+    return {
+      value: undefined,
+      problem: `annotation ${key} is ${describeValue(text)}, above ${MAX_AUTOSCALER_BOUND} (replicas are an int32 in Cluster API): set it to the node group's ${size} size, at most ${MAX_AUTOSCALER_BOUND}`,
+    };
+  }
   if (!Number.isSafeInteger(value) || value < 0) {
     return {
       value: undefined,
-      problem: `annotation ${key} is ${JSON.stringify(text)}, not a whole number ≥ 0: set it to the node group's ${key === Annotations.AutoscalerMinSize ? "minimum" : "maximum"} size, e.g. "${key === Annotations.AutoscalerMinSize ? "1" : "10"}"`,
+      problem: `annotation ${key} is ${describeValue(text)}, not a whole number ≥ 0: set it to the node group's ${key === Annotations.AutoscalerMinSize ? "minimum" : "maximum"} size, e.g. "${key === Annotations.AutoscalerMinSize ? "1" : "10"}"`,
     };
   }
   return { value };
@@ -57,7 +77,8 @@ function parseSize(
 /**
  * Reads the cluster-autoscaler's bounds from a MachinePool's annotations
  * (`cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size` and `…-max-size`), as the autoscaler
- * does (`parseScalingBounds` in its `clusterapi_utils.go`): each a whole number ≥ 0, a missing one 0,
+ * does (`parseScalingBounds` in its `clusterapi_utils.go`): each a whole number from 0 to 2147483647
+ * (replicas are an int32; a larger bound is never sent to the cloud), a missing one 0,
  * the minimum not above the maximum. Never throws: a value the autoscaler would refuse comes back
  * `invalid`, with what is wrong and what to do.
  *

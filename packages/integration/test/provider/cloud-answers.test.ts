@@ -12,6 +12,7 @@ import {
   createPool,
   eventually,
   getPool,
+  groupName,
   KitMachinePool,
   MachinePools,
   ns,
@@ -28,6 +29,8 @@ let bed: Bed;
 const answers = new Map<string, (group: Group) => Group>();
 /** Per pool name: what `getGroup` throws instead of answering. */
 const failures = new Map<string, () => unknown>();
+/** Per pool name: the last group the cloud answered (before any override). */
+const lastGroups = new Map<string, Group>();
 /** Per pool name: `getGroup` calls. */
 const calls = new Map<string, number>();
 
@@ -53,6 +56,7 @@ beforeAll(async () => {
         const fail = failures.get(ctx.pool.name);
         if (fail) throw fail();
         const group = await driver.getGroup(ctx);
+        if (group) lastGroups.set(ctx.pool.name, group);
         const answer = answers.get(ctx.pool.name);
         return group && answer ? answer(group) : group;
       },
@@ -228,4 +232,35 @@ describe("machinePoolController: cloud answers", { timeout: 60_000 }, () => {
       await converged(bed, name, 1);
     });
   }
+
+  it("refuses another pool's instance in a pool's answer: not published, no Node action, never deleted", async () => {
+    const a = await createPool(bed, { replicas: 1 });
+    const b = await createPool(bed, { replicas: 1 });
+    await converged(bed, a, 1);
+    const poolB = await converged(bed, b, 1);
+    const stolen = lastGroups.get(b)?.instances[0] as Group["instances"][number];
+    expect(poolB.spec?.providerIDList).toEqual([stolen.providerID]);
+    const mark = bed.cloud.lastCallSeq();
+    // A's cloud query matches too much: it also returns B's instance.
+    answers.set(a, (group) => ({ ...group, instances: [...group.instances, stolen] }));
+    try {
+      const ready = await eventually(async () => {
+        const ready = condition(await getPool(bed, a), "Ready");
+        expect(ready).toMatchObject({ status: "False", reason: "ProviderIDOfOtherPool" });
+        return ready;
+      });
+      expect(ready?.message).toContain(`KitMachinePool ${ns}/${a}`);
+      expect(ready?.message).toContain(`KitMachinePool ${ns}/${b}`);
+      // A few more reconciles of A: still nothing of B's reaches A or the cloud.
+      await sleep(1000);
+      expect((await getPool(bed, a)).spec?.providerIDList).not.toContain(stolen.providerID);
+      const mutating = bed.cloud.calls({ afterSeq: mark, mutating: true });
+      expect(mutating.filter((c) => JSON.stringify(c.args).includes(stolen.id))).toEqual([]);
+      expect(bed.cloud.inspect.providerIds(groupName(b))).toEqual([stolen.providerID]);
+    } finally {
+      answers.delete(a);
+    }
+    await converged(bed, a, 1);
+    await converged(bed, b, 1);
+  });
 });

@@ -26,6 +26,7 @@ import type { Controller, ReconcileContext, ReconcileResult } from "../runtime/c
 import { FencedError, isNotFound } from "../runtime/errors.js";
 import { redactText } from "../runtime/redact.js";
 import { NodeResource, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
+import { providerIDClaims } from "./claims.js";
 import { readControlPlane } from "./control-plane-api.js";
 import { type CredentialsReader, PoolCredentialsCache } from "./credentials.js";
 import { workloadDrainApi } from "./drain-api.js";
@@ -310,6 +311,19 @@ class PoolReconciler<Spec, Settings> {
             },
           }
         : {}),
+      claimedProviderIDs: async () => {
+        const namespace = cluster.namespace;
+        const self = pool.metadata?.name;
+        const pools = await rc.cache.list(this.#resource, { namespace });
+        const machinePools = await rc.cache.list(MachinePoolResource, { namespace });
+        return providerIDClaims([
+          { kind: this.#resource.kind, objects: pools.filter((p) => p.metadata?.name !== self) },
+          {
+            kind: "MachinePool",
+            objects: machinePools.filter((m) => m.metadata?.name !== machinePool?.metadata?.name),
+          },
+        ]);
+      },
       readControlPlane: (ref, namespace) => readControlPlane(rc.client, ref, namespace, rc.signal),
       setMachinePoolReplicas: async (machinePool: MachinePool, replicas: number) => {
         rc.fence();

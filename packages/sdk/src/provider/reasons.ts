@@ -183,6 +183,13 @@ export const PoolReasons = {
    */
   InvalidProviderID: "InvalidProviderID",
   /**
+   * Runaway stopped: the driver reports an instance whose providerID another pool of the namespace
+   * already lists (a pool of the kit's kind, or another MachinePool): a cloud query that matches too
+   * much. The pool publishes nothing, touches no Node and deletes no instance until the driver
+   * reports only its own instances; the message names both pools.
+   */
+  ProviderIDOfOtherPool: "ProviderIDOfOtherPool",
+  /**
    * Runaway stopped (`model: "group"`): the group's model was updated with a stamp that `getGroup`
    * never reports back in `modelStamp`, so every reconcile would update the model again. Store the
    * stamp with the group's model (tags) and return it.
@@ -253,6 +260,7 @@ export const RUNAWAY_REASONS: ReadonlySet<string> = new Set([
   PoolReasons.BoundsNotConverging,
   PoolReasons.DuplicateProviderIDs,
   PoolReasons.InvalidProviderID,
+  PoolReasons.ProviderIDOfOtherPool,
   PoolReasons.ModelStampNotStored,
   PoolReasons.InstanceModelUnknown,
 ]);

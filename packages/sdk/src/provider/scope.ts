@@ -63,6 +63,12 @@ export interface PoolApi {
    */
   readyNodeProviderIDs(providerIDs: Iterable<string>): Promise<ReadonlySet<string>>;
   /**
+   * Every providerID another pool of the namespace already lists (another pool of the kit's kind, or
+   * a MachinePool other than this pool's owner), with the pool that lists it (`Kind namespace/name`).
+   * Absent (test scopes): no check.
+   */
+  readonly claimedProviderIDs?: () => Promise<ReadonlyMap<string, string>>;
+  /**
    * Those of `providerIDs` whose Node in the workload cluster carries a taint with key `taintKey`
    * (the cluster-autoscaler's `ToBeDeletedByClusterAutoscaler`): one index lookup per ID, as
    * {@link PoolApi.readyNodeProviderIDs}. Throws `WorkloadClusterUnavailableError` when the workload

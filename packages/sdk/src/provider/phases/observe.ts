@@ -7,6 +7,7 @@
  * @module
  */
 
+import { claimedElsewhere } from "../claims.js";
 import { duplicateProviderIDs, invalidProviderIDs } from "../instance-checks.js";
 import { liveInstances } from "../instances.js";
 import type { PoolPhase } from "../phase.js";
@@ -44,6 +45,13 @@ export const observePhase: PoolPhase<unknown, unknown, never, "observed"> = {
     if (invalid !== undefined) {
       return stopRunaway(scope, PoolReasons.InvalidProviderID, invalid, false);
     }
+    // Another pool's instance in this pool's answer: publishing it would hand its Node to this pool
+    // (taints, labels, drain) and let this pool delete it. Nothing of this pool runs until it is gone.
+    const claims = await scope.api.claimedProviderIDs?.();
+    const claimed = claims ? claimedElsewhere(poolName(scope), live, claims) : undefined;
+    if (claimed !== undefined) {
+      return stopRunaway(scope, PoolReasons.ProviderIDOfOtherPool, claimed, false);
+    }
     const unknown = instanceWithoutModelState(driver, group);
     if (unknown !== undefined) {
       return stopRunaway(
@@ -68,3 +76,13 @@ export const observePhase: PoolPhase<unknown, unknown, never, "observed"> = {
     return undefined;
   },
 };
+
+function poolName(scope: { readonly pool: PoolObjectLike }): string {
+  const meta = scope.pool.metadata;
+  return `${scope.pool.kind ?? "pool"} ${meta?.namespace ?? ""}/${meta?.name ?? ""}`;
+}
+
+interface PoolObjectLike {
+  readonly kind?: string;
+  readonly metadata?: { readonly name?: string; readonly namespace?: string };
+}

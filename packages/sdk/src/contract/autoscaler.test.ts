@@ -78,8 +78,8 @@ describe("readAutoscalerBounds", () => {
     expect(long.state === "invalid" && long.problem).toMatch(
       /is a value of 40000 characters, above/,
     );
-    const escape = readAutoscalerBounds(pool({ [MIN]: "x\u001b[2J", [MAX]: "5" }));
-    expect(escape.state === "invalid" && escape.problem).toMatch(
+    const unprintable = readAutoscalerBounds(pool({ [MIN]: "x\u001b[2J", [MAX]: "5" }));
+    expect(unprintable.state === "invalid" && unprintable.problem).toMatch(
       /is a value of 5 characters, not a whole/,
     );
   });

@@ -217,7 +217,7 @@ describe("machinePoolController: cloud answers", { timeout: 60_000 }, () => {
       failures.set(name, () => new Throttle(hint));
       try {
         calls.set(name, 0);
-        // The pool's own backoff (1 s, 2 s, 4 s, …) on top of the hint: a handful of calls, not thousands.
+        // The 1 s floor, and the pool's own backoff on top of it: a handful of calls, not thousands.
         await sleep(3000);
         expect(calls.get(name)).toBeLessThanOrEqual(5);
         await eventually(async () => {

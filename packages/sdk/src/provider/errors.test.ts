@@ -28,8 +28,8 @@ describe("errorPolicy", () => {
       delays.push(outcome.requeueAfterMs);
       expect(outcome.retry).toBeUndefined();
     }
-    // The hint of 500 ms is below the 1 s floor; the pool's backoff doubles on top of it.
-    expect(delays).toEqual([1000, 2000, 4000]);
+    // The hint of 500 ms is below the 1 s floor.
+    expect(delays).toEqual([1000, 1000, 1000]);
     expect(seen).toEqual([undefined, undefined, "CloudThrottling"]);
     expect(warnings).toEqual(["getGroup: slow down (failing for 1s, 3 attempts)"]);
     // Reported once per streak: the next failure changes nothing more.
@@ -54,7 +54,9 @@ describe("errorPolicy", () => {
       ).requeueAfterMs;
     for (const hint of [0, -1, Number.NaN, Number.NEGATIVE_INFINITY]) {
       expect(outcomeFor(hint)).toBe(1000);
-      expect(outcomeFor(hint, 3)).toBe(8000);
+      expect(outcomeFor(hint, 3)).toBe(1000);
+      // The backoff (5 ms doubling) takes over once it passes the floor: the 12th failure, 5 ms × 2^11.
+      expect(outcomeFor(hint, 11)).toBe(10_240);
     }
     expect(outcomeFor(1e11)).toBe(15 * 60_000);
     expect(outcomeFor(Number.POSITIVE_INFINITY)).toBe(1000);

@@ -123,14 +123,17 @@ function clamp(ms: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, ms));
 }
 
+/** The pool's own backoff after its first failure: the runtime's per-key backoff (5 ms doubling). */
+const BACKOFF_BASE_MS = 5;
+
 /**
  * The delay after the `count`-th throttled (or hinted transient) failure in a row: the cloud's hint
- * or the pool's own exponential backoff (1 s doubling), whichever is longer, within
- * {@link RETRY_HINT_BOUNDS}. A pool the cloud keeps throttling slows down even when each answer
- * says "retry now".
+ * or the pool's own exponential backoff (5 ms doubling, as the runtime backs off a key), whichever is
+ * longer, within {@link RETRY_HINT_BOUNDS}. A pool the cloud keeps throttling slows down even when
+ * each answer says "retry now" (1 s for the first eight failures, then 1.3 s, 2.6 s, …).
  */
 function hintedDelay(hint: number | undefined, count: number): number {
-  const backoff = RETRY_HINT_BOUNDS.minMs * 2 ** Math.min(30, Math.max(0, count - 1));
+  const backoff = BACKOFF_BASE_MS * 2 ** Math.min(40, Math.max(0, count - 1));
   return clamp(Math.max(hint ?? 0, backoff), RETRY_HINT_BOUNDS.minMs, RETRY_HINT_BOUNDS.maxMs);
 }
 
@@ -144,7 +147,7 @@ function seconds(ms: number): string {
  * | failure | `Ready` | retry | Event |
  * | --- | --- | --- | --- |
  * | `waiting` | False, driver's reason | after `retryAfterMs` (100 ms .. 15 min; 1 s when not a number ≥ 0) | — |
- * | `throttled`, `transient` at steady state | unchanged until 3 failures in a row over `toleranceMs` | after the longer of `retryAfterMs` and the pool's backoff (1 s doubling), within 1 s .. 15 min; a `transient` without a valid hint: the runtime's backoff | Warning once it persists |
+ * | `throttled`, `transient` at steady state | unchanged until 3 failures in a row over `toleranceMs` | after the longer of `retryAfterMs` and the pool's backoff (5 ms doubling), within 1 s .. 15 min; a `transient` without a valid hint: the runtime's backoff | Warning once it persists |
  * | `throttled`, `transient` while converging | False, driver's reason | same | Warning once it persists |
  * | `transient` with reason `DriverBug` | False, `DriverBug` | backoff | Warning at once |
  * | `terminal` | False, driver's reason | after the resync period | Warning (repeats aggregated) |

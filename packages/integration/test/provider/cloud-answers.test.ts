@@ -3,6 +3,9 @@
 // lies in the ways a real cloud query does (one ID for thousands of instances, control and bidi
 // characters, error texts of any length).
 
+import { setCondition } from "@capi-ts/sdk/conditions";
+import { PatchHelper } from "@capi-ts/sdk/patch";
+import { PoolConditionTypes } from "@capi-ts/sdk/provider";
 import { EventResource } from "@capi-ts/sdk/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -262,5 +265,29 @@ describe("machinePoolController: cloud answers", { timeout: 60_000 }, () => {
     }
     await converged(bed, a, 1);
     await converged(bed, b, 1);
+  });
+
+  it("writes every condition type the kit owns with a 40,000-character message: the status patch succeeds", async () => {
+    const name = "no-owner-yet";
+    // No MachinePool: the kit waits for core and writes nothing, so the test's writes stay.
+    await bed.client.create(Pools, {
+      apiVersion: KitMachinePool.apiVersion,
+      kind: KitMachinePool.kind,
+      metadata: { name, namespace: ns },
+      spec: { instanceType: "small", minSize: 0, maxSize: 3 },
+    } as Obj);
+    const pool = await getPool(bed, name);
+    const patch = PatchHelper.snapshot(pool, { resource: Pools });
+    const types = ["Ready", "Paused", ...Object.values(PoolConditionTypes)];
+    for (const type of types) {
+      setCondition(pool, { type, status: "False", reason: "Long", message: "y".repeat(40_000) });
+    }
+    await patch.apply(bed.client, pool, { ownedConditions: types });
+    const stored = await getPool(bed, name);
+    for (const type of types) {
+      const message = condition(stored, type)?.message ?? "";
+      expect(message.length).toBeLessThanOrEqual(10_240);
+      expect(message).toMatch(/y… \(\d+ more characters\)$/);
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import type { Server as HttpServer, IncomingMessage, ServerResponse } from "node:http";
+import type { Server as HttpServer } from "node:http";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import { join } from "node:path";
 import { createSecureContext } from "node:tls";
@@ -11,6 +11,8 @@ import {
   applyServingLimits,
   DEFAULT_SERVING_LIMITS,
   definedOnly,
+  guardRequests,
+  type RequestHandler,
   resolveServingLimits,
   type ServingLimits,
   servingOptions,
@@ -427,13 +429,13 @@ export async function createDiagnosticsServer(
   serving: DiagnosticsServing,
   client: KubeClient,
   logger: RuntimeLogger,
-  handler: (request: IncomingMessage, response: ServerResponse) => void,
+  handler: RequestHandler,
   limits: DiagnosticsLimits = {},
 ): Promise<HttpServer | HttpsServer> {
   const resolved = resolveDiagnosticsLimits(limits);
   const bounds = servingOptions(resolved);
   if (serving.insecure) {
-    const server = httpModule().createServer(bounds, handler);
+    const server = httpModule().createServer(bounds, guardRequests("diagnostics", logger, handler));
     applyServingLimits(server, resolved);
     return server;
   }
@@ -446,9 +448,9 @@ export async function createDiagnosticsServer(
   }
   const server = createHttpsServer(
     { ...credentials, minVersion: "TLSv1.2", ...bounds },
-    (request, response) => {
+    guardRequests("diagnostics", logger, (request, response) => {
       const path = (request.url ?? "/").split("?")[0] ?? "/";
-      void authorizer
+      return authorizer
         .review(
           request.headers.authorization,
           (request.method ?? "GET").toLowerCase(),
@@ -456,7 +458,7 @@ export async function createDiagnosticsServer(
           request.socket.remoteAddress,
         )
         .then((verdict) => {
-          if (verdict.status === 200) handler(request, response);
+          if (verdict.status === 200) return handler(request, response);
           else {
             response
               .writeHead(verdict.status, {
@@ -468,7 +470,7 @@ export async function createDiagnosticsServer(
               .end(`${verdict.message}\n`);
           }
         });
-    },
+    }),
   );
   applyServingLimits(server, resolved);
   return server;

@@ -25,7 +25,7 @@ import { EventLoopMonitor } from "./liveness.js";
 import { createLogger, type LoggerOptions, type RuntimeLogger } from "./logging.js";
 import { RuntimeMetrics } from "./metrics.js";
 import type { Runnable } from "./runnable.js";
-import { applyServingLimits, servingOptions } from "./serving.js";
+import { applyServingLimits, guardRequests, servingOptions } from "./serving.js";
 
 /** A named health or readiness check: resolve to pass, throw (or resolve a string) to fail. */
 // biome-ignore lint/suspicious/noConfusingVoidType: lets checks that return nothing type-check.
@@ -633,22 +633,24 @@ export class Manager implements ControllerHost {
     );
     if (health) {
       const limits = resolveDiagnosticsLimits(this.options.diagnosticsLimits);
-      const server = httpModule().createServer(servingOptions(limits), (request, response) => {
-        const path = (request.url ?? "/").split("?")[0];
-        const checks =
-          path === "/healthz" || path === "/livez"
-            ? this.healthChecks
-            : path === "/readyz"
-              ? this.readyChecks
-              : undefined;
-        if (!checks) {
-          response.writeHead(404).end("not found\n");
-          return;
-        }
-        void this.runChecks(checks).then(({ ok, report }) => {
+      const server = httpModule().createServer(
+        servingOptions(limits),
+        guardRequests("health-probes", this.logger, async (request, response) => {
+          const path = (request.url ?? "/").split("?")[0];
+          const checks =
+            path === "/healthz" || path === "/livez"
+              ? this.healthChecks
+              : path === "/readyz"
+                ? this.readyChecks
+                : undefined;
+          if (!checks) {
+            response.writeHead(404).end("not found\n");
+            return;
+          }
+          const { ok, report } = await this.runChecks(checks);
           response.writeHead(ok ? 200 : 500, { "content-type": "text/plain" }).end(report);
-        });
-      });
+        }),
+      );
       applyServingLimits(server, limits);
       this.healthAddressInfo = await this.listen(server, health);
     }
@@ -671,14 +673,10 @@ export class Manager implements ControllerHost {
             response.writeHead(404).end("not found\n");
             return;
           }
-          void this.metrics.text().then(
-            (text) => {
-              response.writeHead(200, { "content-type": this.metrics.contentType }).end(text);
-            },
-            (error: unknown) => {
-              response.writeHead(500).end(String(error));
-            },
-          );
+          // A failure is answered 500 by the server's guard, without the error's text.
+          return this.metrics.text().then((text) => {
+            response.writeHead(200, { "content-type": this.metrics.contentType }).end(text);
+          });
         },
         this.options.diagnosticsLimits,
       );

@@ -1,5 +1,6 @@
-import type { Server as HttpServer } from "node:http";
+import type { Server as HttpServer, IncomingMessage, ServerResponse } from "node:http";
 import type { Server as HttpsServer } from "node:https";
+import type { RuntimeLogger } from "./logging.js";
 
 /**
  * The connection bounds of an HTTP server the manager runs (the webhook and diagnostics servers), as
@@ -92,4 +93,56 @@ export function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(
     Object.entries(value).filter(([, field]) => field !== undefined),
   ) as Partial<T>;
+}
+
+/** A request handler of a server the manager runs; a returned promise is awaited by the guard. */
+export type RequestHandler = (
+  request: IncomingMessage,
+  response: ServerResponse,
+) => void | Promise<void>;
+
+/**
+ * `handler`, made unable to stop the process: a throw or a rejected promise of it is logged (the
+ * error's name and stack frames, never its message, which may quote the request) and answered 500 (or
+ * the connection closed when an answer was already under way), and the server goes on serving.
+ * Without it, a rejection would be unhandled, and Node ends the process on one — as Go's net/http
+ * recovers a handler's panic per request.
+ */
+export function guardRequests(
+  server: string,
+  logger: RuntimeLogger,
+  handler: RequestHandler,
+): (request: IncomingMessage, response: ServerResponse) => void {
+  const fail = (request: IncomingMessage, response: ServerResponse, error: unknown): void => {
+    try {
+      logger.error(
+        {
+          server,
+          method: request.method?.slice(0, 16),
+          path: (request.url ?? "/").split("?")[0]?.slice(0, 256),
+          error: error instanceof Error ? error.name : typeof error,
+          stack:
+            error instanceof Error ? error.stack?.split("\n").slice(1, 12).join("\n") : undefined,
+        },
+        "request handler failed; answered 500",
+      );
+      if (response.headersSent || response.destroyed) {
+        response.destroy();
+        return;
+      }
+      response
+        .writeHead(500, { "content-type": "text/plain; charset=utf-8", connection: "close" })
+        .end(`${server}: the request could not be handled (the manager's log has the error)\n`);
+    } catch {
+      response.destroy();
+    }
+  };
+  return (request, response) => {
+    try {
+      const pending = handler(request, response);
+      if (pending) pending.catch((error: unknown) => fail(request, response, error));
+    } catch (error) {
+      fail(request, response, error);
+    }
+  };
 }

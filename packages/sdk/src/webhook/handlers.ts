@@ -167,9 +167,23 @@ export function validatingWebhook(
   };
 }
 
+// A spec that is not an object is left to the CRD's schema: the API server refuses it after the
+// mutating webhooks, before the validating ones. Defaulters and validators only ever see objects.
 function specOf(object: unknown, template: boolean): unknown {
-  const spec = (object as { spec?: Record<string, unknown> } | null | undefined)?.spec;
-  return template ? (spec?.template as { spec?: unknown } | undefined)?.spec : spec;
+  const spec = plainObject((plainObject(object) ?? {}).spec);
+  return template ? plainObject((plainObject(spec?.template) ?? {}).spec) : spec;
+}
+
+/** `spec.template.spec` whatever it holds, for the immutability rule. */
+function templateSpecOf(object: unknown): unknown {
+  const spec = (plainObject(object) ?? {}).spec;
+  return (plainObject((plainObject(spec) ?? {}).template) ?? {}).spec;
+}
+
+function plainObject(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 /**
@@ -258,7 +272,7 @@ export function infraMachinePoolWebhooks<Spec extends z.ZodObject, Status extend
           template &&
           request.operation === "UPDATE" &&
           !isTopologyDryRun(request) &&
-          !isDeepStrictEqual(specOf(request.object, true), specOf(request.oldObject, true))
+          !isDeepStrictEqual(templateSpecOf(request.object), templateSpecOf(request.oldObject))
         ) {
           problems.push(
             `spec.template.spec: Invalid value: ${kind} spec.template.spec field is immutable. Please create a new resource instead.`,

@@ -12,6 +12,7 @@ import {
   checkLimits,
   DEFAULT_SERVING_LIMITS,
   definedOnly,
+  guardRequests,
   resolveServingLimits,
   type ServingLimits,
   servingOptions,
@@ -23,6 +24,7 @@ import {
   conversionFailure,
   isConversionHandler,
 } from "./conversion.js";
+import { decodeAdmissionReview, decodeConversionReview } from "./review.js";
 import type {
   AdmissionHandler,
   AdmissionRequest,
@@ -99,6 +101,9 @@ export const DEFAULT_WEBHOOK_SERVER_LIMITS: Readonly<WebhookServerLimits> = Obje
 // A body above this size is "large": it may use only LARGE_SHARE of the bytes in flight.
 const LARGE_BODY_BYTES = 1024 * 1024;
 const LARGE_SHARE = 0.75;
+
+// The longest part of a handler's error message repeated in an admission error.
+const MAX_ERROR_MESSAGE = 256;
 
 class BadRequest extends Error {}
 class ConversionTimeout extends Error {}
@@ -218,9 +223,7 @@ export class WebhookServer implements Runnable {
     const credentials = await this.readCredentials();
     const server = createServer(
       { ...credentials, minVersion: "TLSv1.2", ...servingOptions(this.limits) },
-      (request, response) => {
-        void this.serve(request, response);
-      },
+      guardRequests(this.name, this.logger, (request, response) => this.serve(request, response)),
     );
     applyServingLimits(server, this.limits);
     this.server = server;
@@ -357,28 +360,24 @@ export class WebhookServer implements Runnable {
     handler: AdmissionHandler,
     limit: number,
   ): Promise<void> {
-    let review: { apiVersion?: string; request?: AdmissionRequest };
+    let text: string;
     try {
-      review = JSON.parse(await readBody(request, limit)) as typeof review;
-      if (!review?.request?.uid)
-        throw new BadRequest("the body is not an AdmissionReview with a request.uid");
+      text = await readBody(request, limit);
     } catch (error) {
-      if (error instanceof BodyTooLarge) {
-        refuse(response, 413, error.message);
-        return;
-      }
-      const message =
-        error instanceof BadRequest
-          ? error.message
-          : `unreadable body: ${(error as Error).message}`;
-      refuse(response, 400, message);
+      if (error instanceof BodyTooLarge) refuse(response, 413, error.message);
+      else refuse(response, 400, (error as Error).message);
       return;
     }
-    const admission = review.request;
+    const review = decodeAdmissionReview(text);
+    if (!review.ok) {
+      refuse(response, 400, review.message);
+      return;
+    }
+    const admission = review.value.request;
     const answer =
       this.wrongKind(path, handler, admission) ?? (await this.decide(path, handler, admission));
     const body = JSON.stringify({
-      apiVersion: review.apiVersion ?? "admission.k8s.io/v1",
+      apiVersion: review.value.apiVersion,
       kind: "AdmissionReview",
       response: answer,
     });
@@ -396,7 +395,6 @@ export class WebhookServer implements Runnable {
     handler: ConversionHandler,
     limit: number,
   ): Promise<void> {
-    let review: { apiVersion?: unknown; request?: Partial<ConversionRequest> } | undefined;
     let text: string;
     try {
       text = await readBody(request, limit);
@@ -405,21 +403,11 @@ export class WebhookServer implements Runnable {
       else refuse(response, 400, (error as Error).message);
       return;
     }
-    let result: ConversionResult;
-    try {
-      review = JSON.parse(text) as typeof review;
-    } catch {
-      review = undefined;
-    }
-    const conversion = review?.request;
-    const uid = typeof conversion?.uid === "string" ? conversion.uid : "";
-    if (typeof review !== "object" || review === null || typeof conversion !== "object" || !uid) {
-      result = conversionFailure(
-        "the body is not a ConversionReview (apiextensions.k8s.io/v1) with a request.uid",
-      );
-    } else {
-      result = await this.decideConversion(path, handler, conversion as ConversionRequest);
-    }
+    const review = decodeConversionReview(text);
+    const uid = review.ok ? review.value.uid : "";
+    const result: ConversionResult = review.ok
+      ? await this.decideConversion(path, handler, review.value)
+      : conversionFailure(review.message);
     const body = JSON.stringify({
       apiVersion: "apiextensions.k8s.io/v1",
       kind: "ConversionReview",
@@ -496,7 +484,10 @@ export class WebhookServer implements Runnable {
       const result = await Promise.race([Promise.resolve().then(() => handler(request)), timeout]);
       return { ...result, uid: request.uid };
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      // The provider's message says what went wrong; cut, since a value it quotes is the request's.
+      const full = error instanceof Error ? error.message : String(error);
+      const message =
+        full.length > MAX_ERROR_MESSAGE ? `${full.slice(0, MAX_ERROR_MESSAGE)}…` : full;
       this.logger.error(
         {
           err: error,

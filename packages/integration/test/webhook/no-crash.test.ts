@@ -321,7 +321,10 @@ function hostileConversionData(): Array<[string, string]> {
         objects: [
           {
             ...spokePool,
-            metadata: { ...spokePool.metadata, annotations: { [Annotations.ConversionData]: text } },
+            metadata: {
+              ...spokePool.metadata,
+              annotations: { [Annotations.ConversionData]: text },
+            },
           },
         ],
       },
@@ -329,9 +332,13 @@ function hostileConversionData(): Array<[string, string]> {
   ]);
 }
 
-/** An answer to a hostile request: a status, and a short text that does not echo the body. */
+/**
+ * An answer to a hostile request: a status, and a short text that does not echo the body (but for
+ * a successful conversion, whose answer is the objects themselves).
+ */
 function expectRefusalOrAnswer(label: string, answer: Answer): void {
   expect([200, 400, 401, 404, 405, 413, 415, 429], label).toContain(answer.status);
+  if (answer.text.startsWith("{") && answer.text.includes('"result":{"status":"Success"}')) return;
   expect(answer.text.length, label).toBeLessThan(16 * 1024);
 }
 
@@ -366,7 +373,7 @@ describe("no request stops the process", () => {
       }
       for (const contentType of ["text/plain", "application/yaml", "", undefined]) {
         const answer = await send(port, path, {
-                    body: JSON.stringify(admissionReview),
+          body: JSON.stringify(admissionReview),
           contentType,
         });
         expectRefusalOrAnswer(`${path} as ${String(contentType)}`, answer);
@@ -391,9 +398,14 @@ describe("no request stops the process", () => {
             ...(body !== undefined ? { body, contentType: "application/json" } : {}),
           });
           expectRefusalOrAnswer(`health ${method} ${path}`, { ...probe, status: okAs(probe) });
-          for (const authorization of [undefined, "Bearer ", `Bearer ${"t".repeat(8000)}`, "Basic x"]) {
+          for (const authorization of [
+            undefined,
+            "Bearer ",
+            `Bearer ${"t".repeat(8000)}`,
+            "Basic x",
+          ]) {
             const scrape = await send(diagnostics, path, {
-                            method,
+              method,
               ...(body !== undefined ? { body } : {}),
               headers: authorization ? { authorization } : {},
             });
@@ -414,12 +426,12 @@ function okAs(answer: Answer): number {
 async function expectStillServing(): Promise<void> {
   const port = webhooks.address()?.port ?? 0;
   const review = await send(port, admissionPaths[0] as string, {
-        body: JSON.stringify(admissionReview),
+    body: JSON.stringify(admissionReview),
   });
   expect(review.status).toBe(200);
   expect(JSON.parse(review.text).response).toEqual({ uid: "4f1c2b8e-1", allowed: true });
   const converted = await send(port, CONVERSION_WEBHOOK_PATH, {
-        body: JSON.stringify(conversionReview),
+    body: JSON.stringify(conversionReview),
   });
   expect(JSON.parse(converted.text).response).toMatchObject({
     uid: "c0ffee-1",
@@ -428,7 +440,7 @@ async function expectStillServing(): Promise<void> {
   const probe = await sendPlain(manager.healthAddress()?.port ?? 0, "/healthz", { method: "GET" });
   expect(probe.status).toBe(200);
   const scrape = await send(manager.diagnosticsAddress()?.port ?? 0, "/metrics", {
-        method: "GET",
+    method: "GET",
   });
   expect(scrape.status).toBe(401);
   expect(rejections).toEqual([]);

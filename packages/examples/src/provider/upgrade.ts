@@ -72,7 +72,10 @@ export const FakeCloudMachinePoolV0_2 = defineInfraMachinePool({
     v1beta2: {
       spec: FakeCloudMachinePoolSpecSchema,
       toHub(spoke: Spoke, { restored }): Hub {
-        const volume = restored?.spec.rootVolumeGiB;
+        // Whoever may edit the pool may edit the annotation `restored` comes from: take only a value
+        // the hub's schema accepts (the SDK refuses a hub that breaks it, this drops it instead).
+        const parsed = hubSpec.shape.rootVolumeGiB.safeParse(restored?.spec.rootVolumeGiB);
+        const volume = parsed.success ? parsed.data : undefined;
         return {
           spec: { ...spoke.spec, ...(volume !== undefined ? { rootVolumeGiB: volume } : {}) },
           ...(spoke.status ? { status: spoke.status } : {}),

@@ -148,7 +148,10 @@ describe("conversion output is checked against its version's schema", () => {
       spokeWith(GROUP, "v1beta1", "NaiveMachinePool", '{"spec":{"rootVolumeGiB":20}}'),
     );
     expect(fine.result.status).toBe("Success");
-    expect(fine.convertedObjects[0]?.spec).toEqual({ instanceType: "small", rootVolumeGiB: 20 });
+    expect(fine.convertedObjects[0]?.spec).toMatchObject({
+      instanceType: "small",
+      rootVolumeGiB: 20,
+    });
   });
 
   it("refuses a spoke that fromHub filled with a value the spoke's schema refuses", async () => {

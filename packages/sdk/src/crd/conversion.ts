@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { z } from "zod";
 import { Annotations } from "../contract/constants.js";
 import { CONTRACT_SPEC_KEYS, CONTRACT_STATUS_KEYS } from "./contract-fields.js";
+import { conversionDataProblem, invalidField } from "./conversion-checks.js";
 
 /**
  * The part of an object a version's schema shapes, which a conversion rewrites: `spec` and `status`
@@ -229,6 +230,22 @@ export function kindConversion(input: KindConversionInput): KindConversion {
     return result as unknown as ConvertibleContent;
   };
 
+  // What a conversion returns is checked against the schema of the version it is for: the API server
+  // validates no conversion output, and a spoke's toHub may copy from a tenant's annotation.
+  const checked = (
+    object: Readonly<JsonObject>,
+    what: string,
+    version: string,
+    template: boolean,
+    content: ConvertibleContent,
+  ): ConvertibleContent => {
+    const field = invalidField(schemas[version] as (typeof schemas)[string], content, template);
+    if (field === undefined) return content;
+    throw new ConversionError(
+      `${describe(object)}: ${what} gave ${field}, which the ${version} schema refuses; correct the object (or remove its ${Annotations.ConversionData} annotation, whose content the conversion may have copied)`,
+    );
+  };
+
   const spokeOf = (version: string) =>
     spokes[version] as SpokeVersion<ConvertibleContent, ConvertibleContent>;
 
@@ -246,6 +263,11 @@ export function kindConversion(input: KindConversionInput): KindConversion {
     const data = annotations[Annotations.ConversionData];
     let restored: ConvertibleContent | undefined;
     if (data !== undefined) {
+      const problem =
+        typeof data === "string"
+          ? conversionDataProblem(Annotations.ConversionData, data)
+          : undefined;
+      if (problem) throw new ConversionError(`${describe(object)}: ${problem}`);
       try {
         restored = typeof data === "string" ? (JSON.parse(data) as ConvertibleContent) : undefined;
       } catch {
@@ -257,9 +279,16 @@ export function kindConversion(input: KindConversionInput): KindConversion {
         );
     }
     const spoke = spokeOf(from);
-    const hubContent = carryContractFields(
-      content,
-      run(object, `converting ${from} to ${hub}`, () => spoke.toHub(content, { restored })),
+    const what = `converting ${from} to ${hub}`;
+    const hubContent = checked(
+      object,
+      what,
+      hub,
+      template,
+      carryContractFields(
+        content,
+        run(object, what, () => spoke.toHub(content, { restored })),
+      ),
     );
     const result = withContent(object, hubContent, template, hub);
     dropConversionData(result);
@@ -272,9 +301,15 @@ export function kindConversion(input: KindConversionInput): KindConversion {
     const content = contentOf(hubObject, template);
     const spoke = spokeOf(to);
     const what = `converting ${hub} to ${to}`;
-    const spokeContent = carryContractFields(
-      content,
-      run(hubObject, what, () => spoke.fromHub(structuredClone(content))),
+    const spokeContent = checked(
+      hubObject,
+      what,
+      to,
+      template,
+      carryContractFields(
+        content,
+        run(hubObject, what, () => spoke.fromHub(structuredClone(content))),
+      ),
     );
     const result = withContent(hubObject, spokeContent, template, to);
     // Keep the hub's content only when the spoke lost some of it (CAPI keeps it always): an object the

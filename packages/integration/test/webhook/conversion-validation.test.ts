@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { FakeCloudMachinePoolV0_2 } from "@capi-ts/examples";
 import { Annotations } from "@capi-ts/sdk/contract";
 import { defineInfraMachinePool, type InfraMachinePoolContent } from "@capi-ts/sdk/crd";
+import { expectLosslessConversion } from "@capi-ts/sdk/provider/testing";
 import { silentLogger } from "@capi-ts/sdk/runtime";
 import { CONVERSION_WEBHOOK_PATH, conversionWebhook, WebhookServer } from "@capi-ts/sdk/webhook";
 import { createTestCertificates, type TestCertificates } from "@capi-ts/testing";
@@ -45,6 +46,35 @@ const NaiveMachinePool = defineInfraMachinePool({
   },
 });
 
+// The kind of the zero-to-release guide's "Add a version", as written there.
+const guideHubSpec = z.object({
+  instanceType: z.string(),
+  subnets: z.array(z.string()).optional(),
+});
+const FooMachinePool = defineInfraMachinePool({
+  group: "infrastructure.foo.com",
+  kind: "FooMachinePool",
+  versions: ["v1beta1", "v1beta2"],
+  storageVersion: "v1beta2",
+  spec: guideHubSpec,
+  spokes: {
+    v1beta1: {
+      spec: z.object({ instanceType: z.string(), subnet: z.string().optional() }),
+      toHub(spoke: { spec: { instanceType: string; subnet?: string } }, { restored }) {
+        const { subnet, ...rest } = spoke.spec;
+        const kept = guideHubSpec.shape.subnets.safeParse(restored?.spec.subnets);
+        const subnets =
+          kept.success && kept.data?.[0] === subnet ? kept.data : subnet ? [subnet] : undefined;
+        return { spec: { ...rest, ...(subnets ? { subnets } : {}) } };
+      },
+      fromHub(hub) {
+        const { subnets, ...rest } = hub.spec;
+        return { spec: { ...rest, ...(subnets?.[0] ? { subnet: subnets[0] } : {}) } };
+      },
+    },
+  },
+});
+
 let server: WebhookServer;
 let certs: TestCertificates;
 let dir: string;
@@ -57,7 +87,7 @@ beforeAll(async () => {
   server = new WebhookServer({ certDir: dir, port: 0, host: "127.0.0.1", logger: silentLogger() });
   server.register(
     CONVERSION_WEBHOOK_PATH,
-    conversionWebhook([NaiveMachinePool, FakeCloudMachinePoolV0_2]),
+    conversionWebhook([NaiveMachinePool, FakeCloudMachinePoolV0_2, FooMachinePool]),
   );
   await server.start();
   port = server.address()?.port ?? 0;
@@ -210,5 +240,29 @@ describe("conversion output is checked against its version's schema", () => {
       spokeWith(group, "v1beta2", "FakeCloudMachinePool", '{"spec":{"rootVolumeGiB":40}}'),
     );
     expect(kept.convertedObjects[0]?.spec).toMatchObject({ rootVolumeGiB: 40 });
+  });
+
+  it("the guide's kind copies subnets from restored only when the hub accepts them", async () => {
+    const spoke = (data: string) => ({
+      ...spokeWith("infrastructure.foo.com", "v1beta1", "FooMachinePool", data),
+      spec: { instanceType: "small", subnet: "a" },
+    });
+    const tampered = await convert(
+      "infrastructure.foo.com/v1beta2",
+      spoke('{"spec":{"subnets":["a",{"x":1},7]}}'),
+    );
+    expect(tampered.convertedObjects[0]?.spec).toEqual({ instanceType: "small", subnets: ["a"] });
+    const kept = await convert(
+      "infrastructure.foo.com/v1beta2",
+      spoke('{"spec":{"subnets":["a","b"]}}'),
+    );
+    expect(kept.convertedObjects[0]?.spec).toEqual({ instanceType: "small", subnets: ["a", "b"] });
+  });
+
+  it("leaves the example's and the guide's conversions lossless", () => {
+    expect(
+      expectLosslessConversion(FakeCloudMachinePoolV0_2, { random: { count: 25 } }),
+    ).toBeGreaterThan(0);
+    expect(expectLosslessConversion(FooMachinePool, { random: { count: 25 } })).toBeGreaterThan(0);
   });
 });

@@ -192,13 +192,11 @@ function plainObject(value: unknown): Record<string, unknown> | undefined {
  * applies a template to compute a diff.
  */
 export function isTopologyDryRun(request: AdmissionRequest): boolean {
-  const annotations = (
-    request.object?.metadata as { annotations?: Record<string, string> } | undefined
-  )?.annotations;
+  const annotations = plainObject(plainObject(plainObject(request.object)?.metadata)?.annotations);
   return (
     request.dryRun === true &&
     annotations !== undefined &&
-    Annotations.TopologyDryRun in annotations
+    Object.hasOwn(annotations, Annotations.TopologyDryRun)
   );
 }
 

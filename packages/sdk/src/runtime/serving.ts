@@ -1,5 +1,6 @@
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from "node:http";
 import type { Server as HttpsServer } from "node:https";
+import type { Socket } from "node:net";
 import type { RuntimeLogger } from "./logging.js";
 
 /**
@@ -83,9 +84,64 @@ export function servingOptions(limits: ServingLimits): {
   };
 }
 
-/** Sets the limits that are properties of a server rather than `createServer` options. */
+/**
+ * Sets the limits that are properties of a server rather than `createServer` options, and the header
+ * deadline Node does not keep: its `headersTimeout` starts when the HTTP parser is attached, which on
+ * a TLS server is after the handshake, so a client that delays its ClientHello and then trickles its
+ * headers kept the connection for up to the handshake timeout plus the header timeout. Here the first
+ * request's headers must be complete `headerReadTimeoutMs` after the TCP connection was accepted
+ * (Node's own check covers the later requests of a kept-alive connection).
+ */
 export function applyServingLimits(server: HttpServer | HttpsServer, limits: ServingLimits): void {
   server.maxConnections = limits.maxConnections;
+  enforceHeaderDeadline(server, limits.headerReadTimeoutMs);
+}
+
+const HEADER_TIMEOUT_ANSWER = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n";
+
+// How long a cut connection may take to flush its 408 before it is destroyed.
+const FLUSH_MS = 1000;
+
+function enforceHeaderDeadline(server: HttpServer | HttpsServer, timeoutMs: number): void {
+  // A TLS socket and the TCP socket under it share the peer's address and port, which identify the
+  // connection while it is open: no need to reach into the TLS socket's private parent.
+  const pending = new Map<string, { timer: NodeJS.Timeout; http: Socket | undefined }>();
+  const keyOf = (socket: Socket) => `${socket.remoteAddress}|${socket.remotePort}`;
+  const tls = typeof (server as HttpsServer).setSecureContext === "function";
+  server.on("connection", (socket: Socket) => {
+    const key = keyOf(socket);
+    const entry = {
+      http: tls ? undefined : socket,
+      timer: setTimeout(() => {
+        pending.delete(key);
+        const http = entry.http;
+        // Before the handshake there is no one to answer in HTTP; after it, answer as Node does.
+        if (http?.writable) {
+          http.end(HEADER_TIMEOUT_ANSWER);
+          setTimeout(() => socket.destroy(), FLUSH_MS).unref();
+        } else socket.destroy();
+      }, timeoutMs),
+    };
+    entry.timer.unref();
+    pending.set(key, entry);
+    socket.once("close", () => {
+      clearTimeout(entry.timer);
+      if (pending.get(key) === entry) pending.delete(key);
+    });
+  });
+  if (tls) {
+    server.on("secureConnection", (socket: Socket) => {
+      const entry = pending.get(keyOf(socket));
+      if (entry) entry.http = socket;
+    });
+  }
+  server.on("request", (request: IncomingMessage) => {
+    const key = keyOf(request.socket);
+    const entry = pending.get(key);
+    if (!entry) return;
+    clearTimeout(entry.timer);
+    pending.delete(key);
+  });
 }
 
 /** A copy of `value` without its `undefined` fields, so a spread does not erase a default. */

@@ -126,6 +126,9 @@ class BodyTooLarge extends Error {}
  * `forKinds`). A conversion handler (`conversionWebhook`, at `/convert`) is served with the same bounds
  * and speaks ConversionReview: a malformed review, an unknown version or a failed conversion is answered
  * `result.status: Failure` (HTTP 200, as the API server expects), a body past `maxBodyBytes` 413.
+ * No request stops the process: JSON nested deeper than 100 levels is refused before it is parsed, a
+ * `request.uid` must be a string of at most 128 characters (400 otherwise), and anything a handler
+ * throws past its own guards is logged and answered 500 while the server keeps serving.
  *
  * @example
  * ```ts

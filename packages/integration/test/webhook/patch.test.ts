@@ -33,7 +33,11 @@ const CASES: ReadonlyArray<[string, string, Defaulter]> = [
   ["adds toString", '{"size":1}', (o) => own(spec(o), "toString", "t")],
   ["adds hasOwnProperty", '{"size":1}', (o) => own(spec(o), "hasOwnProperty", { deep: true })],
   ["replaces valueOf", '{"valueOf":1}', (o) => own(spec(o), "valueOf", 2)],
-  ["removes __proto__", '{"__proto__":{"a":1},"size":1}', (o) => delete spec(o).__proto__],
+  [
+    "removes __proto__",
+    '{"__proto__":{"a":1},"size":1}',
+    (o) => Reflect.deleteProperty(spec(o), "__proto__"),
+  ],
   [
     "changes inside __proto__",
     '{"__proto__":{"a":1}}',

@@ -170,14 +170,13 @@ export function validatingWebhook(
 // A spec that is not an object is left to the CRD's schema: the API server refuses it after the
 // mutating webhooks, before the validating ones. Defaulters and validators only ever see objects.
 function specOf(object: unknown, template: boolean): unknown {
-  const spec = plainObject((plainObject(object) ?? {}).spec);
-  return template ? plainObject((plainObject(spec?.template) ?? {}).spec) : spec;
+  const spec = plainObject(plainObject(object)?.spec);
+  return template ? plainObject(plainObject(spec?.template)?.spec) : spec;
 }
 
 /** `spec.template.spec` whatever it holds, for the immutability rule. */
 function templateSpecOf(object: unknown): unknown {
-  const spec = (plainObject(object) ?? {}).spec;
-  return (plainObject((plainObject(spec) ?? {}).template) ?? {}).spec;
+  return plainObject(plainObject(plainObject(object)?.spec)?.template)?.spec;
 }
 
 function plainObject(value: unknown): Record<string, unknown> | undefined {

@@ -192,8 +192,13 @@ describe.skipIf(!binaries)("webhook conversion on a real kube-apiserver", () => 
     await plane?.stop();
   });
 
-  it("reads an object at the other version, the spoke-less fields in the annotation", async () => {
-    // The CRDs as defined, their conversion webhook pointed at this process instead of a Service.
+  // The CRDs as defined, their conversion webhook pointed at this process instead of a Service; once.
+  let installed: Promise<void> | undefined;
+  const install = () => {
+    installed ??= installCrds();
+    return installed;
+  };
+  const installCrds = async () => {
     const crds = [ConvMachinePool.crd, ConvMachinePool.templateCrd].map((crd) => {
       const copy = structuredClone(crd);
       const spec = copy.spec as { conversion: { webhook: { clientConfig: unknown } } };
@@ -204,8 +209,12 @@ describe.skipIf(!binaries)("webhook conversion on a real kube-apiserver", () => 
       return copy;
     });
     await plane.installCRDs(crds);
-    const at = (version: string, name = "") =>
-      `/apis/${GROUP}/${version}/namespaces/default/convmachinepools${name ? `/${name}` : ""}`;
+  };
+  const at = (version: string, name = "") =>
+    `/apis/${GROUP}/${version}/namespaces/default/convmachinepools${name ? `/${name}` : ""}`;
+
+  it("reads an object at the other version, the spoke-less fields in the annotation", async () => {
+    await install();
 
     // Written at the hub, read at v1beta1: one subnet, the rest in the annotation.
     await expect
@@ -291,5 +300,48 @@ describe.skipIf(!binaries)("webhook conversion on a real kube-apiserver", () => 
     expect(
       JSON.parse(template.metadata.annotations?.["cluster.x-k8s.io/conversion-data"] ?? "{}").spec,
     ).toEqual(hubPool.spec);
+  }, 90_000);
+
+  it("refuses a write at v1beta1 whose conversion-data holds what the hub's schema refuses, and keeps serving", async () => {
+    await install();
+    const written = async (name: string, data?: string) => {
+      try {
+        await client.request({
+          method: "POST",
+          path: at("v1beta1"),
+          body: {
+            apiVersion: `${GROUP}/v1beta1`,
+            kind: "ConvMachinePool",
+            metadata: {
+              name,
+              namespace: "default",
+              ...(data ? { annotations: { "cluster.x-k8s.io/conversion-data": data } } : {}),
+            },
+            spec: { instanceType: "small", subnet: "z" },
+          },
+        });
+        return "created";
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    // The webhook is reachable once a plain write at v1beta1 goes through.
+    await expect.poll(() => written("fine"), { timeout: 20_000, interval: 250 }).toBe("created");
+    const smuggled = await written(
+      "smuggled",
+      '{"spec":{"instanceType":"small","spot":{"maxPrice":5}}}',
+    );
+    expect(smuggled).toContain(
+      "converting v1beta1 to v1beta2 gave spec.spot.maxPrice, which the v1beta2 schema refuses",
+    );
+    const deep = await written("deep", `{"spec":{"spot":${"[".repeat(5000)}${"]".repeat(5000)}}}`);
+    expect(deep).toContain(
+      "the cluster.x-k8s.io/conversion-data annotation nests JSON deeper than 100 levels",
+    );
+    // Neither was stored, and the webhook still converts.
+    await expect(
+      client.request({ method: "GET", path: at("v1beta2", "smuggled") }),
+    ).rejects.toThrow();
+    expect(await written("after")).toBe("created");
   }, 90_000);
 });

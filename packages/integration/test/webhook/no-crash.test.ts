@@ -350,6 +350,13 @@ describe("no request stops the process", () => {
       for (const [label, body] of hostileBodies(admissionReview, ADMISSION_FIELDS))
         cases.push([path, label, body]);
     }
+    // A denial names the object: a name of any shape must not come back whole.
+    const denied = structuredClone(admissionReview);
+    denied.request.object.spec = { instanceType: "small", minSize: 5, maxSize: 1 };
+    for (const path of admissionPaths.filter((path) => path.startsWith("/validate"))) {
+      for (const [label, body] of hostileBodies(denied, ["request.name"]))
+        cases.push([path, `denied, ${label}`, body]);
+    }
     for (const [label, body] of [
       ...hostileBodies(conversionReview, CONVERSION_FIELDS),
       ...hostileConversionData(),

@@ -96,6 +96,9 @@ export function forKinds(
   });
 }
 
+// An object name as the API server allows one (a DNS subdomain at most), or empty (generateName).
+const OBJECT_NAME = /^[a-z0-9.-]{0,253}$/;
+
 /** Admits the request. */
 export function allowed(warnings?: string[]): AdmissionResult {
   return warnings?.length ? { allowed: true, warnings } : { allowed: true };
@@ -106,8 +109,10 @@ export function allowed(warnings?: string[]): AdmissionResult {
  * problem: `FooMachinePool "pool-a" is invalid: [spec.maxSize: …, spec.zones: …]`.
  */
 export function denied(request: AdmissionRequest, problems: readonly string[]): AdmissionResult {
-  const name =
+  const given =
     request.name || String((request.object?.metadata as { name?: string } | undefined)?.name ?? "");
+  // The API server sends object names; anyone else who reaches the port may send anything.
+  const name = OBJECT_NAME.test(given) ? given : "(a name that is not an object name)";
   const list = problems.length === 1 ? problems[0] : `[${problems.join(", ")}]`;
   return {
     allowed: false,

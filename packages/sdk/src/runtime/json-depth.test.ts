@@ -11,6 +11,9 @@ describe("jsonDeeperThan", () => {
     // An escaped quote does not end the string.
     expect(jsonDeeperThan('{"a":"\\"[[["}', 1)).toBe(false);
     expect(jsonDeeperThan('["\\\\",[[]]]', 2)).toBe(true);
+    expect(jsonDeeperThan('["\\\\\\"[[[",1]', 1)).toBe(false);
+    // An unterminated string ends the scan (the parse that follows refuses the text).
+    expect(jsonDeeperThan('["[[[', 1)).toBe(false);
   });
 
   it("measures depth, not the number of siblings", () => {

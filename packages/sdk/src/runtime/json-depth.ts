@@ -27,16 +27,25 @@ const BACKSLASH = 0x5c;
  */
 export function jsonDeeperThan(text: string, max: number): boolean {
   let depth = 0;
-  let inString = false;
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
-    if (inString) {
-      if (code === BACKSLASH) index++;
-      else if (code === QUOTE) inString = false;
-    } else if (code === QUOTE) inString = true;
+    if (code === QUOTE) index = stringEnd(text, index);
     else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
       if (++depth > max) return true;
     } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) depth--;
   }
   return false;
+}
+
+/** The index of the quote closing the string opened at `open` (the text's length when none does). */
+function stringEnd(text: string, open: number): number {
+  // indexOf runs natively: most of a review's bytes are inside strings.
+  let quote = text.indexOf('"', open + 1);
+  while (quote !== -1) {
+    let backslashes = 0;
+    while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return quote;
+    quote = text.indexOf('"', quote + 1);
+  }
+  return text.length;
 }

@@ -315,7 +315,13 @@ export class WebhookServer implements Runnable {
     const path = (request.url ?? "/").split("?")[0] ?? "/";
     const handler = this.handlers.get(path);
     if (!handler) {
-      refuse(response, 404, `no webhook at ${path}`);
+      // A path is repeated only when it could be one of ours: a URL may carry 16 KiB of anything.
+      const shown = /^[A-Za-z0-9/._-]{1,256}$/.test(path) ? path : "that path";
+      refuse(
+        response,
+        404,
+        `no webhook at ${shown}: the webhook configuration must name a registered path`,
+      );
       return;
     }
     if (request.method !== "POST") {

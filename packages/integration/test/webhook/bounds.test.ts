@@ -294,7 +294,7 @@ describe("WebhookServer bounds", () => {
     // ClientHello and then trickles its headers kept the connection for the handshake's time plus the
     // header timeout (issue 46: 50 s, documented 32 s). The request timeout stays at its 60 s
     // default: only the header deadline can end this.
-    const timeoutMs = 3000;
+    const timeoutMs = 5000;
     const port = await start({ headerReadTimeoutMs: timeoutMs });
     const raw = await new Promise<Socket>((resolve, reject) => {
       const socket = netConnect(port, "127.0.0.1", () => resolve(socket));

@@ -107,7 +107,7 @@ describe("guardRequests", () => {
 
 describe("applyServingLimits", () => {
   it("counts the header deadline of a TLS server from the TCP connection", async () => {
-    const timeoutMs = 3000;
+    const timeoutMs = 5000;
     const limits = { ...DEFAULT_SERVING_LIMITS, headerReadTimeoutMs: timeoutMs };
     const certificate = selfSignedCertificate();
     const server = createHttpsServer(

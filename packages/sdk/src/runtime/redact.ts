@@ -20,6 +20,7 @@
  */
 import { registerProcessSecret, secretRanges } from "./redaction-scope.js";
 import { replaceRanges } from "./secret-index.js";
+import { cleanText, cutText } from "./text.js";
 
 /** What replaces a secret. */
 export const REDACTED = "[REDACTED]";
@@ -129,9 +130,15 @@ export interface RedactedError {
   cause?: RedactedError | unknown;
 }
 
+// An error's message comes from whoever raised it (a cloud's answer, a tenant's value): in a log line
+// it is one line of at most 4,096 characters. A stack keeps its lines, at most 16 KiB of them.
+const MAX_LOGGED_MESSAGE = 4096;
+const MAX_LOGGED_STACK = 16_384;
+
 /**
  * Reduces an error to a {@link RedactedError}: name, message, code, HTTP status, stack and cause, all
- * redacted. The other fields HTTP clients attach (request config with headers and body, the raw
+ * redacted; the message is one line (control and format characters removed) cut at 4,096 characters,
+ * the stack cut at 16,384. The other fields HTTP clients attach (request config with headers and body, the raw
  * request and response) are dropped.
  *
  * @example
@@ -155,7 +162,9 @@ function redactErrorInner(error: Error, depth: number, seen: Set<object>): Redac
       $metadata?: { httpStatusCode?: unknown };
       response?: { status?: unknown };
     };
-    const out: RedactedError = { type: error.name, message: redactText(String(error.message)) };
+    // Redacted before it is cut, so a cut never leaves the head of a secret unrecognised.
+    const message = cutText(cleanText(redactText(String(error.message))), MAX_LOGGED_MESSAGE);
+    const out: RedactedError = { type: error.name, message };
     if (typeof fields.code === "string" || typeof fields.code === "number") out.code = fields.code;
     const status = [
       fields.status,
@@ -164,7 +173,10 @@ function redactErrorInner(error: Error, depth: number, seen: Set<object>): Redac
       typeof fields.response === "object" ? fields.response?.status : undefined,
     ].find((candidate) => typeof candidate === "number");
     if (typeof status === "number") out.status = status;
-    if (typeof error.stack === "string") out.stack = redactText(error.stack);
+    if (typeof error.stack === "string") {
+      const lines = cutText(redactText(error.stack), MAX_LOGGED_STACK).split("\n");
+      out.stack = lines.map(cleanText).join("\n");
+    }
     if (error.cause !== undefined && depth < MAX_DEPTH) {
       out.cause =
         error.cause instanceof Error

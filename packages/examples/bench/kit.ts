@@ -27,7 +27,8 @@ import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { Manager, machinePoolController } from "@capi-ts/sdk";
 import { clusterv1beta2 } from "@capi-ts/sdk/api";
-import { DEFAULT_POLL_INTERVAL_MS, resolvePoolOptions } from "@capi-ts/sdk/provider";
+import { DEFAULT_POLL_INTERVAL_MS } from "@capi-ts/sdk/provider";
+import { resolvePoolOptions } from "@capi-ts/sdk/provider/testing";
 import { ConnectionError, KubeClient, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import {
   capiCrdsFolder,

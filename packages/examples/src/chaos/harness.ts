@@ -17,10 +17,10 @@ import { join, resolve } from "node:path";
 import { clusterv1beta2 } from "@capi-ts/sdk/api";
 import { KubeClient, LeaseResource, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import {
+  type ConformancePoolObject,
   capiCrdsFolder,
   InvariantMonitor,
   markWorkloadClusterReady,
-  type PoolObject,
   startApiServer,
   startCapiCore,
   startControlPlane,
@@ -180,7 +180,7 @@ class Bed {
         const pool = await this.client
           .get(Pools, { namespace: NAMESPACE, name: POOL })
           .catch(() => undefined);
-        if (pool) this.monitor.observe(pool as PoolObject);
+        if (pool) this.monitor.observe(pool as ConformancePoolObject);
         await sleep(100);
       }
     })();

@@ -72,7 +72,8 @@
  *   `RolloutStarted`, `RolloutCancelled`, `TemplateVersionsPruned`, `ReplicasSynced`,
  *   `GroupDeleting`, `Deleted`; Warning Events for terminal failures, transient failures that
  *   persist, driver bugs (`DriverBug`), drains that ran past `nodeDrainTimeoutSeconds`
- *   (`NodeDrainTimedOut`) and stopped runaways ({@link RUNAWAY_REASONS}).
+ *   (`NodeDrainTimedOut`) and stopped runaways ({@link StoppedRunaway}: a {@link PoolReasons} reason
+ *   such as `TemplateInputsNotPure` or `DuplicateProviderIDs`).
  *
  * ## The pipeline
  *
@@ -87,14 +88,72 @@
  *
  * @module
  */
-export * from "./controller.js";
+import { resolvePoolOptions as resolveKitOptions } from "./options.js";
+
+export {
+  DEFAULT_POLL_INTERVAL_MS,
+  type InfraMachinePoolKind,
+  type MachinePoolControllerOptions,
+  machinePoolController,
+  PoolConditionTypes,
+  type PoolReason,
+  PoolReasons,
+  type ResolvedPoolOptions,
+  type SpecIssue,
+  type SpecParseResult,
+} from "./controller.js";
 export {
   type CredentialsRequest,
   CredentialsUnavailableError,
   type PoolCredentials,
 } from "./credentials.js";
-export * from "./driver.js";
-export { isFailureOf, StepFailure } from "./errors.js";
+export {
+  type AnyPoolDriver,
+  assertPoolOwns,
+  type BootstrapDataStore,
+  type CapacityResources,
+  type CredentialsOf,
+  classifyDriverError,
+  DEFAULT_MOVE_BLOCKING_CALLS,
+  type DeleteMode,
+  DriverError,
+  type DriverFailure,
+  type DriverFailureKind,
+  type GroupBounds,
+  type GroupIntent,
+  type GroupModelPoolDriver,
+  type GroupUpdate,
+  type InfrastructureClusterObject,
+  type InfrastructureClusterOf,
+  MoveAnnotations,
+  type NativeRollout,
+  type NewTemplateVersion,
+  type NodeArchitecture,
+  type NodeOperatingSystem,
+  OWNER_TAG_PREFIX,
+  type PoolAccess,
+  type PoolCallContext,
+  type PoolCapacity,
+  type PoolContext,
+  type PoolDriver,
+  type PoolEnvironment,
+  type PoolGroup,
+  type PoolGroupStatus,
+  type PoolIdentity,
+  type PoolInstance,
+  type PoolInstanceState,
+  type PoolModelLocation,
+  type PoolNodeInfo,
+  poolOwnerTags,
+  type RolloutOptions,
+  type RolloutStatus,
+  TEMPLATE_STAMP_TAG_KEYS,
+  type TemplateStamp,
+  type TemplateVersion,
+  templateStampFromTags,
+  templateStampToTags,
+  type UserDataOptions,
+} from "./driver.js";
 export { isInstanceAvailable, liveInstances } from "./instances.js";
 export type {
   InfraMachineKind,
@@ -104,38 +163,45 @@ export type {
 } from "./machines.js";
 export type { DrainProgress, PoolMemory, StoppedRunaway } from "./memory.js";
 export {
-  budgetOfRefusal,
   DRAIN_LABEL,
   type DrainNode,
   type EvictionOutcome,
-  MAX_DRAIN_PODS,
   MIRROR_POD_ANNOTATION,
   type NodeDrainApi,
   nodeDrainTimeoutMs,
-  type PodDrainAction,
-  podDrainAction,
 } from "./node-drain.js";
 export {
-  availableInMs,
-  describeRefusals,
-  isSyncedNodeLabel,
   NodeMetadataAnnotations,
-  type NodeMetadataIntent,
   type NodeMetadataPatch,
-  type NodeMetadataPlan,
   type NodeTaint,
-  nodeLabelRefusal,
-  nodeTaintRefusal,
   type PoolNode,
   type PoolNodesApi,
   type PoolNodeTaint,
-  planNodeMetadata,
-  poolNodeOf,
-  readNodeMetadata,
   type TaintEffect,
-  taintId,
 } from "./nodes.js";
-export * from "./phase.js";
+export {
+  type AccessSection,
+  type BootstrapSection,
+  type BoundsSection,
+  type CapacitySection,
+  type DesiredSection,
+  definePhase,
+  type GroupSection,
+  type MachinesSection,
+  type NodesSection,
+  type ObservedSection,
+  type PhaseResult,
+  type PhaseScope,
+  POOL_SECTION_NAMES,
+  type PoolPhase,
+  type PoolSectionName,
+  type PoolSections,
+  type RolloutSection,
+  type ScaleSection,
+  type SpecSection,
+  type TeardownSection,
+  type TemplateSection,
+} from "./phase.js";
 export {
   checkPhases,
   defaultDeletePhases,
@@ -144,7 +210,6 @@ export {
   replacePhase,
 } from "./pipeline.js";
 export type { Plan, PlanAction, RemediationWait } from "./plan.js";
-export { RUNAWAY_REASONS } from "./reasons.js";
 export type {
   ControlPlaneObject,
   PoolApi,
@@ -167,3 +232,12 @@ export {
   rolloutPercentages,
   type StrategyType,
 } from "./strategy.js";
+
+/**
+ * Applies the defaults of {@link MachinePoolControllerOptions} and validates the values: what the kit
+ * would run with.
+ *
+ * @deprecated Since 0.2.0 it is part of the test kit: import it from `@capi-ts/sdk/provider/testing`.
+ * This entry drops it in 0.3.0 (see the versioning guide).
+ */
+export const resolvePoolOptions: typeof resolveKitOptions = resolveKitOptions;

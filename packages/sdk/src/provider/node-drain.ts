@@ -41,7 +41,7 @@ export interface NodeDrainApi {
   cordon(nodeName: string): Promise<void>;
   /** Uncordons a Node the kit cordoned for a drain it gave up (the instance no longer goes). */
   uncordon(nodeName: string): Promise<void>;
-  /** The Pods bound to the Node (`spec.nodeName`), at most {@link MAX_DRAIN_PODS}. */
+  /** The Pods bound to the Node (`spec.nodeName`), at most 1,000 (a kubelet runs 110 by default). */
   podsOn(nodeName: string): Promise<readonly V1Pod[]>;
   /** Creates a policy/v1 Eviction of the Pod (the `pods/eviction` subresource). */
   evict(pod: { readonly namespace: string; readonly name: string }): Promise<EvictionOutcome>;

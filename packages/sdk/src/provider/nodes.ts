@@ -72,7 +72,7 @@ export interface PoolNode {
   readonly providerID: string;
   /** Its `metadata.resourceVersion` (the lock of a taint patch). */
   readonly resourceVersion: string;
-  /** Its labels of the synced domains ({@link isSyncedNodeLabel}). */
+  /** Its labels of the domains core syncs from a Machine to its Node (`node-role.kubernetes.io`, …). */
   readonly labels: Readonly<Record<string, string>>;
   /** Its {@link NodeMetadataAnnotations} (the two on a Node), when present. */
   readonly annotations: Readonly<Record<string, string>>;

@@ -123,8 +123,8 @@ export interface MachinePoolControllerOptions<Spec, Env extends PoolEnvironment 
   /** Abort a reconcile that runs longer than this (the driver sees `ctx.signal`). Default 5 min. */
   readonly reconcileTimeoutMs?: number;
   /**
-   * The reconcile pipeline. Gets the default phases ({@link defaultPoolPhases}) and returns the list
-   * to run, e.g. with a provider phase inserted before `publish`.
+   * The reconcile pipeline. Gets the default phases (`defaultPoolPhases` of `@capi-ts/sdk/provider`)
+   * and returns the list to run, e.g. with a provider phase inserted before `publish`.
    *
    * @example
    * ```ts

@@ -63,7 +63,10 @@ export type {
   TemplateVersion,
 } from "./driver-types.js";
 export type { InfraMachinePoolKind } from "./kind.js";
-export type { MachinePoolControllerOptions } from "./options.js";
+export type { MachinePoolControllerOptions, ResolvedPoolOptions } from "./options.js";
+// What the kit runs with for given controller options (its defaults applied, values validated): a
+// test or a benchmark that states the kit's defaults reads them here.
+export { resolvePoolOptions } from "./options.js";
 export {
   ConversionRoundTripError,
   type ConvertedKind,

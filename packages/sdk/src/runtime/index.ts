@@ -85,8 +85,6 @@ export {
 } from "./flags.js";
 export {
   type BackoffOptions,
-  compareResourceVersions,
-  dropManagedFields,
   type IndexFunc,
   Informer,
   type InformerEventMeta,
@@ -112,12 +110,9 @@ export {
 export { type LabelSelector, parseLabelSelector } from "./labels.js";
 export { type LeaderElectionOptions, LeaderElector } from "./leaderelection.js";
 export {
-  EVENT_LOOP_SLICE_MS,
   type EventLoopBlock,
   EventLoopMonitor,
   type EventLoopMonitorOptions,
-  eventLoopTurn,
-  eventLoopTurnIfDue,
 } from "./liveness.js";
 export { createLogger, type LoggerOptions, type RuntimeLogger, silentLogger } from "./logging.js";
 export {

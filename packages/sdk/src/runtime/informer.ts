@@ -81,7 +81,7 @@ export interface InformerOptions<T extends KubernetesObject> {
   labelSelector?: string;
   /** Server-side field selector. */
   fieldSelector?: string;
-  /** Applied to every object before it is cached; default {@link dropManagedFields}. */
+  /** Applied to every object before it is cached; by default one that drops `metadata.managedFields`. */
   transform?: (obj: T) => T;
   /** Re-announce every cached object this often (ms) as low-priority updates; 0 (default) = never. */
   resyncPeriodMs?: number;

@@ -25,8 +25,11 @@ export class ClusterNotConnectedError extends Error {
   }
 }
 
-/** Timings of the emulated ClusterCache (core's defaults in brackets). */
-export interface ClusterCacheTimings {
+/**
+ * Timings of the emulated core's ClusterCache (core's defaults in brackets): `CapiCoreOptions.clusterCache`.
+ * Not the SDK's `ClusterCacheTimings` (`@capi-ts/sdk/clustercache`), which a provider's own cache takes.
+ */
+export interface CoreClusterCacheTimings {
   /** Wait after a failed connection attempt before the next one, ms [30,000]. */
   connectionRetryMs: number;
   /** Interval of the health probe of a connected workload cluster, ms [10,000]. */
@@ -86,7 +89,7 @@ export interface ClusterCacheDeps {
   onConnectionChange: (cluster: ObjectKey) => void;
   fieldManager: string;
   informer?: ManagerOptions["informer"];
-  timings: ClusterCacheTimings;
+  timings: CoreClusterCacheTimings;
   log: RuntimeLogger;
 }
 

@@ -25,7 +25,7 @@ import {
   BootstrapStandInController,
   type BootstrapStandInOptions,
 } from "./bootstrap.js";
-import { type ClusterCacheTimings, WorkloadClusterCache } from "./clustercache.js";
+import { type CoreClusterCacheTimings, WorkloadClusterCache } from "./clustercache.js";
 import { ContractResolver, type ResolvedKind } from "./contract-version.js";
 import { type MachineObject, MachineReconciler } from "./machine.js";
 import {
@@ -117,7 +117,7 @@ export interface CapiCoreOptions {
    * Timings of the emulated ClusterCache. Defaults are core's: retry a failed connection after
    * 30,000 ms, probe every 10,000 ms, disconnect after 5 failed probes, 300,000 ms initial sync timeout.
    */
-  clusterCache?: Partial<ClusterCacheTimings>;
+  clusterCache?: Partial<CoreClusterCacheTimings>;
   /** Logger, or options to create one. Default: silent. */
   logger?: RuntimeLogger | LoggerOptions;
   /** Informer tuning (watch timeout, backoff); mostly for fault-injection tests. */

@@ -3,7 +3,7 @@ export type {
   BootstrapStandIn,
   BootstrapStandInOptions,
 } from "./bootstrap.js";
-export { CLUSTER_NOT_CONNECTED, type ClusterCacheTimings } from "./clustercache.js";
+export { CLUSTER_NOT_CONNECTED, type CoreClusterCacheTimings } from "./clustercache.js";
 export {
   ExternalControlPlanes,
   ExternalControlPlaneTemplates,

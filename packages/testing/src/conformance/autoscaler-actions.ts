@@ -27,13 +27,13 @@ import {
   resourcePath,
 } from "@capi-ts/sdk/runtime";
 import type { V1Node } from "@kubernetes/client-node";
-import { ConformanceError, type PoolObject } from "./invariants.js";
+import { ConformanceError, type ConformancePoolObject } from "./invariants.js";
 import { type MachinesScenarioHost, machinesProblem } from "./machines.js";
 import { AUTOSCALER_SCENARIOS, type AutoscalerScenario } from "./scenario-ids.js";
 import type { ConformancePool } from "./types.js";
 
 type Machine = clusterv1beta2.Machine;
-type MachinePool = PoolObject & { spec?: { replicas?: number } };
+type MachinePool = ConformancePoolObject & { spec?: { replicas?: number } };
 
 const MachineResource = clusterv1beta2.MachineResource as unknown as ResourceDescriptor<Machine>;
 const MachinePoolResource =

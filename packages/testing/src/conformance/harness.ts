@@ -25,7 +25,7 @@ import { realCoreScenarios } from "./core-controllers.js";
 import { isTransientCoreError } from "./core-errors.js";
 import { crdVersionProblem } from "./crd-versions.js";
 import { drainScenarios } from "./drain.js";
-import { ConformanceError, InvariantMonitor, type PoolObject } from "./invariants.js";
+import { ConformanceError, type ConformancePoolObject, InvariantMonitor } from "./invariants.js";
 import {
   type MachinesScenarioHost,
   machinePoolMachinesScenarios,
@@ -279,7 +279,7 @@ export interface ConformanceScenarioDefinition {
 export class MachinePoolConformance {
   readonly #options: MachinePoolConformanceOptions;
   readonly #monitor = new InvariantMonitor();
-  readonly #pools: ResourceDescriptor<PoolObject>;
+  readonly #pools: ResourceDescriptor<ConformancePoolObject>;
   /** Which core judges this run. */
   readonly core: ConformanceCore;
   #api: SuiteBackend | undefined;

@@ -5,9 +5,9 @@ export {
 } from "./harness.js";
 export {
   ConformanceError,
+  type ConformancePoolObject,
   checkPoolObject,
   InvariantMonitor,
-  type PoolObject,
 } from "./invariants.js";
 export {
   type AutoscalerMachinePoolView,

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { checkPoolObject, InvariantMonitor, type PoolObject } from "./invariants.js";
+import { type ConformancePoolObject, checkPoolObject, InvariantMonitor } from "./invariants.js";
 
-const pool = (over: Partial<PoolObject> = {}): PoolObject => ({
+const pool = (over: Partial<ConformancePoolObject> = {}): ConformancePoolObject => ({
   apiVersion: "infrastructure.cluster.x-k8s.io/v1beta2",
   kind: "FooMachinePool",
   metadata: { namespace: "default", name: "p", uid: "u1" },
   ...over,
 });
 
-const checks = (p: PoolObject) => checkPoolObject(p).map((e) => e.message);
+const checks = (p: ConformancePoolObject) => checkPoolObject(p).map((e) => e.message);
 
 describe("conformance invariants on one stored pool", () => {
   it("accepts a sorted, unique list with agreeing ready fields", () => {

@@ -21,7 +21,7 @@ export class ConformanceError extends Error {
 }
 
 /** An InfraMachinePool as the suite reads it (only contract fields). */
-export interface PoolObject extends KubernetesObject {
+export interface ConformancePoolObject extends KubernetesObject {
   /** Contract spec fields. */
   spec?: { providerIDList?: string[]; [key: string]: unknown };
   /** Contract status fields. */
@@ -37,7 +37,7 @@ export interface PoolObject extends KubernetesObject {
 const show = (ids: readonly string[]): string => JSON.stringify(ids);
 
 /** Checks that hold for every version of an InfraMachinePool the server ever stores. */
-export function checkPoolObject(pool: PoolObject): ConformanceError[] {
+export function checkPoolObject(pool: ConformancePoolObject): ConformanceError[] {
   const out: ConformanceError[] = [];
   const name = `${pool.metadata?.namespace}/${pool.metadata?.name}`;
   const ids = pool.spec?.providerIDList ?? [];
@@ -113,7 +113,7 @@ export class InvariantMonitor {
   readonly #finalizerSeen = new Map<string, string[]>();
 
   /** Records one observed version of a pool. */
-  observe(pool: PoolObject): void {
+  observe(pool: ConformancePoolObject): void {
     const uid = pool.metadata?.uid ?? "";
     for (const error of checkPoolObject(pool)) this.#record(error);
     if (isProvisioned(pool)) this.#provisioned.add(uid);

@@ -11,7 +11,7 @@ import { clusterv1beta2 } from "@capi-ts/sdk/api";
 import { Annotations, formatLabelValue, Labels } from "@capi-ts/sdk/contract";
 import { type KubeClient, NodeResource, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { ConformanceError, type PoolObject } from "./invariants.js";
+import { ConformanceError, type ConformancePoolObject } from "./invariants.js";
 import {
   MACHINE_POOL_MACHINES_SCENARIOS,
   type MachinePoolMachinesScenario,
@@ -31,7 +31,7 @@ export interface MachinesScenarioHost {
   /** A client of the workload cluster (its Nodes). */
   readonly workload: KubeClient;
   /** The InfraMachinePool kind under test. */
-  readonly pools: ResourceDescriptor<PoolObject>;
+  readonly pools: ResourceDescriptor<ConformancePoolObject>;
   /** The kind under test (its `machine`). */
   readonly kind: ConformanceKind;
   /** The provider under test. */

@@ -15,7 +15,7 @@ import { NodeMetadataAnnotations } from "@capi-ts/sdk/provider";
 import { type KubeClient, NodeResource, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import type { KubernetesObject, V1Node, V1Taint } from "@kubernetes/client-node";
 import type { RequestRecord } from "../apiserver/index.js";
-import { ConformanceError, type PoolObject } from "./invariants.js";
+import { ConformanceError, type ConformancePoolObject } from "./invariants.js";
 import { NODE_SCENARIOS, type NodeScenario } from "./scenario-ids.js";
 import type { ConformancePool, ConformanceProvider } from "./types.js";
 
@@ -36,7 +36,7 @@ export interface NodeScenarioHost {
   /** The workload cluster, as the suite writes it (where the Nodes live). */
   readonly workload: KubeClient;
   /** The InfraMachinePool kind under test. */
-  readonly pools: ResourceDescriptor<PoolObject>;
+  readonly pools: ResourceDescriptor<ConformancePoolObject>;
   /** Core's MachinePools. */
   readonly machinePools: ResourceDescriptor<KubernetesObject>;
   /** The provider under test. */

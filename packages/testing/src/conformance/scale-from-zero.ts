@@ -26,7 +26,7 @@
 import { clusterv1beta2 } from "@capi-ts/sdk/api";
 import { type KubeClient, parseQuantity, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { ConformanceError, type PoolObject } from "./invariants.js";
+import { ConformanceError, type ConformancePoolObject } from "./invariants.js";
 import { SCALE_FROM_ZERO_SCENARIOS, type ScaleFromZeroScenario } from "./scenario-ids.js";
 import type { ConformanceKind, ConformancePool, ConformanceProvider } from "./types.js";
 
@@ -55,7 +55,7 @@ export interface ScaleFromZeroHost {
   /** The management cluster, as the suite writes it (the autoscaler's reads go through it too). */
   readonly client: KubeClient;
   /** The InfraMachinePool kind under test, as the suite writes it. */
-  readonly pools: ResourceDescriptor<PoolObject>;
+  readonly pools: ResourceDescriptor<ConformancePoolObject>;
   /** The kind under test. */
   readonly kind: ConformanceKind;
   /** The provider under test. */

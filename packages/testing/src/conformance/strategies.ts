@@ -23,7 +23,7 @@
 import { clusterv1beta2 } from "@capi-ts/sdk/api";
 import type { KubeClient, ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import { ExternalControlPlanes } from "../capi/control-plane.js";
-import { ConformanceError, type PoolObject } from "./invariants.js";
+import { ConformanceError, type ConformancePoolObject } from "./invariants.js";
 import { STRATEGY_SCENARIOS, type StrategyScenario } from "./scenario-ids.js";
 import type { ConformanceCore, ConformancePool, ConformanceProvider } from "./types.js";
 
@@ -36,7 +36,7 @@ export interface StrategyScenarioHost {
   /** The management cluster, as the suite writes it. */
   readonly client: KubeClient;
   /** The InfraMachinePool kind under test. */
-  readonly pools: ResourceDescriptor<PoolObject>;
+  readonly pools: ResourceDescriptor<ConformancePoolObject>;
   /** The provider under test. */
   readonly provider: ConformanceProvider;
   /** Which core judges. */

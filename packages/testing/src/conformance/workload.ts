@@ -18,7 +18,7 @@ import {
 } from "@capi-ts/sdk/runtime";
 import { KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
 import { kubeconfigYaml, markWorkloadClusterReady } from "../capi/index.js";
-import { ConformanceError, type PoolObject } from "./invariants.js";
+import { ConformanceError, type ConformancePoolObject } from "./invariants.js";
 import { WORKLOAD_CLUSTER_SCENARIOS, type WorkloadClusterScenario } from "./scenario-ids.js";
 import { scaled } from "./time-scale.js";
 import type { ConformanceCore, ConformancePool, ConformanceProvider } from "./types.js";
@@ -291,7 +291,7 @@ export interface WorkloadScenarioHost {
   /** The management cluster, as the suite writes it. */
   readonly client: KubeClient;
   /** The InfraMachinePool kind under test. */
-  readonly pools: ResourceDescriptor<PoolObject>;
+  readonly pools: ResourceDescriptor<ConformancePoolObject>;
   /** The workload cluster's admin KubeConfig (the Nodes live there). */
   readonly workloadKubeConfig: KubeConfig;
   /** How credentials of the workload cluster are issued and revoked on this judge. */

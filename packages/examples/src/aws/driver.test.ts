@@ -8,6 +8,7 @@ import {
   DescribeLaunchTemplatesCommand,
 } from "@aws-sdk/client-ec2";
 import { classifyDriverError, DriverError, type PoolContext } from "@capi-ts/sdk";
+import { groupIntent, newTemplateVersion, poolContext } from "@capi-ts/sdk/provider/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { asgDriver, asgResourceName } from "./driver.js";
 import { findMoto, MOTO_INSTALL_COMMAND } from "./moto.js";
@@ -36,14 +37,11 @@ const stamp = (n: number) => ({
 let pools = 0;
 function context(overrides: Partial<ASGMachinePoolSpec> = {}): PoolContext<ASGMachinePoolSpec> {
   pools++;
-  return {
-    pool: { namespace: "default", name: `pool-${pools}`, uid: `uid-${pools}`, clusterName: "c1" },
+  return poolContext({
+    pool: { name: `pool-${pools}`, uid: `uid-${pools}`, clusterName: "c1" },
     spec: { ...spec, ...overrides },
     version: "v1.34.1",
-    failureDomains: [],
-    replicas: 1,
-    signal: new AbortController().signal,
-  };
+  });
 }
 
 // Generous limits: Python starts slowly on a busy machine, and each test is a few dozen HTTP calls.
@@ -60,18 +58,14 @@ describe.skipIf(!haveMoto)("asgDriver on moto", { timeout: 60_000 }, () => {
     const driver = asgDriver(bed.providerClients());
     const ctx = context();
     expect(await driver.getTemplate(ctx)).toEqual([]);
-    const first = await driver.createTemplateVersion(ctx, {
-      userData: "#cloud-config\n",
-      userDataBase64: Buffer.from("#cloud-config\n").toString("base64"),
-      format: "cloud-config",
-      stamp: stamp(1),
-    });
-    const second = await driver.createTemplateVersion(ctx, {
-      userData: "#cloud-config\n# v2\n",
-      userDataBase64: Buffer.from("#cloud-config\n# v2\n").toString("base64"),
-      format: "cloud-config",
-      stamp: stamp(2),
-    });
+    const first = await driver.createTemplateVersion(
+      ctx,
+      newTemplateVersion({ userData: "#cloud-config\n", stamp: stamp(1) }),
+    );
+    const second = await driver.createTemplateVersion(
+      ctx,
+      newTemplateVersion({ userData: "#cloud-config\n# v2\n", stamp: stamp(2) }),
+    );
     const versions = await driver.getTemplate(ctx);
     expect(versions.map((v) => [v.version, v.stamp])).toEqual([
       [first.version, stamp(1)],
@@ -91,18 +85,19 @@ describe.skipIf(!haveMoto)("asgDriver on moto", { timeout: 60_000 }, () => {
     );
     const driver = asgDriver(clients);
     const ctx = context();
-    const { version } = await driver.createTemplateVersion(ctx, {
-      userData: "x",
-      userDataBase64: Buffer.from("x").toString("base64"),
-      format: "cloud-config",
-      stamp: stamp(1),
-    });
-    await driver.createGroup(ctx, {
-      replicas: undefined,
-      templateVersion: version,
-      settings: { availabilityZones: ["us-east-1a"] },
-      bounds: { min: 2, max: 4 },
-    });
+    const { version } = await driver.createTemplateVersion(
+      ctx,
+      newTemplateVersion({ userData: "x", stamp: stamp(1) }),
+    );
+    await driver.createGroup(
+      ctx,
+      groupIntent({
+        replicas: undefined,
+        templateVersion: version,
+        settings: { availabilityZones: ["us-east-1a"] },
+        bounds: { min: 2, max: 4 },
+      }),
+    );
     const create = sent.find((input) => "LaunchTemplate" in input);
     expect(create).toBeDefined();
     expect(create).not.toHaveProperty("DesiredCapacity");
@@ -119,36 +114,38 @@ describe.skipIf(!haveMoto)("asgDriver on moto", { timeout: 60_000 }, () => {
       expect(instance.createdAt).toBeLessThanOrEqual(Date.now());
     }
     // A retry after a lost response succeeds (the test bed answers AlreadyExists, as AWS does).
-    await driver.createGroup(ctx, {
-      replicas: 2,
-      templateVersion: version,
-      settings: { availabilityZones: ["us-east-1a"] },
-      bounds: { min: 2, max: 4 },
-    });
+    await driver.createGroup(
+      ctx,
+      groupIntent({
+        replicas: 2,
+        templateVersion: version,
+        settings: { availabilityZones: ["us-east-1a"] },
+        bounds: { min: 2, max: 4 },
+      }),
+    );
     expect((await driver.getGroup(ctx))?.instances).toHaveLength(2);
   });
 
   it("reports each instance at the version it launched from", async () => {
     const driver = asgDriver(bed.providerClients());
     const ctx = context();
-    const v1 = await driver.createTemplateVersion(ctx, {
-      userData: "one",
-      userDataBase64: Buffer.from("one").toString("base64"),
-      format: "cloud-config",
-      stamp: stamp(1),
-    });
-    await driver.createGroup(ctx, {
-      replicas: 1,
-      templateVersion: v1.version,
-      settings: { availabilityZones: ["us-east-1a"] },
-      bounds: { min: 0, max: 4 },
-    });
-    const v2 = await driver.createTemplateVersion(ctx, {
-      userData: "two",
-      userDataBase64: Buffer.from("two").toString("base64"),
-      format: "cloud-config",
-      stamp: stamp(2),
-    });
+    const v1 = await driver.createTemplateVersion(
+      ctx,
+      newTemplateVersion({ userData: "one", stamp: stamp(1) }),
+    );
+    await driver.createGroup(
+      ctx,
+      groupIntent({
+        replicas: 1,
+        templateVersion: v1.version,
+        settings: { availabilityZones: ["us-east-1a"] },
+        bounds: { min: 0, max: 4 },
+      }),
+    );
+    const v2 = await driver.createTemplateVersion(
+      ctx,
+      newTemplateVersion({ userData: "two", stamp: stamp(2) }),
+    );
     await driver.updateGroup(ctx, { replicas: 2, templateVersion: v2.version });
     const group = await driver.getGroup(ctx);
     expect(group?.instances.map((i) => i.templateVersion).sort()).toEqual([v1.version, v2.version]);
@@ -199,12 +196,10 @@ describe.skipIf(!haveMoto)("asgDriver on moto", { timeout: 60_000 }, () => {
     const driver = asgDriver(clients);
     const ctx = context();
     for (const n of [1, 2, 3]) {
-      await driver.createTemplateVersion(ctx, {
-        userData: `v${n}`,
-        userDataBase64: Buffer.from(`v${n}`).toString("base64"),
-        format: "cloud-config",
-        stamp: stamp(n),
-      });
+      await driver.createTemplateVersion(
+        ctx,
+        newTemplateVersion({ userData: `v${n}`, stamp: stamp(n) }),
+      );
     }
     const name = asgResourceName(ctx.pool);
     // As AWS: the default version is refused.

@@ -1,3 +1,9 @@
+import {
+  groupIntent,
+  newTemplateVersion,
+  poolContext,
+  templateStamp,
+} from "@capi-ts/sdk/provider/testing";
 import { ManualClock } from "@capi-ts/sdk/runtime";
 import { type ApiServer, startApiServer } from "@capi-ts/testing";
 import { CoreV1Api, type V1Node } from "@kubernetes/client-node";
@@ -60,26 +66,24 @@ async function setup(userData: string) {
     }),
   });
   const driver = fakeCloudDriver(cloud.client, { defaultZones: ["zone-a", "zone-b"] });
-  const ctx = {
-    pool: { namespace: "default", name: "pool", uid: "u1", clusterName: "c1" },
+  const ctx = poolContext({
+    pool: { name: "pool", uid: "u1", clusterName: "c1" },
     spec: { instanceType: "small", minSize: 0, maxSize: 5 },
     version: "v1.31.0",
-    failureDomains: [],
-    replicas: 1,
-    signal: new AbortController().signal,
-  };
-  const stamp = { specHash: "s", bootstrapHash: "b", bootstrapRef: "r" };
-  const { version } = await driver.createTemplateVersion(ctx, {
-    userData,
-    userDataBase64: Buffer.from(userData).toString("base64"),
-    format: "cloud-config",
-    stamp,
   });
-  await driver.createGroup(ctx, {
-    replicas: 2,
-    templateVersion: version,
-    settings: driver.groupSettings(ctx),
-  });
+  const stamp = templateStamp();
+  const { version } = await driver.createTemplateVersion(
+    ctx,
+    newTemplateVersion({ userData, stamp }),
+  );
+  await driver.createGroup(
+    ctx,
+    groupIntent({
+      replicas: 2,
+      templateVersion: version,
+      settings: driver.groupSettings(ctx),
+    }),
+  );
   /** Let the cloud and the kubelet hooks (HTTP calls) run until both are quiet. */
   const settle = async () => {
     for (let n = 0; n < 20; n++) {

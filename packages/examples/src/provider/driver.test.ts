@@ -7,6 +7,12 @@ import {
   type TemplateStamp,
 } from "@capi-ts/sdk";
 import { checkPoolCapacity } from "@capi-ts/sdk/contract";
+import {
+  groupIntent,
+  newTemplateVersion,
+  poolContext,
+  templateStamp,
+} from "@capi-ts/sdk/provider/testing";
 import { ManualClock } from "@capi-ts/sdk/runtime";
 import { describe, expect, it } from "vitest";
 import { FakeScalingCloud } from "../cloud/cloud.js";
@@ -27,19 +33,16 @@ type Ctx = PoolContext<FakeCloudMachinePoolSpec>;
 const NAME = "c1.default.pool-a";
 
 function context(spec: Partial<FakeCloudMachinePoolSpec> = {}, overrides: Partial<Ctx> = {}): Ctx {
-  return {
-    pool: { namespace: "default", name: "pool-a", uid: "uid-1", clusterName: "c1" },
+  return poolContext({
+    pool: { uid: "uid-1", clusterName: "c1" },
     spec: { instanceType: "small", minSize: 0, maxSize: 10, ...spec },
     version: "v1.31.0",
-    failureDomains: [],
-    replicas: 1,
-    signal: new AbortController().signal,
     ...overrides,
-  };
+  });
 }
 
 function stamp(bootstrapHash = "b1", specHash = "s1"): TemplateStamp {
-  return { specHash, bootstrapHash, bootstrapRef: "r1" };
+  return templateStamp({ specHash, bootstrapHash, bootstrapRef: "r1" });
 }
 
 function setup(options: Parameters<typeof fakeCloudDriver>[1] = {}) {
@@ -59,17 +62,18 @@ async function pool(
   replicas: number | undefined,
   ctx = context(),
 ) {
-  const version = await driver.createTemplateVersion(ctx, {
-    userData: "boot-1",
-    userDataBase64: Buffer.from("boot-1").toString("base64"),
-    format: "cloud-config",
-    stamp: stamp(),
-  });
-  await driver.createGroup(ctx, {
-    replicas,
-    templateVersion: version.version,
-    settings: driver.groupSettings(ctx),
-  });
+  const version = await driver.createTemplateVersion(
+    ctx,
+    newTemplateVersion({ userData: "boot-1", stamp: stamp() }),
+  );
+  await driver.createGroup(
+    ctx,
+    groupIntent({
+      replicas,
+      templateVersion: version.version,
+      settings: driver.groupSettings(ctx),
+    }),
+  );
   clock.runUntilIdle();
   return version;
 }
@@ -109,18 +113,14 @@ describe("fakeCloudDriver: launch template", () => {
     const { cloud, driver } = setup();
     const ctx = context();
     expect(await driver.getTemplate(ctx)).toEqual([]);
-    const v1 = await driver.createTemplateVersion(ctx, {
-      userData: "token-1",
-      userDataBase64: Buffer.from("token-1").toString("base64"),
-      format: "cloud-config",
-      stamp: stamp("b1"),
-    });
-    const v2 = await driver.createTemplateVersion(ctx, {
-      userData: "token-2",
-      userDataBase64: Buffer.from("token-2").toString("base64"),
-      format: "cloud-config",
-      stamp: stamp("b2"),
-    });
+    const v1 = await driver.createTemplateVersion(
+      ctx,
+      newTemplateVersion({ userData: "token-1", stamp: stamp("b1") }),
+    );
+    const v2 = await driver.createTemplateVersion(
+      ctx,
+      newTemplateVersion({ userData: "token-2", stamp: stamp("b2") }),
+    );
     expect([v1.version, v2.version]).toEqual(["1", "2"]);
     const versions = await driver.getTemplate(ctx);
     expect(versions.map((v) => [v.version, v.stamp])).toEqual([
@@ -163,12 +163,7 @@ describe("fakeCloudDriver: launch template", () => {
     const { cloud, driver } = setup();
     const ctx = context();
     for (const b of ["b1", "b2", "b3"]) {
-      await driver.createTemplateVersion(ctx, {
-        userData: b,
-        userDataBase64: Buffer.from(b).toString("base64"),
-        format: "cloud-config",
-        stamp: stamp(b),
-      });
+      await driver.createTemplateVersion(ctx, newTemplateVersion({ userData: b, stamp: stamp(b) }));
     }
     await driver.deleteTemplate(ctx, ["1", "2"]);
     expect((await driver.getTemplate(ctx)).map((v) => v.version)).toEqual(["3"]);
@@ -249,11 +244,14 @@ describe("fakeCloudDriver: group", () => {
     const { clock, driver } = setup();
     expect(await driver.getGroup(context())).toBeUndefined();
     await pool(driver, clock, 3);
-    await driver.createGroup(context(), {
-      replicas: 3,
-      templateVersion: "1",
-      settings: driver.groupSettings(context()),
-    });
+    await driver.createGroup(
+      context(),
+      groupIntent({
+        replicas: 3,
+        templateVersion: "1",
+        settings: driver.groupSettings(context()),
+      }),
+    );
   });
 
   it("updates only the fields it is given", async () => {
@@ -282,18 +280,19 @@ describe("fakeCloudDriver: group", () => {
 
   it("creates the group with the bounds the kit gives, else the spec's", async () => {
     const { clock, cloud, driver } = setup();
-    const version = await driver.createTemplateVersion(context(), {
-      userData: "boot-1",
-      userDataBase64: Buffer.from("boot-1").toString("base64"),
-      format: "cloud-config",
-      stamp: stamp(),
-    });
-    await driver.createGroup(context(), {
-      replicas: 12,
-      templateVersion: version.version,
-      settings: driver.groupSettings(context()),
-      bounds: { min: 0, max: 15 },
-    });
+    const version = await driver.createTemplateVersion(
+      context(),
+      newTemplateVersion({ userData: "boot-1", stamp: stamp() }),
+    );
+    await driver.createGroup(
+      context(),
+      groupIntent({
+        replicas: 12,
+        templateVersion: version.version,
+        settings: driver.groupSettings(context()),
+        bounds: { min: 0, max: 15 },
+      }),
+    );
     clock.runUntilIdle();
     expect(await driver.getGroup(context())).toMatchObject({
       desiredReplicas: 12,
@@ -464,12 +463,10 @@ describe("fakeCloudDriver: native rollout", () => {
     if (!rollout) throw new Error("nativeRollout missing");
     await pool(driver, clock, 4);
     expect(await rollout.get(context())).toBeUndefined();
-    const v2 = await driver.createTemplateVersion(context(), {
-      userData: "boot-2",
-      userDataBase64: Buffer.from("boot-2").toString("base64"),
-      format: "cloud-config",
-      stamp: stamp("b1", "s2"),
-    });
+    const v2 = await driver.createTemplateVersion(
+      context(),
+      newTemplateVersion({ userData: "boot-2", stamp: stamp("b1", "s2") }),
+    );
     await driver.updateGroup(context(), { templateVersion: v2.version });
     await rollout.start(context(), {
       templateVersion: v2.version,
@@ -507,12 +504,10 @@ describe("fakeCloudDriver: native rollout", () => {
     if (!rollout) throw new Error("nativeRollout missing");
     await pool(driver, clock, 3);
     await rollout.cancel(context());
-    const v2 = await driver.createTemplateVersion(context(), {
-      userData: "boot-2",
-      userDataBase64: Buffer.from("boot-2").toString("base64"),
-      format: "cloud-config",
-      stamp: stamp("b1", "s2"),
-    });
+    const v2 = await driver.createTemplateVersion(
+      context(),
+      newTemplateVersion({ userData: "boot-2", stamp: stamp("b1", "s2") }),
+    );
     await driver.updateGroup(context(), { templateVersion: v2.version });
     await rollout.start(context(), {
       templateVersion: "2",
@@ -592,17 +587,15 @@ describe("fakeScaleSetDriver: bounds", () => {
     const cloud = new FakeScalingCloud({ clock, seed: 3 });
     const driver = fakeScaleSetDriver(scaleSetClient(cloud), { defaultZones: ["zone-a"] });
     const ctx = context();
-    await driver.createGroup(ctx, {
-      replicas: 2,
-      templateVersion: "model-1",
-      settings: driver.groupSettings(ctx),
-      model: {
-        userData: "boot-1",
-        userDataBase64: Buffer.from("boot-1").toString("base64"),
-        format: "cloud-config",
-        stamp: stamp(),
-      },
-    });
+    await driver.createGroup(
+      ctx,
+      groupIntent({
+        replicas: 2,
+        templateVersion: "model-1",
+        settings: driver.groupSettings(ctx),
+        model: newTemplateVersion({ userData: "boot-1", stamp: stamp() }),
+      }),
+    );
     clock.runUntilIdle();
     expect(await driver.getGroup(ctx)).toMatchObject({
       minReplicas: 0,

@@ -5,8 +5,10 @@
  * {@link TestScope.nodeTaints}, {@link TestScope.replicaWrites}), recorded Events and the sections
  * earlier phases would have written; {@link TestScope.run} runs a phase with the same checks as the pipeline. {@link fakeCloud}
  * is a small in-memory cloud behind a {@link PoolDriver}, {@link fakeMachines} in-memory MachinePool
- * Machines. {@link expectLosslessConversion} checks a kind's conversions between API versions lose
- * nothing.
+ * Machines. For a driver's own tests, {@link poolContext}, {@link newTemplateVersion},
+ * {@link groupIntent} and {@link templateStamp} build what the kit passes to it,
+ * filling what a test does not care about (so a member a later release adds breaks no test).
+ * {@link expectLosslessConversion} checks a kind's conversions between API versions lose nothing.
  *
  * @example
  * ```ts
@@ -57,9 +59,18 @@ import { type FakeMachines, fakeMachineKind } from "./testing-machines.js";
 // here and the declaration bundler takes them from a shared chunk, not from the package root's.
 export type { AnyPoolDriver, PoolDriver } from "./driver.js";
 export type {
+  GroupIntent,
+  GroupUpdate,
+  NewTemplateVersion,
+  PoolAccess,
+  PoolCallContext,
+  PoolContext,
+  PoolEnvironment,
   PoolGroup,
+  PoolIdentity,
   PoolInstance,
   PoolInstanceState,
+  TemplateStamp,
   TemplateVersion,
 } from "./driver-types.js";
 export type { InfraMachinePoolKind } from "./kind.js";
@@ -75,6 +86,15 @@ export {
   type LosslessConversionOptions,
 } from "./testing-conversion.js";
 export { type FakeWorkloadDrain, fakeWorkloadDrain } from "./testing-drain.js";
+export {
+  type GroupIntentInput,
+  groupIntent,
+  newTemplateVersion,
+  type PoolContextInput,
+  poolContext,
+  TEST_POOL,
+  templateStamp,
+} from "./testing-inputs.js";
 export { type FakeMachines, fakeMachineKind, fakeMachines } from "./testing-machines.js";
 
 /** The fake's spec and settings. */

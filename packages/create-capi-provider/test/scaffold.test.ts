@@ -41,7 +41,11 @@ describe("scaffold", () => {
     expect(kind).toContain('kind: "AcmeCloudMachinePool"');
     const pkg = JSON.parse(await readFile(join(result.directory, "package.json"), "utf8"));
     expect(pkg.name).toBe("acme-cloud-provider");
-    expect(pkg.dependencies["@capi-ts/sdk"]).toBe("^0.1.0");
+    // The capi-ts packages of this very release: the four are versioned together.
+    const own = JSON.parse(await readFile(join(import.meta.dirname, "..", "package.json"), "utf8"));
+    expect(version).toBe(own.version);
+    expect(pkg.dependencies["@capi-ts/sdk"]).toBe(`^${own.version}`);
+    expect(pkg.devDependencies["@capi-ts/testing"]).toBe(`^${own.version}`);
     for (const file of result.files) {
       const text = await readFile(join(result.directory, file), "utf8");
       expect(text, file).not.toMatch(/foo|Foo|FOO|__SDK_VERSION__/);

@@ -34,7 +34,7 @@
  */
 
 /** The package version. */
-export const version = "0.1.0";
+export const version = "0.2.0";
 
 export {
   defineInfraMachinePool,

@@ -82,8 +82,11 @@ function sourceFiles(folder: string): string[] {
   if (!existsSync(folder)) return out;
   for (const entry of readdirSync(folder)) {
     const path = join(folder, entry);
-    if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
-    else if (/\.(ts|mts)$/.test(entry) && !entry.endsWith(".d.ts")) out.push(path);
+    // A folder with its own package.json is another project (the previous release's scaffold that
+    // `./dev e2e` type-checks against the tarballs), not part of the package.
+    if (statSync(path).isDirectory()) {
+      if (!existsSync(join(path, "package.json"))) out.push(...sourceFiles(path));
+    } else if (/\.(ts|mts)$/.test(entry) && !entry.endsWith(".d.ts")) out.push(path);
   }
   return out;
 }

@@ -1,9 +1,10 @@
 // ./dev e2e pack | scaffold — the packages as a user gets them.
 //
-//   pack      build and pack the publishable packages; check each tarball (README, LICENSE, no
-//             workspace: ranges, no source-only export conditions); install them with npm into a fresh
-//             project outside the workspace; check every public subpath loads (@capi-ts/testing
-//             without vitest), type-checks under strict NodeNext and stays within its .d.ts budget.
+//   pack      build and pack the publishable packages; check each tarball (README, LICENSE,
+//             CHANGELOG, no workspace: ranges, no source-only export conditions); install them with npm
+//             into a fresh project outside the workspace; check every public subpath loads
+//             (@capi-ts/testing without vitest; each package's `version` export is its package.json's),
+//             type-checks under strict NodeNext and stays within its .d.ts budget.
 //   scaffold  pack, then `create-capi-provider` in a temp folder, `npm install` of the tarballs,
 //             typecheck, build, `npm test` (driver tests, the conformance suite, and with
 //             KUBEBUILDER_ASSETS the components applied to a real kube-apiserver whose webhook call
@@ -12,10 +13,18 @@
 //             dashed name (identifiers come from it in camel and Pascal case); then every other shape
 //             of name the scaffolder accepts (one word, digits, a dash before a digit, 30 characters)
 //             is scaffolded beside it, type-checked and runs its driver tests on the same install.
+//   both      the previous release's provider: the project create-capi-provider of the last release
+//             wrote (packages/create-capi-provider/test/fixtures/previous-release, committed as it was
+//             scaffolded; see docs/guides/versioning.md) on the new tarballs: its type-check (sources
+//             and tests) and its driver tests. Not its whole `npm test`: the conformance suite and the
+//             components test are the current scaffold's job above, and take minutes. A break fails
+//             here until the fixture carries the migration the changelog names. scaffold reuses the
+//             scaffolded project's install (same dependencies); pack installs the tarballs with npm.
 //
 // Prints one line per step and the total time; exits non-zero on the first failure.
 import { spawnSync } from "node:child_process";
 import {
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -80,6 +89,54 @@ const tarballs = join(work, "tarballs");
 mkdirSync(tarballs);
 const tarballOf: Record<string, string> = {};
 
+/**
+ * The previous release's scaffold on the new tarballs: a copy of the fixture, its dependencies on
+ * `@capi-ts/*` pointed at the tarballs (as `--packages` writes them), then its type-check and driver
+ * tests. `installed` is a node_modules with those tarballs and the scaffold's other dependencies;
+ * without it, npm installs them.
+ */
+function previousRelease(installed: string | undefined): void {
+  const fixture = join(
+    root,
+    "packages",
+    "create-capi-provider",
+    "test",
+    "fixtures",
+    "previous-release",
+  );
+  const copy = join(work, "previous-release");
+  cpSync(fixture, copy, {
+    recursive: true,
+    filter: (source) => !/[\\/](node_modules|dist)$/.test(source),
+  });
+  const manifest = JSON.parse(readFileSync(join(copy, "package.json"), "utf8"));
+  const was = `${manifest.dependencies["@capi-ts/sdk"]}`;
+  manifest.dependencies["@capi-ts/sdk"] = `file:${tarballOf["@capi-ts/sdk"]}`;
+  manifest.devDependencies["@capi-ts/testing"] = `file:${tarballOf["@capi-ts/testing"]}`;
+  manifest.overrides = { "@capi-ts/sdk": "$@capi-ts/sdk" };
+  writeFileSync(join(copy, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  if (installed) symlinkSync(installed, join(copy, "node_modules"), "dir");
+  else sh("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], copy);
+  const modules = join(copy, "node_modules");
+  const migrate =
+    "a break of the previous release's provider: apply the migration to packages/create-capi-provider/test/fixtures/previous-release and name the break and its migration in the changelog (docs/guides/versioning.md)";
+  const run = (what: string, args: string[]) => {
+    const result = spawnSync("node", args, { cwd: copy, encoding: "utf8" });
+    if (result.status !== 0) {
+      process.stdout.write(result.stdout ?? "");
+      process.stderr.write(result.stderr ?? "");
+      fail(
+        `the previous release's scaffold (@capi-ts/sdk ${was}) fails its ${what} on the new tarballs: ${migrate}`,
+      );
+    }
+  };
+  run("type-check", [join(modules, "typescript", "bin", "tsc"), "-p", "tsconfig.test.json"]);
+  run("driver tests", [join(modules, "vitest", "vitest.mjs"), "run", "test/driver.test.ts"]);
+  console.log(
+    `    scaffolded for @capi-ts/sdk ${was}: type-check and driver tests pass on ${manifest.name}`,
+  );
+}
+
 try {
   step("build", () => sh("turbo", ["run", "build", "--output-logs=errors-only"], root));
 
@@ -109,7 +166,12 @@ try {
   step("tarball contents", () => {
     for (const [name, tarball] of Object.entries(tarballOf)) {
       const files = sh("tar", ["-tzf", tarball], work).split("\n");
-      for (const required of ["package/README.md", "package/LICENSE", "package/package.json"]) {
+      for (const required of [
+        "package/README.md",
+        "package/LICENSE",
+        "package/CHANGELOG.md",
+        "package/package.json",
+      ]) {
         if (!files.includes(required)) fail(`${name}: the tarball has no ${required.slice(8)}`);
       }
       if (
@@ -204,9 +266,16 @@ try {
           `import * as m${i} from ${JSON.stringify(path)}; if (Object.keys(m${i}).length === 0) throw new Error(${JSON.stringify(`${path} exports nothing`)});`,
       )
       .join("\n");
+    // Each package's `version` export is a constant a release bumps beside package.json.
+    const versions = ["@capi-ts/sdk", "@capi-ts/testing", "@capi-ts/codegen"]
+      .map(
+        (name) =>
+          `{ const { version } = await import(${JSON.stringify(name)}); const declared = JSON.parse(readFileSync(${JSON.stringify(`node_modules/${name}/package.json`)}, "utf8")).version; if (version !== declared) throw new Error(\`${name} exports version \${version} but its package.json says \${declared}\`); }`,
+      )
+      .join("\n");
     writeFileSync(
       join(consumer, "load.mjs"),
-      `${script}\nconsole.log("loaded ${subpaths.length} entry points");\n`,
+      `import { readFileSync } from "node:fs";\n${script}\n${versions}\nconsole.log("loaded ${subpaths.length} entry points");\n`,
     );
     process.stdout.write(`    ${sh("node", ["load.mjs"], consumer)}`);
   });
@@ -343,6 +412,13 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
       );
   });
 
+  if (mode === "pack") {
+    step(
+      "the previous release's provider on the new tarballs (npm install, typecheck, driver tests)",
+      () => previousRelease(undefined),
+    );
+  }
+
   if (mode === "scaffold") {
     // `npm exec` of the packed create-capi-provider, as a user runs it.
     const scaffolder = (...args: string[]) => [
@@ -454,6 +530,9 @@ export function wire(manager: Manager, driver: PoolDriver<{ size: string }, unkn
         console.log(`    ${name}: typecheck and driver tests pass`);
       }
     });
+    step("the previous release's provider on the new tarballs (typecheck, driver tests)", () =>
+      previousRelease(join(project, "node_modules")),
+    );
     step("release manifests", () => {
       sh("node", ["dist/manifests.js", "v0.1.0", "ghcr.io/acme/acme-provider:v0.1.0"], project);
       for (const file of [

@@ -98,7 +98,12 @@ interface Outcome {
 function stream(
   port: number,
   body: Buffer,
-  options: { chunked?: boolean; onProgress?: (written: number) => void } = {},
+  options: {
+    chunked?: boolean;
+    onProgress?: (written: number) => void;
+    /** The client's own address (any of 127.0.0.0/8), as distinct clients would have. */
+    localAddress?: string;
+  } = {},
 ): Promise<Outcome> {
   return new Promise((resolve) => {
     let written = 0;
@@ -117,6 +122,7 @@ function stream(
         method: "POST",
         ca: certs.caPem,
         agent: false,
+        ...(options.localAddress ? { localAddress: options.localAddress } : {}),
         headers: {
           "content-type": "application/json",
           ...(options.chunked ? {} : { "content-length": body.length }),
@@ -153,7 +159,7 @@ describe("WebhookServer bounds", () => {
   it("has controller-runtime's defaults", () => {
     expect(DEFAULT_WEBHOOK_SERVER_LIMITS).toEqual({
       maxBodyBytes: 7 * MiB,
-      maxBytesInFlight: 64 * MiB,
+      maxBytesInFlight: 16 * MiB,
       headerReadTimeoutMs: 32_000,
       requestTimeoutMs: 60_000,
       idleTimeoutMs: 5_000,
@@ -238,8 +244,11 @@ describe("WebhookServer bounds", () => {
     const sampler = setInterval(() => {
       rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
     }, 50);
+    // Each flooding client has an address of its own, so the bound at work is the server's, not the
+    // share of one address (the next test).
     const outcomes = Array.from({ length: floodSize }, (_, index) =>
       stream(port, flood, {
+        localAddress: `127.0.1.${index + 1}`,
         onProgress: (written) => {
           if (written >= MiB) mark(index);
         },
@@ -276,6 +285,64 @@ describe("WebhookServer bounds", () => {
       else expect(outcome.written).toBeLessThan(flood.length);
     }
   }, 120_000);
+
+  it("keeps room for a legitimate review while one address holds connections that declare large bodies and send one byte", async () => {
+    // Issue 46, found on a scaffolded provider: reservations go by Content-Length, so 23 connections
+    // declaring 7 MiB, 6 MiB and 1 MiB bodies, each sending one byte, held all the bytes in flight
+    // until the request timeout (60 s), and every review of the API server got 503.
+    const port = await start();
+    const attacker = "127.0.0.2";
+    const declared = [...Array<number>(6).fill(7 * MiB), 6 * MiB, ...Array<number>(16).fill(MiB)];
+    const sockets: TLSSocket[] = [];
+    const answers: string[] = [];
+    let answeredAll: () => void = () => undefined;
+    // Its share (one 7 MiB body plus 1 MiB) holds two of them; the server answers the others at once.
+    const refusedCount = declared.length - 2;
+    const refused = new Promise<void>((resolve) => {
+      answeredAll = resolve;
+    });
+    for (const size of declared) {
+      const raw = await new Promise<Socket>((resolve, reject) => {
+        const tcp = netConnect({ host: "127.0.0.1", port, localAddress: attacker }, () =>
+          resolve(tcp),
+        );
+        tcp.once("error", reject);
+      });
+      const socket = await tlsConnect(port, raw);
+      sockets.push(socket);
+      socket.once("data", (chunk) => {
+        answers.push(String(chunk));
+        if (answers.length === refusedCount) answeredAll();
+      });
+      socket.on("error", () => undefined);
+      await new Promise<void>((resolve) =>
+        socket.write(
+          `POST ${poolPath} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n{`,
+          () => resolve(),
+        ),
+      );
+    }
+    try {
+      // A review from the same address, answered after every request above was read: by then the
+      // server has reserved (or refused) each of them.
+      const sentinel = await stream(port, Buffer.from(JSON.stringify(validPool)), {
+        localAddress: attacker,
+      });
+      expect([200, 503]).toContain(sentinel.status);
+      const legitimate = await post(port, poolPath, validPool, certs.caPem);
+      expect(legitimate.status).toBe(200);
+      expect(legitimate.json().response).toEqual({ uid: "4f1c2b8e-1", allowed: true });
+      // The attacker's requests past its share were refused at once, naming why.
+      await Promise.race([refused, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+      expect(answers.length).toBe(refusedCount);
+      for (const text of answers) {
+        expect(text).toMatch(/^HTTP\/1\.1 503/);
+        expect(text).toContain("too many reviews in flight");
+      }
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  }, 60_000);
 
   it("cuts a client that trickles its headers once headerReadTimeoutMs passed", async () => {
     const port = await start({ headerReadTimeoutMs: 1000, requestTimeoutMs: 2000 });

@@ -62,9 +62,12 @@ export interface WebhookServerOptions {
   maxBodyBytes?: number;
   /**
    * The request bodies being read, decoded and judged at once, bytes, counted by their `Content-Length`
-   * (`maxBodyBytes` when a body has none) (default 64 MiB). A request that does not fit is answered 503
+   * (`maxBodyBytes` when a body has none) (default 16 MiB: a decoded review takes up to about 14 times
+   * its size in memory when its JSON is many small values). A request that does not fit is answered 503
    * with `Retry-After: 1` before its body is read. Bodies over 1 MiB may fill only three quarters of
-   * it, so a flood of large reviews leaves room for the few-KiB reviews the API server usually sends.
+   * it, so a flood of large reviews leaves room for the few-KiB reviews the API server usually sends,
+   * and one client address may hold only a quarter of it (at least one `maxBodyBytes` body plus 1 MiB),
+   * so one client cannot hold it all by declaring large bodies and sending them slowly.
    */
   maxBytesInFlight?: number;
   /**
@@ -95,7 +98,7 @@ export interface WebhookServerLimits extends ServingLimits {
 export const DEFAULT_WEBHOOK_SERVER_LIMITS: Readonly<WebhookServerLimits> = Object.freeze({
   ...DEFAULT_SERVING_LIMITS,
   maxBodyBytes: 7 * 1024 * 1024,
-  maxBytesInFlight: 64 * 1024 * 1024,
+  maxBytesInFlight: 16 * 1024 * 1024,
 });
 
 // A body above this size is "large": it may use only LARGE_SHARE of the bytes in flight.
@@ -147,6 +150,9 @@ export class WebhookServer implements Runnable {
   private readonly limits: WebhookServerLimits;
   private readonly logger: RuntimeLogger;
   private bytesInFlight = 0;
+  // Bytes in flight per client address; an entry lives while that address has a review in flight.
+  private readonly bytesBySource = new Map<string, number>();
+  private readonly sourceRoom: number;
   private server: Server | undefined;
   private watcher: FSWatcher | undefined;
   private reloadTimer: NodeJS.Timeout | undefined;
@@ -174,6 +180,13 @@ export class WebhookServer implements Runnable {
         `WebhookServer: maxBytesInFlight (${this.limits.maxBytesInFlight}) must hold at least one body of maxBodyBytes (${this.limits.maxBodyBytes}) in three quarters of it: raise maxBytesInFlight to ${Math.ceil(this.limits.maxBodyBytes / LARGE_SHARE)} or more`,
       );
     }
+    this.sourceRoom = Math.min(
+      this.limits.maxBytesInFlight,
+      Math.max(
+        this.limits.maxBodyBytes + LARGE_BODY_BYTES,
+        Math.floor(this.limits.maxBytesInFlight / 4),
+      ),
+    );
     this.logger = (options.logger ?? createLogger()).child({ component: "webhook-server" });
   }
 
@@ -352,13 +365,27 @@ export class WebhookServer implements Runnable {
       refuse(response, 503, "too many reviews in flight; retry", { "retry-after": "1" });
       return;
     }
+    // Reservations go by the declared size, so one client that declares large bodies and sends them
+    // slowly could hold every byte until its requests time out; one address may hold only its share.
+    const source = request.socket.remoteAddress ?? "";
+    const held = this.bytesBySource.get(source) ?? 0;
+    if (held + reserved > this.sourceRoom) {
+      refuse(response, 503, "too many reviews in flight from this address; retry", {
+        "retry-after": "1",
+      });
+      return;
+    }
     this.bytesInFlight += reserved;
+    this.bytesBySource.set(source, held + reserved);
     try {
       const limit = Math.min(reserved, maxBodyBytes);
       if (isConversionHandler(handler)) await this.convert(request, response, path, handler, limit);
       else await this.answer(request, response, path, handler, limit);
     } finally {
       this.bytesInFlight -= reserved;
+      const left = (this.bytesBySource.get(source) ?? reserved) - reserved;
+      if (left > 0) this.bytesBySource.set(source, left);
+      else this.bytesBySource.delete(source);
     }
   }
 

@@ -25,6 +25,7 @@ import {
   type ResourceDescriptor,
 } from "./resource.js";
 import { sendThrough } from "./undici.js";
+import { watchLines } from "./watch-lines.js";
 
 /** HTTP methods the client sends. */
 export type HttpVerb = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -266,7 +267,11 @@ export function resourcePath(
   return path;
 }
 
-function statusFromBody(code: number, text: string, contentType: string): ApiStatus {
+/**
+ * The Status of a failed response: the body itself when it is a Kubernetes Status, else one made from
+ * the HTTP code that describes the body (size, content type) without quoting it.
+ */
+export function statusFromBody(code: number, text: string, contentType: string): ApiStatus {
   try {
     const parsed = JSON.parse(text) as unknown;
     if (parsed && typeof parsed === "object" && (parsed as { kind?: unknown }).kind === "Status") {
@@ -295,7 +300,12 @@ function headerValue(headers: Record<string, string | string[] | undefined>, nam
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 const MiB = 1024 * 1024;
 
-function retryAfterSeconds(
+/**
+ * How long a throttled request should wait, in seconds: the `Retry-After` header when it is a number
+ * of seconds ≥ 0, else the Status's `details.retryAfterSeconds` (an HTTP date or garbage counts as
+ * absent, as client-go reads it).
+ */
+export function retryAfterSeconds(
   headers: Record<string, string | string[] | undefined>,
   status: ApiStatus,
 ): number | undefined {
@@ -306,6 +316,41 @@ function retryAfterSeconds(
     if (Number.isFinite(seconds) && seconds >= 0) return seconds;
   }
   return status.details?.retryAfterSeconds;
+}
+
+/**
+ * One line of a watch stream as an event. An ERROR event becomes the typed error of its Status
+ * ({@link GoneError} for an expired resourceVersion, so the informer relists); a line that is not
+ * JSON, or names no known event type, is an {@link ApiError} that describes it without quoting it.
+ */
+export function parseWatchLine<T>(
+  line: string,
+  request: { method: string; path: string },
+): WatchEvent<T> {
+  let event: { type?: string; object?: unknown };
+  try {
+    event = JSON.parse(line) as { type?: string; object?: unknown };
+  } catch (cause) {
+    throw new ApiError(
+      0,
+      { message: `malformed watch event: a line of ${line.length} characters that is not JSON` },
+      request,
+      { cause },
+    );
+  }
+  if (event.type === "ERROR") {
+    const status = (event.object ?? {}) as ApiStatus;
+    throw errorFromStatus(status.code ?? 500, status, request);
+  }
+  if (
+    event.type !== "ADDED" &&
+    event.type !== "MODIFIED" &&
+    event.type !== "DELETED" &&
+    event.type !== "BOOKMARK"
+  ) {
+    throw new ApiError(0, { message: "unknown watch event type" }, request);
+  }
+  return { type: event.type, object: event.object as T };
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -639,35 +684,10 @@ export class KubeClient {
         },
         request,
       );
-    // The line so far, as chunks: each chunk is searched once for its newlines, so a line that never
-    // ends costs linear time up to the cap, not a rescan of everything buffered per chunk.
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
     try {
-      for await (const chunk of body as AsyncIterable<Buffer>) {
-        let start = 0;
-        let newline = chunk.indexOf(0x0a, start);
-        while (newline >= 0) {
-          const piece = chunk.subarray(start, newline);
-          if (pendingBytes + piece.length > max) throw tooLong();
-          const line = pendingBytes === 0 ? piece : Buffer.concat([...pending, piece]);
-          pending = [];
-          pendingBytes = 0;
-          start = newline + 1;
-          newline = chunk.indexOf(0x0a, start);
-          const text = line.toString("utf8");
-          if (text.trim() === "") continue;
-          yield this.parseWatchLine<T>(text, request);
-        }
-        if (start < chunk.length) {
-          const rest = chunk.subarray(start);
-          pendingBytes += rest.length;
-          if (pendingBytes > max) throw tooLong();
-          pending.push(rest);
-        }
+      for await (const line of watchLines(body as AsyncIterable<Buffer>, max, tooLong)) {
+        yield parseWatchLine<T>(line, request);
       }
-      const rest = Buffer.concat(pending).toString("utf8").trim();
-      if (rest !== "") yield this.parseWatchLine<T>(rest, request);
     } catch (cause) {
       if (options.signal?.aborted || cause instanceof ApiError) throw cause;
       throw this.transportError(cause, { method: "GET", path }, false);
@@ -694,36 +714,6 @@ export class KubeClient {
         { cause },
       );
     }
-  }
-
-  private parseWatchLine<T>(
-    line: string,
-    request: { method: string; path: string },
-  ): WatchEvent<T> {
-    let event: { type?: string; object?: unknown };
-    try {
-      event = JSON.parse(line) as { type?: string; object?: unknown };
-    } catch (cause) {
-      throw new ApiError(
-        0,
-        { message: `malformed watch event: a line of ${line.length} characters that is not JSON` },
-        request,
-        { cause },
-      );
-    }
-    if (event.type === "ERROR") {
-      const status = (event.object ?? {}) as ApiStatus;
-      throw errorFromStatus(status.code ?? 500, status, request);
-    }
-    if (
-      event.type !== "ADDED" &&
-      event.type !== "MODIFIED" &&
-      event.type !== "DELETED" &&
-      event.type !== "BOOKMARK"
-    ) {
-      throw new ApiError(0, { message: "unknown watch event type" }, request);
-    }
-    return { type: event.type, object: event.object as T };
   }
 
   private async put<T extends KubernetesObject>(

@@ -1,4 +1,4 @@
-// The guide's "adding a phase" example (docs/guides/writing-a-provider.md), as a provider writes it:
+// The guide's "adding a phase" example (docs/guides/provider/phases.md), as a provider writes it:
 // only public names, from the entry points a provider imports.
 import { describe, expect, it } from "vitest";
 import {

@@ -22,7 +22,7 @@ export const TEMPLATE_STAMP_TAG_KEYS = {
  * The tags to store a {@link TemplateStamp} under. The default prefix `capi-ts.io/` suits AWS and
  * Azure tags; for GCE labels (no `/` or `.` in keys) pass e.g. `capi-ts-`, but note that the
  * bootstrap reference (`namespace/name`) is no valid label value: on GCE keep the stamp in the
- * instance template's description instead (the writing-a-provider guide has a table per cloud).
+ * instance template's description instead (docs/guides/provider/clouds.md has a table per cloud).
  *
  * @example
  * ```ts

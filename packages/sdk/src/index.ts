@@ -111,9 +111,9 @@ export {
   type DeletePolicy,
   type IntOrPercent,
   type MachinePoolStrategy,
-  machinePoolStrategySchema,
   type StrategyType,
 } from "./provider/strategy.js";
+export { machinePoolStrategySchema } from "./provider/strategy-schema.js";
 export type { KubeconfigSource } from "./runtime/credentials.js";
 export {
   HelpRequested,

@@ -23,9 +23,10 @@
 //      heap after a full GC, and the harness reads its RSS.
 import { type ChildProcess, fork, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { KubeClient, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
+import { KubeClient, type ResourceDescriptor, selfSignedCertificate } from "@capi-ts/sdk/runtime";
 import { KubeConfig } from "@kubernetes/client-node";
 import { type ControlPlane, startControlPlane } from "../src/index.js";
 import { bundleAsShipped } from "./bundle.js";
@@ -37,7 +38,9 @@ import {
   gadgetCrd,
 } from "./peers/gadget.js";
 
-const PEERS = ["controller-runtime", "capi-ts", "client-node"] as const;
+// "provider" is capi-ts as a scaffolded provider ships (root entry, unbundled, the image's ENV);
+// "capi-ts" is the runtime subpath bundled, the lower bound.
+const PEERS = ["controller-runtime", "provider", "capi-ts", "client-node"] as const;
 type PeerName = (typeof PEERS)[number];
 const HARNESS_AGENT = "capi-ts-bench-harness";
 const NAMESPACE = "default";
@@ -101,13 +104,69 @@ function buildGoPeer(): void {
   if (result.status !== 0) throw new Error("tools/peers/build.sh failed (see above)");
 }
 
-// The TypeScript peers run bundled, as a provider ships.
+// The runtime and client-node peers run bundled (the lower bound of what a Node controller costs).
 const tsOut = join(root, "packages", "sdk", ".tmp", "bench-peers");
+// The provider peer runs as a scaffolded provider does: tsc's emit of each file, importing the built
+// packages through node_modules, with the ENV lines of the scaffold's Dockerfile.
+const providerOut = join(root, "packages", "testing", ".tmp", "bench-peers-provider");
 async function buildTsPeers(): Promise<void> {
   await bundleAsShipped("bench-peers", {
     "capi-ts": join(import.meta.dirname, "peers", "capi-ts.ts"),
     "client-node": join(import.meta.dirname, "peers", "client-node.ts"),
   });
+  if (!peers.includes("provider")) return;
+  console.log("building the packages the provider peer imports (turbo)…");
+  const built = spawnSync("turbo", ["run", "build", "--output-logs=errors-only"], {
+    cwd: root,
+    stdio: "inherit",
+  });
+  if (built.status !== 0) throw new Error("the packages did not build (see above)");
+  const { default: ts } = await import("typescript");
+  mkdirSync(providerOut, { recursive: true });
+  for (const file of ["provider", "gadget"]) {
+    const source = readFileSync(join(import.meta.dirname, "peers", `${file}.ts`), "utf8");
+    const { outputText } = ts.transpileModule(source, {
+      compilerOptions: {
+        module: ts.ModuleKind.ESNext,
+        target: ts.ScriptTarget.ES2023,
+        verbatimModuleSyntax: true,
+      },
+      fileName: `${file}.ts`,
+    });
+    writeFileSync(join(providerOut, `${file}.js`), outputText);
+  }
+  writeFileSync(join(providerOut, "package.json"), '{ "type": "module" }\n');
+  const { cert, key } = selfSignedCertificate(["localhost", "127.0.0.1"]);
+  mkdirSync(join(work, "webhook-certs"), { recursive: true });
+  writeFileSync(join(work, "webhook-certs", "tls.crt"), cert);
+  writeFileSync(join(work, "webhook-certs", "tls.key"), key);
+}
+
+/**
+ * The environment the scaffold's image gives a provider: its Dockerfile's `ENV` lines (NODE_OPTIONS,
+ * MALLOC_ARENA_MAX, NODE_ENV). A variable set in the benchmark's own environment wins.
+ */
+function imageEnvironment(): Record<string, string> {
+  const dockerfile = readFileSync(
+    join(root, "packages", "create-capi-provider", "template", "Dockerfile"),
+    "utf8",
+  );
+  const env: Record<string, string> = {};
+  for (const match of dockerfile.matchAll(/^ENV ([A-Z_][A-Z0-9_]*)=(\S+)$/gm)) {
+    if (match[1] !== undefined && match[2] !== undefined) {
+      env[match[1]] = process.env[match[1]] ?? match[2];
+    }
+  }
+  return env;
+}
+
+/** A port free on loopback right now, for the provider peer's webhook server. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((ready) => probe.listen(0, "127.0.0.1", ready));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((closed) => probe.close(closed));
+  return port;
 }
 
 // ---- the server ------------------------------------------------------------------------------------
@@ -241,7 +300,7 @@ class Peer {
   readonly reported = new Map<string, number>();
   private readonly exited: Promise<void>;
 
-  constructor(name: PeerName, kubeconfig: string, expect: number) {
+  constructor(name: PeerName, kubeconfig: string, expect: number, webhookPort: number) {
     const args = [
       "--kubeconfig",
       kubeconfig,
@@ -250,25 +309,48 @@ class Peer {
       "--expect",
       String(expect),
     ];
+    // The provider peer takes the manager's standard flags, as a scaffolded main.ts does.
+    const providerArgs = [
+      "--kubeconfig",
+      kubeconfig,
+      "--concurrency",
+      String(workers),
+      "--expect",
+      String(expect),
+      "--webhook-port",
+      String(webhookPort),
+      "--webhook-cert-dir",
+      join(work, "webhook-certs"),
+      "--diagnostics-address",
+      "127.0.0.1:0",
+      "--health-probe-bind-address",
+      "127.0.0.1:0",
+    ];
+    const nodeFlags = [
+      "--expose-gc",
+      ...(cpuProfDir
+        ? [
+            "--cpu-prof",
+            `--cpu-prof-dir=${resolve(cpuProfDir)}`,
+            `--cpu-prof-name=${name}-${expect}-\${pid}.cpuprofile`,
+          ]
+        : []),
+    ];
     this.process =
       name === "controller-runtime"
         ? spawn(goPeer, args, { stdio: ["ignore", "pipe", "inherit"] })
-        : spawn(
-            process.execPath,
-            [
-              "--expose-gc",
-              ...(cpuProfDir
-                ? [
-                    "--cpu-prof",
-                    `--cpu-prof-dir=${resolve(cpuProfDir)}`,
-                    `--cpu-prof-name=${name}-${expect}-\${pid}.cpuprofile`,
-                  ]
-                : []),
-              join(tsOut, `${name}.js`),
-              ...args,
-            ],
-            { stdio: ["ignore", "pipe", "inherit"] },
-          );
+        : name === "provider"
+          ? spawn(
+              process.execPath,
+              [...nodeFlags, join(providerOut, "provider.js"), ...providerArgs],
+              {
+                stdio: ["ignore", "pipe", "inherit"],
+                env: { ...process.env, ...imageEnvironment() },
+              },
+            )
+          : spawn(process.execPath, [...nodeFlags, join(tsOut, `${name}.js`), ...args], {
+              stdio: ["ignore", "pipe", "inherit"],
+            });
     this.exited = new Promise((r) => this.process.once("exit", () => r()));
     this.process.stdout?.on("data", (chunk: Buffer) => {
       this.buffer += chunk.toString();
@@ -392,7 +474,7 @@ async function runPeer(
   await sleep(200);
   await server.clearRequests();
   const serverCpu0 = await server.cpuSeconds();
-  const first = new Peer(name, server.kubeconfigFile, 0);
+  const first = new Peer(name, server.kubeconfigFile, 0, await freePort());
   const convergedAt = await within(watch.done, 600_000, Number.NaN);
   const cpuS = procCpuSeconds(first.pid);
   const serverCpuS = (await server.cpuSeconds()) - serverCpu0;
@@ -419,7 +501,7 @@ async function runPeer(
   }
   await first.stop();
   await server.clearRequests();
-  const second = new Peer(name, server.kubeconfigFile, n);
+  const second = new Peer(name, server.kubeconfigFile, n, await freePort());
   const idleAt = await second.report("idle");
   result.restartIdleS = (idleAt - second.spawnedAt) / 1000;
   result.heap = await second.report("heap");
@@ -532,6 +614,8 @@ if (sizes.length >= 2) {
     (v) => `${Math.round(v)} B`,
   );
 }
+for (const n of sizes)
+  row(`heap after GC at ${n} (after restart)`, (p) => figure(p, n, (r) => r.heap), mib);
 for (const n of sizes) row(`RSS at ${n} (after restart)`, (p) => figure(p, n, (r) => r.rss), mib);
 
 console.log(

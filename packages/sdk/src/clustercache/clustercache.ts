@@ -15,8 +15,9 @@ import type {
   V1Secret,
   V1Taint,
 } from "@kubernetes/client-node";
-import { type Cluster, ClusterResource } from "../api/cluster.x-k8s.io/v1beta2.js";
+import type { Cluster } from "../api/cluster.x-k8s.io/v1beta2.js";
 import { Labels } from "../contract/constants.js";
+import { CoreCluster } from "../contract/core-kinds.js";
 import { InformerCache, type SharedInformerDefaults } from "../runtime/cache.js";
 import { KubeClient, resourcePath } from "../runtime/client.js";
 import type { ControllerHost } from "../runtime/controller.js";
@@ -321,7 +322,7 @@ export class ClusterCache {
     }
     this.metrics = new ClusterCacheMetrics(host.metrics);
     const cache = host.cache;
-    cache.informerFor(ClusterResource).addEventHandler({
+    cache.informerFor(CoreCluster).addEventHandler({
       onDelete: (cluster: Cluster) => void this.disconnect(keyOf(cluster), "Cluster deleted", true),
     });
     const secretChanged = (secret: V1Secret) => {

@@ -7,16 +7,12 @@
  * @module
  */
 import type { KubernetesObject } from "@kubernetes/client-node";
-import {
-  type Cluster,
-  ClusterResource,
-  type MachinePool,
-  MachinePoolResource,
-} from "../api/cluster.x-k8s.io/v1beta2.js";
+import type { Cluster, MachinePool } from "../api/cluster.x-k8s.io/v1beta2.js";
 import { ClusterCache, isNodeReady, NODE_PROVIDER_ID_INDEX } from "../clustercache/clustercache.js";
 import { ConditionTypes } from "../conditions/constants.js";
 import { deleteCondition, getCondition, setCondition } from "../conditions/v1beta2.js";
 import { Annotations, finalizerFor, Labels } from "../contract/constants.js";
+import { CoreCluster, CoreMachinePool } from "../contract/core-kinds.js";
 import { ensureFinalizer, hasFinalizer, removeFinalizer } from "../contract/finalizers.js";
 import { findOwnerMachinePoolRef } from "../contract/owners.js";
 import { updatePausedCondition } from "../contract/pause.js";
@@ -315,7 +311,7 @@ class PoolReconciler<Spec, Settings> {
         const namespace = cluster.namespace;
         const self = pool.metadata?.name;
         const pools = await rc.cache.list(this.#resource, { namespace });
-        const machinePools = await rc.cache.list(MachinePoolResource, { namespace });
+        const machinePools = await rc.cache.list(CoreMachinePool, { namespace });
         return providerIDClaims([
           { kind: this.#resource.kind, objects: pools.filter((p) => p.metadata?.name !== self) },
           {
@@ -328,7 +324,7 @@ class PoolReconciler<Spec, Settings> {
       setMachinePoolReplicas: async (machinePool: MachinePool, replicas: number) => {
         rc.fence();
         const copy = structuredClone(machinePool);
-        const patch = PatchHelper.snapshot(copy, { resource: MachinePoolResource });
+        const patch = PatchHelper.snapshot(copy, { resource: CoreMachinePool });
         copy.spec = { ...copy.spec, replicas } as MachinePool["spec"];
         await patch.apply(rc.client, copy);
       },
@@ -426,7 +422,7 @@ class PoolReconciler<Spec, Settings> {
       }
       return undefined;
     }
-    const machinePool = await rc.cache.get(MachinePoolResource, {
+    const machinePool = await rc.cache.get(CoreMachinePool, {
       namespace: key.namespace,
       name: ownerRef.name,
     });
@@ -434,7 +430,7 @@ class PoolReconciler<Spec, Settings> {
       pool.metadata?.labels?.[Labels.ClusterName] ??
       (machinePool ? readMachinePool(machinePool).clusterName : undefined);
     const cluster = clusterName
-      ? await rc.cache.get(ClusterResource, { namespace: key.namespace, name: clusterName })
+      ? await rc.cache.get(CoreCluster, { namespace: key.namespace, name: clusterName })
       : undefined;
     const log = rc.log.child({
       pool: `${key.namespace}/${key.name}`,

@@ -231,12 +231,12 @@ export {
   type DeletePolicy,
   type IntOrPercent,
   type MachinePoolStrategy,
-  machinePoolStrategySchema,
   predatesRollout,
   type ResolvedStrategy,
   rolloutPercentages,
   type StrategyType,
 } from "./strategy.js";
+export { machinePoolStrategySchema } from "./strategy-schema.js";
 
 /**
  * Applies the defaults of {@link MachinePoolControllerOptions} and validates the values: what the kit

@@ -4,10 +4,11 @@
  *
  * @module
  */
-import { type Machine, MachineResource } from "../api/cluster.x-k8s.io/v1beta2.js";
+import type { Machine } from "../api/cluster.x-k8s.io/v1beta2.js";
 import { deleteV1Beta1Condition, setV1Beta1Condition } from "../conditions/v1beta1.js";
 import { deleteCondition, setCondition } from "../conditions/v1beta2.js";
 import { Labels } from "../contract/constants.js";
+import { CoreMachine } from "../contract/core-kinds.js";
 import { removeFinalizer } from "../contract/finalizers.js";
 import { formatLabelValue } from "../contract/format.js";
 import type { InfraMachineObject } from "../crd/machine.js";
@@ -83,7 +84,7 @@ export function infraMachinesApi(
           : await rc.cache.list(resource, { namespace: of.namespace });
       const infraMachines = candidates.filter(isOurs);
       const machines = poolLabel
-        ? (await rc.cache.list(MachineResource, { namespace: of.namespace })).filter(isPoolMachine)
+        ? (await rc.cache.list(CoreMachine, { namespace: of.namespace })).filter(isPoolMachine)
         : [];
       return { infraMachines, machines };
     },
@@ -125,12 +126,12 @@ export function infraMachinesApi(
     async deleteMachine(machine) {
       const uid = machine.metadata?.uid;
       await ignoreNotFound(() =>
-        rc.client.delete(MachineResource, machine, uid ? { preconditions: { uid } } : {}),
+        rc.client.delete(CoreMachine, machine, uid ? { preconditions: { uid } } : {}),
       );
     },
     async writeOwnerRemediated(machine, state) {
       const copy = structuredClone(machine);
-      const patch = PatchHelper.snapshot(copy, { resource: MachineResource });
+      const patch = PatchHelper.snapshot(copy, { resource: CoreMachine });
       const type = RemediationConditions.OwnerRemediated;
       if (state === undefined) {
         deleteCondition(copy, type);
@@ -152,7 +153,7 @@ export function infraMachinesApi(
         }
       }
       await ignoreNotFound(() =>
-        patch.apply(rc.client, copy, { ownedConditions: [type], resource: MachineResource }),
+        patch.apply(rc.client, copy, { ownedConditions: [type], resource: CoreMachine }),
       );
     },
     async exists(namespace, name) {

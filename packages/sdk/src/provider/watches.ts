@@ -9,16 +9,10 @@
  * @module
  */
 import type { KubernetesObject, V1Secret } from "@kubernetes/client-node";
-import {
-  type Cluster,
-  ClusterResource,
-  type Machine,
-  type MachinePool,
-  MachinePoolResource,
-  MachineResource,
-} from "../api/cluster.x-k8s.io/v1beta2.js";
+import type { Cluster, Machine, MachinePool } from "../api/cluster.x-k8s.io/v1beta2.js";
 import { type ClusterCache, isNodeReady, type WorkloadNode } from "../clustercache/clustercache.js";
 import { Labels } from "../contract/constants.js";
+import { CoreCluster, CoreMachine, CoreMachinePool } from "../contract/core-kinds.js";
 import { readCluster, readMachinePool } from "../contract/readers.js";
 import { CLUSTER_NAME_INDEX, hasWatchFilterLabel, indexByClusterName } from "../contract/watch.js";
 import type { Controller, ControllerBuilder } from "../runtime/controller.js";
@@ -139,7 +133,7 @@ export function watchPools(
     const namespace = secret.metadata?.namespace;
     const name = secret.metadata?.name;
     if (!namespace || !name) return [];
-    const pools = await manager.cache.list(MachinePoolResource, { namespace });
+    const pools = await manager.cache.list(CoreMachinePool, { namespace });
     const bootstrapped = pools
       .filter((mp) => readMachinePool(mp).bootstrapDataSecretName === name)
       .flatMap(poolOfMachinePool);
@@ -176,8 +170,8 @@ export function watchPools(
       predicates: [specOrMetadataChanged()],
       cache: { indexers: { [CLUSTER_NAME_INDEX]: indexByClusterName } },
     })
-    .watches(MachinePoolResource, poolOfMachinePool, { predicates: [specOrMetadataChanged()] })
-    .watches(ClusterResource, poolsOfCluster, { predicates: [clusterTransitions] })
+    .watches(CoreMachinePool, poolOfMachinePool, { predicates: [specOrMetadataChanged()] })
+    .watches(CoreCluster, poolsOfCluster, { predicates: [clusterTransitions] })
     .withEventFilter(hasWatchFilterLabel(manager.controllerDefaults.watchFilterValue))
     .withOptions(options.controllerOptions);
   if (options.nodes) {
@@ -237,7 +231,7 @@ export function watchPools(
         (ref) => ref.controller === true && ref.kind === "MachinePool",
       );
       if (!namespace || !owner) return [];
-      const mp = await manager.cache.get(MachinePoolResource, { namespace, name: owner.name });
+      const mp = await manager.cache.get(CoreMachinePool, { namespace, name: owner.name });
       return mp ? poolOfMachinePool(mp) : [];
     };
     builder.watches(options.machines, poolOfInfraMachine, {
@@ -246,7 +240,7 @@ export function watchPools(
     // Machines carry the MachinePool template's labels, not necessarily the watch filter: the
     // reconcile checks the pool's label. A deletion, a delete-machine annotation, a new Machine or
     // a MachineHealthCheck's verdict changes what the pool must do.
-    builder.watches(MachineResource, poolOfMachine, {
+    builder.watches(CoreMachine, poolOfMachine, {
       eventFilters: false,
       predicates: [anyPredicate(specOrMetadataChanged(), remediationChanged())],
       cache: { labelSelector: Labels.MachinePoolName },

@@ -1,5 +1,13 @@
 // ./dev bench peers [--backend real|memory] [--n 1000,5000] [--rounds 3] [--steady 30] [--workers 8]
-//                   [--peers capi-ts,client-node,controller-runtime] [--cpu-prof DIR]
+//                   [--peers controller-runtime,provider,capi-ts,client-node] [--cpu-prof DIR]
+//                   [--heap-snapshot DIR] [--provider-build bundle|tsc]
+//
+// Peers: "provider" is capi-ts as a scaffolded provider ships (the scaffold's main.ts and kind.ts
+// imports, its tsup build, its Dockerfile's ENV); "capi-ts" imports only @capi-ts/sdk/runtime (the
+// lower bound); "client-node" is @kubernetes/client-node by hand; "controller-runtime" is Go.
+//
+// --heap-snapshot DIR: the TypeScript peers write a heap snapshot once converged after a restart
+// (`<peer>.js-<n>-<pid>.heapsnapshot`), for Chrome DevTools' Memory tab.
 //
 // --cpu-prof DIR: the TypeScript peers run with `node --cpu-prof`, one profile per process in DIR
 // (`<peer>-<n>-<pid>.cpuprofile`; the first of a size converges, the second restarts); open them in
@@ -28,6 +36,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { KubeClient, type ResourceDescriptor, selfSignedCertificate } from "@capi-ts/sdk/runtime";
 import { KubeConfig } from "@kubernetes/client-node";
+import type { Options } from "tsup";
 import { type ControlPlane, startControlPlane } from "../src/index.js";
 import { bundleAsShipped } from "./bundle.js";
 import {
@@ -61,6 +70,12 @@ const steadySeconds = Number(arg("steady", "30"));
 const workers = Number(arg("workers", "8"));
 const peers = arg("peers", PEERS.join(",")).split(",") as PeerName[];
 const cpuProfDir = arg("cpu-prof", "");
+const heapSnapshotDir = arg("heap-snapshot", "");
+if (heapSnapshotDir) mkdirSync(resolve(heapSnapshotDir), { recursive: true });
+const providerBuild = arg("provider-build", "bundle");
+if (providerBuild !== "bundle" && providerBuild !== "tsc") {
+  throw new Error(`--provider-build must be "bundle" or "tsc" (got "${providerBuild}")`);
+}
 if (cpuProfDir) mkdirSync(resolve(cpuProfDir), { recursive: true });
 for (const peer of peers) {
   if (!PEERS.includes(peer))
@@ -106,9 +121,12 @@ function buildGoPeer(): void {
 
 // The runtime and client-node peers run bundled (the lower bound of what a Node controller costs).
 const tsOut = join(root, "packages", "sdk", ".tmp", "bench-peers");
-// The provider peer runs as a scaffolded provider does: tsc's emit of each file, importing the built
-// packages through node_modules, with the ENV lines of the scaffold's Dockerfile.
-const providerOut = join(root, "packages", "testing", ".tmp", "bench-peers-provider");
+// The provider peer runs as a scaffolded provider does: built by the scaffold's tsup config from the
+// built packages (--provider-build tsc: tsc's emit against node_modules, unbundled), with the ENV
+// lines of the scaffold's Dockerfile.
+// Under packages/sdk, as a scaffold's dist/ sits beside the SDK's dependencies in node_modules: the
+// runtime requires its logger and HTTP client late, from there.
+const providerOut = join(root, "packages", "sdk", ".tmp", "bench-peers-provider");
 async function buildTsPeers(): Promise<void> {
   await bundleAsShipped("bench-peers", {
     "capi-ts": join(import.meta.dirname, "peers", "capi-ts.ts"),
@@ -121,19 +139,35 @@ async function buildTsPeers(): Promise<void> {
     stdio: "inherit",
   });
   if (built.status !== 0) throw new Error("the packages did not build (see above)");
-  const { default: ts } = await import("typescript");
-  mkdirSync(providerOut, { recursive: true });
-  for (const file of ["provider", "gadget"]) {
-    const source = readFileSync(join(import.meta.dirname, "peers", `${file}.ts`), "utf8");
-    const { outputText } = ts.transpileModule(source, {
-      compilerOptions: {
-        module: ts.ModuleKind.ESNext,
-        target: ts.ScriptTarget.ES2023,
-        verbatimModuleSyntax: true,
-      },
-      fileName: `${file}.ts`,
+  if (providerBuild === "bundle") {
+    // The scaffold's own tsup.config.ts, pointed at the peer.
+    const { default: scaffoldBuild } = await import(
+      "../../create-capi-provider/template/tsup.config.js"
+    );
+    const { build } = await import("tsup");
+    await build({
+      ...(scaffoldBuild as Options),
+      entry: { provider: join(import.meta.dirname, "peers", "provider.ts") },
+      outDir: providerOut,
+      config: false,
+      silent: true,
     });
-    writeFileSync(join(providerOut, `${file}.js`), outputText);
+  } else {
+    // tsc's emit, file by file, run against node_modules unbundled (the scaffold's build before 0.3).
+    const { default: ts } = await import("typescript");
+    mkdirSync(providerOut, { recursive: true });
+    for (const file of ["provider", "gadget"]) {
+      const source = readFileSync(join(import.meta.dirname, "peers", `${file}.ts`), "utf8");
+      const { outputText } = ts.transpileModule(source, {
+        compilerOptions: {
+          module: ts.ModuleKind.ESNext,
+          target: ts.ScriptTarget.ES2023,
+          verbatimModuleSyntax: true,
+        },
+        fileName: `${file}.ts`,
+      });
+      writeFileSync(join(providerOut, `${file}.js`), outputText);
+    }
   }
   writeFileSync(join(providerOut, "package.json"), '{ "type": "module" }\n');
   const { cert, key } = selfSignedCertificate(["localhost", "127.0.0.1"]);
@@ -336,6 +370,9 @@ class Peer {
           ]
         : []),
     ];
+    const snapshotEnv = heapSnapshotDir
+      ? { BENCH_HEAP_SNAPSHOT_DIR: resolve(heapSnapshotDir) }
+      : {};
     this.process =
       name === "controller-runtime"
         ? spawn(goPeer, args, { stdio: ["ignore", "pipe", "inherit"] })
@@ -345,11 +382,12 @@ class Peer {
               [...nodeFlags, join(providerOut, "provider.js"), ...providerArgs],
               {
                 stdio: ["ignore", "pipe", "inherit"],
-                env: { ...process.env, ...imageEnvironment() },
+                env: { ...process.env, ...imageEnvironment(), ...snapshotEnv },
               },
             )
           : spawn(process.execPath, [...nodeFlags, join(tsOut, `${name}.js`), ...args], {
               stdio: ["ignore", "pipe", "inherit"],
+              env: { ...process.env, ...snapshotEnv },
             });
     this.exited = new Promise((r) => this.process.once("exit", () => r()));
     this.process.stdout?.on("data", (chunk: Buffer) => {
@@ -399,6 +437,8 @@ interface RunResult {
   initialLists: number;
   verbs: string;
   bootHeap: number;
+  /** V8's memory outside its heap (Node peers): a Go heap holds the like of it. */
+  external?: number;
   steadyCpuS?: number;
   steadyWrites?: number;
   restartIdleS: number;
@@ -505,6 +545,7 @@ async function runPeer(
   const idleAt = await second.report("idle");
   result.restartIdleS = (idleAt - second.spawnedAt) / 1000;
   result.heap = await second.report("heap");
+  if (name !== "controller-runtime") result.external = await second.report("external");
   result.rss = procRssBytes(second.pid);
   result.restartWrites = (await server.requestVerbs()).filter((v) => WRITE_VERBS.has(v)).length;
   await second.stop();
@@ -616,6 +657,8 @@ if (sizes.length >= 2) {
 }
 for (const n of sizes)
   row(`heap after GC at ${n} (after restart)`, (p) => figure(p, n, (r) => r.heap), mib);
+for (const n of sizes)
+  row(`external memory at ${n} (after restart)`, (p) => figure(p, n, (r) => r.external), mib);
 for (const n of sizes) row(`RSS at ${n} (after restart)`, (p) => figure(p, n, (r) => r.rss), mib);
 
 console.log(

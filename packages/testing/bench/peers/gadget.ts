@@ -64,7 +64,8 @@ export function peerArgs(argv: readonly string[]): {
 /**
  * The peer protocol on stdout, one line each: `boot-heap BYTES` once the modules are loaded, before
  * anything starts; `idle RECONCILES` when the reconcile count first reaches `--expect`; then
- * `heap BYTES` after a full GC a second later.
+ * `heap BYTES` and `external BYTES` (V8's memory outside its heap: buffers, external strings) after
+ * a full GC a second later (and a heap snapshot into `BENCH_HEAP_SNAPSHOT_DIR`, when set).
  */
 export function reportBootHeap(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -79,9 +80,18 @@ export function reconcileCounter(expect: number): () => void {
     count++;
     if (count !== expect) return;
     process.stdout.write(`idle ${count}\n`);
-    setTimeout(() => {
+    setTimeout(async () => {
       (globalThis as { gc?: () => void }).gc?.();
-      process.stdout.write(`heap ${process.memoryUsage().heapUsed}\n`);
+      const { heapUsed, external } = process.memoryUsage();
+      process.stdout.write(`heap ${heapUsed}\nexternal ${external}\n`);
+      // --heap-snapshot DIR of the harness: what that heap holds, for a heap profiler.
+      const snapshotDir = process.env.BENCH_HEAP_SNAPSHOT_DIR;
+      if (snapshotDir) {
+        const { writeHeapSnapshot } = await import("node:v8");
+        writeHeapSnapshot(
+          `${snapshotDir}/${process.argv[1]?.split("/").pop()}-${expect}-${process.pid}.heapsnapshot`,
+        );
+      }
     }, 1000);
   };
 }

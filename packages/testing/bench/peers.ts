@@ -608,13 +608,19 @@ function row(label: string, values: (peer: PeerName) => number, format: (v: numb
     const value = values(peer);
     cells.push(format(value));
     if (peers.includes(anchor)) {
-      cells.push(base === 0 ? (value === 0 ? "=" : "–") : `${(value / base).toFixed(2)}×`);
+      cells.push(
+        base === 0 || !Number.isFinite(base) || !Number.isFinite(value)
+          ? value === base
+            ? "="
+            : "–"
+          : `${(value / base).toFixed(2)}×`,
+      );
     }
   }
   rows.push(cells);
 }
 const s = (v: number) => `${v.toFixed(2)} s`;
-const mib = (v: number) => `${(v / 2 ** 20).toFixed(1)} MiB`;
+const mib = (v: number) => (Number.isFinite(v) ? `${(v / 2 ** 20).toFixed(1)} MiB` : "–");
 const count = (v: number) => (Number.isFinite(v) ? String(Math.round(v)) : "–");
 for (const n of sizes)
   row(`spawn → ${n} statuses written`, (p) => figure(p, n, (r) => r.convergeS), s);

@@ -3,7 +3,7 @@
  * finalizer all come from this definition.
  */
 import { defineInfraMachinePool, machinePoolStrategySchema } from "@capi-ts/sdk";
-import { z } from "zod";
+import * as z from "zod";
 
 /** What a user writes in `spec` (the contract fields such as providerIDList are added by the SDK). */
 export const FooMachinePoolSpecSchema = z.object({

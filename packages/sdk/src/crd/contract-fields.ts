@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import {
   MAX_CAPACITY_QUANTITY_LENGTH,
   MAX_CAPACITY_RESOURCES,

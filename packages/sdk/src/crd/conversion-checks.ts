@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { jsonDeeperThan, MAX_JSON_DEPTH } from "../runtime/json-depth.js";
 import { CONTRACT_SPEC_KEYS, CONTRACT_STATUS_KEYS } from "./contract-fields.js";
 

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
-import type { z } from "zod";
+import type * as z from "zod";
 import { Annotations } from "../contract/constants.js";
 import { CONTRACT_SPEC_KEYS, CONTRACT_STATUS_KEYS } from "./contract-fields.js";
 import { conversionDataProblem, invalidField } from "./conversion-checks.js";

@@ -1,5 +1,5 @@
 import { dump } from "js-yaml";
-import { z } from "zod";
+import * as z from "zod";
 import { pluralize } from "../conditions/pluralize.js";
 import { CLUSTER_API_GROUP, contractLabel, finalizerFor, Labels } from "../contract/constants.js";
 import { calculateCRDName } from "../contract/format.js";

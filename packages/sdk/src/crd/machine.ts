@@ -8,7 +8,7 @@
  * @module
  */
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { z } from "zod";
+import * as z from "zod";
 import { pluralize } from "../conditions/pluralize.js";
 import { contractLabel, finalizerFor, Labels } from "../contract/constants.js";
 import { calculateCRDName } from "../contract/format.js";

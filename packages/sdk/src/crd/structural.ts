@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** A Kubernetes structural OpenAPI v3 schema node (the subset CRDs accept). */
 export interface StructuralSchema {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * The zod schema of the standard `spec.strategy` field ({@link MachinePoolStrategy} with absolute

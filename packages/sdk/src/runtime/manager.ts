@@ -132,7 +132,10 @@ export interface ManagerOptions {
    * false (then `start()` rejects with `LeaderElectionLostError`); `managerOptionsFromFlags` turns it on.
    */
   handleSignals?: boolean;
-  /** Export Node process metrics too. Default false. */
+  /**
+   * Export the process and Node.js metrics too (CPU, memory, file descriptors, event-loop lag, heap
+   * spaces, GC durations: prom-client's default metrics, by the same names). Default false.
+   */
   processMetrics?: boolean;
   /**
    * `/healthz` fails once the event loop was blocked this long (no timer, socket or signal served),

@@ -12,6 +12,7 @@ import {
   type MetricDefinition,
   type MetricFamily,
 } from "./metric-families.js";
+import { defineProcessMetrics } from "./process-metrics.js";
 import { promClient } from "./promclient.js";
 import type { WorkQueueMetrics } from "./queue.js";
 
@@ -96,10 +97,11 @@ export class RuntimeMetrics {
   private readonly families = new Map<string, MetricFamily<string, unknown>>();
   private readonly controllers = new Map<string, ControllerMetrics>();
   private promRegistry: Registry | undefined;
+  private readonly refreshProcessMetrics: (() => void) | undefined;
 
   /**
-   * Defines the runtime's families; `processMetrics` also creates {@link RuntimeMetrics.registry}
-   * with Node's default process metrics (loading prom-client at once).
+   * Defines the runtime's families; `processMetrics` also defines the process and Node.js families
+   * of prom-client's default metrics (same names, types and labels), read at each scrape.
    */
   constructor(options: { processMetrics?: boolean } = {}) {
     this.reconcileTotal = this.counter({
@@ -190,9 +192,7 @@ export class RuntimeMetrics {
       help: "Informer watch restarts by reason (closed, stale, gone, error)",
       labelNames: ["resource", "reason"],
     });
-    if (options.processMetrics) {
-      promClient().collectDefaultMetrics({ register: this.registry });
-    }
+    if (options.processMetrics) this.refreshProcessMetrics = defineProcessMetrics(this);
   }
 
   /**
@@ -229,6 +229,7 @@ export class RuntimeMetrics {
    * metrics if one was made.
    */
   async text(): Promise<string> {
+    this.refreshProcessMetrics?.();
     const parts = [...this.families.values()].map((family) => family.text());
     if (this.promRegistry) {
       for (const metric of this.promRegistry.getMetricsAsArray()) {
@@ -308,6 +309,7 @@ export class RuntimeMetrics {
    * counter's or gauge's value, a histogram's count of observations. Handy in tests.
    */
   async value(name: string, labels: Record<string, string> = {}): Promise<number> {
+    this.refreshProcessMetrics?.();
     const family = this.families.get(name);
     if (family) return family.value(labels);
     const metric = this.promRegistry?.getSingleMetric(name);

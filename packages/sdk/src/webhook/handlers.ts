@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
-import type { z } from "zod";
+import type * as z from "zod";
 import { Annotations } from "../contract/constants.js";
 import type { InfraMachinePoolDefinition } from "../crd/define.js";
 import { jsonPatchDiff } from "./patch.js";

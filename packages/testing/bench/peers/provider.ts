@@ -22,7 +22,7 @@ import {
   infraMachinePoolWebhooks,
   WebhookServer,
 } from "@capi-ts/sdk/webhook";
-import { z } from "zod";
+import * as z from "zod";
 import {
   GADGET_GROUP,
   GADGET_PLURAL,

@@ -303,7 +303,8 @@ try {
     writeFileSync(
       join(consumer, "src", "index.ts"),
       `${subpaths.map((path, i) => `import * as m${i} from ${JSON.stringify(path)};`).join("\n")}
-import { defineInfraMachinePool, Manager, machinePoolController, type PoolDriver } from "@capi-ts/sdk";
+import { Manager, machinePoolController, type PoolDriver } from "@capi-ts/sdk";
+import { defineInfraMachinePool } from "@capi-ts/sdk/crd";
 import { renderComponents } from "@capi-ts/sdk/manifests";
 import { WebhookServer } from "@capi-ts/sdk/webhook";
 import { z } from "zod";

@@ -1,8 +1,8 @@
 /**
- * The capi-ts SDK for Cluster API InfraMachinePool providers — the provider author's path: define the
- * kind ({@link defineInfraMachinePool}), implement a {@link PoolDriver} for the cloud, run it with the
- * kit ({@link machinePoolController}) in a {@link Manager} configured from the standard flags
- * ({@link parseManagerFlags}).
+ * The capi-ts SDK for Cluster API InfraMachinePool providers — the provider author's path: implement a
+ * {@link PoolDriver} for the cloud and run it with the kit ({@link machinePoolController}) in a
+ * {@link Manager} configured from the standard flags ({@link parseManagerFlags}). The kind is defined
+ * with `defineInfraMachinePool` of `@capi-ts/sdk/crd` (zod schemas of the provider's fields).
  *
  * Everything else lives on a subpath, so a provider's editor and type checker load only what it uses:
  *
@@ -10,7 +10,7 @@
  * | --- | --- |
  * | `@capi-ts/sdk/runtime` | controller runtime: client, informers, cache, work queue, controllers, predicates, errors, leader election, metrics |
  * | `@capi-ts/sdk/provider` | the whole provider kit: phases, pool scope, strategy planning, error policy, test doubles |
- * | `@capi-ts/sdk/crd` | `defineInfraMachinePool` and zod → structural schema |
+ * | `@capi-ts/sdk/crd` | the kind: `defineInfraMachinePool`, `machinePoolStrategySchema`, zod → structural schema |
  * | `@capi-ts/sdk/contract` | InfraMachinePool contract helpers (owners, pause, finalizers, bootstrap data, status) and what a CAPI controller adds to the runtime's watches (watch-filter and paused predicates, cluster-name index) |
  * | `@capi-ts/sdk/clustercache` | workload cluster access (`ClusterCache`: a client and a Node informer per workload cluster, through `<cluster>-kubeconfig`), for the kit and a provider's own controllers |
  * | `@capi-ts/sdk/patch` | the patch helper (diff + merge patch with optimistic locking) |
@@ -36,17 +36,47 @@
 /** The package version. */
 export const version = "0.2.0";
 
-export {
-  defineInfraMachinePool,
-  generateInfraMachinePoolTypes,
-  type InfraMachinePoolContractSpec,
-  type InfraMachinePoolContractStatus,
-  type InfraMachinePoolDefinition,
-  type InfraMachinePoolInput,
-  type InfraMachinePoolObject,
-  type Manifest,
-  type PrinterColumn,
+import {
+  defineInfraMachinePool as defineKind,
+  generateInfraMachinePoolTypes as generateKindTypes,
 } from "./crd/index.js";
+import { machinePoolStrategySchema as strategySchema } from "./provider/strategy-schema.js";
+
+export type {
+  InfraMachinePoolContractSpec,
+  InfraMachinePoolContractStatus,
+  InfraMachinePoolDefinition,
+  InfraMachinePoolInput,
+  InfraMachinePoolObject,
+  Manifest,
+  PrinterColumn,
+} from "./crd/index.js";
+
+/**
+ * Defines a provider's InfraMachinePool kind from zod schemas of its own fields (see
+ * `defineInfraMachinePool` of `@capi-ts/sdk/crd`).
+ *
+ * @deprecated Since 0.2.1: import it from `@capi-ts/sdk/crd`. The root entry drops it in 0.3.0, so
+ * that importing the root (what a provider's main.ts does) loads no zod.
+ */
+export const defineInfraMachinePool: typeof defineKind = defineKind;
+
+/**
+ * Generates the TypeScript types of a kind's CRDs (see `generateInfraMachinePoolTypes` of
+ * `@capi-ts/sdk/crd`).
+ *
+ * @deprecated Since 0.2.1: import it from `@capi-ts/sdk/crd`. The root entry drops it in 0.3.0.
+ */
+export const generateInfraMachinePoolTypes: typeof generateKindTypes = generateKindTypes;
+
+/**
+ * The zod schema of the standard `spec.strategy` field (see `machinePoolStrategySchema` of
+ * `@capi-ts/sdk/crd`).
+ *
+ * @deprecated Since 0.2.1: import it from `@capi-ts/sdk/crd`. The root entry drops it in 0.3.0, so
+ * that importing the root loads no zod.
+ */
+export const machinePoolStrategySchema: typeof strategySchema = strategySchema;
 export {
   type InfraMachinePoolKind,
   type MachinePoolControllerOptions,
@@ -113,7 +143,6 @@ export {
   type MachinePoolStrategy,
   type StrategyType,
 } from "./provider/strategy.js";
-export { machinePoolStrategySchema } from "./provider/strategy-schema.js";
 export type { KubeconfigSource } from "./runtime/credentials.js";
 export {
   HelpRequested,

@@ -2,7 +2,7 @@
  * The provider's kind, defined once: the CRDs, the template CRD, the aggregated ClusterRole and the
  * finalizer all come from this definition.
  */
-import { defineInfraMachinePool, machinePoolStrategySchema } from "@capi-ts/sdk";
+import { defineInfraMachinePool, machinePoolStrategySchema } from "@capi-ts/sdk/crd";
 import * as z from "zod";
 
 /** What a user writes in `spec` (the contract fields such as providerIDList are added by the SDK). */

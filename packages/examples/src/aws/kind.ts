@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { defineInfraMachinePool } from "@capi-ts/sdk";
+import { defineInfraMachinePool } from "@capi-ts/sdk/crd";
 import { ASGMachinePoolSpecSchema } from "./spec.js";
 
 /** The kind with MachinePool Machines (see {@link asgKind}). */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { defineInfraMachinePool } from "@capi-ts/sdk";
+import { defineInfraMachinePool } from "@capi-ts/sdk/crd";
 import { FakeCloudMachinePoolSpecSchema } from "./spec.js";
 
 /** The kind with MachinePool Machines (see {@link fakeCloudKind}). */

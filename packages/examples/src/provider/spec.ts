@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { type MachinePoolStrategy, machinePoolStrategySchema } from "@capi-ts/sdk";
+import type { MachinePoolStrategy } from "@capi-ts/sdk";
+import { machinePoolStrategySchema } from "@capi-ts/sdk/crd";
 import { z } from "zod";
 
 /** `FakeCloudMachinePool.spec`. */

@@ -10,13 +10,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Manager, machinePoolController, type PoolDriver } from "@capi-ts/sdk";
 import {
   defineInfraMachinePool,
-  Manager,
-  machinePoolController,
-  type PoolDriver,
-} from "@capi-ts/sdk";
-import { type InfraMachinePoolContent, storageVersionMigrator } from "@capi-ts/sdk/crd";
+  type InfraMachinePoolContent,
+  storageVersionMigrator,
+} from "@capi-ts/sdk/crd";
 import { componentsYAML, metadataYAML, renderComponents } from "@capi-ts/sdk/manifests";
 import { silentLogger } from "@capi-ts/sdk/runtime";
 import {

@@ -16,14 +16,13 @@ import {
   nodeRegistrar,
 } from "@capi-ts/examples";
 import {
-  defineInfraMachinePool,
   type MachinePoolControllerOptions,
   Manager,
   type ManagerOptions,
   machinePoolController,
-  machinePoolStrategySchema,
   type PoolDriver,
 } from "@capi-ts/sdk";
+import { defineInfraMachinePool, machinePoolStrategySchema } from "@capi-ts/sdk/crd";
 import {
   EventResource,
   KubeClient,

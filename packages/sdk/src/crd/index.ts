@@ -1,6 +1,8 @@
 // The runtime types the storage migration names. Re-exported here so that this entry's declarations
 // import them from the shared chunks: otherwise the bundler routes them through the package root,
 // and an editor that imports only `@capi-ts/sdk/crd` loads every type of the SDK.
+
+export { machinePoolStrategySchema } from "../provider/strategy-schema.js";
 export type { KubeClient } from "../runtime/client.js";
 export type { RuntimeLogger } from "../runtime/logging.js";
 export type { Runnable } from "../runtime/runnable.js";

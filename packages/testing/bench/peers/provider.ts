@@ -8,14 +8,13 @@
 // reconciler every peer runs, so the ratios compare runtimes, not controllers.
 
 import {
-  defineInfraMachinePool,
   HelpRequested,
   Manager,
-  machinePoolStrategySchema,
   managerFlagsCommand,
   managerOptionsFromFlags,
   parseManagerFlags,
 } from "@capi-ts/sdk";
+import { defineInfraMachinePool, machinePoolStrategySchema } from "@capi-ts/sdk/crd";
 import {
   CONVERSION_WEBHOOK_PATH,
   conversionWebhook,

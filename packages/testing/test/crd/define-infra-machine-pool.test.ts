@@ -1,4 +1,4 @@
-import { defineInfraMachinePool } from "@capi-ts/sdk";
+import { defineInfraMachinePool } from "@capi-ts/sdk/crd";
 import {
   CustomObjectsApi,
   PatchStrategy,

@@ -1,5 +1,5 @@
-import { defineInfraMachinePool } from "@capi-ts/sdk";
 import { ConditionConflictError, getCondition, setCondition } from "@capi-ts/sdk/conditions";
+import { defineInfraMachinePool } from "@capi-ts/sdk/crd";
 import {
   httpStatusOf,
   type KubeObject,

@@ -8,7 +8,7 @@
  * @module
  */
 import { createHash, X509Certificate } from "node:crypto";
-import { createSecureContext, type SecureContext } from "node:tls";
+import type { SecureContext } from "node:tls";
 import type { Dispatcher } from "undici";
 import type { TlsMaterial } from "./credentials.js";
 import { TlsMaterialError } from "./errors.js";
@@ -96,7 +96,8 @@ function parsedContext(origin: string, tls: TlsMaterial): SecureContext {
     if (tls.ca !== undefined && !holdsCertificate(tls.ca)) {
       throw new Error("no certificate in the CA bundle");
     }
-    return createSecureContext({
+    // node:tls is taken when a client first needs it, not with the runtime's modules.
+    return process.getBuiltinModule("node:tls").createSecureContext({
       ...(tls.ca !== undefined ? { ca: tls.ca } : {}),
       ...(tls.cert !== undefined ? { cert: tls.cert } : {}),
       ...(tls.key !== undefined ? { key: tls.key } : {}),

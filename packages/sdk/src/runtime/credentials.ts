@@ -6,7 +6,6 @@
  *
  * @module
  */
-import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import type { KubeConfig as ClientNodeKubeConfig } from "@kubernetes/client-node";
 import { Kubeconfig, type KubeconfigExec, type KubeconfigUser } from "./kubeconfig-loader.js";
@@ -277,30 +276,33 @@ function runExec(
     spec,
   });
   return new Promise((resolve, reject) => {
-    execFile(
-      exec.command,
-      [...(exec.args ?? [])],
-      { env, timeout: EXEC_TIMEOUT_MS, maxBuffer: MAX_EXEC_OUTPUT_BYTES, encoding: "utf8" },
-      (error, stdout) => {
-        if (error) {
-          const code = (error as NodeJS.ErrnoException).code;
-          // Its output may hold a credential: say only how it ended.
-          const why =
-            code === "ENOENT"
-              ? `was not found${exec.installHint ? `; ${exec.installHint}` : "; install it or fix command"}`
-              : error.killed
-                ? `did not finish within ${EXEC_TIMEOUT_MS / 1000} s`
-                : `failed (exit code ${typeof code === "number" ? code : ((error as { code?: unknown }).code ?? "?")}); run it yourself to see why`;
-          reject(new Error(`${where} ${why}`));
-          return;
-        }
-        try {
-          resolve(parseExecCredential(stdout, exec.apiVersion, where));
-        } catch (parseError) {
-          reject(parseError);
-        }
-      },
-    );
+    // An exec plugin is rare: node:child_process is taken only for one.
+    process
+      .getBuiltinModule("node:child_process")
+      .execFile(
+        exec.command,
+        [...(exec.args ?? [])],
+        { env, timeout: EXEC_TIMEOUT_MS, maxBuffer: MAX_EXEC_OUTPUT_BYTES, encoding: "utf8" },
+        (error, stdout) => {
+          if (error) {
+            const code = (error as NodeJS.ErrnoException).code;
+            // Its output may hold a credential: say only how it ended.
+            const why =
+              code === "ENOENT"
+                ? `was not found${exec.installHint ? `; ${exec.installHint}` : "; install it or fix command"}`
+                : error.killed
+                  ? `did not finish within ${EXEC_TIMEOUT_MS / 1000} s`
+                  : `failed (exit code ${typeof code === "number" ? code : ((error as { code?: unknown }).code ?? "?")}); run it yourself to see why`;
+            reject(new Error(`${where} ${why}`));
+            return;
+          }
+          try {
+            resolve(parseExecCredential(stdout, exec.apiVersion, where));
+          } catch (parseError) {
+            reject(parseError);
+          }
+        },
+      );
   });
 }
 

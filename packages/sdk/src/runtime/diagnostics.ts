@@ -1,9 +1,8 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { Server as HttpServer } from "node:http";
-import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
+import type { Server as HttpsServer } from "node:https";
 import { join } from "node:path";
-import { createSecureContext } from "node:tls";
 import type { KubeClient } from "./client.js";
 import type { RuntimeLogger } from "./logging.js";
 import { selfSignedCertificate } from "./selfsigned.js";
@@ -446,7 +445,8 @@ export async function createDiagnosticsServer(
   if (!serving.certDir) {
     logger.info("diagnostics: no certificate folder given; serving a self-signed certificate");
   }
-  const server = createHttpsServer(
+  // node:https and node:tls are taken when a server starts, not with the runtime's modules.
+  const server = process.getBuiltinModule("node:https").createServer(
     { ...credentials, minVersion: "TLSv1.2", ...bounds },
     guardRequests("diagnostics", logger, (request, response) => {
       const path = (request.url ?? "/").split("?")[0] ?? "/";
@@ -490,7 +490,7 @@ async function readServingCertificate(certDir: string): Promise<{ cert: Buffer; 
   const cert = await read(join(certDir, "tls.crt"));
   const key = await read(join(certDir, "tls.key"));
   try {
-    createSecureContext({ cert, key });
+    process.getBuiltinModule("node:tls").createSecureContext({ cert, key });
   } catch (error) {
     throw new Error(
       `the diagnostics certificate and key in ${certDir} are not a usable PEM pair: ${(error as Error).message}`,

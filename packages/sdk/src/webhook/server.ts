@@ -1,10 +1,9 @@
 import { type FSWatcher, watch } from "node:fs";
 import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { createServer, type Server } from "node:https";
+import type { Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { createSecureContext } from "node:tls";
 import { createLogger, type RuntimeLogger } from "../runtime/logging.js";
 import type { Runnable } from "../runtime/runnable.js";
 import {
@@ -237,7 +236,8 @@ export class WebhookServer implements Runnable {
   /** Reads the certificate and key, then listens. Rejects naming the file that is missing or bad. */
   async start(): Promise<void> {
     const credentials = await this.readCredentials();
-    const server = createServer(
+    // node:https and node:tls are taken when the server starts, not with the webhook's modules.
+    const server = process.getBuiltinModule("node:https").createServer(
       { ...credentials, minVersion: "TLSv1.2", ...servingOptions(this.limits) },
       guardRequests(this.name, this.logger, (request, response) => this.serve(request, response)),
     );
@@ -287,7 +287,7 @@ export class WebhookServer implements Runnable {
     const cert = await read(certFile, "certificate");
     const key = await read(keyFile, "key");
     try {
-      createSecureContext({ cert, key });
+      process.getBuiltinModule("node:tls").createSecureContext({ cert, key });
     } catch (error) {
       throw new Error(
         `the webhook TLS certificate ${certFile} and key ${keyFile} are not a usable PEM pair: ${(error as Error).message}`,

@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { gzipSync } from "node:zlib";
 import { holdSecret } from "../../runtime/redaction-scope.js";
 import type { NewTemplateVersion, TemplateStamp, TemplateVersion } from "../driver-types.js";
 import { StepFailure } from "../errors.js";
@@ -49,7 +48,7 @@ export async function userDataFor<Spec, Settings>(
   }
   const raw = Buffer.from(userData, "utf8");
   const compressed = options?.compress === "gzip" && bootstrap.format === "cloud-config";
-  const sent = compressed ? gzipSync(raw, { level: 9 }) : raw;
+  const sent = compressed ? process.getBuiltinModule("node:zlib").gzipSync(raw, { level: 9 }) : raw;
   const limit = options?.limitBytes;
   if (limit !== undefined && sent.length > limit) {
     const ways = [

@@ -367,3 +367,30 @@ describe("zodToStructuralSchema", () => {
     });
   });
 });
+
+describe("names the API server would refuse", () => {
+  it("refuses a kind and group whose finalizer is over 63 characters, saying what to shorten", () => {
+    // What `create-capi-provider ec2-vm-pool --machine-pool-machines` once produced: the InfraMachine
+    // finalizer was 66 characters and real core's every InfraMachine create failed with a 422.
+    const define = () =>
+      defineInfraMachinePool({
+        group: "infrastructure.ec2-vm-pool.example.com",
+        kind: "Ec2VmPoolMachinePool",
+        versions: ["v1beta2"],
+        spec: z.object({ size: z.string() }),
+        machinePoolMachines: true,
+      });
+    expect(define).toThrow(
+      /finalizer "ec2vmpoolmachinepoolmachine\.infrastructure\.ec2-vm-pool\.example\.com" \(<kind>\.<group>\) is 66 characters.*shorten the kind or the group by at least 3 characters/,
+    );
+    // The pool's own finalizer (59 characters) fits: without MachinePool Machines it defines.
+    expect(
+      defineInfraMachinePool({
+        group: "infrastructure.ec2-vm-pool.example.com",
+        kind: "Ec2VmPoolMachinePool",
+        versions: ["v1beta2"],
+        spec: z.object({ size: z.string() }),
+      }).finalizer,
+    ).toHaveLength(59);
+  });
+});

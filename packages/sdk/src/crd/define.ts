@@ -19,6 +19,7 @@ import {
   kindConversion,
   type SpokeVersion,
 } from "./conversion.js";
+import { derivedNameProblems } from "./derived-names.js";
 import { type InfraMachineDefinition, infraMachineDefinition } from "./machine.js";
 import type { Manifest } from "./manifest.js";
 import {
@@ -392,6 +393,28 @@ export function defineInfraMachinePool<
           : {}),
       })
     : undefined;
+  const derivedProblems = [
+    ...derivedNameProblems({
+      kind,
+      plural,
+      crdName: `${plural}.${group}`,
+      finalizer: finalizerFor(kind, group),
+    }),
+    ...derivedNameProblems({
+      kind: templateKind,
+      plural: templatePlural,
+      crdName: `${templatePlural}.${group}`,
+    }),
+    ...(machine
+      ? derivedNameProblems({
+          kind: machine.kind,
+          plural: machine.plural,
+          crdName: machine.crdName,
+          finalizer: machine.finalizer,
+        })
+      : []),
+  ];
+  check(derivedProblems.length === 0, derivedProblems.join("; "));
 
   // The CRD schemas of one version: the provider's fields plus the contract's.
   const structuralSchemas = (spec: z.ZodObject, status: z.ZodObject | undefined, at: string) => {

@@ -39,7 +39,7 @@ function validateQualifiedKey(key: string, field: string): InvalidCause[] {
     causes.push(invalidValueCause(field, key, `prefix part ${SUBDOMAIN_MSG}`));
   }
   if (name.length > 63)
-    causes.push(invalidValueCause(field, key, "name part must be no more than 63 characters"));
+    causes.push(invalidValueCause(field, key, "name part must be no more than 63 bytes"));
   else if (!QUALIFIED_NAME.test(name))
     causes.push(invalidValueCause(field, key, QUALIFIED_NAME_MSG));
   return causes;
@@ -89,11 +89,10 @@ export function validateObjectMeta(obj: KubeObject, dnsLabelName: boolean): Inva
       causes.push(invalidValueCause("metadata.finalizers", f, "name part must be non-empty"));
       continue;
     }
-    if (!f.includes("/") && !["orphan", "foregroundDeletion", "kubernetes"].includes(f)) {
-      // The real server only warns for unqualified finalizer names; accept them.
-      continue;
-    }
-    if (f.includes("/")) causes.push(...validateQualifiedKey(f, "metadata.finalizers"));
+    if (["orphan", "foregroundDeletion", "kubernetes"].includes(f)) continue;
+    // A finalizer is a qualified name, with or without a "/": the real server only warns about a
+    // missing domain, but refuses a name part over 63 characters either way.
+    causes.push(...validateQualifiedKey(f, "metadata.finalizers"));
   }
   return causes;
 }

@@ -3,6 +3,8 @@ import {
   CoreV1Api,
   EventsV1Api,
   KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
   type V1ConfigMap,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -92,6 +94,37 @@ describe("create", () => {
       field: "metadata.name",
       reason: "FieldValueRequired",
     });
+  });
+
+  it("refuses a finalizer whose name part is over 63 characters, with or without a domain", async () => {
+    const ns = await freshNamespace();
+    // <kind>.<group> of a long kind and group, as the SDK once derived it: 64 characters.
+    const long = `${"a".repeat(27)}.infrastructure.${"b".repeat(9)}.example.com`;
+    expect(long).toHaveLength(64);
+    for (const finalizer of [long, `example.com/${"c".repeat(64)}`]) {
+      const err = await apiError(() =>
+        core.createNamespacedConfigMap({
+          namespace: ns,
+          body: { metadata: { name: `f-${finalizer.length}`, finalizers: [finalizer] } },
+        }),
+      );
+      expect(err.code).toBe(422);
+      expect(err.status.details?.causes?.[0]).toMatchObject({
+        field: "metadata.finalizers",
+        message: expect.stringContaining("name part must be no more than 63 bytes"),
+      });
+    }
+    // A core kind takes only qualified finalizers (a custom resource also takes <kind>.<group>).
+    const fits = `example.com/${"c".repeat(63)}`;
+    const created = await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: "f-63", finalizers: [fits] } },
+    });
+    expect(created.metadata?.finalizers).toEqual([fits]);
+    await core.patchNamespacedConfigMap(
+      { namespace: ns, name: "f-63", body: [{ op: "remove", path: "/metadata/finalizers" }] },
+      setHeaderOptions("Content-Type", PatchStrategy.JsonPatch),
+    );
   });
 
   it("rejects a body whose namespace differs from the URL with 400", async () => {

@@ -59,7 +59,7 @@ export function qualifiedNameProblems(value: string): string[] {
     ];
   }
   if (name.length === 0) problems.push("name part must be non-empty");
-  else if (name.length > 63) problems.push("name part must be no more than 63 characters");
+  else if (name.length > 63) problems.push("name part must be no more than 63 bytes");
   if (name.length > 0 && !QUALIFIED_NAME_PART.test(name)) problems.push(QUALIFIED_NAME_MESSAGE);
   return problems;
 }

@@ -27,13 +27,9 @@ import {
 } from "./bootstrap.js";
 import { type CoreClusterCacheTimings, WorkloadClusterCache } from "./clustercache.js";
 import { ContractResolver, type ResolvedKind } from "./contract-version.js";
+import { CorePanicError } from "./controller-helpers.js";
 import { type MachineObject, MachineReconciler } from "./machine.js";
-import {
-  CorePanicError,
-  MachinePoolReconciler,
-  type ProvisionedFrom,
-  type ReconcileTrace,
-} from "./machinepool.js";
+import { MachinePoolReconciler, type ProvisionedFrom, type ReconcileTrace } from "./machinepool.js";
 import {
   type ClusterObject,
   ClusterResource,

@@ -14,6 +14,7 @@ export {
   playManagedControlPlanes,
   setExternalControlPlane,
 } from "./control-plane.js";
+export { CorePanicError } from "./controller-helpers.js";
 export {
   type CapiCore,
   type CapiCoreOptions,
@@ -22,7 +23,7 @@ export {
   type CoreReconcileRecord,
   startCapiCore,
 } from "./core.js";
-export { CorePanicError, type ProvisionedFrom } from "./machinepool.js";
+export type { ProvisionedFrom } from "./machinepool.js";
 export {
   DEFAULT_NODE_DELETION_TIMEOUT_SECONDS,
   type DefaultableMachinePool,

@@ -39,6 +39,16 @@ import {
   type WorkloadConnection,
 } from "./clustercache.js";
 import type { ContractResolver, ResolvedKind } from "./contract-version.js";
+import {
+  asError,
+  clusterKey,
+  groupOf,
+  lowestNonZero,
+  nestedBool,
+  nestedString,
+  readField,
+  wrap,
+} from "./controller-helpers.js";
 import type { ReconcileTrace } from "./machinepool.js";
 import {
   type ClusterObject,
@@ -197,14 +207,14 @@ interface Scope {
 
 type Phase = (scope: Scope) => Promise<ReconcileResult | undefined>;
 
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}
-
-function wrap(error: unknown, message: string): Error {
-  const inner = asError(error);
-  return new Error(`${message}: ${inner.message}`, { cause: inner });
-}
+/** How core's Machine controller words a field of the wrong type (`contract.*.Get`). */
+const machineAccessorError = (
+  obj: ExternalObject,
+  path: readonly string[],
+  value: unknown,
+  expected: string,
+) =>
+  `failed to get ${path.join(".")} from ${obj.kind} ${describeKey(obj)}: .${path.join(".")} accessor error: ${JSON.stringify(value)} is of the type ${typeof value}, expected ${expected}`;
 
 /** Go `kerrors.NewAggregate` text. */
 function aggregate(errors: Error[]): Error {
@@ -212,21 +222,9 @@ function aggregate(errors: Error[]): Error {
   return new Error(`[${errors.map((e) => e.message).join(", ")}]`);
 }
 
-function lowestNonZero(a: ReconcileResult, b: ReconcileResult | undefined): ReconcileResult {
-  if (!b?.requeueAfter) return a;
-  if (!a.requeueAfter || b.requeueAfter < a.requeueAfter) return { requeueAfter: b.requeueAfter };
-  return a;
-}
-
 /** `metav1.Now()` as it is serialised: RFC 3339, whole seconds. */
 function nowRfc3339(): string {
   return new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace(".000Z", "Z");
-}
-
-function groupOf(apiVersion: string | undefined): string {
-  if (!apiVersion) return "";
-  const slash = apiVersion.indexOf("/");
-  return slash < 0 ? "" : apiVersion.slice(0, slash);
 }
 
 function controllerOf(obj: { metadata?: { ownerReferences?: V1OwnerReference[] } }) {
@@ -237,42 +235,6 @@ function controllerOf(obj: { metadata?: { ownerReferences?: V1OwnerReference[] }
 export function isMachinePoolMachine(machine: MachineObject): boolean {
   const owner = controllerOf(machine);
   return owner?.kind === "MachinePool" && groupOf(owner.apiVersion) === CLUSTER_API_GROUP;
-}
-
-function readField(obj: unknown, path: readonly string[]): unknown {
-  let value: unknown = obj;
-  for (const key of path) {
-    if (value === null || typeof value !== "object") return undefined;
-    value = (value as Record<string, unknown>)[key];
-  }
-  return value ?? undefined;
-}
-
-/** `contract.Bool.Get`: absent → undefined; a value of another type is an error. */
-function nestedBool(obj: ExternalObject, path: readonly string[]): boolean | undefined {
-  const value = readField(obj, path);
-  if (value === undefined) return undefined;
-  if (typeof value !== "boolean") {
-    throw new Error(
-      `failed to get ${path.join(".")} from ${obj.kind} ${describeKey(obj)}: .${path.join(".")} accessor error: ${JSON.stringify(value)} is of the type ${typeof value}, expected bool`,
-    );
-  }
-  return value;
-}
-
-function nestedString(obj: ExternalObject, path: readonly string[]): string | undefined {
-  const value = readField(obj, path);
-  if (value === undefined) return undefined;
-  if (typeof value !== "string") {
-    throw new Error(
-      `failed to get ${path.join(".")} from ${obj.kind} ${describeKey(obj)}: .${path.join(".")} accessor error: ${JSON.stringify(value)} is of the type ${typeof value}, expected string`,
-    );
-  }
-  return value;
-}
-
-function clusterKey(cluster: ClusterObject): { namespace: string; name: string } {
-  return { namespace: cluster.metadata?.namespace ?? "", name: cluster.metadata?.name ?? "" };
 }
 
 function conditionIsTrue(obj: { status?: unknown }, type: string): boolean {
@@ -785,8 +747,8 @@ export class MachineReconciler {
 
   /** `external.FailuresFrom`: the referenced object's failure fields, copied to the deprecated status. */
   private readFailures(s: Scope, obj: ExternalObject): void {
-    const reason = nestedString(obj, ["status", "failureReason"]);
-    const message = nestedString(obj, ["status", "failureMessage"]);
+    const reason = nestedString(obj, ["status", "failureReason"], machineAccessorError);
+    const message = nestedString(obj, ["status", "failureMessage"], machineAccessorError);
     if (!reason && !message) return;
     s.machine.status ??= {};
     const status = s.machine.status;
@@ -836,6 +798,7 @@ export class MachineReconciler {
         contractVersion === "v1beta1"
           ? ["status", "ready"]
           : ["status", "initialization", "provisioned"],
+        machineAccessorError,
       ) ?? false;
     setV1Beta1MirrorCondition(machine, "InfrastructureReady", obj, {
       value: provisioned,
@@ -849,7 +812,7 @@ export class MachineReconciler {
       s.trace.notes.push({ event: "WaitingForInfrastructure" });
       return undefined;
     }
-    const providerID = nestedString(obj, ["spec", "providerID"]);
+    const providerID = nestedString(obj, ["spec", "providerID"], machineAccessorError);
     if (!providerID) {
       s.trace.notes.push({ event: "WaitingForProviderID" });
       // Core slows down: provisioning takes time, and a change of the InfraMachine triggers a reconcile.
@@ -865,9 +828,13 @@ export class MachineReconciler {
       }
       status.addresses = addresses as NonNullable<typeof status.addresses>;
     }
-    const deprecatedFailureDomain = nestedString(obj, ["spec", "failureDomain"]);
+    const deprecatedFailureDomain = nestedString(
+      obj,
+      ["spec", "failureDomain"],
+      machineAccessorError,
+    );
     if (deprecatedFailureDomain !== undefined) machine.spec.failureDomain = deprecatedFailureDomain;
-    const failureDomain = nestedString(obj, ["status", "failureDomain"]);
+    const failureDomain = nestedString(obj, ["status", "failureDomain"], machineAccessorError);
     if (failureDomain !== undefined) status.failureDomain = failureDomain;
     if (machine.spec.providerID !== providerID)
       s.trace.notes.push({ event: "ProviderIDCopied", detail: providerID });
@@ -975,7 +942,11 @@ export class MachineReconciler {
 
     const labels = managedLabels(machine);
     if (s.infraMachine) {
-      const interruptible = nestedBool(s.infraMachine, ["status", "interruptible"]);
+      const interruptible = nestedBool(
+        s.infraMachine,
+        ["status", "interruptible"],
+        machineAccessorError,
+      );
       if (interruptible) labels[InterruptibleLabel] = "";
     }
     try {
@@ -1117,7 +1088,8 @@ export class MachineReconciler {
     let providerID = machine.spec?.providerID ?? "";
     if (!providerID && s.infraMachine) {
       try {
-        providerID = nestedString(s.infraMachine, ["spec", "providerID"]) ?? "";
+        providerID =
+          nestedString(s.infraMachine, ["spec", "providerID"], machineAccessorError) ?? "";
       } catch {
         providerID = "";
       }

@@ -30,6 +30,16 @@ import type { V1Node, V1OwnerReference, V1Taint } from "@kubernetes/client-node"
 import type { WorkloadClusterCache, WorkloadConnection } from "./clustercache.js";
 import type { ContractResolver, ResolvedKind } from "./contract-version.js";
 import {
+  asError,
+  CorePanicError,
+  clusterKey,
+  groupOf,
+  lowestNonZero,
+  nestedBool,
+  nestedString,
+  wrap,
+} from "./controller-helpers.js";
+import {
   type ClusterObject,
   ClusterResource,
   CrdResource,
@@ -45,30 +55,6 @@ import {
 } from "./types.js";
 import { defaultMachinePool, validateMachinePool } from "./webhook.js";
 import type { RecordingWriter } from "./writes.js";
-
-/**
- * What core's MachinePool controller does when an InfraMachinePool or bootstrap config carries
- * `status.failureReason` / `status.failureMessage`: it dereferences a nil pointer (inverted guards in
- * `reconcileExternal`, contract G4) and controller-runtime turns the panic into a reconcile error
- * that repeats forever. The emulator raises this error instead, after the same writes core makes
- * before and after the panic (the object's owner/label patch, then the deferred MachinePool patch).
- */
-export class CorePanicError extends Error {
-  /** `Kind namespace/name` of the object that carries the failure fields. */
-  readonly object: string;
-  /** The failure fields found. */
-  readonly failure: { reason?: string; message?: string };
-
-  /** Creates the error. */
-  constructor(object: string, failure: { reason?: string; message?: string }) {
-    super(
-      `core would panic: ${object} has ${[failure.reason !== undefined ? `status.failureReason=${JSON.stringify(failure.reason)}` : "", failure.message !== undefined ? `status.failureMessage=${JSON.stringify(failure.message)}` : ""].filter(Boolean).join(" and ")}; core's MachinePool controller dereferences a nil pointer on these fields (contract G4) and never progresses. Report terminal failures with conditions instead`,
-    );
-    this.name = "CorePanicError";
-    this.object = object;
-    this.failure = failure;
-  }
-}
 
 /** The referenced object does not exist (core wraps the NotFound and retries). */
 class ExternalNotFoundError extends Error {
@@ -140,12 +126,6 @@ export interface ReconcilerDeps {
 const READY_V1BETA1_TYPES = ["BootstrapReady", "InfrastructureReady", "ReplicasReady"];
 const OWNED_CONDITIONS = ["Paused", "Ready", ...READY_V1BETA1_TYPES];
 
-function groupOf(apiVersion: string | undefined): string {
-  if (!apiVersion) return "";
-  const slash = apiVersion.indexOf("/");
-  return slash < 0 ? "" : apiVersion.slice(0, slash);
-}
-
 function sameObjectRef(
   a: Pick<V1OwnerReference, "apiVersion" | "kind" | "name">,
   b: Pick<V1OwnerReference, "apiVersion" | "kind" | "name">,
@@ -157,37 +137,6 @@ function sameObjectRef(
 function sameStringList(a: string[] | undefined, b: string[] | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
   return a.length === b.length && a.every((value, i) => value === b[i]);
-}
-
-/** Reads `status.<path>` as a bool like `unstructured.NestedBool`: absent → undefined, wrong type → error. */
-function nestedBool(obj: ExternalObject, path: string[]): boolean | undefined {
-  let value: unknown = obj;
-  for (const key of path) {
-    if (value === null || typeof value !== "object") return undefined;
-    value = (value as Record<string, unknown>)[key];
-  }
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "boolean") {
-    throw new Error(
-      `failed to determine ${obj.kind} "${obj.metadata?.name}" readiness: .${path.join(".")} accessor error: ${JSON.stringify(value)} is of the type ${typeof value}, expected bool`,
-    );
-  }
-  return value;
-}
-
-function nestedString(obj: ExternalObject, path: string[]): string | undefined {
-  let value: unknown = obj;
-  for (const key of path) {
-    if (value === null || typeof value !== "object") return undefined;
-    value = (value as Record<string, unknown>)[key];
-  }
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") {
-    throw new Error(
-      `failed to determine .${path.join(".")} on ${obj.apiVersion}, Kind=${obj.kind} "${obj.metadata?.name}": ${JSON.stringify(value)} is of the type ${typeof value}, expected string`,
-    );
-  }
-  return value;
 }
 
 function setDeprecatedCounter(
@@ -272,10 +221,6 @@ function machineSelector(mp: MachinePoolObject): string {
   return `${Labels.MachinePoolName}=${formatLabelValue(mp.metadata?.name ?? "")},${Labels.ClusterName}=${mp.spec?.clusterName ?? ""}`;
 }
 
-function clusterKey(cluster: ClusterObject): { namespace: string; name: string } {
-  return { namespace: cluster.metadata?.namespace ?? "", name: cluster.metadata?.name ?? "" };
-}
-
 /**
  * `computeDesiredMachine`: the Machine core applies for an InfraMachine — controller-owned by the pool,
  * the template's labels and annotations plus the pool-name and cluster-name labels, an empty
@@ -352,12 +297,6 @@ function machineUnchanged(existing: MachineObject, desired: MachineObject): bool
   return subset(desired.metadata, existing.metadata) && subset(desired.spec, existing.spec);
 }
 
-function lowestNonZero(a: ReconcileResult, b: ReconcileResult | undefined): ReconcileResult {
-  if (!b?.requeueAfter) return a;
-  if (!a.requeueAfter || b.requeueAfter < a.requeueAfter) return { requeueAfter: b.requeueAfter };
-  return a;
-}
-
 /** An error made of the errors of several reconcile phases (Go `kerrors.NewAggregate`). */
 export class AggregateReconcileError extends Error {
   readonly errors: readonly Error[];
@@ -372,18 +311,18 @@ export class AggregateReconcileError extends Error {
   }
 }
 
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}
-
-function wrap(error: unknown, message: string): Error {
-  if (error instanceof CorePanicError) return error;
-  const inner = asError(error);
-  const wrapped = new Error(`${message}: ${inner.message}`, { cause: inner });
-  return wrapped;
-}
-
 type Phase = (scope: Scope) => Promise<ReconcileResult | undefined>;
+
+/** How core's MachinePool controller words a field of the wrong type (readiness, then the rest). */
+const poolAccessorError = (
+  obj: ExternalObject,
+  path: readonly string[],
+  value: unknown,
+  expected: string,
+) =>
+  expected === "bool"
+    ? `failed to determine ${obj.kind} "${obj.metadata?.name}" readiness: .${path.join(".")} accessor error: ${JSON.stringify(value)} is of the type ${typeof value}, expected bool`
+    : `failed to determine .${path.join(".")} on ${obj.apiVersion}, Kind=${obj.kind} "${obj.metadata?.name}": ${JSON.stringify(value)} is of the type ${typeof value}, expected ${expected}`;
 
 /**
  * Core's MachinePool reconciler (`core/reconcilers/machinepool`) as it treats an InfraMachinePool,
@@ -651,8 +590,8 @@ export class MachinePoolReconciler {
         event: "ExternalAdopted",
         detail: `${ref.kind} ${namespace}/${ref.name}`,
       });
-    const failureReason = nestedString(obj, ["status", "failureReason"]);
-    const failureMessage = nestedString(obj, ["status", "failureMessage"]);
+    const failureReason = nestedString(obj, ["status", "failureReason"], poolAccessorError);
+    const failureMessage = nestedString(obj, ["status", "failureMessage"], poolAccessorError);
     if (failureReason || failureMessage) {
       // Core's inverted nil guards: an existing status.deprecated is replaced by an empty one (its
       // v1beta1 conditions and counters dropped, and the deferred patch writes that), then the
@@ -683,6 +622,7 @@ export class MachinePoolReconciler {
           contractVersion === "v1beta1"
             ? ["status", "ready"]
             : ["status", "initialization", "dataSecretCreated"],
+          poolAccessorError,
         ) ?? false;
       setV1Beta1MirrorCondition(mp, "BootstrapReady", config, {
         value: created,
@@ -697,7 +637,7 @@ export class MachinePoolReconciler {
         };
         return undefined;
       }
-      const secretName = nestedString(config, ["status", "dataSecretName"]);
+      const secretName = nestedString(config, ["status", "dataSecretName"], poolAccessorError);
       if (!secretName) {
         throw new Error(
           `retrieved empty dataSecretName from bootstrap provider for MachinePool "${mp.metadata?.name}" in namespace "${mp.metadata?.namespace}"`,
@@ -727,11 +667,11 @@ export class MachinePoolReconciler {
 
   private readProvisioned(imp: ExternalObject, contractVersion: string): boolean {
     if (this.options.provisionedFrom === "ready" || contractVersion === "v1beta1") {
-      return nestedBool(imp, ["status", "ready"]) ?? false;
+      return nestedBool(imp, ["status", "ready"], poolAccessorError) ?? false;
     }
-    const primary = nestedBool(imp, ["status", "initialization", "provisioned"]);
+    const primary = nestedBool(imp, ["status", "initialization", "provisioned"], poolAccessorError);
     if (primary !== undefined) return primary;
-    return nestedBool(imp, ["status", "ready"]) ?? false;
+    return nestedBool(imp, ["status", "ready"], poolAccessorError) ?? false;
   }
 
   private async reconcileInfrastructure(scope: Scope): Promise<undefined> {

@@ -1,0 +1,105 @@
+/**
+ * What core's MachinePool and Machine controllers share in the emulator: the error core panics with,
+ * reading typed fields of unstructured objects, and the small helpers of both reconcilers.
+ *
+ * @module
+ */
+import type { ReconcileResult } from "@capi-ts/sdk/runtime";
+import type { ClusterObject, ExternalObject } from "./types.js";
+
+/**
+ * What core's MachinePool controller does when an InfraMachinePool or bootstrap config carries
+ * `status.failureReason` / `status.failureMessage`: it dereferences a nil pointer (inverted guards in
+ * `reconcileExternal`, contract G4) and controller-runtime turns the panic into a reconcile error
+ * that repeats forever. The emulator raises this error instead, after the same writes core makes
+ * before and after the panic (the object's owner/label patch, then the deferred MachinePool patch).
+ */
+export class CorePanicError extends Error {
+  /** `Kind namespace/name` of the object that carries the failure fields. */
+  readonly object: string;
+  /** The failure fields found. */
+  readonly failure: { reason?: string; message?: string };
+
+  /** Creates the error. */
+  constructor(object: string, failure: { reason?: string; message?: string }) {
+    super(
+      `core would panic: ${object} has ${[failure.reason !== undefined ? `status.failureReason=${JSON.stringify(failure.reason)}` : "", failure.message !== undefined ? `status.failureMessage=${JSON.stringify(failure.message)}` : ""].filter(Boolean).join(" and ")}; core's MachinePool controller dereferences a nil pointer on these fields (contract G4) and never progresses. Report terminal failures with conditions instead`,
+    );
+    this.name = "CorePanicError";
+    this.object = object;
+    this.failure = failure;
+  }
+}
+
+/** A value as an Error. */
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/** `fmt.Errorf("<message>: %w", err)`; a core panic stays what it is. */
+export function wrap(error: unknown, message: string): Error {
+  if (error instanceof CorePanicError) return error;
+  const inner = asError(error);
+  return new Error(`${message}: ${inner.message}`, { cause: inner });
+}
+
+/** The sooner of two requeues (`util.LowestNonZeroResult`). */
+export function lowestNonZero(a: ReconcileResult, b: ReconcileResult | undefined): ReconcileResult {
+  if (!b?.requeueAfter) return a;
+  if (!a.requeueAfter || b.requeueAfter < a.requeueAfter) return { requeueAfter: b.requeueAfter };
+  return a;
+}
+
+/** The group of an apiVersion (`""` for the core group or none). */
+export function groupOf(apiVersion: string | undefined): string {
+  if (!apiVersion) return "";
+  const slash = apiVersion.indexOf("/");
+  return slash < 0 ? "" : apiVersion.slice(0, slash);
+}
+
+/** A Cluster's namespace and name. */
+export function clusterKey(cluster: ClusterObject): { namespace: string; name: string } {
+  return { namespace: cluster.metadata?.namespace ?? "", name: cluster.metadata?.name ?? "" };
+}
+
+/** A nested field; absent or null on the way → undefined. */
+export function readField(obj: unknown, path: readonly string[]): unknown {
+  let value: unknown = obj;
+  for (const key of path) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value ?? undefined;
+}
+
+/** Which core message an accessor error takes: each controller words its own. */
+export type AccessorError = (
+  obj: ExternalObject,
+  path: readonly string[],
+  value: unknown,
+  expected: "string" | "bool",
+) => string;
+
+/** `unstructured.NestedString`: absent → undefined; a value of another type throws `failure`'s text. */
+export function nestedString(
+  obj: ExternalObject,
+  path: readonly string[],
+  failure: AccessorError,
+): string | undefined {
+  const value = readField(obj, path);
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") throw new Error(failure(obj, path, value, "string"));
+  return value;
+}
+
+/** `unstructured.NestedBool`: absent → undefined; a value of another type throws `failure`'s text. */
+export function nestedBool(
+  obj: ExternalObject,
+  path: readonly string[],
+  failure: AccessorError,
+): boolean | undefined {
+  const value = readField(obj, path);
+  if (value === undefined) return undefined;
+  if (typeof value !== "boolean") throw new Error(failure(obj, path, value, "bool"));
+  return value;
+}

@@ -40,7 +40,7 @@ import {
   defineInfraMachinePool as defineKind,
   generateInfraMachinePoolTypes as generateKindTypes,
 } from "./crd/index.js";
-import { machinePoolStrategySchema as strategySchema } from "./provider/strategy-schema.js";
+import { machinePoolStrategySchema as strategySchema } from "./crd/strategy-schema.js";
 
 export type {
   InfraMachinePoolContractSpec,

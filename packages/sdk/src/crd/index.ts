@@ -2,7 +2,6 @@
 // import them from the shared chunks: otherwise the bundler routes them through the package root,
 // and an editor that imports only `@capi-ts/sdk/crd` loads every type of the SDK.
 
-export { machinePoolStrategySchema } from "../provider/strategy-schema.js";
 export type { KubeClient } from "../runtime/client.js";
 export type { RuntimeLogger } from "../runtime/logging.js";
 export type { Runnable } from "../runtime/runnable.js";
@@ -42,6 +41,7 @@ export {
   type StorageVersionMigratorOptions,
   storageVersionMigrator,
 } from "./storage-migration.js";
+export { machinePoolStrategySchema } from "./strategy-schema.js";
 export {
   KUBERNETES_STRING_FORMATS,
   NonStructuralSchemaError,

@@ -95,6 +95,7 @@ import {
 } from "./options.js";
 import type { ResolvedPoolOptions } from "./resolved-options.js";
 
+export { machinePoolStrategySchema } from "../crd/strategy-schema.js";
 export {
   DEFAULT_POLL_INTERVAL_MS,
   type InfraMachinePoolKind,
@@ -236,7 +237,6 @@ export {
   rolloutPercentages,
   type StrategyType,
 } from "./strategy.js";
-export { machinePoolStrategySchema } from "./strategy-schema.js";
 
 /**
  * Applies the defaults of {@link MachinePoolControllerOptions} and validates the values: what the kit

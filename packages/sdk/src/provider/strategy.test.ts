@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { machinePoolStrategySchema } from "../crd/strategy-schema.js";
 import { predatesRollout, resolveStrategy, rolloutPercentages } from "./strategy.js";
-import { machinePoolStrategySchema } from "./strategy-schema.js";
 
 describe("resolveStrategy", () => {
   it("defaults to surge 1, unavailable 0, Oldest", () => {

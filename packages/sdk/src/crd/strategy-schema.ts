@@ -1,6 +1,6 @@
 /**
- * The zod schema of the standard `spec.strategy` field, apart from the planning in `strategy.ts` so
- * that the kit's reconcile path does not load zod.
+ * The zod schema of the standard `spec.strategy` field, beside the kind's definition: the kit's
+ * strategy planning (`provider/strategy.ts`) reads the parsed values and loads no zod.
  *
  * @module
  */

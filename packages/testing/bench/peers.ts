@@ -47,7 +47,7 @@ import {
   gadgetCrd,
 } from "./peers/gadget.js";
 
-// "provider" is capi-ts as a scaffolded provider ships (root entry, unbundled, the image's ENV);
+// "provider" is capi-ts as a scaffolded provider ships (its imports, its build, its image's ENV);
 // "capi-ts" is the runtime subpath bundled, the lower bound.
 const PEERS = ["controller-runtime", "provider", "capi-ts", "client-node"] as const;
 type PeerName = (typeof PEERS)[number];
@@ -153,7 +153,7 @@ async function buildTsPeers(): Promise<void> {
       silent: true,
     });
   } else {
-    // tsc's emit, file by file, run against node_modules unbundled (the scaffold's build before 0.3).
+    // tsc's emit, file by file, run against node_modules unbundled (the scaffold's build up to 0.2.0).
     const { default: ts } = await import("typescript");
     mkdirSync(providerOut, { recursive: true });
     for (const file of ["provider", "gadget"]) {
@@ -193,6 +193,8 @@ function imageEnvironment(): Record<string, string> {
   }
   return env;
 }
+
+const providerEnvironment = imageEnvironment();
 
 /** A port free on loopback right now, for the provider peer's webhook server. */
 async function freePort(): Promise<number> {
@@ -382,7 +384,7 @@ class Peer {
               [...nodeFlags, join(providerOut, "provider.js"), ...providerArgs],
               {
                 stdio: ["ignore", "pipe", "inherit"],
-                env: { ...process.env, ...imageEnvironment(), ...snapshotEnv },
+                env: { ...process.env, ...providerEnvironment, ...snapshotEnv },
               },
             )
           : spawn(process.execPath, [...nodeFlags, join(tsOut, `${name}.js`), ...args], {

@@ -393,17 +393,13 @@ export function defineInfraMachinePool<
           : {}),
       })
     : undefined;
+  const finalizer = finalizerFor(kind, group);
   const derivedProblems = [
-    ...derivedNameProblems({
-      kind,
-      plural,
-      crdName: `${plural}.${group}`,
-      finalizer: finalizerFor(kind, group),
-    }),
+    ...derivedNameProblems({ kind, plural, crdName, finalizer }),
     ...derivedNameProblems({
       kind: templateKind,
       plural: templatePlural,
-      crdName: `${templatePlural}.${group}`,
+      crdName: calculateCRDName(group, templateKind),
     }),
     ...(machine
       ? derivedNameProblems({
@@ -670,7 +666,7 @@ export function defineInfraMachinePool<
       scope: "Namespaced",
       subresources: { status: false },
     },
-    finalizer: finalizerFor(kind, group),
+    finalizer,
     machine,
     conversion: spokes
       ? kindConversion({

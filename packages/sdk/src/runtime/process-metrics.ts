@@ -50,7 +50,9 @@ const GC_KINDS: Record<number, string> = {
 
 /**
  * Event-loop delay, one monitor per process, sampled every 250 ms as the manager's own heartbeat is:
- * prom-client's 10 ms timer costs an idle process ~7 ms of CPU a second.
+ * prom-client's 10 ms timer costs an idle process ~7 ms of CPU a second. Each scrape resets it (the
+ * quantiles cover the time since the last scrape, as prom-client's do), so two managers of one
+ * process that both export process metrics share one window.
  */
 let loopDelay: ELDHistogram | undefined;
 /** GC durations, observed once per process into the histogram of every live manager. */

@@ -1,11 +1,12 @@
 // The "provider" peer of `./dev bench peers`: the Gadget controller in the shape of a scaffolded
 // provider, run the way its image runs it. Its imports are those of the scaffold's src/main.ts and
-// src/kind.ts (the SDK's root entry, `@capi-ts/sdk/webhook`, zod for the kind's spec); the harness
-// compiles it with tsc's emit (no bundling) and runs it against the built packages and their
-// node_modules, with the ENV lines of the scaffold's Dockerfile. As main.ts does, it takes the standard
-// manager flags, loads its kubeconfig through managerOptionsFromFlags, serves metrics, health probes
-// and the kind's webhooks, and exports process metrics. Only the reconciler differs: it is the Gadget
-// reconciler every peer runs, so the ratios compare runtimes, not controllers.
+// src/kind.ts (the SDK's root entry, `/crd` and `/webhook`, zod for the kind's spec). The harness
+// builds it with the scaffold's own tsup config from the built packages (tsc's emit, unbundled,
+// under --provider-build tsc) and runs it with the ENV lines of the scaffold's Dockerfile. As
+// main.ts does, it takes the standard manager flags, loads its kubeconfig through
+// managerOptionsFromFlags, serves metrics, health probes and the kind's webhooks, and exports
+// process metrics. Only the reconciler differs: it is the Gadget reconciler every peer runs, so the
+// ratios compare runtimes.
 
 import {
   HelpRequested,

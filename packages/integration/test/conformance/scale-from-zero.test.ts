@@ -1,12 +1,13 @@
 // The scaleFromZero scenario against the example provider with one capacity bug each, the way such
 // bugs ship: a driver without the hook, and one that answers the first instance type forever. Each
 // must fail with the check it breaks; a provider that offers no capacityChange is skipped, saying why.
+
 import {
   type FakeCloudConformanceOptions,
   fakeCloudCapacity,
   fakeCloudConformance,
 } from "@capi-ts/examples";
-import { MachinePoolConformance } from "@capi-ts/testing";
+import { MachinePoolConformance, scaled } from "@capi-ts/testing";
 import { describe, expect, it } from "vitest";
 
 async function failureOf(broken: FakeCloudConformanceOptions): Promise<Error> {
@@ -27,7 +28,7 @@ async function failureOf(broken: FakeCloudConformanceOptions): Promise<Error> {
   throw new Error("the broken provider passed the scaleFromZero scenario");
 }
 
-describe("scaleFromZero", { timeout: 120_000 }, () => {
+describe("scaleFromZero", { timeout: scaled(120_000) }, () => {
   it("is skipped, with the reason, for a provider that gives no capacityChange", () => {
     const suite = new MachinePoolConformance({
       ...fakeCloudConformance(),

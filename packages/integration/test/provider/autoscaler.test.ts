@@ -5,6 +5,7 @@
 // the MachinePool's scale subresource and taints the Node with ToBeDeletedByClusterAutoscaler.
 
 import { type KubeClient, NodeResource, resourcePath } from "@capi-ts/sdk/runtime";
+import { scaled } from "@capi-ts/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Bed,
@@ -52,7 +53,7 @@ const bounds = (name: string) => {
   return group && [group.minSize, group.maxSize];
 };
 
-describe("machinePoolController under the cluster-autoscaler", { timeout: 60_000 }, () => {
+describe("machinePoolController under the cluster-autoscaler", { timeout: scaled(60_000) }, () => {
   it("widens the group's own bounds for the autoscaler's, so a size they refused converges", async () => {
     const name = await createPool(bed, { replicas: 2, spec: { minSize: 1, maxSize: 3 } });
     await converged(bed, name, 2);

@@ -2,8 +2,10 @@
 // reaches the pool's status at 0 replicas and follows a new instance type; a broken capacity is never
 // written (the CRD would refuse it anyway) and is named on Ready while the pool keeps its last good
 // capacity.
+
 import type { PoolCapacity } from "@capi-ts/sdk";
 import { InvalidError } from "@capi-ts/sdk/runtime";
+import { scaled } from "@capi-ts/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Bed,
@@ -48,7 +50,9 @@ const small = {
   nodeInfo: { architecture: "amd64", operatingSystem: "linux" },
 };
 
-describe("scale from zero: status.capacity and status.nodeInfo", { timeout: 40_000 }, () => {
+describe("scale from zero: status.capacity and status.nodeInfo", {
+  timeout: scaled(40_000),
+}, () => {
   it("are published at 0 replicas and follow a new instance type, still at 0", async () => {
     const name = await createPool(bed, { replicas: 0 });
     const pool = await converged(bed, name, 0);

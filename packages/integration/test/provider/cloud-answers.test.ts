@@ -7,6 +7,7 @@ import { setCondition } from "@capi-ts/sdk/conditions";
 import { PatchHelper } from "@capi-ts/sdk/patch";
 import { PoolConditionTypes } from "@capi-ts/sdk/provider";
 import { EventResource } from "@capi-ts/sdk/runtime";
+import { scaled } from "@capi-ts/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Bed,
@@ -87,7 +88,7 @@ async function eventsOf(name: string) {
 /** Control or format characters a terminal would act on. */
 const UNSAFE = /[\p{Cc}\p{Cf}]/u;
 
-describe("machinePoolController: cloud answers", { timeout: 60_000 }, () => {
+describe("machinePoolController: cloud answers", { timeout: scaled(60_000) }, () => {
   it("names a few of 5,000 instances sharing one providerID, with a count, in a condition that fits", async () => {
     const name = await createPool(bed, { replicas: 1 });
     const pool = await converged(bed, name, 1);

@@ -2,8 +2,10 @@
 // many values cannot evict tenant B's token from the redaction layer, a 6-character token is hidden
 // in its own pool's texts, and an identity Secret of 70,000 values is refused before any per-value
 // work, the event loop staying responsive.
+
 import { CredentialsUnavailableError, DriverError, type PoolContext } from "@capi-ts/sdk";
 import { EventResource, SecretResource } from "@capi-ts/sdk/runtime";
+import { scaled } from "@capi-ts/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Bed,
@@ -127,7 +129,7 @@ afterAll(async () => {
   await bed?.stop();
 });
 
-describe("redaction of credentials across tenants", { timeout: 60_000 }, () => {
+describe("redaction of credentials across tenants", { timeout: scaled(60_000) }, () => {
   it("keeps tenant B's token out of B's conditions and Events after tenant A registered 1,250 values", async () => {
     const b = await tenantPool("tenant-b");
     await eventually(async () => {

@@ -1,6 +1,7 @@
 // Per-pool credentials: the controller's `credentials` hook reads a Secret the Cluster's
 // infrastructure object names, the driver gets them as `ctx.credentials`; a missing Secret, a cloud
 // that rejects them and a fixed Secret, against the API server over HTTP.
+
 import type { FakeCloudGroupSettings, FakeCloudMachinePoolSpec } from "@capi-ts/examples";
 import {
   CredentialsUnavailableError,
@@ -9,7 +10,7 @@ import {
   type PoolDriver,
 } from "@capi-ts/sdk";
 import { EventResource, SecretResource } from "@capi-ts/sdk/runtime";
-import { DevClusterResource } from "@capi-ts/testing";
+import { DevClusterResource, scaled } from "@capi-ts/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Bed,
@@ -138,7 +139,7 @@ async function messages(name: string): Promise<string> {
   ]);
 }
 
-describe("machinePoolController with a credentials hook", { timeout: 60_000 }, () => {
+describe("machinePoolController with a credentials hook", { timeout: scaled(60_000) }, () => {
   let name: string;
 
   it("waits with CredentialsUnavailable, naming what is missing, and calls no cloud", async () => {

@@ -2,12 +2,14 @@
 // budget that never allows an eviction holds the instance until nodeDrainTimeoutSeconds, then it
 // goes with a Warning naming the budget; an unreachable workload cluster holds the termination until
 // it can be reached again, and the drain then finishes.
+
 import {
   EventResource,
   NodeResource,
   type ResourceDescriptor,
   SecretResource,
 } from "@capi-ts/sdk/runtime";
+import { scaled } from "@capi-ts/testing";
 import type { V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -92,7 +94,7 @@ async function podNames(app: string): Promise<string[]> {
   return list.items.map((p) => p.metadata?.name ?? "").sort();
 }
 
-describe("drain before terminate (no MachinePool Machines)", { timeout: 60_000 }, () => {
+describe("drain before terminate (no MachinePool Machines)", { timeout: scaled(60_000) }, () => {
   it("terminates at nodeDrainTimeoutSeconds when a budget never allows, and says which", async () => {
     const name = await createPool(bed, { replicas: 2 });
     await converged(bed, name, 2);

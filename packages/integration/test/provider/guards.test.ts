@@ -1,4 +1,5 @@
 import { NodeResource } from "@capi-ts/sdk/runtime";
+import { scaled } from "@capi-ts/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Bed,
@@ -45,7 +46,7 @@ function callsFor(group: string, afterSeq = 0) {
   return bed.cloud.calls({ afterSeq }).filter((c) => JSON.stringify(c.args).includes(group));
 }
 
-describe("machinePoolController: guards, drift and failures", { timeout: 40_000 }, () => {
+describe("machinePoolController: guards, drift and failures", { timeout: scaled(40_000) }, () => {
   it("drops the finalizer of a pool deleted before it ever had an owner, without touching the cloud", async () => {
     const name = "orphan-pool";
     await bed.client.create(Pools, {

@@ -1,3 +1,4 @@
+import { scaled } from "@capi-ts/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Bed,
@@ -30,7 +31,7 @@ function refreshCalls(
   return bed.cloud.calls({ afterSeq, operation, outcome: "ok" }).filter((c) => c.args[0] === group);
 }
 
-describe("machinePoolController: the driver's native rollout", { timeout: 40_000 }, () => {
+describe("machinePoolController: the driver's native rollout", { timeout: scaled(40_000) }, () => {
   it("starts the cloud's refresh for a template change, polls it, and never replaces instances itself", async () => {
     const name = await createPool(bed, { replicas: 3 });
     await converged(bed, name, 3);

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EventResource, SecretResource } from "@capi-ts/sdk/runtime";
-import { markWorkloadClusterReady } from "@capi-ts/testing";
+import { markWorkloadClusterReady, scaled } from "@capi-ts/testing";
 import { dump } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -38,7 +38,7 @@ afterAll(async () => {
   await bed?.stop();
 });
 
-describe("machinePoolController with readiness: node", { timeout: 40_000 }, () => {
+describe("machinePoolController with readiness: node", { timeout: scaled(40_000) }, () => {
   it("counts an instance as available only once its Node is Ready", async () => {
     const name = await createPool(bed, { replicas: 2 });
     const pool = await converged(bed, name, 2);

@@ -1,3 +1,4 @@
+import { scaled } from "@capi-ts/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Bed,
@@ -52,7 +53,7 @@ function liveIds(group: string): string[] {
     .sort();
 }
 
-describe("machinePoolController: bootstrap data and rollouts", { timeout: 40_000 }, () => {
+describe("machinePoolController: bootstrap data and rollouts", { timeout: scaled(40_000) }, () => {
   it("refreshes the template on token rotation without replacing any instance; new instances join with the new token", async () => {
     const name = await createPool(bed, { replicas: 2 });
     await converged(bed, name, 2);

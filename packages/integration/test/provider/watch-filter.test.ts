@@ -1,5 +1,6 @@
 // R20: with a watch filter, the kit reconciles only pools labelled with it, whatever event (pool,
 // MachinePool, Cluster, bootstrap Secret) brings a key to its queue.
+import { scaled } from "@capi-ts/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Bed,
@@ -24,7 +25,7 @@ afterAll(async () => {
   await bed?.stop();
 });
 
-describe("machinePoolController: the watch filter (R20)", { timeout: 40_000 }, () => {
+describe("machinePoolController: the watch filter (R20)", { timeout: scaled(40_000) }, () => {
   it("never touches a pool of another team, even when its MachinePool and Cluster change", async () => {
     const team = { [WATCH_FILTER]: "team-b" };
     await createCluster(bed.client, "c-team-b", true, team);

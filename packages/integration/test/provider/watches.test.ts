@@ -1,3 +1,4 @@
+import { scaled } from "@capi-ts/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Bed,
@@ -31,7 +32,7 @@ afterAll(async () => {
   await bed?.stop();
 });
 
-describe("machinePoolController: the watches it sets up", { timeout: 40_000 }, () => {
+describe("machinePoolController: the watches it sets up", { timeout: scaled(40_000) }, () => {
   it("MachinePool changes reach the pool", async () => {
     const name = await createPool(bed, { replicas: 1 });
     await converged(bed, name, 1);

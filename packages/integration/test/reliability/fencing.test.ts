@@ -1,7 +1,9 @@
 // Fencing of the provider kit (issue findings 1 and 2): a leader that cannot prove it still holds
 // its lease, or whose shutdown deadline passed, makes no further cloud call, and the lease is handed
 // over only once its in-flight work has stopped.
+
 import { LeaderElectionLostError, LeaseResource } from "@capi-ts/sdk/runtime";
+import { scaled } from "@capi-ts/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   type Bed,
@@ -34,7 +36,7 @@ afterEach(async () => {
   bed = undefined;
 });
 
-describe("fencing", { timeout: 60_000 }, () => {
+describe("fencing", { timeout: scaled(60_000) }, () => {
   it("a leader frozen past its lease makes no cloud call when it runs again, and start() rejects", async () => {
     let freezeAfterRead: string | undefined;
     bed = await startBed({

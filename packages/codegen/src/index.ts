@@ -44,4 +44,4 @@ export {
 /**
  * The version of this package (semver), as in its package.json; generated files do not embed it.
  */
-export const version = "0.2.0";
+export const version = "0.2.1";

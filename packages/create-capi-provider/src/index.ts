@@ -20,7 +20,7 @@ import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The package version; the scaffold depends on `@capi-ts/sdk` and `@capi-ts/testing` of this version. */
-export const version = "0.2.0";
+export const version = "0.2.1";
 
 /** Options of {@link scaffold}. */
 export interface ScaffoldOptions {

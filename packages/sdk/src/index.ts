@@ -34,7 +34,7 @@
  */
 
 /** The package version. */
-export const version = "0.2.0";
+export const version = "0.2.1";
 
 import {
   defineInfraMachinePool as defineKind,

@@ -18,7 +18,7 @@
  */
 
 /** The version of this package (semver), as in its package.json. */
-export const version = "0.2.0";
+export const version = "0.2.1";
 
 export {
   type AccessReviews,

@@ -36,12 +36,6 @@
 /** The package version. */
 export const version = "0.2.1";
 
-import {
-  defineInfraMachinePool as defineKind,
-  generateInfraMachinePoolTypes as generateKindTypes,
-} from "./crd/index.js";
-import { machinePoolStrategySchema as strategySchema } from "./crd/strategy-schema.js";
-
 export type {
   InfraMachinePoolContractSpec,
   InfraMachinePoolContractStatus,
@@ -51,32 +45,6 @@ export type {
   Manifest,
   PrinterColumn,
 } from "./crd/index.js";
-
-/**
- * Defines a provider's InfraMachinePool kind from zod schemas of its own fields (see
- * `defineInfraMachinePool` of `@capi-ts/sdk/crd`).
- *
- * @deprecated Since 0.2.1: import it from `@capi-ts/sdk/crd`. The root entry drops it in 0.3.0, so
- * that importing the root (what a provider's main.ts does) loads no zod.
- */
-export const defineInfraMachinePool: typeof defineKind = defineKind;
-
-/**
- * Generates the TypeScript types of a kind's CRDs (see `generateInfraMachinePoolTypes` of
- * `@capi-ts/sdk/crd`).
- *
- * @deprecated Since 0.2.1: import it from `@capi-ts/sdk/crd`. The root entry drops it in 0.3.0.
- */
-export const generateInfraMachinePoolTypes: typeof generateKindTypes = generateKindTypes;
-
-/**
- * The zod schema of the standard `spec.strategy` field (see `machinePoolStrategySchema` of
- * `@capi-ts/sdk/crd`).
- *
- * @deprecated Since 0.2.1: import it from `@capi-ts/sdk/crd`. The root entry drops it in 0.3.0, so
- * that importing the root loads no zod.
- */
-export const machinePoolStrategySchema: typeof strategySchema = strategySchema;
 export {
   type InfraMachinePoolKind,
   type MachinePoolControllerOptions,

@@ -88,13 +88,6 @@
  *
  * @module
  */
-import type { InfraMachinePoolKind } from "./kind.js";
-import {
-  type MachinePoolControllerOptions,
-  resolvePoolOptions as resolveKitOptions,
-} from "./options.js";
-import type { ResolvedPoolOptions } from "./resolved-options.js";
-
 export { machinePoolStrategySchema } from "../crd/strategy-schema.js";
 export {
   DEFAULT_POLL_INTERVAL_MS,
@@ -237,20 +230,3 @@ export {
   rolloutPercentages,
   type StrategyType,
 } from "./strategy.js";
-
-/**
- * Applies the defaults of {@link MachinePoolControllerOptions} and validates the values: what the kit
- * would run with.
- *
- * @deprecated Since 0.2.0 it is part of the test kit: import it from `@capi-ts/sdk/provider/testing`.
- * This entry drops it in 0.3.0 (see the versioning guide).
- */
-export function resolvePoolOptions<Spec>(
-  options: Omit<MachinePoolControllerOptions<Spec>, "manager" | "kind"> & {
-    readonly kind?: Pick<InfraMachinePoolKind<Spec>, "schema" | "machine">;
-  },
-): ResolvedPoolOptions<Spec> {
-  // Its own signature, not `typeof` the test kit's: the declaration bundler would otherwise import
-  // the type from the /provider/testing entry and load its declarations with every /provider import.
-  return resolveKitOptions(options);
-}

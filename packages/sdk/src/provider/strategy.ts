@@ -25,7 +25,7 @@ export type StrategyType = "RollingUpdate" | "OnDelete";
 
 /**
  * How a pool rolls out a template change and shrinks — the `spec.strategy` of an InfraMachinePool
- * (see {@link machinePoolStrategySchema}) or the controller-wide default
+ * (`machinePoolStrategySchema` of `@capi-ts/sdk/crd`) or the controller-wide default
  * (`MachinePoolControllerOptions.strategy`).
  */
 export interface MachinePoolStrategy {

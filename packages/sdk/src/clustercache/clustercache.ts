@@ -19,7 +19,7 @@ import type { Cluster } from "../api/cluster.x-k8s.io/v1beta2.js";
 import { Labels } from "../contract/constants.js";
 import { CoreCluster } from "../contract/core-kinds.js";
 import { InformerCache, type SharedInformerDefaults } from "../runtime/cache.js";
-import { KubeClient, resourcePath } from "../runtime/client.js";
+import { KubeClient } from "../runtime/client.js";
 import type { ControllerHost } from "../runtime/controller.js";
 import {
   ApiError,
@@ -44,6 +44,7 @@ import {
   type ObjectKey,
   objectKeyString,
   type ResourceDescriptor,
+  resourcePath,
   SecretResource,
 } from "../runtime/resource.js";
 import type { RawSource, ReconcileRequest } from "../runtime/source.js";

@@ -15,7 +15,7 @@ import {
   NODE_PROVIDER_ID_INDEX,
   WorkloadClusterUnavailableError,
 } from "../clustercache/clustercache.js";
-import { type KubeClient, resourcePath } from "../runtime/client.js";
+import type { KubeClient } from "../runtime/client.js";
 import {
   ConnectionError,
   NotFoundError,
@@ -24,7 +24,7 @@ import {
   TooManyRequestsError,
   UnauthorizedError,
 } from "../runtime/errors.js";
-import { NodeResource, type ResourceDescriptor } from "../runtime/resource.js";
+import { NodeResource, type ResourceDescriptor, resourcePath } from "../runtime/resource.js";
 import { budgetOfRefusal, MAX_DRAIN_PODS, type NodeDrainApi } from "./node-drain.js";
 
 const PodResource: ResourceDescriptor<V1Pod> = {

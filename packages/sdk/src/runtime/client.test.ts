@@ -2,13 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import {
-  KubeClient,
-  type KubeClientOptions,
-  parseWatchLine,
-  retryAfterSeconds,
-  statusFromBody,
-} from "./client.js";
+import { KubeClient, type KubeClientOptions } from "./client.js";
 import {
   ApiError,
   GoneError,
@@ -16,8 +10,9 @@ import {
   ResponseTooLargeError,
   TooManyRequestsError,
 } from "./errors.js";
+import { retryAfterSeconds, statusFromBody } from "./http-transport.js";
 import { SecretResource } from "./resource.js";
-import { watchLines } from "./watch-lines.js";
+import { parseWatchLine, watchLines } from "./watch-lines.js";
 
 const request = { method: "GET", path: "/api/v1/secrets" };
 

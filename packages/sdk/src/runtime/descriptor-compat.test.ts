@@ -1,11 +1,12 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { clusterv1beta2 } from "../api/index.js";
-import { KubeClient, resourcePath } from "./client.js";
+import { KubeClient } from "./client.js";
 import {
   hasStatusSubresource,
   isNamespaced,
   type ResourceDescriptor,
+  resourcePath,
   SecretResource,
 } from "./resource.js";
 

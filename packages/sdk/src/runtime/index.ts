@@ -15,7 +15,6 @@ export {
   type ListOptions,
   type ObjectList,
   type RawRequest,
-  resourcePath,
   type WatchEvent,
   type WatchOptions,
   type WriteKind,
@@ -199,6 +198,7 @@ export {
   parseObjectKey,
   type ResourceDescriptor,
   resourceId,
+  resourcePath,
   SecretResource,
 } from "./resource.js";
 export type { Runnable } from "./runnable.js";

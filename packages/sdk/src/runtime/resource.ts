@@ -7,6 +7,7 @@ import type {
   V1Node,
   V1Secret,
 } from "@kubernetes/client-node";
+import { pathSegmentNameProblem } from "./object-name.js";
 
 /**
  * Everything the runtime needs to address a kind over REST without a discovery round-trip. It says
@@ -173,3 +174,59 @@ export const LeaseResource: ResourceDescriptor<V1Lease> = {
   plural: "leases",
   scope: "Namespaced",
 };
+
+/**
+ * The REST path of a resource collection or object. Pure: no request is made.
+ *
+ * @example
+ * ```ts
+ * resourcePath(SecretResource, { namespace: "default", name: "x" }); // "/api/v1/namespaces/default/secrets/x"
+ * resourcePath(MachinePoolResource, { namespace: "ns" }, "status");   // ".../machinepools/…/status" needs a name
+ * ```
+ */
+export function resourcePath(
+  resource: ResourceDescriptor,
+  target: { namespace?: string | undefined; name?: string | undefined },
+  subresource?: string,
+): string {
+  const base =
+    resource.group === ""
+      ? `/api/${resource.version}`
+      : `/apis/${resource.group}/${resource.version}`;
+  const namespace = target.namespace;
+  if (!isNamespaced(resource) && namespace) {
+    throw new TypeError(
+      `${resource.kind} is cluster-scoped: do not pass a namespace (got "${namespace}")`,
+    );
+  }
+  if (isNamespaced(resource) && target.name !== undefined && !namespace) {
+    throw new TypeError(
+      `${resource.kind} is namespaced: pass the namespace of "${target.name}" (metadata.namespace or { namespace })`,
+    );
+  }
+  if (target.name !== undefined && target.name === "") {
+    throw new TypeError(`${resource.kind}: the object name is empty; set metadata.name`);
+  }
+  // As client-go: a name that is not one path segment would address another path (`..`: a list).
+  const nameProblem = target.name === undefined ? undefined : pathSegmentNameProblem(target.name);
+  if (nameProblem) {
+    throw new TypeError(
+      `${resource.kind}: ${nameProblem}; an object name must be a single path segment (no request was sent)`,
+    );
+  }
+  const namespaceProblem = namespace ? pathSegmentNameProblem(namespace) : undefined;
+  if (namespaceProblem) {
+    throw new TypeError(
+      `${resource.kind}: namespace: ${namespaceProblem}; a namespace must be a single path segment (no request was sent)`,
+    );
+  }
+  if (subresource !== undefined && target.name === undefined) {
+    throw new TypeError(`${resource.kind}: the ${subresource} subresource needs an object name`);
+  }
+  let path = base;
+  if (isNamespaced(resource) && namespace) path += `/namespaces/${encodeURIComponent(namespace)}`;
+  path += `/${resource.plural}`;
+  if (target.name !== undefined) path += `/${encodeURIComponent(target.name)}`;
+  if (subresource !== undefined) path += `/${subresource}`;
+  return path;
+}

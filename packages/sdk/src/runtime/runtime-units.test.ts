@@ -1,6 +1,5 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { resourcePath } from "./client.js";
 import {
   AlreadyExistsError,
   ApiError,
@@ -28,7 +27,13 @@ import {
   labelSelectorMatches,
   negatePredicate,
 } from "./predicates.js";
-import { ConfigMapResource, LeaseResource, NodeResource, parseObjectKey } from "./resource.js";
+import {
+  ConfigMapResource,
+  LeaseResource,
+  NodeResource,
+  parseObjectKey,
+  resourcePath,
+} from "./resource.js";
 
 const request = { method: "GET", path: "/x" };
 

@@ -1,3 +1,6 @@
+import type { WatchEvent } from "./client-types.js";
+import { ApiError, type ApiStatus, errorFromStatus } from "./errors.js";
+
 /**
  * The lines of a watch stream (newline-delimited JSON), whatever the chunks' boundaries: a line split
  * across chunks is joined, blank lines are skipped, and a last line without its newline still counts.
@@ -36,4 +39,39 @@ export async function* watchLines(
   }
   const rest = Buffer.concat(pending).toString("utf8").trim();
   if (rest !== "") yield rest;
+}
+
+/**
+ * One line of a watch stream as an event. An ERROR event becomes the typed error of its Status
+ * ({@link GoneError} for an expired resourceVersion, so the informer relists); a line that is not
+ * JSON, or names no known event type, is an {@link ApiError} that describes it without quoting it.
+ */
+export function parseWatchLine<T>(
+  line: string,
+  request: { method: string; path: string },
+): WatchEvent<T> {
+  let event: { type?: string; object?: unknown };
+  try {
+    event = JSON.parse(line) as { type?: string; object?: unknown };
+  } catch (cause) {
+    throw new ApiError(
+      0,
+      { message: `malformed watch event: a line of ${line.length} characters that is not JSON` },
+      request,
+      { cause },
+    );
+  }
+  if (event.type === "ERROR") {
+    const status = (event.object ?? {}) as ApiStatus;
+    throw errorFromStatus(status.code ?? 500, status, request);
+  }
+  if (
+    event.type !== "ADDED" &&
+    event.type !== "MODIFIED" &&
+    event.type !== "DELETED" &&
+    event.type !== "BOOKMARK"
+  ) {
+    throw new ApiError(0, { message: "unknown watch event type" }, request);
+  }
+  return { type: event.type, object: event.object as T };
 }

@@ -3,14 +3,10 @@ import { describe, expect, it } from "vitest";
 import { machinePoolController } from "../provider/controller.js";
 import { fakeCloud } from "../provider/testing.js";
 import { Manager } from "../runtime/manager.js";
-import {
-  ClusterCache,
-  type ClusterCacheHost,
-  indexNodeByProviderID,
-  isNodeReady,
-  projectWorkloadNode,
-  StringTable,
-} from "./clustercache.js";
+import { ClusterCache } from "./clustercache.js";
+import type { ClusterCacheHost } from "./options.js";
+import { StringTable } from "./string-table.js";
+import { indexNodeByProviderID, isNodeReady, projectWorkloadNode } from "./workload-node.js";
 
 /** A manager that is never started: constructing a cache talks to no API server. */
 function manager(): Manager {

@@ -20,20 +20,24 @@
 // The runtime client the cache hands out. Re-exported so that this entry's declarations import it
 // from its shared chunk rather than through another entry (see crd/index.ts).
 export type { KubeClient } from "../runtime/client.js";
+export { ClusterCache } from "./clustercache.js";
 export {
-  ClusterCache,
   type ClusterCacheHost,
   type ClusterCacheOptions,
   type ClusterCacheTimings,
+  WORKLOAD_MAX_CONNECTIONS_PER_SERVER,
+  type WorkloadClusterConnection,
+  type WorkloadClusterEvent,
+} from "./options.js";
+export {
+  WorkloadClusterUnavailableError,
+  type WorkloadClusterUnavailableReason,
+} from "./unavailable.js";
+export {
   indexNodeByProviderID,
   isNodeReady,
   NODE_PROVIDER_ID_INDEX,
   projectWorkloadNode,
-  WORKLOAD_MAX_CONNECTIONS_PER_SERVER,
   WORKLOAD_NODE_ANNOTATION_DOMAINS,
-  type WorkloadClusterConnection,
-  type WorkloadClusterEvent,
-  WorkloadClusterUnavailableError,
-  type WorkloadClusterUnavailableReason,
   type WorkloadNode,
-} from "./clustercache.js";
+} from "./workload-node.js";

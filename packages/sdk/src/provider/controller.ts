@@ -8,7 +8,8 @@
  */
 import type { KubernetesObject } from "@kubernetes/client-node";
 import type { Cluster, MachinePool } from "../api/cluster.x-k8s.io/v1beta2.js";
-import { ClusterCache, isNodeReady, NODE_PROVIDER_ID_INDEX } from "../clustercache/clustercache.js";
+import { ClusterCache } from "../clustercache/clustercache.js";
+import { isNodeReady, NODE_PROVIDER_ID_INDEX } from "../clustercache/workload-node.js";
 import { ConditionTypes } from "../conditions/constants.js";
 import { deleteCondition, getCondition, setCondition } from "../conditions/v1beta2.js";
 import { Annotations, finalizerFor, Labels } from "../contract/constants.js";

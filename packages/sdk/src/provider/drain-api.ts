@@ -10,11 +10,9 @@
  * @module
  */
 import type { V1Pod } from "@kubernetes/client-node";
-import {
-  type ClusterCache,
-  NODE_PROVIDER_ID_INDEX,
-  WorkloadClusterUnavailableError,
-} from "../clustercache/clustercache.js";
+import type { ClusterCache } from "../clustercache/clustercache.js";
+import { WorkloadClusterUnavailableError } from "../clustercache/unavailable.js";
+import { NODE_PROVIDER_ID_INDEX } from "../clustercache/workload-node.js";
 import type { KubeClient } from "../runtime/client.js";
 import {
   ConnectionError,

@@ -15,7 +15,7 @@
  */
 
 import type { MachinePool } from "../api/cluster.x-k8s.io/v1beta2.js";
-import type { WorkloadNode } from "../clustercache/clustercache.js";
+import type { WorkloadNode } from "../clustercache/workload-node.js";
 import { ClusterAutoscalerTaint } from "../contract/autoscaler.js";
 import { NodeUninitializedTaint } from "../contract/constants.js";
 

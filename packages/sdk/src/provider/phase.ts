@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { WorkloadClusterUnavailableError } from "../clustercache/clustercache.js";
+import type { WorkloadClusterUnavailableError } from "../clustercache/unavailable.js";
 import type { AutoscalerBounds } from "../contract/autoscaler.js";
 import type {
   GroupBounds,

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { WorkloadClusterUnavailableError } from "../clustercache/clustercache.js";
+import type { WorkloadClusterUnavailableError } from "../clustercache/unavailable.js";
 import type {
   PoolContext,
   PoolGroup,

@@ -6,7 +6,7 @@
  * @module
  */
 import type { V1Pod } from "@kubernetes/client-node";
-import { WorkloadClusterUnavailableError } from "../clustercache/clustercache.js";
+import { WorkloadClusterUnavailableError } from "../clustercache/unavailable.js";
 import type { EvictionOutcome, NodeDrainApi } from "./node-drain.js";
 
 /** A fake workload cluster and what the drain did to it. */

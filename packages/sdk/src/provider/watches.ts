@@ -10,7 +10,8 @@
  */
 import type { KubernetesObject, V1Secret } from "@kubernetes/client-node";
 import type { Cluster, Machine, MachinePool } from "../api/cluster.x-k8s.io/v1beta2.js";
-import { type ClusterCache, isNodeReady, type WorkloadNode } from "../clustercache/clustercache.js";
+import type { ClusterCache } from "../clustercache/clustercache.js";
+import { isNodeReady, type WorkloadNode } from "../clustercache/workload-node.js";
 import { Labels } from "../contract/constants.js";
 import { CoreCluster, CoreMachine, CoreMachinePool } from "../contract/core-kinds.js";
 import { readCluster, readMachinePool } from "../contract/readers.js";

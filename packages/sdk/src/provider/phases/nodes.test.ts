@@ -1,7 +1,7 @@
 // The `nodes` phase on a fake scope: the MachinePool's taints and labels reach the pool's Nodes and
 // only them, a Node that matches is not written, and the NodeMetadata condition says what happened.
 import { describe, expect, it } from "vitest";
-import { WorkloadClusterUnavailableError } from "../../clustercache/clustercache.js";
+import { WorkloadClusterUnavailableError } from "../../clustercache/unavailable.js";
 import { ForbiddenError } from "../../runtime/errors.js";
 import type { PoolGroup } from "../driver.js";
 import { NodeMetadataAnnotations, type PoolNode } from "../nodes.js";

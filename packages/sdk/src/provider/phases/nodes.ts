@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { WorkloadClusterUnavailableError } from "../../clustercache/clustercache.js";
+import { WorkloadClusterUnavailableError } from "../../clustercache/unavailable.js";
 import { ApiError, isConflict, isNotFound } from "../../runtime/errors.js";
 import { describeRefusals, planNodeMetadata, readNodeMetadata } from "../nodes.js";
 import type { NodesSection, PoolPhase } from "../phase.js";

@@ -1,7 +1,7 @@
 // The `publish` phase on a fake scope: what it publishes on the pool (providerIDList, replicas,
 // provisioned) and each `Ready` it can end the reconcile with, a capacity problem among them.
 import { describe, expect, it } from "vitest";
-import { WorkloadClusterUnavailableError } from "../../clustercache/clustercache.js";
+import { WorkloadClusterUnavailableError } from "../../clustercache/unavailable.js";
 import type { PoolGroup, PoolInstance } from "../driver.js";
 import type { MachinesState } from "../machines.js";
 import { PoolMemory } from "../memory.js";

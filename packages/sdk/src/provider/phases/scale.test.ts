@@ -2,7 +2,7 @@
 // driver calls and Events, readiness by Node, MachinePool Machines, and the section it writes.
 import { describe, expect, it } from "vitest";
 import type { Machine } from "../../api/cluster.x-k8s.io/v1beta2.js";
-import { WorkloadClusterUnavailableError } from "../../clustercache/clustercache.js";
+import { WorkloadClusterUnavailableError } from "../../clustercache/unavailable.js";
 import { DriverError, type PoolGroup, type PoolInstance } from "../driver.js";
 import { StepFailure } from "../errors.js";
 import { infraMachineName, type MachinesState } from "../machines.js";

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { WorkloadClusterUnavailableError } from "../../clustercache/clustercache.js";
+import { WorkloadClusterUnavailableError } from "../../clustercache/unavailable.js";
 import { ClusterAutoscalerTaint } from "../../contract/autoscaler.js";
 import type { PoolInstance } from "../driver.js";
 import { isFailureOf } from "../errors.js";

@@ -19,7 +19,7 @@
  * @module
  */
 import type { V1Pod } from "@kubernetes/client-node";
-import { WorkloadClusterUnavailableError } from "../../clustercache/clustercache.js";
+import { WorkloadClusterUnavailableError } from "../../clustercache/unavailable.js";
 import { ApiError } from "../../runtime/errors.js";
 import type { PoolInstance } from "../driver-types.js";
 import type { DrainProgress } from "../memory.js";

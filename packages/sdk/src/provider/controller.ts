@@ -1,17 +1,6 @@
-/**
- * `machinePoolController(driver, options)`: the InfraMachinePool reconciler a provider gets for
- * implementing a {@link PoolDriver}. This module loads the scope, runs the guards (owner, watch
- * filter, finalizer, pause), runs the phase pipeline ({@link defaultPoolPhases}), applies the error
- * policy (the error policy (`errors.ts`)) and writes the pool through the patch helper.
- *
- * @module
- */
-import type { KubernetesObject } from "@kubernetes/client-node";
-import type { Cluster, MachinePool } from "../api/cluster.x-k8s.io/v1beta2.js";
 import { ClusterCache } from "../clustercache/clustercache.js";
-import { isNodeReady, NODE_PROVIDER_ID_INDEX } from "../clustercache/workload-node.js";
 import { ConditionTypes } from "../conditions/constants.js";
-import { deleteCondition, getCondition, setCondition } from "../conditions/v1beta2.js";
+import { getCondition } from "../conditions/v1beta2.js";
 import { Annotations, finalizerFor, Labels } from "../contract/constants.js";
 import { CoreCluster, CoreMachinePool } from "../contract/core-kinds.js";
 import { ensureFinalizer, hasFinalizer, removeFinalizer } from "../contract/finalizers.js";
@@ -21,18 +10,12 @@ import { readMachinePool } from "../contract/readers.js";
 import { PatchHelper } from "../patch/helper.js";
 import type { Controller, ReconcileContext, ReconcileResult } from "../runtime/controller.js";
 import { FencedError, isNotFound } from "../runtime/errors.js";
-import { redactText } from "../runtime/redact.js";
-import { NodeResource, type ResourceDescriptor, SecretResource } from "../runtime/resource.js";
-import { providerIDClaims } from "./claims.js";
-import { readControlPlane } from "./control-plane-api.js";
-import { type CredentialsReader, PoolCredentialsCache } from "./credentials.js";
-import { workloadDrainApi } from "./drain-api.js";
-import type { AnyPoolDriver, InfrastructureClusterObject, PoolEnvironment } from "./driver.js";
+import type { ResourceDescriptor } from "../runtime/resource.js";
+import { PoolCredentialsCache } from "./credentials.js";
+import type { AnyPoolDriver, PoolEnvironment } from "./driver.js";
 import { type ErrorOutcome, errorPolicy, StepFailure } from "./errors.js";
-import { infraMachinesApi } from "./machines-api.js";
 import { PoolMemories } from "./memory.js";
 import { BLOCK_MOVE_VALUE_PREFIX, deletedForMove, hasKitBlockMove } from "./move.js";
-import { type PoolNode, poolNodeOf } from "./nodes.js";
 import {
   type MachinePoolControllerOptions,
   type ResolvedPoolOptions,
@@ -40,10 +23,12 @@ import {
 } from "./options.js";
 import type { PoolPhase } from "./phase.js";
 import { defaultDeletePhases, defaultPoolPhases, runPhases } from "./pipeline.js";
+import { type PoolApiSources, poolApiOf } from "./pool-api.js";
 import { PoolRedactions } from "./pool-redaction.js";
 import { createPoolScope } from "./pool-scope.js";
-import { PoolConditionTypes, PoolReasons } from "./reasons.js";
-import type { PoolApi, PoolObject, ReadyState } from "./scope.js";
+import { KIT_CONDITION_TYPES, writePoolConditions } from "./pool-status.js";
+import { PoolReasons } from "./reasons.js";
+import type { PoolObject } from "./scope.js";
 import { checkPhaseOrder, sectionsOf } from "./sections.js";
 import { checkDriverModel } from "./steps/driver-shape.js";
 import { watchPools } from "./watches.js";
@@ -111,6 +96,7 @@ class PoolReconciler<Spec, Settings> {
   readonly #credentials: PoolCredentialsCache | undefined;
   readonly #phases: readonly PoolPhase<Spec, Settings>[];
   readonly #deletePhases: readonly PoolPhase<Spec, Settings>[];
+  readonly #apiSources: PoolApiSources;
 
   constructor(driver: AnyPoolDriver<Spec, Settings>, options: MachinePoolControllerOptions<Spec>) {
     if (!driver || typeof driver.getGroup !== "function") {
@@ -161,6 +147,15 @@ class PoolReconciler<Spec, Settings> {
       ? (options.phases(defaults as PoolPhase<Spec, unknown>[]) as PoolPhase<Spec, Settings>[])
       : defaults;
     this.#deletePhases = defaultDeletePhases<Spec, Settings>();
+    this.#apiSources = {
+      resource: this.#resource,
+      machines: this.#resolved.machines,
+      clusterCache: this.#clusterCache,
+      infrastructureCluster: options.infrastructureCluster,
+      credentials: this.#credentials,
+      redactions: this.#redactions,
+      clock: options.manager.clock,
+    };
     // A list that cannot work fails here, with the phase and section, not at the first reconcile.
     try {
       checkPhaseOrder(this.#phases);
@@ -201,182 +196,6 @@ class PoolReconciler<Spec, Settings> {
       (request, context) =>
         this.reconcile({ namespace: request.namespace ?? "", name: request.name }, context),
     );
-  }
-
-  #api(
-    rc: ReconcileContext,
-    cluster: { namespace: string; name: string },
-    pool: PoolObject,
-    machinePool: MachinePool | undefined,
-    clusterObject: Cluster | undefined,
-    blockMove: (step: string) => Promise<void>,
-  ): PoolApi {
-    const machineKind = this.#resolved.machines;
-    const clusterCache = this.#clusterCache;
-    const resolveAccess = this.#accessResolver(rc, cluster, pool, clusterObject);
-    return {
-      blockMove,
-      ...(resolveAccess ? { resolveAccess } : {}),
-      ...(machineKind
-        ? {
-            machines: infraMachinesApi(rc, machineKind, {
-              namespace: cluster.namespace,
-              clusterName: cluster.name,
-              poolKind: this.#resource.kind,
-              poolName: pool.metadata?.name ?? "",
-              poolUid: pool.metadata?.uid,
-              machinePoolName: machinePool?.metadata?.name,
-            }),
-          }
-        : {}),
-      readSecret: async (namespace, name) => {
-        const cached = await rc.cache.get(SecretResource, { namespace, name });
-        if (cached) return cached.data ? { data: cached.data } : {};
-        try {
-          const secret = await rc.client.get(SecretResource, { namespace, name });
-          return secret.data ? { data: secret.data } : {};
-        } catch (error) {
-          if (isNotFound(error)) return undefined;
-          throw error;
-        }
-      },
-      // The workload cluster's Nodes, through its kubeconfig Secret: never the management cluster's.
-      // Looked up by providerID: a workload cluster may hold thousands of Nodes, a pool a few.
-      readyNodeProviderIDs: async (providerIDs) => {
-        if (!this.#clusterCache) {
-          throw new Error(
-            'readyNodeProviderIDs: the controller has no ClusterCache (readiness is "instance")',
-          );
-        }
-        const { nodes } = await this.#clusterCache.connect(cluster);
-        const ready = new Set<string>();
-        for (const id of providerIDs) {
-          if (nodes.byIndex(NODE_PROVIDER_ID_INDEX, id).some(isNodeReady)) ready.add(id);
-        }
-        return ready;
-      },
-      ...(clusterCache && !machineKind ? { drain: workloadDrainApi(clusterCache, cluster) } : {}),
-      ...(clusterCache
-        ? {
-            // Same index as readiness: the pool's own instances, never a scan of every Node.
-            taintedNodeProviderIDs: async (providerIDs: Iterable<string>, taintKey: string) => {
-              const { nodes } = await clusterCache.connect(cluster);
-              const tainted = new Set<string>();
-              for (const id of providerIDs) {
-                const found = nodes.byIndex(NODE_PROVIDER_ID_INDEX, id);
-                if (found.some((node) => node.spec?.taints?.some((t) => t.key === taintKey))) {
-                  tainted.add(id);
-                }
-              }
-              return tainted;
-            },
-          }
-        : {}),
-      ...(clusterCache
-        ? {
-            nodes: {
-              get: async (providerIDs: Iterable<string>) => {
-                const { nodes } = await clusterCache.connect(cluster);
-                const found = new Map<string, PoolNode>();
-                for (const id of providerIDs) {
-                  const [node] = nodes.byIndex(NODE_PROVIDER_ID_INDEX, id);
-                  if (node) found.set(id, poolNodeOf(node));
-                }
-                return found;
-              },
-              patch: async (node, patch) => {
-                rc.fence();
-                const { client } = await clusterCache.connect(cluster);
-                const metadata = {
-                  ...(patch.labels ? { labels: patch.labels } : {}),
-                  ...(patch.annotations ? { annotations: patch.annotations } : {}),
-                  // Taints are one atomic list: the lock makes a list changed since the cache saw
-                  // it a 409 instead of an overwrite of someone else's taint.
-                  ...(patch.taints ? { resourceVersion: node.resourceVersion } : {}),
-                };
-                await client.mergePatch(
-                  NodeResource,
-                  { name: node.name },
-                  {
-                    ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
-                    ...(patch.taints
-                      ? { spec: { taints: patch.taints.length > 0 ? patch.taints : null } }
-                      : {}),
-                  },
-                );
-              },
-            },
-          }
-        : {}),
-      claimedProviderIDs: async () => {
-        const namespace = cluster.namespace;
-        const self = pool.metadata?.name;
-        const pools = await rc.cache.list(this.#resource, { namespace });
-        const machinePools = await rc.cache.list(CoreMachinePool, { namespace });
-        return providerIDClaims([
-          { kind: this.#resource.kind, objects: pools.filter((p) => p.metadata?.name !== self) },
-          {
-            kind: "MachinePool",
-            objects: machinePools.filter((m) => m.metadata?.name !== machinePool?.metadata?.name),
-          },
-        ]);
-      },
-      readControlPlane: (ref, namespace) => readControlPlane(rc.client, ref, namespace, rc.signal),
-      setMachinePoolReplicas: async (machinePool: MachinePool, replicas: number) => {
-        rc.fence();
-        const copy = structuredClone(machinePool);
-        const patch = PatchHelper.snapshot(copy, { resource: CoreMachinePool });
-        copy.spec = { ...copy.spec, replicas } as MachinePool["spec"];
-        await patch.apply(rc.client, copy);
-      },
-    };
-  }
-
-  /**
-   * `PoolApi.resolveAccess`: the InfraCluster the pool's Cluster names (from the cache) and the
-   * pool's credentials (cached by {@link PoolCredentialsCache}); `undefined` when the controller has
-   * neither option.
-   */
-  #accessResolver(
-    rc: ReconcileContext,
-    cluster: { namespace: string; name: string },
-    pool: PoolObject,
-    clusterObject: Cluster | undefined,
-  ): PoolApi["resolveAccess"] {
-    const infraKind = this.#options.infrastructureCluster;
-    const credentials = this.#credentials;
-    if (!infraKind && !credentials) return undefined;
-    return async () => {
-      let infrastructureCluster: InfrastructureClusterObject | undefined;
-      const ref = clusterObject?.spec?.infrastructureRef;
-      if (
-        infraKind &&
-        ref?.name &&
-        ref.apiGroup === infraKind.group &&
-        ref.kind === infraKind.kind
-      ) {
-        infrastructureCluster = await rc.cache.get(infraKind, {
-          namespace: cluster.namespace,
-          name: ref.name,
-        });
-      }
-      if (!credentials) return { credentials: undefined, infrastructureCluster };
-      const meta = pool.metadata ?? {};
-      const value = await credentials.resolve({
-        pool: {
-          namespace: meta.namespace ?? "",
-          name: meta.name ?? "",
-          uid: meta.uid ?? "",
-          clusterName: cluster.name,
-        },
-        infrastructureCluster,
-        now: this.#options.manager.clock.now(),
-        signal: rc.signal,
-        reader: credentialsReader(rc),
-        redaction: this.#redactions.of({ namespace: meta.namespace ?? "", name: meta.name ?? "" }),
-      });
-      return { credentials: value, infrastructureCluster };
-    };
   }
 
   reconcile(
@@ -506,14 +325,13 @@ class PoolReconciler<Spec, Settings> {
       options: this.#resolved,
       clock,
       memory,
-      api: this.#api(
-        rc,
-        { namespace: key.namespace, name: clusterName ?? "" },
+      api: poolApiOf(this.#apiSources, rc, {
+        cluster: { namespace: key.namespace, name: clusterName ?? "" },
         pool,
         machinePool,
-        cluster,
+        clusterObject: cluster,
         blockMove,
-      ),
+      }),
       recordEvent: (type, reason, message) => rc.recorder.event(involved, type, reason, message),
       log,
       signal: rc.signal,
@@ -547,104 +365,15 @@ class PoolReconciler<Spec, Settings> {
       outcome = failed;
     }
     const sections = sectionsOf(scope);
-    const bounds = sections.peek("bounds");
-    if (bounds) {
-      // Its own condition, not folded into Ready: the pool serves whatever the annotations say.
-      if (bounds.condition) {
-        setCondition(
-          pool,
-          {
-            type: PoolConditionTypes.AutoscalerBounds,
-            ...bounds.condition,
-            message: redactText(bounds.condition.message),
-          },
-          { clock },
-        );
-      } else {
-        deleteCondition(pool, PoolConditionTypes.AutoscalerBounds);
-      }
-    }
-    const desired = sections.peek("desired");
-    if (desired) {
-      // Its own condition: the pool serves; an upgrade that rolls nothing must not wait unexplained.
-      if (desired.versionCondition) {
-        setCondition(
-          pool,
-          {
-            type: PoolConditionTypes.VersionRollout,
-            ...desired.versionCondition,
-            message: redactText(desired.versionCondition.message),
-          },
-          { clock },
-        );
-      } else {
-        deleteCondition(pool, PoolConditionTypes.VersionRollout);
-      }
-    }
-    const nodeSync = sections.peek("nodes");
-    if (nodeSync) {
-      if (nodeSync.condition) {
-        setCondition(
-          pool,
-          {
-            type: PoolConditionTypes.NodeMetadata,
-            ...nodeSync.condition,
-            message: redactText(nodeSync.condition.message),
-          },
-          { clock },
-        );
-      } else {
-        deleteCondition(pool, PoolConditionTypes.NodeMetadata);
-      }
-    }
-    const scaled = sections.peek("scale");
-    if (scaled) {
-      // Its own condition: Ready already says the pool is scaling or rolling; this says which Node
-      // holds it and why.
-      if (scaled.draining) {
-        setCondition(
-          pool,
-          {
-            type: PoolConditionTypes.Draining,
-            ...scaled.draining,
-            message: redactText(scaled.draining.message),
-          },
-          { clock },
-        );
-      } else {
-        deleteCondition(pool, PoolConditionTypes.Draining);
-      }
-    }
-    if (sections.peek("teardown")?.deleted) {
+    const deleted = sections.peek("teardown")?.deleted === true;
+    writePoolConditions(pool, sections, deleted ? undefined : outcome.ready, clock);
+    if (deleted) {
       removeFinalizer(pool, this.#finalizer);
       this.#memories.drop(key);
-    } else if (outcome.ready) {
-      const conditions = sections.conditions;
-      // Condition messages are read by anyone who can read the pool: through the redaction layer.
-      for (const [type, condition] of conditions)
-        setCondition(
-          pool,
-          { type, ...condition, message: redactText(condition.message) },
-          { clock },
-        );
-      const ready = summarise(outcome.ready, conditions);
-      setCondition(
-        pool,
-        { type: ConditionTypes.Ready, ...ready, message: redactText(ready.message) },
-        { clock },
-      );
     }
     rc.fence();
     await patch.apply(rc.client, pool, {
-      ownedConditions: [
-        ConditionTypes.Ready,
-        ConditionTypes.Paused,
-        PoolConditionTypes.AutoscalerBounds,
-        PoolConditionTypes.NodeMetadata,
-        PoolConditionTypes.Draining,
-        PoolConditionTypes.VersionRollout,
-        ...this.#resolved.conditionTypes,
-      ],
+      ownedConditions: [...KIT_CONDITION_TYPES, ...this.#resolved.conditionTypes],
       clock,
     });
     if (moveBlocked) {
@@ -659,7 +388,7 @@ class PoolReconciler<Spec, Settings> {
         });
     }
     if (outcome.retry) throw outcome.retry;
-    const requeueAfterMs = minDefined(outcome.requeueAfterMs, nodeSync?.retryAfterMs);
+    const requeueAfterMs = minDefined(outcome.requeueAfterMs, sections.peek("nodes")?.retryAfterMs);
     return requeueAfterMs !== undefined
       ? { requeueAfter: Math.max(MIN_DELAY_MS, requeueAfterMs) }
       : undefined;
@@ -670,59 +399,4 @@ function minDefined(a: number | undefined, b: number | undefined): number | unde
   if (a === undefined) return b;
   if (b === undefined) return a;
   return Math.min(a, b);
-}
-
-/**
- * `Ready` with the provider's own conditions folded in, as CAPI's summary does for an issue: while
- * one of them is not True, a True `Ready` becomes False with that condition's reason.
- */
-function summarise(ready: ReadyState, conditions: ReadonlyMap<string, ReadyState>): ReadyState {
-  if (ready.status !== "True") return ready;
-  for (const [type, condition] of [...conditions].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (condition.status !== "True") {
-      return {
-        status: condition.status,
-        reason: condition.reason,
-        message: `${type}: ${condition.message}`,
-      };
-    }
-  }
-  return ready;
-}
-
-/**
- * What the credentials cache reads through: Secrets from the manager's cache when its Secret watch
- * holds them (labelled `cluster.x-k8s.io/cluster-name`), else with a GET; other objects with a GET.
- */
-function credentialsReader(rc: ReconcileContext): CredentialsReader {
-  const cachedSecret = async (namespace: string, name: string) => {
-    try {
-      return await rc.cache.get(SecretResource, { namespace, name });
-    } catch {
-      // No Secret watch (bootstrap data "none" and no credentials watch yet): read it directly.
-      return undefined;
-    }
-  };
-  const get = async <T extends KubernetesObject>(
-    resource: ResourceDescriptor<T>,
-    key: { namespace?: string; name: string },
-  ): Promise<T | undefined> => {
-    try {
-      return await rc.client.get(resource, key, { signal: rc.signal });
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
-  };
-  return {
-    async secret(namespace, name) {
-      return (
-        (await cachedSecret(namespace, name)) ?? (await get(SecretResource, { namespace, name }))
-      );
-    },
-    async cachedSecretVersion(namespace, name) {
-      return (await cachedSecret(namespace, name))?.metadata?.resourceVersion;
-    },
-    object: (resource, key) => get(resource, key),
-  };
 }

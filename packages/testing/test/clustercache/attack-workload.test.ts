@@ -11,12 +11,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ClusterCache, WorkloadClusterUnavailableError } from "@capi-ts/sdk/clustercache";
-import {
-  type KubeClient,
-  Manager,
-  SecretResource,
-  selfSignedCertificate,
-} from "@capi-ts/sdk/runtime";
+import { type KubeClient, Manager, selfSignedCertificate } from "@capi-ts/sdk/runtime";
 import { dump } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApiServer } from "../../src/index.js";

@@ -6,7 +6,7 @@ import {
   NODE_PROVIDER_ID_INDEX,
   WorkloadClusterUnavailableError,
 } from "@capi-ts/sdk/clustercache";
-import { KubeClient, Manager, NodeResource, SecretResource } from "@capi-ts/sdk/runtime";
+import { KubeClient, Manager, NodeResource } from "@capi-ts/sdk/runtime";
 import type { V1Node } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiServer, markWorkloadClusterReady, startApiServer } from "../../src/index.js";

@@ -8,11 +8,9 @@ import {
 } from "../provider/testing-conversion.js";
 import { conversionWebhook } from "../webhook/conversion.js";
 import { ConversionError } from "./conversion.js";
-import {
-  defineInfraMachinePool,
-  generateInfraMachinePoolTypes,
-  type InfraMachinePoolContent,
-} from "./define.js";
+import { defineInfraMachinePool } from "./define.js";
+import type { InfraMachinePoolContent } from "./definition.js";
+import { generateInfraMachinePoolTypes } from "./generate-types.js";
 import type { Manifest } from "./manifest.js";
 
 const hubSpec = z.object({

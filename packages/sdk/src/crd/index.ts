@@ -14,18 +14,18 @@ export {
   type SpokeVersion,
   type ToHubContext,
 } from "./conversion.js";
-export {
-  type DefinedResource,
-  defineInfraMachinePool,
-  generateInfraMachinePoolTypes,
-  type InfraMachinePoolContent,
-  type InfraMachinePoolContractSpec,
-  type InfraMachinePoolContractStatus,
-  type InfraMachinePoolDefinition,
-  type InfraMachinePoolInput,
-  type InfraMachinePoolObject,
-  type PrinterColumn,
-} from "./define.js";
+export { defineInfraMachinePool } from "./define.js";
+export type {
+  DefinedResource,
+  InfraMachinePoolContent,
+  InfraMachinePoolContractSpec,
+  InfraMachinePoolContractStatus,
+  InfraMachinePoolDefinition,
+  InfraMachinePoolInput,
+  InfraMachinePoolObject,
+  PrinterColumn,
+} from "./definition.js";
+export { generateInfraMachinePoolTypes } from "./generate-types.js";
 export {
   type InfraMachineAddress,
   type InfraMachineDefinition,

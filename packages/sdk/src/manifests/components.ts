@@ -1,6 +1,6 @@
 import { dump } from "js-yaml";
 import { Labels } from "../contract/constants.js";
-import type { InfraMachinePoolDefinition } from "../crd/define.js";
+import type { InfraMachinePoolDefinition } from "../crd/definition.js";
 import type { Manifest } from "../crd/manifest.js";
 import { CONVERSION_WEBHOOK_PATH } from "../webhook/conversion.js";
 import { webhookPath } from "../webhook/handlers.js";

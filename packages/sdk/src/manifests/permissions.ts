@@ -1,4 +1,4 @@
-import type { InfraMachinePoolDefinition } from "../crd/define.js";
+import type { InfraMachinePoolDefinition } from "../crd/definition.js";
 
 /** One RBAC policy rule. */
 export interface PolicyRule {

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type * as z from "zod";
 import { Annotations } from "../contract/constants.js";
-import type { InfraMachinePoolDefinition } from "../crd/define.js";
+import type { InfraMachinePoolDefinition } from "../crd/definition.js";
 import { jsonPatchDiff } from "./patch.js";
 import type {
   AdmissionHandler,

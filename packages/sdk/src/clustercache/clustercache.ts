@@ -12,7 +12,7 @@ import { Labels } from "../contract/constants.js";
 import { CoreCluster } from "../contract/core-kinds.js";
 import type { KubeClient } from "../runtime/client.js";
 import { UnauthorizedError } from "../runtime/errors.js";
-import { compareResourceVersions } from "../runtime/informer.js";
+import { compareResourceVersions } from "../runtime/informer-types.js";
 import type { RuntimeLogger } from "../runtime/logging.js";
 import {
   NodeResource,

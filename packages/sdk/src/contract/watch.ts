@@ -7,7 +7,7 @@
  * @module
  */
 import type { KubernetesObject } from "@kubernetes/client-node";
-import type { IndexFunc } from "../runtime/informer.js";
+import type { IndexFunc } from "../runtime/informer-types.js";
 import { type Predicate, predicateFor } from "../runtime/predicates.js";
 import { objectKeyString } from "../runtime/resource.js";
 import { Labels } from "./constants.js";

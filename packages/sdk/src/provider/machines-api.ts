@@ -15,7 +15,7 @@ import type { InfraMachineObject } from "../crd/machine.js";
 import { PatchHelper } from "../patch/helper.js";
 import type { ReconcileContext } from "../runtime/controller.js";
 import { isAlreadyExists, isNotFound } from "../runtime/errors.js";
-import { OWNER_UID_INDEX } from "../runtime/informer.js";
+import { OWNER_UID_INDEX } from "../runtime/informer-types.js";
 import type { ResourceDescriptor } from "../runtime/resource.js";
 import {
   type InfraMachineKind,

@@ -1,6 +1,7 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import type { KubeClient, WriteKind } from "./client.js";
-import { type IndexFunc, Informer, type InformerOptions } from "./informer.js";
+import { Informer } from "./informer.js";
+import type { IndexFunc, InformerOptions } from "./informer-types.js";
 import { type RuntimeLogger, silentLogger } from "./logging.js";
 import {
   isNamespaced,

@@ -10,7 +10,7 @@ import {
   TooManyRequestsError,
 } from "./errors.js";
 import type { EventRecorder } from "./events.js";
-import type { InformerHandler } from "./informer.js";
+import type { InformerHandler } from "./informer-types.js";
 import { type EventLoopMonitor, eventLoopTurnIfDue } from "./liveness.js";
 import type { RuntimeLogger } from "./logging.js";
 import type { ControllerMetrics, RuntimeMetrics } from "./metrics.js";

@@ -82,17 +82,17 @@ export {
   managerOptionsFromFlags,
   parseManagerFlags,
 } from "./flags.js";
+export { Informer } from "./informer.js";
 export {
   type BackoffOptions,
   type IndexFunc,
-  Informer,
   type InformerEventMeta,
   type InformerHandler,
   type InformerMetrics,
   type InformerOptions,
   indexByOwnerUID,
   OWNER_UID_INDEX,
-} from "./informer.js";
+} from "./informer-types.js";
 export {
   inClusterKubeconfig,
   Kubeconfig,

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import type { KubeClient, ObjectList, WatchEvent, WatchOptions } from "./client.js";
 import { ManualClock } from "./clock.js";
 import { GoneError } from "./errors.js";
-import { Informer, type InformerOptions } from "./informer.js";
+import { Informer } from "./informer.js";
+import type { InformerOptions } from "./informer-types.js";
 import { SecretResource } from "./resource.js";
 
 // The informer's logic (list, watch, relist on 410, backoff, resync) runs against a scripted client:

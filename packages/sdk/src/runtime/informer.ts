@@ -1,7 +1,17 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
+import { CacheWaiters } from "./cache-waiters.js";
 import type { KubeClient } from "./client.js";
-import type { Clock } from "./clock.js";
 import { BadRequestError, GoneError, InvalidError } from "./errors.js";
+import { IndexedStore } from "./indexed-store.js";
+import {
+  compareResourceVersions,
+  dropManagedFields,
+  type IndexFunc,
+  type InformerHandler,
+  type InformerOptions,
+  indexByOwnerUID,
+  OWNER_UID_INDEX,
+} from "./informer-types.js";
 import { type LabelSelector, parseLabelSelector } from "./labels.js";
 import { type RuntimeLogger, silentLogger } from "./logging.js";
 import {
@@ -12,128 +22,10 @@ import {
   resourceId,
 } from "./resource.js";
 
-/** Extra facts passed to informer handlers. */
-export interface InformerEventMeta {
-  /**
-   * True for events of the initial list and of periodic resyncs: nothing changed, the object is just
-   * being (re)announced. Controllers enqueue these at low priority.
-   */
-  initial: boolean;
-}
-
-/** Callbacks of an informer. Exceptions thrown by a handler are logged and never stop the informer. */
-export interface InformerHandler<T> {
-  /** An object appeared (or was listed). */
-  onAdd?(obj: T, meta: InformerEventMeta): void;
-  /** An object changed; `oldObj` is the cached state before the change. */
-  onUpdate?(oldObj: T, newObj: T, meta: InformerEventMeta): void;
-  /**
-   * An object went away. `finalStateUnknown` is true when the deletion was inferred from a relist
-   * (the watch missed it), in which case `obj` is the last state the cache saw.
-   */
-  onDelete?(obj: T, meta: { finalStateUnknown: boolean }): void;
-}
-
-/** Computes the values an object is indexed under (e.g. its owner UIDs). */
-export type IndexFunc<T> = (obj: T) => readonly string[];
-
-/** Index of objects by the UIDs of their owners; every informer keeps it. */
-export const OWNER_UID_INDEX = "ownerUID";
-
-/** Index function: owner UIDs. */
-export const indexByOwnerUID: IndexFunc<KubernetesObject> = (obj) =>
-  (obj.metadata?.ownerReferences ?? []).map((ref) => ref.uid);
-
-/** Default transform: drops `metadata.managedFields`, which can be half of an object's size. */
-export function dropManagedFields<T extends KubernetesObject>(obj: T): T {
-  if (obj.metadata?.managedFields === undefined) return obj;
-  const { managedFields: _dropped, ...metadata } = obj.metadata;
-  return { ...obj, metadata };
-}
-
-/** Backoff settings of informer restarts. */
-export interface BackoffOptions {
-  /** First delay, ms. Default 800 (as kube-rs). */
-  initialMs?: number;
-  /** Cap, ms. Default 30,000. */
-  maxMs?: number;
-  /** Random spread as a fraction of the delay. Default 0.2. */
-  jitter?: number;
-}
-
-/** Hooks for informer metrics. */
-export interface InformerMetrics {
-  /** A list was sent. */
-  listed(resource: string): void;
-  /** The watch restarted; `reason` is `gone`, `error`, `stale` or `closed`. */
-  restarted(resource: string, reason: string): void;
-}
-
-/** Options of {@link Informer}. */
-export interface InformerOptions<T extends KubernetesObject> {
-  /** Client used to list and watch. */
-  client: KubeClient;
-  /** The kind to watch. */
-  resource: ResourceDescriptor<T>;
-  /** Watch one namespace only (namespaced kinds). */
-  namespace?: string;
-  /** Server-side label selector. */
-  labelSelector?: string;
-  /** Server-side field selector. */
-  fieldSelector?: string;
-  /** Applied to every object before it is cached; by default one that drops `metadata.managedFields`. */
-  transform?: (obj: T) => T;
-  /** Re-announce every cached object this often (ms) as low-priority updates; 0 (default) = never. */
-  resyncPeriodMs?: number;
-  /**
-   * How the cache is filled at start and after a 410: `"watchList"` (default) opens one watch with
-   * `sendInitialEvents=true` and `resourceVersionMatch=NotOlderThan` that streams the current state,
-   * then live changes, as client-go does; `"list"` sends paged LISTs, then a watch. A server that
-   * rejects WatchList or ignores it (no `k8s.io/initial-events-end` bookmark) gets LISTs from then on.
-   */
-  initialSync?: "watchList" | "list";
-  /** List page size (with `initialSync: "list"` or the fallback). Default 500. */
-  pageSize?: number;
-  /** Server-side watch timeout, in s; default random in [300, 600) as client-go, to spread reconnects. */
-  watchTimeoutSeconds?: number;
-  /** Restart a watch that delivered nothing (not even a bookmark) for this long, ms. Default: timeout + 60 s. */
-  staleWatchTimeoutMs?: number;
-  /** Restart backoff. */
-  backoff?: BackoffOptions;
-  /** Logger. */
-  logger?: RuntimeLogger;
-  /** Metrics hooks. */
-  metrics?: InformerMetrics;
-  /**
-   * Time source of resync, backoff, the watchdog and the wait timeouts. Default: Node timers (the
-   * backoff timer keeps the process alive, the others do not).
-   */
-  clock?: Clock;
-}
-
-/** The annotation of the BOOKMARK that ends the initial events of a WatchList. */
 const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
 
 /** Why a WatchList could not fill the cache, when the server does not do WatchList. */
 class WatchListUnsupported extends Error {}
-
-/** Compares two resourceVersions if both are integers (as etcd's); `undefined` if they cannot be ordered. */
-export function compareResourceVersions(a: string, b: string): number | undefined {
-  if (!/^\d+$/.test(a) || !/^\d+$/.test(b)) return undefined;
-  if (a.length !== b.length) return a.length < b.length ? -1 : 1;
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-interface VersionWaiter {
-  satisfied(): boolean;
-  resolve(ok: boolean): void;
-  cancel: () => void;
-}
-
-interface Index<T> {
-  fn: IndexFunc<T>;
-  values: Map<string, Set<string>>;
-}
 
 /**
  * A shared informer: lists, then watches one kind, and keeps a local cache of it.
@@ -162,11 +54,10 @@ export class Informer<T extends KubernetesObject> {
   private readonly options: InformerOptions<T>;
   private readonly transform: (obj: T) => T;
   private readonly log: RuntimeLogger;
-  private readonly store = new Map<string, T>();
+  private readonly store: IndexedStore<T>;
   private readonly handlers = new Set<InformerHandler<T>>();
-  private readonly indexes = new Map<string, Index<T>>();
   private readonly selector: LabelSelector | undefined;
-  private versionWaiters = new Set<VersionWaiter>();
+  private readonly waiters = new CacheWaiters((ms, callback) => this.after(ms, callback));
   private syncWaiters: Array<() => void> = [];
   private lastRV: string | undefined;
   private synced = false;
@@ -195,6 +86,7 @@ export class Informer<T extends KubernetesObject> {
     this.log = (options.logger ?? silentLogger()).child({ informer: options.resource.kind });
     this.selector = options.labelSelector ? parseLabelSelector(options.labelSelector) : undefined;
     this.id = resourceId(options.resource);
+    this.store = new IndexedStore<T>(this.id);
     this.watchListSupported = (options.initialSync ?? "watchList") === "watchList";
     this.addIndexer(OWNER_UID_INDEX, indexByOwnerUID as IndexFunc<T>);
   }
@@ -225,11 +117,7 @@ export class Informer<T extends KubernetesObject> {
     this.cancelResync = undefined;
     this.stopController.abort(new Error("informer stopped"));
     await this.loop;
-    for (const waiter of this.versionWaiters) {
-      waiter.cancel();
-      waiter.resolve(false);
-    }
-    this.versionWaiters.clear();
+    this.waiters.cancelAll();
   }
 
   /** True once the first list has been cached. */
@@ -274,34 +162,12 @@ export class Informer<T extends KubernetesObject> {
    * taken name throws.
    */
   addIndexer(name: string, fn: IndexFunc<T>): void {
-    const existing = this.indexes.get(name);
-    if (existing?.fn === fn) return;
-    if (existing) {
-      throw new Error(
-        `informer for ${this.id}: an index named "${name}" already exists with another function; give the new index another name, or share one exported index function`,
-      );
-    }
-    const index: Index<T> = { fn, values: new Map() };
-    this.indexes.set(name, index);
-    for (const [key, obj] of this.store) this.indexAdd(index, key, obj);
+    this.store.addIndexer(name, fn);
   }
 
   /** Objects whose index `name` contains `value`. */
   byIndex(name: string, value: string): T[] {
-    const index = this.indexes.get(name);
-    if (!index) {
-      throw new Error(
-        `informer for ${this.id}: no index named "${name}"; add it with addIndexer(name, fn) first`,
-      );
-    }
-    const keys = index.values.get(value);
-    if (!keys) return [];
-    const result: T[] = [];
-    for (const key of keys) {
-      const obj = this.store.get(key);
-      if (obj) result.push(obj);
-    }
-    return result;
+    return this.store.byIndex(name, value);
   }
 
   /** The cached object, or `undefined`. */
@@ -346,9 +212,7 @@ export class Informer<T extends KubernetesObject> {
    * on this after a write.
    */
   waitForVersion(key: string, rv: string, timeoutMs: number): Promise<boolean> {
-    const satisfied = () => this.hasSeen(key, rv);
-    if (satisfied()) return Promise.resolve(true);
-    return this.addWaiter(satisfied, timeoutMs);
+    return this.waiters.wait(() => this.hasSeen(key, rv), timeoutMs);
   }
 
   /** Resolves `true` once `key` is gone from the cache or marked for deletion, `false` on timeout. */
@@ -357,8 +221,7 @@ export class Informer<T extends KubernetesObject> {
       const obj = this.store.get(key);
       return obj === undefined || obj.metadata?.deletionTimestamp !== undefined;
     };
-    if (satisfied()) return Promise.resolve(true);
-    return this.addWaiter(satisfied, timeoutMs);
+    return this.waiters.wait(satisfied, timeoutMs);
   }
 
   private hasSeen(key: string, rv: string): boolean {
@@ -368,31 +231,6 @@ export class Informer<T extends KubernetesObject> {
     }
     const current = this.store.get(key)?.metadata?.resourceVersion;
     return current === rv;
-  }
-
-  private addWaiter(satisfied: () => boolean, timeoutMs: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const waiter: VersionWaiter = {
-        satisfied,
-        resolve,
-        cancel: this.after(timeoutMs, () => {
-          this.versionWaiters.delete(waiter);
-          resolve(false);
-        }),
-      };
-      this.versionWaiters.add(waiter);
-    });
-  }
-
-  private checkWaiters(): void {
-    if (this.versionWaiters.size === 0) return;
-    for (const waiter of this.versionWaiters) {
-      if (waiter.satisfied()) {
-        waiter.cancel();
-        this.versionWaiters.delete(waiter);
-        waiter.resolve(true);
-      }
-    }
   }
 
   private async run(): Promise<void> {
@@ -527,27 +365,27 @@ export class Informer<T extends KubernetesObject> {
   private replaceAll(fresh: Map<string, T>, rv: string | undefined): void {
     if (!this.synced) {
       for (const [key, obj] of fresh) {
-        this.put(key, obj);
+        this.store.put(key, obj);
         this.emitAdd(obj, true);
       }
     } else {
       this.stats.relists++;
       for (const [key, obj] of fresh) {
         const old = this.store.get(key);
-        this.put(key, obj);
+        this.store.put(key, obj);
         if (old === undefined) this.emitAdd(obj, false);
         else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion)
           this.emitUpdate(old, obj, false);
       }
-      for (const [key, old] of [...this.store]) {
+      for (const [key, old] of this.store.entries()) {
         if (fresh.has(key)) continue;
-        this.remove(key);
+        this.store.remove(key);
         this.emitDelete(old, true);
       }
     }
     this.lastRV = rv;
     this.markSynced();
-    this.checkWaiters();
+    this.waiters.check();
   }
 
   private markSynced(): void {
@@ -639,7 +477,7 @@ export class Informer<T extends KubernetesObject> {
     const rv = raw.metadata?.resourceVersion;
     if (type === "BOOKMARK") {
       if (rv) this.lastRV = rv;
-      this.checkWaiters();
+      this.waiters.check();
       return;
     }
     const obj = this.transform(raw);
@@ -651,16 +489,16 @@ export class Informer<T extends KubernetesObject> {
     const old = this.store.get(key);
     if (type === "DELETED") {
       if (old !== undefined) {
-        this.remove(key);
+        this.store.remove(key);
         this.emitDelete(obj, false);
       }
     } else {
-      this.put(key, obj);
+      this.store.put(key, obj);
       if (old === undefined) this.emitAdd(obj, false);
       else if (old.metadata?.resourceVersion !== rv) this.emitUpdate(old, obj, false);
     }
     if (rv) this.lastRV = rv;
-    this.checkWaiters();
+    this.waiters.check();
   }
 
   private resync(): void {
@@ -673,40 +511,6 @@ export class Informer<T extends KubernetesObject> {
       namespace: obj.metadata?.namespace ?? "",
       name: obj.metadata?.name ?? "",
     });
-  }
-
-  private put(key: string, obj: T): void {
-    const old = this.store.get(key);
-    if (old !== undefined)
-      for (const index of this.indexes.values()) this.indexRemove(index, key, old);
-    this.store.set(key, obj);
-    for (const index of this.indexes.values()) this.indexAdd(index, key, obj);
-  }
-
-  private remove(key: string): void {
-    const old = this.store.get(key);
-    if (old === undefined) return;
-    for (const index of this.indexes.values()) this.indexRemove(index, key, old);
-    this.store.delete(key);
-  }
-
-  private indexAdd(index: Index<T>, key: string, obj: T): void {
-    for (const value of index.fn(obj)) {
-      let keys = index.values.get(value);
-      if (!keys) {
-        keys = new Set();
-        index.values.set(value, keys);
-      }
-      keys.add(key);
-    }
-  }
-
-  private indexRemove(index: Index<T>, key: string, obj: T): void {
-    for (const value of index.fn(obj)) {
-      const keys = index.values.get(value);
-      keys?.delete(key);
-      if (keys?.size === 0) index.values.delete(value);
-    }
   }
 
   private emitAdd(obj: T, initial: boolean): void {

@@ -1,5 +1,5 @@
 import type { Registry } from "prom-client";
-import type { InformerMetrics } from "./informer.js";
+import type { InformerMetrics } from "./informer-types.js";
 import {
   CounterFamily,
   type CounterSeries,

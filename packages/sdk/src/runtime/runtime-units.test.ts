@@ -15,7 +15,7 @@ import {
   UnauthorizedError,
 } from "./errors.js";
 import { HelpRequested, parseManagerFlags } from "./flags.js";
-import { compareResourceVersions, dropManagedFields, indexByOwnerUID } from "./informer.js";
+import { compareResourceVersions, dropManagedFields, indexByOwnerUID } from "./informer-types.js";
 import { parseLabelSelector } from "./labels.js";
 import { createLogger } from "./logging.js";
 import { RuntimeMetrics } from "./metrics.js";

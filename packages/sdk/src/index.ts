@@ -119,13 +119,13 @@ export {
   managerOptionsFromFlags,
   parseManagerFlags,
 } from "./runtime/flags.js";
+export type { HealthCheck } from "./runtime/health-checks.js";
 export { Kubeconfig, loadKubeconfig } from "./runtime/kubeconfig-loader.js";
 export { createLogger, type LoggerOptions, type RuntimeLogger } from "./runtime/logging.js";
-export {
-  type HealthCheck,
-  Manager,
-  type ManagerLeaderElectionOptions,
-  type ManagerOptions,
-} from "./runtime/manager.js";
+export { Manager } from "./runtime/manager.js";
+export type {
+  ManagerLeaderElectionOptions,
+  ManagerOptions,
+} from "./runtime/manager-options.js";
 export { REDACTED, registerSecret } from "./runtime/redact.js";
 export type { Runnable } from "./runtime/runnable.js";

@@ -2,7 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from "commander
 import type { LevelWithSilent } from "pino";
 import { parseGoDuration } from "./duration.js";
 import { loadKubeconfig } from "./kubeconfig-loader.js";
-import type { ManagerOptions } from "./manager.js";
+import type { ManagerOptions } from "./manager-options.js";
 
 /** The standard flags of a provider binary, parsed. Durations are in milliseconds. */
 export interface ManagerFlags {

@@ -82,6 +82,7 @@ export {
   managerOptionsFromFlags,
   parseManagerFlags,
 } from "./flags.js";
+export type { HealthCheck } from "./health-checks.js";
 export { Informer } from "./informer.js";
 export {
   type BackoffOptions,
@@ -114,12 +115,8 @@ export {
   type EventLoopMonitorOptions,
 } from "./liveness.js";
 export { createLogger, type LoggerOptions, type RuntimeLogger, silentLogger } from "./logging.js";
-export {
-  type HealthCheck,
-  Manager,
-  type ManagerLeaderElectionOptions,
-  type ManagerOptions,
-} from "./manager.js";
+export { Manager } from "./manager.js";
+export type { ManagerLeaderElectionOptions, ManagerOptions } from "./manager-options.js";
 export {
   CounterFamily,
   type CounterSeries,

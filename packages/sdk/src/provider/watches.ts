@@ -16,7 +16,8 @@ import { Labels } from "../contract/constants.js";
 import { CoreCluster, CoreMachine, CoreMachinePool } from "../contract/core-kinds.js";
 import { readCluster, readMachinePool } from "../contract/readers.js";
 import { CLUSTER_NAME_INDEX, hasWatchFilterLabel, indexByClusterName } from "../contract/watch.js";
-import type { Controller, ControllerBuilder } from "../runtime/controller.js";
+import type { Controller } from "../runtime/controller.js";
+import type { ControllerBuilder } from "../runtime/controller-builder.js";
 import type { Manager } from "../runtime/manager.js";
 import { anyPredicate, type Predicate } from "../runtime/predicates.js";
 import {

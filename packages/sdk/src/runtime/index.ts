@@ -24,15 +24,14 @@ export {
 export { type Clock, ManualClock, systemClock } from "./clock.js";
 export {
   Controller,
-  ControllerBuilder,
   type ControllerHost,
   type ControllerOptions,
   type MapFunc,
   type ReconcileContext,
   type ReconcileResult,
   type Reconciler,
-  type SourceOptions,
 } from "./controller.js";
+export { ControllerBuilder, type SourceOptions } from "./controller-builder.js";
 export {
   type ExecResult,
   isKubeconfigSource,

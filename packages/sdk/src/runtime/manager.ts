@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net";
 import { InformerCache, type SharedInformerDefaults } from "./cache.js";
 import { KubeClient } from "./client.js";
 import { type Clock, systemClock } from "./clock.js";
-import { type Controller, ControllerBuilder, type ControllerHost } from "./controller.js";
+import type { Controller, ControllerHost } from "./controller.js";
+import { ControllerBuilder } from "./controller-builder.js";
 import { createDiagnosticsServer, httpModule, resolveDiagnosticsLimits } from "./diagnostics.js";
 import {
   ConnectionError,

@@ -1,5 +1,6 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
-import type { KubeClient, WriteKind } from "./client.js";
+import type { KubeClient } from "./client.js";
+import type { WriteKind } from "./client-types.js";
 import { Informer } from "./informer.js";
 import type { IndexFunc, InformerOptions } from "./informer-types.js";
 import { type RuntimeLogger, silentLogger } from "./logging.js";

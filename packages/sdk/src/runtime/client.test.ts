@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { KubeClient, type KubeClientOptions } from "./client.js";
+import { KubeClient } from "./client.js";
+import type { KubeClientOptions } from "./client-types.js";
 import {
   ApiError,
   GoneError,

@@ -27,23 +27,6 @@ import {
 } from "./resource.js";
 import { parseWatchLine, watchLines } from "./watch-lines.js";
 
-export type {
-  ApplyOptions,
-  DeleteOptions,
-  HttpVerb,
-  JsonPatchOperation,
-  KubeClientOptions,
-  ListOptions,
-  ObjectList,
-  RawRequest,
-  WatchEvent,
-  WatchOptions,
-  WriteKind,
-  WriteListener,
-  WriteOptions,
-} from "./client-types.js";
-export { DEFAULT_MAX_CONNECTIONS_PER_SERVER } from "./client-types.js";
-
 const MiB = 1024 * 1024;
 
 /**

@@ -4,13 +4,13 @@ export {
   type KindCacheOptions,
   type SharedInformerDefaults,
 } from "./cache.js";
+export { KubeClient } from "./client.js";
 export {
   type ApplyOptions,
   DEFAULT_MAX_CONNECTIONS_PER_SERVER,
   type DeleteOptions,
   type HttpVerb,
   type JsonPatchOperation,
-  KubeClient,
   type KubeClientOptions,
   type ListOptions,
   type ObjectList,
@@ -20,7 +20,7 @@ export {
   type WriteKind,
   type WriteListener,
   type WriteOptions,
-} from "./client.js";
+} from "./client-types.js";
 export { type Clock, ManualClock, systemClock } from "./clock.js";
 export {
   Controller,

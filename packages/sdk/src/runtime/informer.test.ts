@@ -1,6 +1,7 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import type { KubeClient, ObjectList, WatchEvent, WatchOptions } from "./client.js";
+import type { KubeClient } from "./client.js";
+import type { ObjectList, WatchEvent, WatchOptions } from "./client-types.js";
 import { ManualClock } from "./clock.js";
 import { GoneError } from "./errors.js";
 import { Informer } from "./informer.js";

@@ -4,7 +4,7 @@
  * @module
  */
 import type { SharedInformerDefaults } from "./cache.js";
-import type { KubeClientOptions } from "./client.js";
+import type { KubeClientOptions } from "./client-types.js";
 import type { Clock } from "./clock.js";
 import type { KubeconfigSource } from "./credentials.js";
 import type { DiagnosticsLimits } from "./diagnostics.js";

@@ -13,12 +13,7 @@ import {
 import { clusterv1beta2 } from "@capi-ts/sdk/api";
 import { type PoolPhase, type ReadyState, replacePhase } from "@capi-ts/sdk/provider";
 import { EventResource, KubeClient, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
-import {
-  type ConformanceScenario,
-  MachinePoolConformance,
-  scaled,
-  timeScale,
-} from "@capi-ts/testing";
+import { type ConformanceScenario, MachinePoolConformance, scaled } from "@capi-ts/testing";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { afterAll, describe, expect, it } from "vitest";
 
@@ -96,12 +91,6 @@ function mutatingSince(
 }
 
 /**
- * The slowest suite failure on an idle machine: the converge timeout (15 s) plus a scenario's own
- * steps; the suite stretches its waits with the machine's load, and so does this bound.
- */
-const MAX_FAILURE_MS = 25_000;
-
-/**
  * Runs one scenario against a broken variant of the example provider; returns its failure, and
  * records the time from the scenario's start to it and the mutating cloud calls made meanwhile.
  */
@@ -154,7 +143,6 @@ async function failureOf(
   );
   await suite.start();
   const since = mark(cloud);
-  const scaleAtStart = timeScale();
   const started = performance.now();
   try {
     await suite.run(scenario);
@@ -168,8 +156,9 @@ async function failureOf(
       mutating: mutatingSince(cloud, since).count,
       operations: mutatingSince(cloud, since).operations,
     });
-    // The suite's own check failed it, not a hang until the test's timeout.
-    expect(ms, variant).toBeLessThan(MAX_FAILURE_MS * Math.max(scaleAtStart, timeScale()));
+    // Each test names the check that must fail (the message starts with it): a hang until the test's
+    // own timeout fails there, whatever the clock said. The time is recorded, not asserted: how long
+    // a wait of the suite runs depends on the machine's load and on the progress it sees.
     return failure;
   } finally {
     await suite.stop();

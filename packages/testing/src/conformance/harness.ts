@@ -1,5 +1,5 @@
 import { clusterv1beta2 } from "@capi-ts/sdk/api";
-import { calculateCRDName, isProvisioned, Labels } from "@capi-ts/sdk/contract";
+import { isProvisioned } from "@capi-ts/sdk/contract";
 import {
   isAlreadyExists,
   KubeClient,
@@ -23,9 +23,26 @@ import { capiCrdsFolder, certManagerStandInCrdsFolder } from "../crds.js";
 import { type AutoscalerScenarioHost, autoscalerScenarios } from "./autoscaler-actions.js";
 import { realCoreScenarios } from "./core-controllers.js";
 import { isTransientCoreError } from "./core-errors.js";
-import { crdVersionProblem } from "./crd-versions.js";
+import {
+  apiServerFaultsScenario,
+  type CoreScenarioHost,
+  cloudThrottlingScenario,
+  deletionInFlightScenario,
+  externalAutoscalerScenario,
+  SUITE_NAMESPACE as NAMESPACE,
+  outOfBandScenario,
+  pauseScenario,
+  rollEveryInstance,
+  scaleScenario,
+  templateRolloutScenario,
+  tokenRotationScenario,
+  WATCH_FILTER_VALUE,
+  watchFilterScenario,
+  writtenBy,
+} from "./core-scenarios.js";
 import { drainScenarios } from "./drain.js";
 import { ConformanceError, type ConformancePoolObject, InvariantMonitor } from "./invariants.js";
+import { checkKindDefinition } from "./kind-checks.js";
 import {
   type MachinesScenarioHost,
   machinePoolMachinesScenarios,
@@ -104,16 +121,13 @@ export const CONFORMANCE_SCENARIOS: readonly {
   { id: "cleanup", title: "every pool deleted leaves nothing behind" },
 ];
 
-const NAMESPACE = "default";
 /** How long nobody may write before a steady-state window starts, with MachinePool Machines. */
 const MACHINES_QUIET_MS = 2_000;
 /** The same quiet window against the emulator, whose writes follow each other without rate limits. */
 const EMULATOR_QUIET_MS = 1_000;
 const CLUSTER = "conformance";
 /** The watch filter of the suite's objects; the provider must run with it (R20). */
-const WATCH_FILTER_VALUE = "capi-ts-conformance";
 /** A Cluster of another team, whose pools the provider must never touch. */
-const OTHER_CLUSTER = "conformance-other-team";
 const WATCH_FILTER_LABEL = "cluster.x-k8s.io/watch-filter";
 const FIELD_MANAGER = "capi-ts-conformance";
 const READS = new Set(["get", "list", "watch"]);
@@ -141,6 +155,17 @@ function describeWrite(write: RequestRecord): string {
   }
   return `${write.verb} ${write.resource}${subresource} ${write.name ?? ""}${what} by ${writer}`;
 }
+/** `writer ×count` of each writer of `writes`, at most five named. */
+function writersOf(writes: readonly RequestRecord[]): string {
+  const counts = new Map<string, number>();
+  for (const write of writes) {
+    const writer = write.fieldManager ?? write.userAgent ?? "?";
+    counts.set(writer, (counts.get(writer) ?? 0) + 1);
+  }
+  const named = [...counts].slice(0, 5).map(([writer, n]) => `${writer.slice(0, 80)} ×${n}`);
+  return `${named.join(", ")}${counts.size > 5 ? `, and ${counts.size - 5} more` : ""}`;
+}
+
 /** `Type=Status Reason` of each condition in a patch body's `status.conditions`, bounded. */
 function patchedConditions(body: object): string | undefined {
   const status = (body as { status?: unknown }).status;
@@ -175,7 +200,7 @@ function patchedFields(body: object, prefix: string, depth: number): string[] {
   }
   return paths;
 }
-const REPLICAS_MANAGED_BY = "cluster.x-k8s.io/replicas-managed-by";
+const _REPLICAS_MANAGED_BY = "cluster.x-k8s.io/replicas-managed-by";
 
 type Obj = KubernetesObject & {
   spec?: Record<string, unknown> & { replicas?: number; paused?: boolean };
@@ -235,14 +260,6 @@ function chosenRateLimit(option: number | undefined): number {
     );
   }
   return value;
-}
-
-/** The part of an OpenAPI schema the CRD checks read. */
-interface SchemaNode {
-  type?: string;
-  properties?: Record<string, SchemaNode>;
-  "x-kubernetes-list-type"?: string;
-  "x-kubernetes-list-map-keys"?: string[];
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -506,51 +523,61 @@ export class MachinePoolConformance {
     const o = this.#options;
     const actors = () => this.#provider?.cloud.actors;
     const defs: Array<[string, string, () => string | undefined, () => Promise<void>]> = [
-      ["crd", "CRD, RBAC and contract labels", () => undefined, () => this.#crd()],
-      ["scale", "scale up, down and to zero", () => undefined, () => this.#scale()],
+      [
+        "crd",
+        "CRD, RBAC and contract labels",
+        () => undefined,
+        async () => checkKindDefinition(this.#options.kind),
+      ],
+      [
+        "scale",
+        "scale up, down and to zero",
+        () => undefined,
+        () => scaleScenario(this.#coreHost()),
+      ],
       [
         "tokenRotation",
         "bootstrap token rotation replaces no instance",
         () => undefined,
-        () => this.#tokenRotation(),
+        () => tokenRotationScenario(this.#coreHost()),
       ],
       [
         "templateRollout",
         "a template change rolls every instance",
         () => (o.templateChange ? undefined : "no templateChange option"),
-        () => this.#templateRollout(),
+        () => templateRolloutScenario(this.#coreHost()),
       ],
       [
         "autoscaler",
         "replicas handed to an external autoscaler and back",
         () =>
           actors()?.setDesiredReplicas ? undefined : "cloud.actors.setDesiredReplicas missing",
-        () => this.#autoscaler(),
+        () => externalAutoscalerScenario(this.#coreHost()),
       ],
-      ["pause", "pause and unpause", () => undefined, () => this.#pause()],
+      ["pause", "pause and unpause", () => undefined, () => pauseScenario(this.#coreHost())],
       [
         "deletionInFlight",
         "deletion with instances in flight",
         () => undefined,
-        () => this.#deletionInFlight(),
+        () => deletionInFlightScenario(this.#coreHost()),
       ],
       [
         "outOfBandDeletion",
         "an instance deleted out of band",
         () => (actors()?.terminateInstance ? undefined : "cloud.actors.terminateInstance missing"),
-        () => this.#outOfBand("terminateInstance"),
+        () => outOfBandScenario(this.#coreHost(), "terminateInstance"),
       ],
       [
         "spotInterruption",
         "a spot interruption",
         () => (actors()?.interruptSpot ? undefined : "cloud.actors.interruptSpot missing"),
-        () => this.#outOfBand("interruptSpot"),
+        () => outOfBandScenario(this.#coreHost(), "interruptSpot"),
       ],
       [
         "cloudThrottling",
         "cloud throttling",
         () => (actors()?.throttle ? undefined : "cloud.actors.throttle missing"),
-        () => this.#throttling(),
+        () => cloudThrottlingScenario(this.#coreHost()),
       ],
       [
         "apiServerFaults",
@@ -559,7 +586,7 @@ export class MachinePoolConformance {
           this.core === "real"
             ? "needs fault injection, which only the in-memory API server has (core: emulator)"
             : undefined,
-        () => this.#apiFaults(),
+        () => apiServerFaultsScenario(this.#coreHost()),
       ],
       ...workloadClusterScenarios(() => this.#workloadHost(), {
         hasTemplateChange: o.templateChange !== undefined,
@@ -657,7 +684,7 @@ export class MachinePoolConformance {
         "watchFilter",
         "a pool outside the watch filter is never touched (R20)",
         () => undefined,
-        () => this.#watchFilter(),
+        () => watchFilterScenario(this.#coreHost()),
       ],
     ];
     for (const extra of o.extraScenarios ?? []) {
@@ -729,6 +756,37 @@ export class MachinePoolConformance {
     };
   }
 
+  /** What the core scenarios get (`core-scenarios.ts`). */
+  #coreHost(): CoreScenarioHost {
+    const { api, core, client, provider } = this.#env;
+    return {
+      client,
+      provider,
+      core,
+      workloadKubeConfig: api.workloadKubeConfig,
+      faults: api.faults,
+      options: this.#options,
+      timings: this.#t,
+      pools: this.#pools,
+      finalizersSeen: (uid) => this.#monitor.finalizersSeen(uid),
+      createCluster: (name, watchFilter) => this.#createCluster(name, watchFilter),
+      createPool: (replicas, spec, team) =>
+        this.#createPool(replicas, spec ?? this.#options.poolSpec, team),
+      setReplicas: (pool, replicas) => this.#setReplicas(pool, replicas),
+      setClusterPaused: (paused) => this.#setClusterPaused(paused),
+      converged: (pool, replicas, timeoutMs) => this.#converged(pool, replicas, timeoutMs),
+      notConverged: (pool, replicas) => this.#notConverged(pool, replicas),
+      steadyState: (pool, replicas) => this.#steadyState(pool, replicas),
+      quiet: (pool) => this.#quiet(pool),
+      deletePool: (pool) => this.#deletePool(pool),
+      until: (what, check, timeoutMs) => this.#until(what, check, timeoutMs),
+      readyNodes: (pool) => this.#readyNodes(pool),
+      writesSince: (since) => this.#writesSince(since),
+      key: (pool) => this.#key(pool),
+      mpKey: (pool) => this.#mpKey(pool),
+    };
+  }
+
   /** What the workload-cluster scenarios get. */
   #workloadHost(): WorkloadScenarioHost {
     const { api, client, provider } = this.#env;
@@ -753,7 +811,7 @@ export class MachinePoolConformance {
       readyNodes: (pool) => this.#readyNodes(pool),
       rollout: async (replicas) => {
         const pool = await this.#createPool(replicas);
-        await this.#rollEveryInstance(pool, replicas);
+        await rollEveryInstance(this.#coreHost(), pool, replicas);
         await this.#deletePool(pool);
       },
     };
@@ -1273,7 +1331,14 @@ export class MachinePoolConformance {
       );
   }
 
-  /** `steadyState.zeroWrites`: with nothing changing, nobody writes and the cloud is not changed. */
+  /**
+   * `steadyState.zeroWrites`: with nothing changing, the provider writes nothing and changes nothing
+   * in the cloud. Only the provider's writes count (by {@link ConformanceProvider.identity}): core and
+   * its topology controller may write their own objects in the window (real core's capi-topology
+   * refreshed the suite's stand-in objects there), and a provider that makes core keep writing never
+   * gets quiet before the window. A failure names the provider's writes, and counts the others' by
+   * writer.
+   */
   async #steadyState(pool: ConformancePool, replicas: number): Promise<void> {
     await this.#converged(pool, replicas);
     await sleep(this.#t.settleMs);
@@ -1284,12 +1349,15 @@ export class MachinePoolConformance {
     const since = Date.now();
     const mutating = this.#env.provider.cloud.callCount({ mutating: true });
     await sleep(this.#t.steadyStateMs);
+    const identity = this.#env.provider.identity;
     const writes = this.#writesSince(since);
-    if (writes.length > 0) {
-      const list = writes.slice(0, 5).map(describeWrite).join("; ");
+    const own = writes.filter((w) => writtenBy(w, identity));
+    if (own.length > 0) {
+      const list = own.slice(0, 5).map(describeWrite).join("; ");
+      const others = writersOf(writes.filter((w) => !writtenBy(w, identity)));
       throw new ConformanceError(
         "steadyState.zeroWrites",
-        `expected 0 API writes at steady state (${pool.name}, ${replicas} replicas), got ${writes.length} in ${this.#t.steadyStateMs} ms: ${list}`,
+        `expected 0 API writes by the provider (${identity}) at steady state (${pool.name}, ${replicas} replicas), got ${own.length} in ${this.#t.steadyStateMs} ms: ${list}${others ? `; other writers in the window: ${others}` : ""}`,
       );
     }
     const changes = this.#env.provider.cloud.callCount({ mutating: true }) - mutating;
@@ -1356,438 +1424,6 @@ export class MachinePoolConformance {
   }
 
   // ---------------------------------------------------------------- scenarios
-
-  async #crd(): Promise<void> {
-    const kind = this.#options.kind;
-    const crd = kind.crd as unknown as KubernetesObject & {
-      spec?: {
-        group?: string;
-        scope?: string;
-        names?: { kind?: string; listKind?: string; plural?: string };
-        versions?: { name: string; served?: boolean; subresources?: { status?: unknown } }[];
-      };
-    };
-    const fail = (check: string, message: string) => {
-      throw new ConformanceError(check, message);
-    };
-    if (crd.spec?.scope !== "Namespaced")
-      fail("crd.namespaced", `the CRD must be Namespaced: got ${crd.spec?.scope}`);
-    const expected = calculateCRDName(kind.group, kind.kind);
-    if (crd.metadata?.name !== expected)
-      fail("crd.name", `the CRD must be named ${expected}: got ${crd.metadata?.name}`);
-    if (crd.spec?.names?.kind !== kind.kind || crd.spec?.names?.listKind !== `${kind.kind}List`) {
-      fail(
-        "crd.names",
-        `names must be ${kind.kind}/${kind.kind}List: got ${JSON.stringify(crd.spec?.names)}`,
-      );
-    }
-    const label =
-      crd.metadata?.labels?.["cluster.x-k8s.io/v1beta2"] ??
-      crd.metadata?.labels?.["cluster.x-k8s.io/v1beta1"];
-    if (!label)
-      fail(
-        "crd.contractLabel",
-        "the CRD needs the label cluster.x-k8s.io/v1beta2: <versions joined by _>",
-      );
-    const served = new Set(
-      (crd.spec?.versions ?? []).filter((v) => v.served !== false).map((v) => v.name),
-    );
-    for (const v of (label ?? "").split("_")) {
-      if (!served.has(v))
-        fail("crd.contractLabel", `the contract label lists ${v}, which the CRD does not serve`);
-    }
-    for (const v of crd.spec?.versions ?? []) {
-      if (!v.subresources?.status)
-        fail("crd.statusSubresource", `version ${v.name} must have the status subresource`);
-    }
-    for (const v of crd.spec?.versions ?? []) {
-      const root = (v as { schema?: { openAPIV3Schema?: SchemaNode } }).schema?.openAPIV3Schema;
-      const props = root?.properties ?? {};
-      if (
-        props.apiVersion?.type !== "string" ||
-        props.kind?.type !== "string" ||
-        props.metadata?.type !== "object"
-      ) {
-        fail(
-          "crd.objectMeta",
-          `version ${v.name} must declare apiVersion and kind (string) and metadata (object)`,
-        );
-      }
-      const conditions = props.status?.properties?.conditions;
-      if (
-        conditions &&
-        (conditions["x-kubernetes-list-type"] !== "map" ||
-          JSON.stringify(conditions["x-kubernetes-list-map-keys"]) !== '["type"]')
-      ) {
-        fail(
-          "conditions.schema",
-          `version ${v.name}: status.conditions must be a list-map keyed by type`,
-        );
-      }
-    }
-    for (const definition of [kind.crd, kind.templateCrd]) {
-      const problem = definition ? crdVersionProblem(definition) : undefined;
-      if (problem) fail(problem.check, problem.message);
-    }
-    if (kind.templateCrd) {
-      const names = (kind.templateCrd as { spec?: { names?: { kind?: string } } }).spec?.names;
-      if (names?.kind !== `${kind.kind}Template`) {
-        fail(
-          "crd.template",
-          `the template CRD must serve ${kind.kind}Template: got ${names?.kind}`,
-        );
-      }
-    }
-    if (kind.clusterRole) {
-      const role = kind.clusterRole as unknown as KubernetesObject & {
-        rules?: { apiGroups?: string[]; resources?: string[]; verbs?: string[] }[];
-      };
-      if (role.metadata?.labels?.[Labels.AggregateToManager] !== "true") {
-        fail(
-          "rbac.aggregatedClusterRole",
-          `the ClusterRole needs the label ${Labels.AggregateToManager}: "true"`,
-        );
-      }
-      const covers = (role.rules ?? []).some(
-        (r) => r.apiGroups?.includes(kind.group) && r.resources?.includes(kind.plural),
-      );
-      if (!covers)
-        fail(
-          "rbac.aggregatedClusterRole",
-          `the ClusterRole must grant core access to ${kind.plural}.${kind.group}`,
-        );
-    }
-  }
-
-  async #scale(): Promise<void> {
-    const { client, provider } = this.#env;
-    const pool = await this.#createPool(2);
-    // The finalizer must be persisted before the first instance exists.
-    await this.#until(`${pool.name} to launch its first instance`, async () => {
-      if ((await provider.cloud.liveProviderIds(pool)).length === 0)
-        return "converge: no instance yet";
-      const imp = await client.get(this.#pools, this.#key(pool));
-      const seen = this.#monitor.finalizersSeen(imp.metadata?.uid ?? "");
-      const expected = this.#options.kind.finalizer;
-      const ok = seen !== undefined && (expected === undefined || seen.includes(expected));
-      if (!ok) {
-        throw new ConformanceError(
-          "deletion.finalizerFirst",
-          `an instance exists before the pool carried ${expected ? `the finalizer ${expected}` : "a finalizer"} (finalizers ${JSON.stringify(imp.metadata?.finalizers ?? [])})`,
-        );
-      }
-      return undefined;
-    });
-    await this.#steadyState(pool, 2);
-    await this.#setReplicas(pool, 4);
-    await this.#steadyState(pool, 4);
-    await this.#setReplicas(pool, 1);
-    await this.#steadyState(pool, 1);
-    await this.#setReplicas(pool, 0);
-    await this.#steadyState(pool, 0);
-    await this.#deletePool(pool);
-  }
-
-  async #tokenRotation(): Promise<void> {
-    const { core, provider } = this.#env;
-    const pool = await this.#createPool(2);
-    await this.#converged(pool, 2);
-    const before = [...(await provider.cloud.liveProviderIds(pool))].sort();
-    const versions = await provider.cloud.templateVersionCount?.(pool);
-    if (!core.bootstrap) throw new Error("the bootstrap stand-in is off");
-    await core.bootstrap.rotateToken(this.#key(pool));
-    if (versions !== undefined) {
-      await this.#until(`${pool.name} to get a template version with the new token`, async () => {
-        const now = (await provider.cloud.templateVersionCount?.(pool)) ?? 0;
-        return now > versions
-          ? undefined
-          : `rollout.tokenRefreshesTemplate: still ${now} template versions after a token rotation`;
-      });
-      // The replica count never changed, so "converged" held all along: the provider is still
-      // finishing its reaction (the Event about the version, pointing the group at it) when the cloud
-      // first shows the version. Let that reaction end before the zero-write window opens; a provider
-      // that never stops writing fails the wait with its writes.
-      await this.#quiet(pool);
-    }
-    await this.#steadyState(pool, 2);
-    const after = [...(await provider.cloud.liveProviderIds(pool))].sort();
-    if (JSON.stringify(after) !== JSON.stringify(before)) {
-      throw new ConformanceError(
-        "rollout.tokenOnlyNoReplace",
-        `a token-only rotation must replace no instance: before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`,
-      );
-    }
-    await this.#deletePool(pool);
-  }
-
-  async #templateRollout(): Promise<void> {
-    if (!this.#options.templateChange) return;
-    const replicas = 3;
-    const pool = await this.#createPool(replicas);
-    await this.#rollEveryInstance(pool, replicas);
-    await this.#steadyState(pool, replicas);
-    await this.#deletePool(pool);
-  }
-
-  /**
-   * Converges `pool` with every Node Ready, applies the template change and waits until every
-   * instance is replaced, failing `rollout.availability` as soon as the Ready Nodes of the pool's live
-   * instances in the workload cluster drop below `replicas − maxUnavailable`.
-   */
-  async #rollEveryInstance(pool: ConformancePool, replicas: number): Promise<void> {
-    const { client, provider } = this.#env;
-    const change = this.#options.templateChange;
-    if (!change) throw new Error("conformance: a rollout needs the templateChange option");
-    await this.#converged(pool, replicas);
-    await this.#until(`${pool.name} Nodes to be Ready`, async () => {
-      const ready = await this.#readyNodes(pool);
-      return ready === replicas ? undefined : `converge: ${ready} of ${replicas} Nodes Ready`;
-    });
-    const before = await provider.cloud.liveProviderIds(pool);
-    const floor = replicas - (this.#options.rolloutMaxUnavailable ?? 0);
-    await client.mergePatch(this.#pools, this.#key(pool), { spec: change(this.#options.poolSpec) });
-    let lowest = replicas;
-    await this.#until(
-      `${pool.name} to roll every instance`,
-      async () => {
-        lowest = Math.min(lowest, await this.#readyNodes(pool));
-        if (lowest < floor) {
-          throw new ConformanceError(
-            "rollout.availability",
-            `Ready Nodes dropped to ${lowest} during the rollout; must stay ≥ replicas − maxUnavailable = ${floor}`,
-          );
-        }
-        const live = await provider.cloud.liveProviderIds(pool);
-        const old = live.filter((id) => before.includes(id));
-        if (old.length > 0)
-          return `rollout.allUpToDate: ${old.length} instance(s) from before the change still live`;
-        const outdated = (await provider.cloud.outdatedProviderIds?.(pool)) ?? [];
-        if (outdated.length > 0)
-          return `rollout.allUpToDate: outdated instances ${JSON.stringify(outdated)}`;
-        return this.#notConverged(pool, replicas);
-      },
-      this.#t.convergeMs * 2,
-    );
-  }
-
-  async #autoscaler(): Promise<void> {
-    const { client, provider } = this.#env;
-    const setDesired = provider.cloud.actors?.setDesiredReplicas;
-    if (!setDesired) return;
-    const pool = await this.#createPool(2);
-    await this.#converged(pool, 2);
-    await client.mergePatch(MachinePools, this.#mpKey(pool), {
-      metadata: { annotations: { [REPLICAS_MANAGED_BY]: "external-autoscaler" } },
-    });
-    await sleep(this.#t.settleMs);
-    const resizes = provider.cloud.callCount({ resizes: true });
-    await setDesired(pool, 4);
-    await this.#until(
-      `MachinePool ${pool.name} spec.replicas to follow the cloud's 4`,
-      async () => {
-        const mp = await client.get(MachinePools, this.#mpKey(pool));
-        return mp.spec?.replicas === 4
-          ? this.#notConverged(pool, 4)
-          : `replicas.externallyManaged: MachinePool.spec.replicas is ${mp.spec?.replicas}, the cloud's desired size is 4`;
-      },
-    );
-    await this.#steadyState(pool, 4);
-    const resized = provider.cloud.callCount({ resizes: true }) - resizes;
-    if (resized > 0) {
-      throw new ConformanceError(
-        "replicas.externallyManaged",
-        `the provider set the group's desired size ${resized} time(s) while an autoscaler manages it`,
-      );
-    }
-    await client.mergePatch(MachinePools, this.#mpKey(pool), {
-      metadata: { annotations: { [REPLICAS_MANAGED_BY]: null } },
-    });
-    await this.#setReplicas(pool, 2);
-    await this.#steadyState(pool, 2);
-    await this.#deletePool(pool);
-  }
-
-  async #pause(): Promise<void> {
-    const { client, provider } = this.#env;
-    const pool = await this.#createPool(1);
-    await this.#converged(pool, 1);
-    await this.#setClusterPaused(true);
-    try {
-      await this.#until(
-        `${pool.name} to report Paused=True`,
-        async () => {
-          const imp = await client.get(this.#pools, this.#key(pool));
-          const paused = imp.status?.conditions?.find((c) => c.type === "Paused");
-          return paused?.status === "True"
-            ? undefined
-            : `pause.condition: Paused is ${JSON.stringify(paused ?? "missing")}`;
-        },
-        5000,
-      );
-      await sleep(this.#t.settleMs);
-      const calls = provider.cloud.callCount();
-      const since = Date.now();
-      await this.#setReplicas(pool, 3);
-      await sleep(this.#t.pauseMs);
-      const made = provider.cloud.callCount() - calls;
-      if (made > 0) {
-        throw new ConformanceError(
-          "pause.noCloudCallsWhilePaused",
-          `the provider made ${made} cloud call(s) in ${this.#t.pauseMs} ms while the Cluster was paused`,
-        );
-      }
-      const identity = this.#env.provider.identity;
-      const writes = this.#writesSince(since).filter(
-        (w) =>
-          w.resource === this.#options.kind.plural &&
-          (w.fieldManager === identity || w.userAgent?.includes(identity) === true),
-      );
-      if (writes.length > 0) {
-        throw new ConformanceError(
-          "pause.noWritesWhilePaused",
-          `the provider wrote its pool ${writes.length} time(s) while paused (only the Paused condition may change)`,
-        );
-      }
-    } finally {
-      await this.#setClusterPaused(false);
-    }
-    await this.#steadyState(pool, 3);
-    await this.#deletePool(pool);
-  }
-
-  async #deletionInFlight(): Promise<void> {
-    const { provider } = this.#env;
-    const pool = await this.#createPool(3);
-    await this.#until(`${pool.name} to launch an instance`, async () =>
-      (await provider.cloud.liveProviderIds(pool)).length > 0
-        ? undefined
-        : "converge: no instance yet",
-    );
-    await this.#deletePool(pool);
-  }
-
-  async #outOfBand(actor: "terminateInstance" | "interruptSpot"): Promise<void> {
-    const { client, provider } = this.#env;
-    const act = provider.cloud.actors?.[actor];
-    if (!act) return;
-    const pool = await this.#createPool(3);
-    await this.#converged(pool, 3);
-    const [victim] = await provider.cloud.liveProviderIds(pool);
-    if (!victim) throw new Error("no instance to disturb");
-    await act(pool, victim);
-    await this.#until(`${pool.name} to drop ${victim} and get back to 3`, async () => {
-      const imp = await client.get(this.#pools, this.#key(pool));
-      if (imp.spec?.providerIDList?.includes(victim)) {
-        return `status.providerIDsMatchCloud: ${victim} was terminated but is still in providerIDList`;
-      }
-      return this.#notConverged(pool, 3);
-    });
-    await this.#steadyState(pool, 3);
-    await this.#deletePool(pool);
-  }
-
-  async #throttling(): Promise<void> {
-    const { provider } = this.#env;
-    const throttle = provider.cloud.actors?.throttle;
-    if (!throttle) return;
-    const pool = await this.#createPool(1);
-    await this.#converged(pool, 1);
-    await throttle(6);
-    await this.#setReplicas(pool, 3);
-    await this.#steadyState(pool, 3);
-    await this.#deletePool(pool);
-  }
-
-  async #apiFaults(): Promise<void> {
-    const { api } = this.#env;
-    const faults = api.faults;
-    if (!faults) return;
-    const pool = await this.#createPool(1);
-    await this.#converged(pool, 1);
-    const plural = this.#options.kind.plural;
-    const handles = [
-      faults.add({ verb: "patch", resource: plural, count: 3, status: 500 }),
-      faults.add({
-        verb: ["update", "patch"],
-        resource: plural,
-        subresource: "status",
-        count: 2,
-        status: 409,
-      }),
-      faults.add({
-        verb: "get",
-        resource: "secrets",
-        count: 2,
-        status: 503,
-        retryAfterSeconds: 0,
-      }),
-    ];
-    faults.cutWatches();
-    try {
-      await this.#setReplicas(pool, 3);
-      await this.#converged(pool, 3);
-      faults.cutWatches();
-      await this.#setReplicas(pool, 2);
-      await this.#steadyState(pool, 2);
-    } finally {
-      for (const h of handles) h.remove();
-    }
-    await this.#deletePool(pool);
-  }
-
-  /**
-   * `runtime.watchFilter` (R20): a pool, its MachinePool and its Cluster labelled for another team
-   * are never touched by the provider — no finalizer, no status, no cloud resources — even when its
-   * MachinePool changes.
-   */
-  async #watchFilter(): Promise<void> {
-    const { client, provider } = this.#env;
-    const other = "another-team";
-    await this.#createCluster(OTHER_CLUSTER, other);
-    await markWorkloadClusterReady(
-      client,
-      { namespace: NAMESPACE, name: OTHER_CLUSTER },
-      this.#env.api.workloadKubeConfig,
-    );
-    const pool = await this.#createPool(1, this.#options.poolSpec, {
-      cluster: OTHER_CLUSTER,
-      watchFilter: other,
-    });
-    const since = Date.now();
-    // Core adopts the pool first: only then would a provider that ignores the filter act on it.
-    await this.#until(`core to adopt ${pool.name} into its MachinePool`, async () => {
-      const imp = await client.get(this.#pools, this.#key(pool));
-      return imp.metadata?.ownerReferences?.some((ref) => ref.kind === "MachinePool")
-        ? undefined
-        : "converge: the pool has no owner MachinePool yet";
-    });
-    await sleep(this.#t.settleMs);
-    await this.#setReplicas(pool, 2);
-    await sleep(this.#t.steadyStateMs + this.#t.settleMs);
-    const imp = await client.get(this.#pools, this.#key(pool));
-    const touched: string[] = [];
-    const finalizers = (imp.metadata?.finalizers ?? []).filter(
-      (f) => !f.startsWith("cluster.x-k8s.io"),
-    );
-    if (finalizers.length > 0) touched.push(`it added the finalizer(s) ${finalizers.join(", ")}`);
-    const identity = provider.identity;
-    const writes = this.#writesSince(since).filter(
-      (w) =>
-        w.resource === this.#options.kind.plural &&
-        w.name === pool.name &&
-        (w.fieldManager === identity || w.userAgent?.includes(identity) === true),
-    );
-    if (writes.length > 0) touched.push(`it wrote the pool ${writes.length} time(s)`);
-    const resources = await provider.cloud.resourcesLeft(pool);
-    if (resources.length > 0) touched.push(`it created ${resources.join(", ")}`);
-    if (touched.length > 0) {
-      throw new ConformanceError(
-        "runtime.watchFilter",
-        `${pool.name} is labelled ${WATCH_FILTER_LABEL}: ${other}, outside the provider's watch filter "${WATCH_FILTER_VALUE}", but ${touched.join("; ")}; run the manager with the watchFilterValue the suite passes (env.watchFilterValue) and filter every watch by it`,
-      );
-    }
-    await this.#deletePool(pool);
-  }
 
   async #cleanup(): Promise<void> {
     const { client, provider } = this.#env;

@@ -60,8 +60,8 @@ export interface TopologyScenarioHost {
   /** Waits until the pool is converged at `replicas` as core sees it. */
   converged(pool: ConformancePool, replicas: number, timeoutMs?: number): Promise<void>;
   /**
-   * `steadyState.zeroWrites`: waits for convergence and quiet, then fails on any API write or
-   * mutating cloud call in the suite's steady-state window.
+   * `steadyState.zeroWrites`: waits for convergence and quiet, then fails on any API write by the
+   * provider or mutating cloud call in the suite's steady-state window.
    */
   steadyState(pool: ConformancePool, replicas: number): Promise<void>;
   /** Why the pool is not converged at `replicas`, or undefined. */

@@ -45,7 +45,7 @@ export interface DrainProgress {
  * @example
  * ```ts
  * const memory = new PoolMemory();
- * memory.forget("aws:///us-east-1a/i-1", clock.now()); // the kit deleted it: never kept by the grace
+ * memory.markDeparted("aws:///us-east-1a/i-1", clock.now()); // the kit deleted it: no grace
  * ```
  */
 export class PoolMemory {
@@ -89,9 +89,21 @@ export class PoolMemory {
   /** Drains in progress, by providerID (pools without MachinePool Machines). */
   readonly drains = new Map<string, DrainProgress>();
 
-  /** Marks an ID as departed (deleted by the kit, or seen terminating): no grace when it vanishes. */
-  forget(providerID: string, now: number): void {
+  /**
+   * Records that an instance is leaving (the kit deleted it, or saw it terminating): once the cloud's
+   * list leaves it out, it leaves `providerIDList` at once, with no grace for a lagging list.
+   */
+  markDeparted(providerID: string, now: number): void {
     if (providerID !== "") this.departed.set(providerID, now);
+  }
+
+  /**
+   * {@link PoolMemory.markDeparted} under its old name, which said the opposite of what it does.
+   *
+   * @deprecated Since 0.3.0: call `markDeparted`. Removed in 0.4.0.
+   */
+  forget(providerID: string, now: number): void {
+    this.markDeparted(providerID, now);
   }
 }
 

@@ -59,7 +59,7 @@ async function deleteDrainedInstance<Spec, Settings>(
   } catch (error) {
     if (!isFailureOf(error, "notFound")) throw error;
   }
-  scope.memory.forget(instance.providerID, scope.clock.now());
+  scope.memory.markDeparted(instance.providerID, scope.clock.now());
   scope.events.normal(
     mode === "shrink" ? "InstanceDeleted" : "InstanceReplaced",
     `Machine ${machineName} was drained and its InfraMachine deleted: deleting instance ${instance.id} (${mode})`,

@@ -32,7 +32,7 @@ export const observePhase: PoolPhase<unknown, unknown, never, "observed"> = {
     const now = scope.clock.now();
     for (const instance of group.instances) {
       if (instance.state === "terminating" || instance.state === "terminated") {
-        scope.memory.forget(instance.providerID, now);
+        scope.memory.markDeparted(instance.providerID, now);
       }
     }
     const live = liveInstances(group.instances);

@@ -184,7 +184,7 @@ async function executeAction<Spec, Settings>(
     // Already gone: what the delete wanted. The next read shows the pool without it.
     scope.log.debug({ instance: instance.id }, "instance to delete is already gone");
   }
-  scope.memory.forget(instance.providerID, scope.clock.now());
+  scope.memory.markDeparted(instance.providerID, scope.clock.now());
   drain.deleted(instance);
   scope.events.normal(EVENT_OF_DELETE[action.reason], `${why} (${action.mode})`, {
     instance: instance.id,

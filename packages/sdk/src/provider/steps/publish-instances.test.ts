@@ -115,7 +115,7 @@ describe("publishInstances: the missing-instance grace", () => {
     const deleted = fakeInstance({ id: "i-del" });
     const { scope, clock } = fakeScope({ memory });
     scope.pool.spec = { ...scope.pool.spec, providerIDList: [deleted.providerID] };
-    memory.forget(deleted.providerID, clock.now());
+    memory.markDeparted(deleted.providerID, clock.now());
     // Still listed (the cloud is slow to drop it): still published.
     expect(publishInstances(scope, group([deleted]), false)).toBe(0);
     expect(scope.pool.spec?.providerIDList).toEqual([deleted.providerID]);

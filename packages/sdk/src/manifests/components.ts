@@ -4,7 +4,7 @@ import type { InfraMachinePoolDefinition } from "../crd/definition.js";
 import type { Manifest } from "../crd/manifest.js";
 import { CONVERSION_WEBHOOK_PATH } from "../webhook/conversion.js";
 import { webhookPath } from "../webhook/handlers.js";
-import { DEFAULT_WEBHOOK_CERT_DIR } from "../webhook/server.js";
+import { DEFAULT_WEBHOOK_CERT_DIR } from "../webhook/server-options.js";
 import {
   autoscalerPermissions,
   type KitPermissionOptions,

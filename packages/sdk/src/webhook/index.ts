@@ -44,13 +44,13 @@ export {
   webhookPath,
 } from "./handlers.js";
 export { type JsonPatchOp, jsonPatchDiff } from "./patch.js";
+export { WebhookServer } from "./server.js";
 export {
   DEFAULT_WEBHOOK_CERT_DIR,
   DEFAULT_WEBHOOK_SERVER_LIMITS,
-  WebhookServer,
   type WebhookServerLimits,
   type WebhookServerOptions,
-} from "./server.js";
+} from "./server-options.js";
 export type {
   AdmissionHandler,
   AdmissionRequest,

@@ -22,17 +22,19 @@ export {
   clusterClassFlavor,
 } from "./clusterclass.js";
 export {
-  type AutoscalerRoleOptions,
-  type ComponentKind,
-  type ComponentsEnvVar,
-  type ComponentsOptions,
-  type ComponentsSecret,
-  type ComponentsVolume,
   componentsYAML,
   metadataYAML,
   type ReleaseSeries,
   renderComponents,
 } from "./components.js";
+export type {
+  AutoscalerRoleOptions,
+  ComponentKind,
+  ComponentsEnvVar,
+  ComponentsOptions,
+  ComponentsSecret,
+  ComponentsVolume,
+} from "./components-options.js";
 export {
   autoscalerPermissions,
   type KitPermissionOptions,

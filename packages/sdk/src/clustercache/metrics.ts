@@ -1,3 +1,8 @@
+/**
+ * The ClusterCache's connection metrics, with CAPI core's names and labels.
+ *
+ * @module
+ */
 import type { ControllerHost } from "../runtime/controller.js";
 import type { CounterFamily, GaugeFamily } from "../runtime/metric-families.js";
 import type { ObjectKey } from "../runtime/resource.js";

@@ -1,3 +1,8 @@
+/**
+ * `generateInfraMachinePoolTypes`: a defined kind's TypeScript types, generated from its own CRDs.
+ *
+ * @module
+ */
 import type * as z from "zod";
 import type { InfraMachinePoolDefinition } from "./definition.js";
 

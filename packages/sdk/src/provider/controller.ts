@@ -1,3 +1,12 @@
+/**
+ * `machinePoolController(driver, options)`: the InfraMachinePool reconciler a provider gets for
+ * implementing a {@link PoolDriver}. This module loads the scope, runs the guards (owner, watch
+ * filter, finalizer, pause), runs the phase pipeline ({@link defaultPoolPhases}), applies the error
+ * policy (`errors.ts`), writes the pool's conditions (`pool-status.ts`) and the pool through the patch
+ * helper.
+ *
+ * @module
+ */
 import { ClusterCache } from "../clustercache/clustercache.js";
 import { ConditionTypes } from "../conditions/constants.js";
 import { getCondition } from "../conditions/v1beta2.js";

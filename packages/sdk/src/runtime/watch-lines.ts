@@ -1,3 +1,8 @@
+/**
+ * A watch stream read as it arrives: its lines, bounded in length, and each line as an event.
+ *
+ * @module
+ */
 import type { WatchEvent } from "./client-types.js";
 import { ApiError, type ApiStatus, errorFromStatus } from "./errors.js";
 

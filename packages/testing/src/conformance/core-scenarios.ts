@@ -27,18 +27,22 @@ export const OTHER_CLUSTER = "conformance-other-team";
 const WATCH_FILTER_LABEL = "cluster.x-k8s.io/watch-filter";
 const REPLICAS_MANAGED_BY = "cluster.x-k8s.io/replicas-managed-by";
 
-type Obj = KubernetesObject & {
+/** An object of the suite, loosely typed. */
+export type Obj = KubernetesObject & {
   spec?: Record<string, unknown> & { replicas?: number; paused?: boolean };
   status?: Record<string, unknown> & { replicas?: number };
 };
-const MachinePools = clusterv1beta2.MachinePoolResource as unknown as ResourceDescriptor<Obj>;
+/** The suite's MachinePools, loosely typed. */
+export const MachinePools =
+  clusterv1beta2.MachinePoolResource as unknown as ResourceDescriptor<Obj>;
 
 /** Whether `write` is the provider's: its field manager, or its User-Agent naming `identity`. */
 export function writtenBy(write: RequestRecord, identity: string): boolean {
   return write.fieldManager === identity || write.userAgent?.includes(identity) === true;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Resolves after `ms`. */
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** The suite's timings, defaults applied (see `MachinePoolConformanceOptions.timeouts`). */
 export interface SuiteTimings {

@@ -6,7 +6,7 @@ import {
   NodeResource,
   type ResourceDescriptor,
 } from "@capi-ts/sdk/runtime";
-import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { ApiServer, RequestRecord } from "../apiserver/index.js";
 import { startApiServer } from "../apiserver/index.js";
 import {
@@ -29,11 +29,14 @@ import {
   cloudThrottlingScenario,
   deletionInFlightScenario,
   externalAutoscalerScenario,
+  MachinePools,
   SUITE_NAMESPACE as NAMESPACE,
+  type Obj,
   outOfBandScenario,
   pauseScenario,
   rollEveryInstance,
   scaleScenario,
+  sleep,
   templateRolloutScenario,
   tokenRotationScenario,
   WATCH_FILTER_VALUE,
@@ -200,16 +203,9 @@ function patchedFields(body: object, prefix: string, depth: number): string[] {
   }
   return paths;
 }
-const _REPLICAS_MANAGED_BY = "cluster.x-k8s.io/replicas-managed-by";
-
-type Obj = KubernetesObject & {
-  spec?: Record<string, unknown> & { replicas?: number; paused?: boolean };
-  status?: Record<string, unknown> & { replicas?: number };
-};
 
 const LIFECYCLE_IDS: ReadonlySet<string> = new Set(PROVIDER_LIFECYCLE_SCENARIOS.map((s) => s.id));
 
-const MachinePools = clusterv1beta2.MachinePoolResource as unknown as ResourceDescriptor<Obj>;
 const Clusters = clusterv1beta2.ClusterResource as unknown as ResourceDescriptor<Obj>;
 const KubeadmConfigs = {
   group: "bootstrap.cluster.x-k8s.io",
@@ -261,8 +257,6 @@ function chosenRateLimit(option: number | undefined): number {
   }
   return value;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** One scenario: a name for the report, the actor it needs, and its body. */
 export interface ConformanceScenarioDefinition {

@@ -106,6 +106,7 @@ export function asgConformance(options: AsgConformanceOptions = {}): MachinePool
                 (filter.mutating === undefined || c.mutating === filter.mutating) &&
                 (!filter.resizes || c.resizes),
             ).length,
+          failedCallCount: () => bed.failedCalls,
           outdatedProviderIds: async (pool) => {
             const latest = (await bed.template(group(pool)))?.latest;
             return (await bed.instances(group(pool)))

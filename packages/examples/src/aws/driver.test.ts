@@ -5,7 +5,6 @@ import { CreateAutoScalingGroupCommand } from "@aws-sdk/client-auto-scaling";
 import {
   CreateLaunchTemplateCommand,
   DeleteLaunchTemplateVersionsCommand,
-  DescribeLaunchTemplatesCommand,
 } from "@aws-sdk/client-ec2";
 import { classifyDriverError, DriverError, type PoolContext } from "@capi-ts/sdk";
 import { groupIntent, newTemplateVersion, poolContext } from "@capi-ts/sdk/provider/testing";

@@ -54,7 +54,12 @@ import {
 } from "@aws-sdk/client-ec2";
 import { registerSecret } from "@capi-ts/sdk/runtime";
 import type { KubeletStandIn } from "@capi-ts/testing";
-import type { InitializeMiddleware } from "@smithy/types";
+import type {
+  InitializeHandler,
+  InitializeHandlerArguments,
+  InitializeHandlerOutput,
+  InitializeMiddleware,
+} from "@smithy/types";
 import { type AwsClients, awsProviderId } from "./driver.js";
 import { type MotoServer, startMoto } from "./moto.js";
 
@@ -126,6 +131,7 @@ export class MotoTestBed {
   /** The test bed's own clients: the truth, read past the stand-ins' counters and faults. */
   readonly inspect: AwsClients;
   readonly #calls: AwsCall[] = [];
+  #failedCalls = 0;
   #throttleLeft = 0;
   readonly #launches = new Map<string, Launch>();
   /** UserData of versions moto cannot keep, by `<templateId>#<version>`. */
@@ -156,6 +162,11 @@ export class MotoTestBed {
     return this.#calls;
   }
 
+  /** How many of the provider's calls failed: throttled here, or refused by moto. */
+  get failedCalls(): number {
+    return this.#failedCalls;
+  }
+
   /** Fails the provider's next `calls` calls with AWS's `Throttling` error. */
   throttle(calls: number): void {
     this.#throttleLeft += calls;
@@ -177,32 +188,46 @@ export class MotoTestBed {
       (next, context) =>
       async (args) => {
         const command = context.commandName ?? "unknown";
-        let input = args.input as Input;
-        this.#count(command, input);
-        if (this.#throttleLeft > 0) {
-          this.#throttleLeft--;
-          throw awsError("Throttling", "Rate exceeded");
+        this.#count(command, args.input as Input);
+        try {
+          return await this.#send(command, args, next);
+        } catch (error) {
+          this.#failedCalls++;
+          throw error;
         }
-        const early = await this.#before(command, input);
-        if (early) return { output: early as never, response: undefined };
-        // A version's UserData is kept aside and put back once moto answered (module notes).
-        const data = input.LaunchTemplateData as Input | undefined;
-        const userData =
-          command === "CreateLaunchTemplateVersionCommand" && typeof data?.UserData === "string"
-            ? data.UserData
-            : undefined;
-        if (userData !== undefined) {
-          const { UserData: _kept, ...rest } = data ?? {};
-          input = { ...input, LaunchTemplateData: rest };
-        }
-        const result = await next({ ...args, input: input as never });
-        await this.#after(command, args.input as Input, result.output as Output, userData);
-        return result;
       };
     const options = { step: "initialize", name: "motoStandIns", priority: "high" } as const;
     ec2.middlewareStack.add(standIns(), options);
     autoScaling.middlewareStack.add(standIns(), options);
     return { ec2, autoScaling };
+  }
+
+  /** One call of the provider's clients: the throttle fault, the stand-ins, then moto. */
+  async #send<I extends object, O extends object>(
+    command: string,
+    args: InitializeHandlerArguments<I>,
+    next: InitializeHandler<I, O>,
+  ): Promise<InitializeHandlerOutput<O>> {
+    let input = args.input as Input;
+    if (this.#throttleLeft > 0) {
+      this.#throttleLeft--;
+      throw awsError("Throttling", "Rate exceeded");
+    }
+    const early = await this.#before(command, input);
+    if (early) return { output: early as never, response: undefined };
+    // A version's UserData is kept aside and put back once moto answered (module notes).
+    const data = input.LaunchTemplateData as Input | undefined;
+    const userData =
+      command === "CreateLaunchTemplateVersionCommand" && typeof data?.UserData === "string"
+        ? data.UserData
+        : undefined;
+    if (userData !== undefined) {
+      const { UserData: _kept, ...rest } = data ?? {};
+      input = { ...input, LaunchTemplateData: rest };
+    }
+    const result = await next({ ...args, input: input as never });
+    await this.#after(command, args.input as Input, result.output as Output, userData);
+    return result;
   }
 
   #count(command: string, input: Input): void {

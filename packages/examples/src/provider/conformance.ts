@@ -276,6 +276,7 @@ export function fakeCloudConformance(
                   (c.operation === "updateGroup" &&
                     (c.args[1] as { desiredCapacity?: number }).desiredCapacity !== undefined),
               ).length,
+          failedCallCount: () => cloud.calls({ outcome: "error" }).length,
           outdatedProviderIds: (pool) => {
             if (scaleSet) return outdatedScaleSetProviderIds(cloud, group(pool));
             const latest = cloud.inspect

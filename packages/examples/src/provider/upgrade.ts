@@ -205,6 +205,7 @@ async function startRelease(
       liveProviderIds: (pool) => cloud.inspect.providerIds(group(pool)),
       callCount: (filter = {}) =>
         cloud.calls(filter.mutating === undefined ? {} : { mutating: filter.mutating }).length,
+      failedCallCount: () => cloud.calls({ outcome: "error" }).length,
       resourcesLeft: (pool) => [
         ...(cloud.inspect.group(group(pool)) ? [`group ${group(pool)}`] : []),
         ...cloud.inspect.providerIds(group(pool)).map((id) => `instance ${id}`),

@@ -420,6 +420,41 @@ describe("conformance: deliberately broken providers fail with the invariant nam
     expect(error.message).toMatch(/^\[drain\.(heldWhileBlocked|cordoned)\] /);
   });
 
+  it("a write once the pool is quiet, on a cloud that refuses calls (measured again, fails on the 3rd)", async () => {
+    const error = await failureOf(
+      "scale",
+      {
+        // 1.1 s after the pool last changed, a refused cloud call and a heartbeat annotation with the
+        // provider's field manager: after the suite's quiet wait of 1 s, in every window it measures.
+        sidecar: (env, cloud) => {
+          cloud.faults.inject({ kind: "throttle", operations: ["listLaunchTemplates"] });
+          const changed = new Map<string, { version: string; at: number }>();
+          let beat = 0;
+          return everyTick(env.kubeConfig, async (client) => {
+            for (const pool of (await client.list(Pools, { namespace: "default" })).items) {
+              const name = pool.metadata?.name ?? "";
+              const version = pool.metadata?.resourceVersion ?? "";
+              const last = changed.get(name);
+              if (last?.version !== version) {
+                changed.set(name, { version, at: performance.now() });
+                continue;
+              }
+              if (performance.now() - last.at < 1_100) continue;
+              await cloud.client.listLaunchTemplates().catch(() => undefined);
+              await client.mergePatch(Pools, pool, {
+                metadata: { annotations: { "example.com/heartbeat": String(++beat) } },
+              });
+            }
+          });
+        },
+      },
+      "a write once quiet, calls refused",
+    );
+    expect(error.message).toMatch(
+      /^\[steadyState\.zeroWrites\] expected 0 API writes by the provider \(fakecloud-provider\) at steady state \(conf-1, 2 replicas\), got \d+ in 800 ms: patch fakecloudmachinepools conf-1 \(metadata\.annotations\.example\.com\/heartbeat\).* \(measured 3 times: cloud calls the cloud refused were being retried\)$/,
+    );
+  });
+
   it("finalizer never removed (the group delete is dropped, so the pool waits forever)", async () => {
     const error = await failureOf(
       "deletionInFlight",

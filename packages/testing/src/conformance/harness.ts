@@ -128,6 +128,8 @@ export const CONFORMANCE_SCENARIOS: readonly {
 const MACHINES_QUIET_MS = 2_000;
 /** The same quiet window against the emulator, whose writes follow each other without rate limits. */
 const EMULATOR_QUIET_MS = 1_000;
+/** Steady-state measurements when the cloud refused calls the provider may still be retrying. */
+const STEADY_STATE_ATTEMPTS = 3;
 const CLUSTER = "conformance";
 /** The watch filter of the suite's objects; the provider must run with it (R20). */
 /** A Cluster of another team, whose pools the provider must never touch. */
@@ -302,6 +304,8 @@ export class MachinePoolConformance {
   #providerStopped = false;
   #watch: AbortController | undefined;
   #seq = 0;
+  /** The cloud's refused calls when the provider was last measured at steady state. */
+  #failedCallsSeen = 0;
   readonly #created: ConformancePool[] = [];
   /** The Clusters the suite created: real core's Cluster controller reconciles them too. */
   readonly #clusters = new Set<string>();
@@ -1332,8 +1336,36 @@ export class MachinePoolConformance {
    * refreshed the suite's stand-in objects there), and a provider that makes core keep writing never
    * gets quiet before the window. A failure names the provider's writes, and counts the others' by
    * writer.
+   *
+   * A provider retries a cloud call the cloud refused after a delay of its own, and the pool may look
+   * converged meanwhile (Ready stays True through a short throttle): when the cloud reports refused
+   * calls since the provider was last measured quiet, a window that catches writes or cloud changes is
+   * measured again, up to 3 times. A provider that keeps writing fails on
+   * the last one.
    */
   async #steadyState(pool: ConformancePool, replicas: number): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const cloud = this.#env.provider.cloud;
+      const problem = await this.#measureSteadyState(pool, replicas);
+      const failed = cloud.failedCallCount?.();
+      const retrying = failed !== undefined && failed > this.#failedCallsSeen;
+      if (failed !== undefined) this.#failedCallsSeen = failed;
+      if (!problem) return;
+      if (!retrying || attempt >= STEADY_STATE_ATTEMPTS) {
+        const after =
+          attempt > 1
+            ? ` (measured ${attempt} times: cloud calls the cloud refused were being retried)`
+            : "";
+        throw new ConformanceError(problem.check, `${problem.message}${after}`);
+      }
+    }
+  }
+
+  /** One steady-state measurement: converged, quiet, then a window without the provider's writes. */
+  async #measureSteadyState(
+    pool: ConformancePool,
+    replicas: number,
+  ): Promise<{ check: string; message: string } | undefined> {
     await this.#converged(pool, replicas);
     await sleep(this.#t.settleMs);
     // Converged is what the suite can see; the provider may still be finishing the reconcile that got
@@ -1349,18 +1381,19 @@ export class MachinePoolConformance {
     if (own.length > 0) {
       const list = own.slice(0, 5).map(describeWrite).join("; ");
       const others = writersOf(writes.filter((w) => !writtenBy(w, identity)));
-      throw new ConformanceError(
-        "steadyState.zeroWrites",
-        `expected 0 API writes by the provider (${identity}) at steady state (${pool.name}, ${replicas} replicas), got ${own.length} in ${this.#t.steadyStateMs} ms: ${list}${others ? `; other writers in the window: ${others}` : ""}`,
-      );
+      return {
+        check: "steadyState.zeroWrites",
+        message: `expected 0 API writes by the provider (${identity}) at steady state (${pool.name}, ${replicas} replicas), got ${own.length} in ${this.#t.steadyStateMs} ms: ${list}${others ? `; other writers in the window: ${others}` : ""}`,
+      };
     }
     const changes = this.#env.provider.cloud.callCount({ mutating: true }) - mutating;
     if (changes > 0) {
-      throw new ConformanceError(
-        "steadyState.noCloudChanges",
-        `expected no mutating cloud calls at steady state (${pool.name}), got ${changes}`,
-      );
+      return {
+        check: "steadyState.noCloudChanges",
+        message: `expected no mutating cloud calls at steady state (${pool.name}), got ${changes}`,
+      };
     }
+    return undefined;
   }
 
   /**

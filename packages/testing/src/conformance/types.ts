@@ -94,6 +94,14 @@ export interface ConformanceCloud {
   /** How many cloud API calls the provider has made so far (a counter that only grows). */
   callCount(filter?: CloudCallFilter): number;
   /**
+   * How many of those calls the cloud refused (throttled, faults injected, errors), a counter that
+   * only grows. A provider retries a refused call later while the pool may already look converged
+   * (a throttled template update after a spec change whose capacity it already published): with this
+   * count, a steady-state window that catches such a retry is measured again (up to 3 times) instead
+   * of failing. Without it, every write in the window counts.
+   */
+  failedCallCount?(): number;
+  /**
    * providerIDs of live instances that do not run the pool's latest template (rollout scenario). Without
    * it, a rollout only has to replace every instance that existed before the change.
    */

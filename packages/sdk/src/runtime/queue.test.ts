@@ -173,6 +173,49 @@ describe("WorkQueue", () => {
     expect(order).toEqual(["change-1", "change-2", "initial-2", "initial-1"]);
   });
 
+  it("brings a key added while it was processed back after done, behind keys ready before", async () => {
+    const queue = new WorkQueue({ clock: new ManualClock() });
+    queue.add("a");
+    expect(await queue.get()).toBe("a");
+    queue.add("a");
+    queue.add("b");
+    queue.add("c");
+    // The second worker passes over "a" (held) to "b"; "a" waits for done.
+    expect(await queue.get()).toBe("b");
+    queue.done("a");
+    queue.add("d");
+    const order = [];
+    for (let i = 0; i < 3; i++) order.push(await queue.get());
+    expect(order).toEqual(["c", "a", "d"]);
+    expect(queue.len()).toBe(0);
+  });
+
+  it("serves a key raised while it was processed at its new priority, once", async () => {
+    const queue = new WorkQueue({ clock: new ManualClock() });
+    queue.add("a", { priority: QueuePriority.Low });
+    expect(await queue.get()).toBe("a");
+    queue.add("a", { priority: QueuePriority.Low });
+    queue.add("low", { priority: QueuePriority.Low });
+    expect(await queue.get()).toBe("low");
+    queue.add("a");
+    queue.add("c", { priority: QueuePriority.Low });
+    queue.done("a");
+    expect(await queue.get()).toBe("a");
+    expect(await queue.get()).toBe("c");
+    expect(await poll(queue)).toBe("pending");
+    expect(queue.len()).toBe(0);
+  });
+
+  it("hands a raised key out once, from its new lane", async () => {
+    const queue = new WorkQueue({ clock: new ManualClock() });
+    queue.add("a", { priority: QueuePriority.Low });
+    queue.add("b", { priority: QueuePriority.Low });
+    queue.add("b");
+    expect(await queue.get()).toBe("b");
+    expect(await queue.get()).toBe("a");
+    expect(await poll(queue)).toBe("pending");
+  });
+
   it("does not lower the priority of a waiting item", async () => {
     const queue = new WorkQueue({ clock: new ManualClock() });
     queue.add("a");

@@ -63,6 +63,41 @@ interface Entry {
   /** When the item became ready (for queue-duration metrics). */
   readySince: number;
   ready: boolean;
+  /** Bumped whenever the entry joins a ready lane, so an older slot of it is skipped. */
+  slot: number;
+}
+
+/** One place in a ready lane: stale once its entry was handed out or moved to another lane. */
+interface ReadySlot {
+  entry: Entry;
+  slot: number;
+}
+
+/**
+ * The ready keys of one priority in FIFO order: an array read from `head`, compacted once half of it
+ * is consumed, so handing out the next key costs the same with 10 or 10,000 waiting.
+ */
+class ReadyLane {
+  private slots: ReadySlot[] = [];
+  private head = 0;
+
+  push(slot: ReadySlot): void {
+    this.slots.push(slot);
+  }
+
+  shift(): ReadySlot | undefined {
+    const slot = this.slots[this.head];
+    if (slot === undefined) return undefined;
+    this.head++;
+    if (this.head === this.slots.length) {
+      this.slots = [];
+      this.head = 0;
+    } else if (this.head >= 1024 && this.head * 2 >= this.slots.length) {
+      this.slots = this.slots.slice(this.head);
+      this.head = 0;
+    }
+    return slot;
+  }
 }
 
 interface HeapNode {
@@ -95,8 +130,13 @@ export class WorkQueue {
   private readonly rateLimiter: RateLimiter;
   private readonly metrics: WorkQueueMetrics | undefined;
   private readonly entries = new Map<string, Entry>();
-  /** Ready keys by priority; a Set keeps insertion (FIFO) order. */
-  private readonly readyByPriority = new Map<number, Set<string>>();
+  /** Ready keys by priority, each lane in FIFO order. */
+  private readonly readyByPriority = new Map<number, ReadyLane>();
+  /**
+   * Ready keys found held by a worker (added again while being processed): they rejoin their lane
+   * at {@link WorkQueue.done}, as client-go's dirty set does, instead of being skipped on every take.
+   */
+  private readonly parked = new Set<string>();
   private priorities: number[] = [];
   private readonly delayed: HeapNode[] = [];
   private readonly processing = new Map<string, number>();
@@ -137,6 +177,7 @@ export class WorkQueue {
         version: ++this.versionSeq,
         readySince: now,
         ready: false,
+        slot: 0,
       };
       this.entries.set(key, entry);
       this.place(entry, now);
@@ -146,9 +187,9 @@ export class WorkQueue {
       if (!raise && !sooner) return;
       if (existing.ready) {
         if (raise) {
-          this.readyByPriority.get(existing.priority)?.delete(existing.key);
           existing.priority = priority;
-          this.pushReady(existing);
+          // A parked key rejoins a lane at done(), at its new priority.
+          if (!this.parked.has(existing.key)) this.pushReady(existing);
         }
       } else {
         if (raise) existing.priority = priority;
@@ -216,6 +257,10 @@ export class WorkQueue {
     if (started === undefined) return;
     this.processing.delete(key);
     this.metrics?.worked((this.clock.now() - started) / 1000);
+    if (this.parked.delete(key)) {
+      const entry = this.entries.get(key);
+      if (entry?.ready) this.pushReady(entry);
+    }
     if (this.processing.size === 0) {
       const waiters = this.drainWaiters;
       this.drainWaiters = [];
@@ -265,13 +310,14 @@ export class WorkQueue {
   private pushReady(entry: Entry): void {
     if (!entry.ready) entry.readySince = this.clock.now();
     entry.ready = true;
-    let bucket = this.readyByPriority.get(entry.priority);
-    if (bucket === undefined) {
-      bucket = new Set();
-      this.readyByPriority.set(entry.priority, bucket);
+    let lane = this.readyByPriority.get(entry.priority);
+    if (lane === undefined) {
+      lane = new ReadyLane();
+      this.readyByPriority.set(entry.priority, lane);
       this.priorities = [...this.readyByPriority.keys()].sort((a, b) => b - a);
     }
-    bucket.add(entry.key);
+    entry.slot = ++this.versionSeq;
+    lane.push({ entry, slot: entry.slot });
   }
 
   private promoteDue(): void {
@@ -312,18 +358,21 @@ export class WorkQueue {
 
   private takeReady(): string | undefined {
     for (const priority of this.priorities) {
-      const bucket = this.readyByPriority.get(priority);
-      if (bucket === undefined) continue;
-      for (const key of bucket) {
-        if (this.processing.has(key)) continue;
-        bucket.delete(key);
-        const entry = this.entries.get(key);
-        this.entries.delete(key);
+      const lane = this.readyByPriority.get(priority);
+      if (lane === undefined) continue;
+      for (let next = lane.shift(); next !== undefined; next = lane.shift()) {
+        const { entry, slot } = next;
+        if (slot !== entry.slot || this.entries.get(entry.key) !== entry) continue;
+        if (this.processing.has(entry.key)) {
+          this.parked.add(entry.key);
+          continue;
+        }
+        this.entries.delete(entry.key);
         const now = this.clock.now();
-        this.processing.set(key, now);
-        if (entry !== undefined) this.metrics?.queued((now - entry.readySince) / 1000);
+        this.processing.set(entry.key, now);
+        this.metrics?.queued((now - entry.readySince) / 1000);
         this.metrics?.depth(this.entries.size);
-        return key;
+        return entry.key;
       }
     }
     return undefined;

@@ -1,8 +1,4 @@
-export {
-  CONFORMANCE_SCENARIOS,
-  type ConformanceScenarioDefinition,
-  MachinePoolConformance,
-} from "./harness.js";
+export { MachinePoolConformance } from "./harness.js";
 export {
   ConformanceError,
   type ConformancePoolObject,
@@ -36,6 +32,7 @@ export {
   WORKLOAD_CLUSTER_SCENARIOS,
   type WorkloadClusterScenario,
 } from "./scenario-ids.js";
+export { CONFORMANCE_SCENARIOS, type ConformanceScenarioDefinition } from "./scenario-registry.js";
 export {
   type ConformanceTestBed,
   type ConformanceTestBedPlan,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { CONFORMANCE_SCENARIOS } from "./harness.js";
+import { CONFORMANCE_SCENARIOS } from "./scenario-registry.js";
 import {
   assignScenarios,
   type ConformanceTestBed,

@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
-import { type ConformanceScenarioDefinition, MachinePoolConformance } from "./harness.js";
+import { MachinePoolConformance } from "./harness.js";
+import type { ConformanceScenarioDefinition } from "./scenario-registry.js";
 import type { ConformanceCore, MachinePoolConformanceOptions } from "./types.js";
 
 /**

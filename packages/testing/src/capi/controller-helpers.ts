@@ -4,8 +4,20 @@
  *
  * @module
  */
+import { CLUSTER_API_GROUP } from "@capi-ts/sdk/contract";
 import type { ReconcileResult } from "@capi-ts/sdk/runtime";
+import type { V1OwnerReference } from "@kubernetes/client-node";
 import type { ClusterObject, ExternalObject } from "./types.js";
+
+export interface ReconcileNote {
+  event: string;
+  detail?: string;
+}
+
+/** What one reconcile did, besides writes. */
+export interface ReconcileTrace {
+  notes: ReconcileNote[];
+}
 
 /**
  * What core's MachinePool controller does when an InfraMachinePool or bootstrap config carries
@@ -28,6 +40,14 @@ export class CorePanicError extends Error {
     this.name = "CorePanicError";
     this.object = object;
     this.failure = failure;
+  }
+}
+
+/** The referenced object does not exist (core wraps the NotFound). */
+export class ExternalNotFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ExternalNotFoundError";
   }
 }
 
@@ -55,6 +75,26 @@ export function groupOf(apiVersion: string | undefined): string {
   if (!apiVersion) return "";
   const slash = apiVersion.indexOf("/");
   return slash < 0 ? "" : apiVersion.slice(0, slash);
+}
+
+/** The owner reference of an object's controller, if it has one. */
+export function controllerOf(obj: { metadata?: { ownerReferences?: V1OwnerReference[] } }) {
+  return (obj.metadata?.ownerReferences ?? []).find((ref) => ref.controller === true);
+}
+
+/** The reference that makes a Machine or MachinePool the controller of an object it owns. */
+export function controllerReferenceTo(
+  kind: "Machine" | "MachinePool",
+  owner: { metadata?: { name?: string; uid?: string } },
+): V1OwnerReference {
+  return {
+    apiVersion: `${CLUSTER_API_GROUP}/v1beta2`,
+    kind,
+    name: owner.metadata?.name ?? "",
+    uid: owner.metadata?.uid ?? "",
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 /** A Cluster's namespace and name. */
@@ -102,4 +142,23 @@ export function nestedBool(
   if (value === undefined) return undefined;
   if (typeof value !== "boolean") throw new Error(failure(obj, path, value, "bool"));
   return value;
+}
+
+/**
+ * A provider object's "done" flag by the contract version of its CRD: `status.ready` under v1beta1,
+ * `status.initialization.<field>` under v1beta2; absent → false.
+ */
+export function initializationFlag(
+  obj: ExternalObject,
+  contractVersion: string,
+  field: "provisioned" | "dataSecretCreated",
+  failure: AccessorError,
+): boolean {
+  return (
+    nestedBool(
+      obj,
+      contractVersion === "v1beta1" ? ["status", "ready"] : ["status", "initialization", field],
+      failure,
+    ) ?? false
+  );
 }

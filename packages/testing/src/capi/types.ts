@@ -31,6 +31,9 @@ export interface DeprecatedCondition {
 /** A `cluster.x-k8s.io/v1beta2` MachinePool (generated type). */
 export type MachinePoolObject = clusterv1beta2.MachinePool;
 
+/** A `cluster.x-k8s.io/v1beta2` Machine (generated type). */
+export type MachineObject = clusterv1beta2.Machine;
+
 /** A `cluster.x-k8s.io/v1beta2` Cluster (generated type). */
 export type ClusterObject = clusterv1beta2.Cluster;
 
@@ -52,6 +55,8 @@ export interface CrdObject extends KubernetesObject {
 
 export const MachinePoolResource: ResourceDescriptor<MachinePoolObject> =
   clusterv1beta2.MachinePoolResource;
+
+export const MachineResource: ResourceDescriptor<MachineObject> = clusterv1beta2.MachineResource;
 
 export const ClusterResource: ResourceDescriptor<ClusterObject> = clusterv1beta2.ClusterResource;
 

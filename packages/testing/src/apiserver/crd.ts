@@ -1,8 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { ApiCore } from "./core.js";
-import { storageView } from "./core.js";
 import { type InvalidCause, invalidValueCause, requiredCause } from "./errors.js";
-import type { ResolvedResource } from "./registry.js";
+import { type ResolvedResource, storageView } from "./registry.js";
 import type { KubeObject, ResourceType, ServedVersion, ValidationStrategy } from "./types.js";
 
 /** Finalizer the server adds to a CRD on delete; removed once every custom resource is gone. */

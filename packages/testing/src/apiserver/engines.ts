@@ -1,4 +1,4 @@
-import type { PatchEngines } from "./core.js";
+import type { PatchEngines } from "./core-types.js";
 import type { SchemaCompiler } from "./crd.js";
 import { ApiError } from "./errors.js";
 import {

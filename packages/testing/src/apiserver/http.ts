@@ -1,13 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { load as parseYaml } from "js-yaml";
 import { AccessReviews } from "./access.js";
-import {
-  type ApiCore,
-  type DeleteOptions,
-  isObject,
-  PATCH_TYPES,
-  type WriteOptions,
-} from "./core.js";
+import type { ApiCore } from "./core.js";
+import type { DeleteOptions, WriteOptions } from "./core-types.js";
 import {
   ApiError,
   badRequest,
@@ -19,9 +14,11 @@ import {
 } from "./errors.js";
 import { evictPod } from "./eviction.js";
 import type { FaultRules, FaultTarget } from "./faults.js";
+import { PATCH_TYPES } from "./patch-dispatch.js";
 import { compareKubeVersions, groupVersion, type ResolvedResource } from "./registry.js";
 import { parseFieldSelector, parseLabelSelector } from "./selectors.js";
 import type { KubeObject, ResourceType } from "./types.js";
+import { isObject } from "./values.js";
 import { WatchHub, type WatchRequest } from "./watch.js";
 
 /** One request as the server saw it (`api.requests()`). */

@@ -13,6 +13,15 @@ export function groupVersion(group: string, version: string): string {
   return group ? `${group}/${version}` : version;
 }
 
+/** A resource type resolved in its storage version (or its first served one). */
+export function storageView(rt: ResourceType): ResolvedResource | undefined {
+  const served =
+    rt.versions.find((v) => groupVersion(rt.group, v.version) === rt.storageApiVersion) ??
+    rt.versions[0];
+  if (!served) return undefined;
+  return { rt, served, apiVersion: groupVersion(rt.group, served.version) };
+}
+
 /**
  * Orders versions as Kubernetes does for "preferred version": GA before beta before alpha,
  * higher numbers first, non-Kubernetes-looking versions last, alphabetically.

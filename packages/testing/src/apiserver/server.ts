@@ -9,12 +9,13 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { loadAll } from "js-yaml";
 import type { AccessReviews } from "./access.js";
 import { BUILTIN_TYPES, namespaces } from "./builtins.js";
-import { ApiCore, storageView } from "./core.js";
+import { ApiCore } from "./core.js";
 import { CrdController, crdResourceType, validateCrd } from "./crd.js";
 import { defaultEngines, type Engines } from "./engines.js";
 import { ApiError } from "./errors.js";
 import { type FaultHandle, type FaultRule, FaultRules, type Faults } from "./faults.js";
 import { HttpFrontend, type RequestRecord } from "./http.js";
+import { storageView } from "./registry.js";
 import type { KubeObject } from "./types.js";
 import { WatchHub } from "./watch.js";
 

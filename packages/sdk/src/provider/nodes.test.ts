@@ -3,12 +3,10 @@
 import type { V1Node } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import type { MachinePool } from "../api/cluster.x-k8s.io/v1beta2.js";
+import { isSyncedNodeLabel, nodeLabelRefusal, nodeTaintRefusal } from "./node-metadata-rules.js";
 import {
   availableInMs,
-  isSyncedNodeLabel,
   NodeMetadataAnnotations,
-  nodeLabelRefusal,
-  nodeTaintRefusal,
   type PoolNode,
   planNodeMetadata,
   poolNodeOf,

@@ -1,28 +1,27 @@
-import type { Server } from "node:http";
-import type { Server as HttpsServer } from "node:https";
+/**
+ * The controller manager: one process's controllers and runnables over shared informers, with leader
+ * election, health probes and metrics, and a graceful shutdown, as controller-runtime's manager.
+ *
+ * @module
+ */
 import type { AddressInfo } from "node:net";
+import { checkServerReachable } from "./api-reachability.js";
 import { InformerCache, type SharedInformerDefaults } from "./cache.js";
 import { KubeClient } from "./client.js";
 import { type Clock, systemClock } from "./clock.js";
 import type { Controller, ControllerHost } from "./controller.js";
 import { ControllerBuilder } from "./controller-builder.js";
-import { createDiagnosticsServer, httpModule, resolveDiagnosticsLimits } from "./diagnostics.js";
-import {
-  ConnectionError,
-  ForbiddenError,
-  LeaderElectionLostError,
-  TimeoutError,
-  UnauthorizedError,
-} from "./errors.js";
+import { resolveDiagnosticsLimits } from "./diagnostics.js";
+import { LeaderElectionLostError } from "./errors.js";
 import { EventRecorder } from "./events.js";
-import { type HealthCheck, healthProbeHandler } from "./health-checks.js";
+import type { HealthCheck } from "./health-checks.js";
 import { LeaderElector } from "./leaderelection.js";
 import { EventLoopMonitor } from "./liveness.js";
 import { createLogger, type RuntimeLogger } from "./logging.js";
 import { type ManagerOptions, parseBindAddress } from "./manager-options.js";
+import { ManagerServers } from "./manager-servers.js";
 import { RuntimeMetrics } from "./metrics.js";
 import type { Runnable } from "./runnable.js";
-import { applyServingLimits, guardRequests, servingOptions } from "./serving.js";
 
 function isLogger(value: unknown): value is RuntimeLogger {
   return typeof (value as RuntimeLogger | undefined)?.child === "function";
@@ -73,7 +72,7 @@ export class Manager implements ControllerHost {
   private readonly recorders = new Map<string, EventRecorder>();
   private readonly healthChecks = new Map<string, HealthCheck>();
   private readonly readyChecks = new Map<string, HealthCheck>();
-  private readonly servers: (Server | HttpsServer)[] = [];
+  private readonly servers: ManagerServers;
   private elector: LeaderElector | undefined;
   private readonly stopSignal = new AbortController();
   private stopping: Promise<void> | undefined;
@@ -82,8 +81,6 @@ export class Manager implements ControllerHost {
   private resolveElected: (leading: boolean) => void = () => {};
   private controllersStarted = false;
   private serversStarted = false;
-  private healthAddressInfo: AddressInfo | undefined;
-  private diagnosticsAddressInfo: AddressInfo | undefined;
   private signalHandler: (() => void) | undefined;
   private stopError: Error | undefined;
   private leadershipLost = false;
@@ -117,6 +114,14 @@ export class Manager implements ControllerHost {
     if (options.readYourWritesTimeoutMs !== undefined)
       cacheOptions.readYourWritesTimeoutMs = options.readYourWritesTimeoutMs;
     this.cache = new InformerCache(cacheOptions);
+    this.servers = new ManagerServers({
+      options,
+      client: this.client,
+      logger: this.logger,
+      metrics: this.metrics,
+      healthChecks: this.healthChecks,
+      readyChecks: this.readyChecks,
+    });
     this.controllerDefaults = { maxConcurrentReconciles: options.maxConcurrentReconciles ?? 1 };
     if (options.watchFilterValue)
       this.controllerDefaults.watchFilterValue = options.watchFilterValue;
@@ -253,12 +258,12 @@ export class Manager implements ControllerHost {
 
   /** Address of the health probe server once started. */
   healthAddress(): AddressInfo | undefined {
-    return this.healthAddressInfo;
+    return this.servers.healthAddress;
   }
 
   /** Address of the diagnostics (metrics) server once started. */
   diagnosticsAddress(): AddressInfo | undefined {
-    return this.diagnosticsAddressInfo;
+    return this.servers.diagnosticsAddress;
   }
 
   /** Resolves `true` once controllers run (leadership acquired), `false` if stopped first. */
@@ -298,12 +303,18 @@ export class Manager implements ControllerHost {
       process.once("SIGINT", this.signalHandler);
     }
     try {
-      await this.startServers();
+      await this.servers.start();
       this.serversStarted = true;
       await Promise.all(
         this.runnables.filter((r) => !r.needLeaderElection).map((r) => this.startRunnable(r)),
       );
-      await this.checkServerReachable();
+      await checkServerReachable({
+        kubeConfig: this.options.kubeConfig,
+        fieldManager: this.name,
+        timeoutMs: this.options.connectTimeoutMs ?? 10_000,
+        signal: this.stopSignal.signal,
+        logger: this.logger,
+      });
       this.cache.start();
       const syncTimeout = this.options.cacheSyncTimeoutMs ?? 120_000;
       await Promise.race([
@@ -335,61 +346,6 @@ export class Manager implements ControllerHost {
     });
     await this.stopping;
     if (this.stopError) throw this.stopError;
-  }
-
-  /**
-   * One authenticated discovery request before anything else, so that a wrong kubeconfig fails start()
-   * within seconds with its real cause instead of as an informer that never syncs.
-   */
-  private async checkServerReachable(): Promise<void> {
-    const server = this.options.kubeConfig.getCurrentCluster()?.server;
-    if (!server) {
-      throw new Error(
-        `the kubeconfig has no current cluster (current-context "${this.options.kubeConfig.getCurrentContext()}"); pass --kubeconfig or fix its current-context`,
-      );
-    }
-    const timeoutMs = this.options.connectTimeoutMs ?? 10_000;
-    const deadline = performance.now() + timeoutMs;
-    const probe = new KubeClient(this.options.kubeConfig, {
-      fieldManager: this.name,
-      requestTimeoutMs: Math.min(5000, timeoutMs),
-      maxThrottleRetries: 0,
-    });
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await probe.request({ method: "GET", path: "/api", signal: this.stopSignal.signal });
-        return;
-      } catch (error) {
-        if (this.stopSignal.signal.aborted) return;
-        if (error instanceof UnauthorizedError) {
-          throw new Error(
-            `the API server at ${server} refused the kubeconfig's credentials (401 Unauthorized): the token or client certificate is wrong or expired; fix the user of the current context`,
-            { cause: error },
-          );
-        }
-        if (error instanceof ForbiddenError) {
-          throw new Error(
-            `the API server at ${server} forbids API discovery (403) to the kubeconfig's user: ${error.message}; bind it the system:discovery ClusterRole`,
-            { cause: error },
-          );
-        }
-        const reachable = !(error instanceof ConnectionError || error instanceof TimeoutError);
-        const tls = /certificate|self[- ]signed|CERT_|TLS|SSL|altnames/i.test(
-          error instanceof Error ? error.message : String(error),
-        );
-        if (reachable || tls || performance.now() >= deadline) {
-          const why = error instanceof Error ? error.message : String(error);
-          throw new Error(
-            tls
-              ? `cannot talk TLS to the API server at ${server}: ${why}; check the kubeconfig's certificate-authority and server address`
-              : `cannot reach the API server at ${server} (tried for ${Math.round(timeoutMs / 1000)} s): ${why}`,
-            { cause: error },
-          );
-        }
-        this.logger.warn({ err: error, attempt }, "API server not reachable yet; retrying");
-        await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 100 * 2 ** attempt)));
-      }
-    }
   }
 
   private startControllers(): void {
@@ -470,85 +426,12 @@ export class Manager implements ControllerHost {
       else await this.elector.stop();
     }
     await this.cache.stop();
-    await Promise.all(
-      this.servers.map(
-        (server) =>
-          new Promise<void>((resolve) => {
-            server.close(() => resolve());
-            server.closeAllConnections();
-          }),
-      ),
-    );
+    await this.servers.close();
     if (this.signalHandler) {
       process.removeListener("SIGTERM", this.signalHandler);
       process.removeListener("SIGINT", this.signalHandler);
     }
     this.eventLoop.stop();
     this.logger.info("stopped");
-  }
-
-  private async startServers(): Promise<void> {
-    const health = parseBindAddress(
-      this.options.healthProbeBindAddress ?? "0",
-      "health probe bind address",
-    );
-    if (health) {
-      const limits = resolveDiagnosticsLimits(this.options.diagnosticsLimits);
-      const server = httpModule().createServer(
-        servingOptions(limits),
-        guardRequests(
-          "health-probes",
-          this.logger,
-          healthProbeHandler(this.healthChecks, this.readyChecks),
-        ),
-      );
-      applyServingLimits(server, limits);
-      this.healthAddressInfo = await this.listen(server, health);
-    }
-    const diagnostics = parseBindAddress(
-      this.options.diagnosticsAddress ?? "0",
-      "diagnostics address",
-    );
-    if (diagnostics) {
-      const serving = {
-        insecure: this.options.insecureDiagnostics ?? false,
-        ...(this.options.diagnosticsCertDir ? { certDir: this.options.diagnosticsCertDir } : {}),
-      };
-      const server = await createDiagnosticsServer(
-        serving,
-        this.client,
-        this.logger,
-        (request, response) => {
-          const path = (request.url ?? "/").split("?")[0];
-          if (path !== "/metrics") {
-            response.writeHead(404).end("not found\n");
-            return;
-          }
-          // A failure is answered 500 by the server's guard, without the error's text.
-          return this.metrics.text().then((text) => {
-            response.writeHead(200, { "content-type": this.metrics.contentType }).end(text);
-          });
-        },
-        this.options.diagnosticsLimits,
-      );
-      this.diagnosticsAddressInfo = await this.listen(server, diagnostics);
-      this.logger.info(
-        { address: this.diagnosticsAddressInfo, secure: !serving.insecure },
-        "diagnostics endpoint listening",
-      );
-    }
-  }
-
-  private listen(
-    server: Server | HttpsServer,
-    address: { host: string; port: number },
-  ): Promise<AddressInfo> {
-    this.servers.push(server);
-    return new Promise((resolve, reject) => {
-      server.once("error", (error) =>
-        reject(new Error(`cannot listen on ${address.host}:${address.port}: ${error.message}`)),
-      );
-      server.listen(address.port, address.host, () => resolve(server.address() as AddressInfo));
-    });
   }
 }

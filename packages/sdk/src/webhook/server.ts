@@ -1,9 +1,12 @@
-import { type FSWatcher, watch } from "node:fs";
-import { readFile } from "node:fs/promises";
+/**
+ * The webhook server: an HTTPS server that answers AdmissionReviews and ConversionReviews with the
+ * handlers registered on its paths, bounded as controller-runtime's webhook server.
+ *
+ * @module
+ */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Server } from "node:https";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { createLogger, type RuntimeLogger } from "../runtime/logging.js";
 import type { Runnable } from "../runtime/runnable.js";
 import {
@@ -14,6 +17,7 @@ import {
   resolveServingLimits,
   servingOptions,
 } from "../runtime/serving.js";
+import { WebhookCertificates } from "./certificates.js";
 import {
   type ConversionHandler,
   type ConversionRequest,
@@ -21,9 +25,9 @@ import {
   conversionFailure,
   isConversionHandler,
 } from "./conversion.js";
+import { BodyTooLarge, contentLength, isJson, readBody, refuse } from "./request.js";
 import { decodeAdmissionReview, decodeConversionReview } from "./review.js";
 import {
-  DEFAULT_WEBHOOK_CERT_DIR,
   DEFAULT_WEBHOOK_SERVER_LIMITS,
   type WebhookServerLimits,
   type WebhookServerOptions,
@@ -42,9 +46,7 @@ const LARGE_SHARE = 0.75;
 // The longest part of a handler's error message repeated in an admission error.
 const MAX_ERROR_MESSAGE = 256;
 
-class BadRequest extends Error {}
 class ConversionTimeout extends Error {}
-class BodyTooLarge extends Error {}
 
 /**
  * An HTTPS server for admission webhooks, run by the manager (`Manager.add`) as a {@link Runnable} (on every
@@ -88,8 +90,7 @@ export class WebhookServer implements Runnable {
   private readonly bytesBySource = new Map<string, number>();
   private readonly sourceRoom: number;
   private server: Server | undefined;
-  private watcher: FSWatcher | undefined;
-  private reloadTimer: NodeJS.Timeout | undefined;
+  private readonly certificates: WebhookCertificates;
 
   /**
    * Creates the server; nothing is read or bound until {@link WebhookServer.start}. Throws a
@@ -122,6 +123,7 @@ export class WebhookServer implements Runnable {
       ),
     );
     this.logger = (options.logger ?? createLogger()).child({ component: "webhook-server" });
+    this.certificates = new WebhookCertificates(options, this.logger);
   }
 
   /**
@@ -170,7 +172,7 @@ export class WebhookServer implements Runnable {
 
   /** Reads the certificate and key, then listens. Rejects naming the file that is missing or bad. */
   async start(): Promise<void> {
-    const credentials = await this.readCredentials();
+    const credentials = await this.certificates.read();
     // node:https and node:tls are taken when the server starts, not with the webhook's modules.
     const server = process.getBuiltinModule("node:https").createServer(
       { ...credentials, minVersion: "TLSv1.2", ...servingOptions(this.limits) },
@@ -186,77 +188,19 @@ export class WebhookServer implements Runnable {
       );
       server.listen(port, host, () => resolve());
     });
-    this.watchCertificates();
+    this.certificates.watch(server);
     this.logger.info({ address: this.address(), paths: this.paths() }, "webhook server listening");
   }
 
   /** Stops listening and closes open connections. */
   async stop(): Promise<void> {
-    this.watcher?.close();
-    if (this.reloadTimer) clearTimeout(this.reloadTimer);
+    this.certificates.stop();
     const server = this.server;
     if (!server) return;
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
     });
-  }
-
-  private certDir(): string {
-    return this.options.certDir ?? DEFAULT_WEBHOOK_CERT_DIR;
-  }
-
-  private async readCredentials(): Promise<{ cert: Buffer; key: Buffer }> {
-    const certFile = join(this.certDir(), this.options.certName ?? "tls.crt");
-    const keyFile = join(this.certDir(), this.options.keyName ?? "tls.key");
-    const read = async (file: string, what: string): Promise<Buffer> => {
-      try {
-        return await readFile(file);
-      } catch (error) {
-        const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-        throw new Error(
-          `cannot read the webhook TLS ${what} ${file} (${reason}): mount the cert-manager Secret there, or point --webhook-cert-dir at the folder holding tls.crt and tls.key`,
-        );
-      }
-    };
-    const cert = await read(certFile, "certificate");
-    const key = await read(keyFile, "key");
-    try {
-      process.getBuiltinModule("node:tls").createSecureContext({ cert, key });
-    } catch (error) {
-      throw new Error(
-        `the webhook TLS certificate ${certFile} and key ${keyFile} are not a usable PEM pair: ${(error as Error).message}`,
-      );
-    }
-    return { cert, key };
-  }
-
-  private watchCertificates(): void {
-    try {
-      // cert-manager's Secret volume swaps a symlink on rotation: watch the folder, reload debounced.
-      this.watcher = watch(this.certDir(), () => {
-        if (this.reloadTimer) clearTimeout(this.reloadTimer);
-        this.reloadTimer = setTimeout(() => void this.reload(), 200);
-      });
-      this.watcher.on("error", () => this.watcher?.close());
-    } catch {
-      this.logger.warn(
-        { certDir: this.certDir() },
-        "cannot watch the cert folder; rotation needs a restart",
-      );
-    }
-  }
-
-  private async reload(): Promise<void> {
-    try {
-      this.server?.setSecureContext(await this.readCredentials());
-      this.logger.info("webhook certificate reloaded");
-    } catch (error) {
-      this.logger.warn(
-        { err: error },
-        "webhook certificate reload failed; serving the previous one",
-      );
-    }
   }
 
   private async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -488,33 +432,6 @@ function missingHandler(path: string): never {
   throw new TypeError(`register("${path}", handler): the handler is missing`);
 }
 
-function refuse(
-  response: ServerResponse,
-  status: number,
-  message: string,
-  headers: Record<string, string> = {},
-): void {
-  if (response.headersSent || response.destroyed) return;
-  // The body (if any) is left unread: `connection: close` ends the exchange once this answer is out.
-  response
-    .writeHead(status, {
-      "content-type": "text/plain; charset=utf-8",
-      connection: "close",
-      ...headers,
-    })
-    .end(`${message}\n`);
-}
-
-function isJson(contentType: string | undefined): boolean {
-  return contentType?.split(";")[0]?.trim().toLowerCase() === "application/json";
-}
-
-function contentLength(request: IncomingMessage): number | undefined | "invalid" {
-  const header = request.headers["content-length"];
-  if (header === undefined) return undefined;
-  return /^\d{1,15}$/.test(header) ? Number(header) : "invalid";
-}
-
 function sameKind(a: GroupVersionKind, b: GroupVersionKind | undefined): boolean {
   return a.group === b?.group && a.version === b.version && a.kind === b.kind;
 }
@@ -528,26 +445,4 @@ function describeKind(kind: GroupVersionKind | undefined): string {
     return "a review without a recognisable request.kind";
   }
   return `${kind.group ? `${kind.group}/` : ""}${kind.version} ${kind.kind}`;
-}
-
-/** Reads at most `limit` bytes; one more ends the request (its connection closes) with {@link BodyTooLarge}. */
-function readBody(request: IncomingMessage, limit: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    request.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        request.pause();
-        request.removeAllListeners("data");
-        reject(new BodyTooLarge(`the body exceeds ${limit} bytes (maxBodyBytes)`));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    request.on("error", reject);
-    // A client that goes away (or the request timeout) ends the wait, so its bytes in flight are freed.
-    request.on("close", () => reject(new BadRequest("the client closed the connection mid-body")));
-  });
 }

@@ -1,8 +1,24 @@
+/**
+ * The shared informer: one kind listed (or filled by a WatchList) and watched into a local, indexed
+ * cache, with restarts that never give up, a watchdog, resyncs and read-your-own-writes waits.
+ *
+ * @module
+ */
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { CacheWaiters } from "./cache-waiters.js";
 import type { KubeClient } from "./client.js";
 import { BadRequestError, GoneError, InvalidError } from "./errors.js";
 import { IndexedStore } from "./indexed-store.js";
+import { InformerHandlers } from "./informer-handlers.js";
+import {
+  abortableSleep,
+  backoffDelay,
+  backoffSleep,
+  clockTimer,
+  listRequestOptions,
+  watchRequestOptions,
+  watchTimeouts,
+} from "./informer-requests.js";
 import {
   compareResourceVersions,
   dropManagedFields,
@@ -55,7 +71,7 @@ export class Informer<T extends KubernetesObject> {
   private readonly transform: (obj: T) => T;
   private readonly log: RuntimeLogger;
   private readonly store: IndexedStore<T>;
-  private readonly handlers = new Set<InformerHandler<T>>();
+  private readonly handlers: InformerHandlers<T>;
   private readonly selector: LabelSelector | undefined;
   private readonly waiters = new CacheWaiters((ms, callback) => this.after(ms, callback));
   private syncWaiters: Array<() => void> = [];
@@ -84,6 +100,7 @@ export class Informer<T extends KubernetesObject> {
     this.resource = options.resource;
     this.transform = options.transform ?? dropManagedFields;
     this.log = (options.logger ?? silentLogger()).child({ informer: options.resource.kind });
+    this.handlers = new InformerHandlers<T>(this.log);
     this.selector = options.labelSelector ? parseLabelSelector(options.labelSelector) : undefined;
     this.id = resourceId(options.resource);
     this.store = new IndexedStore<T>(this.id);
@@ -148,12 +165,7 @@ export class Informer<T extends KubernetesObject> {
    * handler sees the same world as an early one. Returns a function removing the handlers.
    */
   addEventHandler(handler: InformerHandler<T>): () => void {
-    this.handlers.add(handler);
-    if (this.synced && handler.onAdd) {
-      for (const obj of this.store.values())
-        this.call(() => handler.onAdd?.(obj, { initial: true }));
-    }
-    return () => this.handlers.delete(handler);
+    return this.handlers.add(handler, this.synced ? this.store.values() : undefined);
   }
 
   /**
@@ -281,7 +293,7 @@ export class Informer<T extends KubernetesObject> {
           );
         }
         // A watch that closes at once again and again must not spin: back off after the first.
-        if (failures > 1) await this.sleep(this.backoffDelay(failures - 1), signal);
+        if (failures > 1) await backoffSleep(this.options, failures - 1, signal);
       } catch (error) {
         if (!this.running) break;
         this.stats.restarts++;
@@ -291,64 +303,27 @@ export class Informer<T extends KubernetesObject> {
           needList = true;
           failures++;
           // Relist at once the first time; repeated 410s back off like any error.
-          if (failures > 1) await this.sleep(this.backoffDelay(failures - 1), signal);
+          if (failures > 1) await backoffSleep(this.options, failures - 1, signal);
           continue;
         }
         failures++;
-        const delay = this.backoffDelay(failures);
+        const delay = backoffDelay(this.options.backoff, failures);
         this.options.metrics?.restarted(this.id, "error");
         this.log.warn(
           { err: error, retryInMs: Math.round(delay), phase: needList ? "list" : "watch" },
           "list/watch failed; retrying with backoff",
         );
-        await this.sleep(delay, signal);
+        await abortableSleep(this.options.clock, delay, signal);
       }
     }
   }
 
-  private backoffDelay(failures: number): number {
-    const initial = this.options.backoff?.initialMs ?? 800;
-    const max = this.options.backoff?.maxMs ?? 30_000;
-    const jitter = this.options.backoff?.jitter ?? 0.2;
-    const base = Math.min(max, initial * 2 ** Math.max(0, failures - 1));
-    return base * (1 + jitter * (Math.random() * 2 - 1));
-  }
-
-  /**
-   * Runs `callback` after `ms` on the informer's clock; returns its cancel function. Without a clock,
-   * a Node timer that keeps the process alive only when `keepAlive` says so.
-   */
   private after(ms: number, callback: () => void, keepAlive = false): () => void {
-    const clock = this.options.clock;
-    if (clock) {
-      const handle = clock.setTimer(callback, ms);
-      return () => clock.clearTimer(handle);
-    }
-    const timer = setTimeout(callback, ms);
-    if (!keepAlive) timer.unref();
-    return () => clearTimeout(timer);
-  }
-
-  private sleep(ms: number, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      if (signal.aborted) return resolve();
-      const cancel = this.after(ms, done, true);
-      function done() {
-        cancel();
-        signal.removeEventListener("abort", done);
-        resolve();
-      }
-      signal.addEventListener("abort", done, { once: true });
-    });
+    return clockTimer(this.options.clock, ms, callback, keepAlive);
   }
 
   private async relist(signal: AbortSignal): Promise<void> {
-    const listOptions: Parameters<KubeClient["listAll"]>[1] = {
-      limit: this.options.pageSize ?? 500,
-    };
-    if (this.options.namespace) listOptions.namespace = this.options.namespace;
-    if (this.options.labelSelector) listOptions.labelSelector = this.options.labelSelector;
-    if (this.options.fieldSelector) listOptions.fieldSelector = this.options.fieldSelector;
+    const listOptions = listRequestOptions(this.options);
     this.stats.lists++;
     this.options.metrics?.listed(this.id);
     const list = await this.client.listAll(this.resource, listOptions);
@@ -366,21 +341,21 @@ export class Informer<T extends KubernetesObject> {
     if (!this.synced) {
       for (const [key, obj] of fresh) {
         this.store.put(key, obj);
-        this.emitAdd(obj, true);
+        this.handlers.emitAdd(obj, true);
       }
     } else {
       this.stats.relists++;
       for (const [key, obj] of fresh) {
         const old = this.store.get(key);
         this.store.put(key, obj);
-        if (old === undefined) this.emitAdd(obj, false);
+        if (old === undefined) this.handlers.emitAdd(obj, false);
         else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion)
-          this.emitUpdate(old, obj, false);
+          this.handlers.emitUpdate(old, obj, false);
       }
       for (const [key, old] of this.store.entries()) {
         if (fresh.has(key)) continue;
         this.store.remove(key);
-        this.emitDelete(old, true);
+        this.handlers.emitDelete(old, true);
       }
     }
     this.lastRV = rv;
@@ -404,9 +379,7 @@ export class Informer<T extends KubernetesObject> {
     stopSignal: AbortSignal,
     initial = false,
   ): Promise<{ events: number; durationMs: number; stale: boolean }> {
-    const timeoutSeconds =
-      this.options.watchTimeoutSeconds ?? Math.floor(300 + Math.random() * 300);
-    const staleMs = this.options.staleWatchTimeoutMs ?? (timeoutSeconds + 60) * 1000;
+    const { timeoutSeconds, staleMs } = watchTimeouts(this.options);
     const watchdog = new AbortController();
     let stale = false;
     let disarm: (() => void) | undefined;
@@ -419,22 +392,13 @@ export class Informer<T extends KubernetesObject> {
     };
     const started = performance.now();
     let events = 0;
-    const options: Parameters<KubeClient["watch"]>[1] = {
-      allowWatchBookmarks: true,
+    const options = watchRequestOptions(this.options, {
       timeoutSeconds,
       signal: AbortSignal.any([stopSignal, watchdog.signal]),
-    };
-    // A WatchList reads the current state (no resourceVersion: a consistent read), as after a 410
-    // the last one is too old to start from.
-    if (this.lastRV !== undefined && !initial) options.resourceVersion = this.lastRV;
-    if (initial) {
-      options.sendInitialEvents = true;
-      options.resourceVersionMatch = "NotOlderThan";
-      this.stats.watchLists++;
-    }
-    if (this.options.namespace) options.namespace = this.options.namespace;
-    if (this.options.labelSelector) options.labelSelector = this.options.labelSelector;
-    if (this.options.fieldSelector) options.fieldSelector = this.options.fieldSelector;
+      lastResourceVersion: this.lastRV,
+      initial,
+    });
+    if (initial) this.stats.watchLists++;
     this.stats.watches++;
     let snapshot = initial ? new Map<string, T>() : undefined;
     this.snapshotPending = initial;
@@ -490,12 +454,12 @@ export class Informer<T extends KubernetesObject> {
     if (type === "DELETED") {
       if (old !== undefined) {
         this.store.remove(key);
-        this.emitDelete(obj, false);
+        this.handlers.emitDelete(obj, false);
       }
     } else {
       this.store.put(key, obj);
-      if (old === undefined) this.emitAdd(obj, false);
-      else if (old.metadata?.resourceVersion !== rv) this.emitUpdate(old, obj, false);
+      if (old === undefined) this.handlers.emitAdd(obj, false);
+      else if (old.metadata?.resourceVersion !== rv) this.handlers.emitUpdate(old, obj, false);
     }
     if (rv) this.lastRV = rv;
     this.waiters.check();
@@ -503,7 +467,7 @@ export class Informer<T extends KubernetesObject> {
 
   private resync(): void {
     if (!this.synced) return;
-    for (const obj of this.store.values()) this.emitUpdate(obj, obj, true);
+    for (const obj of this.store.values()) this.handlers.emitUpdate(obj, obj, true);
   }
 
   private keyOf(obj: T): string {
@@ -511,27 +475,5 @@ export class Informer<T extends KubernetesObject> {
       namespace: obj.metadata?.namespace ?? "",
       name: obj.metadata?.name ?? "",
     });
-  }
-
-  private emitAdd(obj: T, initial: boolean): void {
-    for (const handler of this.handlers) this.call(() => handler.onAdd?.(obj, { initial }));
-  }
-
-  private emitUpdate(oldObj: T, newObj: T, initial: boolean): void {
-    for (const handler of this.handlers)
-      this.call(() => handler.onUpdate?.(oldObj, newObj, { initial }));
-  }
-
-  private emitDelete(obj: T, finalStateUnknown: boolean): void {
-    for (const handler of this.handlers)
-      this.call(() => handler.onDelete?.(obj, { finalStateUnknown }));
-  }
-
-  private call(fn: () => void): void {
-    try {
-      fn();
-    } catch (error) {
-      this.log.error({ err: error }, "informer event handler threw; continuing");
-    }
   }
 }

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { CLUSTER_API_GROUP } from "@capi-ts/sdk/contract";
-import type { ReconcileResult } from "@capi-ts/sdk/runtime";
+import { CLUSTER_API_GROUP, ensurePausedCondition } from "@capi-ts/sdk/contract";
+import type { ReconcileResult, ResourceDescriptor } from "@capi-ts/sdk/runtime";
 import type { V1OwnerReference } from "@kubernetes/client-node";
 import type { ClusterObject, ExternalObject } from "./types.js";
 
@@ -17,6 +17,30 @@ export interface ReconcileNote {
 /** What one reconcile did, besides writes. */
 export interface ReconcileTrace {
   notes: ReconcileNote[];
+}
+
+/** A function that adds a note, with its detail if any, to a reconcile's trace. */
+export function noteTo(trace: ReconcileTrace): (event: string, detail?: string) => void {
+  return (event, detail) => {
+    trace.notes.push(detail === undefined ? { event } : { event, detail });
+  };
+}
+
+/**
+ * Core's `EnsurePausedCondition` step: true when the reconcile ends there, because the Cluster or the
+ * object is paused or because the Paused condition had to be written first.
+ */
+export async function stopsForPause(
+  client: Parameters<typeof ensurePausedCondition>[0],
+  cluster: ClusterObject,
+  obj: Parameters<typeof ensurePausedCondition>[2],
+  resource: ResourceDescriptor,
+  trace: ReconcileTrace,
+): Promise<boolean> {
+  const paused = await ensurePausedCondition(client, cluster, obj, { resource });
+  if (!paused.isPaused && !paused.requeue) return false;
+  noteTo(trace)(paused.isPaused ? "Paused" : "PausedConditionChanged");
+  return true;
 }
 
 /**

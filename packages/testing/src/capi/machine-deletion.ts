@@ -10,7 +10,14 @@ import { Finalizers, Labels } from "@capi-ts/sdk/contract";
 import { PatchHelper } from "@capi-ts/sdk/patch";
 import { isNotFound, NodeResource, type ReconcileResult } from "@capi-ts/sdk/runtime";
 import { ClusterNotConnectedError, type WorkloadConnection } from "./clustercache.js";
-import { asError, clusterKey, nestedString, readField, wrap } from "./controller-helpers.js";
+import {
+  asError,
+  clusterKey,
+  nestedString,
+  noteTo,
+  readField,
+  wrap,
+} from "./controller-helpers.js";
 import {
   drainNode,
   isNodeDrainAllowed,
@@ -108,8 +115,7 @@ export async function reconcileDelete(
   s: MachineScope,
 ): Promise<ReconcileResult | undefined> {
   const { machine, trace } = s;
-  const note = (event: string, detail?: string) =>
-    trace.notes.push(detail === undefined ? { event } : { event, detail });
+  const note = noteTo(trace);
   s.deletingReason = "Deleting";
   s.deletingMessage = "Deletion started";
   let notAllowed: string | undefined;

@@ -6,12 +6,7 @@
  * @module
  */
 import { setV1Beta1MirrorCondition } from "@capi-ts/sdk/conditions";
-import {
-  CLUSTER_API_GROUP,
-  ensurePausedCondition,
-  Finalizers,
-  Labels,
-} from "@capi-ts/sdk/contract";
+import { CLUSTER_API_GROUP, Finalizers, Labels } from "@capi-ts/sdk/contract";
 import { PatchHelper } from "@capi-ts/sdk/patch";
 import { isNotFound, type ReconcileRequest, type ReconcileResult } from "@capi-ts/sdk/runtime";
 import type { V1OwnerReference } from "@kubernetes/client-node";
@@ -24,8 +19,10 @@ import {
   initializationFlag,
   lowestNonZero,
   nestedString,
+  noteTo,
   type ReconcileTrace,
   readField,
+  stopsForPause,
 } from "./controller-helpers.js";
 import { reconcileDelete } from "./machine-deletion.js";
 import { reconcileNode } from "./machine-node.js";
@@ -97,8 +94,7 @@ export class MachineReconciler {
   ): Promise<ReconcileResult | undefined> {
     const { cache, writer } = this.deps;
     const key = `${request.namespace ?? ""}/${request.name}`;
-    const note = (event: string, detail?: string) =>
-      trace.notes.push(detail === undefined ? { event } : { event, detail });
+    const note = noteTo(trace);
     const cached = await cache.get(MachineResource, request);
     if (!cached) return undefined;
     const machine = jsonCopy(cached);
@@ -136,16 +132,8 @@ export class MachineReconciler {
     }
 
     const helper = PatchHelper.snapshot(machine, { resource: MachineResource });
-    const paused = await ensurePausedCondition(
-      writer.transport(MachineResource, ctx("Paused condition")),
-      cluster,
-      machine,
-      { resource: MachineResource },
-    );
-    if (paused.isPaused || paused.requeue) {
-      note(paused.isPaused ? "Paused" : "PausedConditionChanged");
-      return undefined;
-    }
+    const transport = writer.transport(MachineResource, ctx("Paused condition"));
+    if (await stopsForPause(transport, cluster, machine, MachineResource, trace)) return undefined;
 
     const scope: MachineScope = {
       cluster,

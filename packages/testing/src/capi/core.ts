@@ -1,17 +1,16 @@
-import { type LoggerOptions, Manager, type ManagerOptions, type RuntimeLogger } from "@capi-ts/sdk";
-import { clusterv1beta2 } from "@capi-ts/sdk/api";
-import {
-  CLUSTER_API_GROUP,
-  formatLabelValue,
-  hasWatchFilterLabel,
-  Labels,
-} from "@capi-ts/sdk/contract";
+/**
+ * {@link startCapiCore}: the CAPI core emulator wired together — a manager with core's caches and
+ * indexes, the MachinePool, Machine and ClusterCache controllers, the bootstrap stand-in, and the
+ * records of what they wrote and reconciled.
+ *
+ * @module
+ */
+import { type LoggerOptions, Manager, type ManagerOptions } from "@capi-ts/sdk";
+import { formatLabelValue, hasWatchFilterLabel, Labels } from "@capi-ts/sdk/contract";
 import {
   type Controller,
   type InformerHandler,
   isNotFound,
-  type Predicate,
-  type RateLimiter,
   type ReconcileRequest,
   type ReconcileResult,
   type ResourceDescriptor,
@@ -19,295 +18,43 @@ import {
   resourceVersionChanged,
   SecretResource,
 } from "@capi-ts/sdk/runtime";
-import type { KubeConfig, KubernetesObject, V1Node } from "@kubernetes/client-node";
-import {
-  type BootstrapStandIn,
-  BootstrapStandInController,
-  type BootstrapStandInOptions,
-} from "./bootstrap.js";
-import { type CoreClusterCacheTimings, WorkloadClusterCache } from "./clustercache.js";
+import type { KubernetesObject, V1Node } from "@kubernetes/client-node";
+import { BootstrapStandInController } from "./bootstrap.js";
+import { WorkloadClusterCache } from "./clustercache.js";
 import { ContractResolver, type ResolvedKind } from "./contract-version.js";
 import { CorePanicError } from "./controller-helpers.js";
-import { type MachineObject, MachineReconciler } from "./machine.js";
-import { MachinePoolReconciler, type ProvisionedFrom, type ReconcileTrace } from "./machinepool.js";
 import {
-  type ClusterObject,
-  ClusterResource,
-  CrdResource,
-  type MachinePoolObject,
-  MachinePoolResource,
-} from "./types.js";
-import { type CoreWrite, type CoreWriteFilter, RecordingWriter, WriteLog } from "./writes.js";
+  type CapiCore,
+  type CapiCoreOptions,
+  type CoreReconcileRecord,
+  matchesRecord,
+} from "./core-options.js";
+import { CoreRateLimiter, reconcileLimiter } from "./core-rate-limit.js";
+import {
+  clusterControlPlaneInitialized,
+  clusterPausedTransitions,
+  MACHINE_BY_NODE,
+  MACHINE_BY_PROVIDER_ID,
+  nodeToObject,
+  ownerMachinePools,
+  ownerMachines,
+  POOL_BY_NODE,
+  POOL_BY_PROVIDER_ID,
+} from "./core-watches.js";
+import { MachineReconciler } from "./machine.js";
+import { MachinePoolReconciler, type ReconcileTrace } from "./machinepool.js";
+import { ClusterResource, CrdResource, MachinePoolResource, MachineResource } from "./types.js";
+import { RecordingWriter, WriteLog } from "./writes.js";
 
-/** Options of {@link startCapiCore}. */
-export interface CapiCoreOptions {
-  /**
-   * The management cluster (for tests: `api.kubeConfig` of the in-memory API server). Workload
-   * clusters are reached only through each Cluster's `<cluster>-kubeconfig` Secret, as core does (see
-   * {@link markWorkloadClusterReady}).
-   */
-  kubeConfig: KubeConfig;
-  /** Watch only this namespace. */
-  namespace?: string;
-  /** Reconcile only MachinePools labelled `cluster.x-k8s.io/watch-filter=<value>` (core's `--watch-filter`). */
-  watchFilterValue?: string;
-  /** Field manager and logger name. Default `capi-core-emulator`. */
-  name?: string;
-  /**
-   * How core decides the InfraMachinePool is provisioned:
-   * - `"ready"` (default): CAPI core v1.14.2 — `status.ready` only (`external.IsReady`), and
-   *   `MachinePool.status.initialization.infrastructureProvisioned` re-computed every reconcile, so it
-   *   flips back to false if `ready` does (contract G1, G3);
-   * - `"initialization"`: a preview of PR #14030, not in any release yet —
-   *   `status.initialization.provisioned`, falling back to `status.ready` only when absent (v1beta1-contract
-   *   CRDs: `status.ready`), and `infrastructureProvisioned` sticky once true (G2).
-   */
-  provisionedFrom?: ProvisionedFrom;
-  /**
-   * The bootstrap stand-in: `true` (default) with default options, options, or `false` when the test
-   * provides bootstrap data itself.
-   */
-  bootstrap?: boolean | BootstrapStandInOptions;
-  /**
-   * Apply the MachinePool defaulting webhook (replicas, cluster-name label, node deletion timeout,
-   * version prefix) as a patch when a MachinePool lacks its defaults — there are no admission webhooks
-   * in a test API server. Default true.
-   */
-  defaulting?: boolean;
-  /**
-   * Refuse MachinePools core's validating webhook would have rejected (see {@link validateMachinePool}):
-   * such a pool gets the webhook's denial as a reconcile error and no writes. Off by default because a
-   * test API server admits them anyway and many tests rely on the bootstrap stand-in serving pools with
-   * `bootstrap: {}`, which the real webhook rejects.
-   */
-  validation?: boolean;
-  /** How long core waits before re-checking Nodes that are not all ready, ms. Core: 30,000 (the default). */
-  nodeRefRequeueMs?: number;
-  /**
-   * Run the emulated MachinePool controller. Default true; `false` leaves only the bootstrap stand-in
-   * (and its token rotation), to serve as the bootstrap provider next to real CAPI core
-   * (`startControlPlane({ capiCore: true })`), which has none.
-   */
-  machinePools?: boolean;
-  /**
-   * Run the emulated Machine controller for MachinePool Machines (contract R11): the
-   * `machine.cluster.x-k8s.io` finalizer, the Machine as controller owner of its InfraMachine,
-   * `spec.providerID`, `status.nodeRef`, the Ready/Available conditions the MachinePool counts, and
-   * deletion (cordon and drain the Node, delete the InfraMachine and wait until it is gone, delete the
-   * Node, remove the finalizer). Default true (only with `machinePools`); `false` leaves the Machines
-   * with only what the MachinePool controller writes; options change its timings.
-   */
-  machines?: boolean | CoreMachineOptions;
-  /** Parallel MachinePool reconciles (core's `--machinepool-concurrency`). Default 50, as core. */
-  maxConcurrentReconciles?: number;
-  /**
-   * Core reconciles one object at most once per this interval (feature gate `ReconcilerRateLimiting`,
-   * on by default): an earlier request is deferred, a shorter `requeueAfter` is stretched to it, and
-   * error retries wait this long plus an exponential 5 ms · 2ⁿ. Default 1,000 ms, as core; 0 turns it
-   * off (tests that count reconciles).
-   */
-  rateLimitIntervalMs?: number;
-  /** How often every informer replays its objects (core's `--sync-period`). Default 600,000 (10 min). */
-  syncPeriodMs?: number;
-  /**
-   * Timings of the emulated ClusterCache. Defaults are core's: retry a failed connection after
-   * 30,000 ms, probe every 10,000 ms, disconnect after 5 failed probes, 300,000 ms initial sync timeout.
-   */
-  clusterCache?: Partial<CoreClusterCacheTimings>;
-  /** Logger, or options to create one. Default: silent. */
-  logger?: RuntimeLogger | LoggerOptions;
-  /** Informer tuning (watch timeout, backoff); mostly for fault-injection tests. */
-  informer?: ManagerOptions["informer"];
-  /** How long {@link startCapiCore} waits for caches to sync, ms. Default 30,000. */
-  startTimeoutMs?: number;
-  /** How many reconcile records {@link CapiCore.reconciles} keeps (oldest dropped first). Default 10,000. */
-  maxReconcileRecords?: number;
-}
-
-/** Timings of the emulated Machine controller (see {@link CapiCoreOptions.machines}). */
-export interface CoreMachineOptions {
-  /**
-   * How long a Machine's NodeReady/NodeHealthy conditions keep their last known state once the
-   * workload cluster stops answering, ms. Default 300,000 (core's `--remote-conditions-grace-period`).
-   */
-  remoteConditionsGracePeriodMs?: number;
-  /**
-   * How long a deleting Machine waits before it looks at its Node's Pods (or attached volumes) again
-   * while they are not gone, ms. Default 20,000, as core.
-   */
-  drainRetryIntervalMs?: number;
-  /** How long one reconcile retries a failing Node deletion (every 2 s), ms. Default 10,000, as core. */
-  nodeDeletionRetryTimeoutMs?: number;
-  /** Parallel Machine reconciles (core's `--machine-concurrency`). Default 10, as core. */
-  maxConcurrentReconciles?: number;
-}
-
-/** What one reconcile of a MachinePool (or of one of its Machines) did, besides its writes. */
-export interface CoreReconcileRecord {
-  /**
-   * `machinepool` for core's MachinePool controller, `machine` for its Machine controller (MachinePool
-   * Machines), `bootstrap` for the stand-in.
-   */
-  actor: "machinepool" | "machine" | "bootstrap";
-  /** `namespace/name` of the MachinePool (for a Machine: the pool that controls it, if any). */
-  machinePool: string;
-  /** `namespace/name` of the Machine, for the Machine controller's reconciles. */
-  machine?: string;
-  /** When it started. */
-  startedAt: Date;
-  /** How long it took, ms. */
-  durationMs: number;
-  /**
-   * Decisions core made, in order, e.g. `InfrastructureRead` (detail: the InfraMachinePool's
-   * resourceVersion and what core concluded), `ProviderIDListCopied`, `DeprecatedCountersReset`,
-   * `EmptyProviderIDListIgnored`, `InfrastructureNotProvisioned`, `InfrastructureProvisionedReverted`,
-   * `RetiredNodeDeleted`, `MachineCreated`, `WaitingForExternalDeletion`, `FinalizerRemoved`,
-   * `Paused`, `Panic`, `WebhookDenied`; the Machine controller's: `FinalizerAdded`,
-   * `InfraMachineAdopted`, `ProviderIDCopied`, `NodeRefSet`, `NodeDeletionNotAllowed` (detail: why),
-   * `NodeCordoned`, `DrainCompleted`, `DrainNotCompleted`, `InfraMachineDeleted`,
-   * `WaitingForInfrastructureDeletion`, `NodeDeleted`, `NodeDeletionTimeoutExpired`, `FinalizerRemoved`.
-   */
-  notes: { event: string; detail?: string }[];
-  /** The error the reconcile returned (core retries with backoff), if any. */
-  error?: Error;
-  /** True when the error stands for a panic in core (see {@link CorePanicError}). */
-  panicked: boolean;
-  /** The requested requeue delay, ms, if any. */
-  requeueAfterMs?: number;
-}
-
-/** A filter over {@link CoreReconcileRecord}s. */
-export interface CoreReconcileFilter {
-  /** Only this MachinePool (`namespace/name`). */
-  machinePool?: string;
-  /** Only this Machine (`namespace/name`). */
-  machine?: string;
-  /** Only this actor. */
-  actor?: CoreReconcileRecord["actor"];
-  /** Only records with (true) or without (false) an error. */
-  failed?: boolean;
-  /** Only records containing this note event. */
-  event?: string;
-}
-
-/**
- * A running emulation of what Cluster API core does to an InfraMachinePool: core's MachinePool
- * controller (contract §2) and, optionally, a bootstrap provider stand-in. Every write is recorded.
- * Create it with {@link startCapiCore}.
- */
-export interface CapiCore {
-  /** The SDK manager running the emulator's controllers (its client, cache and metrics). */
-  readonly manager: Manager;
-  /** The bootstrap stand-in, unless disabled with `bootstrap: false`. */
-  readonly bootstrap: BootstrapStandIn | undefined;
-  /** Every write the emulator sent, in order (optionally filtered). */
-  writes(filter?: CoreWriteFilter): CoreWrite[];
-  /** Forgets the recorded writes (e.g. before asserting on a steady state). */
-  clearWrites(): void;
-  /** The recorded reconciles, in order of completion (optionally filtered). */
-  reconciles(filter?: CoreReconcileFilter): CoreReconcileRecord[];
-  /** Forgets the recorded reconciles. */
-  clearReconciles(): void;
-  /** Stops the controllers and informers; resolves once everything is closed. */
-  stop(): Promise<void>;
-}
-
-function matchesRecord(record: CoreReconcileRecord, filter: CoreReconcileFilter): boolean {
-  if (filter.machinePool && record.machinePool !== filter.machinePool) return false;
-  if (filter.machine && record.machine !== filter.machine) return false;
-  if (filter.actor && record.actor !== filter.actor) return false;
-  if (filter.failed !== undefined && (record.error !== undefined) !== filter.failed) return false;
-  if (filter.event && !record.notes.some((n) => n.event === filter.event)) return false;
-  return true;
-}
-
-function ownerMachinePools(obj: KubernetesObject): ReconcileRequest[] {
-  const namespace = obj.metadata?.namespace;
-  return (obj.metadata?.ownerReferences ?? [])
-    .filter(
-      (ref) => ref.kind === "MachinePool" && ref.apiVersion.split("/")[0] === CLUSTER_API_GROUP,
-    )
-    .map((ref) => (namespace ? { namespace, name: ref.name } : { name: ref.name }));
-}
-
-function ownerMachines(obj: KubernetesObject): ReconcileRequest[] {
-  const namespace = obj.metadata?.namespace;
-  return (obj.metadata?.ownerReferences ?? [])
-    .filter((ref) => ref.kind === "Machine" && ref.apiVersion.split("/")[0] === CLUSTER_API_GROUP)
-    .map((ref) => (namespace ? { namespace, name: ref.name } : { name: ref.name }));
-}
-
-/** Core's `ClusterControlPlaneInitialized`: only updates where ControlPlaneInitialized turns True. */
-const clusterControlPlaneInitialized: Predicate<ClusterObject> = {
-  create: () => false,
-  delete: () => false,
-  update: (oldObj, newObj) => {
-    const initialized = (c: ClusterObject) =>
-      (c.status?.conditions ?? []).some(
-        (condition) => condition.type === "ControlPlaneInitialized" && condition.status === "True",
-      );
-    return !initialized(oldObj) && initialized(newObj);
-  },
-};
-
-/** Core's `ClusterPausedTransitions`: only updates that flip `spec.paused`. */
-const clusterPausedTransitions: Predicate<ClusterObject> = {
-  create: () => false,
-  delete: () => false,
-  update: (oldObj, newObj) => (oldObj.spec?.paused === true) !== (newObj.spec?.paused === true),
-};
-
-const POOL_BY_PROVIDER_ID = "capi-ts.core/machinepool-provider-id";
-const POOL_BY_NODE = "capi-ts.core/machinepool-node-name";
-const MACHINE_BY_PROVIDER_ID = "capi-ts.core/machine-provider-id";
-const MACHINE_BY_NODE = "capi-ts.core/machine-node-name";
-
-/**
- * Keeps, of the pools or Machines an index found for a Node, those of the Node's cluster: the
- * namespace and cluster-name annotations core's Node watch filters by, each when the Node has it.
- */
-function nodeMatcher(node: V1Node): <T extends KubernetesObject>(candidates: T[]) => T[] {
-  const annotations = node.metadata?.annotations ?? {};
-  const clusterName = annotations["cluster.x-k8s.io/cluster-name"];
-  const namespace = annotations["cluster.x-k8s.io/cluster-namespace"];
-  return (candidates) =>
-    candidates.filter(
-      (obj) =>
-        (!namespace || obj.metadata?.namespace === namespace) &&
-        (!clusterName || obj.metadata?.labels?.[Labels.ClusterName] === clusterName),
-    );
-}
+export type {
+  CapiCore,
+  CapiCoreOptions,
+  CoreMachineOptions,
+  CoreReconcileFilter,
+  CoreReconcileRecord,
+} from "./core-options.js";
 
 const silent: LoggerOptions = { level: "silent" };
-
-const MachineResource: ResourceDescriptor<clusterv1beta2.Machine> = clusterv1beta2.MachineResource;
-
-/**
- * Core's reconciler rate limiter (`ReconcilerRateLimiting`): a failed item waits the rate-limit interval
- * plus 5 ms · 2^failures, at most 1000 s; forgetting is left to success and `requeueAfter`.
- */
-class CoreRateLimiter implements RateLimiter {
-  private readonly failures = new Map<string, number>();
-  private readonly intervalMs: number;
-
-  constructor(intervalMs: number) {
-    this.intervalMs = intervalMs;
-  }
-
-  when(item: string): number {
-    const failures = this.failures.get(item) ?? 0;
-    this.failures.set(item, failures + 1);
-    return Math.min(this.intervalMs + 5 * 2 ** failures, 1_000_000);
-  }
-
-  forget(item: string): void {
-    this.failures.delete(item);
-  }
-
-  numRequeues(item: string): number {
-    return this.failures.get(item) ?? 0;
-  }
-}
 
 /**
  * Starts the CAPI core emulator against any API server: core v1.14.2's MachinePool controller as it
@@ -558,86 +305,12 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
         (typeof options.bootstrap !== "object" || options.bootstrap.byMachinePool !== false),
     },
   });
+  const nodeToMachinePool = (node: V1Node) =>
+    nodeToObject(manager.cache, MachinePoolResource, POOL_BY_NODE, POOL_BY_PROVIDER_ID, node);
+  const nodeToMachine = (node: V1Node) =>
+    nodeToObject(manager.cache, MachineResource, MACHINE_BY_NODE, MACHINE_BY_PROVIDER_ID, node);
 
-  const nodeToMachinePool = async (node: V1Node): Promise<ReconcileRequest[]> => {
-    const matches = nodeMatcher(node);
-    const key = (mp: MachinePoolObject) => ({
-      namespace: mp.metadata?.namespace ?? "",
-      name: mp.metadata?.name ?? "",
-    });
-    const byName = matches(
-      await manager.cache.byIndex(MachinePoolResource, POOL_BY_NODE, node.metadata?.name ?? ""),
-    );
-    if (byName.length === 1) return [key(byName[0] as MachinePoolObject)];
-    const providerID = node.spec?.providerID;
-    if (!providerID) return [];
-    const byID = matches(
-      await manager.cache.byIndex(MachinePoolResource, POOL_BY_PROVIDER_ID, providerID),
-    );
-    return byID.length === 1 ? [key(byID[0] as MachinePoolObject)] : [];
-  };
-
-  /**
-   * The Machine controller's `nodeToMachine`: among the Machines of the Node's cluster-name/namespace
-   * annotations, the one whose `status.nodeRef` names the Node, else the one with its providerID.
-   */
-  const nodeToMachine = async (node: V1Node): Promise<ReconcileRequest[]> => {
-    const matches = nodeMatcher(node);
-    const key = (m: MachineObject) => ({
-      namespace: m.metadata?.namespace ?? "",
-      name: m.metadata?.name ?? "",
-    });
-    const byName = matches(
-      await manager.cache.byIndex(MachineResource, MACHINE_BY_NODE, node.metadata?.name ?? ""),
-    );
-    if (byName.length === 1) return [key(byName[0] as MachineObject)];
-    const providerID = node.spec?.providerID;
-    if (!providerID) return [];
-    const byID = matches(
-      await manager.cache.byIndex(MachineResource, MACHINE_BY_PROVIDER_ID, providerID),
-    );
-    return byID.length === 1 ? [key(byID[0] as MachineObject)] : [];
-  };
-
-  /**
-   * controller-runtime's rate limiting as core wraps it, one per controller: one reconcile of an
-   * object per interval; a request that comes earlier is deferred, and a shorter `requeueAfter` is
-   * stretched. `defer` is core's `DeferNextReconcileForObject`.
-   */
-  const reconcileLimiter = () => {
-    const lastStarted = new Map<string, number>();
-    const deferredUntil = new Map<string, number>();
-    return {
-      defer: (id: string, ms: number) => {
-        deferredUntil.set(id, Math.max(deferredUntil.get(id) ?? 0, Date.now() + ms));
-      },
-      run: async (
-        request: ReconcileRequest,
-        run: () => Promise<ReconcileResult | undefined>,
-      ): Promise<ReconcileResult | undefined> => {
-        const id = `${request.namespace ?? ""}/${request.name}`;
-        const now = Date.now();
-        const until = deferredUntil.get(id);
-        if (until !== undefined) {
-          if (now < until) return { requeueAfter: until - now };
-          deferredUntil.delete(id);
-        }
-        if (rateLimitIntervalMs <= 0) return run();
-        const last = lastStarted.get(id);
-        if (last !== undefined && now - last < rateLimitIntervalMs) {
-          return { requeueAfter: rateLimitIntervalMs - (now - last) };
-        }
-        lastStarted.set(id, now);
-        const result = await run();
-        if (result?.requeueAfter !== undefined && result.requeueAfter > 0) {
-          const remaining = now + rateLimitIntervalMs - Date.now();
-          return { requeueAfter: Math.max(result.requeueAfter, remaining, 1) };
-        }
-        return result;
-      },
-    };
-  };
-  const poolLimiter = reconcileLimiter();
+  const poolLimiter = reconcileLimiter(rateLimitIntervalMs);
   // Every controller of core filters its watches by --watch-filter (ResourceHasFilterLabel).
   const watchFilter = hasWatchFilterLabel(options.watchFilterValue);
   // CAPI's controller builder also bounds every reconcile to one minute.
@@ -720,7 +393,7 @@ export async function startCapiCore(options: CapiCoreOptions): Promise<CapiCore>
 
   if (options.machinePools !== false && options.machines !== false) {
     const machineOptions = typeof options.machines === "object" ? options.machines : {};
-    const machineLimiter = reconcileLimiter();
+    const machineLimiter = reconcileLimiter(rateLimitIntervalMs);
     let machineNodeHandler: InformerHandler<V1Node> | undefined;
     const machineReconciler = new MachineReconciler({
       cache: manager.cache,

@@ -1,12 +1,12 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import { existsSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { dump } from "js-yaml";
 import type { RequestRecord } from "../apiserver/http.js";
-import { auditArgs, CONTROLLER_MANAGER_USER, readAuditLog } from "./audit.js";
+import { AuditLogReader, auditArgs, CONTROLLER_MANAGER_USER } from "./audit.js";
 import { type ControlPlaneBinaries, requireControlPlaneBinaries } from "./binaries.js";
 import {
   type RealCapiCore,
@@ -345,7 +345,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   let args: string[] = [];
   const target: RawTarget = { url: "", ca: "", token: layout.token };
   const auditLog = join(layout.dataDir, "audit.log");
-  let auditOffset = 0;
+  const auditReader = new AuditLogReader(auditLog);
 
   const startApiServer = async (deadline: number) => {
     const server = GuardedProcess.start(
@@ -539,10 +539,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
           "requests(): this control plane keeps no request log; start it with startControlPlane({ requestLog: true }).",
         );
       }
-      return readAuditLog(auditLog, auditOffset);
+      return auditReader.records();
     },
     clearRequests() {
-      auditOffset = existsSync(auditLog) ? statSync(auditLog).size : 0;
+      auditReader.clear();
     },
     stop,
   };

@@ -37,6 +37,14 @@ const MACHINES_QUIET_MS = 2_000;
 const EMULATOR_QUIET_MS = 1_000;
 /** Steady-state measurements when the cloud refused calls the provider may still be retrying. */
 const STEADY_STATE_ATTEMPTS = 3;
+/**
+ * The pause between two looks of a wait: short right after the reason changed (the next step often
+ * follows at once), growing while it stays the same (core moves at one reconcile a second). Each
+ * look reads the API server and the cloud, so a fixed 40 ms made the waits, not the work, the
+ * largest CPU cost of a suite run (the AWS suites' moto server most of all).
+ */
+const POLL_FIRST_MS = 40;
+const POLL_MAX_MS = 160;
 /** Verbs that write nothing, which the steady-state checks leave out. */
 export const READS = new Set(["get", "list", "watch"]);
 
@@ -182,6 +190,7 @@ export class PoolConvergence {
     const hardDeadline = started + budget * 3;
     let deadline = started + budget;
     let last = "not checked yet";
+    let pause = POLL_FIRST_MS;
     for (;;) {
       this.#suite.monitor.assertClean();
       let reason: string;
@@ -193,7 +202,12 @@ export class PoolConvergence {
         if (error instanceof ConformanceError) throw error;
         reason = error instanceof Error ? error.message : String(error);
       }
-      if (reason !== last) deadline = Math.min(hardDeadline, Date.now() + budget);
+      if (reason !== last) {
+        deadline = Math.min(hardDeadline, Date.now() + budget);
+        pause = POLL_FIRST_MS;
+      } else {
+        pause = Math.min(POLL_MAX_MS, pause * 2);
+      }
       last = reason;
       if (Date.now() > deadline) {
         const [check, ...rest] = last.split(": ");
@@ -210,7 +224,7 @@ export class PoolConvergence {
           `timed out after ${waited} ms waiting for ${what} (no progress for ${budgetNote}): ${message}${cause}`,
         );
       }
-      await sleep(40);
+      await sleep(pause);
     }
   }
 

@@ -24,16 +24,7 @@ import {
 } from "./drain-report.js";
 import type { MachineReconcilerDeps, MachineScope } from "./machine-scope.js";
 import { isNodeUnreachable } from "./node-health.js";
-import { isDeleting, type MachineObject } from "./types.js";
-
-const PodResource: ResourceDescriptor<V1Pod> = {
-  group: "",
-  version: "v1",
-  kind: "Pod",
-  plural: "pods",
-  scope: "Namespaced",
-  subresources: { status: true },
-};
+import { isDeleting, type MachineObject, PodResource } from "./types.js";
 
 interface VolumeAttachmentObject {
   apiVersion?: string;

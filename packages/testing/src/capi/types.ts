@@ -1,6 +1,6 @@
 import { clusterv1beta2 } from "@capi-ts/sdk/api";
 import type { ResourceDescriptor } from "@capi-ts/sdk/runtime";
-import type { KubernetesObject, V1ObjectMeta } from "@kubernetes/client-node";
+import type { KubernetesObject, V1ObjectMeta, V1Pod } from "@kubernetes/client-node";
 
 /** A reference as v1beta2 spells it (`ContractVersionedObjectReference`). */
 export interface VersionedRef {
@@ -14,6 +14,16 @@ export interface VersionedRef {
   /** Name, in the MachinePool's namespace. */
   name: string;
 }
+
+/** Pods, which the Machine controller drains and the drain scenarios place on Nodes. */
+export const PodResource: ResourceDescriptor<V1Pod> = {
+  group: "",
+  version: "v1",
+  kind: "Pod",
+  plural: "pods",
+  scope: "Namespaced",
+  subresources: { status: true },
+};
 
 /** Object metadata (timestamps arrive as strings on the wire despite the client's `Date` typing). */
 export type ObjectMetadata = V1ObjectMeta;

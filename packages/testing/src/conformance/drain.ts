@@ -13,7 +13,8 @@
  * @module
  */
 import { NodeResource, type ResourceDescriptor } from "@capi-ts/sdk/runtime";
-import type { KubernetesObject, V1Node, V1Pod } from "@kubernetes/client-node";
+import type { KubernetesObject, V1Node } from "@kubernetes/client-node";
+import { PodResource } from "../capi/types.js";
 import { ConformanceError } from "./invariants.js";
 import type { MachinesScenarioHost } from "./machines.js";
 import { DRAIN_SCENARIOS, type DrainScenario } from "./scenario-ids.js";
@@ -44,14 +45,6 @@ type Budget = KubernetesObject & {
   status?: { observedGeneration?: number; disruptionsAllowed?: number };
 };
 
-const PodResource: ResourceDescriptor<V1Pod> = {
-  group: "",
-  version: "v1",
-  kind: "Pod",
-  plural: "pods",
-  scope: "Namespaced",
-  subresources: { status: true },
-};
 const BudgetResource: ResourceDescriptor<Budget> = {
   group: "policy",
   version: "v1",

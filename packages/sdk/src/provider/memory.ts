@@ -60,8 +60,11 @@ export class PoolMemory {
   failedRollout: { id: string; at: number } | undefined;
   /** The current streak of transient failures: first at, count, and whether it was reported. */
   transientStreak: { since: number; count: number; reported: boolean } | undefined;
-  /** Template versions the kit created for one target stamp that the cloud has not listed with it. */
-  templateCreates: { target: string; versions: string[] } | undefined;
+  /**
+   * Template versions the kit created for one target stamp that the cloud has not listed with it,
+   * and the {@link PoolMemory.runawayReleases} they were counted under.
+   */
+  templateCreates: { target: string; versions: string[]; releases?: number } | undefined;
   /** The last template-inputs hash per context fingerprint (purity check). */
   lastInputs: { context: string; specHash: string; settings: string } | undefined;
   /** The MachinePool version and template-inputs hash of the last reconcile (version-rollout check). */
@@ -74,8 +77,11 @@ export class PoolMemory {
   versionNotRolled:
     | { from: string | undefined; to: string | undefined; specHash: string }
     | undefined;
-  /** `updateGroup(settings)` calls for the same desired settings that the cloud never reported back. */
-  settingsUpdates: { desired: string; count: number } | undefined;
+  /**
+   * `updateGroup(settings)` calls for the same desired settings that the cloud never reported back,
+   * and the {@link PoolMemory.runawayReleases} they were counted under.
+   */
+  settingsUpdates: { desired: string; count: number; releases?: number } | undefined;
   /** `updateGroup(bounds)` calls for the same bounds that the cloud never reported back. */
   boundsUpdates: { desired: string; count: number } | undefined;
   /**
@@ -86,6 +92,12 @@ export class PoolMemory {
   tokenOnlyCurrent: ReadonlySet<string> | undefined;
   /** A runaway stopped on this pool. */
   stopped: StoppedRunaway | undefined;
+  /**
+   * How many times a stopped runaway was released (its inputs changed). The phases that count
+   * unconfirmed cloud changes start their count over after a release: each owns its count, and the
+   * release only moves this number.
+   */
+  runawayReleases = 0;
   /** Drains in progress, by providerID (pools without MachinePool Machines). */
   readonly drains = new Map<string, DrainProgress>();
 

@@ -66,6 +66,22 @@ export function stopRunaway<Spec, Settings>(
   };
 }
 
+/**
+ * A count of unconfirmed cloud changes (`templateCreates`, `settingsUpdates`) if it was recorded
+ * since the last release of a stopped runaway, else `undefined`: a released pool starts over.
+ *
+ * @example
+ * ```ts
+ * const streak = countedSinceRelease(scope.memory, scope.memory.settingsUpdates);
+ * ```
+ */
+export function countedSinceRelease<Count extends { readonly releases?: number }>(
+  memory: { readonly runawayReleases: number },
+  count: Count | undefined,
+): Count | undefined {
+  return count && (count.releases ?? 0) === memory.runawayReleases ? count : undefined;
+}
+
 /** The latched runaway, if the inputs are still the ones it was detected with. */
 export function latchedRunaway<Spec, Settings>(
   scope: PoolScope<Spec, Settings>,
@@ -73,10 +89,10 @@ export function latchedRunaway<Spec, Settings>(
   const stopped = scope.memory.stopped;
   if (!stopped) return undefined;
   if (stopped.fingerprint !== inputsFingerprint(scope)) {
+    // Released: the counts of unconfirmed changes start over with their owners (countedSinceRelease).
+    // `lastInputs` needs nothing: its purity check only compares reconciles of the same inputs.
     scope.memory.stopped = undefined;
-    scope.memory.templateCreates = undefined;
-    scope.memory.settingsUpdates = undefined;
-    scope.memory.lastInputs = undefined;
+    scope.memory.runawayReleases += 1;
     return undefined;
   }
   return {

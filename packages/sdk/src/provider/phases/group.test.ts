@@ -255,7 +255,11 @@ describe("group: settings and template version", () => {
       requeueAfterMs: 100,
     });
     expect(section("group")).toBeUndefined();
-    expect(memory.settingsUpdates).toEqual({ desired: stableStringify(SETTINGS), count: 1 });
+    expect(memory.settingsUpdates).toEqual({
+      desired: stableStringify(SETTINGS),
+      count: 1,
+      releases: 0,
+    });
   });
 
   it("compares settings by value, not by key order", async () => {
@@ -384,7 +388,11 @@ describe("group: settings the cloud never reports back", () => {
     const { run } = groupScope(cloud, { memory });
     expect((await run(groupPhase))?.ready.reason).toBe("ScalingUp");
     expect(updates(cloud)).toEqual([{ settings: SETTINGS }]);
-    expect(memory.settingsUpdates).toEqual({ desired: stableStringify(SETTINGS), count: 1 });
+    expect(memory.settingsUpdates).toEqual({
+      desired: stableStringify(SETTINGS),
+      count: 1,
+      releases: 0,
+    });
   });
 
   it("names every differing key, sorted, and no values", async () => {

@@ -14,6 +14,7 @@ import { lostGroupRecord, MoveAnnotations } from "../move.js";
 import type { BoundsSection, PoolPhase } from "../phase.js";
 import { PoolReasons } from "../reasons.js";
 import {
+  countedSinceRelease,
   MAX_UNCONVERGED_BOUNDS_UPDATES,
   MAX_UNCONVERGED_SETTINGS_UPDATES,
   stopRunaway,
@@ -109,7 +110,7 @@ export const groupPhase: PoolPhase<
     const update: { -readonly [K in keyof GroupUpdate<unknown>]: GroupUpdate<unknown>[K] } = {};
     const wanted = stableStringify(settings);
     if (stableStringify(group.settings) !== wanted) {
-      const streak = scope.memory.settingsUpdates;
+      const streak = countedSinceRelease(scope.memory, scope.memory.settingsUpdates);
       const count = streak?.desired === wanted ? streak.count : 0;
       if (count >= MAX_UNCONVERGED_SETTINGS_UPDATES) {
         return stopRunaway(
@@ -118,7 +119,11 @@ export const groupPhase: PoolPhase<
           `updateGroup applied these settings ${count} times but getGroup still reports others (differing: ${differingKeys(settings, group.settings)}); report settings in exactly the shape groupSettings returns (same keys, lists sorted)`,
         );
       }
-      scope.memory.settingsUpdates = { desired: wanted, count: count + 1 };
+      scope.memory.settingsUpdates = {
+        desired: wanted,
+        count: count + 1,
+        releases: scope.memory.runawayReleases,
+      };
       update.settings = settings;
     } else {
       scope.memory.settingsUpdates = undefined;

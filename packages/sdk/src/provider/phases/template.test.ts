@@ -131,7 +131,11 @@ describe("template", () => {
     ]);
     expect(test.section("template")?.version).toEqual({ version: "1", stamp: TARGET });
     expect(test.section("template")?.versions).toEqual([{ version: "1", stamp: TARGET }]);
-    expect(memory.templateCreates).toEqual({ target: stableStringify(TARGET), versions: ["1"] });
+    expect(memory.templateCreates).toEqual({
+      target: stableStringify(TARGET),
+      versions: ["1"],
+      releases: 0,
+    });
   });
 
   it("says why it rolls: inputs, secret, both, or no stamp", async () => {
@@ -268,7 +272,11 @@ describe("template", () => {
     memory.templateCreates = { target: stableStringify(stampOf("img-0")), versions: ["1", "2"] };
     const test = templateScope(cloud.driver, { memory });
     expect(await test.run(templatePhase)).toBeUndefined();
-    expect(memory.templateCreates).toEqual({ target: stableStringify(TARGET), versions: ["1"] });
+    expect(memory.templateCreates).toEqual({
+      target: stableStringify(TARGET),
+      versions: ["1"],
+      releases: 0,
+    });
   });
 
   it("counts an instance up to date when its version runs the target's spec and secret", async () => {

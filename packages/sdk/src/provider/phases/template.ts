@@ -8,7 +8,7 @@
 import type { TemplateStamp, TemplateVersion } from "../driver.js";
 import type { PoolPhase } from "../phase.js";
 import { PoolReasons } from "../reasons.js";
-import { MAX_UNCONFIRMED_TEMPLATE_VERSIONS, stopRunaway } from "../runaway.js";
+import { countedSinceRelease, MAX_UNCONFIRMED_TEMPLATE_VERSIONS, stopRunaway } from "../runaway.js";
 import { stableStringify, stampIsCurrent, stampIsExact } from "../stamp.js";
 import { modelInGroup, templateMethods } from "../steps/driver-shape.js";
 import { reconcileGroupModel } from "../steps/group-model.js";
@@ -57,10 +57,8 @@ export const templatePhase: PoolPhase<
     if (newest && stampIsExact(newest.stamp, target)) {
       scope.memory.templateCreates = undefined;
     } else {
-      const created =
-        scope.memory.templateCreates?.target === targetKey
-          ? scope.memory.templateCreates.versions
-          : [];
+      const counted = countedSinceRelease(scope.memory, scope.memory.templateCreates);
+      const created = counted?.target === targetKey ? counted.versions : [];
       const listed = versions.find((v) => created.includes(v.version));
       if (listed) {
         return stopRunaway(
@@ -86,7 +84,11 @@ export const templatePhase: PoolPhase<
       newest = await scope.call("createTemplateVersion", (ctx) =>
         createTemplateVersion(ctx, input),
       );
-      scope.memory.templateCreates = { target: targetKey, versions: [...created, newest.version] };
+      scope.memory.templateCreates = {
+        target: targetKey,
+        versions: [...created, newest.version],
+        releases: scope.memory.runawayReleases,
+      };
       versions = [...versions, newest];
       const why = !previous
         ? "initial template"

@@ -11,7 +11,7 @@ import type { PoolGroup, TemplateStamp } from "../driver.js";
 import { liveInstances } from "../instances.js";
 import type { BootstrapSection, PhaseResult, TemplateSection } from "../phase.js";
 import { PoolReasons } from "../reasons.js";
-import { MAX_UNCONFIRMED_TEMPLATE_VERSIONS, stopRunaway } from "../runaway.js";
+import { countedSinceRelease, MAX_UNCONFIRMED_TEMPLATE_VERSIONS, stopRunaway } from "../runaway.js";
 import type { PoolScope } from "../scope.js";
 import { stableStringify, stampIsCurrent, stampIsExact } from "../stamp.js";
 import { modelVersionName } from "./driver-shape.js";
@@ -51,8 +51,8 @@ export async function reconcileGroupModel<Spec, Settings>(
     };
   }
   const targetKey = stableStringify(target);
-  const updates =
-    memory.templateCreates?.target === targetKey ? memory.templateCreates.versions : [];
+  const counted = countedSinceRelease(memory, memory.templateCreates);
+  const updates = counted?.target === targetKey ? counted.versions : [];
   if (updates.length >= MAX_UNCONFIRMED_TEMPLATE_VERSIONS) {
     return stopRunaway(
       scope,
@@ -73,7 +73,11 @@ export async function reconcileGroupModel<Spec, Settings>(
   memory.tokenOnlyCurrent = tokenOnlyCurrent;
   const model = await userDataFor(scope, "updateGroup", bootstrap, target);
   await scope.call("updateGroup", (ctx) => scope.driver.updateGroup(ctx, { model }));
-  memory.templateCreates = { target: targetKey, versions: [...updates, version.version] };
+  memory.templateCreates = {
+    target: targetKey,
+    versions: [...updates, version.version],
+    releases: memory.runawayReleases,
+  };
   scope.events.normal(
     "GroupModelUpdated",
     tokenOnly

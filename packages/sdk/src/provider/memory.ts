@@ -110,6 +110,17 @@ export class PoolMemory {
   }
 
   /**
+   * Forgets the departures that are over: the cloud no longer lists the instance and its ID left the
+   * published list. Publishing the pool's instances calls it; with {@link PoolMemory.markDeparted}
+   * it is the only writer of {@link PoolMemory.departed}.
+   */
+  settleDepartures(listed: ReadonlySet<string>, published: ReadonlySet<string>): void {
+    for (const id of [...this.departed.keys()]) {
+      if (!listed.has(id) && !published.has(id)) this.departed.delete(id);
+    }
+  }
+
+  /**
    * {@link PoolMemory.markDeparted} under its old name, which said the opposite of what it does.
    *
    * @deprecated Since 0.3.0: call `markDeparted`. Removed in 0.4.0.

@@ -44,9 +44,7 @@ export function publishInstances<Spec, Settings>(
     if (listed.has(id) || !ids.has(id)) missingSince.delete(id);
   }
   // A departed ID is remembered until the cloud stops listing it and it left the published list.
-  for (const id of departed.keys()) {
-    if (!listed.has(id) && !ids.has(id)) departed.delete(id);
-  }
+  scope.memory.settleDepartures(listed, ids);
   setPoolStatus(scope.pool, { providerIDs: ids, replicas: ids.size, ready: provisioned });
   return kept;
 }

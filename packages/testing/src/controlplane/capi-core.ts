@@ -423,28 +423,38 @@ export async function startRealCapiCore(
   const certDir = join(workDir, "capi-core-certs");
   await mkdir(certDir, { recursive: true });
   await promisify(execFile)(servingCertBinary(binaries), [`--dir=${certDir}`, "--host=127.0.0.1"]);
-  const webhookPort = await freePort();
-  const healthPort = await freePort();
-  const diagnosticsPort = await freePort();
   const concurrency = options.concurrency;
-  const args = [
-    `--kubeconfig=${kubeconfigFile}`,
-    "--logging-format=json",
-    `--health-addr=127.0.0.1:${healthPort}`,
-    `--diagnostics-address=127.0.0.1:${diagnosticsPort}`,
-    `--webhook-port=${webhookPort}`,
-    `--webhook-cert-dir=${certDir}`,
-    `--feature-gates=${featureGates}`,
-    `--sync-period=${Math.round((options.syncPeriodMs ?? 600_000) / 1000)}s`,
-    ...(concurrency === undefined
-      ? []
-      : [`--machinepool-concurrency=${concurrency}`, `--machine-concurrency=${concurrency}`]),
-    ...(options.watchFilter ? [`--watch-filter=${options.watchFilter}`] : []),
-    ...(options.args ?? []),
-  ];
   const logFile = join(workDir, "capi-core.log");
-  const core = GuardedProcess.start(`CAPI ${release} manager`, binary, args, logFile, 5_000);
   const deadline = Date.now() + timeoutMs;
+  const started = async () => {
+    // A free port is only free until someone binds it: another test file's server may take one of
+    // these between the check and the manager's bind.
+    const ports = {
+      webhook: await freePort(),
+      health: await freePort(),
+      diagnostics: await freePort(),
+    };
+    const args = [
+      `--kubeconfig=${kubeconfigFile}`,
+      "--logging-format=json",
+      `--health-addr=127.0.0.1:${ports.health}`,
+      `--diagnostics-address=127.0.0.1:${ports.diagnostics}`,
+      `--webhook-port=${ports.webhook}`,
+      `--webhook-cert-dir=${certDir}`,
+      `--feature-gates=${featureGates}`,
+      `--sync-period=${Math.round((options.syncPeriodMs ?? 600_000) / 1000)}s`,
+      ...(concurrency === undefined
+        ? []
+        : [`--machinepool-concurrency=${concurrency}`, `--machine-concurrency=${concurrency}`]),
+      ...(options.watchFilter ? [`--watch-filter=${options.watchFilter}`] : []),
+      ...(options.args ?? []),
+    ];
+    return {
+      ports,
+      process: GuardedProcess.start(`CAPI ${release} manager`, binary, args, logFile, 5_000),
+    };
+  };
+  let { ports, process: core } = await started();
   const failed = (what: string) =>
     new Error(
       `CAPI ${release}'s manager ${what}. Last lines of ${logFile}:\n${compactLog(core.logTail(30))}\n(core: ${binary})`,
@@ -459,18 +469,29 @@ export async function startRealCapiCore(
   };
 
   try {
-    // /readyz includes the webhook server's start.
-    await waitFor("ready (/readyz)", async () => {
-      const response = await fetch(`http://127.0.0.1:${healthPort}/readyz`, {
-        signal: AbortSignal.timeout(2_000),
-      });
-      return response.ok;
-    });
+    // /readyz includes the webhook server's start. A manager that lost one of its ports to another
+    // process exits at once: start it again on new ones (twice at most).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await waitFor("ready (/readyz)", async () => {
+          const response = await fetch(`http://127.0.0.1:${ports.health}/readyz`, {
+            signal: AbortSignal.timeout(2_000),
+          });
+          return response.ok;
+        });
+        break;
+      } catch (error) {
+        if (core.running || attempt >= 3 || !core.logTail(10).includes("address already in use")) {
+          throw error;
+        }
+        ({ ports, process: core } = await started());
+      }
+    }
     if (webhooks) {
       const caBundle = Buffer.from(readFileSync(join(certDir, "ca.crt"), "utf8")).toString(
         "base64",
       );
-      const url = `https://127.0.0.1:${webhookPort}`;
+      const url = `https://127.0.0.1:${ports.webhook}`;
       const converted = crds
         .filter((crd) => CONVERTED_GROUPS.has(crd.group))
         .map((crd) => ({
